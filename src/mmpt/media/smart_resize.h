@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::media {
+
+/// Bounds of the dynamic-resolution rule of Qwen2/2.5/3-VL image processors.
+struct ResizeRule {
+  uint32_t factor = 28;                  // patch size × spatial merge (14×2; 16×2 for Qwen3-VL)
+  uint64_t min_pixels = 56 * 56;         // lower bound on h̄·w̄
+  uint64_t max_pixels = 28 * 28 * 1280;  // upper bound on h̄·w̄
+  double max_aspect_ratio = 200.0;       // larger ratios are rejected, as the reference does
+};
+
+struct ResizedSize {
+  uint32_t height = 0;
+  uint32_t width = 0;
+};
+
+/// Compute the size an image of `height`×`width` pixels is resized to: both sides multiples
+/// of `rule.factor`, area within [min_pixels, max_pixels], aspect ratio kept as closely as the
+/// grid allows. Rounds half to even, as Python's round() in the reference does.
+/// Errors: InvalidArgument for a zero side or an aspect ratio above rule.max_aspect_ratio.
+Result<ResizedSize> SmartResize(uint32_t height, uint32_t width, const ResizeRule& rule = {});
+
+}  // namespace mmpt::media
