@@ -1,0 +1,106 @@
+#include "mmpt/store/meta.h"
+
+#include <cstring>
+
+namespace mmpt::store {
+
+std::string EncodeMeta(std::span<const SampleMeta> samples, std::span<const MediaMeta> media,
+                       uint64_t num_tokens) {
+  MetaHeader header{};
+  std::memcpy(header.magic, kMetaMagic, sizeof(kMetaMagic));
+  header.version = kMetaVersion;
+  header.header_bytes = sizeof(MetaHeader);
+  header.sample_record_bytes = sizeof(SampleMeta);
+  header.media_record_bytes = sizeof(MediaMeta);
+  header.num_samples = samples.size();
+  header.num_media = media.size();
+  header.num_tokens = num_tokens;
+  std::string out;
+  out.reserve(sizeof(header) + samples.size_bytes() + media.size_bytes());
+  out.append(reinterpret_cast<const char*>(&header), sizeof(header));
+  out.append(reinterpret_cast<const char*>(samples.data()), samples.size_bytes());
+  out.append(reinterpret_cast<const char*>(media.data()), media.size_bytes());
+  return out;
+}
+
+Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
+  if (bytes.size() < sizeof(MetaHeader)) {
+    return Status::Corrupt("{}: {} bytes, shorter than the {}-byte header", name, bytes.size(),
+                           sizeof(MetaHeader));
+  }
+  MetaHeader header;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  if (std::memcmp(header.magic, kMetaMagic, sizeof(kMetaMagic)) != 0) {
+    return Status::Corrupt("{}: not an mmpt .meta file (bad magic)", name);
+  }
+  if (header.version != kMetaVersion) {
+    return Status::Corrupt("{}: .meta version {} (this build reads {})", name, header.version,
+                           kMetaVersion);
+  }
+  if (header.header_bytes != sizeof(MetaHeader) ||
+      header.sample_record_bytes != sizeof(SampleMeta) ||
+      header.media_record_bytes != sizeof(MediaMeta)) {
+    return Status::Corrupt("{}: record sizes {}/{}/{} differ from {}/{}/{}", name,
+                           header.header_bytes, header.sample_record_bytes,
+                           header.media_record_bytes, sizeof(MetaHeader), sizeof(SampleMeta),
+                           sizeof(MediaMeta));
+  }
+  // Bound the counts before multiplying so a bit flip cannot overflow the size check.
+  const uint64_t limit = bytes.size();
+  if (header.num_samples > limit / sizeof(SampleMeta) ||
+      header.num_media > limit / sizeof(MediaMeta) ||
+      sizeof(MetaHeader) + header.num_samples * sizeof(SampleMeta) +
+              header.num_media * sizeof(MediaMeta) !=
+          bytes.size()) {
+    return Status::Corrupt("{}: {} bytes do not hold {} samples and {} media records", name,
+                           bytes.size(), header.num_samples, header.num_media);
+  }
+  const auto* samples = reinterpret_cast<const SampleMeta*>(bytes.data() + sizeof(MetaHeader));
+  const auto* media = reinterpret_cast<const MediaMeta*>(samples + header.num_samples);
+  uint64_t next_media = 0;
+  uint64_t next_token = 0;
+  for (uint64_t i = 0; i < header.num_samples; ++i) {
+    const SampleMeta& s = samples[i];
+    if (s.media_begin != next_media || s.token_begin != next_token) {
+      return Status::Corrupt(
+          "{}: sample record {}: media_begin {} / token_begin {} where {} / {} expected", name, i,
+          s.media_begin, s.token_begin, next_media, next_token);
+    }
+    next_media += s.num_media;
+    next_token += s.text_tokens;
+    if (next_media > header.num_media || next_token > header.num_tokens) {
+      return Status::Corrupt("{}: sample record {}: media or token range past the table's end",
+                             name, i);
+    }
+  }
+  if (next_media != header.num_media || next_token != header.num_tokens) {
+    return Status::Corrupt("{}: samples cover {} media and {} tokens, header says {} and {}",
+                           name, next_media, next_token, header.num_media, header.num_tokens);
+  }
+  for (uint64_t j = 0; j < header.num_media; ++j) {
+    const MediaMeta& m = media[j];
+    bool no_data = (m.flags & kMediaWithoutData) != 0;
+    if (m.width == 0 || m.height == 0 || m.frames == 0 || (no_data && m.data_size != 0)) {
+      return Status::Corrupt("{}: media record {}: size {}x{}x{} frames, {} data bytes", name, j,
+                             m.width, m.height, m.frames, m.data_size);
+    }
+  }
+  return Status::OK();
+}
+
+Result<MetaTable> MetaTable::Open(const std::string& path) {
+  MetaTable table;
+  MMPT_ASSIGN_OR_RETURN(table.file_, MappedFile::Open(path));
+  MMPT_RETURN_IF_ERROR(ValidateMeta(table.file_.bytes(), path));
+  const std::byte* base = table.file_.bytes().data();
+  MetaHeader header;
+  std::memcpy(&header, base, sizeof(header));
+  const auto* samples = reinterpret_cast<const SampleMeta*>(base + sizeof(MetaHeader));
+  table.samples_ = {samples, static_cast<size_t>(header.num_samples)};
+  table.media_ = {reinterpret_cast<const MediaMeta*>(samples + header.num_samples),
+                  static_cast<size_t>(header.num_media)};
+  table.num_tokens_ = header.num_tokens;
+  return table;
+}
+
+}  // namespace mmpt::store

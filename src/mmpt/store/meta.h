@@ -1,0 +1,123 @@
+#pragma once
+
+// The `.meta` table of a shard: fixed-width little-endian records that the planner reads
+// through mmap with no parsing. Layout of `<source>/<n>.meta`:
+//
+//   MetaHeader                      64 bytes
+//   SampleMeta[num_samples]         24 bytes each, in line order of <n>.jsonl
+//   MediaMeta[num_media]            32 bytes each, sample by sample, in segment order
+//
+// Every field is little-endian; records are naturally aligned (the mmap is page-aligned and
+// every record size is a multiple of 8), so accessors return references into the mapping.
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/core/status.h"
+
+namespace mmpt::store {
+
+static_assert(std::endian::native == std::endian::little,
+              "mmpt's on-disk records are little-endian and read in place");
+
+inline constexpr char kMetaMagic[8] = {'M', 'M', 'P', 'T', 'M', 'E', 'T', 'A'};
+inline constexpr uint32_t kMetaVersion = 1;
+
+/// The first 64 bytes of a `.meta` file.
+struct MetaHeader {
+  char magic[8];                 // kMetaMagic
+  uint32_t version;              // kMetaVersion
+  uint32_t header_bytes;         // sizeof(MetaHeader)
+  uint32_t sample_record_bytes;  // sizeof(SampleMeta)
+  uint32_t media_record_bytes;   // sizeof(MediaMeta)
+  uint64_t num_samples;
+  uint64_t num_media;
+  uint64_t num_tokens;  // int32 token ids in the shard's `.tok` file
+  uint64_t reserved[2];
+};
+static_assert(sizeof(MetaHeader) == 64);
+
+/// Bits of SampleMeta::flags.
+enum SampleFlags : uint16_t {
+  /// At least one media item of the sample has a size but no bytes (metadata-only input).
+  kSampleHasMediaWithoutData = 1u << 0,
+};
+
+/// One sample's planning facts.
+struct SampleMeta {
+  uint64_t token_begin;   // index of the sample's first token id in the shard's `.tok`
+  uint32_t text_tokens;   // Σ tokens of the sample's text segments (no template, no media)
+  uint32_t media_begin;   // index of the sample's first MediaMeta in this shard
+  uint16_t num_media;     // media items of the sample (MediaMeta[media_begin, +num_media))
+  uint16_t flags;         // SampleFlags
+  uint32_t num_segments;  // text and media segments of the canonical sample
+};
+static_assert(sizeof(SampleMeta) == 24);
+
+/// Bits of MediaMeta::flags.
+enum MediaFlags : uint8_t {
+  /// The item has a size from the input but no bytes in the zip (data_offset = data_size = 0).
+  kMediaWithoutData = 1u << 0,
+};
+
+/// One media item: its size in pixels and where its bytes sit in the shard's `.zip`.
+struct MediaMeta {
+  uint64_t data_offset;  // bytes from the start of <n>.zip to the entry's (STORED) data
+  uint64_t data_size;    // bytes of the entry's data
+  uint32_t width;        // pixels, as displayed (EXIF orientation applied)
+  uint32_t height;       // pixels, as displayed
+  uint32_t crc32;        // CRC-32 of the data, as in the zip entry
+  uint16_t frames;       // 1 for still images
+  uint8_t format;        // media::ImageFormat
+  uint8_t flags;         // MediaFlags
+};
+static_assert(sizeof(MediaMeta) == 32);
+
+/// Serialize a `.meta` file from its records. The records must be consistent (Validate-able).
+std::string EncodeMeta(std::span<const SampleMeta> samples, std::span<const MediaMeta> media,
+                       uint64_t num_tokens);
+
+/// Check that `bytes` hold a well-formed `.meta` table: magic, version, record sizes, file
+/// size, and every sample's media and token ranges inside the table. `name` is used in errors.
+/// Errors: Corrupt, naming `name` and the first bad record.
+Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name);
+
+/// A read-only, mmap'd `.meta` table. Open validates the whole table once, so accessors do no
+/// checks beyond what their comments say. Move-only. Thread safety: immutable, safe to share.
+class MetaTable {
+ public:
+  MetaTable() = default;
+
+  /// Map and validate `path`. Errors: NotFound, IOError, Corrupt (naming the file and record).
+  static Result<MetaTable> Open(const std::string& path);
+
+  uint64_t num_samples() const { return samples_.size(); }
+  uint64_t num_media() const { return media_.size(); }
+  uint64_t num_tokens() const { return num_tokens_; }
+
+  /// Sample `i` of the shard; `i` < num_samples() (unchecked).
+  const SampleMeta& sample(size_t i) const { return samples_[i]; }
+  /// Media item `j` of the shard; `j` < num_media() (unchecked).
+  const MediaMeta& media(size_t j) const { return media_[j]; }
+  /// The media items of sample `i`, in segment order; `i` < num_samples() (unchecked).
+  std::span<const MediaMeta> media_of(size_t i) const {
+    const SampleMeta& s = samples_[i];
+    return media_.subspan(s.media_begin, s.num_media);
+  }
+  std::span<const SampleMeta> samples() const { return samples_; }
+  std::span<const MediaMeta> media() const { return media_; }
+  const std::string& path() const { return file_.path(); }
+
+ private:
+  MappedFile file_;
+  uint64_t num_tokens_ = 0;
+  std::span<const SampleMeta> samples_;
+  std::span<const MediaMeta> media_;
+};
+
+}  // namespace mmpt::store

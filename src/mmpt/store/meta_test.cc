@@ -1,0 +1,97 @@
+#include "mmpt/store/meta.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "mmpt/core/mapped_file.h"
+
+namespace mmpt::store {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("mmpt_meta_test_" + name)).string();
+}
+
+struct Table {
+  std::vector<SampleMeta> samples;
+  std::vector<MediaMeta> media;
+  uint64_t tokens = 0;
+};
+
+// Two samples: one with 2 images and 7 tokens, one text-only with 5 tokens.
+Table TwoSamples() {
+  Table t;
+  t.samples.push_back({0, 7, 0, 2, 0, 3});
+  t.samples.push_back({7, 5, 2, 0, 0, 1});
+  t.media.push_back({30, 100, 640, 480, 0xdeadbeef, 1, 1, 0});
+  t.media.push_back({0, 0, 320, 200, 0, 1, 0, kMediaWithoutData});
+  t.tokens = 12;
+  return t;
+}
+
+TEST(MetaTest, EncodeOpenReadsRecordsInPlace) {
+  Table t = TwoSamples();
+  std::string path = TempPath("roundtrip.meta");
+  ASSERT_TRUE(WriteFileAtomic(path, EncodeMeta(t.samples, t.media, t.tokens)).ok());
+  auto table = MetaTable::Open(path);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EXPECT_EQ(table->num_samples(), 2u);
+  EXPECT_EQ(table->num_media(), 2u);
+  EXPECT_EQ(table->num_tokens(), 12u);
+  EXPECT_EQ(table->sample(0).text_tokens, 7u);
+  EXPECT_EQ(table->sample(1).token_begin, 7u);
+  ASSERT_EQ(table->media_of(0).size(), 2u);
+  EXPECT_EQ(table->media_of(0)[0].width, 640u);
+  EXPECT_EQ(table->media_of(0)[1].height, 200u);
+  EXPECT_EQ(table->media_of(0)[0].crc32, 0xdeadbeefu);
+  EXPECT_TRUE(table->media_of(1).empty());
+  EXPECT_EQ(std::filesystem::file_size(path), 64u + 2 * 24 + 2 * 32);
+  std::filesystem::remove(path);
+}
+
+TEST(MetaTest, EveryTruncationIsCorrupt) {
+  Table t = TwoSamples();
+  std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto span = std::as_bytes(std::span(bytes.data(), n));
+    Status status = ValidateMeta(span, "x.meta");
+    ASSERT_FALSE(status.ok()) << "accepted a truncation to " << n << " bytes";
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+    EXPECT_NE(status.message().find("x.meta"), std::string::npos);
+  }
+  EXPECT_TRUE(ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "x").ok());
+}
+
+TEST(MetaTest, InconsistentRangesAreCorruptNamingTheRecord) {
+  Table t = TwoSamples();
+  t.samples[1].media_begin = 5;  // past the two media records
+  std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
+  Status status = ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "s.meta");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("sample record 1"), std::string::npos) << status.ToString();
+
+  t = TwoSamples();
+  t.media[0].width = 0;
+  bytes = EncodeMeta(t.samples, t.media, t.tokens);
+  status = ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "s.meta");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("media record 0"), std::string::npos) << status.ToString();
+
+  t = TwoSamples();
+  bytes = EncodeMeta(t.samples, t.media, t.tokens + 1);  // header claims one token too many
+  EXPECT_FALSE(ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "s").ok());
+}
+
+TEST(MetaTest, BadMagicIsCorrupt) {
+  Table t = TwoSamples();
+  std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
+  bytes[0] = 'X';
+  Status status = ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "m.meta");
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+  EXPECT_NE(status.message().find("magic"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mmpt::store
