@@ -1,0 +1,117 @@
+#include "mmpt/plan/step_plan.h"
+
+#include "mmpt/core/hash.h"
+
+namespace mmpt::plan {
+
+std::string_view SyncModelName(SyncModel model) {
+  switch (model) {
+    case SyncModel::kStep:
+      return "step";
+    case SyncModel::kMicrostep:
+      return "microstep";
+    case SyncModel::kPipeline:
+      return "pipeline";
+  }
+  return "unknown";
+}
+
+Result<SyncModel> ParseSyncModel(std::string_view name) {
+  if (name == "step") return SyncModel::kStep;
+  if (name == "microstep") return SyncModel::kMicrostep;
+  if (name == "pipeline") return SyncModel::kPipeline;
+  return Status::InvalidArgument("unknown sync model '{}' (expected step, microstep or pipeline)",
+                                 name);
+}
+
+Status Layout::Validate() const {
+  if (dp == 0 || tp == 0 || pp == 0 || cp == 0 || ep == 0 || ga == 0 || mbs == 0) {
+    return Status::InvalidArgument(
+        "every parallel size must be at least 1 (dp {} tp {} pp {} cp {} ep {} ga {} mbs {})", dp,
+        tp, pp, cp, ep, ga, mbs);
+  }
+  if (seq_len == 0) return Status::InvalidArgument("sequence length must be at least 1");
+  if (dp % ep != 0) {
+    return Status::InvalidArgument("dp {} is not divisible by ep {}: expert-parallel groups are "
+                                   "made of data-parallel ranks",
+                                   dp, ep);
+  }
+  if (cp > 1 && seq_len % (2 * cp) != 0) {
+    return Status::InvalidArgument("seq_len {} is not divisible by 2·cp = {}", seq_len, 2 * cp);
+  }
+  if (sync == SyncModel::kPipeline && pp == 1) {
+    return Status::InvalidArgument("sync model 'pipeline' needs pp > 1");
+  }
+  return Status::OK();
+}
+
+uint64_t StepPlan::Hash() const {
+  // Integers only, one field at a time in a fixed order: what ranks must agree on is which
+  // samples go where; costs are derived from them.
+  Hasher hasher(0x6d6d7074706c616eULL);  // "mmptplan"
+  hasher.UpdatePod(step);
+  for (uint32_t v : {layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.ga, layout.mbs,
+                     layout.seq_len, static_cast<uint32_t>(layout.sync)}) {
+    hasher.UpdatePod(v);
+  }
+  hasher.UpdatePod(static_cast<uint64_t>(packs.size()));
+  for (const PlannedPack& p : packs) {
+    for (uint32_t v : {p.sequence_begin, p.sequence_end, p.tokens, p.images}) hasher.UpdatePod(v);
+  }
+  hasher.UpdatePod(static_cast<uint64_t>(sequences.size()));
+  for (const PlannedSequence& s : sequences) {
+    hasher.UpdatePod(s.index);
+    for (uint32_t v : {s.source, s.tokens, s.text_tokens, s.image_begin, s.image_end,
+                       static_cast<uint32_t>(s.truncated)}) {
+      hasher.UpdatePod(v);
+    }
+  }
+  hasher.UpdatePod(static_cast<uint64_t>(images.size()));
+  for (const PlannedImage& im : images) {
+    for (uint32_t v : {im.sample_image, im.width, im.height, im.resized_width, im.resized_height,
+                       im.llm_tokens, im.patches}) {
+      hasher.UpdatePod(v);
+    }
+  }
+  return hasher.Digest();
+}
+
+Status StepPlan::Validate() const {
+  if (packs.size() != layout.packs_per_step()) {
+    return Status::Internal("step {}: {} packs, expected dp×ga×mbs = {}", step, packs.size(),
+                            layout.packs_per_step());
+  }
+  uint32_t next_sequence = 0;
+  for (size_t p = 0; p < packs.size(); ++p) {
+    const PlannedPack& pack = packs[p];
+    if (pack.sequence_begin != next_sequence || pack.sequence_end < pack.sequence_begin ||
+        pack.sequence_end > sequences.size()) {
+      return Status::Internal("step {} pack {}: sequence range [{}, {}) is not contiguous", step,
+                              p, pack.sequence_begin, pack.sequence_end);
+    }
+    next_sequence = pack.sequence_end;
+    uint64_t tokens = 0, pack_images = 0;
+    for (const PlannedSequence& s : Sequences(pack)) {
+      if (s.image_end < s.image_begin || s.image_end > images.size()) {
+        return Status::Internal("step {} pack {}: image range out of bounds", step, p);
+      }
+      tokens += s.tokens;
+      pack_images += s.image_end - s.image_begin;
+    }
+    if (tokens != pack.tokens || pack_images != pack.images) {
+      return Status::Internal("step {} pack {}: holds {} tokens / {} images, records {} / {}",
+                              step, p, tokens, pack_images, pack.tokens, pack.images);
+    }
+    if (tokens > layout.seq_len) {
+      return Status::Internal("step {} pack {}: {} tokens exceed seq_len {}", step, p, tokens,
+                              layout.seq_len);
+    }
+  }
+  if (next_sequence != sequences.size()) {
+    return Status::Internal("step {}: {} sequences belong to no pack", step,
+                            sequences.size() - next_sequence);
+  }
+  return Status::OK();
+}
+
+}  // namespace mmpt::plan

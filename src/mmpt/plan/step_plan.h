@@ -1,0 +1,136 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::plan {
+
+/// How the ranks of one step wait for each other (DESIGN.md, "Balance: what is minimized").
+enum class SyncModel : uint8_t {
+  kStep = 0,       // ranks meet only at the gradient all-reduce
+  kMicrostep = 1,  // every micro-step is a barrier within a sync group (e.g. the EP group)
+  kPipeline = 2,   // pipeline stages: micro-step costs equalized, light ones at both ends
+};
+
+/// Name a sync model as the CLI spells it ("step", "microstep", "pipeline").
+std::string_view SyncModelName(SyncModel model);
+/// Parse "step", "microstep" or "pipeline". Errors: InvalidArgument naming the bad value.
+Result<SyncModel> ParseSyncModel(std::string_view name);
+
+/// The parallel layout a plan is made for. Only DP ranks get different data: the TP, PP and CP
+/// ranks of one DP replica share its packs (CP splits each pack later, in the cp stage).
+struct Layout {
+  uint32_t dp = 1;          // data-parallel ranks (= pack owners)
+  uint32_t tp = 1;          // tensor-parallel size (shares data)
+  uint32_t pp = 1;          // pipeline-parallel stages (share data)
+  uint32_t cp = 1;          // context-parallel size (splits each pack, see the cp stage)
+  uint32_t ep = 1;          // expert-parallel size: DP ranks r with equal r / ep form a sync group
+  uint32_t ga = 1;          // gradient-accumulation micro-steps per step
+  uint32_t mbs = 1;         // packs per rank per micro-step
+  uint32_t seq_len = 8192;  // tokens per pack (the packing capacity)
+  SyncModel sync = SyncModel::kMicrostep;
+
+  /// Packs in one global batch: dp × ga × mbs.
+  uint64_t packs_per_step() const { return uint64_t{dp} * ga * mbs; }
+  /// Ranks that synchronize every micro-step: ep under kMicrostep, else 1.
+  uint32_t sync_group_size() const { return sync == SyncModel::kMicrostep ? ep : 1; }
+  /// Check the layout is possible. Errors: InvalidArgument, e.g. "dp 6 is not divisible by
+  /// ep 4", a zero size, or seq_len not divisible by 2·cp.
+  Status Validate() const;
+};
+
+/// One image as the plan sees it: where it comes from, what the vision rule makes of it, and
+/// what it costs to encode.
+struct PlannedImage {
+  uint32_t sample_image = 0;    // index of the image within its sample (0-based)
+  uint32_t width = 0;           // original width in pixels
+  uint32_t height = 0;          // original height in pixels
+  uint32_t resized_width = 0;   // width the encoder sees (smart_resize, fixed size, or tile grid)
+  uint32_t resized_height = 0;  // height the encoder sees
+  uint32_t llm_tokens = 0;      // placeholder tokens this image takes in the LLM sequence
+  uint32_t patches = 0;         // encoder sequence length (all tiles together)
+  double vision_flops = 0;      // training FLOPs (forward + backward) to encode it
+};
+
+/// One sample placed in a pack: one sub-sequence of the packed sequence (its own attention
+/// block, its own entry in cu_seqlens).
+struct PlannedSequence {
+  uint64_t index = 0;         // sample index within its source
+  uint32_t source = 0;        // source id (index into the corpus's source list)
+  uint32_t tokens = 0;        // LLM tokens of this sub-sequence: text + image placeholders
+  uint32_t text_tokens = 0;   // text tokens alone (after truncation)
+  uint32_t image_begin = 0;   // images of this sample: StepPlan::images[image_begin, image_end)
+  uint32_t image_end = 0;
+  bool truncated = false;     // true when the sample was cut to fit the sequence length
+};
+
+/// One pack: a packed sequence of at most Layout::seq_len tokens, and its cost.
+struct PlannedPack {
+  uint32_t sequence_begin = 0;  // sub-sequences: StepPlan::sequences[sequence_begin, sequence_end)
+  uint32_t sequence_end = 0;
+  uint32_t tokens = 0;          // Σ tokens of its sub-sequences (≤ seq_len; the rest is padding)
+  uint32_t images = 0;          // number of images
+  double vision_seconds = 0;    // estimated encoder time (forward + backward) on one rank
+  double llm_seconds = 0;       // estimated LLM time (forward + backward) on one rank
+};
+
+/// Estimated times of one step (seconds) under the layout's sync model.
+struct StepEstimate {
+  double step_seconds = 0;         // the plan's step time under the sync model
+  double lower_bound_seconds = 0;  // perfect balance: no rank ever waits
+  double max_vision_imbalance = 1; // max over (sync group, micro-step) of max/mean vision cost
+  double max_llm_imbalance = 1;    // same for the LLM cost
+};
+
+/// The plan of one global step for every DP rank: which samples form which pack, and each
+/// pack's sub-sequences and images. Every rank computes the same StepPlan from the same
+/// (metadata, config, seed, planner state); Hash() lets ranks check they agree.
+///
+/// Arrays are flat (struct of arrays, CSR): pack p = packs[p], with
+/// p = (rank × ga + micro_step) × mbs + slot; its sequences and their images are index ranges.
+///
+/// Stages: pack ▸ balance fill `packs`, `sequences`, `images`; the cp stage (plan ▸ cp, owned by
+/// the cp module) runs after balance when layout.cp > 1 and adds each pack's CP split beside
+/// these arrays, indexed by pack.
+struct StepPlan {
+  uint64_t step = 0;
+  Layout layout;
+  std::vector<PlannedPack> packs;          // dp × ga × mbs entries, in (rank, micro, slot) order
+  std::vector<PlannedSequence> sequences;  // every placed sample once
+  std::vector<PlannedImage> images;        // every image of every placed sample
+  StepEstimate estimate;
+
+  /// Index of pack (rank, micro_step, slot) in `packs`.
+  size_t PackIndex(uint32_t rank, uint32_t micro_step, uint32_t slot) const {
+    return (size_t{rank} * layout.ga + micro_step) * layout.mbs + slot;
+  }
+  const PlannedPack& Pack(uint32_t rank, uint32_t micro_step, uint32_t slot = 0) const {
+    return packs[PackIndex(rank, micro_step, slot)];
+  }
+  /// The packs of one DP rank, in micro-step order (ga × mbs entries).
+  std::span<const PlannedPack> RankPacks(uint32_t rank) const {
+    return std::span<const PlannedPack>(packs).subspan(PackIndex(rank, 0, 0),
+                                                       size_t{layout.ga} * layout.mbs);
+  }
+  std::span<const PlannedSequence> Sequences(const PlannedPack& pack) const {
+    return std::span<const PlannedSequence>(sequences)
+        .subspan(pack.sequence_begin, pack.sequence_end - pack.sequence_begin);
+  }
+  std::span<const PlannedImage> Images(const PlannedSequence& sequence) const {
+    return std::span<const PlannedImage>(images).subspan(
+        sequence.image_begin, sequence.image_end - sequence.image_begin);
+  }
+
+  /// Hash every field that defines the plan (XXH3 over a fixed little-endian field order, not
+  /// over struct padding), so equal plans hash equal on every machine.
+  uint64_t Hash() const;
+  /// Check internal consistency: pack count, ranges in bounds and contiguous, no pack over
+  /// seq_len, token sums match. Errors: Internal naming the pack at fault.
+  Status Validate() const;
+};
+
+}  // namespace mmpt::plan

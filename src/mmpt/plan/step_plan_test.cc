@@ -1,0 +1,90 @@
+#include "mmpt/plan/step_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace mmpt::plan {
+namespace {
+
+// A 2-rank, 1-micro-step plan: rank 0 holds two samples (one with an image), rank 1 one.
+StepPlan TwoRankPlan() {
+  StepPlan plan;
+  plan.layout.dp = 2;
+  plan.layout.ep = 2;
+  plan.layout.seq_len = 100;
+  plan.images.push_back({0, 640, 480, 644, 476, 391, 1564, 1e12});
+  plan.sequences.push_back({7, 0, 60, 20, 0, 0, false});
+  plan.sequences.push_back({3, 1, 40, 40, 0, 1, false});
+  plan.sequences.push_back({9, 0, 100, 100, 1, 1, true});
+  plan.packs.push_back({0, 2, 100, 1, 0.5, 1.0});
+  plan.packs.push_back({2, 3, 100, 0, 0.0, 1.2});
+  return plan;
+}
+
+TEST(StepPlanTest, ValidPlanPassesAndIndexesByRank) {
+  StepPlan plan = TwoRankPlan();
+  ASSERT_TRUE(plan.Validate().ok()) << plan.Validate().ToString();
+  EXPECT_EQ(plan.RankPacks(1).size(), 1u);
+  EXPECT_EQ(plan.Sequences(plan.Pack(0, 0)).size(), 2u);
+  EXPECT_EQ(plan.Images(plan.sequences[1]).size(), 1u);
+  EXPECT_EQ(plan.Images(plan.sequences[1])[0].llm_tokens, 391u);
+}
+
+TEST(StepPlanTest, ValidateCatchesOverlongPackAndBadCounts) {
+  StepPlan plan = TwoRankPlan();
+  plan.sequences[2].tokens = 101;
+  plan.packs[1].tokens = 101;
+  EXPECT_EQ(plan.Validate().code(), StatusCode::kInternal);
+  plan = TwoRankPlan();
+  plan.packs.pop_back();
+  EXPECT_FALSE(plan.Validate().ok());
+  plan = TwoRankPlan();
+  plan.packs[0].images = 2;
+  EXPECT_FALSE(plan.Validate().ok());
+}
+
+TEST(StepPlanTest, HashSeesEveryPlacementButNotCosts) {
+  StepPlan a = TwoRankPlan(), b = TwoRankPlan();
+  EXPECT_EQ(a.Hash(), b.Hash());
+  b.packs[0].vision_seconds = 9;  // derived cost: not part of the agreement
+  EXPECT_EQ(a.Hash(), b.Hash());
+  b.sequences[0].index = 8;
+  EXPECT_NE(a.Hash(), b.Hash());
+  b = TwoRankPlan();
+  b.step = 1;
+  EXPECT_NE(a.Hash(), b.Hash());
+  b = TwoRankPlan();
+  b.images[0].resized_width = 616;
+  EXPECT_NE(a.Hash(), b.Hash());
+}
+
+TEST(StepPlanTest, LayoutRejectsImpossibleConfigs) {
+  Layout layout;
+  layout.dp = 6;
+  layout.ep = 4;
+  Status status = layout.Validate();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("not divisible by ep"), std::string::npos);
+  layout.ep = 3;
+  EXPECT_TRUE(layout.Validate().ok());
+  layout.ga = 0;
+  EXPECT_FALSE(layout.Validate().ok());
+  layout.ga = 1;
+  layout.sync = SyncModel::kPipeline;
+  EXPECT_FALSE(layout.Validate().ok());  // pipeline needs pp > 1
+  EXPECT_EQ(layout.sync_group_size(), 1u);
+  layout.sync = SyncModel::kMicrostep;
+  EXPECT_EQ(layout.sync_group_size(), 3u);
+  EXPECT_EQ(layout.packs_per_step(), 6u);
+}
+
+TEST(StepPlanTest, SyncModelNamesRoundTrip) {
+  for (SyncModel m : {SyncModel::kStep, SyncModel::kMicrostep, SyncModel::kPipeline}) {
+    auto parsed = ParseSyncModel(SyncModelName(m));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, m);
+  }
+  EXPECT_FALSE(ParseSyncModel("bogus").ok());
+}
+
+}  // namespace
+}  // namespace mmpt::plan
