@@ -1,0 +1,211 @@
+#include "mmpt/cp/vision_assign.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace mmpt::cp {
+namespace {
+
+// Sub-sequence holding unpadded position `position` (cu_seqlens is non-decreasing).
+size_t SeqOf(const ThdSplit& split, uint32_t position) {
+  auto it = std::upper_bound(split.cu_seqlens.begin(), split.cu_seqlens.end(), position);
+  return static_cast<size_t>(it - split.cu_seqlens.begin()) - 1;
+}
+
+// Image indices ordered by first token.
+std::vector<uint32_t> TokenOrder(std::span<const CpImage> images) {
+  std::vector<uint32_t> order(images.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return images[a].token_start < images[b].token_start;
+  });
+  return order;
+}
+
+// The rows of every image each rank consumes: the image's padded span cut at chunk borders.
+std::vector<std::vector<RowSegment>> ConsumedRows(const ThdSplit& split,
+                                                  std::span<const CpImage> images) {
+  std::vector<std::vector<RowSegment>> consumed(split.cp_size);
+  for (uint32_t i = 0; i < images.size(); ++i) {
+    const CpImage& image = images[i];
+    const size_t seq = SeqOf(split, image.token_start);
+    const uint32_t chunk = split.chunk_tokens(seq);
+    const uint32_t begin = split.PaddedPosition(seq, image.token_start) -
+                           split.cu_seqlens_padded[seq];
+    const uint32_t end = begin + image.token_count;
+    for (uint32_t k = begin / chunk; k * chunk < end; ++k) {
+      const uint32_t lo = std::max(begin, k * chunk), hi = std::min(end, (k + 1) * chunk);
+      const uint32_t rank = split.ChunkRank(k);
+      consumed[rank].push_back(RowSegment{i, lo - begin, hi - lo,
+                                          split.ChunkLocalStart(seq, k) + (lo - k * chunk), rank});
+    }
+  }
+  for (auto& segments : consumed) {
+    std::sort(segments.begin(), segments.end(), [](const RowSegment& a, const RowSegment& b) {
+      return a.local_offset < b.local_offset;
+    });
+    // Chunks r and 2c−1−r of a sub-sequence sit side by side locally: an image crossing the
+    // middle of its sample then continues in the same run.
+    std::vector<RowSegment> merged;
+    for (const RowSegment& segment : segments) {
+      if (!merged.empty()) {
+        RowSegment& last = merged.back();
+        if (last.image == segment.image && last.row_begin + last.row_count == segment.row_begin &&
+            last.local_offset + last.row_count == segment.local_offset) {
+          last.row_count += segment.row_count;
+          continue;
+        }
+      }
+      merged.push_back(segment);
+    }
+    segments = std::move(merged);
+  }
+  return consumed;
+}
+
+}  // namespace
+
+std::string_view VisionPolicyName(VisionPolicy policy) {
+  switch (policy) {
+    case VisionPolicy::kNaive: return "naive";
+    case VisionPolicy::kCount: return "count";
+    case VisionPolicy::kCost: return "cost";
+  }
+  return "?";
+}
+
+Result<VisionPolicy> ParseVisionPolicy(std::string_view name) {
+  for (VisionPolicy p : {VisionPolicy::kNaive, VisionPolicy::kCount, VisionPolicy::kCost}) {
+    if (VisionPolicyName(p) == name) return p;
+  }
+  return Status::InvalidArgument("unknown vision policy '{}' (naive, count, cost)", name);
+}
+
+double VisionAssignment::max_cost() const {
+  return rank_cost.empty() ? 0 : *std::max_element(rank_cost.begin(), rank_cost.end());
+}
+
+double VisionAssignment::mean_cost() const {
+  if (rank_cost.empty()) return 0;
+  return std::accumulate(rank_cost.begin(), rank_cost.end(), 0.0) /
+         static_cast<double>(rank_cost.size());
+}
+
+std::vector<RowSegment> VisionAssignment::RowsToSend(uint32_t source, uint32_t dest) const {
+  std::vector<RowSegment> rows;
+  if (source == dest || dest >= consumed.size()) return rows;
+  for (const RowSegment& segment : consumed[dest]) {
+    if (segment.source_rank == source) rows.push_back(segment);
+  }
+  return rows;
+}
+
+Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
+  const uint32_t total = split.cu_seqlens.back();
+  for (size_t i = 0; i < images.size(); ++i) {
+    const CpImage& image = images[i];
+    if (image.token_count == 0) return Status::InvalidArgument("image {} has no tokens", i);
+    if (!(image.vision_cost >= 0)) {
+      return Status::InvalidArgument("image {} has vision cost {}", i, image.vision_cost);
+    }
+    const uint64_t end = uint64_t{image.token_start} + image.token_count;
+    if (end > total) {
+      return Status::InvalidArgument("image {} spans tokens [{}, {}) past the pack's {} tokens", i,
+                                     image.token_start, end, total);
+    }
+    const size_t seq = SeqOf(split, image.token_start);
+    if (end > split.cu_seqlens[seq + 1]) {
+      return Status::InvalidArgument("image {} spans tokens [{}, {}) across the end of sample {} "
+                                     "at {}", i, image.token_start, end, seq,
+                                     split.cu_seqlens[seq + 1]);
+    }
+  }
+  std::vector<uint32_t> order = TokenOrder(images);
+  for (size_t j = 1; j < order.size(); ++j) {
+    const CpImage& prev = images[order[j - 1]];
+    if (prev.token_start + prev.token_count > images[order[j]].token_start) {
+      return Status::InvalidArgument("images {} and {} overlap at token {}", order[j - 1],
+                                     order[j], images[order[j]].token_start);
+    }
+  }
+  return Status::OK();
+}
+
+Result<VisionAssignment> AssignVision(const ThdSplit& split, std::span<const CpImage> images,
+                                      VisionPolicy policy) {
+  MMPT_RETURN_IF_ERROR(ValidateImages(split, images));
+  const uint32_t cp = split.cp_size;
+  VisionAssignment out;
+  out.policy = policy;
+  out.encoders.resize(images.size());
+  out.encoded.resize(cp);
+  out.rank_cost.assign(cp, 0.0);
+  out.consumed = ConsumedRows(split, images);
+
+  // Rows of image i each rank consumes, for the naive policy and the cost policy's ties.
+  std::vector<std::vector<uint32_t>> rows_on(images.size(), std::vector<uint32_t>(cp, 0));
+  for (uint32_t r = 0; r < cp; ++r) {
+    for (const RowSegment& segment : out.consumed[r]) rows_on[segment.image][r] += segment.row_count;
+  }
+
+  double total = 0, largest = 0;
+  for (const CpImage& image : images) {
+    total += image.vision_cost;
+    largest = std::max(largest, image.vision_cost);
+  }
+  out.lower_bound = std::max(total / cp, largest);
+
+  switch (policy) {
+    case VisionPolicy::kNaive:
+      for (uint32_t i = 0; i < images.size(); ++i) {
+        for (uint32_t r = 0; r < cp; ++r) {
+          if (rows_on[i][r] > 0) out.encoders[i].push_back(r);
+        }
+      }
+      break;
+    case VisionPolicy::kCount: {
+      const std::vector<uint32_t> order = TokenOrder(images);
+      const size_t n = order.size(), base = n / cp, extra = n % cp;
+      size_t next = 0;
+      for (uint32_t r = 0; r < cp; ++r) {
+        const size_t run = base + (r < extra ? 1 : 0);
+        for (size_t j = 0; j < run; ++j) out.encoders[order[next++]].push_back(r);
+      }
+      break;
+    }
+    case VisionPolicy::kCost: {
+      std::vector<uint32_t> order = TokenOrder(images);
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return images[a].vision_cost > images[b].vision_cost;
+      });
+      std::vector<double> load(cp, 0.0);
+      for (uint32_t i : order) {
+        uint32_t best = 0;
+        for (uint32_t r = 1; r < cp; ++r) {
+          if (load[r] < load[best] || (load[r] == load[best] && rows_on[i][r] > rows_on[i][best])) {
+            best = r;
+          }
+        }
+        load[best] += images[i].vision_cost;
+        out.encoders[i].push_back(best);
+      }
+      break;
+    }
+  }
+
+  for (uint32_t i = 0; i < images.size(); ++i) {
+    for (uint32_t r : out.encoders[i]) {
+      out.encoded[r].push_back(i);
+      out.rank_cost[r] += images[i].vision_cost;
+    }
+  }
+  // Under vision DP every row comes from the image's one encoder; under naive from the consumer.
+  if (policy != VisionPolicy::kNaive) {
+    for (auto& segments : out.consumed) {
+      for (RowSegment& segment : segments) segment.source_rank = out.encoders[segment.image][0];
+    }
+  }
+  return out;
+}
+
+}  // namespace mmpt::cp

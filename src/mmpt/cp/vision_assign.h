@@ -1,0 +1,85 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cp/thd_split.h"
+
+namespace mmpt::cp {
+
+/// One image of a pack, as the CP stage sees it.
+struct CpImage {
+  /// First of the image's LLM tokens, as an offset in the UNPADDED pack; the image's embedding
+  /// row i feeds token token_start + i. The span lies inside one sub-sequence (sample).
+  uint32_t token_start = 0;
+  /// LLM tokens of the image = rows of its embedding (after the encoder's spatial merge).
+  uint32_t token_count = 0;
+  /// Cost of encoding the image, in any unit the caller uses consistently (seconds, FLOPs).
+  double vision_cost = 0;
+};
+
+/// Who encodes a pack's images when the pack is split over a CP group.
+enum class VisionPolicy {
+  /// No vision DP: a rank encodes every image any of whose tokens land in its chunks. An image
+  /// straddling chunks of several ranks is encoded by EACH of them (an encoder cannot encode
+  /// part of an image, and without an exchange every consumer must make its own rows).
+  kNaive,
+  /// Vision DP as Megatron Bridge does it: the pack's images, in token order, are cut into CP
+  /// contiguous runs of equal count (the first n mod CP runs one longer), run r to rank r.
+  kCount,
+  /// Vision DP as mmpt does it: images to ranks so the most-loaded rank's vision cost is least
+  /// (longest-processing-time-first; ties to the rank that consumes more of the image).
+  kCost,
+};
+
+/// Name a policy as the CLI and reports print it: "naive", "count", "cost".
+std::string_view VisionPolicyName(VisionPolicy policy);
+/// Parse a policy name. Errors: InvalidArgument naming the unknown value.
+Result<VisionPolicy> ParseVisionPolicy(std::string_view name);
+
+/// A run of embedding rows of one image that a consuming rank places contiguously.
+struct RowSegment {
+  uint32_t image = 0;        // index into the pack's images
+  uint32_t row_begin = 0;    // first row of the image's embedding
+  uint32_t row_count = 0;
+  uint32_t local_offset = 0;  // position of row_begin in the consumer's local token layout
+  uint32_t source_rank = 0;   // CP rank that encodes the rows (the consumer itself when local)
+};
+
+/// Vision work and embedding routing of one pack over its CP group.
+struct VisionAssignment {
+  VisionPolicy policy = VisionPolicy::kCost;
+  /// Per image: the CP ranks that encode it (one, except under kNaive for straddling images).
+  std::vector<std::vector<uint32_t>> encoders;
+  /// Per CP rank: the images it encodes, ascending.
+  std::vector<std::vector<uint32_t>> encoded;
+  /// Per CP rank: the summed vision_cost of the images it encodes.
+  std::vector<double> rank_cost;
+  /// Per CP rank: the embedding rows its LLM shard consumes, in local token order.
+  std::vector<std::vector<RowSegment>> consumed;
+  /// Perfect-balance bound on the most-loaded rank: max(Σ cost / CP, max image cost).
+  double lower_bound = 0;
+
+  /// Most-loaded rank's vision cost.
+  double max_cost() const;
+  /// Mean vision cost over the CP group (the duplicated work of kNaive included).
+  double mean_cost() const;
+  /// Rows rank `source` must send to rank `dest` (source ≠ dest), in dest's local order.
+  std::vector<RowSegment> RowsToSend(uint32_t source, uint32_t dest) const;
+};
+
+/// Check a pack's images against its split: each span non-empty and inside one sub-sequence's
+/// real tokens, spans not overlapping. Errors: InvalidArgument naming the image index.
+Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images);
+
+/// Assign the images of a pack split by `split` to its CP ranks under `policy`, and route their
+/// embedding rows to the ranks whose shards consume them. Deterministic: the same inputs give
+/// the same assignment on every rank. A rank with no images still appears (empty lists), so
+/// every rank takes part in every collective. Errors: those of ValidateImages.
+Result<VisionAssignment> AssignVision(const ThdSplit& split, std::span<const CpImage> images,
+                                      VisionPolicy policy);
+
+}  // namespace mmpt::cp
