@@ -1,0 +1,170 @@
+#include <gtest/gtest.h>
+
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/presets.h"
+#include "mmpt/cost/sample_table.h"
+
+namespace mmpt::cost {
+namespace {
+
+TEST(PresetsTest, EveryShippedPresetLoads) {
+  for (const char* kind : {"vision", "llm", "hardware"}) {
+    auto names = ListPresets(kind);
+    EXPECT_FALSE(names.empty()) << kind;
+    for (const std::string& name : names) {
+      Status status;
+      if (std::string_view(kind) == "vision") status = LoadVisionPreset(name).status();
+      if (std::string_view(kind) == "llm") status = LoadLlmPreset(name).status();
+      if (std::string_view(kind) == "hardware") status = LoadHardwarePreset(name).status();
+      EXPECT_TRUE(status.ok()) << kind << "/" << name << ": " << status.ToString();
+    }
+  }
+  EXPECT_EQ(ListPresets("vision").size(), 5u);
+}
+
+TEST(PresetsTest, UnknownPresetNamesTheKnownOnes) {
+  auto v = LoadVisionPreset("qwen9-vl");
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(v.status().message().find("qwen2.5-vl"), std::string::npos);
+  EXPECT_FALSE(LoadLlmPreset("../vision/qwen2-vl").ok());
+}
+
+TEST(PresetsTest, BadPresetFieldsAreNamed) {
+  auto bad = ParseLlmPreset(R"({"name":"x","hidden":8,"layers":2,"heads":4,"kv_heads":3,
+      "head_dim":2,"vocab":10,"ffn":16})",
+                            "x.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("kv_heads"), std::string::npos);
+  EXPECT_EQ(ParseHardwarePreset("[1,2]", "h.json").status().code(), StatusCode::kCorrupt);
+  auto neg = ParseHardwarePreset(R"({"name":"h","bf16_flops":1e15,"mfu":1.5,"vision_mfu":0.3})",
+                                 "h.json");
+  EXPECT_NE(neg.status().message().find("mfu"), std::string::npos);
+  auto rule = ParseVisionPreset(R"({"name":"v","resolution":{"rule":"magic"},"encoder":{}})",
+                                "v.json");
+  EXPECT_NE(rule.status().message().find("magic"), std::string::npos);
+}
+
+TEST(VisionCostTest, QwenTokensFollowSmartResize) {
+  auto q25 = LoadVisionPreset("qwen2.5-vl");
+  ASSERT_TRUE(q25.ok());
+  // 640x480 → 644x476 → 23 × 17 merged tokens = 391; patches 4× that.
+  auto cost = CostImage(*q25, 640, 480, 2048);
+  ASSERT_TRUE(cost.ok());
+  EXPECT_EQ(cost->llm_tokens, 391u);
+  EXPECT_EQ(cost->patches, 1564u);
+  EXPECT_EQ(cost->resized_width, 644u);
+  // Qwen3-VL: factor 32 → 640x480 stays 640x480 = 20 × 15 = 300 tokens, 1200 patches.
+  auto q3 = LoadVisionPreset("qwen3-vl");
+  ASSERT_TRUE(q3.ok());
+  auto cost3 = CostImage(*q3, 640, 480, 2048);
+  ASSERT_TRUE(cost3.ok());
+  EXPECT_EQ(cost3->llm_tokens, 300u);
+  EXPECT_EQ(cost3->patches, 1200u);
+  EXPECT_FALSE(CostImage(*q25, 0, 480, 2048).ok());
+}
+
+TEST(VisionCostTest, FixedAndTiledRules) {
+  auto siglip = LoadVisionPreset("siglip-so400m-384");
+  ASSERT_TRUE(siglip.ok());
+  for (auto [w, h] : {std::pair{640u, 480u}, std::pair{50u, 2000u}}) {
+    auto c = CostImage(*siglip, w, h, 3584);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->llm_tokens, 729u);  // 27 × 27 whatever the size
+  }
+  auto intern = LoadVisionPreset("internvit-300m-448");
+  ASSERT_TRUE(intern.ok());
+  // Square image → 1 tile, no thumbnail: 256 tokens.
+  auto square = CostImage(*intern, 448, 448, 2048);
+  ASSERT_TRUE(square.ok());
+  EXPECT_EQ(square->tiles, 1u);
+  EXPECT_EQ(square->llm_tokens, 256u);
+  // 2:1 image 1792x896 → 2x1 grid (ratio 2) wins over e.g. 4x2 tie? Ratio 2 is matched first by
+  // (2,1); the later (4,2) ties and wins because the image covers > half of 8 tiles' pixels.
+  auto wide = CostImage(*intern, 1792, 896, 2048);
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(wide->resized_width, 4u * 448);
+  EXPECT_EQ(wide->resized_height, 2u * 448);
+  EXPECT_EQ(wide->tiles, 9u);  // 8 tiles + thumbnail
+  EXPECT_EQ(wide->llm_tokens, 9u * 256);
+  // A small 2:1 image keeps the first (smallest) matching grid.
+  auto small = CostImage(*intern, 200, 100, 2048);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(small->tiles, 3u);  // 2x1 + thumbnail
+}
+
+TEST(VisionCostTest, WindowAttentionMakesBigImagesCheaperThanFullAttention) {
+  auto q2 = LoadVisionPreset("qwen2-vl");
+  auto q25 = LoadVisionPreset("qwen2.5-vl");
+  ASSERT_TRUE(q2.ok() && q25.ok());
+  // Doubling each side quadruples patches: full attention grows faster than 4×.
+  auto small2 = CostImage(*q2, 448, 448, 3584), big2 = CostImage(*q2, 1792, 1792, 3584);
+  auto small25 = CostImage(*q25, 448, 448, 3584), big25 = CostImage(*q25, 1792, 1792, 3584);
+  ASSERT_TRUE(small2.ok() && big2.ok() && small25.ok() && big25.ok());
+  EXPECT_EQ(big2->patches, 16 * small2->patches);
+  double growth2 = big2->train_flops / small2->train_flops;
+  double growth25 = big25->train_flops / small25->train_flops;
+  EXPECT_GT(growth2, 16.0);
+  EXPECT_GT(growth25, 16.0);
+  EXPECT_LT(growth25, growth2);  // only 4 of 32 layers are quadratic
+}
+
+TEST(LlmCostTest, MoeCountsActiveParametersAndAttentionIsQuadratic) {
+  auto moe = LoadLlmPreset("qwen3-30b-a3b");
+  auto dense = LoadLlmPreset("qwen2.5-7b");
+  ASSERT_TRUE(moe.ok() && dense.ok());
+  // 6 × active parameters per token: ~3.3B active for 30B-A3B, ~7.6B for the 7B model.
+  double moe_params = moe->LinearTrainFlopsPerToken() / 6.0;
+  double dense_params = dense->LinearTrainFlopsPerToken() / 6.0;
+  EXPECT_GT(moe_params, 2.9e9);
+  EXPECT_LT(moe_params, 3.6e9);
+  EXPECT_GT(dense_params, 7.0e9);
+  EXPECT_LT(dense_params, 8.0e9);
+  double a1 = moe->AttentionTrainFlops(4096), a2 = moe->AttentionTrainFlops(8192);
+  EXPECT_NEAR(a2 / a1, 4.0, 0.01);
+}
+
+TEST(CostModelTest, OneLongDocumentCostsMoreThanManyShortOnes) {
+  auto model = CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  ASSERT_TRUE(model.ok());
+  double one_long = model->SequenceLlmSeconds(8192);
+  double many_short = 32 * model->SequenceLlmSeconds(256);
+  EXPECT_GT(one_long, many_short * 1.2);
+  EXPECT_DOUBLE_EQ(model->PaddingLlmSeconds(0), 0.0);
+  EXPECT_GT(model->PaddingLlmSeconds(100), 0.0);
+  EXPECT_FALSE(CostModel::FromPresets("qwen2.5-vl", "nope", "b200").ok());
+}
+
+TEST(SampleTableTest, GroupsBySourceAndCostsEveryImage) {
+  SampleTableBuilder builder;
+  uint32_t a = builder.AddSource("a"), b = builder.AddSource("b");
+  ImageSize img[] = {{640, 480}, {100, 100}};
+  ASSERT_TRUE(builder.Add(b, 10, img).ok());
+  ASSERT_TRUE(builder.Add(a, 20, {}).ok());
+  ASSERT_TRUE(builder.Add(b, 30, std::span(img, 1)).ok());
+  EXPECT_FALSE(builder.Add(a, 0, {}).ok());  // zero length
+  ImageSize zero[] = {{0, 5}};
+  EXPECT_FALSE(builder.Add(a, 5, zero).ok());
+  EXPECT_FALSE(builder.Add(7, 5, {}).ok());
+  auto table = std::move(builder).Finish();
+  ASSERT_TRUE(table.ok());
+  ASSERT_EQ(table->num_samples(), 3u);
+  EXPECT_EQ(table->source_begin, (std::vector<uint64_t>{0, 1, 3}));
+  EXPECT_EQ(table->text_tokens, (std::vector<uint32_t>{20, 10, 30}));
+  EXPECT_EQ(table->ImagesOf(1).size(), 2u);
+  EXPECT_EQ(table->ImagesOf(2)[0].width, 640u);
+  EXPECT_EQ(table->SourceOfRow(0), 0u);
+  EXPECT_EQ(table->SourceOfRow(2), 1u);
+
+  auto model = CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  ASSERT_TRUE(model.ok());
+  auto costed = CostSamples(*table, *model);
+  ASSERT_TRUE(costed.ok());
+  EXPECT_EQ(costed->image_tokens[0], 0u);
+  EXPECT_EQ(costed->image_tokens[2], 391u);
+  EXPECT_GT(costed->vision_seconds[1], costed->vision_seconds[2]);
+  EXPECT_EQ(SampleTableBuilder().Finish().status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace mmpt::cost

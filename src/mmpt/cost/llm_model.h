@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::cost {
+
+/// A decoder-only LLM, dense or mixture-of-experts (a preset under presets/llm/).
+struct LlmConfig {
+  std::string name;
+  uint32_t hidden = 0;
+  uint32_t layers = 0;
+  uint32_t heads = 0;       // query heads
+  uint32_t kv_heads = 0;    // key/value heads (GQA)
+  uint32_t head_dim = 0;
+  uint32_t vocab = 0;
+  uint32_t ffn = 0;         // dense SwiGLU width (0 for MoE-only layers)
+  uint32_t moe_experts = 0; // routed experts (0: dense)
+  uint32_t moe_active = 0;  // experts per token
+  uint32_t moe_ffn = 0;     // width of one expert
+
+  /// Training FLOPs (forward + backward = 3 × forward) per token of the linear layers: attention
+  /// projections, the MLP (active experts and router for MoE) and the output head.
+  double LinearTrainFlopsPerToken() const;
+  /// Training FLOPs of causal attention over one sub-sequence of `length` tokens
+  /// (QKᵀ and AV, half the square), summed over layers: the Σ lᵢ² term of a pack.
+  double AttentionTrainFlops(uint64_t length) const;
+
+  /// Errors: InvalidArgument naming the preset and the bad field.
+  Status Validate() const;
+};
+
+/// A GPU: dense bf16 peak and the utilizations that turn FLOPs into seconds
+/// (a preset under presets/hardware/).
+struct HardwareConfig {
+  std::string name;
+  double bf16_flops = 0;  // dense peak, FLOP/s
+  double mfu = 0;         // achieved fraction of peak in the LLM
+  double vision_mfu = 0;  // achieved fraction of peak in the vision encoder
+
+  double LlmSeconds(double flops) const { return flops / (bf16_flops * mfu); }
+  double VisionSeconds(double flops) const { return flops / (bf16_flops * vision_mfu); }
+  /// Errors: InvalidArgument naming the preset and the bad field.
+  Status Validate() const;
+};
+
+}  // namespace mmpt::cost

@@ -1,0 +1,201 @@
+#include "mmpt/cost/presets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "mmpt/core/mapped_file.h"
+
+namespace mmpt::cost {
+namespace {
+
+using nlohmann::json;
+
+Result<json> ParseJson(std::string_view text, std::string_view origin) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Status::Corrupt("{}: not a JSON object", origin);
+  }
+  return doc;
+}
+
+// Read `key` of `obj` into `out` if present; wrong types are reported, absent keys keep `out`.
+template <typename T>
+Status Get(const json& obj, const char* key, T* out, std::string_view origin) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return Status::OK();
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) return Status::Corrupt("{}: '{}' must be true or false", origin, key);
+    *out = it->get<bool>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return Status::Corrupt("{}: '{}' must be a string", origin, key);
+    *out = it->get<std::string>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!it->is_number()) return Status::Corrupt("{}: '{}' must be a number", origin, key);
+    *out = it->get<double>();
+  } else {
+    if (!it->is_number_unsigned()) {
+      return Status::Corrupt("{}: '{}' must be a non-negative integer", origin, key);
+    }
+    uint64_t v = it->get<uint64_t>();
+    if (v > std::numeric_limits<T>::max()) {
+      return Status::Corrupt("{}: '{}' = {} is out of range", origin, key, v);
+    }
+    *out = static_cast<T>(v);
+  }
+  return Status::OK();
+}
+
+Result<json> Section(const json& doc, const char* key, std::string_view origin) {
+  auto it = doc.find(key);
+  if (it == doc.end() || !it->is_object()) {
+    return Status::InvalidArgument("{}: missing object '{}'", origin, key);
+  }
+  return *it;
+}
+
+template <typename Config, typename Parse>
+Result<Config> LoadPreset(std::string_view kind, std::string_view name, Parse parse) {
+  bool safe = !name.empty() && name.find("..") == std::string_view::npos &&
+              std::all_of(name.begin(), name.end(), [](char ch) {
+                return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' ||
+                       ch == '_';
+              });
+  if (!safe) return Status::InvalidArgument("bad {} preset name '{}'", kind, name);
+  std::string path = PresetDir() + "/" + std::string(kind) + "/" + std::string(name) + ".json";
+  auto text = ReadFileToString(path);
+  if (!text.ok()) {
+    std::string known;
+    for (const std::string& n : ListPresets(kind)) known += (known.empty() ? "" : ", ") + n;
+    return Status::NotFound("unknown {} preset '{}' (known: {}; looked in {})", kind, name,
+                            known.empty() ? "none" : known, PresetDir() + "/" + std::string(kind));
+  }
+  MMPT_ASSIGN_OR_RETURN(Config config, parse(*text, path));
+  if (config.name != name) {
+    return Status::InvalidArgument("{}: 'name' is '{}', expected '{}'", path, config.name, name);
+  }
+  return config;
+}
+
+}  // namespace
+
+std::string PresetDir() {
+  if (const char* dir = std::getenv("MMPT_PRESETS"); dir != nullptr && *dir != '\0') return dir;
+  return MMPT_SOURCE_DIR "/presets";
+}
+
+std::vector<std::string> ListPresets(std::string_view kind) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(PresetDir() + "/" + std::string(kind), ec)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view origin) {
+  MMPT_ASSIGN_OR_RETURN(json doc, ParseJson(text, origin));
+  VisionConfig c;
+  MMPT_RETURN_IF_ERROR(Get(doc, "name", &c.name, origin));
+  MMPT_ASSIGN_OR_RETURN(json res, Section(doc, "resolution", origin));
+  MMPT_ASSIGN_OR_RETURN(json enc, Section(doc, "encoder", origin));
+  std::string rule;
+  MMPT_RETURN_IF_ERROR(Get(res, "rule", &rule, origin));
+  if (rule == "smart_resize") {
+    c.rule = ResolutionRule::kSmartResize;
+  } else if (rule == "fixed") {
+    c.rule = ResolutionRule::kFixed;
+  } else if (rule == "tiles") {
+    c.rule = ResolutionRule::kTiles;
+  } else {
+    return Status::InvalidArgument("{}: unknown resolution rule '{}' (expected smart_resize, "
+                                   "fixed or tiles)",
+                                   origin, rule);
+  }
+  MMPT_RETURN_IF_ERROR(Get(res, "patch_size", &c.patch_size, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "spatial_merge", &c.spatial_merge, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "temporal_patch", &c.temporal_patch, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "min_pixels", &c.min_pixels, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "max_pixels", &c.max_pixels, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "image_size", &c.image_size, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "tile_size", &c.tile_size, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "min_tiles", &c.min_tiles, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "max_tiles", &c.max_tiles, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "thumbnail", &c.thumbnail, origin));
+  MMPT_RETURN_IF_ERROR(Get(res, "tokens_per_tile", &c.tokens_per_tile, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "hidden", &c.hidden, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "layers", &c.layers, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "heads", &c.heads, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "mlp_hidden", &c.mlp_hidden, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "gated_mlp", &c.gated_mlp, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "window_size", &c.window_size, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "merger_hidden", &c.merger_hidden, origin));
+  auto full = enc.find("full_attention_layers");
+  if (full == enc.end() || (full->is_string() && *full == "all")) {
+    c.full_attention_layers = c.layers;
+  } else if (full->is_array()) {
+    for (const json& layer : *full) {
+      if (!layer.is_number_unsigned() || layer.get<uint64_t>() >= c.layers) {
+        return Status::InvalidArgument("{}: full_attention_layers holds {}, not a layer index "
+                                       "below {}",
+                                       origin, layer.dump(), c.layers);
+      }
+    }
+    c.full_attention_layers = static_cast<uint32_t>(full->size());
+  } else {
+    return Status::Corrupt("{}: full_attention_layers must be \"all\" or a list of layer indices",
+                           origin);
+  }
+  MMPT_RETURN_IF_ERROR(c.Validate().WithContext(origin));
+  return c;
+}
+
+Result<LlmConfig> ParseLlmPreset(std::string_view text, std::string_view origin) {
+  MMPT_ASSIGN_OR_RETURN(json doc, ParseJson(text, origin));
+  LlmConfig c;
+  MMPT_RETURN_IF_ERROR(Get(doc, "name", &c.name, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "hidden", &c.hidden, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "layers", &c.layers, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "heads", &c.heads, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "kv_heads", &c.kv_heads, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "head_dim", &c.head_dim, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "vocab", &c.vocab, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "ffn", &c.ffn, origin));
+  if (auto moe = doc.find("moe"); moe != doc.end()) {
+    if (!moe->is_object()) return Status::Corrupt("{}: 'moe' must be an object", origin);
+    MMPT_RETURN_IF_ERROR(Get(*moe, "experts", &c.moe_experts, origin));
+    MMPT_RETURN_IF_ERROR(Get(*moe, "active", &c.moe_active, origin));
+    MMPT_RETURN_IF_ERROR(Get(*moe, "expert_ffn", &c.moe_ffn, origin));
+  }
+  MMPT_RETURN_IF_ERROR(c.Validate().WithContext(origin));
+  return c;
+}
+
+Result<HardwareConfig> ParseHardwarePreset(std::string_view text, std::string_view origin) {
+  MMPT_ASSIGN_OR_RETURN(json doc, ParseJson(text, origin));
+  HardwareConfig c;
+  MMPT_RETURN_IF_ERROR(Get(doc, "name", &c.name, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "bf16_flops", &c.bf16_flops, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "mfu", &c.mfu, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "vision_mfu", &c.vision_mfu, origin));
+  MMPT_RETURN_IF_ERROR(c.Validate().WithContext(origin));
+  return c;
+}
+
+Result<VisionConfig> LoadVisionPreset(std::string_view name) {
+  return LoadPreset<VisionConfig>("vision", name, ParseVisionPreset);
+}
+Result<LlmConfig> LoadLlmPreset(std::string_view name) {
+  return LoadPreset<LlmConfig>("llm", name, ParseLlmPreset);
+}
+Result<HardwareConfig> LoadHardwarePreset(std::string_view name) {
+  return LoadPreset<HardwareConfig>("hardware", name, ParseHardwarePreset);
+}
+
+}  // namespace mmpt::cost

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cost/llm_model.h"
+#include "mmpt/cost/vision_model.h"
+
+namespace mmpt::cost {
+
+/// Directory holding vision/, llm/ and hardware/ preset files: $MMPT_PRESETS if set, else the
+/// source tree's presets/.
+std::string PresetDir();
+
+/// Names of the presets of one kind ("vision", "llm" or "hardware"), sorted.
+std::vector<std::string> ListPresets(std::string_view kind);
+
+/// Load the preset `name` from PresetDir()/<kind>/<name>.json. Errors: NotFound naming the
+/// preset and listing the known ones; Corrupt or InvalidArgument naming the file and field.
+Result<VisionConfig> LoadVisionPreset(std::string_view name);
+Result<LlmConfig> LoadLlmPreset(std::string_view name);
+Result<HardwareConfig> LoadHardwarePreset(std::string_view name);
+
+/// Parse a preset from JSON text; `origin` names it in errors. Errors: Corrupt (not JSON, wrong
+/// types), InvalidArgument (missing or invalid field).
+Result<VisionConfig> ParseVisionPreset(std::string_view json, std::string_view origin);
+Result<LlmConfig> ParseLlmPreset(std::string_view json, std::string_view origin);
+Result<HardwareConfig> ParseHardwarePreset(std::string_view json, std::string_view origin);
+
+}  // namespace mmpt::cost

@@ -1,0 +1,71 @@
+#include "mmpt/cost/sample_table.h"
+
+#include <algorithm>
+
+namespace mmpt::cost {
+
+uint32_t SampleTable::SourceOfRow(uint64_t row) const {
+  auto it = std::upper_bound(source_begin.begin(), source_begin.end(), row);
+  return static_cast<uint32_t>(it - source_begin.begin() - 1);
+}
+
+uint32_t SampleTableBuilder::AddSource(std::string name) {
+  names_.push_back(std::move(name));
+  return static_cast<uint32_t>(names_.size() - 1);
+}
+
+Status SampleTableBuilder::Add(uint32_t source, uint32_t text_tokens,
+                               std::span<const ImageSize> images) {
+  if (source >= names_.size()) {
+    return Status::InvalidArgument("unknown source id {} ({} sources)", source, names_.size());
+  }
+  if (text_tokens == 0 && images.empty()) {
+    return Status::InvalidArgument("sample has zero length: no text tokens and no images");
+  }
+  for (size_t i = 0; i < images.size(); ++i) {
+    if (images[i].width == 0 || images[i].height == 0) {
+      return Status::InvalidArgument("image {} has size {}x{}: a zero side", i, images[i].width,
+                                     images[i].height);
+    }
+  }
+  source_.push_back(source);
+  text_tokens_.push_back(text_tokens);
+  images_.insert(images_.end(), images.begin(), images.end());
+  image_begin_.push_back(images_.size());
+  return Status::OK();
+}
+
+Result<SampleTable> SampleTableBuilder::Finish() && {
+  if (text_tokens_.empty()) return Status::InvalidArgument("the corpus has no samples");
+  SampleTable table;
+  table.source_names = std::move(names_);
+  const size_t num_sources = table.source_names.size();
+  const size_t n = text_tokens_.size();
+  table.source_begin.assign(num_sources + 1, 0);
+  for (uint32_t s : source_) ++table.source_begin[s + 1];
+  for (size_t s = 0; s < num_sources; ++s) table.source_begin[s + 1] += table.source_begin[s];
+  if (std::is_sorted(source_.begin(), source_.end())) {
+    table.text_tokens = std::move(text_tokens_);
+    table.image_begin = std::move(image_begin_);
+    table.images = std::move(images_);
+    return table;
+  }
+  // Counting sort of rows by source, keeping input order within a source.
+  std::vector<uint64_t> next(table.source_begin.begin(), table.source_begin.end() - 1);
+  std::vector<uint64_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[next[source_[i]]++] = i;
+  table.text_tokens.resize(n);
+  table.image_begin.resize(n + 1);
+  table.images.reserve(images_.size());
+  table.image_begin[0] = 0;
+  for (size_t r = 0; r < n; ++r) {
+    uint64_t i = order[r];
+    table.text_tokens[r] = text_tokens_[i];
+    table.images.insert(table.images.end(), images_.begin() + image_begin_[i],
+                        images_.begin() + image_begin_[i + 1]);
+    table.image_begin[r + 1] = table.images.size();
+  }
+  return table;
+}
+
+}  // namespace mmpt::cost

@@ -1,0 +1,146 @@
+#include "mmpt/cost/vision_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mmpt/media/smart_resize.h"
+
+namespace mmpt::cost {
+namespace {
+
+// Forward FLOPs of one encoder pass over `n` patches (one image or one tile).
+double EncoderForwardFlops(const VisionConfig& c, double n, uint32_t llm_hidden) {
+  const double h = c.hidden;
+  double linear_per_layer = 2.0 * n * (4.0 * h * h) +  // qkv + output projection
+                            2.0 * n * (c.gated_mlp ? 3.0 : 2.0) * h * c.mlp_hidden;
+  double full_attention = 4.0 * n * n * h;  // QKᵀ and AV over all patches
+  double window_patches = 0;
+  if (c.window_size > 0) {
+    double side = static_cast<double>(c.window_size) / c.patch_size;
+    window_patches = std::min(n, side * side);
+  }
+  double windowed_attention = 4.0 * n * window_patches * h;
+  uint32_t windowed_layers = c.layers - c.full_attention_layers;
+  double flops = c.layers * linear_per_layer + c.full_attention_layers * full_attention +
+                 windowed_layers * windowed_attention;
+  // Patch embedding: a linear map of C × T × P × P pixels to `hidden`.
+  flops += 2.0 * n * (3.0 * c.temporal_patch * c.patch_size * c.patch_size) * h;
+  // Merger / projector: n / merge² tokens through merger_hidden → merger_hidden → llm_hidden.
+  double merged = n / (static_cast<double>(c.spatial_merge) * c.spatial_merge);
+  flops += 2.0 * merged * c.merger_hidden * (static_cast<double>(c.merger_hidden) + llm_hidden);
+  return flops;
+}
+
+// InternVL's tile grid: the (cols, rows) with min ≤ cols·rows ≤ max whose aspect ratio is
+// closest to the image's; on a tie the larger grid wins when the image has more than half its
+// pixels.
+void ChooseTileGrid(const VisionConfig& c, uint32_t width, uint32_t height, uint32_t* cols,
+                    uint32_t* rows) {
+  double aspect = static_cast<double>(width) / height;
+  double best_diff = 1e300;
+  *cols = 1;
+  *rows = 1;
+  // Grids in the reference's order: by tile count, then by cols, then rows.
+  for (uint32_t n = c.min_tiles; n <= c.max_tiles; ++n) {
+    for (uint32_t i = 1; i <= n; ++i) {
+      if (n % i != 0) continue;
+      uint32_t j = n / i;
+      double diff = std::abs(aspect - static_cast<double>(i) / j);
+      if (diff < best_diff) {
+        best_diff = diff;
+        *cols = i;
+        *rows = j;
+      } else if (diff == best_diff) {
+        double area = static_cast<double>(width) * height;
+        double tile_area = static_cast<double>(c.tile_size) * c.tile_size;
+        if (area > 0.5 * tile_area * i * j) {
+          *cols = i;
+          *rows = j;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status VisionConfig::Validate() const {
+  auto bad = [&](std::string_view field) {
+    return Status::InvalidArgument("vision preset '{}': field '{}' is missing or invalid", name,
+                                   field);
+  };
+  if (patch_size == 0) return bad("resolution.patch_size");
+  if (spatial_merge == 0) return bad("resolution.spatial_merge");
+  if (temporal_patch == 0) return bad("resolution.temporal_patch");
+  if (hidden == 0) return bad("encoder.hidden");
+  if (layers == 0) return bad("encoder.layers");
+  if (heads == 0) return bad("encoder.heads");
+  if (mlp_hidden == 0) return bad("encoder.mlp_hidden");
+  if (full_attention_layers > layers) return bad("encoder.full_attention_layers");
+  if (full_attention_layers < layers && window_size == 0) return bad("encoder.window_size");
+  switch (rule) {
+    case ResolutionRule::kSmartResize:
+      if (max_pixels == 0 || min_pixels > max_pixels) return bad("resolution.max_pixels");
+      break;
+    case ResolutionRule::kFixed:
+      if (image_size < patch_size) return bad("resolution.image_size");
+      break;
+    case ResolutionRule::kTiles:
+      if (tile_size == 0 || tile_size % patch_size != 0) return bad("resolution.tile_size");
+      if (min_tiles == 0 || min_tiles > max_tiles) return bad("resolution.max_tiles");
+      if (tokens_per_tile == 0) return bad("resolution.tokens_per_tile");
+      break;
+  }
+  return Status::OK();
+}
+
+Result<ImageCost> CostImage(const VisionConfig& c, uint32_t width, uint32_t height,
+                            uint32_t llm_hidden) {
+  if (width == 0 || height == 0) {
+    return Status::InvalidArgument("image size {}x{} has a zero side", width, height);
+  }
+  ImageCost cost;
+  switch (c.rule) {
+    case ResolutionRule::kSmartResize: {
+      media::ResizeRule rule;
+      rule.factor = c.patch_size * c.spatial_merge;
+      rule.min_pixels = c.min_pixels;
+      rule.max_pixels = c.max_pixels;
+      MMPT_ASSIGN_OR_RETURN(media::ResizedSize size, media::SmartResize(height, width, rule));
+      cost.resized_width = size.width;
+      cost.resized_height = size.height;
+      cost.patches = (size.width / c.patch_size) * (size.height / c.patch_size);
+      cost.llm_tokens = cost.patches / (c.spatial_merge * c.spatial_merge);
+      cost.train_flops = 3.0 * EncoderForwardFlops(c, cost.patches, llm_hidden);
+      break;
+    }
+    case ResolutionRule::kFixed: {
+      cost.resized_width = cost.resized_height = c.image_size;
+      uint32_t side = c.image_size / c.patch_size;  // a strided conv drops the remainder
+      cost.patches = side * side;
+      cost.llm_tokens = cost.patches / (c.spatial_merge * c.spatial_merge);
+      cost.train_flops = 3.0 * EncoderForwardFlops(c, cost.patches, llm_hidden);
+      break;
+    }
+    case ResolutionRule::kTiles: {
+      if (std::max(width, height) / std::min(width, height) > 200) {
+        return Status::InvalidArgument("image size {}x{}: aspect ratio above 200", width, height);
+      }
+      uint32_t cols = 1, rows = 1;
+      ChooseTileGrid(c, width, height, &cols, &rows);
+      cost.tiles = cols * rows + ((c.thumbnail && cols * rows > 1) ? 1 : 0);
+      cost.resized_width = cols * c.tile_size;
+      cost.resized_height = rows * c.tile_size;
+      uint32_t side = c.tile_size / c.patch_size;
+      uint32_t tile_patches = side * side;
+      cost.patches = tile_patches * cost.tiles;
+      cost.llm_tokens = c.tokens_per_tile * cost.tiles;
+      // Each tile is its own encoder pass: attention never crosses tiles.
+      cost.train_flops = 3.0 * cost.tiles * EncoderForwardFlops(c, tile_patches, llm_hidden);
+      break;
+    }
+  }
+  return cost;
+}
+
+}  // namespace mmpt::cost

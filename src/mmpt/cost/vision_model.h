@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::cost {
+
+/// How a vision encoder turns an image of any size into its input.
+enum class ResolutionRule : uint8_t {
+  kSmartResize,  // Qwen-VL dynamic resolution: both sides to multiples of patch × merge
+  kFixed,        // resize to image_size × image_size (SigLIP)
+  kTiles,        // InternVL dynamic tiling: a grid of tile_size tiles (+ a thumbnail)
+};
+
+/// A vision encoder and its resolution rule (a preset under presets/vision/).
+struct VisionConfig {
+  std::string name;
+  ResolutionRule rule = ResolutionRule::kSmartResize;
+  uint32_t patch_size = 14;       // pixels per patch side
+  uint32_t spatial_merge = 1;     // patches merged per side into one LLM token (kSmartResize)
+  uint32_t temporal_patch = 1;    // frames per patch (Qwen-VL: 2; a still image is repeated)
+  uint64_t min_pixels = 0;        // kSmartResize bounds on the resized area
+  uint64_t max_pixels = 0;
+  uint32_t image_size = 0;        // kFixed: the side every image is resized to
+  uint32_t tile_size = 0;         // kTiles: tile side in pixels
+  uint32_t min_tiles = 1;         // kTiles: bounds on the tile grid's i × j
+  uint32_t max_tiles = 1;
+  bool thumbnail = false;         // kTiles: add a whole-image tile when the grid has > 1 tile
+  uint32_t tokens_per_tile = 0;   // kTiles: LLM tokens per tile after pixel shuffle
+
+  uint32_t hidden = 0;            // encoder width
+  uint32_t layers = 0;
+  uint32_t heads = 0;
+  uint32_t mlp_hidden = 0;
+  bool gated_mlp = false;         // SwiGLU (3 matrices) instead of a 2-matrix MLP
+  uint32_t full_attention_layers = 0;  // layers with full attention; the rest use windows
+  uint32_t window_size = 0;       // window side in pixels for windowed layers (0: none)
+  uint32_t merger_hidden = 0;     // input width of the merger / projector into the LLM
+
+  /// Errors: InvalidArgument naming the preset and the bad field.
+  Status Validate() const;
+};
+
+/// What one image becomes under a vision config, and what encoding it costs.
+struct ImageCost {
+  uint32_t resized_width = 0;   // pixels the encoder sees (tile grid × tile_size for kTiles)
+  uint32_t resized_height = 0;
+  uint32_t llm_tokens = 0;      // placeholder tokens in the LLM sequence
+  uint32_t patches = 0;         // encoder sequence length, all tiles together
+  uint32_t tiles = 1;           // encoder passes (kTiles: grid + thumbnail; else 1)
+  double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + merger
+};
+
+/// Cost one `width` × `height` image. `llm_hidden` is the merger's output width.
+/// Linear layers cost ∝ patches; attention ∝ patches² on full-attention layers and
+/// ∝ patches × window patches on windowed ones (per tile for kTiles).
+/// Errors: InvalidArgument for a zero side or an extreme aspect ratio (naming the size).
+Result<ImageCost> CostImage(const VisionConfig& config, uint32_t width, uint32_t height,
+                            uint32_t llm_hidden);
+
+}  // namespace mmpt::cost
