@@ -5,6 +5,8 @@ MMPT := $(BUILD_DIR)/mmpt
 # Tiers `make test` runs: everything that needs no GPU.
 TEST_LABELS ?= unit|slow|dist
 JOBS ?= $(shell nproc)
+# pytest markers `make test` runs after ctest (`make unit` leaves out `dist` and `slow`).
+PYTEST_MARKERS ?= not gpu
 
 .PHONY: deps build demo test unit dev fuzz clean
 
@@ -18,13 +20,25 @@ build: deps
 demo: build
 	@$(MMPT) demo
 
+# Python tests, when the preset builds the module (MMPT_PYTHON): Debian's python3, the package
+# in python/ and the module in $(BUILD_DIR)/python. pytest's exit 5 (nothing collected) is fine.
+define run_pytest
+	@if grep -q '^MMPT_PYTHON:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt; then \
+	  PYTHONPATH=$(CURDIR)/python:$(CURDIR)/$(BUILD_DIR)/python /usr/bin/python3 -m pytest \
+	    tests/python -q -p no:cacheprovider -m '$(1)'; \
+	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; \
+	fi
+endef
+
 # Every tier that needs no GPU, on the optimized build.
 test: build
 	@ctest --test-dir $(BUILD_DIR) -L '$(TEST_LABELS)' -j$(JOBS) --output-on-failure --timeout 900
+	$(call run_pytest,$(PYTEST_MARKERS))
 
 # The fast tier alone, for the edit-build-test loop.
 unit: build
 	@ctest --test-dir $(BUILD_DIR) -L unit -j$(JOBS) --output-on-failure
+	$(call run_pytest,not dist and not slow and not gpu)
 
 # The unit tier under ASan + UBSan.
 dev:

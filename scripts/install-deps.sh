@@ -12,7 +12,7 @@ DEBIAN_PACKAGES=(
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev
   clang libclang-rt-14-dev
   nodejs npm
-  python3 python3-numpy python3-pytest python3-pil pybind11-dev python3-dev
+  python3 python3-numpy python3-pytest python3-pil pybind11-dev python3-dev python3-torch
 )
 # Pinned npm packages (installed under third_party/npm, never at run time).
 NPM_PACKAGES=(

@@ -1,0 +1,41 @@
+#pragma once
+
+// Shared pieces of the `_mmpt` bindings: turning a Status into a Python exception, and the
+// per-module Bind* entry points that module.cc calls. Errors become exceptions here and only
+// here (STYLE.md: the Python boundary).
+
+#include <pybind11/pybind11.h>
+
+#include <utility>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::python {
+
+namespace py = pybind11;
+
+/// Create the exception classes (`Error` and one subclass per StatusCode) on `m`. Call once,
+/// before any binding can throw.
+void RegisterErrors(py::module_& m);
+
+/// Raise the Python exception for `status`'s code, with the C++ message as its text.
+/// `status` must not be OK. Needs the GIL.
+[[noreturn]] void ThrowStatus(const Status& status);
+
+/// Raise the Python exception for `status` if it is not OK.
+inline void ThrowIfError(const Status& status) {
+  if (!status.ok()) ThrowStatus(status);
+}
+
+/// Move the value out of `result`, or raise its error as a Python exception.
+template <typename T>
+T ValueOrThrow(Result<T> result) {
+  if (!result.ok()) ThrowStatus(result.status());
+  return std::move(*result);
+}
+
+void BindCore(py::module_& m);
+void BindMedia(py::module_& m);
+void BindCp(py::module_& m);
+
+}  // namespace mmpt::python

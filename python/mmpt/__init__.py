@@ -1,0 +1,42 @@
+"""mmpt: plan, then load — multimodal pretraining data and scheduling engine.
+
+The native engine is the extension module ``_mmpt`` (built with ``-DMMPT_PYTHON=ON`` into
+``build/<preset>/python``; put that folder and ``python/`` on ``PYTHONPATH``). Every error the
+engine reports is raised as a subclass of :class:`mmpt.Error` whose text is the C++ message;
+each also derives from the matching built-in exception (``NotFoundError`` from
+``FileNotFoundError``, ``InvalidArgumentError`` from ``ValueError``, ...).
+
+``mmpt.torch`` holds the PyTorch helpers (vision data parallelism under context parallelism).
+"""
+
+try:
+    import _mmpt
+except ImportError as error:  # pragma: no cover - exercised only in a broken setup
+    raise ImportError(
+        "mmpt: the native module _mmpt is not importable; build with "
+        "`cmake --preset release && cmake --build build/release` and put build/release/python "
+        f"on PYTHONPATH ({error})"
+    ) from error
+
+from _mmpt import (  # noqa: F401 - re-exported
+    CancelledError,
+    CorruptError,
+    Error,
+    InternalError,
+    InvalidArgumentError,
+    IOError,
+    NotFoundError,
+    OutOfRangeError,
+    __version__,
+    hash64,
+    read_file,
+    write_file_atomic,
+)
+
+from .routing import RowSegment, VisionRouting  # noqa: F401,E402
+
+# Bindings of modules that are built only when their module is: re-export what exists.
+for _name in ("smart_resize", "split_thd", "assign_vision"):
+    if hasattr(_mmpt, _name):
+        globals()[_name] = getattr(_mmpt, _name)
+del _name

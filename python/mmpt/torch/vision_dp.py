@@ -1,0 +1,242 @@
+"""Vision data parallelism under context parallelism: the embedding exchange, with gradients.
+
+Each CP rank encodes only the images the plan gives it (:class:`mmpt.VisionRouting`), then one
+all-to-all-v over the CP group moves every embedding row to the rank whose token shard consumes
+it. Backward is the reverse all-to-all-v: each encoded row receives the gradient of the token
+that consumed it, wherever that token lives, and an image consumed by several ranks gets the SUM
+of their gradients (``index_select``'s backward accumulates). Three failure modes a production
+team hit (Megatron-Bridge PR #4784) cannot happen here:
+
+* a gradient produced on a rank other than the encoder's is never dropped: it travels back
+  through the reverse collective and is added to the encoder's rows;
+* a rank with no images still joins every collective, forward and backward: whether the
+  collectives run is decided from the routing (the same on every rank) and from grad mode,
+  never from the local tensor, and an empty send keeps the autograd graph connected;
+* the process group goes to ``autograd.Function.apply`` positionally (``apply`` takes no
+  keyword arguments).
+
+The collective is ``torch.distributed.all_to_all_single`` with split sizes, which both gloo
+(CPU, torch >= 1.13) and NCCL implement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+import torch.distributed as dist
+
+from ..routing import VisionRouting
+
+
+@dataclass
+class ExchangeStats:
+    """Bytes and rows this rank moved through the exchange; accumulates over calls."""
+
+    forward_bytes_sent: int = 0
+    forward_bytes_received: int = 0
+    backward_bytes_sent: int = 0
+    backward_bytes_received: int = 0
+    forward_rows_sent: int = 0
+    forward_rows_received: int = 0
+    collectives: int = 0
+
+    def reset(self) -> None:
+        self.__init__()
+
+
+def _all_to_all_v(rows: torch.Tensor, group, send_splits, recv_splits) -> torch.Tensor:
+    """One all_to_all_single of `rows` ([sum(send_splits), D]); returns [sum(recv_splits), D]."""
+    rows = rows.contiguous()
+    out = rows.new_empty((sum(recv_splits),) + tuple(rows.shape[1:]))
+    dist.all_to_all_single(out, rows, list(recv_splits), list(send_splits), group=group)
+    return out
+
+
+class _AllToAllV(torch.autograd.Function):
+    """Differentiable all-to-all-v. Call apply() positionally:
+    apply(send, anchor, group, send_splits, recv_splits, stats).
+
+    `anchor` is an empty tensor that requires grad whenever the exchange must run backward, so
+    the output requires grad (and the reverse collective runs) even on a rank whose `send` does
+    not, e.g. a rank with no images or a frozen encoder.
+    """
+
+    @staticmethod
+    def forward(ctx, send, anchor, group, send_splits, recv_splits, stats):
+        ctx.group = group
+        ctx.send_splits = list(send_splits)
+        ctx.recv_splits = list(recv_splits)
+        ctx.stats = stats
+        recv = _all_to_all_v(send, group, send_splits, recv_splits)
+        if stats is not None:
+            stats.forward_bytes_sent += send.numel() * send.element_size()
+            stats.forward_bytes_received += recv.numel() * recv.element_size()
+            stats.forward_rows_sent += sum(send_splits)
+            stats.forward_rows_received += sum(recv_splits)
+            stats.collectives += 1
+        return recv
+
+    @staticmethod
+    def backward(ctx, grad_recv):
+        # The reverse exchange: rank s gets back, for each row it sent, the gradient of the
+        # token that consumed it. Runs on every rank (anchor), so nobody waits alone.
+        grad_send = _all_to_all_v(grad_recv, ctx.group, ctx.recv_splits, ctx.send_splits)
+        stats = ctx.stats
+        if stats is not None:
+            stats.backward_bytes_sent += grad_recv.numel() * grad_recv.element_size()
+            stats.backward_bytes_received += grad_send.numel() * grad_send.element_size()
+            stats.collectives += 1
+        return grad_send, None, None, None, None, None
+
+
+
+def _group_rank(group, rank: Optional[int]) -> int:
+    if rank is not None:
+        return int(rank)
+    if not dist.is_initialized():
+        raise RuntimeError("vision_dp: torch.distributed is not initialized and no rank was given")
+    return dist.get_rank(group)
+
+
+def _exchange(local_embeds, routing: VisionRouting, group, rank: int, stats, requires_grad):
+    """The exchange; returns (rows in local token order, their local token positions)."""
+    if local_embeds.dim() != 2:
+        raise ValueError(
+            f"vision_dp: local embeddings must be [rows, hidden], got {tuple(local_embeds.shape)}"
+        )
+    expected = routing.local_rows(rank)
+    if local_embeds.shape[0] != expected:
+        raise ValueError(
+            f"vision_dp: rank {rank} encodes images {list(routing.encoded[rank])} with "
+            f"{expected} embedding rows, but the encoder returned {local_embeds.shape[0]}"
+        )
+    idx = routing.indices(rank)
+    device = local_embeds.device
+    gather = torch.tensor(idx.gather_index, dtype=torch.long, device=device)
+    positions = torch.tensor(idx.positions, dtype=torch.long, device=device)
+    # The routing is the same on every rank, so this test is too: either every rank joins the
+    # collective or none does (the naive policy, or a pack whose rows all stay local).
+    if routing.cross_rank_rows() == 0:
+        return local_embeds.index_select(0, gather), positions
+
+    need_backward = torch.is_grad_enabled() if requires_grad is None else bool(requires_grad)
+    send = local_embeds.index_select(
+        0, torch.tensor(idx.send_index, dtype=torch.long, device=device)
+    )
+    if not need_backward:
+        send = send.detach()
+    anchor = torch.empty(0, device=device, requires_grad=need_backward)
+    # Positional arguments only: autograd.Function.apply takes no keywords.
+    received = _AllToAllV.apply(send, anchor, group, idx.send_splits, idx.recv_splits, stats)
+    rows = torch.cat([local_embeds, received.to(local_embeds.dtype)]).index_select(0, gather)
+    return rows, positions
+
+
+def exchange_embeddings(
+    local_embeds: torch.Tensor,
+    routing: VisionRouting,
+    group=None,
+    rank: Optional[int] = None,
+    *,
+    stats: Optional[ExchangeStats] = None,
+    requires_grad: Optional[bool] = None,
+) -> torch.Tensor:
+    """Return the embedding rows this rank's token shard consumes, in its local token order.
+
+    `local_embeds` is this rank's encoder output: the embeddings of ``routing.encoded[rank]``
+    concatenated in that order, ``[routing.local_rows(rank), hidden]`` (``[0, hidden]`` on a
+    rank with no images). The result is ``[routing.consumed_rows(rank), hidden]``; row k goes to
+    local token position ``routing.indices(rank).positions[k]``.
+
+    Every rank of `group` (the CP group; None: the default group, whose ranks are then the CP
+    ranks) must call this with the same `routing`, collectively. The backward collective runs
+    on every rank when grad mode is on (`requires_grad=None`), so a rank whose encoder is frozen
+    or that has no images cannot leave the others waiting; pass ``requires_grad=False`` on
+    every rank to skip it when no rank needs vision gradients.
+    Raises ValueError when `local_embeds` does not match the routing.
+    """
+    rank = _group_rank(group, rank)
+    rows, _ = _exchange(local_embeds, routing, group, rank, stats, requires_grad)
+    return rows
+
+
+def _connected_empty(encoder: torch.nn.Module, hidden: int, like: torch.Tensor) -> torch.Tensor:
+    """A [0, hidden] tensor that depends on every trainable parameter of `encoder`.
+
+    A rank with no images does not run its encoder; without this its parameters would get no
+    gradient (None) while other ranks' do, and a gradient all-reduce over them (DDP, or the
+    CP/DP all-reduce of Megatron) would disagree between ranks. With it they get zeros.
+    """
+    empty = like.new_zeros((0, hidden))
+    if not torch.is_grad_enabled():
+        return empty
+    trainable = [p for p in encoder.parameters() if p.requires_grad]
+    if not trainable:
+        return empty
+    zero = sum(p.reshape(-1)[:0].sum() for p in trainable)
+    return empty + zero.to(empty.dtype)
+
+
+def vision_dp_embed(
+    encoder: torch.nn.Module,
+    pixel_values: torch.Tensor,
+    image_grid_thw: torch.Tensor,
+    inputs_embeds: torch.Tensor,
+    routing: VisionRouting,
+    group=None,
+    rank: Optional[int] = None,
+    *,
+    input_ids: Optional[torch.Tensor] = None,
+    image_token_id: Optional[int] = None,
+    stats: Optional[ExchangeStats] = None,
+    requires_grad: Optional[bool] = None,
+) -> torch.Tensor:
+    """Encode this rank's images, exchange, and write the rows into the token embeddings.
+
+    The whole vision-DP step for a Qwen-style model, under any policy (cost, count, naive):
+
+        embeds = model.embed_tokens(batch["tokens"])
+        embeds = vision_dp_embed(model.visual, batch["pixel_values"], batch["image_grid_thw"],
+                                 embeds, batch["routing"], cp_group)
+        loss = model(inputs_embeds=embeds, ...)
+
+    `encoder(pixel_values, image_grid_thw)` must return ``[rows, hidden]``: the embeddings of
+    this rank's images (``routing.encoded[rank]``, in that order), one row per LLM token, as
+    Qwen2-VL's vision tower does. It is not called on a rank with no images. `inputs_embeds`
+    is this rank's shard, ``[tokens, hidden]`` or ``[1, tokens, hidden]``; a new tensor is
+    returned with the image rows written at the image-pad positions given by the routing.
+    When `input_ids` and `image_token_id` are given, those positions are checked against the
+    image-pad tokens of the shard (ValueError if they differ).
+    """
+    rank = _group_rank(group, rank)
+    batched = inputs_embeds.dim() == 3
+    if batched and inputs_embeds.shape[0] != 1:
+        raise ValueError(
+            f"vision_dp: inputs_embeds must be [tokens, hidden] or [1, tokens, hidden] (THD), "
+            f"got {tuple(inputs_embeds.shape)}"
+        )
+    embeds = inputs_embeds[0] if batched else inputs_embeds
+    hidden = embeds.shape[-1]
+    if routing.encoded[rank]:
+        local = encoder(pixel_values, image_grid_thw)
+    else:
+        local = _connected_empty(encoder, hidden, embeds)
+    rows, positions = _exchange(local, routing, group, rank, stats, requires_grad)
+    if rows.shape[-1] != hidden:
+        raise ValueError(f"vision_dp: encoder rows have width {rows.shape[-1]}, not {hidden}")
+    if positions.numel() and int(positions.max()) >= embeds.shape[0]:
+        raise ValueError(
+            f"vision_dp: the routing places a row at local token {int(positions.max())} but "
+            f"the shard has {embeds.shape[0]} tokens"
+        )
+    if input_ids is not None and image_token_id is not None:
+        pads = (input_ids.reshape(-1) == image_token_id).nonzero().reshape(-1)
+        if pads.numel() != positions.numel() or not torch.equal(pads.cpu(), positions.cpu()):
+            raise ValueError(
+                f"vision_dp: rank {rank}'s shard has {pads.numel()} image-pad tokens but the "
+                f"routing places {positions.numel()} rows, or at other positions"
+            )
+    out = embeds.index_copy(0, positions, rows.to(embeds.dtype))
+    return out.unsqueeze(0) if batched else out
