@@ -76,7 +76,10 @@ Result<ThdSplit> SplitThd(std::span<const uint32_t> seq_lengths, const ThdSplitO
   split.shards.resize(cp);
   for (uint32_t r = 0; r < cp; ++r) {
     CpShard& shard = split.shards[r];
-    MMPT_ASSIGN_OR_RETURN(shard.token_indices, PartitionedIndices(split.cu_seqlens_padded, cp, r));
+    if (options.with_token_indices) {
+      MMPT_ASSIGN_OR_RETURN(shard.token_indices,
+                            PartitionedIndices(split.cu_seqlens_padded, cp, r));
+    }
     shard.cu_seqlens_padded_local.reserve(split.cu_seqlens_padded.size());
     for (uint32_t boundary : split.cu_seqlens_padded) {
       shard.cu_seqlens_padded_local.push_back(boundary / cp);

@@ -13,6 +13,8 @@ struct ThdSplitOptions {
   uint32_t cp_size = 1;            // ranks in the CP group
   uint32_t tp_size = 1;            // tensor-parallel size; matters only with sequence_parallel
   bool sequence_parallel = false;  // Megatron sequence parallelism: pad to 2·TP·CP, not 2·CP
+  bool with_token_indices = true;  // fill CpShard::token_indices (O(tokens)); the boundaries,
+                                   // chunk arithmetic and valid counts are always there
 };
 
 /// Return the multiple every sub-sequence is padded to: 2·CP, or 2·TP·CP with sequence

@@ -137,6 +137,15 @@ TEST(ThdSplitTest, EachRankHoldsChunksRAndMirror) {
   }
 }
 
+TEST(ThdSplitTest, BoundariesWithoutIndices) {
+  const std::vector<uint32_t> lengths = {5, 1, 12};
+  auto split = SplitThd(lengths, {.cp_size = 2, .with_token_indices = false});
+  ASSERT_TRUE(split.ok());
+  EXPECT_TRUE(split->shards[0].token_indices.empty());
+  EXPECT_EQ(split->cu_seqlens_padded, (std::vector<uint32_t>{0, 8, 12, 24}));
+  EXPECT_EQ(split->shards[1].valid_tokens, (std::vector<uint32_t>{3, 0, 6}));
+}
+
 TEST(ThdSplitTest, CpOneIsIdentity) {
   const std::vector<uint32_t> lengths = {3, 4, 9};
   auto split = SplitThd(lengths, {.cp_size = 1});
