@@ -1,0 +1,206 @@
+#include "mmpt/sim/step_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "mmpt/cp/image_layout.h"
+#include "mmpt/cp/thd_split.h"
+
+namespace mmpt::sim {
+namespace {
+
+// Causal (query, key) pairs of query positions [begin, end) of a sequence: Σ (q + 1).
+double CausalPairs(uint64_t begin, uint64_t end) {
+  if (end <= begin) return 0;
+  return (static_cast<double>(end) * (end + 1) - static_cast<double>(begin) * (begin + 1)) / 2;
+}
+
+// Adds one pack's work to the times of its CP ranks (times has cp entries).
+Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& params,
+               std::vector<RankTime>& times, StepSim& sim) {
+  const plan::PlannedPack& pack = plan.packs[pack_index];
+  const uint32_t cp = plan.layout.cp;
+  auto sequences = plan.Sequences(pack);
+  if (sequences.empty()) return Status::OK();
+  sim.tokens += pack.tokens;
+
+  double pack_flops = 0;
+  for (const auto& seq : sequences) {
+    for (const auto& image : plan.Images(seq)) pack_flops += image.vision_flops;
+  }
+  const double vision_seconds = pack.vision_seconds / params.vision_speed_factor;
+  // An image's share of the pack's encoder time is its share of the pack's vision FLOPs.
+  auto image_seconds = [&](const plan::PlannedImage& image) {
+    return pack_flops > 0 ? vision_seconds * image.vision_flops / pack_flops : 0.0;
+  };
+
+  if (cp == 1) {
+    times[0].vision_seconds += vision_seconds;
+    times[0].llm_seconds += pack.llm_seconds;
+    sim.vision_gpu_seconds += vision_seconds;
+    sim.llm_gpu_seconds += pack.llm_seconds;
+    return Status::OK();
+  }
+
+  std::vector<uint32_t> lengths;
+  std::vector<cp::SampleImage> images;
+  lengths.reserve(sequences.size());
+  for (uint32_t s = 0; s < sequences.size(); ++s) {
+    lengths.push_back(sequences[s].tokens);
+    for (const auto& image : plan.Images(sequences[s])) {
+      images.push_back({s, image.llm_tokens, image_seconds(image)});
+    }
+  }
+  cp::ThdSplitOptions options{.cp_size = cp, .tp_size = plan.layout.tp,
+                              .sequence_parallel = plan.layout.tp > 1,
+                              .with_token_indices = false};
+  MMPT_ASSIGN_OR_RETURN(cp::ThdSplit split, cp::SplitThd(lengths, options));
+  MMPT_ASSIGN_OR_RETURN(std::vector<cp::CpImage> placed, cp::PlaceImages(lengths, images));
+  MMPT_ASSIGN_OR_RETURN(cp::VisionAssignment assignment,
+                        cp::AssignVision(split, placed, params.cp_vision_policy));
+  const double exchange = params.cp_vision_policy == cp::VisionPolicy::kNaive
+                              ? 1.0 : 1.0 + params.vision_dp_exchange_overhead;
+
+  // LLM work of each rank: its real tokens plus weighted causal pairs of its chunks.
+  std::vector<double> work(cp, 0.0);
+  double total_work = 0;
+  for (size_t s = 0; s < lengths.size(); ++s) {
+    const uint64_t chunk = split.chunk_tokens(s);
+    for (uint32_t k = 0; k < 2 * cp; ++k) {
+      const uint64_t begin = std::min<uint64_t>(k * chunk, lengths[s]);
+      const uint64_t end = std::min<uint64_t>((k + 1) * chunk, lengths[s]);
+      const double w = static_cast<double>(end - begin) +
+                       params.attention_pair_weight * CausalPairs(begin, end);
+      work[split.ChunkRank(k)] += w;
+      total_work += w;
+    }
+  }
+  for (uint32_t r = 0; r < cp; ++r) {
+    const double llm = total_work > 0 ? pack.llm_seconds * work[r] / total_work *
+                                            (1.0 + params.cp_llm_overhead)
+                                      : 0.0;
+    const double vision = assignment.rank_cost[r] * exchange;
+    times[r].vision_seconds += vision;
+    times[r].llm_seconds += llm;
+    sim.vision_gpu_seconds += vision;
+    sim.llm_gpu_seconds += llm;
+  }
+  if (!placed.empty() && assignment.mean_cost() > 0) {
+    sim.cp_vision_imbalance.push_back(assignment.max_cost() / assignment.mean_cost());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status SimParams::Validate() const {
+  if (!(vision_speed_factor > 0)) {
+    return Status::InvalidArgument("vision_speed_factor must be > 0, got {}", vision_speed_factor);
+  }
+  for (auto [name, value] : {std::pair{"cp_llm_overhead", cp_llm_overhead},
+                             {"vision_dp_exchange_overhead", vision_dp_exchange_overhead},
+                             {"attention_pair_weight", attention_pair_weight},
+                             {"microstep_overhead_seconds", microstep_overhead_seconds},
+                             {"grad_allreduce_seconds", grad_allreduce_seconds}}) {
+    if (!(value >= 0) || std::isinf(value)) {
+      return Status::InvalidArgument("{} must be finite and >= 0, got {}", name, value);
+    }
+  }
+  return Status::OK();
+}
+
+std::string SimParams::Describe() const {
+  std::string out;
+  auto line = [&](std::string_view name, std::string value, std::string_view meaning) {
+    out += fmt::format("  {:<28} = {:<10} {}\n", name, value, meaning);
+  };
+  line("vision_speed_factor", fmt::format("{:g}", vision_speed_factor),
+       "encoder speed-up over the costed encoder (assumed)");
+  line("cp_vision_policy", std::string(cp::VisionPolicyName(cp_vision_policy)),
+       "who encodes a pack's images under CP");
+  line("cp_llm_overhead", fmt::format("{:g}", cp_llm_overhead),
+       "LLM time added per CP rank for unhidden KV exchange (assumed)");
+  line("vision_dp_exchange_overhead", fmt::format("{:g}", vision_dp_exchange_overhead),
+       "vision time added for the vision-DP embedding exchange (assumed)");
+  line("attention_pair_weight", fmt::format("{:.3g}", attention_pair_weight),
+       "LLM work of one causal pair / one token's linear work");
+  line("microstep_overhead_seconds", fmt::format("{:g}", microstep_overhead_seconds),
+       "fixed cost per micro-step");
+  line("grad_allreduce_seconds", fmt::format("{:g}", grad_allreduce_seconds),
+       "unhidden gradient all-reduce per step");
+  return out;
+}
+
+Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params) {
+  MMPT_RETURN_IF_ERROR(params.Validate());
+  MMPT_RETURN_IF_ERROR(plan.layout.Validate());
+  MMPT_RETURN_IF_ERROR(plan.Validate());
+  const plan::Layout& layout = plan.layout;
+  StepSim sim;
+  sim.dp = layout.dp;
+  sim.ga = layout.ga;
+  sim.cp = layout.cp;
+  sim.ranks.assign(size_t{layout.dp} * layout.ga * layout.cp, RankTime{});
+
+  std::vector<RankTime> times(layout.cp);
+  // Per (DP rank, micro-step): the CP group's slowest vision and slowest LLM shard.
+  std::vector<double> vision(size_t{layout.dp} * layout.ga), llm(vision.size());
+  for (uint32_t d = 0; d < layout.dp; ++d) {
+    for (uint32_t m = 0; m < layout.ga; ++m) {
+      std::fill(times.begin(), times.end(), RankTime{});
+      for (uint32_t slot = 0; slot < layout.mbs; ++slot) {
+        Status status = AddPack(plan, plan.PackIndex(d, m, slot), params, times, sim);
+        if (!status.ok()) {
+          return status.WithContext(fmt::format("step {} rank {} micro-step {} pack {}",
+                                                plan.step, d, m, slot));
+        }
+      }
+      const size_t dm = size_t{d} * layout.ga + m;
+      for (uint32_t r = 0; r < layout.cp; ++r) {
+        sim.ranks[dm * layout.cp + r] = times[r];
+        vision[dm] = std::max(vision[dm], times[r].vision_seconds);
+        llm[dm] = std::max(llm[dm], times[r].llm_seconds);
+      }
+    }
+  }
+
+  double slowest = 0;
+  if (layout.sync == plan::SyncModel::kMicrostep) {
+    const uint32_t group = layout.sync_group_size();
+    for (uint32_t g = 0; g < layout.dp / group; ++g) {
+      double total = 0;
+      for (uint32_t m = 0; m < layout.ga; ++m) {
+        double v = 0, l = 0;
+        for (uint32_t d = g * group; d < (g + 1) * group; ++d) {
+          v = std::max(v, vision[size_t{d} * layout.ga + m]);
+          l = std::max(l, llm[size_t{d} * layout.ga + m]);
+        }
+        total += v + l;
+      }
+      slowest = std::max(slowest, total);
+    }
+  } else {
+    for (uint32_t d = 0; d < layout.dp; ++d) {
+      double total = 0, worst = 0;
+      for (uint32_t m = 0; m < layout.ga; ++m) {
+        const double t = vision[size_t{d} * layout.ga + m] + llm[size_t{d} * layout.ga + m];
+        total += t;
+        worst = std::max(worst, t);
+      }
+      if (layout.sync == plan::SyncModel::kPipeline) {
+        total += worst * (layout.pp - 1) / layout.pp;
+      }
+      slowest = std::max(slowest, total);
+    }
+  }
+  const double overhead =
+      params.microstep_overhead_seconds * layout.ga + params.grad_allreduce_seconds;
+  sim.step_seconds = slowest + overhead;
+  sim.lower_bound_seconds = (sim.vision_gpu_seconds + sim.llm_gpu_seconds) /
+                                (static_cast<double>(layout.dp) * layout.cp) + overhead;
+  return sim;
+}
+
+}  // namespace mmpt::sim

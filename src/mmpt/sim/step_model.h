@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cp/vision_assign.h"
+#include "mmpt/plan/step_plan.h"
+
+namespace mmpt::sim {
+
+/// Every assumption of the step-time model, by name. The planner's cost model gives each pack's
+/// vision and LLM seconds; these parameters say how ranks overlap, wait and communicate. Print
+/// them with every result (Describe) so a measured value can replace any of them.
+struct SimParams {
+  /// Encoder speed-up of a framework-native encoder over the one the cost model describes:
+  /// vision seconds are divided by it. 1 = the costed (Hugging Face) encoder. Assumed, not
+  /// measured: replace with a measured ratio.
+  double vision_speed_factor = 1.0;
+  /// Who encodes a pack's images when CP > 1 (no vision DP: naive).
+  cp::VisionPolicy cp_vision_policy = cp::VisionPolicy::kNaive;
+  /// Fraction of a CP rank's LLM time added for the ring exchange of keys and values that
+  /// attention compute does not hide (only when CP > 1).
+  double cp_llm_overhead = 0.05;
+  /// Fraction of a CP group's vision time added for the embedding exchange of vision DP (the
+  /// all-to-all of rows forward, their gradients backward; only with count/cost and CP > 1).
+  double vision_dp_exchange_overhead = 0.02;
+  /// Weight of one causal attention (query, key) pair relative to one token's linear-layer work
+  /// in the LLM; splits a pack's LLM seconds over its CP shards. Default: Qwen3-30B-A3B,
+  /// 12·layers·heads·head_dim / (6 · 3.3e9 active parameters) = 2·48·4096 / 3.3e9.
+  double attention_pair_weight = 2.0 * 48 * 4096 / 3.3e9;
+  /// Fixed cost of every micro-step (launches, data hand-off), seconds.
+  double microstep_overhead_seconds = 0.0;
+  /// Gradient all-reduce at the end of the step not hidden by backward, seconds.
+  double grad_allreduce_seconds = 0.0;
+
+  /// Check every parameter is in range. Errors: InvalidArgument naming the parameter.
+  Status Validate() const;
+  /// One line per parameter: "name = value  (meaning)".
+  std::string Describe() const;
+};
+
+/// Time of one (DP rank, micro-step, CP rank): what its GPU computes, before waiting.
+struct RankTime {
+  double vision_seconds = 0;
+  double llm_seconds = 0;
+};
+
+/// The simulated step.
+struct StepSim {
+  uint32_t dp = 1, ga = 1, cp = 1;
+  /// Per (DP rank, micro-step, CP rank), index (d·ga + m)·cp + r.
+  std::vector<RankTime> ranks;
+  /// Step time under the layout's sync model, seconds (overheads included).
+  double step_seconds = 0;
+  /// Perfect balance: every GPU busy all step (all work / GPUs + the same overheads).
+  double lower_bound_seconds = 0;
+  /// Real (non-padding) LLM tokens the step trains.
+  uint64_t tokens = 0;
+  /// Summed GPU-seconds of vision and LLM work (naive CP's duplicate encodes included).
+  double vision_gpu_seconds = 0, llm_gpu_seconds = 0;
+  /// Per pack holding images, when CP > 1: max / mean vision cost over its CP group.
+  std::vector<double> cp_vision_imbalance;
+
+  double tokens_per_second() const { return step_seconds > 0 ? tokens / step_seconds : 0; }
+  const RankTime& at(uint32_t d, uint32_t m, uint32_t r) const {
+    return ranks[(size_t{d} * ga + m) * cp + r];
+  }
+};
+
+/// Simulate one step of `plan` on its layout. Each pack's vision seconds are spread over its
+/// images by vision FLOPs; with CP > 1 the pack is split as Transformer Engine does (cp
+/// module), its images assigned under params.cp_vision_policy, and its LLM seconds split over
+/// the CP ranks by tokens and causal attention pairs of their chunks. A CP group runs
+/// max(vision) then max(LLM) of its ranks (the LLM's first layer waits for every shard); DP
+/// ranks then wait as layout.sync says: kStep — only at the step's all-reduce; kMicrostep —
+/// every micro-step within each sync group of layout.ep DP ranks (max vision + max LLM), groups
+/// meeting at the all-reduce; kPipeline — per DP rank like kStep plus a GPipe bubble of
+/// (pp − 1)/pp of its slowest micro-step. Errors: InvalidArgument for bad params or a plan
+/// that fails Validate().
+Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params);
+
+}  // namespace mmpt::sim

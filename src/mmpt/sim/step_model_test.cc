@@ -1,0 +1,105 @@
+#include "mmpt/sim/step_model.h"
+
+#include <gtest/gtest.h>
+
+#include "mmpt/sim/test_plans_internal.h"
+
+namespace mmpt::sim {
+namespace {
+
+using testing_plans::PackSpec;
+using testing_plans::MakePlan;
+
+TEST(StepModelTest, StepSyncWaitsOnlyAtTheEnd) {
+  // dp 2, ga 2, no CP. Rank 0: (1 + 2) + (1 + 2); rank 1: (3 + 1) + (0 + 1) → step = 6.
+  plan::Layout layout{.dp = 2, .ga = 2, .seq_len = 1024, .sync = plan::SyncModel::kStep};
+  auto plan = MakePlan(layout, {PackSpec{{100}, {{50}}, 1, 2}, PackSpec{{100}, {{50}}, 1, 2},
+                                PackSpec{{100}, {{50}}, 3, 1}, PackSpec{{100}, {}, 0, 1}});
+  auto sim = SimulateStep(plan, {});
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  EXPECT_DOUBLE_EQ(sim->step_seconds, 6.0);
+  EXPECT_DOUBLE_EQ(sim->lower_bound_seconds, 11.0 / 2);
+  EXPECT_EQ(sim->tokens, 400u);
+  EXPECT_DOUBLE_EQ(sim->at(1, 0, 0).vision_seconds, 3.0);
+}
+
+TEST(StepModelTest, MicrostepSyncTakesMaxVisionPlusMaxLlm) {
+  // Same packs, ep 2: micro-step 0: max V 3 + max L 2; micro-step 1: max V 1 + max L 2 → 8.
+  plan::Layout layout{.dp = 2, .ep = 2, .ga = 2, .seq_len = 1024,
+                      .sync = plan::SyncModel::kMicrostep};
+  auto plan = MakePlan(layout, {PackSpec{{100}, {{50}}, 1, 2}, PackSpec{{100}, {{50}}, 1, 2},
+                                PackSpec{{100}, {{50}}, 3, 1}, PackSpec{{100}, {}, 0, 1}});
+  SimParams params;
+  params.microstep_overhead_seconds = 0.5;
+  params.grad_allreduce_seconds = 1.0;
+  auto sim = SimulateStep(plan, params);
+  ASSERT_TRUE(sim.ok());
+  EXPECT_DOUBLE_EQ(sim->step_seconds, 8.0 + 2 * 0.5 + 1.0);
+  // ep 1 makes every rank its own group: back to the per-rank sum.
+  plan.layout.ep = 1;
+  sim = SimulateStep(plan, params);
+  ASSERT_TRUE(sim.ok());
+  EXPECT_DOUBLE_EQ(sim->step_seconds, 6.0 + 2.0);
+}
+
+TEST(StepModelTest, NativeEncoderFactorDividesVision) {
+  plan::Layout layout{.dp = 1, .ga = 1, .seq_len = 1024, .sync = plan::SyncModel::kStep};
+  auto plan = MakePlan(layout, {PackSpec{{100}, {{50}}, 4, 2}});
+  SimParams params;
+  params.vision_speed_factor = 2.0;
+  auto sim = SimulateStep(plan, params);
+  ASSERT_TRUE(sim.ok());
+  EXPECT_DOUBLE_EQ(sim->step_seconds, 2.0 + 2.0);
+}
+
+TEST(StepModelTest, CpPoliciesSplitVisionDifferently) {
+  // One pack of 4096 tokens on CP 2: one large image (flops 8) near the start, four small
+  // (flops 1 each) after it; 12 s of vision in all. Count cuts the 5 images, in token order,
+  // into runs of 3 and 2.
+  plan::Layout layout{.dp = 1, .cp = 2, .ga = 1, .seq_len = 4096,
+                      .sync = plan::SyncModel::kStep};
+  PackSpec pack{{4096}, {{1200, 8}, {100, 1}, {100, 1}, {100, 1}, {100, 1}}, 12, 4};
+  auto plan = MakePlan(layout, {pack});
+  SimParams params;
+  double max_vision[3];
+  for (auto policy : {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount,
+                      cp::VisionPolicy::kCost}) {
+    params.cp_vision_policy = policy;
+    auto sim = SimulateStep(plan, params);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    const double v0 = sim->at(0, 0, 0).vision_seconds, v1 = sim->at(0, 0, 1).vision_seconds;
+    max_vision[static_cast<int>(policy)] = std::max(v0, v1);
+    const double l0 = sim->at(0, 0, 0).llm_seconds, l1 = sim->at(0, 0, 1).llm_seconds;
+    // The zigzag split gives both ranks the same LLM work; the shares add up.
+    EXPECT_NEAR(l0, l1, 1e-9);
+    EXPECT_NEAR(l0 + l1, 4 * (1 + params.cp_llm_overhead), 1e-9);
+    if (policy != cp::VisionPolicy::kNaive) {
+      EXPECT_NEAR(v0 + v1, 12 * (1 + params.vision_dp_exchange_overhead), 1e-9);
+    }
+    ASSERT_EQ(sim->cp_vision_imbalance.size(), 1u);
+    EXPECT_GE(sim->cp_vision_imbalance[0], 1.0);
+  }
+  const double x = 1 + params.vision_dp_exchange_overhead;
+  // Count: images 0–2 (8 + 1 + 1 = 10 of 12 FLOPs) on rank 0 → 10 s.
+  EXPECT_NEAR(max_vision[1], 10 * x, 1e-9);
+  // Cost: the large image alone (8 s), the four small ones (4 s) on the other rank.
+  EXPECT_NEAR(max_vision[2], 8 * x, 1e-9);
+  EXPECT_LT(max_vision[2], max_vision[1]);
+}
+
+TEST(StepModelTest, RejectsBadParams) {
+  plan::Layout layout{.dp = 1, .ga = 1, .seq_len = 1024, .sync = plan::SyncModel::kStep};
+  auto plan = MakePlan(layout, {PackSpec{{100}, {}, 0, 1}});
+  SimParams params;
+  params.vision_speed_factor = 0;
+  auto status = SimulateStep(plan, params).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("vision_speed_factor"), std::string::npos);
+  params = SimParams{};
+  params.cp_llm_overhead = -1;
+  EXPECT_FALSE(SimulateStep(plan, params).ok());
+  EXPECT_NE(SimParams{}.Describe().find("vision_speed_factor"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mmpt::sim

@@ -1,0 +1,59 @@
+#pragma once
+
+// Hand-built StepPlans for the sim tests.
+
+#include <initializer_list>
+#include <vector>
+
+#include "mmpt/plan/step_plan.h"
+
+namespace mmpt::sim::testing_plans {
+
+/// An image of a test pack: LLM tokens and vision FLOPs.
+struct ImageSpec {
+  uint32_t llm_tokens = 0;
+  double flops = 1;
+};
+
+/// A test pack: its samples' token counts, the images (all in the first sample), and its costs.
+struct PackSpec {
+  std::vector<uint32_t> samples;
+  std::vector<ImageSpec> images;
+  double vision_seconds = 0;
+  double llm_seconds = 0;
+};
+
+/// Build a plan with `packs` in (rank, micro-step, slot) order.
+inline plan::StepPlan MakePlan(const plan::Layout& layout, std::vector<PackSpec> packs) {
+  plan::StepPlan plan;
+  plan.layout = layout;
+  for (const PackSpec& spec : packs) {
+    plan::PlannedPack pack;
+    pack.sequence_begin = static_cast<uint32_t>(plan.sequences.size());
+    for (size_t s = 0; s < spec.samples.size(); ++s) {
+      plan::PlannedSequence seq;
+      seq.index = plan.sequences.size();
+      seq.tokens = spec.samples[s];
+      seq.image_begin = static_cast<uint32_t>(plan.images.size());
+      if (s == 0) {
+        for (const ImageSpec& image : spec.images) {
+          plan::PlannedImage planned;
+          planned.llm_tokens = image.llm_tokens;
+          planned.vision_flops = image.flops;
+          plan.images.push_back(planned);
+        }
+      }
+      seq.image_end = static_cast<uint32_t>(plan.images.size());
+      pack.tokens += seq.tokens;
+      pack.images += seq.image_end - seq.image_begin;
+      plan.sequences.push_back(seq);
+    }
+    pack.sequence_end = static_cast<uint32_t>(plan.sequences.size());
+    pack.vision_seconds = spec.vision_seconds;
+    pack.llm_seconds = spec.llm_seconds;
+    plan.packs.push_back(pack);
+  }
+  return plan;
+}
+
+}  // namespace mmpt::sim::testing_plans
