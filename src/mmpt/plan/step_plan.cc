@@ -4,26 +4,6 @@
 
 namespace mmpt::plan {
 
-std::string_view SyncModelName(SyncModel model) {
-  switch (model) {
-    case SyncModel::kStep:
-      return "step";
-    case SyncModel::kMicrostep:
-      return "microstep";
-    case SyncModel::kPipeline:
-      return "pipeline";
-  }
-  return "unknown";
-}
-
-Result<SyncModel> ParseSyncModel(std::string_view name) {
-  if (name == "step") return SyncModel::kStep;
-  if (name == "microstep") return SyncModel::kMicrostep;
-  if (name == "pipeline") return SyncModel::kPipeline;
-  return Status::InvalidArgument("unknown sync model '{}' (expected step, microstep or pipeline)",
-                                 name);
-}
-
 Status Layout::Validate() const {
   if (dp == 0 || tp == 0 || pp == 0 || cp == 0 || ep == 0 || ga == 0 || mbs == 0) {
     return Status::InvalidArgument(

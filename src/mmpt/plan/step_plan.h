@@ -5,21 +5,14 @@
 #include <string_view>
 #include <vector>
 
+#include "mmpt/balance/balancer.h"
 #include "mmpt/core/status.h"
 
 namespace mmpt::plan {
 
-/// How the ranks of one step wait for each other (DESIGN.md, "Balance: what is minimized").
-enum class SyncModel : uint8_t {
-  kStep = 0,       // ranks meet only at the gradient all-reduce
-  kMicrostep = 1,  // every micro-step is a barrier within a sync group (e.g. the EP group)
-  kPipeline = 2,   // pipeline stages: micro-step costs equalized, light ones at both ends
-};
-
-/// Name a sync model as the CLI spells it ("step", "microstep", "pipeline").
-std::string_view SyncModelName(SyncModel model);
-/// Parse "step", "microstep" or "pipeline". Errors: InvalidArgument naming the bad value.
-Result<SyncModel> ParseSyncModel(std::string_view name);
+using balance::ParseSyncModel;
+using balance::SyncModel;
+using balance::SyncModelName;
 
 /// The parallel layout a plan is made for. Only DP ranks get different data: the TP, PP and CP
 /// ranks of one DP replica share its packs (CP splits each pack later, in the cp stage).
@@ -78,13 +71,8 @@ struct PlannedPack {
   double llm_seconds = 0;       // estimated LLM time (forward + backward) on one rank
 };
 
-/// Estimated times of one step (seconds) under the layout's sync model.
-struct StepEstimate {
-  double step_seconds = 0;         // the plan's step time under the sync model
-  double lower_bound_seconds = 0;  // perfect balance: no rank ever waits
-  double max_vision_imbalance = 1; // max over (sync group, micro-step) of max/mean vision cost
-  double max_llm_imbalance = 1;    // same for the LLM cost
-};
+/// Estimated times of one step (seconds) under the layout's sync model (balance::Evaluate).
+using StepEstimate = balance::Estimate;
 
 /// The plan of one global step for every DP rank: which samples form which pack, and each
 /// pack's sub-sequences and images. Every rank computes the same StepPlan from the same
