@@ -95,6 +95,13 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
 
 }  // namespace
 
+double AttentionPairWeight(const cost::LlmConfig& llm) {
+  constexpr uint64_t kLength = 4096;  // any length: the attention FLOPs are exactly ∝ pairs
+  const double pairs = static_cast<double>(kLength) * (kLength + 1) / 2;
+  const double linear = llm.LinearTrainFlopsPerToken();
+  return linear > 0 ? llm.AttentionTrainFlops(kLength) / pairs / linear : 0.0;
+}
+
 Status SimParams::Validate() const {
   if (!(vision_speed_factor > 0)) {
     return Status::InvalidArgument("vision_speed_factor must be > 0, got {}", vision_speed_factor);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/cost/llm_model.h"
 #include "mmpt/cp/vision_assign.h"
 #include "mmpt/plan/step_plan.h"
 
@@ -27,9 +28,9 @@ struct SimParams {
   /// all-to-all of rows forward, their gradients backward; only with count/cost and CP > 1).
   double vision_dp_exchange_overhead = 0.02;
   /// Weight of one causal attention (query, key) pair relative to one token's linear-layer work
-  /// in the LLM; splits a pack's LLM seconds over its CP shards. Default: Qwen3-30B-A3B,
-  /// 12·layers·heads·head_dim / (6 · 3.3e9 active parameters) = 2·48·4096 / 3.3e9.
-  double attention_pair_weight = 2.0 * 48 * 4096 / 3.3e9;
+  /// in the LLM; splits a pack's LLM seconds over its CP shards. Set it from the LLM preset
+  /// with AttentionPairWeight(); 0 splits by tokens alone.
+  double attention_pair_weight = 0.0;
   /// Fixed cost of every micro-step (launches, data hand-off), seconds.
   double microstep_overhead_seconds = 0.0;
   /// Gradient all-reduce at the end of the step not hidden by backward, seconds.
@@ -40,6 +41,9 @@ struct SimParams {
   /// One line per parameter: "name = value  (meaning)".
   std::string Describe() const;
 };
+
+/// Training FLOPs of one causal attention pair over one token's linear-layer FLOPs, for `llm`.
+double AttentionPairWeight(const cost::LlmConfig& llm);
 
 /// Time of one (DP rank, micro-step, CP rank): what its GPU computes, before waiting.
 struct RankTime {

@@ -87,6 +87,25 @@ TEST(StepModelTest, CpPoliciesSplitVisionDifferently) {
   EXPECT_LT(max_vision[2], max_vision[1]);
 }
 
+TEST(StepModelTest, AttentionWeightFromLlmPreset) {
+  cost::LlmConfig llm;
+  llm.hidden = 2048;
+  llm.layers = 48;
+  llm.heads = 32;
+  llm.kv_heads = 4;
+  llm.head_dim = 128;
+  llm.vocab = 151936;
+  llm.moe_experts = 128;
+  llm.moe_active = 8;
+  llm.moe_ffn = 768;
+  const double w = AttentionPairWeight(llm);
+  // 3·(2·2·48·4096) per pair over 3·(forward linear FLOPs per token ≈ 2 × 3.3e9 active).
+  EXPECT_GT(w, 1e-4);
+  EXPECT_LT(w, 2e-4);
+  EXPECT_DOUBLE_EQ(w * llm.LinearTrainFlopsPerToken() * 10.0 * 11.0 / 2.0,
+                   llm.AttentionTrainFlops(10));
+}
+
 TEST(StepModelTest, RejectsBadParams) {
   plan::Layout layout{.dp = 1, .ga = 1, .seq_len = 1024, .sync = plan::SyncModel::kStep};
   auto plan = MakePlan(layout, {PackSpec{{100}, {}, 0, 1}});
