@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "mmpt/balance/balancer.h"
 #include "mmpt/cp/image_layout.h"
 #include "mmpt/cp/thd_split.h"
 
@@ -173,35 +174,19 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
     }
   }
 
-  double slowest = 0;
-  if (layout.sync == plan::SyncModel::kMicrostep) {
-    const uint32_t group = layout.sync_group_size();
-    for (uint32_t g = 0; g < layout.dp / group; ++g) {
-      double total = 0;
-      for (uint32_t m = 0; m < layout.ga; ++m) {
-        double v = 0, l = 0;
-        for (uint32_t d = g * group; d < (g + 1) * group; ++d) {
-          v = std::max(v, vision[size_t{d} * layout.ga + m]);
-          l = std::max(l, llm[size_t{d} * layout.ga + m]);
-        }
-        total += v + l;
-      }
-      slowest = std::max(slowest, total);
-    }
-  } else {
-    for (uint32_t d = 0; d < layout.dp; ++d) {
-      double total = 0, worst = 0;
-      for (uint32_t m = 0; m < layout.ga; ++m) {
-        const double t = vision[size_t{d} * layout.ga + m] + llm[size_t{d} * layout.ga + m];
-        total += t;
-        worst = std::max(worst, t);
-      }
-      if (layout.sync == plan::SyncModel::kPipeline) {
-        total += worst * (layout.pp - 1) / layout.pp;
-      }
-      slowest = std::max(slowest, total);
-    }
+  // The DP ranks wait for each other as the balancer's model says: one "pack" per
+  // (rank, micro-step) holding the CP group's slowest vision and slowest LLM shard.
+  std::vector<balance::PackCost> group_costs(vision.size());
+  std::vector<uint32_t> identity(vision.size());
+  for (size_t i = 0; i < vision.size(); ++i) {
+    group_costs[i] = {vision[i], llm[i]};
+    identity[i] = static_cast<uint32_t>(i);
   }
+  const balance::Grid grid{.dp = layout.dp, .ga = layout.ga, .mbs = 1,
+                           .group = layout.sync_group_size(), .pp = layout.pp,
+                           .sync = layout.sync};
+  MMPT_RETURN_IF_ERROR(grid.Validate());
+  const double slowest = balance::Evaluate(group_costs, identity, grid).step_seconds;
   const double overhead =
       params.microstep_overhead_seconds * layout.ga + params.grad_allreduce_seconds;
   sim.step_seconds = slowest + overhead;

@@ -77,12 +77,11 @@ struct StepSim {
 /// images by vision FLOPs; with CP > 1 the pack is split as Transformer Engine does (cp
 /// module), its images assigned under params.cp_vision_policy, and its LLM seconds split over
 /// the CP ranks by tokens and causal attention pairs of their chunks. A CP group runs
-/// max(vision) then max(LLM) of its ranks (the LLM's first layer waits for every shard); DP
-/// ranks then wait as layout.sync says: kStep — only at the step's all-reduce; kMicrostep —
-/// every micro-step within each sync group of layout.ep DP ranks (max vision + max LLM), groups
-/// meeting at the all-reduce; kPipeline — per DP rank like kStep plus a GPipe bubble of
-/// (pp − 1)/pp of its slowest micro-step. Errors: InvalidArgument for bad params or a plan
-/// that fails Validate().
+/// max(vision) then max(LLM) of its ranks (the LLM's first layer waits for every shard); the
+/// DP ranks then wait as layout.sync says, by balance::Evaluate's model (kStep: only at the
+/// all-reduce; kMicrostep: every micro-step within each sync group of layout.ep ranks;
+/// kPipeline: 1F1B fill and drain). With TP > 1 packs are padded for sequence parallelism
+/// (2·TP·CP). Errors: InvalidArgument for bad params or a plan that fails Validate().
 Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params);
 
 }  // namespace mmpt::sim
