@@ -1,0 +1,204 @@
+#include "mmpt/sim/ablation.h"
+
+#include <algorithm>
+#include <random>
+
+#include <fmt/format.h>
+
+namespace mmpt::sim {
+namespace {
+
+struct Totals {
+  double seconds = 0, lower_bound = 0;
+  uint64_t tokens = 0;
+  uint32_t steps = 0;
+  std::vector<double> imbalance;
+};
+
+Result<Totals> SimulateAll(const std::vector<plan::StepPlan>& plans, const SimParams& params,
+                           StepSim* first = nullptr) {
+  Totals totals;
+  for (const plan::StepPlan& plan : plans) {
+    MMPT_ASSIGN_OR_RETURN(StepSim sim, SimulateStep(plan, params));
+    totals.seconds += sim.step_seconds;
+    totals.lower_bound += sim.lower_bound_seconds;
+    totals.tokens += sim.tokens;
+    ++totals.steps;
+    totals.imbalance.insert(totals.imbalance.end(), sim.cp_vision_imbalance.begin(),
+                            sim.cp_vision_imbalance.end());
+    if (first != nullptr && totals.steps == 1) *first = std::move(sim);
+  }
+  return totals;
+}
+
+AblationRow MakeRow(std::string stage, const Totals& totals, bool cumulative) {
+  AblationRow row;
+  row.stage = std::move(stage);
+  row.step_seconds = totals.steps > 0 ? totals.seconds / totals.steps : 0;
+  row.lower_bound_seconds = totals.steps > 0 ? totals.lower_bound / totals.steps : 0;
+  row.tokens_per_second = totals.seconds > 0 ? totals.tokens / totals.seconds : 0;
+  row.cumulative = cumulative;
+  return row;
+}
+
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 1;
+  std::sort(values.begin(), values.end());
+  return values[static_cast<size_t>(q * (values.size() - 1))];
+}
+
+}  // namespace
+
+plan::StepPlan ShufflePacks(const plan::StepPlan& plan, uint64_t seed) {
+  std::vector<uint32_t> order(plan.packs.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 rng(seed ^ (plan.step * 0x9e3779b97f4a7c15ULL));
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+
+  plan::StepPlan out;
+  out.step = plan.step;
+  out.layout = plan.layout;
+  out.packs.reserve(plan.packs.size());
+  out.sequences.reserve(plan.sequences.size());
+  out.images.reserve(plan.images.size());
+  for (uint32_t p : order) {
+    plan::PlannedPack pack = plan.packs[p];
+    pack.sequence_begin = static_cast<uint32_t>(out.sequences.size());
+    for (plan::PlannedSequence seq : plan.Sequences(plan.packs[p])) {
+      const uint32_t image_begin = static_cast<uint32_t>(out.images.size());
+      for (const plan::PlannedImage& image : plan.Images(seq)) out.images.push_back(image);
+      seq.image_begin = image_begin;
+      seq.image_end = static_cast<uint32_t>(out.images.size());
+      out.sequences.push_back(seq);
+    }
+    pack.sequence_end = static_cast<uint32_t>(out.sequences.size());
+    out.packs.push_back(pack);
+  }
+  return out;
+}
+
+Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
+                             const AblationOptions& options) {
+  MMPT_RETURN_IF_ERROR(options.params.Validate());
+  if (!(options.native_encoder_factor > 0)) {
+    return Status::InvalidArgument("native_encoder_factor must be > 0, got {}",
+                                   options.native_encoder_factor);
+  }
+  if (options.steps == 0) return Status::InvalidArgument("steps must be at least 1");
+  std::vector<plan::StepPlan> vanilla_plans, mmpt_plans, shuffled_plans;
+  for (uint32_t s = 0; s < options.steps; ++s) {
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan v, vanilla());
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan m, mmpt());
+    if (v.layout.dp != m.layout.dp || v.layout.cp != m.layout.cp || v.layout.ga != m.layout.ga) {
+      return Status::InvalidArgument("vanilla and mmpt plans have different layouts");
+    }
+    shuffled_plans.push_back(ShufflePacks(m, options.shuffle_seed));
+    vanilla_plans.push_back(std::move(v));
+    mmpt_plans.push_back(std::move(m));
+  }
+
+  Ablation ablation;
+  ablation.cp = mmpt_plans.front().layout.cp;
+  SimParams base = options.params;
+  base.vision_speed_factor = 1.0;
+  base.cp_vision_policy = cp::VisionPolicy::kNaive;
+  SimParams native = base;
+  native.vision_speed_factor = options.native_encoder_factor;
+
+  MMPT_ASSIGN_OR_RETURN(Totals t_vanilla, SimulateAll(vanilla_plans, base));
+  MMPT_ASSIGN_OR_RETURN(Totals t_global, SimulateAll(shuffled_plans, base, &ablation.unbalanced));
+  MMPT_ASSIGN_OR_RETURN(Totals t_reorder, SimulateAll(mmpt_plans, base, &ablation.balanced));
+  MMPT_ASSIGN_OR_RETURN(Totals t_native, SimulateAll(mmpt_plans, native));
+  ablation.rows.push_back(MakeRow("vanilla", t_vanilla, true));
+  ablation.rows.push_back(MakeRow("+ global packing", t_global, true));
+  ablation.rows.push_back(MakeRow("+ reordering", t_reorder, true));
+  ablation.rows.push_back(MakeRow(
+      fmt::format("+ native encoder (x{:g})", options.native_encoder_factor), t_native, true));
+
+  if (ablation.cp > 1) {
+    for (cp::VisionPolicy policy :
+         {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount, cp::VisionPolicy::kCost}) {
+      SimParams params = native;
+      params.cp_vision_policy = policy;
+      MMPT_ASSIGN_OR_RETURN(Totals t, SimulateAll(mmpt_plans, params));
+      PolicyRow row;
+      row.policy = policy;
+      row.imbalance = t.imbalance;
+      row.mean_imbalance = 1;
+      if (!t.imbalance.empty()) {
+        double sum = 0;
+        for (double v : t.imbalance) sum += v;
+        row.mean_imbalance = sum / t.imbalance.size();
+        row.max_imbalance = *std::max_element(t.imbalance.begin(), t.imbalance.end());
+      }
+      row.p95_imbalance = Percentile(t.imbalance, 0.95);
+      row.tokens_per_second = t.seconds > 0 ? t.tokens / t.seconds : 0;
+      ablation.policies.push_back(std::move(row));
+      if (policy == cp::VisionPolicy::kCost) {
+        ablation.rows.push_back(MakeRow("+ vision DP when CP (by cost, mmpt)", t, true));
+      } else if (policy == cp::VisionPolicy::kCount) {
+        ablation.rows.push_back(MakeRow("  alt: vision DP by count (Megatron Bridge)", t, false));
+      }
+    }
+    // Keep the cumulative stage last.
+    std::stable_partition(ablation.rows.begin(), ablation.rows.end(),
+                          [](const AblationRow& r) { return r.cumulative; });
+  }
+
+  const double base_tps = ablation.rows.front().tokens_per_second;
+  double previous = base_tps;
+  for (AblationRow& row : ablation.rows) {
+    row.relative = base_tps > 0 ? row.tokens_per_second / base_tps : 0;
+    row.vs_previous = previous > 0 ? row.tokens_per_second / previous : 0;
+    if (row.cumulative) previous = row.tokens_per_second;
+  }
+  ablation.parameters =
+      fmt::format("  {:<28} = {:<10} {}\n  {:<28} = {:<10} {}\n", "native_encoder_factor",
+                  fmt::format("{:g}", options.native_encoder_factor),
+                  "native encoder speed-up in the '+ native encoder' stage (assumed)", "steps",
+                  options.steps, "steps simulated per stage") +
+      base.Describe();
+  return ablation;
+}
+
+std::string FormatAblation(const Ablation& ablation) {
+  std::string out = fmt::format("{:<46} {:>10} {:>12} {:>10} {:>9} {:>11}\n", "stage",
+                                "step (s)", "tokens/s", "vs vanilla", "vs prev", "bound (s)");
+  for (const AblationRow& row : ablation.rows) {
+    out += fmt::format("{:<46} {:>10.3f} {:>12.0f} {:>9.1f}% {:>+8.1f}% {:>11.3f}\n", row.stage,
+                       row.step_seconds, row.tokens_per_second, 100 * row.relative,
+                       100 * (row.vs_previous - 1), row.lower_bound_seconds);
+  }
+  if (!ablation.policies.empty()) {
+    out += fmt::format("\nCP {} vision load per pack (max/mean over the CP group):\n", ablation.cp);
+    out += fmt::format("{:<8} {:>8} {:>8} {:>8} {:>12}\n", "policy", "mean", "p95", "max",
+                       "tokens/s");
+    for (const PolicyRow& p : ablation.policies) {
+      out += fmt::format("{:<8} {:>8.3f} {:>8.3f} {:>8.3f} {:>12.0f}\n",
+                         cp::VisionPolicyName(p.policy), p.mean_imbalance, p.p95_imbalance,
+                         p.max_imbalance, p.tokens_per_second);
+    }
+  }
+  out += "\nparameters:\n" + ablation.parameters;
+  return out;
+}
+
+nlohmann::json AblationToJson(const Ablation& ablation) {
+  nlohmann::json rows = nlohmann::json::array(), policies = nlohmann::json::array();
+  for (const AblationRow& row : ablation.rows) {
+    rows.push_back({{"stage", row.stage}, {"step_seconds", row.step_seconds},
+                    {"tokens_per_second", row.tokens_per_second}, {"relative", row.relative},
+                    {"vs_previous", row.vs_previous}, {"cumulative", row.cumulative},
+                    {"lower_bound_seconds", row.lower_bound_seconds}});
+  }
+  for (const PolicyRow& p : ablation.policies) {
+    policies.push_back({{"policy", cp::VisionPolicyName(p.policy)},
+                        {"mean_imbalance", p.mean_imbalance}, {"p95_imbalance", p.p95_imbalance},
+                        {"max_imbalance", p.max_imbalance},
+                        {"tokens_per_second", p.tokens_per_second}});
+  }
+  return {{"cp", ablation.cp}, {"rows", rows}, {"policies", policies},
+          {"parameters", ablation.parameters}};
+}
+
+}  // namespace mmpt::sim

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cp/vision_assign.h"
+#include "mmpt/plan/step_plan.h"
+#include "mmpt/sim/step_model.h"
+
+namespace mmpt::sim {
+
+/// Produces the plans of consecutive steps (a planner's PlanStep()).
+using PlanSource = std::function<Result<plan::StepPlan>()>;
+
+/// What the ablation varies, beyond the plans themselves.
+struct AblationOptions {
+  /// Parameters of every stage; the stages override vision_speed_factor and cp_vision_policy.
+  SimParams params;
+  /// Speed-up of the native (framework) encoder over the costed Hugging Face one, for the
+  /// "+ native encoder" stage. Assumed, not measured: replace with a measured ratio.
+  double native_encoder_factor = 1.5;
+  /// Steps simulated per stage; times and tokens are summed over them.
+  uint32_t steps = 4;
+  /// Seed of the deal that stands for "packed globally, not reordered": the planner's packs of
+  /// a step dealt to (rank, micro-step) slots in a seeded random order.
+  uint64_t shuffle_seed = 0x5eed;
+};
+
+/// One stage of the ablation, over all simulated steps.
+struct AblationRow {
+  std::string stage;
+  double step_seconds = 0;       // mean simulated step time
+  double tokens_per_second = 0;  // Σ real tokens / Σ step time
+  double relative = 1;           // tokens_per_second / vanilla's
+  double vs_previous = 1;        // tokens_per_second / the previous cumulative stage's
+  bool cumulative = true;        // false: an alternative shown beside the stages
+  double lower_bound_seconds = 0;  // mean perfect-balance step time
+};
+
+/// One CP vision policy on the final stage's plans (CP > 1 only).
+struct PolicyRow {
+  cp::VisionPolicy policy = cp::VisionPolicy::kNaive;
+  double mean_imbalance = 1;  // mean over packs with images of max/mean vision cost in the CP group
+  double p95_imbalance = 1;
+  double max_imbalance = 1;
+  double tokens_per_second = 0;
+  std::vector<double> imbalance;  // per pack with images, all steps
+};
+
+/// The ablation of the seed's optimizations on one configuration.
+struct Ablation {
+  uint32_t cp = 1;
+  std::vector<AblationRow> rows;
+  std::vector<PolicyRow> policies;
+  StepSim unbalanced;  // first step, packed globally but not reordered
+  StepSim balanced;    // first step, reordered (native encoder, CP policy naive)
+  std::string parameters;  // every parameter, one per line
+};
+
+/// Run the stages: vanilla (the `vanilla` plans), + global packing (the `mmpt` plans dealt in
+/// random order), + reordering (the `mmpt` plans as balanced), + native encoder (vision time
+/// divided by native_encoder_factor), and, when CP > 1, + vision DP when CP (cost policy) with
+/// the count policy (Megatron Bridge) as an alternative row. Stages before vision DP use the
+/// naive CP policy. Errors: those of the plan sources and SimulateStep; InvalidArgument when
+/// the two sources' plans differ in layout.
+Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
+                             const AblationOptions& options);
+
+/// The ablation as an aligned text table followed by its parameters.
+std::string FormatAblation(const Ablation& ablation);
+
+/// The ablation as JSON: {"cp", "rows": [...], "policies": [...], "parameters": "..."}.
+nlohmann::json AblationToJson(const Ablation& ablation);
+
+/// Return `plan` with its packs dealt to (rank, micro-step, slot) positions in a random order
+/// seeded by `seed` (a Fisher–Yates shuffle over mt19937_64, the same on every machine).
+plan::StepPlan ShufflePacks(const plan::StepPlan& plan, uint64_t seed);
+
+}  // namespace mmpt::sim
