@@ -10,6 +10,7 @@ DEBIAN_PACKAGES=(
   libsimdjson-dev nlohmann-json3-dev libzip-dev zlib1g-dev zip unzip libpcre2-dev
   libsentencepiece-dev libtbb-dev libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev
+  libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   nodejs npm
   python3 python3-numpy python3-pytest python3-pil pybind11-dev python3-dev python3-torch
