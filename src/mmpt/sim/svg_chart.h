@@ -12,20 +12,20 @@ std::string EscapeXml(std::string_view text);
 
 /// One labelled series of a bar chart.
 struct BarSeries {
-  std::string name;
-  std::string color;           // CSS colour, e.g. "#4e79a7"
-  std::vector<double> values;  // one per category
+  std::string name{};
+  std::string color{};           // CSS colour, e.g. "#4e79a7"
+  std::vector<double> values{};  // one per category
 };
 
 /// A bar chart: one group of bars per category, series side by side, or stacked.
 struct BarChart {
-  std::string title;
-  std::string y_label;
-  std::vector<std::string> categories;
-  std::vector<BarSeries> series;
+  std::string title{};
+  std::string y_label{};
+  std::vector<std::string> categories{};
+  std::vector<BarSeries> series{};
   bool stacked = false;
   double reference = -1;  // draw a dashed horizontal line here when ≥ 0 (e.g. a lower bound)
-  std::string reference_label;
+  std::string reference_label{};
   uint32_t width = 720, height = 260;
 };
 
@@ -34,11 +34,11 @@ std::string RenderBarChart(const BarChart& chart);
 
 /// A histogram from pre-binned counts: bins [edges[i], edges[i+1]).
 struct Histogram {
-  std::string title;
-  std::string x_label;
+  std::string title{};
+  std::string x_label{};
   std::string color = "#4e79a7";
-  std::vector<double> edges;     // bins + 1, increasing
-  std::vector<uint64_t> counts;  // bins
+  std::vector<double> edges{};     // bins + 1, increasing
+  std::vector<uint64_t> counts{};  // bins
   uint32_t width = 460, height = 240;
 };
 
@@ -52,10 +52,11 @@ std::string RenderHistogram(const Histogram& histogram);
 
 /// A heat map: rows × columns of non-negative values, shaded from white to `color`.
 struct HeatMap {
-  std::string title;
-  std::string row_label, column_label;
+  std::string title{};
+  std::string row_label{};
+  std::string column_label{};
   uint32_t rows = 0, columns = 0;
-  std::vector<double> values;  // row-major, rows × columns
+  std::vector<double> values{};  // row-major, rows × columns
   double max_value = 0;        // top of the colour scale; 0: the largest value
   std::string color = "#e15759";
   uint32_t width = 460, height = 240;
