@@ -1,0 +1,239 @@
+#include "mmpt/load/assemble.h"
+
+#include <algorithm>
+
+#include "mmpt/cp/thd_split.h"
+#include "mmpt/load/mrope.h"
+
+namespace mmpt::load {
+
+Status ValidateRendered(const RenderedSample& sample, uint32_t merge_size) {
+  if (sample.tokens.size() != sample.has_loss.size()) {
+    return Status::InvalidArgument("sample {} of source {}: {} tokens but {} loss flags",
+                                   sample.index, sample.source, sample.tokens.size(),
+                                   sample.has_loss.size());
+  }
+  uint64_t end = 0;
+  for (size_t k = 0; k < sample.images.size(); ++k) {
+    const RenderedImage& image = sample.images[k];
+    const uint64_t merge2 = uint64_t{merge_size} * merge_size;
+    const uint64_t patches = uint64_t{image.grid_t} * image.grid_h * image.grid_w;
+    if (image.grid_h % merge_size != 0 || image.grid_w % merge_size != 0 ||
+        patches != uint64_t{image.token_count} * merge2 || image.token_count == 0) {
+      return Status::InvalidArgument(
+          "sample {} of source {}, image {}: grid {}x{}x{} does not give {} tokens at merge {}",
+          sample.index, sample.source, k, image.grid_t, image.grid_h, image.grid_w,
+          image.token_count, merge_size);
+    }
+    if (image.token_start < end ||
+        uint64_t{image.token_start} + image.token_count > sample.tokens.size()) {
+      return Status::InvalidArgument(
+          "sample {} of source {}, image {}: tokens [{}, +{}) overlap or leave the sample's {}",
+          sample.index, sample.source, k, image.token_start, image.token_count,
+          sample.tokens.size());
+    }
+    end = uint64_t{image.token_start} + image.token_count;
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// The full (unsharded) arrays of one padded pack.
+struct PackArrays {
+  std::vector<int32_t> tokens, labels, t, h, w;
+  std::vector<float> loss_mask;
+};
+
+PackArrays FillPack(const std::vector<RenderedSample>& samples, const cp::ThdSplit& split,
+                    const AssembleOptions& options) {
+  const uint32_t padded = split.padded_tokens();
+  PackArrays a;
+  a.tokens.assign(padded, options.pad_token_id);
+  a.labels.assign(padded, kIgnoreLabel);
+  a.loss_mask.assign(padded, 0.0f);
+  a.t.resize(padded);
+  if (options.mrope) {
+    a.h.resize(padded);
+    a.w.resize(padded);
+  }
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const RenderedSample& sample = samples[s];
+    const uint32_t base = split.cu_seqlens_padded[s];
+    const uint32_t length = static_cast<uint32_t>(sample.tokens.size());
+    const uint32_t sub_padded = split.cu_seqlens_padded[s + 1] - base;
+    std::copy(sample.tokens.begin(), sample.tokens.end(), a.tokens.begin() + base);
+    for (uint32_t i = 0; i + 1 < length; ++i) {
+      if (sample.has_loss[i + 1]) {
+        a.labels[base + i] = sample.tokens[i + 1];
+        a.loss_mask[base + i] = 1.0f;
+      }
+    }
+    std::span<int32_t> t(a.t.data() + base, sub_padded);
+    if (options.mrope) {
+      MropePositions(sample, options.merge_size, sub_padded - length, t,
+                     std::span<int32_t>(a.h.data() + base, sub_padded),
+                     std::span<int32_t>(a.w.data() + base, sub_padded));
+    } else {
+      for (uint32_t i = 0; i < sub_padded; ++i) t[i] = static_cast<int32_t>(i);
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
+                            const AssembleOptions& options, const PixelFiller& fill) {
+  if (options.cp_rank >= options.cp_size) {
+    return Status::InvalidArgument("cp rank {} outside a CP group of {}", options.cp_rank,
+                                   options.cp_size);
+  }
+  Batch batch;
+  batch.cp_rank = options.cp_rank;
+  batch.cp_size = options.cp_size;
+  batch.position_rows = options.mrope ? 3 : 1;
+  batch.patch_dim = options.patch_dim;
+  batch.cu_seqlens.push_back(0);
+  batch.cu_seqlens_padded.push_back(0);
+
+  cp::ThdSplitOptions split_options;
+  split_options.cp_size = options.cp_size;
+  split_options.tp_size = options.tp_size;
+  split_options.sequence_parallel = options.sequence_parallel;
+  MMPT_ASSIGN_OR_RETURN(batch.pad_multiple, cp::PadMultiple(split_options));
+
+  // Per-token arrays of this rank's shard, built pack by pack; M-RoPE rows kept apart until
+  // the end so position_ids is [3, T] contiguous.
+  std::vector<int32_t> pos_t, pos_h, pos_w;
+  struct EncodedRef {
+    uint32_t pack;
+    const RenderedSample* sample;
+    const RenderedImage* image;
+  };
+  std::vector<EncodedRef> encoded;
+  int32_t unpadded_base = 0, padded_base = 0, local_base = 0, image_base = 0;
+
+  for (size_t p = 0; p < packs.size(); ++p) {
+    const std::vector<RenderedSample>& samples = packs[p];
+    if (samples.empty()) continue;  // a pack whose samples were all dropped
+    std::vector<uint32_t> lengths;
+    std::vector<cp::CpImage> images;
+    std::vector<std::pair<const RenderedSample*, const RenderedImage*>> image_refs;
+    uint32_t offset = 0;
+    for (const RenderedSample& sample : samples) {
+      MMPT_RETURN_IF_ERROR(ValidateRendered(sample, options.merge_size));
+      if (sample.tokens.empty()) {
+        return Status::InvalidArgument("sample {} of source {} renders to no tokens",
+                                       sample.index, sample.source);
+      }
+      for (const RenderedImage& image : sample.images) {
+        images.push_back({offset + image.token_start, image.token_count, image.vision_cost});
+        image_refs.push_back({&sample, &image});
+      }
+      lengths.push_back(static_cast<uint32_t>(sample.tokens.size()));
+      offset += lengths.back();
+      batch.sample_source.push_back(sample.source);
+      batch.sample_index.push_back(sample.index);
+    }
+    MMPT_ASSIGN_OR_RETURN(cp::ThdSplit split, cp::SplitThd(lengths, split_options));
+    PackArrays full = FillPack(samples, split, options);
+    const cp::CpShard& shard = split.shards[options.cp_rank];
+
+    for (uint32_t index : shard.token_indices) {
+      batch.tokens.push_back(full.tokens[index]);
+      batch.labels.push_back(full.labels[index]);
+      batch.loss_mask.push_back(full.loss_mask[index]);
+      pos_t.push_back(full.t[index]);
+      if (options.mrope) {
+        pos_h.push_back(full.h[index]);
+        pos_w.push_back(full.w[index]);
+      }
+    }
+    for (size_t s = 0; s < lengths.size(); ++s) {
+      batch.cu_seqlens.push_back(unpadded_base + static_cast<int32_t>(split.cu_seqlens[s + 1]));
+      batch.cu_seqlens_padded.push_back(padded_base +
+                                        static_cast<int32_t>(split.cu_seqlens_padded[s + 1]));
+      batch.max_seqlen = std::max<int32_t>(
+          batch.max_seqlen,
+          static_cast<int32_t>(split.cu_seqlens_padded[s + 1] - split.cu_seqlens_padded[s]));
+    }
+
+    // Who encodes which image. Without CP every image is this rank's and nothing is routed.
+    std::vector<std::vector<uint32_t>> encoders(images.size(), std::vector<uint32_t>{0});
+    if (options.cp_size > 1 && !images.empty()) {
+      MMPT_ASSIGN_OR_RETURN(cp::VisionAssignment assignment,
+                            cp::AssignVision(split, images, options.vision_policy));
+      encoders = assignment.encoders;
+      for (uint32_t r = 0; r < options.cp_size; ++r) {
+        for (const cp::RowSegment& seg : assignment.consumed[r]) {
+          batch.routes.push_back({static_cast<int32_t>(r),
+                                  image_base + static_cast<int32_t>(seg.image),
+                                  static_cast<int32_t>(seg.row_begin),
+                                  static_cast<int32_t>(seg.row_count),
+                                  local_base + static_cast<int32_t>(seg.local_offset),
+                                  static_cast<int32_t>(seg.source_rank)});
+        }
+      }
+    }
+    for (size_t k = 0; k < images.size(); ++k) {
+      batch.image_rows.push_back(static_cast<int32_t>(images[k].token_count));
+      batch.image_encoder.push_back(static_cast<int32_t>(encoders[k].front()));
+      if (std::find(encoders[k].begin(), encoders[k].end(), options.cp_rank) !=
+          encoders[k].end()) {
+        batch.encoded_images.push_back(image_base + static_cast<int32_t>(k));
+        encoded.push_back({static_cast<uint32_t>(p), image_refs[k].first, image_refs[k].second});
+      }
+    }
+    unpadded_base += static_cast<int32_t>(split.cu_seqlens.back());
+    padded_base += static_cast<int32_t>(split.padded_tokens());
+    local_base += static_cast<int32_t>(split.padded_tokens() / options.cp_size);
+    image_base += static_cast<int32_t>(images.size());
+  }
+  if (batch.cu_seqlens.size() == 1) {
+    return Status::InvalidArgument("micro-step has no samples to assemble");
+  }
+  // The route segments' consumer order: sort is stable per consumer already (r outer loop per
+  // pack), but packs interleave consumers; group them by consumer for the exchange.
+  std::stable_sort(batch.routes.begin(), batch.routes.end(),
+                   [](const RouteSegment& a, const RouteSegment& b) {
+                     return a.consumer < b.consumer;
+                   });
+
+  batch.position_ids = std::move(pos_t);
+  if (options.mrope) {
+    batch.position_ids.insert(batch.position_ids.end(), pos_h.begin(), pos_h.end());
+    batch.position_ids.insert(batch.position_ids.end(), pos_w.begin(), pos_w.end());
+  }
+
+  uint64_t total_patches = 0;
+  for (const EncodedRef& ref : encoded) {
+    total_patches += uint64_t{ref.image->grid_t} * ref.image->grid_h * ref.image->grid_w;
+  }
+  batch.pixel_values.resize(total_patches * options.patch_dim);
+  uint64_t row = 0;
+  for (const EncodedRef& ref : encoded) {
+    const uint64_t patches = uint64_t{ref.image->grid_t} * ref.image->grid_h * ref.image->grid_w;
+    std::span<float> out(batch.pixel_values.data() + row * options.patch_dim,
+                         patches * options.patch_dim);
+    Status filled = fill(ref.pack, *ref.sample, *ref.image, out);
+    if (!filled.ok()) {
+      return filled.WithContext(fmt::format("sample {} of source {}, image {}", ref.sample->index,
+                                            ref.sample->source, ref.image->sample_image));
+    }
+    batch.image_grid_thw.push_back(static_cast<int32_t>(ref.image->grid_t));
+    batch.image_grid_thw.push_back(static_cast<int32_t>(ref.image->grid_h));
+    batch.image_grid_thw.push_back(static_cast<int32_t>(ref.image->grid_w));
+    row += patches;
+  }
+  return batch;
+}
+
+uint64_t Batch::size_bytes() const {
+  return tokens.size() * 4 + labels.size() * 4 + loss_mask.size() * 4 + position_ids.size() * 4 +
+         (cu_seqlens.size() + cu_seqlens_padded.size()) * 4 + pixel_values.size() * 4 +
+         image_grid_thw.size() * 4 + encoded_images.size() * 4 + image_rows.size() * 8 +
+         routes.size() * sizeof(RouteSegment) + sample_source.size() * 12;
+}
+
+}  // namespace mmpt::load

@@ -1,0 +1,53 @@
+#pragma once
+
+// Batch assembly: the rendered samples of one micro-step's packs become the arrays of one
+// (DP rank, CP rank)'s Batch. Pure computation; pixels come from a caller-supplied function.
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cp/vision_assign.h"
+#include "mmpt/load/batch.h"
+#include "mmpt/load/rendered_sample.h"
+
+namespace mmpt::load {
+
+/// How packs become a Batch.
+struct AssembleOptions {
+  uint32_t cp_size = 1;            // CP group size (Layout::cp)
+  uint32_t cp_rank = 0;            // this rank's place in its CP group
+  uint32_t tp_size = 1;            // matters only with sequence_parallel (padding to 2·TP·CP)
+  bool sequence_parallel = false;
+  bool mrope = true;               // 3×T M-RoPE positions (Qwen-VL), else 1-D
+  uint32_t merge_size = 2;         // the encoder's spatial merge (tokens = patches / merge²)
+  uint32_t patch_dim = 1176;       // floats per patch row (3 · temporal 2 · 14²)
+  int32_t pad_token_id = 0;        // id of padding tokens (never a label)
+  /// Who encodes each image under CP > 1: kNaive (each rank encodes what its shard needs, no
+  /// exchange), kCount or kCost (vision DP: each image encoded once, rows routed).
+  cp::VisionPolicy vision_policy = cp::VisionPolicy::kCost;
+};
+
+/// Fill `out` (patches × patch_dim floats) with the pixel values of image `image_index` of
+/// the micro-step (token order over all its packs); `image` says which sample and grid.
+using PixelFiller = std::function<Status(uint32_t pack, const RenderedSample& sample,
+                                         const RenderedImage& image, std::span<float> out)>;
+
+/// Assemble one micro-step: `packs[p]` holds the rendered samples of pack slot p, in pack
+/// order. Computes labels (next-token, kIgnoreLabel where the next token has no loss or the
+/// sub-sequence ends), loss_mask, positions, the THD split and, with cp_size > 1, this rank's
+/// shard; assigns images to encoders and calls `fill` once for each image this rank encodes.
+/// Fills every Batch field except step, micro_step, dp_rank, plan_hash and dropped.
+/// Errors: InvalidArgument (inconsistent samples, e.g. an image outside its tokens or a grid
+/// not divisible by merge², or an empty micro-step), those of cp::SplitThd and AssignVision,
+/// and whatever `fill` returns (with the sample named).
+Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
+                            const AssembleOptions& options, const PixelFiller& fill);
+
+/// Check a rendered sample's invariants (see RenderedSample) against `merge_size`.
+/// Errors: InvalidArgument naming the sample and image.
+Status ValidateRendered(const RenderedSample& sample, uint32_t merge_size);
+
+}  // namespace mmpt::load

@@ -1,0 +1,183 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "mmpt/cp/thd_split.h"
+#include "mmpt/load/assemble.h"
+#include "mmpt/load/mrope.h"
+
+namespace mmpt::load {
+namespace {
+
+// A text-only sample whose tokens are base, base+1, ... and all carry loss.
+RenderedSample Text(uint64_t index, uint32_t length, int32_t base) {
+  RenderedSample s;
+  s.index = index;
+  s.tokens.resize(length);
+  std::iota(s.tokens.begin(), s.tokens.end(), base);
+  s.has_loss.assign(length, 1);
+  return s;
+}
+
+// A sample: `before` text tokens, one image of grid 1×gh×gw (merge 2), `after` text tokens.
+RenderedSample WithImage(uint64_t index, uint32_t before, uint32_t gh, uint32_t gw,
+                         uint32_t after, double cost = 1) {
+  const uint32_t image_tokens = gh * gw / 4;
+  RenderedSample s = Text(index, before + image_tokens + after, 1000);
+  for (uint32_t i = 0; i < image_tokens; ++i) {
+    s.tokens[before + i] = 7;  // image pad
+    s.has_loss[before + i] = 0;
+  }
+  s.images.push_back({before, image_tokens, 1, gh, gw, 0, cost});
+  return s;
+}
+
+Status FillWithImageId(uint32_t, const RenderedSample& s, const RenderedImage& image,
+                       std::span<float> out) {
+  std::fill(out.begin(), out.end(), static_cast<float>(s.index * 100 + image.sample_image));
+  return Status::OK();
+}
+
+TEST(Assemble, LabelsShiftWithinSubsequencesAndPaddingHasNoLoss) {
+  std::vector<std::vector<RenderedSample>> packs = {{Text(0, 5, 10), Text(1, 3, 20)}};
+  packs[0][1].has_loss = {0, 0, 1};  // only the last token is a target
+  AssembleOptions options;
+  options.mrope = false;
+  options.pad_token_id = -1;
+  auto batch = AssembleBatch(packs, options, FillWithImageId);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  // Pad multiple 2 (2·CP): 5 → 6, 3 → 4.
+  EXPECT_EQ(batch->cu_seqlens, (std::vector<int32_t>{0, 5, 8}));
+  EXPECT_EQ(batch->cu_seqlens_padded, (std::vector<int32_t>{0, 6, 10}));
+  EXPECT_EQ(batch->max_seqlen, 6);
+  EXPECT_EQ(batch->tokens, (std::vector<int32_t>{10, 11, 12, 13, 14, -1, 20, 21, 22, -1}));
+  EXPECT_EQ(batch->labels,
+            (std::vector<int32_t>{11, 12, 13, 14, -100, -100, -100, 22, -100, -100}));
+  for (size_t i = 0; i < batch->labels.size(); ++i) {
+    EXPECT_EQ(batch->loss_mask[i], batch->labels[i] == kIgnoreLabel ? 0.0f : 1.0f) << i;
+  }
+  EXPECT_EQ(batch->position_ids, (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 0, 1, 2, 3}));
+  EXPECT_EQ(batch->position_rows, 1u);
+  EXPECT_TRUE(batch->pixel_values.empty());
+  EXPECT_EQ(batch->sample_index, (std::vector<uint64_t>{0, 1}));
+}
+
+TEST(Assemble, MropeFollowsQwen2VlRopeIndex) {
+  // 2 text tokens, an image of 4×6 patches (2×3 merged tokens), 3 text tokens.
+  RenderedSample s = WithImage(0, 2, 4, 6, 3);
+  std::vector<int32_t> t(11 + 1), h(12), w(12);
+  MropePositions(s, 2, 1, t, h, w);
+  EXPECT_EQ(t, (std::vector<int32_t>{0, 1, 2, 2, 2, 2, 2, 2, 5, 6, 7, 8}));
+  EXPECT_EQ(h, (std::vector<int32_t>{0, 1, 2, 2, 2, 3, 3, 3, 5, 6, 7, 8}));
+  EXPECT_EQ(w, (std::vector<int32_t>{0, 1, 2, 3, 4, 2, 3, 4, 5, 6, 7, 8}));
+
+  // Two images back to back: the second starts one past the first's largest position.
+  RenderedSample two = WithImage(0, 1, 2, 2, 0);
+  two.tokens.push_back(7);
+  two.has_loss.push_back(0);
+  two.images.push_back({2, 1, 1, 2, 2, 1, 1});
+  std::vector<int32_t> t2(3), h2(3), w2(3);
+  MropePositions(two, 2, 0, t2, h2, w2);
+  EXPECT_EQ(t2, (std::vector<int32_t>{0, 1, 2}));
+}
+
+TEST(Assemble, MropeBatchRowsAndImages) {
+  std::vector<std::vector<RenderedSample>> packs = {{WithImage(3, 2, 4, 6, 3)}};
+  AssembleOptions options;
+  options.patch_dim = 2;
+  auto batch = AssembleBatch(packs, options, FillWithImageId);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  ASSERT_EQ(batch->position_rows, 3u);
+  ASSERT_EQ(batch->position_ids.size(), 3u * 12);
+  EXPECT_EQ(batch->position_ids[12 + 5], 3);  // h row, first token of the image's 2nd row
+  EXPECT_EQ(batch->image_grid_thw, (std::vector<int32_t>{1, 4, 6}));
+  EXPECT_EQ(batch->num_patches(), 24u);
+  EXPECT_EQ(batch->pixel_values.front(), 300.0f);
+  // No label ever points at an image pad token.
+  for (int32_t label : batch->labels) EXPECT_NE(label, 7);
+}
+
+TEST(Assemble, CpShardsCoverThePackAndEncodeEachImageOnce) {
+  std::vector<std::vector<RenderedSample>> packs = {
+      {WithImage(0, 5, 4, 4, 9, 4.0), Text(1, 7, 50), WithImage(2, 1, 8, 4, 2, 8.0)},
+      {WithImage(3, 3, 4, 8, 3, 8.0)}};
+  const uint32_t cp = 2;
+  AssembleOptions full_options;
+  full_options.patch_dim = 1;
+  auto whole = AssembleBatch(packs, full_options, FillWithImageId);  // CP 1 pads to 2 as well
+  ASSERT_TRUE(whole.ok());
+
+  std::map<int32_t, int> encode_count;
+  std::vector<Batch> shards;
+  for (uint32_t r = 0; r < cp; ++r) {
+    AssembleOptions options = full_options;
+    options.cp_size = cp;
+    options.cp_rank = r;
+    auto batch = AssembleBatch(packs, options, FillWithImageId);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    for (int32_t image : batch->encoded_images) ++encode_count[image];
+    EXPECT_EQ(batch->image_grid_thw.size(), 3 * batch->encoded_images.size());
+    shards.push_back(std::move(*batch));
+  }
+  EXPECT_EQ(encode_count.size(), 3u);
+  for (auto [image, count] : encode_count) EXPECT_EQ(count, 1) << image;
+  EXPECT_EQ(shards[0].routes, shards[1].routes);
+  EXPECT_EQ(shards[0].cu_seqlens, shards[1].cu_seqlens);
+
+  // Reassemble every token from the shards through TE's partitioned indices (pad multiple 4).
+  const auto& padded = shards[0].cu_seqlens_padded;
+  const uint32_t total = static_cast<uint32_t>(padded.back());
+  std::vector<int32_t> tokens(total, -999), labels(total, -999);
+  for (uint32_t r = 0; r < cp; ++r) {
+    std::vector<uint32_t> cu(padded.begin(), padded.end());
+    auto indices = cp::PartitionedIndices(cu, cp, r);
+    ASSERT_TRUE(indices.ok());
+    ASSERT_EQ(indices->size(), shards[r].tokens.size());
+    for (size_t i = 0; i < indices->size(); ++i) {
+      tokens[(*indices)[i]] = shards[r].tokens[i];
+      labels[(*indices)[i]] = shards[r].labels[i];
+    }
+  }
+  // Against the unsplit sequences: every real token in place, in sub-sequence order.
+  for (size_t s = 0; s + 1 < shards[0].cu_seqlens.size(); ++s) {
+    const int32_t length = shards[0].cu_seqlens[s + 1] - shards[0].cu_seqlens[s];
+    const int32_t whole_base = whole->cu_seqlens_padded[s];
+    for (int32_t i = 0; i < length; ++i) {
+      EXPECT_EQ(tokens[padded[s] + i], whole->tokens[whole_base + i]);
+      EXPECT_EQ(labels[padded[s] + i], whole->labels[whole_base + i]);
+    }
+  }
+  // Every consumed row lands on an image pad token of its consumer.
+  for (const RouteSegment& seg : shards[0].routes) {
+    for (int32_t k = 0; k < seg.row_count; ++k) {
+      EXPECT_EQ(shards[seg.consumer].tokens[seg.local_offset + k], 7);
+    }
+  }
+}
+
+TEST(Assemble, BadSamplesAreRejectedWithTheirName) {
+  RenderedSample s = WithImage(42, 2, 4, 6, 3);
+  s.images[0].grid_w = 5;
+  std::vector<std::vector<RenderedSample>> packs = {{s}};
+  auto batch = AssembleBatch(packs, {}, FillWithImageId);
+  ASSERT_FALSE(batch.ok());
+  EXPECT_NE(batch.status().message().find("sample 42"), std::string::npos);
+
+  std::vector<std::vector<RenderedSample>> none = {{}};
+  EXPECT_FALSE(AssembleBatch(none, {}, FillWithImageId).ok());
+
+  packs = {{WithImage(5, 2, 4, 6, 3)}};
+  auto failing = AssembleBatch(
+      packs, {},
+      [](uint32_t, const RenderedSample&, const RenderedImage&, std::span<float>) {
+        return Status::Corrupt("bad pixels");
+      });
+  ASSERT_FALSE(failing.ok());
+  EXPECT_NE(failing.status().message().find("sample 5"), std::string::npos);
+  EXPECT_NE(failing.status().message().find("bad pixels"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mmpt::load

@@ -1,0 +1,91 @@
+#pragma once
+
+// What a rank gets for one micro-step (DESIGN.md, "What a rank gets"): the packed token arrays
+// of its CP shard, the pixels of the images it encodes, and the vision-DP routing.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mmpt::load {
+
+/// The label of a token that has no loss.
+inline constexpr int32_t kIgnoreLabel = -100;
+
+/// A sample the loader left out of its pack because it turned out bad at load time.
+struct DroppedSample {
+  uint32_t source = 0;  // source id, as in the plan
+  uint64_t index = 0;   // sample index within its source, as in the plan
+  uint32_t pack = 0;    // pack slot within the micro-step (0 ≤ pack < mbs)
+  std::string reason;   // the Status message that made it bad (names file and sample)
+};
+
+/// One vision-DP routing segment: `row_count` embedding rows of image `image` starting at row
+/// `row_begin` feed local token positions [local_offset, +row_count) of CP rank `consumer`;
+/// CP rank `source_rank` encodes them. (cp::RowSegment with its consumer.)
+struct RouteSegment {
+  int32_t consumer = 0;
+  int32_t image = 0;
+  int32_t row_begin = 0;
+  int32_t row_count = 0;
+  int32_t local_offset = 0;
+  int32_t source_rank = 0;
+
+  bool operator==(const RouteSegment&) const = default;
+};
+
+/// The training input of one (step, micro-step) for one (DP rank, CP rank). Every array is
+/// contiguous and owned here; the Python module hands them out without copies.
+///
+/// Token arrays hold this CP rank's T tokens: the micro-step's packs (mbs of them) one after
+/// the other in THD layout, each sub-sequence padded to a multiple of `pad_multiple` and, when
+/// cp_size > 1, only chunks r and 2·CP−1−r of each (Transformer Engine's THD split).
+/// Labels follow Megatron's convention: `labels[i]` is the token that follows token i in its
+/// sub-sequence when that token carries loss, else kIgnoreLabel; `loss_mask[i]` is 1 exactly
+/// where labels[i] ≠ kIgnoreLabel.
+struct Batch {
+  uint64_t step = 0;
+  uint32_t micro_step = 0;
+  uint32_t dp_rank = 0;
+  uint32_t cp_rank = 0;
+  uint32_t cp_size = 1;
+  uint64_t plan_hash = 0;  // StepPlan::Hash() of the step, for the agreement check
+
+  std::vector<int32_t> tokens;        // [T]
+  std::vector<int32_t> labels;        // [T]
+  std::vector<float> loss_mask;       // [T], 0 or 1
+  std::vector<int32_t> position_ids;  // [T], or [3, T] (t, h, w rows) with M-RoPE
+  uint32_t position_rows = 1;         // 1, or 3 with M-RoPE
+  /// Boundaries of the sub-sequences over the whole micro-step, unpadded and padded (global,
+  /// not per CP rank, as Transformer Engine takes them): [S + 1] each.
+  std::vector<int32_t> cu_seqlens;
+  std::vector<int32_t> cu_seqlens_padded;
+  int32_t max_seqlen = 0;  // longest padded sub-sequence
+  uint32_t pad_multiple = 1;
+
+  /// The images this CP rank encodes, in the order of `pixel_values`: patches × patch_dim floats
+  /// in Qwen's layout, and [images, 3] grids (t, h, w in patches).
+  std::vector<float> pixel_values;
+  uint32_t patch_dim = 0;
+  std::vector<int32_t> image_grid_thw;
+  /// Index of each encoded image among all images of the micro-step (token order).
+  std::vector<int32_t> encoded_images;
+
+  /// Vision DP (cp_size > 1): for every image of the micro-step its LLM rows, which CP rank
+  /// encodes it, and every rank's consumed row segments, so each rank can run the exchange.
+  std::vector<int32_t> image_rows;     // [images]
+  std::vector<int32_t> image_encoder;  // [images]: CP rank that encodes the image
+  std::vector<RouteSegment> routes;    // all ranks' consumed segments, by consumer
+
+  /// Per sub-sequence: source and sample index (what the plan placed, less what was dropped).
+  std::vector<uint32_t> sample_source;
+  std::vector<uint64_t> sample_index;
+  std::vector<DroppedSample> dropped;
+
+  uint64_t num_tokens() const { return tokens.size(); }
+  uint64_t num_patches() const { return patch_dim == 0 ? 0 : pixel_values.size() / patch_dim; }
+  /// Bytes held by the arrays (what counts against the loader's memory bound).
+  uint64_t size_bytes() const;
+};
+
+}  // namespace mmpt::load

@@ -1,0 +1,271 @@
+#include "mmpt/load/loader.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace mmpt::load {
+
+std::string_view BadSamplePolicyName(BadSamplePolicy policy) {
+  return policy == BadSamplePolicy::kFail ? "fail" : "drop";
+}
+
+Result<BadSamplePolicy> ParseBadSamplePolicy(std::string_view name) {
+  if (name == "fail") return BadSamplePolicy::kFail;
+  if (name == "drop") return BadSamplePolicy::kDrop;
+  return Status::InvalidArgument("unknown bad-sample policy '{}' (expected fail or drop)", name);
+}
+
+Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource> source,
+                                              PlanFunction plans, LoaderOptions options,
+                                              LoaderPosition start) {
+  if (source == nullptr || !plans) {
+    return Status::InvalidArgument("loader: a sample source and a plan function are required");
+  }
+  if (options.num_threads == 0) {
+    return Status::InvalidArgument("loader: num_threads must be at least 1");
+  }
+  MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::StepPlan> first, plans(start.step));
+  if (first == nullptr) return Status::Internal("loader: plan of step {} is null", start.step);
+  const plan::Layout& layout = first->layout;
+  if (options.dp_rank >= layout.dp || options.cp_rank >= layout.cp) {
+    return Status::InvalidArgument(
+        "loader: dp rank {} / cp rank {} outside the plan's layout (dp {}, cp {})",
+        options.dp_rank, options.cp_rank, layout.dp, layout.cp);
+  }
+  if (start.micro_step >= layout.ga) {
+    return Status::InvalidArgument("loader: start micro-step {} outside the plan's {} (ga)",
+                                   start.micro_step, layout.ga);
+  }
+  options.assemble.cp_size = layout.cp;
+  options.assemble.cp_rank = options.cp_rank;
+  options.assemble.tp_size = layout.tp;
+  std::unique_ptr<Loader> loader(
+      new Loader(std::move(source), std::move(plans), options, start, layout.ga));
+  loader->plan_cache_[start.step] = std::move(first);
+  for (uint32_t i = 0; i < options.num_threads; ++i) {
+    loader->workers_.emplace_back([l = loader.get()] { l->WorkerLoop(); });
+  }
+  return loader;
+}
+
+Loader::Loader(std::shared_ptr<const SampleSource> source, PlanFunction plans,
+               LoaderOptions options, LoaderPosition start, uint32_t ga)
+    : source_(std::move(source)), plans_(std::move(plans)), options_(options), start_(start),
+      ga_(ga), ready_(std::max<uint32_t>(1, options.prefetch_micro_steps)), next_(start) {}
+
+Loader::~Loader() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  turn_cv_.notify_all();
+  bytes_cv_.notify_all();
+  ready_.Close();
+  for (std::thread& t : workers_) t.join();
+}
+
+LoaderPosition Loader::PositionOf(uint64_t sequence) const {
+  const uint64_t total = start_.micro_step + sequence;
+  return {start_.step + total / ga_, static_cast<uint32_t>(total % ga_)};
+}
+
+Result<std::shared_ptr<const plan::StepPlan>> Loader::PlanOf(uint64_t step) {
+  std::lock_guard lock(mu_);
+  auto it = plan_cache_.find(step);
+  if (it != plan_cache_.end()) return it->second;
+  // Planning under the lock: one plan per step, computed once, cheap next to loading it.
+  MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::StepPlan> plan, plans_(step));
+  if (plan == nullptr) return Status::Internal("loader: plan of step {} is null", step);
+  if (plan->layout.ga != ga_ || plan->layout.dp <= options_.dp_rank ||
+      plan->layout.cp <= options_.cp_rank) {
+    return Status::Internal("loader: plan of step {} has a different layout than step {}", step,
+                            start_.step);
+  }
+  // Keep only recent steps: workers are at most a few micro-steps apart.
+  while (plan_cache_.size() >= 4) plan_cache_.erase(plan_cache_.begin());
+  plan_cache_[step] = plan;
+  return plan;
+}
+
+uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) const {
+  uint64_t tokens = 0, patches = 0;
+  for (uint32_t slot = 0; slot < plan.layout.mbs; ++slot) {
+    const plan::PlannedPack& pack = plan.Pack(options_.dp_rank, micro_step, slot);
+    for (const plan::PlannedSequence& seq : plan.Sequences(pack)) {
+      tokens += seq.tokens + 2 * plan.layout.cp;
+      for (const plan::PlannedImage& image : plan.Images(seq)) patches += image.patches;
+    }
+  }
+  const uint64_t token_bytes = tokens / plan.layout.cp * 24;  // ids, labels, mask, 3 positions
+  return token_bytes + patches * options_.assemble.patch_dim * sizeof(float);
+}
+
+void Loader::WorkerLoop() {
+  while (true) {
+    uint64_t k;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      k = next_sequence_++;
+    }
+    const LoaderPosition pos = PositionOf(k);
+    if (pos.step >= options_.end_step) return;
+
+    Result<std::shared_ptr<Batch>> result = Status::Internal("unset");
+    Result<std::shared_ptr<const plan::StepPlan>> plan = PlanOf(pos.step);
+    uint64_t reserved = 0;
+    if (!plan.ok()) {
+      result = plan.status().WithContext(fmt::format("plan of step {}", pos.step));
+    } else {
+      reserved = EstimateBytes(**plan, pos.micro_step);
+      {
+        std::unique_lock lock(mu_);
+        // The next micro-step to hand out always proceeds, so the bound can never deadlock.
+        bytes_cv_.wait(lock, [&] {
+          return stopping_ || pushed_ == k ||
+                 bytes_in_flight_ + reserved <= options_.max_bytes_in_flight;
+        });
+        if (stopping_) return;
+        bytes_in_flight_ += reserved;
+        bytes_of_[k] = reserved;
+        stats_.peak_bytes_in_flight = std::max(stats_.peak_bytes_in_flight, bytes_in_flight_);
+      }
+      Result<Batch> built = Build(**plan, pos.micro_step);
+      if (built.ok()) {
+        built->step = pos.step;
+        built->micro_step = pos.micro_step;
+        built->dp_rank = options_.dp_rank;
+        built->plan_hash = (*plan)->Hash();
+        result = std::make_shared<Batch>(std::move(*built));
+      } else {
+        result = built.status().WithContext(
+            fmt::format("step {} micro-step {} (dp rank {}, cp rank {})", pos.step,
+                        pos.micro_step, options_.dp_rank, options_.cp_rank));
+      }
+    }
+    const bool failed = !result.ok();
+    {
+      std::unique_lock lock(mu_);
+      turn_cv_.wait(lock, [&] { return stopping_ || pushed_ == k; });
+      if (stopping_) return;
+    }
+    // Only the worker whose turn it is pushes, so batches enter the queue in order.
+    if (!ready_.Push({k, std::move(result)})) return;
+    {
+      std::lock_guard lock(mu_);
+      ++pushed_;
+      // After an error nothing later is delivered: the consumer stops at the error.
+      if (failed) stopping_ = true;
+    }
+    turn_cv_.notify_all();
+    bytes_cv_.notify_all();
+  }
+}
+
+Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
+  const uint32_t mbs = plan.layout.mbs;
+  std::vector<std::vector<RenderedSample>> packs(mbs);
+  std::vector<DroppedSample> dropped;
+  for (uint32_t slot = 0; slot < mbs; ++slot) {
+    const plan::PlannedPack& pack = plan.Pack(options_.dp_rank, micro_step, slot);
+    for (const plan::PlannedSequence& seq : plan.Sequences(pack)) {
+      Result<RenderedSample> rendered = source_->Render(plan, seq);
+      if (rendered.ok()) {
+        packs[slot].push_back(std::move(*rendered));
+      } else if (options_.on_bad_sample == BadSamplePolicy::kDrop) {
+        dropped.push_back({seq.source, seq.index, slot, rendered.status().ToString()});
+      } else {
+        return rendered.status();
+      }
+    }
+  }
+  AssembleOptions assemble = options_.assemble;
+  while (true) {
+    uint32_t bad_pack = 0;
+    const RenderedSample* bad_sample = nullptr;
+    PixelFiller fill = [&](uint32_t pack, const RenderedSample& sample,
+                           const RenderedImage& image, std::span<float> out) {
+      Status s = source_->FillPixels(sample, image, out);
+      if (!s.ok()) {
+        bad_pack = pack;
+        bad_sample = &sample;
+      }
+      return s;
+    };
+    Result<Batch> batch = AssembleBatch(packs, assemble, fill);
+    if (batch.ok()) {
+      batch->dropped = std::move(dropped);
+      return batch;
+    }
+    if (bad_sample == nullptr || options_.on_bad_sample == BadSamplePolicy::kFail) {
+      return batch.status();
+    }
+    if (assemble.cp_size > 1) {
+      // Another CP rank encodes the other images and cannot know this one failed, so the
+      // ranks would disagree on the pack; Render's checks (which every rank runs) missed it.
+      return batch.status().WithContext(
+          "cannot drop the sample consistently across the CP group (an image passed its "
+          "checksum and header checks but failed to decode)");
+    }
+    dropped.push_back({bad_sample->source, bad_sample->index, bad_pack,
+                       batch.status().ToString()});
+    std::vector<RenderedSample>& pack = packs[bad_pack];
+    pack.erase(pack.begin() + (bad_sample - pack.data()));
+    bool any = std::any_of(packs.begin(), packs.end(), [](const auto& p) { return !p.empty(); });
+    if (!any) {
+      return Status::Corrupt("every sample of the micro-step was dropped; last: {}",
+                             dropped.back().reason);
+    }
+  }
+}
+
+Result<std::shared_ptr<Batch>> Loader::Next() {
+  if (!failed_.ok()) {
+    return Status::Cancelled("loader stopped at an earlier error: {}", failed_.ToString());
+  }
+  if (next_.step >= options_.end_step) return std::shared_ptr<Batch>();
+  std::optional<std::pair<uint64_t, Result<std::shared_ptr<Batch>>>> item = ready_.Pop();
+  if (!item) return Status::Cancelled("loader: stopped");
+  {
+    std::lock_guard lock(mu_);
+    auto it = bytes_of_.find(item->first);
+    if (it != bytes_of_.end()) {
+      bytes_in_flight_ -= it->second;
+      bytes_of_.erase(it);
+    }
+  }
+  bytes_cv_.notify_all();
+  if (!item->second.ok()) {
+    failed_ = item->second.status();
+    return failed_;
+  }
+  std::shared_ptr<Batch> batch = std::move(*item->second);
+  if (options_.comm != nullptr && batch->step != agreed_step_) {
+    Status agree = comm::CheckPlanAgreement(*options_.comm, batch->plan_hash, batch->step);
+    if (!agree.ok()) {
+      failed_ = agree;
+      return agree;
+    }
+    agreed_step_ = batch->step;
+  }
+  ++consumed_;
+  next_ = PositionOf(consumed_);
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.batches;
+    stats_.samples += batch->sample_index.size();
+    stats_.images += batch->image_rows.size();
+    stats_.dropped += batch->dropped.size();
+  }
+  return batch;
+}
+
+LoaderStats Loader::stats() const {
+  std::lock_guard lock(mu_);
+  LoaderStats s = stats_;
+  s.bytes_in_flight = bytes_in_flight_;
+  return s;
+}
+
+}  // namespace mmpt::load

@@ -1,0 +1,36 @@
+#include "mmpt/load/mrope.h"
+
+#include <algorithm>
+
+namespace mmpt::load {
+
+void MropePositions(const RenderedSample& sample, uint32_t merge_size, uint32_t pad,
+                    std::span<int32_t> t, std::span<int32_t> h, std::span<int32_t> w) {
+  const uint32_t n = static_cast<uint32_t>(sample.tokens.size()) + pad;
+  int32_t next = 0;  // position of the next text token (one past the largest so far)
+  uint32_t i = 0;
+  auto text_until = [&](uint32_t end) {
+    for (; i < end; ++i) t[i] = h[i] = w[i] = next++;
+  };
+  for (const RenderedImage& image : sample.images) {
+    text_until(image.token_start);
+    const uint32_t gh = image.grid_h / merge_size;
+    const uint32_t gw = image.grid_w / merge_size;
+    const int32_t start = next;
+    int32_t largest = start - 1;
+    for (uint32_t f = 0; f < image.grid_t; ++f) {
+      for (uint32_t y = 0; y < gh; ++y) {
+        for (uint32_t x = 0; x < gw; ++x, ++i) {
+          t[i] = start + static_cast<int32_t>(f);
+          h[i] = start + static_cast<int32_t>(y);
+          w[i] = start + static_cast<int32_t>(x);
+          largest = std::max({largest, t[i], h[i], w[i]});
+        }
+      }
+    }
+    next = largest + 1;
+  }
+  text_until(n);
+}
+
+}  // namespace mmpt::load

@@ -1,0 +1,36 @@
+#pragma once
+
+// Where the loader gets a planned sample's tokens and pixels: the interface between the
+// pipeline (loader.h) and the dataset reader (dataset_source.h), so the pipeline can be driven
+// by any source, including fault-injecting ones in tests.
+
+#include <span>
+
+#include "mmpt/core/status.h"
+#include "mmpt/load/rendered_sample.h"
+#include "mmpt/plan/step_plan.h"
+
+namespace mmpt::load {
+
+/// Turns planned samples into token sequences and their images into pixel values.
+/// Thread safety: both methods are called concurrently from the loader's workers.
+class SampleSource {
+ public:
+  virtual ~SampleSource() = default;
+
+  /// Render planned sample `sequence` of `plan` (its images: plan.Images(sequence)) into
+  /// exactly `sequence.tokens` tokens, checking that whatever this rank may later need of it
+  /// (token ids, media bytes, their checksums) is readable and intact — the same verdict on
+  /// every rank, since a bad sample must be dropped by every CP rank alike. Errors name the
+  /// file and the sample: NotFound/IOError (missing shard), Corrupt (bad bytes or checksum),
+  /// Internal (the sample does not render to the planned length).
+  virtual Result<RenderedSample> Render(const plan::StepPlan& plan,
+                                        const plan::PlannedSequence& sequence) const = 0;
+
+  /// Decode and preprocess image `image` of `sample` into `out` (grid patches × patch_dim).
+  /// Errors: those of decoding (Corrupt, InvalidArgument), naming the sample.
+  virtual Status FillPixels(const RenderedSample& sample, const RenderedImage& image,
+                            std::span<float> out) const = 0;
+};
+
+}  // namespace mmpt::load
