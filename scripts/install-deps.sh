@@ -9,7 +9,7 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsimdjson-dev nlohmann-json3-dev libzip-dev zlib1g-dev zip unzip libpcre2-dev libicu-dev
   libsentencepiece-dev libtbb-dev libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev
-  libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev
+  libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libstb-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   nodejs npm
