@@ -44,7 +44,8 @@ const texts = fs
   .readFileSync(files[0], "utf8")
   .split("\n")
   .filter((line) => line.length > 0)
-  .map((line) => JSON.parse(line));
+  .map((line) => JSON.parse(line))
+  .map((item) => (typeof item === "string" ? item : Buffer.from(item.base64, "base64").toString("utf8")));
 
 if (benchRounds > 0) {
   let tokens = 0;
