@@ -1,0 +1,79 @@
+#pragma once
+
+// Random access to a prepared dataset: metadata, canonical samples, token ids and media bytes
+// by global sample index, all read through mmap without copies.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/store/manifest.h"
+#include "mmpt/store/meta.h"
+#include "mmpt/store/sample.h"
+
+namespace mmpt::store {
+
+/// A prepared dataset opened for reading. Samples are numbered 0..num_samples()-1 in manifest
+/// shard order. Open maps every shard's `.meta` (what the planner needs); a shard's `.jsonl`,
+/// `.jsonl.idx`, `.zip` and `.tok` are mapped on first use. Thread safety: all const methods may
+/// be called concurrently. Spans stay valid as long as the Dataset lives.
+class Dataset {
+ public:
+  ~Dataset();
+  Dataset(Dataset&&) noexcept;
+  Dataset& operator=(Dataset&&) noexcept;
+
+  /// Open the dataset in `dir`. Errors: NotFound (no manifest), Corrupt (a `.meta` that fails
+  /// validation or disagrees with the manifest's counts), IOError.
+  static Result<Dataset> Open(const std::string& dir);
+
+  const std::string& dir() const { return dir_; }
+  const Manifest& manifest() const { return manifest_; }
+  uint64_t num_samples() const { return shard_begin_.back(); }
+  size_t num_shards() const { return manifest_.shards.size(); }
+  /// Sources in order of first appearance; source_of() indexes this list.
+  const std::vector<std::string>& sources() const { return sources_; }
+
+  /// Shard holding global sample `i` and the index within it; `i` < num_samples() (unchecked).
+  std::pair<size_t, uint64_t> Locate(uint64_t i) const;
+  /// Global index of the first sample of `shard`.
+  uint64_t shard_begin(size_t shard) const { return shard_begin_[shard]; }
+  /// The `.meta` table of `shard`.
+  const MetaTable& meta_table(size_t shard) const;
+
+  /// Planning facts of sample `i` (no parsing); `i` < num_samples() (unchecked).
+  const SampleMeta& meta(uint64_t i) const;
+  std::span<const MediaMeta> media_meta(uint64_t i) const;
+  uint32_t source_of(uint64_t i) const;
+
+  /// The canonical JSON line of sample `i` (without '\n'), a view into the mapped `.jsonl`.
+  /// Errors: OutOfRange, IOError/Corrupt for a shard file that cannot be opened or checked.
+  Result<std::string_view> Line(uint64_t i) const;
+  /// Sample `i` parsed from its line. Errors: as Line, plus Corrupt for a bad line.
+  Result<Sample> GetSample(uint64_t i) const;
+  /// The token ids of sample `i`'s text segments, concatenated, as a view into `.tok`.
+  Result<std::span<const int32_t>> Tokens(uint64_t i) const;
+  /// The bytes of media item `k` of sample `i`, a view into the mapped zip (empty for a
+  /// metadata-only item). Errors: OutOfRange, Corrupt if the range leaves the zip.
+  Result<std::span<const std::byte>> Media(uint64_t i, size_t k) const;
+
+ private:
+  struct ShardFiles;
+  Dataset() = default;
+  Result<const ShardFiles*> Files(size_t shard) const;
+
+  std::string dir_;
+  Manifest manifest_;
+  std::vector<std::string> sources_;
+  std::vector<uint32_t> shard_source_;
+  std::vector<uint64_t> shard_begin_;  // num_shards + 1 prefix sums
+  std::vector<MetaTable> metas_;
+  std::vector<std::unique_ptr<ShardFiles>> files_;
+};
+
+}  // namespace mmpt::store

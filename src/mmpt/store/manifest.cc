@@ -1,0 +1,161 @@
+#include "mmpt/store/manifest.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "mmpt/core/mapped_file.h"
+
+namespace mmpt::store {
+
+using nlohmann::json;
+
+uint64_t Manifest::num_samples() const {
+  uint64_t total = 0;
+  for (const ShardInfo& shard : shards) total += shard.samples;
+  return total;
+}
+
+std::vector<std::string> Manifest::sources() const {
+  std::vector<std::string> names;
+  for (const ShardInfo& shard : shards) {
+    if (std::find(names.begin(), names.end(), shard.source) == names.end()) {
+      names.push_back(shard.source);
+    }
+  }
+  return names;
+}
+
+std::string ChecksumHex(uint64_t xxh3) { return fmt::format("{:016x}", xxh3); }
+
+std::string ManifestToJson(const Manifest& manifest) {
+  json doc;
+  doc["format"] = "mmpt-dataset";
+  doc["format_version"] = manifest.format_version;
+  doc["tokenizer"] = {{"path", manifest.tokenizer},
+                      {"xxh3", ChecksumHex(manifest.tokenizer_xxh3)}};
+  doc["vision"] = {{"preset", manifest.vision.preset},
+                   {"factor", manifest.vision.factor},
+                   {"min_pixels", manifest.vision.min_pixels},
+                   {"max_pixels", manifest.vision.max_pixels}};
+  json sources = json::array();
+  for (const std::string& name : manifest.sources()) {
+    uint64_t samples = 0, media = 0, tokens = 0, shards = 0;
+    for (const ShardInfo& shard : manifest.shards) {
+      if (shard.source != name) continue;
+      samples += shard.samples;
+      media += shard.media;
+      tokens += shard.tokens;
+      ++shards;
+    }
+    sources.push_back({{"name", name},
+                       {"shards", shards},
+                       {"samples", samples},
+                       {"media", media},
+                       {"text_tokens", tokens}});
+  }
+  doc["sources"] = sources;
+  doc["samples"] = manifest.num_samples();
+  json shards = json::array();
+  for (const ShardInfo& shard : manifest.shards) {
+    json files = json::object();
+    for (const auto& [suffix, file] : shard.files) {
+      files[suffix] = {{"bytes", file.bytes}, {"xxh3", ChecksumHex(file.xxh3)}};
+    }
+    shards.push_back({{"source", shard.source},
+                      {"path", shard.stem},
+                      {"samples", shard.samples},
+                      {"media", shard.media},
+                      {"text_tokens", shard.tokens},
+                      {"files", files}});
+  }
+  doc["shards"] = shards;
+  return doc.dump(1) + "\n";
+}
+
+namespace {
+
+Result<uint64_t> ParseHex(const json& value, std::string_view field) {
+  if (!value.is_string()) return Status::Corrupt("\"{}\" is not a hex string", field);
+  const std::string& text = value.get_ref<const std::string&>();
+  uint64_t out = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return Status::Corrupt("\"{}\" is not a hex checksum: '{}'", field, text);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Status::Corrupt("{}: not a JSON object", name);
+  }
+  // nlohmann reports type mismatches as exceptions; they stay inside this function.
+  try {
+    Manifest manifest;
+    if (doc.value("format", "") != "mmpt-dataset") {
+      return Status::Corrupt("{}: \"format\" is not \"mmpt-dataset\"", name);
+    }
+    manifest.format_version = doc.at("format_version").get<uint32_t>();
+    if (manifest.format_version != kFormatVersion) {
+      return Status::Corrupt("{}: format_version {} (this build reads {})", name,
+                             manifest.format_version, kFormatVersion);
+    }
+    const json& tokenizer = doc.at("tokenizer");
+    manifest.tokenizer = tokenizer.at("path").get<std::string>();
+    MMPT_ASSIGN_OR_RETURN(manifest.tokenizer_xxh3, ParseHex(tokenizer.at("xxh3"), "xxh3"));
+    const json& vision = doc.at("vision");
+    manifest.vision.preset = vision.at("preset").get<std::string>();
+    manifest.vision.factor = vision.at("factor").get<uint32_t>();
+    manifest.vision.min_pixels = vision.at("min_pixels").get<uint64_t>();
+    manifest.vision.max_pixels = vision.at("max_pixels").get<uint64_t>();
+    size_t index = 0;
+    for (const json& item : doc.at("shards")) {
+      ShardInfo shard;
+      shard.source = item.at("source").get<std::string>();
+      shard.stem = item.at("path").get<std::string>();
+      shard.samples = item.at("samples").get<uint64_t>();
+      shard.media = item.at("media").get<uint64_t>();
+      shard.tokens = item.at("text_tokens").get<uint64_t>();
+      for (const char* suffix : kShardSuffixes) {
+        const json& file = item.at("files").at(suffix);
+        FileChecksum checksum;
+        checksum.bytes = file.at("bytes").get<uint64_t>();
+        MMPT_ASSIGN_OR_RETURN(checksum.xxh3, ParseHex(file.at("xxh3"), "xxh3"));
+        shard.files[suffix] = checksum;
+      }
+      if (shard.stem.empty() || shard.source.empty()) {
+        return Status::Corrupt("{}: shard {} has an empty path or source", name, index);
+      }
+      manifest.shards.push_back(std::move(shard));
+      ++index;
+    }
+    return manifest;
+  } catch (const json::exception& e) {
+    return Status::Corrupt("{}: {}", name, e.what());
+  }
+}
+
+Result<Manifest> ReadManifest(const std::string& dir) {
+  std::string path = dir + "/" + kManifestName;
+  auto text = ReadFileToString(path);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("{}: no {} (not a dataset, or its prepare did not finish)", dir,
+                              kManifestName);
+    }
+    return text.status();
+  }
+  return ManifestFromJson(*text, path);
+}
+
+Status WriteManifest(const std::string& dir, const Manifest& manifest) {
+  return WriteFileAtomic(dir + "/" + kManifestName, ManifestToJson(manifest));
+}
+
+}  // namespace mmpt::store

@@ -1,0 +1,70 @@
+#pragma once
+
+// `mmpt.json`, the dataset's manifest: written last by prepare and merge, so a directory with
+// a manifest is a complete dataset.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::store {
+
+inline constexpr char kManifestName[] = "mmpt.json";
+inline constexpr uint32_t kFormatVersion = 1;
+/// The files of a shard, by the suffix after its stem ("<source>/<n>").
+inline constexpr const char* kShardSuffixes[] = {".jsonl", ".jsonl.idx", ".zip", ".meta", ".tok"};
+
+/// Size and XXH3-64 checksum of one file.
+struct FileChecksum {
+  uint64_t bytes = 0;
+  uint64_t xxh3 = 0;
+};
+
+/// One shard: its stem (relative to the dataset directory), counts, and its files' checksums.
+struct ShardInfo {
+  std::string source;
+  std::string stem;  // e.g. "coco/00003"; may go up ("../part1/coco/00003") after a merge
+  uint64_t samples = 0;
+  uint64_t media = 0;
+  uint64_t tokens = 0;
+  std::map<std::string, FileChecksum> files;  // by suffix, e.g. ".zip"
+};
+
+/// The vision configuration image sizes were checked against; image tokens derive from it.
+struct VisionConfig {
+  std::string preset;  // e.g. "qwen2-vl"
+  uint32_t factor = 28;
+  uint64_t min_pixels = 0;
+  uint64_t max_pixels = 0;
+};
+
+struct Manifest {
+  uint32_t format_version = kFormatVersion;
+  std::string tokenizer;        // path or name of the tokenizer that counted text tokens
+  uint64_t tokenizer_xxh3 = 0;  // checksum of the tokenizer file (0 if unknown)
+  VisionConfig vision;
+  std::vector<ShardInfo> shards;  // in global sample order
+
+  uint64_t num_samples() const;
+  /// Names of the sources in order of first appearance among the shards.
+  std::vector<std::string> sources() const;
+};
+
+/// Render as JSON text (pretty-printed, stable key order).
+std::string ManifestToJson(const Manifest& manifest);
+/// Parse manifest text; `name` is used in errors. Errors: Corrupt naming the field at fault.
+Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name);
+
+/// Read `dir`/mmpt.json. Errors: NotFound (no manifest: not a dataset, or one whose prepare
+/// never finished), Corrupt.
+Result<Manifest> ReadManifest(const std::string& dir);
+/// Write `dir`/mmpt.json atomically.
+Status WriteManifest(const std::string& dir, const Manifest& manifest);
+
+/// Render a checksum as 16 hex digits.
+std::string ChecksumHex(uint64_t xxh3);
+
+}  // namespace mmpt::store

@@ -1,0 +1,117 @@
+#include "mmpt/store/sample.h"
+
+#include <fmt/format.h>
+
+namespace mmpt::store {
+
+Status ValidateSample(const Sample& sample) {
+  std::vector<uint32_t> uses(sample.media.size(), 0);
+  for (size_t i = 0; i < sample.segments.size(); ++i) {
+    const Segment& segment = sample.segments[i];
+    if (!segment.is_media) continue;
+    if (segment.media_index >= sample.media.size()) {
+      return Status::InvalidArgument("segment {} refers to media {} of {}", i,
+                                     segment.media_index, sample.media.size());
+    }
+    ++uses[segment.media_index];
+  }
+  for (size_t j = 0; j < sample.media.size(); ++j) {
+    if (uses[j] != 1) {
+      return Status::InvalidArgument("media {} is referred to by {} segments, expected 1", j,
+                                     uses[j]);
+    }
+    const MediaRef& media = sample.media[j];
+    if (media.metadata_only() && (media.width == 0 || media.height == 0)) {
+      return Status::InvalidArgument("media {} has neither a path nor a positive size", j);
+    }
+  }
+  if (sample.segments.empty()) return Status::InvalidArgument("sample has no segments");
+  return Status::OK();
+}
+
+void AppendJsonString(std::string_view text, std::string& out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  size_t run = 0;  // start of the pending run of bytes that need no escape
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out.append("\\\""); break;
+      case '\\': out.append("\\\\"); break;
+      case '\n': out.append("\\n"); break;
+      case '\r': out.append("\\r"); break;
+      case '\t': out.append("\\t"); break;
+      default:
+        out.append("\\u00");
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 15]);
+    }
+  }
+  out.append(text.data() + run, text.size() - run);
+  out.push_back('"');
+}
+
+void AppendSampleJson(const Sample& sample, std::string& out) {
+  out.append("{\"key\":");
+  AppendJsonString(sample.key, out);
+  out.append(",\"source\":");
+  AppendJsonString(sample.source, out);
+  out.append(",\"segments\":[");
+  for (size_t i = 0; i < sample.segments.size(); ++i) {
+    const Segment& segment = sample.segments[i];
+    if (i > 0) out.push_back(',');
+    out.push_back('{');
+    if (!segment.role.empty()) {
+      out.append("\"role\":");
+      AppendJsonString(segment.role, out);
+      out.push_back(',');
+    }
+    if (segment.is_media) {
+      fmt::format_to(std::back_inserter(out), "\"media\":{}", segment.media_index);
+    } else {
+      out.append("\"text\":");
+      AppendJsonString(segment.text, out);
+      if (segment.text_tokens >= 0) {
+        fmt::format_to(std::back_inserter(out), ",\"tokens\":{}", segment.text_tokens);
+      }
+    }
+    out.push_back('}');
+  }
+  out.append("],\"media\":[");
+  for (size_t j = 0; j < sample.media.size(); ++j) {
+    const MediaRef& media = sample.media[j];
+    if (j > 0) out.push_back(',');
+    out.push_back('{');
+    bool first = true;
+    auto comma = [&] {
+      if (!first) out.push_back(',');
+      first = false;
+    };
+    if (!media.path.empty()) {
+      comma();
+      out.append("\"path\":");
+      AppendJsonString(media.path, out);
+    }
+    if (!media.entry.empty()) {
+      comma();
+      out.append("\"entry\":");
+      AppendJsonString(media.entry, out);
+    }
+    if (media.width != 0 || media.height != 0) {
+      comma();
+      fmt::format_to(std::back_inserter(out), "\"width\":{},\"height\":{}", media.width,
+                     media.height);
+    }
+    if (media.frames != 1) {
+      comma();
+      fmt::format_to(std::back_inserter(out), "\"frames\":{}", media.frames);
+    }
+    out.push_back('}');
+  }
+  out.append("]}\n");
+}
+
+}  // namespace mmpt::store

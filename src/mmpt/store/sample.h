@@ -1,0 +1,65 @@
+#pragma once
+
+// The canonical sample every input adapter produces and every shard line stores.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::store {
+
+/// One media item a sample refers to.
+struct MediaRef {
+  /// Where the input found the bytes: a path relative to the media root (or absolute). Empty
+  /// for a metadata-only item, which gives width and height instead.
+  std::string path;
+  /// Name of the item's entry in the shard's zip; set by prepare, empty before.
+  std::string entry;
+  uint32_t width = 0;   // pixels; from the input for metadata-only items, else probed
+  uint32_t height = 0;  // pixels
+  uint32_t frames = 1;
+
+  bool metadata_only() const { return path.empty() && entry.empty(); }
+  bool operator==(const MediaRef&) const = default;
+};
+
+/// One segment of an interleaved sample: text with a role, or a reference to a media item.
+struct Segment {
+  std::string role;          // "user", "assistant", "system", or "" for plain documents
+  bool is_media = false;
+  std::string text;          // UTF-8, when !is_media
+  uint32_t media_index = 0;  // index into Sample::media, when is_media
+  int64_t text_tokens = -1;  // tokens of `text`, once prepare has counted them; -1 before
+
+  bool operator==(const Segment&) const = default;
+};
+
+/// A training sample: interleaved segments, the media they refer to, a key unique within its
+/// source, and the source's name.
+struct Sample {
+  std::string key;
+  std::string source;
+  std::vector<Segment> segments;
+  std::vector<MediaRef> media;
+
+  bool operator==(const Sample&) const = default;
+};
+
+/// Check a sample's internal consistency: every media segment names an existing item, every
+/// item is referred to exactly once, every item has a path or a positive size.
+/// Errors: InvalidArgument naming the problem.
+Status ValidateSample(const Sample& sample);
+
+/// Append `sample` as one canonical JSON line (with the trailing '\n') to `out`:
+/// {"key":..,"source":..,"segments":[{"role":..,"text":..,"tokens":..}|{"role":..,"media":i}],
+///  "media":[{"path":..,"entry":..,"width":..,"height":..,"frames":..}]}
+/// Fields with default values are left out. Text must be valid UTF-8 (adapters guarantee it).
+void AppendSampleJson(const Sample& sample, std::string& out);
+
+/// Escape `text` as a JSON string literal (with quotes) appended to `out`.
+void AppendJsonString(std::string_view text, std::string& out);
+
+}  // namespace mmpt::store

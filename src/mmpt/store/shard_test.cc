@@ -1,0 +1,186 @@
+// The shard format end to end: writer → files on disk → Dataset reads equal to what went in.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/store/dataset.h"
+#include "mmpt/store/jsonl_index.h"
+#include "mmpt/store/shard_writer.h"
+#include "mmpt/store/zip_reader.h"
+#include "mmpt/store/zip_writer.h"
+
+namespace mmpt::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TempDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("mmpt_shard_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+TEST(JsonlIndexTest, OffsetsMatchEnergonLayout) {
+  std::string text = "{\"a\":1}\n{\"b\":22}\n\n{\"c\":3}";
+  std::vector<uint64_t> offsets = BuildLineIndex(text);
+  // The blank line starts no record; the unterminated last line does; then the file size.
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 8, 18, text.size()}));
+  std::string bytes = EncodeLineIndex(offsets);
+  ASSERT_EQ(bytes.size(), 4 * 8u);
+  uint64_t second = 0;
+  std::memcpy(&second, bytes.data() + 8, 8);  // little-endian uint64, Energon's struct "Q"
+  EXPECT_EQ(second, 8u);
+  alignas(8) char aligned[32];
+  std::memcpy(aligned, bytes.data(), 32);
+  auto index = LineIndex::FromBytes(std::as_bytes(std::span(aligned)), text.size(), "t.idx");
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_EQ(index->size(), 3u);
+  EXPECT_EQ(LineAt(text, *index, 1), "{\"b\":22}");
+  EXPECT_EQ(LineAt(text, *index, 2), "{\"c\":3}");
+  EXPECT_TRUE(BuildLineIndex("") == std::vector<uint64_t>{0});
+}
+
+TEST(JsonlIndexTest, DamagedIndexIsCorrupt) {
+  alignas(8) uint64_t offsets[] = {0, 8, 5, 20};
+  auto bytes = std::as_bytes(std::span(offsets));
+  auto decreasing = LineIndex::FromBytes(bytes, 20, "d.idx");
+  ASSERT_FALSE(decreasing.ok());
+  EXPECT_NE(decreasing.status().message().find("entry 2"), std::string::npos);
+  alignas(8) uint64_t good[] = {0, 8, 20};
+  EXPECT_FALSE(LineIndex::FromBytes(std::as_bytes(std::span(good)), 21, "s.idx").ok());
+  EXPECT_FALSE(LineIndex::FromBytes(std::as_bytes(std::span(good)).first(12), 20, "t").ok());
+  EXPECT_TRUE(LineIndex::FromBytes(std::as_bytes(std::span(good)), 20, "ok").ok());
+}
+
+TEST(ZipTest, StoredEntriesReadBackZeroCopyAndPassUnzip) {
+  std::string dir = TempDir("zip");
+  std::string a = "first entry bytes";
+  std::string b(100000, 'x');
+  for (size_t i = 0; i < b.size(); i += 7) b[i] = static_cast<char>(i);
+  std::vector<ZipInput> inputs = {{"000000.0.jpg", std::as_bytes(std::span(a))},
+                                  {"000001.0.png", std::as_bytes(std::span(b))}};
+  std::string path = dir + "/t.zip";
+  ASSERT_TRUE(WriteStoredZip(path, inputs).ok());
+  auto zip = ZipReader::Open(path);
+  ASSERT_TRUE(zip.ok()) << zip.status().ToString();
+  ASSERT_EQ(zip->entries().size(), 2u);
+  EXPECT_EQ(zip->entries()[1].name, "000001.0.png");
+  EXPECT_EQ(zip->entries()[1].method, 0);
+  auto data = zip->Data(1);
+  EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(data.data()), data.size()), b);
+  EXPECT_EQ(zip->entries()[1].crc32, Crc32(std::as_bytes(std::span(b))));
+  // The span points into the mapping: no copy was made.
+  EXPECT_GE(data.data(), zip->bytes().data());
+  EXPECT_LT(data.data(), zip->bytes().data() + zip->bytes().size());
+  EXPECT_EQ(std::system(("unzip -tq " + path + " >/dev/null").c_str()), 0);
+  // Identical inputs give identical archives (fixed timestamps).
+  ASSERT_TRUE(WriteStoredZip(dir + "/u.zip", inputs).ok());
+  EXPECT_EQ(*ReadFileToString(path), *ReadFileToString(dir + "/u.zip"));
+}
+
+TEST(ZipTest, EveryTruncationIsAnErrorNotACrash) {
+  std::string dir = TempDir("ziptrunc");
+  std::string a = "abc";
+  std::vector<ZipInput> inputs = {{"a.bin", std::as_bytes(std::span(a))}};
+  ASSERT_TRUE(WriteStoredZip(dir + "/t.zip", inputs).ok());
+  std::string bytes = *ReadFileToString(dir + "/t.zip");
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto zip = ZipReader::Parse(std::as_bytes(std::span(bytes.data(), n)), "t.zip");
+    EXPECT_FALSE(zip.ok()) << n;
+  }
+  EXPECT_TRUE(ZipReader::Parse(std::as_bytes(std::span(bytes)), "t.zip").ok());
+}
+
+Sample MakeSample(int i, int num_media) {
+  Sample s;
+  s.key = "key" + std::to_string(i);
+  s.segments.push_back({"user", false, "text of sample " + std::to_string(i), 0, 3});
+  for (int k = 0; k < num_media; ++k) {
+    s.media.push_back({"img/" + std::to_string(i) + "_" + std::to_string(k) + ".jpg", "",
+                       static_cast<uint32_t>(100 + i), static_cast<uint32_t>(50 + k), 1});
+    s.segments.push_back({"user", true, "", static_cast<uint32_t>(k), -1});
+  }
+  return s;
+}
+
+TEST(ShardTest, WriterThenDatasetReadsEqualInputs) {
+  std::string dir = TempDir("dataset");
+  Manifest manifest;
+  manifest.tokenizer = "stand-in";
+  manifest.vision = {"qwen2-vl", 28, 3136, 1003520};
+  std::vector<Sample> inputs;
+  std::vector<std::vector<std::string>> media_bytes;
+  for (int shard = 0; shard < 2; ++shard) {
+    ShardWriter writer(dir, "src/0000" + std::to_string(shard), "src");
+    for (int i = 0; i < 5; ++i) {
+      int global = shard * 5 + i;
+      Sample s = MakeSample(global, global % 3);
+      std::vector<MediaBlob> blobs;
+      std::vector<std::string> bytes;
+      for (size_t k = 0; k < s.media.size(); ++k) {
+        bytes.push_back(std::string(1000 + global * 10 + k, static_cast<char>('a' + k)));
+        blobs.push_back({bytes.back(), 1});
+      }
+      if (global == 4) {  // a metadata-only item
+        s.media.back().path.clear();
+        blobs.back().bytes.clear();
+        bytes.back().clear();
+      }
+      std::vector<int32_t> tokens = {global, global + 1, global + 2};
+      inputs.push_back(s);
+      media_bytes.push_back(bytes);
+      ASSERT_TRUE(writer.Add(s, std::move(blobs), tokens).ok());
+    }
+    auto info = writer.Finish();
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_EQ(info->samples, 5u);
+    manifest.shards.push_back(*info);
+  }
+  ASSERT_TRUE(WriteManifest(dir, manifest).ok());
+  EXPECT_EQ(std::system(("unzip -tq " + dir + "/src/00000.zip >/dev/null").c_str()), 0);
+
+  auto dataset = Dataset::Open(dir);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  ASSERT_EQ(dataset->num_samples(), 10u);
+  for (uint64_t i = 0; i < 10; ++i) {
+    auto sample = dataset->GetSample(i);
+    ASSERT_TRUE(sample.ok()) << sample.status().ToString();
+    EXPECT_EQ(sample->key, inputs[i].key);
+    EXPECT_EQ(sample->source, "src");
+    EXPECT_EQ(sample->segments, inputs[i].segments);
+    ASSERT_EQ(sample->media.size(), inputs[i].media.size());
+    EXPECT_EQ(dataset->meta(i).text_tokens, 3u);
+    auto tokens = dataset->Tokens(i);
+    ASSERT_TRUE(tokens.ok());
+    EXPECT_EQ(std::vector<int32_t>(tokens->begin(), tokens->end()),
+              (std::vector<int32_t>{int(i), int(i) + 1, int(i) + 2}));
+    for (size_t k = 0; k < sample->media.size(); ++k) {
+      EXPECT_EQ(sample->media[k].path, inputs[i].media[k].path);
+      EXPECT_EQ(dataset->media_meta(i)[k].width, inputs[i].media[k].width);
+      auto bytes = dataset->Media(i, k);
+      ASSERT_TRUE(bytes.ok());
+      EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+                media_bytes[i][k]);
+    }
+  }
+  EXPECT_TRUE(dataset->meta(4).flags & kSampleHasMediaWithoutData);
+  EXPECT_EQ(dataset->Line(10).status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(dataset->Media(0, 0).status().code(), StatusCode::kOutOfRange);
+}
+
+TEST(ShardTest, NoManifestMeansNoDataset) {
+  std::string dir = TempDir("nomanifest");
+  ShardWriter writer(dir, "s/00000", "s");
+  ASSERT_TRUE(writer.Add(MakeSample(0, 0), {}, std::vector<int32_t>{1, 2, 3}).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  auto dataset = Dataset::Open(dir);
+  ASSERT_FALSE(dataset.ok());
+  EXPECT_EQ(dataset.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace mmpt::store

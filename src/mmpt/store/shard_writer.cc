@@ -1,0 +1,142 @@
+#include "mmpt/store/shard_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "mmpt/core/hash.h"
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/media/image_probe.h"
+#include "mmpt/store/jsonl_index.h"
+#include "mmpt/store/meta.h"
+#include "mmpt/store/zip_reader.h"
+#include "mmpt/store/zip_writer.h"
+
+namespace mmpt::store {
+
+std::string_view MediaExtension(uint8_t format) {
+  switch (static_cast<media::ImageFormat>(format)) {
+    case media::ImageFormat::kJpeg: return "jpg";
+    case media::ImageFormat::kPng: return "png";
+    case media::ImageFormat::kWebp: return "webp";
+    case media::ImageFormat::kGif: return "gif";
+    case media::ImageFormat::kBmp: return "bmp";
+    default: return "bin";
+  }
+}
+
+ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string source)
+    : dataset_dir_(std::move(dataset_dir)), stem_(std::move(stem)), source_(std::move(source)) {}
+
+Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
+                        std::span<const int32_t> tokens) {
+  if (blobs.size() != sample.media.size()) {
+    return Status::InvalidArgument("sample '{}': {} media items but {} blobs", sample.key,
+                                   sample.media.size(), blobs.size());
+  }
+  if (sample.media.size() > UINT16_MAX) {
+    return Status::InvalidArgument("sample '{}': {} media items (at most {})", sample.key,
+                                   sample.media.size(), UINT16_MAX);
+  }
+  uint64_t counted = 0;
+  uint32_t segments_count = 0;
+  for (const Segment& segment : sample.segments) {
+    if (!segment.is_media) counted += static_cast<uint64_t>(std::max<int64_t>(0, segment.text_tokens));
+    ++segments_count;
+  }
+  if (counted != tokens.size() || tokens.size() > UINT32_MAX) {
+    return Status::InvalidArgument("sample '{}': segments count {} tokens but {} ids given",
+                                   sample.key, counted, tokens.size());
+  }
+  SampleMeta meta{};
+  meta.token_begin = tokens_.size();
+  meta.text_tokens = static_cast<uint32_t>(tokens.size());
+  meta.media_begin = static_cast<uint32_t>(media_.size());
+  meta.num_media = static_cast<uint16_t>(sample.media.size());
+  meta.num_segments = segments_count;
+  const size_t sample_index = samples_.size();
+  for (size_t k = 0; k < sample.media.size(); ++k) {
+    MediaRef& ref = sample.media[k];
+    MediaMeta media{};
+    media.width = ref.width;
+    media.height = ref.height;
+    media.frames = static_cast<uint16_t>(std::clamp<uint32_t>(ref.frames, 1, UINT16_MAX));
+    media.format = blobs[k].format;
+    if (blobs[k].bytes.empty()) {
+      media.flags = kMediaWithoutData;
+      meta.flags |= kSampleHasMediaWithoutData;
+      ref.entry.clear();
+    } else {
+      ref.entry = fmt::format("{:06}.{}.{}", sample_index, k, MediaExtension(blobs[k].format));
+    }
+    entry_names_.push_back(ref.entry);
+    media_.push_back(media);
+    blobs_.push_back(std::move(blobs[k]));
+  }
+  sample.source = source_;
+  samples_.push_back(meta);
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  lines_offsets_.push_back(jsonl_.size());
+  AppendSampleJson(sample, jsonl_);
+  return Status::OK();
+}
+
+Result<ShardInfo> ShardWriter::Finish() {
+  const std::string base = dataset_dir_ + "/" + stem_;
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(base).parent_path(), error);
+  if (error) return Status::IOError("{}: cannot create directory: {}", base, error.message());
+
+  ShardInfo info;
+  info.source = source_;
+  info.stem = stem_;
+  info.samples = samples_.size();
+  info.media = media_.size();
+  info.tokens = tokens_.size();
+
+  // The zip first: the media table needs each entry's data offset and CRC from it.
+  std::vector<ZipInput> inputs;
+  std::vector<size_t> input_media;  // media index of each zip entry
+  for (size_t j = 0; j < media_.size(); ++j) {
+    if (blobs_[j].bytes.empty()) continue;
+    inputs.push_back({entry_names_[j], std::as_bytes(std::span(blobs_[j].bytes))});
+    input_media.push_back(j);
+  }
+  const std::string zip_path = base + ".zip";
+  MMPT_RETURN_IF_ERROR(WriteStoredZip(zip_path, inputs));
+  MMPT_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(zip_path));
+  if (zip.entries().size() != inputs.size()) {
+    return Status::Internal("{}: wrote {} entries, read back {}", zip_path, inputs.size(),
+                            zip.entries().size());
+  }
+  for (size_t e = 0; e < inputs.size(); ++e) {
+    const ZipEntry& entry = zip.entries()[e];
+    if (entry.name != inputs[e].name || entry.method != 0 ||
+        entry.compressed_size != inputs[e].data.size()) {
+      return Status::Internal("{}: entry {} ('{}') did not come back as written", zip_path, e,
+                              entry.name);
+    }
+    MediaMeta& media = media_[input_media[e]];
+    media.data_offset = entry.data_offset;
+    media.data_size = entry.compressed_size;
+    media.crc32 = entry.crc32;
+  }
+  info.files[".zip"] = {zip.bytes().size(), Hash64(zip.bytes())};
+  blobs_.clear();
+
+  std::vector<uint64_t> offsets = lines_offsets_;
+  offsets.push_back(jsonl_.size());
+  std::string idx = EncodeLineIndex(offsets);
+  std::string tok(reinterpret_cast<const char*>(tokens_.data()), tokens_.size() * sizeof(int32_t));
+  std::string meta = EncodeMeta(samples_, media_, tokens_.size());
+  for (auto& [suffix, contents] :
+       std::initializer_list<std::pair<const char*, const std::string*>>{
+           {".jsonl", &jsonl_}, {".jsonl.idx", &idx}, {".tok", &tok}, {".meta", &meta}}) {
+    MMPT_RETURN_IF_ERROR(WriteFileAtomic(base + suffix, *contents));
+    info.files[suffix] = {contents->size(), Hash64(std::string_view(*contents))};
+  }
+  return info;
+}
+
+}  // namespace mmpt::store

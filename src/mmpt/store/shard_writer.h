@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/store/manifest.h"
+#include "mmpt/store/meta.h"
+#include "mmpt/store/sample.h"
+
+namespace mmpt::store {
+
+/// The bytes of one media item handed to a ShardWriter.
+struct MediaBlob {
+  std::string bytes;   // empty for a metadata-only item
+  uint8_t format = 0;  // media::ImageFormat
+};
+
+/// Collect one shard's samples in memory, then write its five files (`.jsonl`, `.jsonl.idx`,
+/// `.zip`, `.meta`, `.tok`) under the dataset directory. Each file is written atomically; the
+/// shard becomes part of a dataset only once a manifest lists it. Memory: holds the shard's
+/// media bytes until Finish. Thread safety: one writer per thread; writers of different shards
+/// may run concurrently.
+class ShardWriter {
+ public:
+  /// A shard at `dataset_dir`/`stem` (e.g. "coco/00003") of `source`.
+  ShardWriter(std::string dataset_dir, std::string stem, std::string source);
+
+  /// Add `sample`, whose `media[k]` has bytes `blobs[k]` and whose text segments' token ids are
+  /// `tokens`, concatenated in segment order (each text segment's text_tokens set). Sets each
+  /// media item's zip entry name. Errors: InvalidArgument if the counts disagree.
+  Status Add(Sample sample, std::vector<MediaBlob> blobs, std::span<const int32_t> tokens);
+
+  size_t num_samples() const { return lines_offsets_.size(); }
+
+  /// Write the files and describe them for the manifest. Errors: IOError naming the file.
+  Result<ShardInfo> Finish();
+
+ private:
+  std::string dataset_dir_;
+  std::string stem_;
+  std::string source_;
+  std::string jsonl_;
+  std::vector<uint64_t> lines_offsets_;
+  std::vector<int32_t> tokens_;
+  std::vector<SampleMeta> samples_;
+  std::vector<MediaMeta> media_;
+  std::vector<std::string> entry_names_;
+  std::vector<MediaBlob> blobs_;  // parallel to media_; metadata-only items have no bytes
+};
+
+/// File extension for a media::ImageFormat value ("jpg", "png", "webp", "gif", "bmp", "bin").
+std::string_view MediaExtension(uint8_t format);
+
+}  // namespace mmpt::store
