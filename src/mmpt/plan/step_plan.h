@@ -7,6 +7,8 @@
 
 #include "mmpt/balance/balancer.h"
 #include "mmpt/core/status.h"
+#include "mmpt/cp/thd_split.h"
+#include "mmpt/cp/vision_assign.h"
 
 namespace mmpt::plan {
 
@@ -74,6 +76,14 @@ struct PlannedPack {
 /// Estimated times of one step (seconds) under the layout's sync model (balance::Evaluate).
 using StepEstimate = balance::Estimate;
 
+/// The cp stage's result for one pack (layout.cp > 1): how Transformer Engine's THD split cuts
+/// it over the CP group, which CP rank encodes each of its images, and where each image's
+/// embedding rows go (plan/cp_stage.h fills it). Images are indexed in pack order.
+struct PackCp {
+  cp::ThdSplit split;
+  cp::VisionAssignment vision;
+};
+
 /// The plan of one global step for every DP rank: which samples form which pack, and each
 /// pack's sub-sequences and images. Every rank computes the same StepPlan from the same
 /// (metadata, config, seed, planner state); Hash() lets ranks check they agree.
@@ -90,6 +100,7 @@ struct StepPlan {
   std::vector<PlannedPack> packs;          // dp × ga × mbs entries, in (rank, micro, slot) order
   std::vector<PlannedSequence> sequences;  // every placed sample once
   std::vector<PlannedImage> images;        // every image of every placed sample
+  std::vector<PackCp> cp;                  // per pack when layout.cp > 1 (cp stage), else empty
   StepEstimate estimate;
 
   /// Index of pack (rank, micro_step, slot) in `packs`.

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "mmpt/balance/balancer.h"
-#include "mmpt/cp/image_layout.h"
 #include "mmpt/cp/thd_split.h"
+#include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::sim {
 namespace {
@@ -27,16 +27,7 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
   if (sequences.empty()) return Status::OK();
   sim.tokens += pack.tokens;
 
-  double pack_flops = 0;
-  for (const auto& seq : sequences) {
-    for (const auto& image : plan.Images(seq)) pack_flops += image.vision_flops;
-  }
   const double vision_seconds = pack.vision_seconds / params.vision_speed_factor;
-  // An image's share of the pack's encoder time is its share of the pack's vision FLOPs.
-  auto image_seconds = [&](const plan::PlannedImage& image) {
-    return pack_flops > 0 ? vision_seconds * image.vision_flops / pack_flops : 0.0;
-  };
-
   if (cp == 1) {
     times[0].vision_seconds += vision_seconds;
     times[0].llm_seconds += pack.llm_seconds;
@@ -45,22 +36,13 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
     return Status::OK();
   }
 
-  std::vector<uint32_t> lengths;
-  std::vector<cp::SampleImage> images;
-  lengths.reserve(sequences.size());
-  for (uint32_t s = 0; s < sequences.size(); ++s) {
-    lengths.push_back(sequences[s].tokens);
-    for (const auto& image : plan.Images(sequences[s])) {
-      images.push_back({s, image.llm_tokens, image_seconds(image)});
-    }
-  }
-  cp::ThdSplitOptions options{.cp_size = cp, .tp_size = plan.layout.tp,
-                              .sequence_parallel = plan.layout.tp > 1,
-                              .with_token_indices = false};
-  MMPT_ASSIGN_OR_RETURN(cp::ThdSplit split, cp::SplitThd(lengths, options));
-  MMPT_ASSIGN_OR_RETURN(std::vector<cp::CpImage> placed, cp::PlaceImages(lengths, images));
+  MMPT_ASSIGN_OR_RETURN(plan::PackCpInput input,
+                        plan::MakePackCpInput(plan, pack_index, params.vision_speed_factor));
+  const std::vector<uint32_t>& lengths = input.lengths;
+  MMPT_ASSIGN_OR_RETURN(cp::ThdSplit split,
+                        cp::SplitThd(lengths, plan::SplitOptions(plan.layout, false)));
   MMPT_ASSIGN_OR_RETURN(cp::VisionAssignment assignment,
-                        cp::AssignVision(split, placed, params.cp_vision_policy));
+                        cp::AssignVision(split, input.images, params.cp_vision_policy));
   const double exchange = params.cp_vision_policy == cp::VisionPolicy::kNaive
                               ? 1.0 : 1.0 + params.vision_dp_exchange_overhead;
 
@@ -88,7 +70,7 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
     sim.vision_gpu_seconds += vision;
     sim.llm_gpu_seconds += llm;
   }
-  if (!placed.empty() && assignment.mean_cost() > 0) {
+  if (!input.images.empty() && assignment.mean_cost() > 0) {
     sim.cp_vision_imbalance.push_back(assignment.max_cost() / assignment.mean_cost());
   }
   return Status::OK();

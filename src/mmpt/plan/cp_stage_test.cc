@@ -1,0 +1,70 @@
+#include "mmpt/plan/cp_stage.h"
+
+#include <gtest/gtest.h>
+
+namespace mmpt::plan {
+namespace {
+
+// One DP rank, one micro-step: a pack of two samples, the first with a 600-token and a
+// 100-token image (vision FLOPs 6 and 1), the second text only.
+StepPlan TwoSamplePlan(uint32_t cp) {
+  StepPlan plan;
+  plan.layout = Layout{.dp = 1, .cp = cp, .ga = 1, .seq_len = 2048, .sync = SyncModel::kStep};
+  plan.images = {PlannedImage{.llm_tokens = 600, .vision_flops = 6},
+                 PlannedImage{.llm_tokens = 100, .vision_flops = 1}};
+  plan.sequences = {PlannedSequence{.tokens = 1000, .image_begin = 0, .image_end = 2},
+                    PlannedSequence{.tokens = 1000, .image_begin = 2, .image_end = 2}};
+  plan.packs = {PlannedPack{.sequence_begin = 0, .sequence_end = 2, .tokens = 2000, .images = 2,
+                            .vision_seconds = 7, .llm_seconds = 3}};
+  return plan;
+}
+
+TEST(CpStageTest, InputSharesVisionSecondsByFlops) {
+  StepPlan plan = TwoSamplePlan(2);
+  auto input = MakePackCpInput(plan, 0, /*vision_speed_factor=*/2.0);
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  EXPECT_EQ(input->lengths, (std::vector<uint32_t>{1000, 1000}));
+  ASSERT_EQ(input->images.size(), 2u);
+  EXPECT_DOUBLE_EQ(input->images[0].vision_cost, 3.0);  // 7 s / 2 × 6/7
+  EXPECT_DOUBLE_EQ(input->images[1].vision_cost, 0.5);
+  // 300 text tokens spread in three gaps of 100 around the two images.
+  EXPECT_EQ(input->images[0].token_start, 100u);
+  EXPECT_EQ(input->images[1].token_start, 800u);
+}
+
+TEST(CpStageTest, FillsEveryPackAtCpTwoAndNothingAtCpOne) {
+  StepPlan plan = TwoSamplePlan(2);
+  ASSERT_TRUE(AddCpStage(plan, cp::VisionPolicy::kCost, /*with_token_indices=*/true).ok());
+  ASSERT_EQ(plan.cp.size(), 1u);
+  const PackCp& pack = plan.cp[0];
+  EXPECT_EQ(pack.split.cu_seqlens_padded, (std::vector<uint32_t>{0, 1000, 2000}));
+  EXPECT_EQ(pack.split.shards[0].token_indices.size(), 1000u);
+  // Cost policy: the 6 s image alone on one rank.
+  EXPECT_DOUBLE_EQ(pack.vision.max_cost(), 6.0);
+  EXPECT_EQ(pack.vision.encoders[0].size(), 1u);
+
+  StepPlan flat = TwoSamplePlan(1);
+  ASSERT_TRUE(AddCpStage(flat, cp::VisionPolicy::kCost).ok());
+  EXPECT_TRUE(flat.cp.empty());
+}
+
+TEST(CpStageTest, NamesThePackOfBadImages) {
+  StepPlan plan = TwoSamplePlan(2);
+  plan.images[0].llm_tokens = 5000;  // more than its sample
+  auto status = AddCpStage(plan, cp::VisionPolicy::kCost);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("pack 0"), std::string::npos) << status.message();
+}
+
+TEST(CpStageTest, SequenceParallelPadsToTwiceTpCp) {
+  StepPlan plan = TwoSamplePlan(2);
+  plan.layout.tp = 4;
+  const auto options = SplitOptions(plan.layout, false);
+  EXPECT_TRUE(options.sequence_parallel);
+  ASSERT_TRUE(AddCpStage(plan, cp::VisionPolicy::kCount).ok());
+  EXPECT_EQ(plan.cp[0].split.pad_multiple, 16u);
+  EXPECT_EQ(plan.cp[0].split.cu_seqlens_padded, (std::vector<uint32_t>{0, 1008, 2016}));
+}
+
+}  // namespace
+}  // namespace mmpt::plan
