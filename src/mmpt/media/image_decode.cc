@@ -62,10 +62,7 @@ bool DecompressJpeg(const uint8_t* data, size_t size, uint32_t scale_denom, Jpeg
   cinfo.scale_num = 1;
   cinfo.scale_denom = scale_denom;
   jpeg_start_decompress(&cinfo);
-  out->width = cinfo.output_width;
-  out->height = cinfo.output_height;
-  out->channels = 3;
-  out->pixels.resize(out->row_bytes() * out->height);
+  out->Reset(cinfo.output_width, cinfo.output_height, 3);
   if (cmyk) {
     cmyk_row = static_cast<JSAMPLE*>((*cinfo.mem->alloc_small)(
         reinterpret_cast<j_common_ptr>(&cinfo), JPOOL_IMAGE, size_t{cinfo.output_width} * 4));
@@ -153,11 +150,9 @@ bool DecompressPng(PngSource* src, Image* out, png_bytep* rows) {
   }
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
-  out->width = png_get_image_width(png, info);
-  out->height = png_get_image_height(png, info);
-  out->channels = png_get_channels(png, info);
-  if (out->channels != 3 && out->channels != 4) png_error(png, "unexpected channel count");
-  out->pixels.resize(out->row_bytes() * out->height);
+  uint32_t channels = png_get_channels(png, info);
+  if (channels != 3 && channels != 4) png_error(png, "unexpected channel count");
+  out->Reset(png_get_image_width(png, info), png_get_image_height(png, info), channels);
   for (uint32_t y = 0; y < out->height; ++y) rows[y] = out->row(y);
   png_read_image(png, rows);
   png_destroy_read_struct(&png, &info, nullptr);
@@ -193,16 +188,15 @@ Status DecodeWebp(std::span<const std::byte> bytes, Image* out) {
     bool ok = WebPAnimDecoderGetInfo(decoder, &anim) &&
               WebPAnimDecoderGetNext(decoder, &frame, &timestamp);
     if (ok) {
-      *out = Image{anim.canvas_width, anim.canvas_height, 4, {}};
-      out->pixels.assign(frame, frame + out->row_bytes() * out->height);
+      out->Reset(anim.canvas_width, anim.canvas_height, 4);
+      std::memcpy(out->pixels.data(), frame, out->pixels.size());
     }
     WebPAnimDecoderDelete(decoder);
     if (!ok) return Status::Corrupt("webp: cannot decode the first frame");
     return Status::OK();
   }
-  *out = Image{static_cast<uint32_t>(features.width), static_cast<uint32_t>(features.height),
-               features.has_alpha ? 4u : 3u, {}};
-  out->pixels.resize(out->row_bytes() * out->height);
+  out->Reset(static_cast<uint32_t>(features.width), static_cast<uint32_t>(features.height),
+             features.has_alpha ? 4u : 3u);
   int stride = static_cast<int>(out->row_bytes());
   uint8_t* ok = features.has_alpha
                     ? WebPDecodeRGBAInto(data, bytes.size(), out->pixels.data(),
@@ -257,8 +251,7 @@ Status ReadGifFirstFrame(GifFileType* gif, Image* out) {
     uint32_t width = std::max<uint32_t>(gif->SWidth, left + fw);
     uint32_t height = std::max<uint32_t>(gif->SHeight, top + fh);
     bool alpha = transparent != NO_TRANSPARENT_COLOR;
-    *out = Image{width, height, alpha ? 4u : 3u, {}};
-    out->pixels.resize(out->row_bytes() * height);
+    out->Reset(width, height, alpha ? 4u : 3u);
     auto color = [&](int index, uint8_t* px) {
       if (index < map->ColorCount) {
         px[0] = map->Colors[index].Red;
@@ -328,18 +321,18 @@ Status DecodeBmp(std::span<const std::byte> bytes, const ImageInfo& info, Image*
   stbi_uc* pixels = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()),
                                           static_cast<int>(bytes.size()), &w, &h, &n, 3);
   if (pixels == nullptr) return Status::Corrupt("bmp: {}", stbi_failure_reason());
-  *out = Image{static_cast<uint32_t>(w), static_cast<uint32_t>(h), 3, {}};
-  out->pixels.assign(pixels, pixels + out->row_bytes() * out->height);
+  out->Reset(static_cast<uint32_t>(w), static_cast<uint32_t>(h), 3);
+  std::memcpy(out->pixels.data(), pixels, out->pixels.size());
   stbi_image_free(pixels);
   return Status::OK();
 }
 
 }  // namespace
 
-Result<DecodedImage> DecodeImage(std::span<const std::byte> bytes, const DecodeOptions& options) {
-  DecodedImage decoded;
-  MMPT_ASSIGN_OR_RETURN(decoded.info, ProbeImage(bytes));
-  const ImageInfo& info = decoded.info;
+Status DecodeImageInto(std::span<const std::byte> bytes, const DecodeOptions& options,
+                       Image* image, ImageInfo* info_out) {
+  MMPT_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
+  if (info_out != nullptr) *info_out = info;
   uint64_t pixels = uint64_t{info.width} * info.height;
   if (pixels > options.max_pixels) {
     return Status::InvalidArgument(
@@ -347,28 +340,33 @@ Result<DecodedImage> DecodeImage(std::span<const std::byte> bytes, const DecodeO
         "decompression bomb; raise max_pixels to allow it)",
         ImageFormatName(info.format), info.width, info.height, pixels, options.max_pixels);
   }
-  Image& image = decoded.image;
   Status status;
   switch (info.format) {
-    case ImageFormat::kJpeg: status = DecodeJpeg(bytes, options, &image); break;
-    case ImageFormat::kPng: status = DecodePng(bytes, info, &image); break;
-    case ImageFormat::kWebp: status = DecodeWebp(bytes, &image); break;
-    case ImageFormat::kGif: status = DecodeGif(bytes, &image); break;
+    case ImageFormat::kJpeg: status = DecodeJpeg(bytes, options, image); break;
+    case ImageFormat::kPng: status = DecodePng(bytes, info, image); break;
+    case ImageFormat::kWebp: status = DecodeWebp(bytes, image); break;
+    case ImageFormat::kGif: status = DecodeGif(bytes, image); break;
     case ImageFormat::kBmp:
       if (bytes.size() > 0x7FFFFFFF) return Status::InvalidArgument("bmp: file above 2 GiB");
-      status = DecodeBmp(bytes, info, &image);
+      status = DecodeBmp(bytes, info, image);
       break;
     case ImageFormat::kUnknown: return Status::Internal("probe accepted an unknown format");
   }
   MMPT_RETURN_IF_ERROR(status);
-  // A decoder that disagrees with the header would break every size computed from the probe.
+  // A decoder that disagrees with the header would break every size computed from the probe
+  // (GIF canvases grown to the first frame included: the probe grows them the same way).
   bool scaled = info.format == ImageFormat::kJpeg && options.jpeg_scale_denom != 1;
-  if (!scaled && (image.width != info.width || image.height != info.height)) {
-    // GIF canvases may grow past the logical screen to the first frame, as the probe knows.
+  if (!scaled && (image->width != info.width || image->height != info.height)) {
     return Status::Corrupt("{}: decoded size {}x{} differs from the header's {}x{}",
-                           ImageFormatName(info.format), image.width, image.height, info.width,
-                           info.height);
+                           ImageFormatName(info.format), image->width, image->height,
+                           info.width, info.height);
   }
+  return Status::OK();
+}
+
+Result<DecodedImage> DecodeImage(std::span<const std::byte> bytes, const DecodeOptions& options) {
+  DecodedImage decoded;
+  MMPT_RETURN_IF_ERROR(DecodeImageInto(bytes, options, &decoded.image, &decoded.info));
   return decoded;
 }
 

@@ -66,6 +66,9 @@ std::vector<ParityCase> Cases() {
   cases.push_back({"tall.png", 50, 2200, 3, {.format = F::kPng}});
   cases.push_back({"tiny.png", 20, 17, 3, {.format = F::kPng}});
   cases.push_back({"large.jpg", 2400, 1800, 3, {.format = F::kJpeg}});
+  // Reductions of 3.5× (17 taps, the widest unrolled kernel) and 5.2× (the generic loop).
+  cases.push_back({"photo12mp.jpg", 4032, 3024, 3, {.format = F::kJpeg}});
+  cases.push_back({"photo24mp.jpg", 6000, 4000, 3, {.format = F::kJpeg, .progressive = true}});
   cases.push_back({"rgba.png", 300, 200, 4, {.format = F::kPng}});
   cases.push_back({"gray_alpha.png", 210, 150, 2, {.format = F::kPng}});
   cases.push_back({"palette.png", 333, 222, 3, {.format = F::kPng, .palette = true}});

@@ -21,9 +21,22 @@ uint32_t JpegScaleDenom(const ImageInfo& info, const ResizedSize& target) {
   return 1;
 }
 
-// Decode → orient → white background → resize: the RGB image the patches are cut from.
-Result<Image> DecodeAndResize(std::span<const std::byte> bytes,
-                              const ImagePreprocessConfig& config) {
+// Per-thread buffers of the pipeline, kept between images (a fresh multi-megabyte allocation
+// per image costs its page faults every time); released after an unusually large image.
+struct Workspace {
+  Image decoded;
+  Image resized;
+  void Trim() {
+    constexpr size_t kKeepBytes = size_t{32} << 20;
+    if (decoded.pixels.capacity() > kKeepBytes) decoded = Image{};
+    if (resized.pixels.capacity() > kKeepBytes) resized = Image{};
+  }
+};
+
+// Decode → orient → white background → resize: the RGB image the patches are cut from,
+// left in `ws->resized`.
+Status DecodeAndResize(std::span<const std::byte> bytes, const ImagePreprocessConfig& config,
+                       Workspace* ws) {
   MMPT_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
   MMPT_ASSIGN_OR_RETURN(ResizedSize target, PreprocessedSize(info, config.resize));
   DecodeOptions decode = config.decode;
@@ -31,10 +44,17 @@ Result<Image> DecodeAndResize(std::span<const std::byte> bytes,
   if (config.jpeg_dct_scaling && info.format == ImageFormat::kJpeg) {
     decode.jpeg_scale_denom = JpegScaleDenom(info, target);
   }
-  MMPT_ASSIGN_OR_RETURN(DecodedImage decoded, DecodeImage(bytes, decode));
-  Image image = ApplyExifOrientation(std::move(decoded.image), info.exif_orientation);
-  image = CompositeOnWhite(std::move(image));
-  return ResizeBicubic(image, target.width, target.height);
+  MMPT_RETURN_IF_ERROR(DecodeImageInto(bytes, decode, &ws->decoded, nullptr));
+  if (info.exif_orientation >= 2 && info.exif_orientation <= 8) {
+    ws->decoded = ApplyExifOrientation(std::move(ws->decoded), info.exif_orientation);
+  }
+  if (ws->decoded.channels == 4) ws->decoded = CompositeOnWhite(std::move(ws->decoded));
+  return ResizeBicubicInto(ws->decoded, target.width, target.height, &ws->resized);
+}
+
+Workspace& ThreadWorkspace() {
+  thread_local Workspace workspace;
+  return workspace;
 }
 
 }  // namespace
@@ -46,21 +66,36 @@ Result<ResizedSize> PreprocessedSize(const ImageInfo& info, const ResizeRule& ru
 
 Result<PreprocessedImage> PreprocessImage(std::span<const std::byte> bytes,
                                           const ImagePreprocessConfig& config) {
-  MMPT_ASSIGN_OR_RETURN(Image resized, DecodeAndResize(bytes, config));
+  Workspace& ws = ThreadWorkspace();
+  Status status = DecodeAndResize(bytes, config, &ws);
   PreprocessedImage out;
-  MMPT_ASSIGN_OR_RETURN(out.grid, PatchGrid(resized.height, resized.width, config.patch));
-  out.height = resized.height;
-  out.width = resized.width;
-  out.pixel_values.resize(out.grid.patches() * PatchDim(config.patch));
-  MMPT_RETURN_IF_ERROR(NormalizePatchify(resized, config.patch, out.pixel_values));
+  if (status.ok()) {
+    const Image& resized = ws.resized;
+    Result<GridThw> grid = PatchGrid(resized.height, resized.width, config.patch);
+    if (grid.ok()) {
+      out.grid = *grid;
+      out.height = resized.height;
+      out.width = resized.width;
+      out.pixel_values.resize(out.grid.patches() * PatchDim(config.patch));
+      status = NormalizePatchify(resized, config.patch, out.pixel_values);
+    } else {
+      status = grid.status();
+    }
+  }
+  ws.Trim();
+  if (!status.ok()) return status;
   return out;
 }
 
 Result<GridThw> PreprocessImageInto(std::span<const std::byte> bytes,
                                     const ImagePreprocessConfig& config, std::span<float> out) {
-  MMPT_ASSIGN_OR_RETURN(Image resized, DecodeAndResize(bytes, config));
-  MMPT_ASSIGN_OR_RETURN(GridThw grid, PatchGrid(resized.height, resized.width, config.patch));
-  MMPT_RETURN_IF_ERROR(NormalizePatchify(resized, config.patch, out));
+  Workspace& ws = ThreadWorkspace();
+  Status status = DecodeAndResize(bytes, config, &ws);
+  Result<GridThw> grid = status.ok() ? PatchGrid(ws.resized.height, ws.resized.width, config.patch)
+                                     : Result<GridThw>(status);
+  if (grid.ok()) status = NormalizePatchify(ws.resized, config.patch, out);
+  ws.Trim();
+  if (!status.ok()) return status;
   return grid;
 }
 

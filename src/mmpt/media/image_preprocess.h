@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/media/image.h"
 #include "mmpt/media/image_decode.h"
 #include "mmpt/media/image_probe.h"
 #include "mmpt/media/patchify.h"
@@ -29,7 +30,7 @@ struct ImagePreprocessConfig {
 struct PreprocessedImage {
   GridThw grid;                     // image_grid_thw
   uint32_t height = 0, width = 0;   // resized size in pixels (after EXIF orientation)
-  std::vector<float> pixel_values;  // grid.patches() × PatchDim(config.patch), Qwen layout
+  std::vector<float, DefaultInitAllocator<float>> pixel_values;  // patches × PatchDim, Qwen layout
 };
 
 /// The resized size of an image from its probe alone (EXIF orientations 5..8 swap the sides

@@ -1,10 +1,39 @@
 #include "mmpt/media/patchify.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 namespace mmpt::media {
+namespace {
+
+// Copy `n` floats to `dst` with non-temporal stores where it is 16-byte aligned: the output
+// is written once and read much later (by the batch consumer), so keeping it out of the cache
+// saves the read-for-ownership traffic of ordinary stores. Call StoreFence() after the last.
+void StorePlane(const float* src, size_t n, float* dst) {
+#if defined(__SSE2__)
+  if (reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+    for (; i < n; ++i) dst[i] = src[i];
+    return;
+  }
+#endif
+  std::memcpy(dst, src, n * sizeof(float));
+}
+
+void StoreFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+}  // namespace
 
 Result<GridThw> PatchGrid(uint32_t height, uint32_t width, const PatchConfig& config) {
   uint32_t factor = config.patch_size * config.merge_size;
@@ -37,34 +66,35 @@ Status NormalizePatchify(const Image& rgb, const PatchConfig& config, std::span<
   }
   const uint32_t p = config.patch_size, m = config.merge_size, tp = config.temporal_patch_size;
   const size_t plane = size_t{p} * p;  // floats of one channel of one temporal slot
+  // Source byte offset of every position of a patch, in output order (y, x).
+  std::vector<uint32_t> offsets(plane);
+  for (uint32_t py = 0; py < p; ++py) {
+    for (uint32_t px = 0; px < p; ++px) {
+      offsets[size_t{py} * p + px] = static_cast<uint32_t>(py * rgb.row_bytes() + px * 3);
+    }
+  }
+  std::vector<float> values(plane);
   float* dst = out.data();
   for (uint32_t bh = 0; bh < grid.h / m; ++bh) {
     for (uint32_t bw = 0; bw < grid.w / m; ++bw) {
       for (uint32_t mh = 0; mh < m; ++mh) {
         for (uint32_t mw = 0; mw < m; ++mw, dst += dim) {
-          uint32_t y0 = (bh * m + mh) * p, x0 = (bw * m + mw) * p;
-          for (uint32_t py = 0; py < p; ++py) {
-            const uint8_t* src = rgb.row(y0 + py) + size_t{x0} * 3;
-            float* r = dst + py * p;
-            float* g = r + tp * plane;
-            float* b = g + tp * plane;
-            for (uint32_t px = 0; px < p; ++px) {
-              r[px] = table[0][src[3 * px]];
-              g[px] = table[1][src[3 * px + 1]];
-              b[px] = table[2][src[3 * px + 2]];
-            }
-          }
-          // The still image repeats in every temporal slot.
+          const uint8_t* base = rgb.row((bh * m + mh) * p) + size_t{(bw * m + mw) * p} * 3;
           for (uint32_t c = 0; c < 3; ++c) {
-            float* first = dst + size_t{c} * tp * plane;
-            for (uint32_t t = 1; t < tp; ++t) {
-              std::memcpy(first + t * plane, first, plane * sizeof(float));
+            // One channel plane in output order, then the same plane in every temporal slot
+            // (a still image repeats): the output, megabytes per image, is written once and
+            // sequentially.
+            const float* lut = table[c];
+            for (size_t i = 0; i < plane; ++i) values[i] = lut[base[offsets[i] + c]];
+            for (uint32_t t = 0; t < tp; ++t) {
+              StorePlane(values.data(), plane, dst + (size_t{c} * tp + t) * plane);
             }
           }
         }
       }
     }
   }
+  StoreFence();
   return Status::OK();
 }
 

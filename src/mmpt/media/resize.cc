@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <utility>
 #include <vector>
 
 namespace mmpt::media {
 namespace {
 
 constexpr int kPrecisionBits = 32 - 8 - 2;  // Pillow's PRECISION_BITS for 8-bit images
+// Per-thread scratch larger than this is released after use rather than kept.
+constexpr size_t kKeepScratchBytes = size_t{32} << 20;
 
 double Bicubic(double x) {
   constexpr double a = -0.5;
@@ -64,64 +68,157 @@ Kernel MakeKernel(uint32_t in_size, uint32_t out_size) {
   return k;
 }
 
+// Give every output pixel a window of exactly `taps` source pixels inside the row, moving
+// the window left at the right edge and padding with zero weights (which add nothing), so the
+// horizontal pass can run a fixed-length, unrolled tap loop. Needs in_size >= taps.
+void PadToFixedTaps(uint32_t in_size, Kernel* k) {
+  for (size_t x = 0; x < k->min.size(); ++x) {
+    int32_t* w = &k->weights[x * k->taps];
+    int start = std::min(k->min[x], static_cast<int>(in_size) - k->taps);
+    int shift = k->min[x] - start;
+    for (int t = k->count[x] - 1; t >= 0; --t) w[t + shift] = w[t];
+    for (int t = 0; t < shift; ++t) w[t] = 0;
+    for (int t = k->count[x] + shift; t < k->taps; ++t) w[t] = 0;
+    k->min[x] = start;
+    k->count[x] = k->taps;
+  }
+}
+
 inline uint8_t Clip8(int32_t v) {
   return static_cast<uint8_t>(std::clamp(v >> kPrecisionBits, 0, 255));
 }
 
-template <int C>
-void Horizontal(const Image& in, uint32_t row_first, const Kernel& k, Image* out) {
+// The hot loops carry `__restrict` (8-bit pixels may otherwise alias the accumulators, which
+// blocks vectorization) and are compiled twice: for AVX2 and for the baseline, chosen at load
+// time, so the binary runs on any x86-64.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MMPT_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MMPT_VECTOR_CLONES
+#endif
+
+// One output row of the horizontal pass with a compile-time tap count (a padded kernel):
+// the tap loop unrolls and the accumulators stay in registers.
+template <int C, int T>
+void HorizontalRowFixed(const uint8_t* __restrict src, const Kernel& k, uint32_t width,
+                        uint8_t* __restrict dst) {
   constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
+  const int32_t* __restrict weights = k.weights.data();
+  for (uint32_t x = 0; x < width; ++x) {
+    const int32_t* __restrict w = weights + size_t{x} * T;
+    const uint8_t* __restrict s = src + static_cast<size_t>(k.min[x]) * C;
+    int32_t acc[C];
+    for (int c = 0; c < C; ++c) acc[c] = kHalf;
+    for (int t = 0; t < T; ++t) {
+      for (int c = 0; c < C; ++c) acc[c] += s[t * C + c] * w[t];
+    }
+    for (int c = 0; c < C; ++c) dst[x * C + c] = Clip8(acc[c]);
+  }
+}
+
+// One output row of the horizontal pass; accumulators stay in registers.
+template <int C>
+void HorizontalRow(const uint8_t* __restrict src, const Kernel& k, uint32_t width,
+                   uint8_t* __restrict dst) {
+  constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
+  const int32_t* __restrict weights = k.weights.data();
+  for (uint32_t x = 0; x < width; ++x) {
+    const int32_t* __restrict w = weights + size_t{x} * k.taps;
+    const uint8_t* __restrict s = src + static_cast<size_t>(k.min[x]) * C;
+    int32_t a0 = kHalf, a1 = kHalf, a2 = kHalf, a3 = kHalf;
+    const int count = k.count[x];
+    for (int t = 0; t < count; ++t) {
+      a0 += s[t * C] * w[t];
+      if constexpr (C > 1) a1 += s[t * C + 1] * w[t];
+      if constexpr (C > 2) a2 += s[t * C + 2] * w[t];
+      if constexpr (C > 3) a3 += s[t * C + 3] * w[t];
+    }
+    dst[x * C] = Clip8(a0);
+    if constexpr (C > 1) dst[x * C + 1] = Clip8(a1);
+    if constexpr (C > 2) dst[x * C + 2] = Clip8(a2);
+    if constexpr (C > 3) dst[x * C + 3] = Clip8(a3);
+  }
+}
+
+using RowFunction = void (*)(const uint8_t*, const Kernel&, uint32_t, uint8_t*);
+
+// The unrolled row function for RGB and the tap counts of reductions up to 4×, if padded.
+RowFunction FixedRowFunction(uint32_t channels, int taps) {
+  if (channels != 3) return nullptr;
+  switch (taps) {
+    case 5: return HorizontalRowFixed<3, 5>;
+    case 7: return HorizontalRowFixed<3, 7>;
+    case 9: return HorizontalRowFixed<3, 9>;
+    case 11: return HorizontalRowFixed<3, 11>;
+    case 13: return HorizontalRowFixed<3, 13>;
+    case 15: return HorizontalRowFixed<3, 15>;
+    case 17: return HorizontalRowFixed<3, 17>;
+    default: return nullptr;
+  }
+}
+
+void Horizontal(const Image& in, uint32_t row_first, Kernel k, Image* out) {
+  RowFunction fixed = FixedRowFunction(in.channels, k.taps);
+  if (fixed != nullptr && in.width >= static_cast<uint32_t>(k.taps)) {
+    PadToFixedTaps(in.width, &k);
+    for (uint32_t y = 0; y < out->height; ++y) {
+      fixed(in.row(row_first + y), k, out->width, out->row(y));
+    }
+    return;
+  }
   for (uint32_t y = 0; y < out->height; ++y) {
     const uint8_t* src = in.row(row_first + y);
     uint8_t* dst = out->row(y);
-    for (uint32_t x = 0; x < out->width; ++x) {
-      const int32_t* w = &k.weights[size_t{x} * k.taps];
-      const uint8_t* s = src + static_cast<size_t>(k.min[x]) * C;
-      int32_t acc[C];
-      for (int c = 0; c < C; ++c) acc[c] = kHalf;
-      for (int t = 0; t < k.count[x]; ++t) {
-        for (int c = 0; c < C; ++c) acc[c] += s[t * C + c] * w[t];
-      }
-      for (int c = 0; c < C; ++c) dst[x * C + c] = Clip8(acc[c]);
+    switch (in.channels) {
+      case 1: HorizontalRow<1>(src, k, out->width, dst); break;
+      case 2: HorizontalRow<2>(src, k, out->width, dst); break;
+      case 3: HorizontalRow<3>(src, k, out->width, dst); break;
+      default: HorizontalRow<4>(src, k, out->width, dst); break;
     }
   }
 }
 
-void HorizontalAny(const Image& in, uint32_t row_first, const Kernel& k, Image* out) {
-  switch (in.channels) {
-    case 1: return Horizontal<1>(in, row_first, k, out);
-    case 2: return Horizontal<2>(in, row_first, k, out);
-    case 3: return Horizontal<3>(in, row_first, k, out);
-    default: return Horizontal<4>(in, row_first, k, out);
-  }
+// acc[i] += weight · src[i] over a whole row: vectorizes.
+MMPT_VECTOR_CLONES
+void AccumulateRow(const uint8_t* __restrict src, int32_t weight, size_t n,
+                   int32_t* __restrict acc) {
+  for (size_t i = 0; i < n; ++i) acc[i] += src[i] * weight;
 }
 
-// Row-wise accumulation: every tap adds a whole source row, which compilers vectorize.
+MMPT_VECTOR_CLONES
+void ClipRow(const int32_t* __restrict acc, size_t n, uint8_t* __restrict dst) {
+  for (size_t i = 0; i < n; ++i) dst[i] = Clip8(acc[i]);
+}
+
+// Row-wise accumulation: every tap adds a whole source row.
 void Vertical(const Image& in, const Kernel& k, int row_shift, Image* out) {
   constexpr int32_t kHalf = 1 << (kPrecisionBits - 1);
   size_t n = out->row_bytes();
-  std::vector<int32_t> acc(n);
+  thread_local std::vector<int32_t> acc;
+  acc.resize(n);
   for (uint32_t y = 0; y < out->height; ++y) {
     std::fill(acc.begin(), acc.end(), kHalf);
     const int32_t* w = &k.weights[size_t{y} * k.taps];
     for (int t = 0; t < k.count[y]; ++t) {
-      const uint8_t* src = in.row(static_cast<uint32_t>(k.min[y] - row_shift + t));
-      int32_t wt = w[t];
-      for (size_t i = 0; i < n; ++i) acc[i] += src[i] * wt;
+      AccumulateRow(in.row(static_cast<uint32_t>(k.min[y] - row_shift + t)), w[t], n, acc.data());
     }
-    uint8_t* dst = out->row(y);
-    for (size_t i = 0; i < n; ++i) dst[i] = Clip8(acc[i]);
+    ClipRow(acc.data(), n, out->row(y));
   }
 }
 
 }  // namespace
 
-Result<Image> ResizeBicubic(const Image& image, uint32_t width, uint32_t height) {
+Status ResizeBicubicInto(const Image& image, uint32_t width, uint32_t height, Image* out) {
   if (width == 0 || height == 0 || image.width == 0 || image.height == 0) {
     return Status::InvalidArgument("resize: {}x{} to {}x{}: zero size", image.width,
                                    image.height, width, height);
   }
-  if (width == image.width && height == image.height) return image;
+  MMPT_CHECK(out != &image);
+  if (width == image.width && height == image.height) {
+    out->Reset(width, height, image.channels);
+    std::memcpy(out->pixels.data(), image.pixels.data(), image.pixels.size());
+    return Status::OK();
+  }
   bool horizontal = width != image.width;
   bool vertical = height != image.height;
   Kernel kv;
@@ -132,21 +229,30 @@ Result<Image> ResizeBicubic(const Image& image, uint32_t width, uint32_t height)
     row_first = kv.min.front();
     row_last = kv.min.back() + kv.count.back();
   }
-  Image temp;
-  const Image* source = &image;
-  if (horizontal) {
-    Kernel kh = MakeKernel(image.width, width);
-    temp = Image{width, static_cast<uint32_t>(row_last - row_first), image.channels, {}};
-    temp.pixels.resize(temp.row_bytes() * temp.height);
-    HorizontalAny(image, static_cast<uint32_t>(row_first), kh, &temp);
-    source = &temp;
-  } else {
-    row_first = 0;
+  if (!horizontal) {
+    out->Reset(width, height, image.channels);
+    Vertical(image, kv, 0, out);
+    return Status::OK();
   }
-  if (!vertical) return temp;
-  Image out{width, height, image.channels, {}};
-  out.pixels.resize(out.row_bytes() * height);
-  Vertical(*source, kv, row_first, &out);
+  Kernel kh = MakeKernel(image.width, width);
+  if (!vertical) {
+    out->Reset(width, height, image.channels);
+    Horizontal(image, 0, std::move(kh), out);
+    return Status::OK();
+  }
+  // The intermediate is reused per thread: a fresh one per image costs page faults.
+  thread_local Image temp;
+  temp.Reset(width, static_cast<uint32_t>(row_last - row_first), image.channels);
+  Horizontal(image, static_cast<uint32_t>(row_first), std::move(kh), &temp);
+  out->Reset(width, height, image.channels);
+  Vertical(temp, kv, row_first, out);
+  if (temp.pixels.capacity() > kKeepScratchBytes) temp = Image{};
+  return Status::OK();
+}
+
+Result<Image> ResizeBicubic(const Image& image, uint32_t width, uint32_t height) {
+  Image out;
+  MMPT_RETURN_IF_ERROR(ResizeBicubicInto(image, width, height, &out));
   return out;
 }
 

@@ -17,4 +17,8 @@ namespace mmpt::media {
 /// Thread safety: reentrant.
 Result<Image> ResizeBicubic(const Image& image, uint32_t width, uint32_t height);
 
+/// As ResizeBicubic, into `out` (reusing its capacity; must not be `image`). The intermediate
+/// of the two passes lives in a per-thread buffer that is kept between calls unless large.
+Status ResizeBicubicInto(const Image& image, uint32_t width, uint32_t height, Image* out);
+
 }  // namespace mmpt::media
