@@ -51,6 +51,22 @@ int UnicodeToByte(char32_t cp) {
   return -1;
 }
 
+void BpeModel::Reserve(size_t tokens, size_t merges) {
+  bytes_to_id_.reserve(tokens);
+  token_to_id_.reserve(tokens);
+  id_to_bytes_.reserve(tokens);
+  size_t slots = 1024;
+  while (slots < merges * 2 + 2) slots *= 2;
+  if (merges_.size() < slots) {
+    std::vector<MergeEntry> old = std::move(merges_);
+    merges_.assign(slots, MergeEntry{0, -1, -1});
+    merge_count_ = 0;
+    for (const MergeEntry& e : old) {
+      if (e.key != 0) InsertMerge(e.key, e.rank, e.merged);
+    }
+  }
+}
+
 Status BpeModel::AddToken(std::string_view token, TokenId id) {
   if (id < 0) return Status::Corrupt("token '{}' has negative id {}", token, id);
   // Spell the token in raw bytes; a character outside the byte alphabet stays as its UTF-8
@@ -113,7 +129,8 @@ Status BpeModel::AddMerge(std::string_view left, std::string_view right, int32_t
   if (left_id < 0 || right_id < 0) {
     return Status::Corrupt("merge {} ('{}' '{}') names a token not in the vocabulary", rank, left, right);
   }
-  std::string joined(left);
+  thread_local std::string joined;
+  joined.assign(left);
   joined.append(right);
   const TokenId merged = FindToken(joined);
   if (merged < 0) return Status::Corrupt("merge {} ('{}' '{}') makes '{}', not in the vocabulary", rank, left, right, joined);
@@ -142,7 +159,7 @@ std::pair<int32_t, TokenId> BpeModel::FindMerge(TokenId left, TokenId right) con
 }
 
 TokenId BpeModel::FindToken(std::string_view token) const {
-  auto it = token_to_id_.find(std::string(token));
+  auto it = token_to_id_.find(token);
   return it == token_to_id_.end() ? -1 : it->second;
 }
 
@@ -220,7 +237,7 @@ void BpeModel::MergeByHeap(std::vector<TokenId>* symbols) const {
 Status BpeModel::Encode(std::string_view word, std::vector<TokenId>* out) const {
   if (word.empty()) return Status::OK();
   if (ignore_merges_) {
-    auto it = bytes_to_id_.find(std::string(word));
+    auto it = bytes_to_id_.find(word);
     if (it != bytes_to_id_.end()) {
       out->push_back(it->second);
       return Status::OK();

@@ -22,6 +22,8 @@ int UnicodeToByte(char32_t cp);
 /// Thread safety: after building, Encode is const and safe to call concurrently.
 class BpeModel {
  public:
+  /// Reserve room for `tokens` vocabulary entries and `merges` merges (a loading speed-up).
+  void Reserve(size_t tokens, size_t merges);
   /// Add vocabulary entry `token` (byte-level spelling, e.g. "Ġthe") with `id`.
   /// Errors: Corrupt for a negative id.
   Status AddToken(std::string_view token, TokenId id);
@@ -60,8 +62,15 @@ class BpeModel {
   std::pair<int32_t, TokenId> FindMerge(TokenId left, TokenId right) const;
   void InsertMerge(uint64_t key, int32_t rank, TokenId merged);
 
-  std::unordered_map<std::string, TokenId> bytes_to_id_;  // raw bytes → id
-  std::unordered_map<std::string, TokenId> token_to_id_;  // byte-level spelling → id
+  // Hash and equality that look up std::string keys by std::string_view without a copy.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  using TokenMap = std::unordered_map<std::string, TokenId, StringHash, std::equal_to<>>;
+
+  TokenMap bytes_to_id_;  // raw bytes → id
+  TokenMap token_to_id_;  // byte-level spelling → id
   std::vector<std::string> id_to_bytes_;
   std::vector<bool> has_id_;
   std::array<TokenId, 256> byte_ids_{};

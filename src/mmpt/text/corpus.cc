@@ -5,7 +5,10 @@
 #include <chrono>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/text/utf8.h"
 
 namespace mmpt::text {
 
@@ -81,6 +84,31 @@ std::vector<std::string> GenerateCorpus(size_t count, uint64_t seed) {
     texts.push_back(std::move(text));
   }
   return texts;
+}
+
+Status WriteTextsAsJsonLines(const std::vector<std::string>& texts, const std::string& path) {
+  std::string out;
+  for (const std::string& raw : texts) {
+    const std::string text = SanitizeUtf8(raw);
+    out += '"';
+    for (char c : text) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+          } else {
+            out += c;
+          }
+      }
+    }
+    out += "\"\n";
+  }
+  return WriteFileAtomic(path, out);
 }
 
 Result<TokenizeStats> MeasureTokenize(const Tokenizer& tokenizer, const std::vector<std::string>& texts,

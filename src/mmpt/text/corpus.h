@@ -25,6 +25,10 @@ Result<std::vector<std::vector<std::string>>> ReadMmc4TextLists(const std::strin
 /// deterministic in `seed`: the corpus the demo uses when the real data is absent.
 std::vector<std::string> GenerateCorpus(size_t count, uint64_t seed);
 
+/// Write `texts` to `path` as JSON Lines, one JSON string per line (ill-formed UTF-8 replaced
+/// by U+FFFD first): the input format of tests/text/reference_tokenize.js. Errors: IOError.
+Status WriteTextsAsJsonLines(const std::vector<std::string>& texts, const std::string& path);
+
 /// What tokenizing a corpus measured.
 struct TokenizeStats {
   size_t texts = 0;

@@ -202,6 +202,9 @@ Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, c
   MMPT_ASSIGN_OR_RETURN(object vocab, r.Object(*vocab_value, "model.vocab"));
   // Ids are dense in real vocabularies; a bound keeps a hostile file from forcing a huge table.
   const int64_t id_bound = int64_t(vocab.size() + added_count) * 2 + 1024;
+  if (auto early = r.Optional(model, "merges"); early && early->is_array()) {
+    tokenizer->model_.Reserve(vocab.size(), early->get_array().value_unsafe().size());
+  }
   for (auto field : vocab) {
     const std::string_view key = field.key;
     const element value = field.value;
