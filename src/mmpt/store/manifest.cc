@@ -36,10 +36,7 @@ std::string ManifestToJson(const Manifest& manifest) {
   doc["format_version"] = manifest.format_version;
   doc["tokenizer"] = {{"path", manifest.tokenizer},
                       {"xxh3", ChecksumHex(manifest.tokenizer_xxh3)}};
-  doc["vision"] = {{"preset", manifest.vision.preset},
-                   {"factor", manifest.vision.factor},
-                   {"min_pixels", manifest.vision.min_pixels},
-                   {"max_pixels", manifest.vision.max_pixels}};
+  doc["vision"] = {{"preset", manifest.vision_preset}};
   json sources = json::array();
   for (const std::string& name : manifest.sources()) {
     uint64_t samples = 0, media = 0, tokens = 0, shards = 0;
@@ -109,11 +106,7 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
     const json& tokenizer = doc.at("tokenizer");
     manifest.tokenizer = tokenizer.at("path").get<std::string>();
     MMPT_ASSIGN_OR_RETURN(manifest.tokenizer_xxh3, ParseHex(tokenizer.at("xxh3"), "xxh3"));
-    const json& vision = doc.at("vision");
-    manifest.vision.preset = vision.at("preset").get<std::string>();
-    manifest.vision.factor = vision.at("factor").get<uint32_t>();
-    manifest.vision.min_pixels = vision.at("min_pixels").get<uint64_t>();
-    manifest.vision.max_pixels = vision.at("max_pixels").get<uint64_t>();
+    manifest.vision_preset = doc.at("vision").at("preset").get<std::string>();
     size_t index = 0;
     for (const json& item : doc.at("shards")) {
       ShardInfo shard;

@@ -33,19 +33,13 @@ struct ShardInfo {
   std::map<std::string, FileChecksum> files;  // by suffix, e.g. ".zip"
 };
 
-/// The vision configuration image sizes were checked against; image tokens derive from it.
-struct VisionConfig {
-  std::string preset;  // e.g. "qwen2-vl"
-  uint32_t factor = 28;
-  uint64_t min_pixels = 0;
-  uint64_t max_pixels = 0;
-};
-
 struct Manifest {
   uint32_t format_version = kFormatVersion;
   std::string tokenizer;        // path or name of the tokenizer that counted text tokens
   uint64_t tokenizer_xxh3 = 0;  // checksum of the tokenizer file (0 if unknown)
-  VisionConfig vision;
+  /// The vision preset (cost::LoadVisionPreset) images were checked against; image tokens
+  /// are not stored but derive from each image's width and height under it.
+  std::string vision_preset;
   std::vector<ShardInfo> shards;  // in global sample order
 
   uint64_t num_samples() const;

@@ -111,7 +111,7 @@ TEST(ShardTest, WriterThenDatasetReadsEqualInputs) {
   std::string dir = TempDir("dataset");
   Manifest manifest;
   manifest.tokenizer = "stand-in";
-  manifest.vision = {"qwen2-vl", 28, 3136, 1003520};
+  manifest.vision_preset = "qwen2-vl";
   std::vector<Sample> inputs;
   std::vector<std::vector<std::string>> media_bytes;
   for (int shard = 0; shard < 2; ++shard) {

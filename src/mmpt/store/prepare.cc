@@ -1,0 +1,457 @@
+#include "mmpt/store/prepare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "mmpt/core/hash.h"
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/core/progress.h"
+#include "mmpt/core/thread_pool.h"
+#include "mmpt/cost/presets.h"
+#include "mmpt/media/image_probe.h"
+#include "mmpt/store/shard_writer.h"
+
+namespace mmpt::store {
+namespace fs = std::filesystem;
+
+Result<InputSpec> ParseInputSpec(std::string_view arg) {
+  InputSpec spec;
+  size_t eq = arg.find('=');
+  if (eq != std::string_view::npos) {
+    spec.source = std::string(arg.substr(0, eq));
+    spec.path = std::string(arg.substr(eq + 1));
+  } else {
+    spec.path = std::string(arg);
+    std::string name = fs::path(spec.path).filename().string();
+    spec.source = name.substr(0, name.find('.'));
+  }
+  if (spec.path.empty()) return Status::InvalidArgument("input '{}' has no path", arg);
+  bool safe = !spec.source.empty() && spec.source != "." && spec.source != "..";
+  for (char c : spec.source) {
+    safe = safe && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                    c == '.');
+  }
+  if (!safe) {
+    return Status::InvalidArgument(
+        "input '{}': source name '{}' must be letters, digits, '-', '_' or '.' (use NAME=PATH)",
+        arg, spec.source);
+  }
+  return spec;
+}
+
+Result<ErrorPolicy> ParseErrorPolicy(std::string_view name) {
+  if (name == "skip") return ErrorPolicy::kSkip;
+  if (name == "fail") return ErrorPolicy::kFail;
+  return Status::InvalidArgument("--on-error must be skip or fail, not '{}'", name);
+}
+
+std::string PrepareReport::Summary() const {
+  std::string out = fmt::format(
+      "prepared {} samples ({} media, {} text tokens) into {} shards from {} records in {:.2f} s "
+      "({:.1f} MB/s in, {:.1f} MB/s out)\n",
+      samples, media, text_tokens, shards, records, seconds,
+      seconds > 0 ? input_bytes / seconds / 1e6 : 0.0,
+      seconds > 0 ? output_bytes / seconds / 1e6 : 0.0);
+  if (skipped > 0) {
+    out += fmt::format("skipped {} bad records:\n", skipped);
+    for (const auto& [reason, count] : skipped_by_reason) {
+      out += fmt::format("  {:>8}  {}\n", count, reason);
+    }
+    out += "first examples:\n";
+    for (const std::string& example : examples) out += "  " + example + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+// A run of up to samples_per_shard records of one input: it becomes one shard.
+struct Chunk {
+  size_t input = 0;
+  uint64_t begin = 0;       // byte range in the input
+  uint64_t end = 0;
+  uint64_t first_line = 0;  // 1-based line number of the byte at `begin`
+  uint32_t source = 0;      // index into the source list
+  uint64_t number = 0;      // shard number within its source
+};
+
+// Call fn(line, line_number) for every non-blank line in text[begin, end).
+template <typename Fn>
+void ForEachLine(std::string_view text, uint64_t begin, uint64_t end, uint64_t first_line,
+                 Fn&& fn) {
+  uint64_t line_number = first_line;
+  while (begin < end) {
+    const char* start = text.data() + begin;
+    const void* hit = std::memchr(start, '\n', end - begin);
+    uint64_t next = hit ? static_cast<const char*>(hit) - text.data() + 1 : end;
+    std::string_view line(start, next - begin);
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    if (!line.empty()) fn(line, line_number);
+    ++line_number;
+    begin = next;
+  }
+}
+
+std::vector<Chunk> SplitIntoChunks(const std::vector<MappedFile>& files,
+                                   const std::vector<uint32_t>& input_source,
+                                   uint64_t samples_per_shard, size_t num_sources) {
+  std::vector<Chunk> chunks;
+  std::vector<uint64_t> next_number(num_sources, 0);
+  for (size_t input = 0; input < files.size(); ++input) {
+    std::string_view text = files[input].text();
+    Chunk chunk{input, 0, 0, 1, input_source[input], 0};
+    uint64_t records = 0;
+    uint64_t line_number = 1;
+    uint64_t at = 0;
+    while (at < text.size()) {
+      const void* hit = std::memchr(text.data() + at, '\n', text.size() - at);
+      uint64_t next = hit ? static_cast<const char*>(hit) - text.data() + 1 : text.size();
+      bool blank = next - at == 1 || (next - at == 2 && text[at] == '\r');
+      if (!blank && records == samples_per_shard) {
+        chunk.end = at;
+        chunk.number = next_number[chunk.source]++;
+        chunks.push_back(chunk);
+        chunk.begin = at;
+        chunk.first_line = line_number;
+        records = 0;
+      }
+      if (!blank) ++records;
+      ++line_number;
+      at = next;
+    }
+    if (records > 0) {
+      chunk.end = text.size();
+      chunk.number = next_number[chunk.source]++;
+      chunks.push_back(chunk);
+    }
+  }
+  return chunks;
+}
+
+// A record of the duplicate-key pass.
+struct KeySeen {
+  uint64_t hash;
+  uint32_t chunk;
+  uint64_t line;
+};
+
+// What one chunk produced.
+struct ChunkResult {
+  Status status;  // the error that stopped the chunk under ErrorPolicy::kFail
+  std::optional<ShardInfo> shard;
+  uint64_t records = 0;
+  uint64_t samples = 0;
+  uint64_t media = 0;
+  uint64_t text_tokens = 0;
+  uint64_t input_bytes = 0;
+  std::map<std::string, uint64_t> skipped_by_reason;
+  std::vector<std::string> examples;
+};
+
+struct Context {
+  const PrepareOptions& options;
+  const std::vector<MappedFile>& files;
+  const std::vector<std::string>& sources;
+  const std::vector<std::string>& media_roots;  // per input
+  const cost::VisionConfig& vision;
+  // (chunk, line) of each duplicate → "file:line" where its key was first seen.
+  const std::unordered_map<uint64_t, std::string>& duplicates;
+  std::atomic<bool>& stop;
+  ProgressBar* progress;
+};
+
+uint64_t RecordId(uint64_t chunk, uint64_t line) { return (chunk << 40) ^ line; }
+
+// Load, probe and check one media item; fills `blob` and the item's size.
+Status LoadMedia(const Context& ctx, size_t input, MediaRef& media, MediaBlob& blob,
+                 uint64_t& input_bytes, std::string& reason) {
+  if (!media.metadata_only()) {
+    fs::path path(media.path);
+    if (path.is_relative()) path = fs::path(ctx.media_roots[input]) / path;
+    auto bytes = ReadFileToString(path.string());
+    if (!bytes.ok()) {
+      reason = bytes.status().code() == StatusCode::kNotFound ? "missing image"
+                                                              : "unreadable image";
+      return Status(bytes.status().code(),
+                    fmt::format("image '{}': {}", media.path, bytes.status().message()));
+    }
+    auto info = media::ProbeImage(std::as_bytes(std::span(*bytes)));
+    if (!info.ok()) {
+      reason = "corrupt or unsupported image";
+      return Status(info.status().code(),
+                    fmt::format("image '{}': {}", media.path, info.status().message()));
+    }
+    bool transposed = info->exif_orientation >= 5 && info->exif_orientation <= 8;
+    media.width = transposed ? info->height : info->width;
+    media.height = transposed ? info->width : info->height;
+    media.frames = std::max<uint32_t>(1, info->frames);
+    blob.format = static_cast<uint8_t>(info->format);
+    input_bytes += bytes->size();
+    blob.bytes = std::move(*bytes);
+  }
+  if (media.width > kMaxImageSide || media.height > kMaxImageSide) {
+    reason = "image size rejected";
+    return Status::InvalidArgument("image '{}': {}x{} exceeds {} pixels a side", media.path,
+                                   media.width, media.height, kMaxImageSide);
+  }
+  auto cost = cost::CostImage(ctx.vision, media.width, media.height, 1);
+  if (!cost.ok()) {
+    reason = "image size rejected";
+    return Status::InvalidArgument("image '{}' ({}x{}): {} rejects it: {}", media.path,
+                                   media.width, media.height, ctx.vision.name,
+                                   cost.status().message());
+  }
+  return Status::OK();
+}
+
+ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, size_t index) {
+  const Chunk& chunk = chunks[index];
+  const PrepareOptions& options = ctx.options;
+  const std::string& file = options.inputs[chunk.input].path;
+  const std::string& source = ctx.sources[chunk.source];
+  ChunkResult result;
+  ShardWriter writer(options.out_dir, fmt::format("{}/{:05}", source, chunk.number), source);
+  RecordParser parser;
+  std::vector<int32_t> tokens;
+
+  auto bad_record = [&](uint64_t line, const std::string& reason, const Status& error) {
+    ++result.skipped_by_reason[reason];
+    std::string message = error.message();
+    if (message.rfind(file + ":", 0) != 0) message = fmt::format("{}:{}: {}", file, line, message);
+    if (result.examples.size() < options.max_examples) result.examples.push_back(message);
+    if (options.on_error == ErrorPolicy::kFail && result.status.ok()) {
+      result.status = Status(error.code(), message);
+      ctx.stop = true;
+    }
+  };
+
+  ForEachLine(ctx.files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
+              [&](std::string_view line, uint64_t line_number) {
+    if (ctx.stop.load(std::memory_order_relaxed)) return;
+    ++result.records;
+    if (ctx.progress) ctx.progress->Add(1);
+    auto parsed = parser.Parse(line, options.format, {file, line_number});
+    if (!parsed.ok()) {
+      bad_record(line_number,
+                 parsed.status().code() == StatusCode::kCorrupt ? "malformed JSON or not UTF-8"
+                                                                : "invalid record",
+                 parsed.status());
+      return;
+    }
+    Sample sample = std::move(*parsed);
+    if (auto dup = ctx.duplicates.find(RecordId(index, line_number));
+        dup != ctx.duplicates.end()) {
+      bad_record(line_number, "duplicate key",
+                 Status::InvalidArgument("duplicate key '{}' in source '{}' (first at {})",
+                                         sample.key, source, dup->second));
+      return;
+    }
+    std::vector<MediaBlob> blobs(sample.media.size());
+    uint64_t media_bytes = 0;
+    for (size_t k = 0; k < sample.media.size(); ++k) {
+      std::string reason;
+      Status status = LoadMedia(ctx, chunk.input, sample.media[k], blobs[k], media_bytes, reason);
+      if (!status.ok()) {
+        bad_record(line_number, reason, status);
+        return;
+      }
+    }
+    tokens.clear();
+    for (Segment& segment : sample.segments) {
+      if (segment.is_media) continue;
+      auto ids = options.tokenizer->Encode(segment.text);
+      if (!ids.ok()) {
+        bad_record(line_number, "tokenizer error", ids.status());
+        return;
+      }
+      segment.text_tokens = static_cast<int64_t>(ids->size());
+      tokens.insert(tokens.end(), ids->begin(), ids->end());
+    }
+    if (Status added = writer.Add(std::move(sample), std::move(blobs), tokens); !added.ok()) {
+      bad_record(line_number, "invalid record", added);
+      return;
+    }
+    result.input_bytes += line.size() + 1 + media_bytes;
+    result.text_tokens += tokens.size();
+  });
+  if (!result.status.ok() || writer.num_samples() == 0) return result;
+  auto shard = writer.Finish();
+  if (!shard.ok()) {
+    result.status = shard.status();
+    ctx.stop = true;
+    return result;
+  }
+  result.samples = shard->samples;
+  result.media = shard->media;
+  result.shard = std::move(*shard);
+  return result;
+}
+
+// Find records whose (source, key) appeared earlier in input order: every part computes the
+// same answer, so parts of a scaled-out run agree on which records are duplicates.
+std::unordered_map<uint64_t, std::string> FindDuplicates(const PrepareOptions& options,
+                                                         const std::vector<MappedFile>& files,
+                                                         const std::vector<std::string>& sources,
+                                                         const std::vector<Chunk>& chunks,
+                                                         ThreadPool& pool) {
+  std::vector<std::vector<KeySeen>> seen(chunks.size());
+  pool.ParallelFor(0, chunks.size(), [&](size_t c) {
+    const Chunk& chunk = chunks[c];
+    RecordParser parser;
+    ForEachLine(files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
+                [&](std::string_view line, uint64_t line_number) {
+      auto sample = parser.Parse(line, options.format, {options.inputs[chunk.input].path,
+                                                        line_number});
+      if (!sample.ok()) return;  // reported by the main pass
+      Hasher hasher;
+      hasher.Update(sources[chunk.source]);
+      hasher.Update(std::string_view("\0", 1));
+      hasher.Update(sample->key);
+      seen[c].push_back({hasher.Digest(), static_cast<uint32_t>(c), line_number});
+    });
+  });
+  std::vector<KeySeen> all;
+  for (auto& part : seen) all.insert(all.end(), part.begin(), part.end());
+  std::sort(all.begin(), all.end(), [](const KeySeen& a, const KeySeen& b) {
+    return std::tie(a.hash, a.chunk, a.line) < std::tie(b.hash, b.chunk, b.line);
+  });
+  std::unordered_map<uint64_t, std::string> duplicates;
+  for (size_t i = 1; i < all.size(); ++i) {
+    size_t first = i - 1;
+    while (i < all.size() && all[i].hash == all[first].hash) {
+      const KeySeen& original = all[first];
+      duplicates[RecordId(all[i].chunk, all[i].line)] =
+          fmt::format("{}:{}", options.inputs[chunks[original.chunk].input].path, original.line);
+      ++i;
+    }
+  }
+  return duplicates;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
+                                                      PrepareOptions& options) {
+  std::string resolved = path.empty() ? text::DefaultTokenizerPath() : path;
+  MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer, text::LoadTokenizer(resolved));
+  MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(resolved));
+  options.tokenizer = tokenizer.get();
+  options.tokenizer_path = resolved;
+  options.tokenizer_xxh3 = Hash64(file.bytes());
+  return tokenizer;
+}
+
+Result<PrepareReport> Prepare(const PrepareOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  if (options.inputs.empty()) return Status::InvalidArgument("prepare: no inputs");
+  if (options.out_dir.empty()) return Status::InvalidArgument("prepare: no --out directory");
+  if (options.tokenizer == nullptr) return Status::InvalidArgument("prepare: no tokenizer");
+  if (options.samples_per_shard == 0) {
+    return Status::InvalidArgument("--samples-per-shard must be positive");
+  }
+  if (options.num_parts == 0 || options.part >= options.num_parts) {
+    return Status::InvalidArgument("part {} of {} does not exist", options.part,
+                                   options.num_parts);
+  }
+  MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(options.vision_preset));
+
+  std::vector<MappedFile> files;
+  std::vector<std::string> sources;
+  std::vector<uint32_t> input_source;
+  std::vector<std::string> media_roots;
+  for (const InputSpec& input : options.inputs) {
+    MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(input.path));
+    files.push_back(std::move(file));
+    auto it = std::find(sources.begin(), sources.end(), input.source);
+    input_source.push_back(static_cast<uint32_t>(it - sources.begin()));
+    if (it == sources.end()) sources.push_back(input.source);
+    media_roots.push_back(!options.media_root.empty()
+                              ? options.media_root
+                              : fs::path(input.path).parent_path().string());
+  }
+
+  std::error_code error;
+  fs::create_directories(options.out_dir, error);
+  if (error) {
+    return Status::IOError("{}: cannot create directory: {}", options.out_dir, error.message());
+  }
+  // A stale manifest would describe shards this run is about to overwrite.
+  const std::string manifest_name =
+      options.num_parts == 1
+          ? std::string(kManifestName)
+          : fmt::format("mmpt.part-{}-of-{}.json", options.part, options.num_parts);
+  fs::remove(fs::path(options.out_dir) / manifest_name, error);
+
+  std::vector<Chunk> chunks =
+      SplitIntoChunks(files, input_source, options.samples_per_shard, sources.size());
+  ThreadPool pool(options.jobs);
+  auto duplicates = FindDuplicates(options, files, sources, chunks, pool);
+
+  std::vector<size_t> mine;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    if (c % options.num_parts == options.part) mine.push_back(c);
+  }
+  uint64_t total_records = 0;
+  for (size_t c : mine) {
+    ForEachLine(files[chunks[c].input].text(), chunks[c].begin, chunks[c].end, 1,
+                [&](std::string_view, uint64_t) { ++total_records; });
+  }
+  std::atomic<bool> stop{false};
+  std::optional<ProgressBar> progress;
+  if (options.progress) progress.emplace("prepare", total_records, "records");
+  Context ctx{options, files, sources, media_roots, vision, duplicates, stop,
+              progress ? &*progress : nullptr};
+  std::vector<ChunkResult> results(mine.size());
+  pool.ParallelFor(0, mine.size(), [&](size_t m) { results[m] = ProcessChunk(ctx, chunks, mine[m]); });
+  progress.reset();
+
+  PrepareReport report;
+  Manifest manifest;
+  manifest.tokenizer = options.tokenizer_path;
+  manifest.tokenizer_xxh3 = options.tokenizer_xxh3;
+  manifest.vision_preset = options.vision_preset;
+  for (ChunkResult& result : results) {
+    if (!result.status.ok()) return result.status;  // the first failure in input order
+    report.records += result.records;
+    report.samples += result.samples;
+    report.media += result.media;
+    report.text_tokens += result.text_tokens;
+    report.input_bytes += result.input_bytes;
+    for (const auto& [reason, count] : result.skipped_by_reason) {
+      report.skipped_by_reason[reason] += count;
+      report.skipped += count;
+    }
+    for (std::string& example : result.examples) {
+      if (report.examples.size() < options.max_examples) report.examples.push_back(example);
+    }
+    if (result.shard) {
+      for (const auto& [suffix, file] : result.shard->files) report.output_bytes += file.bytes;
+      manifest.shards.push_back(std::move(*result.shard));
+    }
+  }
+  // Shards in source order (first appearance among the inputs), then by number.
+  std::stable_sort(manifest.shards.begin(), manifest.shards.end(),
+                   [&](const ShardInfo& a, const ShardInfo& b) {
+                     auto rank = [&](const std::string& s) {
+                       return std::find(sources.begin(), sources.end(), s) - sources.begin();
+                     };
+                     return rank(a.source) < rank(b.source);
+                   });
+  report.shards = manifest.shards.size();
+  MMPT_RETURN_IF_ERROR(
+      WriteFileAtomic(options.out_dir + "/" + manifest_name, ManifestToJson(manifest)));
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace mmpt::store

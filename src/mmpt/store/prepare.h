@@ -1,0 +1,88 @@
+#pragma once
+
+// `mmpt prepare`: input JSONL + media → a dataset on disk (DESIGN.md, "Dataset on disk").
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/store/adapter.h"
+#include "mmpt/store/manifest.h"
+#include "mmpt/text/tokenizer.h"
+
+namespace mmpt::store {
+
+/// One input file and the source its samples belong to.
+struct InputSpec {
+  std::string path;
+  std::string source;  // a directory name: letters, digits, '-', '_', '.'
+};
+
+/// Parse "NAME=PATH" or "PATH" (the source is then the file name without its extensions).
+/// Errors: InvalidArgument for an empty path or a source name that is not a safe directory name.
+Result<InputSpec> ParseInputSpec(std::string_view arg);
+
+enum class ErrorPolicy : uint8_t { kSkip, kFail };
+/// Parse "skip" or "fail". Errors: InvalidArgument.
+Result<ErrorPolicy> ParseErrorPolicy(std::string_view name);
+
+struct PrepareOptions {
+  std::vector<InputSpec> inputs;
+  std::string out_dir;
+  std::string media_root;  // media paths are relative to it; "" = each input file's directory
+  InputFormat format = InputFormat::kAuto;
+  /// Counts text tokens and gives the ids stored in `.tok`; must outlive the call.
+  const text::Tokenizer* tokenizer = nullptr;
+  std::string tokenizer_path;   // recorded in the manifest
+  uint64_t tokenizer_xxh3 = 0;  // recorded in the manifest
+  std::string vision_preset = "qwen2-vl";  // images the preset rejects are bad records
+  uint64_t samples_per_shard = 1000;       // input records per shard (fewer when some skip)
+  size_t jobs = 0;                         // worker threads; 0 = one per hardware thread
+  ErrorPolicy on_error = ErrorPolicy::kSkip;
+  size_t max_examples = 5;  // bad records quoted in the summary
+  bool progress = true;     // progress bar on a terminal
+  /// Scale-out: this process writes only the shards whose number % num_parts == part, and its
+  /// manifest lists only those; `mmpt merge` joins the parts. Shard numbering is global, so
+  /// parts never collide and a merged dataset equals a single-process one.
+  uint32_t part = 0;
+  uint32_t num_parts = 1;
+};
+
+/// What prepare did, for the summary it prints and for tests.
+struct PrepareReport {
+  uint64_t records = 0;      // non-blank input lines seen (by this part)
+  uint64_t samples = 0;      // written
+  uint64_t skipped = 0;      // bad records skipped
+  uint64_t shards = 0;
+  uint64_t media = 0;
+  uint64_t text_tokens = 0;
+  uint64_t input_bytes = 0;   // JSONL plus media bytes read
+  uint64_t output_bytes = 0;  // bytes of the shard files written
+  double seconds = 0;
+  std::map<std::string, uint64_t> skipped_by_reason;  // reason → count
+  std::vector<std::string> examples;  // the first max_examples errors, "file:line: message"
+
+  /// Render a human-readable summary (counts, throughput, skipped records by reason).
+  std::string Summary() const;
+};
+
+/// Load the tokenizer at `path` ("" = text::DefaultTokenizerPath()) and set options'
+/// tokenizer, tokenizer_path and tokenizer_xxh3 (checksum of the file) from it; the returned
+/// tokenizer must outlive the options' use. Errors: those of text::LoadTokenizer.
+Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
+                                                      PrepareOptions& options);
+
+/// Prepare the dataset `options.out_dir`. Writes shards in parallel, then the manifest last
+/// (atomically), after first removing any existing manifest there — so an interrupted run
+/// leaves a directory that does not open as a dataset. Bad records (malformed JSON, bad fields,
+/// missing or corrupt media, sizes the vision preset rejects, duplicate keys within a source,
+/// tokenizer errors) are skipped and counted, or fail the run, per `on_error`.
+/// Errors: InvalidArgument (options), NotFound/IOError (inputs, output), or the first bad
+/// record's error under ErrorPolicy::kFail.
+Result<PrepareReport> Prepare(const PrepareOptions& options);
+
+}  // namespace mmpt::store

@@ -1,0 +1,168 @@
+#include "mmpt/store/prepare.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/media/image_synth.h"
+#include "mmpt/store/dataset.h"
+#include "mmpt/store/test_util_internal.h"
+
+namespace mmpt::store {
+namespace {
+
+using testing::FreshDir;
+using testing::WordTokenizer;
+
+void WriteImage(const std::string& path, uint32_t w, uint32_t h, media::ImageFormat format) {
+  media::EncodeOptions options;
+  options.format = format;
+  auto bytes = media::SynthesizeImageFile(w, h, 3, w * 31 + h, options);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  ASSERT_TRUE(WriteFileAtomic(path, *bytes).ok());
+}
+
+class PrepareTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    in_ = FreshDir("prepare_in");
+    out_ = FreshDir("prepare_out");
+    std::filesystem::create_directories(in_ + "/img");
+    WriteImage(in_ + "/img/a.jpg", 64, 48, media::ImageFormat::kJpeg);
+    WriteImage(in_ + "/img/b.png", 30, 90, media::ImageFormat::kPng);
+    WriteImage(in_ + "/img/thin.png", 2000, 4, media::ImageFormat::kPng);  // ratio 500
+    ASSERT_TRUE(WriteFileAtomic(in_ + "/img/corrupt.jpg", "\xff\xd8\xff garbage").ok());
+    options_.out_dir = out_;
+    options_.tokenizer = &tokenizer_;
+    options_.tokenizer_path = "word-tokenizer";
+    options_.samples_per_shard = 3;
+    options_.jobs = 2;
+    options_.progress = false;
+  }
+
+  void WriteInput(const std::string& name, const std::vector<std::string>& lines) {
+    std::ofstream file(in_ + "/" + name, std::ios::binary);
+    for (const std::string& line : lines) file << line << "\n";
+  }
+
+  std::string in_, out_;
+  WordTokenizer tokenizer_;
+  PrepareOptions options_;
+};
+
+TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
+  WriteInput("chat.jsonl", {
+      R"({"id":"g1","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> what is this"},{"from":"gpt","value":"a test image"}]})",
+      R"({"id":"bad-json","conversations": [)",
+      R"({"id":"missing","image":"img/nope.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
+      R"({"id":"corrupt","image":"img/corrupt.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
+      "{\"id\":\"latin1\",\"conversations\":[{\"from\":\"human\",\"value\":\"caf\xe9\"}]}",
+      R"({"id":"thin","image":"img/thin.png","conversations":[{"from":"human","value":"<image> x"}]})",
+      R"({"id":"g2","images":["img/b.png","img/a.jpg"],"conversations":[{"from":"human","value":"two <image> and <image>"}]})",
+      R"({"id":"g1","conversations":[{"from":"human","value":"same key again"}]})",
+      "",
+      R"({"id":"meta","image":{"width":1280,"height":720},"conversations":[{"from":"human","value":"<image> sized only"}]})",
+      R"({"id":"zero","image":{"width":0,"height":720},"conversations":[{"from":"human","value":"<image>"}]})",
+      R"({"caption":"unknown format"})",
+      R"({"id":"g3","conversations":[{"from":"human","value":"text only sample here"}]})",
+  });
+  options_.inputs = {{in_ + "/chat.jsonl", "chat"}};
+  auto report = Prepare(options_);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->records, 12u);
+  EXPECT_EQ(report->samples, 4u);
+  EXPECT_EQ(report->skipped, 8u);
+  EXPECT_EQ(report->skipped_by_reason["missing image"], 1u);
+  EXPECT_EQ(report->skipped_by_reason["corrupt or unsupported image"], 1u);
+  EXPECT_EQ(report->skipped_by_reason["malformed JSON or not UTF-8"], 2u);
+  EXPECT_EQ(report->skipped_by_reason["duplicate key"], 1u);
+  EXPECT_EQ(report->skipped_by_reason["image size rejected"], 1u);
+  EXPECT_EQ(report->skipped_by_reason["invalid record"], 2u);
+  ASSERT_EQ(report->examples.size(), 5u);
+  EXPECT_EQ(report->examples[0].rfind(in_ + "/chat.jsonl:2: ", 0), 0u) << report->examples[0];
+  EXPECT_NE(report->Summary().find("duplicate key"), std::string::npos);
+
+  auto dataset = Dataset::Open(out_);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  ASSERT_EQ(dataset->num_samples(), 4u);
+  std::vector<std::string> keys;
+  for (uint64_t i = 0; i < 4; ++i) keys.push_back(dataset->GetSample(i)->key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"g1", "g2", "meta", "g3"}));
+  // g1: its image bytes come back unchanged; probed size recorded.
+  auto bytes = dataset->Media(0, 0);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+            *ReadFileToString(in_ + "/img/a.jpg"));
+  EXPECT_EQ(dataset->media_meta(0)[0].width, 64u);
+  EXPECT_EQ(dataset->media_meta(0)[0].height, 48u);
+  EXPECT_EQ(dataset->media_meta(1)[0].height, 90u);
+  // Token ids are the tokenizer's, segment by segment.
+  auto tokens = dataset->Tokens(3);
+  ASSERT_TRUE(tokens.ok());
+  auto expected = tokenizer_.Encode("text only sample here");
+  EXPECT_EQ(std::vector<int32_t>(tokens->begin(), tokens->end()), *expected);
+  EXPECT_EQ(dataset->meta(0).text_tokens, 6u);  // "what is this" + "a test image"
+  // The metadata-only sample keeps its size and has no bytes.
+  EXPECT_EQ(dataset->media_meta(2)[0].width, 1280u);
+  EXPECT_TRUE(dataset->media_meta(2)[0].flags & kMediaWithoutData);
+  EXPECT_EQ(dataset->Media(2, 0)->size(), 0u);
+  // 12 records at 3 per shard: 4 shards, the third entirely bad records → not written.
+  EXPECT_EQ(dataset->num_shards(), 3u);
+}
+
+TEST_F(PrepareTest, FailPolicyStopsAtTheFirstBadRecordAndLeavesNoDataset) {
+  WriteInput("in.jsonl", {R"({"id":"a","conversations":[{"from":"human","value":"ok"}]})",
+                          R"(not json)"});
+  options_.inputs = {{in_ + "/in.jsonl", "in"}};
+  // A manifest from an earlier run must not survive a failed one.
+  ASSERT_TRUE(WriteFileAtomic(out_ + "/mmpt.json", "{}").ok());
+  options_.on_error = ErrorPolicy::kFail;
+  auto report = Prepare(options_);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(report.status().message().find("in.jsonl:2:"), std::string::npos)
+      << report.status().ToString();
+  EXPECT_EQ(Dataset::Open(out_).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(PrepareTest, PartsCoverDisjointShardsAndEqualOneRun) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 10; ++i) {
+    lines.push_back(fmt::format(
+        R"({{"id":"s{}","image":"img/a.jpg","conversations":[{{"from":"human","value":"<image> n {}"}}]}})",
+        i, i));
+  }
+  WriteInput("many.jsonl", lines);
+  options_.inputs = {{in_ + "/many.jsonl", "many"}};
+  options_.num_parts = 2;
+  uint64_t samples = 0;
+  for (uint32_t part = 0; part < 2; ++part) {
+    options_.part = part;
+    auto report = Prepare(options_);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    samples += report->samples;
+    EXPECT_TRUE(std::filesystem::exists(fmt::format("{}/mmpt.part-{}-of-2.json", out_, part)));
+  }
+  EXPECT_EQ(samples, 10u);
+  EXPECT_FALSE(std::filesystem::exists(out_ + "/mmpt.json"));
+}
+
+TEST(PrepareOptionsTest, InputSpecsAndPolicies) {
+  auto plain = ParseInputSpec("/data/coco_captions.llava.jsonl");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->source, "coco_captions");
+  auto named = ParseInputSpec("web=/x/y.jsonl");
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->source, "web");
+  EXPECT_EQ(named->path, "/x/y.jsonl");
+  EXPECT_FALSE(ParseInputSpec("../evil=/x").ok());
+  EXPECT_FALSE(ParseInputSpec("a b=/x").ok());
+  EXPECT_FALSE(ParseInputSpec("name=").ok());
+  EXPECT_TRUE(ParseErrorPolicy("fail").ok());
+  EXPECT_FALSE(ParseErrorPolicy("ignore").ok());
+}
+
+}  // namespace
+}  // namespace mmpt::store

@@ -1,0 +1,43 @@
+#pragma once
+
+// Helpers shared by the store's tests: a stand-in tokenizer and temporary directories.
+
+#include <filesystem>
+#include <string>
+
+#include "mmpt/core/hash.h"
+#include "mmpt/text/tokenizer.h"
+
+namespace mmpt::store::testing {
+
+/// A tokenizer for tests: one id per space-separated word (its hash mod 50000), so token
+/// counts are predictable. Decode is not supported.
+class WordTokenizer : public text::Tokenizer {
+ public:
+  Result<std::vector<text::TokenId>> Encode(std::string_view text) const override {
+    std::vector<text::TokenId> ids;
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t end = text.find(' ', pos);
+      if (end == std::string_view::npos) end = text.size();
+      if (end > pos) ids.push_back(static_cast<text::TokenId>(Hash64(text.substr(pos, end - pos)) % 50000));
+      pos = end + 1;
+    }
+    return ids;
+  }
+  Result<std::string> Decode(const std::vector<text::TokenId>&) const override {
+    return Status::InvalidArgument("WordTokenizer cannot decode");
+  }
+  std::optional<text::TokenId> TokenToId(std::string_view) const override { return std::nullopt; }
+  size_t vocab_size() const override { return 50000; }
+};
+
+/// A fresh, empty directory under the system temp directory.
+inline std::string FreshDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("mmpt_store_test_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+}  // namespace mmpt::store::testing

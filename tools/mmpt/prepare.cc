@@ -1,0 +1,78 @@
+// `mmpt prepare`: input JSONL + media → an indexed, sharded dataset (src/mmpt/store/prepare.h).
+#include <cstdio>
+
+#include "command.h"
+#include "mmpt/store/prepare.h"
+
+namespace mmpt::cli {
+namespace {
+
+struct PrepareArgs {
+  std::vector<std::string> inputs;
+  std::string out;
+  std::string tokenizer;
+  std::string media_root;
+  std::string vision = "qwen2-vl";
+  std::string format = "auto";
+  std::string on_error = "skip";
+  uint64_t samples_per_shard = 1000;
+  size_t jobs = 0;
+  uint32_t part = 0;
+  uint32_t parts = 1;
+};
+
+Status Run(const PrepareArgs& args) {
+  store::PrepareOptions options;
+  for (const std::string& input : args.inputs) {
+    MMPT_ASSIGN_OR_RETURN(store::InputSpec spec, store::ParseInputSpec(input));
+    options.inputs.push_back(spec);
+  }
+  options.out_dir = args.out;
+  options.media_root = args.media_root;
+  options.vision_preset = args.vision;
+  options.samples_per_shard = args.samples_per_shard;
+  options.jobs = args.jobs;
+  options.part = args.part;
+  options.num_parts = args.parts;
+  MMPT_ASSIGN_OR_RETURN(options.format, store::ParseInputFormat(args.format));
+  MMPT_ASSIGN_OR_RETURN(options.on_error, store::ParseErrorPolicy(args.on_error));
+  MMPT_ASSIGN_OR_RETURN(auto tokenizer, store::UseTokenizer(args.tokenizer, options));
+  MMPT_ASSIGN_OR_RETURN(store::PrepareReport report, store::Prepare(options));
+  std::fputs(report.Summary().c_str(), stdout);
+  return Status::OK();
+}
+
+const bool registered = RegisterCommand({
+    "prepare",
+    "Turn JSONL + media into a dataset: .jsonl, .jsonl.idx, STORED .zip, .meta, .tok, mmpt.json",
+    [](CLI::App& app) -> Action {
+      auto args = std::make_shared<PrepareArgs>();
+      app.add_option("inputs", args->inputs,
+                     "Input JSONL files, each PATH or SOURCE=PATH (source: the file name's stem)")
+          ->required();
+      app.add_option("--out", args->out, "Dataset directory to write")->required();
+      app.add_option("--tokenizer", args->tokenizer,
+                     "tokenizer.json or SentencePiece .model; default: Qwen3's, or $MMPT_TOKENIZER");
+      app.add_option("--media-root", args->media_root,
+                     "Directory media paths are relative to (default: each input's directory)");
+      app.add_option("--vision", args->vision, "Vision preset images are checked against")
+          ->capture_default_str();
+      app.add_option("--format", args->format,
+                     "Input format: auto, canonical, llava, mmc4, obelics, chat")
+          ->capture_default_str();
+      app.add_option("--samples-per-shard", args->samples_per_shard, "Input records per shard")
+          ->capture_default_str();
+      app.add_option("--jobs", args->jobs, "Worker threads (0: one per core)")->capture_default_str();
+      app.add_option("--on-error", args->on_error, "Bad records: skip (and report) or fail")
+          ->capture_default_str();
+      app.add_option("--part", args->part,
+                     "Write only part PART of PARTS (shards numbered % PARTS == PART); join with "
+                     "`mmpt merge`")
+          ->capture_default_str();
+      app.add_option("--parts", args->parts, "Number of parts (scale-out)")->capture_default_str();
+      return [args] { return Run(*args); };
+    },
+});
+
+}  // namespace
+}  // namespace mmpt::cli
