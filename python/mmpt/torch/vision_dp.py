@@ -233,10 +233,14 @@ def vision_dp_embed(
         )
     if input_ids is not None and image_token_id is not None:
         pads = (input_ids.reshape(-1) == image_token_id).nonzero().reshape(-1)
-        if pads.numel() != positions.numel() or not torch.equal(pads.cpu(), positions.cpu()):
+        pads, where = pads.cpu().tolist(), positions.cpu().tolist()
+        if pads != where:
+            first = next((a for a, b in zip(pads, where) if a != b), None)
+            if first is None:
+                first = (pads if len(pads) > len(where) else where)[min(len(pads), len(where))]
             raise ValueError(
-                f"vision_dp: rank {rank}'s shard has {pads.numel()} image-pad tokens but the "
-                f"routing places {positions.numel()} rows, or at other positions"
+                f"vision_dp: rank {rank}'s shard has {len(pads)} image-pad tokens, the routing "
+                f"places {len(where)} rows; they first differ at local token {first}"
             )
     out = embeds.index_copy(0, positions, rows.to(embeds.dtype))
     return out.unsqueeze(0) if batched else out

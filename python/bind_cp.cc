@@ -1,0 +1,121 @@
+// Bindings of mmpt::cp: the THD split of a packed sequence over a context-parallel group, and
+// vision-DP assignment with its routing maps (returned as mmpt.VisionRouting).
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "bind_common.h"
+#include "mmpt/cp/thd_split.h"
+#include "mmpt/cp/vision_assign.h"
+
+namespace mmpt::python {
+namespace {
+
+py::array_t<uint32_t> ToArray(const std::vector<uint32_t>& values) {
+  return py::array_t<uint32_t>(static_cast<py::ssize_t>(values.size()), values.data());
+}
+
+cp::ThdSplit Split(const std::vector<uint32_t>& seq_lengths, uint32_t cp_size, uint32_t tp_size,
+                   bool sequence_parallel) {
+  cp::ThdSplitOptions options{cp_size, tp_size, sequence_parallel};
+  return ValueOrThrow(cp::SplitThd(seq_lengths, options));
+}
+
+// (token_start, token_count, vision_cost) tuples → CpImage, token_start in the unpadded pack.
+std::vector<cp::CpImage> ToImages(const std::vector<std::tuple<uint32_t, uint32_t, double>>& in) {
+  std::vector<cp::CpImage> images;
+  images.reserve(in.size());
+  for (const auto& [token_start, token_count, vision_cost] : in) {
+    cp::CpImage image;
+    image.token_start = token_start;
+    image.token_count = token_count;
+    image.vision_cost = vision_cost;
+    images.push_back(image);
+  }
+  return images;
+}
+
+py::object ToRouting(const cp::VisionAssignment& assignment,
+                     const std::vector<cp::CpImage>& images, uint32_t cp_size) {
+  py::module_ routing = py::module_::import("mmpt.routing");
+  py::object segment_class = routing.attr("RowSegment");
+  py::list image_rows, encoded, consumed;
+  for (const cp::CpImage& image : images) image_rows.append(image.token_count);
+  for (uint32_t r = 0; r < cp_size; ++r) {
+    encoded.append(py::cast(assignment.encoded[r]));
+    py::list segments;
+    for (const cp::RowSegment& s : assignment.consumed[r]) {
+      segments.append(
+          segment_class(s.image, s.row_begin, s.row_count, s.local_offset, s.source_rank));
+    }
+    consumed.append(segments);
+  }
+  return routing.attr("VisionRouting").attr("create")(
+      cp_size, image_rows, encoded, consumed, std::string(cp::VisionPolicyName(assignment.policy)));
+}
+
+}  // namespace
+
+void BindCp(py::module_& m) {
+  py::class_<cp::ThdSplit>(m, "ThdSplit",
+                           "A packed sequence split over a CP group as Transformer Engine's THD "
+                           "context parallelism takes it (see src/mmpt/cp/thd_split.h).")
+      .def_readonly("cp_size", &cp::ThdSplit::cp_size)
+      .def_readonly("pad_multiple", &cp::ThdSplit::pad_multiple)
+      .def_property_readonly("cu_seqlens",
+                             [](const cp::ThdSplit& s) { return ToArray(s.cu_seqlens); })
+      .def_property_readonly("cu_seqlens_padded",
+                             [](const cp::ThdSplit& s) { return ToArray(s.cu_seqlens_padded); })
+      .def_property_readonly("padded_tokens", &cp::ThdSplit::padded_tokens)
+      .def(
+          "token_indices",
+          [](const cp::ThdSplit& s, uint32_t rank) {
+            if (rank >= s.shards.size()) {
+              ThrowStatus(Status::InvalidArgument("rank {} is not in a CP group of {}", rank,
+                                                  s.shards.size()));
+            }
+            return ToArray(s.shards[rank].token_indices);
+          },
+          py::arg("rank"),
+          "Index into the padded pack of every token CP rank `rank` holds, in its local order.")
+      .def(
+          "cu_seqlens_padded_local",
+          [](const cp::ThdSplit& s, uint32_t rank) {
+            if (rank >= s.shards.size()) {
+              ThrowStatus(Status::InvalidArgument("rank {} is not in a CP group of {}", rank,
+                                                  s.shards.size()));
+            }
+            return ToArray(s.shards[rank].cu_seqlens_padded_local);
+          },
+          py::arg("rank"), "Local THD boundaries of the sub-sequences on `rank`.");
+
+  m.def("split_thd", &Split, py::arg("seq_lengths"), py::arg("cp_size"), py::kw_only(),
+        py::arg("tp_size") = 1, py::arg("sequence_parallel") = false,
+        "Split a pack whose sub-sequences have `seq_lengths` real tokens over `cp_size` ranks: "
+        "each padded to a multiple of 2·cp_size (2·tp·cp with sequence parallelism), cut into "
+        "2·cp_size chunks, rank r keeping chunks r and 2·cp_size−1−r. Raises "
+        "InvalidArgumentError or OutOfRangeError.");
+
+  m.def(
+      "assign_vision",
+      [](const cp::ThdSplit& split,
+         const std::vector<std::tuple<uint32_t, uint32_t, double>>& images,
+         const std::string& policy) {
+        cp::VisionPolicy parsed = ValueOrThrow(cp::ParseVisionPolicy(policy));
+        std::vector<cp::CpImage> cp_images = ToImages(images);
+        cp::VisionAssignment assignment =
+            ValueOrThrow(cp::AssignVision(split, cp_images, parsed));
+        return ToRouting(assignment, cp_images, split.cp_size);
+      },
+      py::arg("split"), py::arg("images"), py::arg("policy") = "cost",
+      "Assign a pack's images to the CP ranks of `split` under `policy` (\"naive\", \"count\", "
+      "\"cost\") and route their embedding rows; `images` are (token_start, token_count, "
+      "vision_cost) with token_start in the unpadded pack. Returns mmpt.VisionRouting. Raises "
+      "InvalidArgumentError naming the image at fault.");
+}
+
+}  // namespace mmpt::python

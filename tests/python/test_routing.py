@@ -1,0 +1,110 @@
+"""Routing maps: the C++ cp module (mmpt.assign_vision) agrees with the test oracle, and
+mmpt.VisionRouting rejects maps the exchange cannot run."""
+
+import random
+
+import pytest
+
+import mmpt
+import cp_oracle
+from mmpt.routing import RowSegment, VisionRouting
+from vdp_model import load_coco, make_pack
+
+
+def random_pack(rng):
+    """Sub-sequence lengths and non-overlapping images inside them (token spans, costs)."""
+    seq_lengths, images, offset = [], [], 0
+    for _ in range(rng.randint(1, 6)):
+        length = rng.randint(1, 300)
+        position = 0
+        while rng.random() < 0.7:
+            start = position + rng.randint(0, 20)
+            count = rng.randint(1, 120)
+            if start + count > length:
+                break
+            # Ties in cost on purpose (the tie rules must agree too).
+            images.append((offset + start, count, float(rng.choice([count, 64, 100]))))
+            position = start + count
+        seq_lengths.append(length)
+        offset += length
+    return seq_lengths, images
+
+
+@pytest.mark.parametrize("policy", ["naive", "count", "cost"])
+def test_cpp_routing_equals_the_oracle_on_random_packs(policy):
+    rng = random.Random(20261129)
+    checked = 0
+    for trial in range(300):
+        seq_lengths, images = random_pack(rng)
+        cp_size = rng.choice([1, 2, 3, 4, 8])
+        expected = cp_oracle.route(seq_lengths, images, cp_size, policy)
+        split = mmpt.split_thd(seq_lengths, cp_size)
+        cu, cu_padded, indices = cp_oracle.split_thd(seq_lengths, cp_size)
+        assert split.cu_seqlens.tolist() == cu and split.cu_seqlens_padded.tolist() == cu_padded
+        for rank in range(cp_size):
+            assert split.token_indices(rank).tolist() == indices[rank]
+        actual = mmpt.assign_vision(split, images, policy)
+        assert actual == expected, f"trial {trial}: {seq_lengths} {images} cp {cp_size}"
+        checked += len(images)
+    assert checked > 300
+
+
+@pytest.mark.parametrize("cp_size", [2, 4])
+@pytest.mark.parametrize("policy", ["naive", "count", "cost"])
+def test_cpp_routing_equals_the_oracle_on_coco_packs(policy, cp_size):
+    coco = load_coco()
+    for seed in range(20):
+        pack = make_pack(coco, seed, 6, text_only=[seed % 6])
+        split = mmpt.split_thd(pack.seq_lengths, cp_size)
+        assert mmpt.assign_vision(split, pack.images(), policy) == cp_oracle.route(
+            pack.seq_lengths, pack.images(), cp_size, policy)
+
+
+def test_cpp_errors_name_the_image():
+    split = mmpt.split_thd([10, 10], 2)
+    with pytest.raises(mmpt.InvalidArgumentError, match="image 1"):
+        mmpt.assign_vision(split, [(0, 4, 1.0), (8, 4, 1.0)], "cost")  # crosses sample 0's end
+    with pytest.raises(mmpt.InvalidArgumentError, match="unknown vision policy 'fast'"):
+        mmpt.assign_vision(split, [(0, 4, 1.0)], "fast")
+    with pytest.raises(mmpt.InvalidArgumentError):
+        mmpt.split_thd([10], 0)
+    with pytest.raises(mmpt.InvalidArgumentError, match="rank 2"):
+        split.token_indices(2)
+
+
+def _simple():
+    # Two images of 3 and 2 rows; rank 0 encodes image 0, rank 1 image 1.
+    return dict(cp_size=2, image_rows=[3, 2], encoded=[[0], [1]],
+                consumed=[[RowSegment(0, 0, 2, 0, 0), RowSegment(1, 0, 1, 5, 1)],
+                          [RowSegment(0, 2, 1, 1, 0), RowSegment(1, 1, 1, 3, 1)]])
+
+
+def test_indices_for_each_rank():
+    routing = VisionRouting.create(**_simple())
+    assert routing.local_rows(0) == 3 and routing.local_rows(1) == 2
+    zero, one = routing.indices(0), routing.indices(1)
+    # Rank 0 sends its image 0 row 2 to rank 1 and receives image 1 row 0.
+    assert zero.send_index == [2] and zero.send_splits == [0, 1] and zero.recv_splits == [0, 1]
+    assert zero.gather_index == [0, 1, 3] and zero.positions == [0, 1, 5]
+    assert one.send_index == [0] and one.send_splits == [1, 0] and one.recv_splits == [1, 0]
+    # Rank 1's local layout: image 0 row 2 (received, after its 2 local rows) then image 1 row 1.
+    assert one.gather_index == [2, 1] and one.positions == [1, 3]
+    assert routing.rows_sent(0) == 1 and routing.rows_received(1) == 1
+    assert routing.cross_rank_rows() == 2
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(encoded=[[0], []]), "source rank 1 does not encode it"),
+    (lambda d: d.update(encoded=[[0, 0], [1]]), "not ascending"),
+    (lambda d: d.update(image_rows=[4, 2]), "image 0 has 4 rows but 3 are consumed"),
+    (lambda d: d["consumed"][0].append(RowSegment(1, 1, 1, 9, 1)), "2 rows but 3"),
+    (lambda d: d["consumed"][1].insert(0, RowSegment(1, 1, 5, 0, 1)), "exceed its 2 rows"),
+    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 1, 1)), "overlaps"),
+    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 5, 7)), "not in the group"),
+    (lambda d: d.update(cp_size=3), "for cp_size 3"),
+])
+def test_invalid_routings_are_rejected_with_the_fault_named(change, message):
+    spec = _simple()
+    change(spec)
+    with pytest.raises(ValueError, match=message):
+        VisionRouting.create(**spec)

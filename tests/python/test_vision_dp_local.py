@@ -1,0 +1,56 @@
+"""mmpt.torch.vision_dp in one process: CP = 1 (no collective), the naive policy's local-only
+routing, and the errors a bad call gets."""
+
+import pytest
+import torch
+
+import mmpt
+from mmpt.torch import ExchangeStats, exchange_embeddings, vision_dp_embed
+from vdp_model import IMAGE_PAD, build_models, load_coco, make_pack, shard_tokens
+
+
+def _single_rank(pack):
+    """CP = 1 routing, and the pack's tokens in its (padded) THD layout."""
+    split = mmpt.split_thd(pack.seq_lengths, 1)
+    return mmpt.assign_vision(split, pack.images(), "cost"), shard_tokens(pack, split, 0)[0]
+
+
+def test_cp1_embed_places_every_image_row_at_its_pad_token():
+    pack = make_pack(load_coco(), 3, 4)
+    encoder, lm = build_models(0)
+    routing, tokens = _single_rank(pack)
+    stats = ExchangeStats()
+    embeds = vision_dp_embed(encoder, torch.cat(pack.pixels), torch.tensor(pack.grids),
+                             lm.embed_tokens(tokens), routing, None, 0, input_ids=tokens,
+                             image_token_id=IMAGE_PAD, stats=stats)
+    rows = encoder(torch.cat(pack.pixels), torch.tensor(pack.grids))
+    pads = (tokens == IMAGE_PAD).nonzero().reshape(-1)
+    torch.testing.assert_close(embeds[pads], rows, rtol=0, atol=0)
+    text = (tokens != IMAGE_PAD).nonzero().reshape(-1)
+    torch.testing.assert_close(embeds[text], lm.embed_tokens(tokens)[text], rtol=0, atol=0)
+    assert stats.collectives == 0 and stats.forward_bytes_sent == 0
+    # [1, tokens, hidden] works the same way.
+    batched = vision_dp_embed(encoder, torch.cat(pack.pixels), torch.tensor(pack.grids),
+                              lm.embed_tokens(tokens).unsqueeze(0), routing, None, 0)
+    torch.testing.assert_close(batched[0], embeds, rtol=0, atol=0)
+
+
+def test_bad_calls_raise_with_the_reason():
+    pack = make_pack(load_coco(), 3, 4)
+    encoder, lm = build_models(0)
+    routing, tokens = _single_rank(pack)
+    embeds = lm.embed_tokens(tokens)
+    with pytest.raises(ValueError, match="encoder returned"):
+        exchange_embeddings(torch.zeros(3, 32, dtype=torch.float64), routing, None, 0)
+    shifted = torch.roll(tokens, 1)
+    with pytest.raises(ValueError, match="image-pad tokens"):
+        vision_dp_embed(encoder, torch.cat(pack.pixels), torch.tensor(pack.grids), embeds,
+                        routing, None, 0, input_ids=shifted, image_token_id=IMAGE_PAD)
+    with pytest.raises(ValueError, match="shard has"):
+        vision_dp_embed(encoder, torch.cat(pack.pixels), torch.tensor(pack.grids), embeds[:10],
+                        routing, None, 0)
+    with pytest.raises(ValueError, match=r"\[tokens, hidden\]"):
+        vision_dp_embed(encoder, torch.cat(pack.pixels), torch.tensor(pack.grids),
+                        embeds.reshape(2, -1, 32), routing, None, 0)
+    with pytest.raises(RuntimeError, match="not initialized"):
+        exchange_embeddings(torch.zeros(0, 32), routing)

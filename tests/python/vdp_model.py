@@ -1,0 +1,256 @@
+"""A small real vision encoder, a per-token toy LM, and packed multimodal sequences built from
+real COCO image sizes, for the vision-DP tests and benchmark.
+
+Images: the sizes of COCO val2017 images (``../shared/data/real/coco_val2017_captions.json``)
+go through the Qwen-VL resize rule scaled down for a CPU (patch 4, 2×2 merge: factor 8, area at
+most ``max_pixels``), so aspect ratios and the spread of image tokens are real; pixels are
+generated (no image files exist here). Text: each image's caption, one token per word (hashed
+into a small vocabulary), in a Qwen-style layout ``<bos> <vision_start> <image_pad>×n
+<vision_end> caption <eos>``.
+
+The toy LM has no cross-token mixing (its attention would need ring attention under CP, which
+is not what these tests are about): every token, image-pad tokens included, carries a
+next-token loss, so every embedding row receives a gradient from the rank that consumes it.
+"""
+
+import json
+import os
+import random
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+from torch import nn
+
+import mmpt
+
+REAL_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
+                         "data", "real")
+COCO_PATH = os.path.join(REAL_DATA, "coco_val2017_captions.json")
+
+PATCH = 4            # pixels per patch side
+MERGE = 2            # patches merged per side into one LLM token
+TEMPORAL = 2         # a still image is two identical frames (Qwen-VL)
+CHANNELS = 3
+PATCH_DIM = CHANNELS * TEMPORAL * PATCH * PATCH
+VOCAB = 97
+BOS, VISION_START, IMAGE_PAD, VISION_END, EOS = 1, 2, 3, 4, 5
+FIRST_WORD_ID = 6
+
+
+def load_coco(path: str = COCO_PATH):
+    """(width, height, caption) of every COCO image, in file order. Fails if the file is absent."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"real data missing: {path} (tests read ../shared/data/real beside the checkout)"
+        )
+    with open(path) as f:
+        coco = json.load(f)
+    captions = {}
+    for annotation in coco["annotations"]:
+        captions.setdefault(annotation["image_id"], annotation["caption"])
+    return [(im["width"], im["height"], captions.get(im["id"], "")) for im in coco["images"]]
+
+
+@dataclass
+class Sample:
+    tokens: List[int]
+    image_start: Optional[int] = None   # offset of the first image-pad token in the sample
+    grid: Optional[Tuple[int, int, int]] = None  # (t, h, w) in patches
+
+
+@dataclass
+class Pack:
+    """One packed sequence: samples back to back, with their images' pixels."""
+
+    samples: List[Sample]
+    pixels: List[torch.Tensor] = field(default_factory=list)  # per image [t·h·w, PATCH_DIM]
+    costs: List[float] = field(default_factory=list)           # per image, encoder FLOP proxy
+
+    @property
+    def seq_lengths(self) -> List[int]:
+        return [len(s.tokens) for s in self.samples]
+
+    @property
+    def tokens(self) -> List[int]:
+        return [t for s in self.samples for t in s.tokens]
+
+    @property
+    def grids(self) -> List[Tuple[int, int, int]]:
+        return [s.grid for s in self.samples if s.grid is not None]
+
+    def images(self) -> List[Tuple[int, int, float]]:
+        """(token_start, token_count, vision_cost) per image, in the unpadded pack."""
+        out, offset, index = [], 0, 0
+        for sample in self.samples:
+            if sample.grid is not None:
+                t, h, w = sample.grid
+                out.append((offset + sample.image_start, t * h * w // (MERGE * MERGE),
+                            self.costs[index]))
+                index += 1
+            offset += len(sample.tokens)
+        return out
+
+    def labels(self) -> List[int]:
+        """Next token within each sample; -100 on each sample's last token."""
+        out = []
+        for sample in self.samples:
+            out.extend(sample.tokens[1:] + [-100])
+        return out
+
+
+def shard_tokens(pack: "Pack", split, rank: int):
+    """(tokens, labels, real) of CP rank `rank`'s shard in its local THD layout; padding
+    tokens are 0 with label -100 and real False."""
+    cu, cu_padded = split.cu_seqlens.tolist(), split.cu_seqlens_padded.tolist()
+    unpadded = [None] * split.padded_tokens
+    for seq in range(len(cu) - 1):
+        for position in range(cu[seq], cu[seq + 1]):
+            unpadded[position - cu[seq] + cu_padded[seq]] = position
+    local = [unpadded[p] for p in split.token_indices(rank).tolist()]
+    tokens, labels = pack.tokens, pack.labels()
+    return (torch.tensor([tokens[i] if i is not None else 0 for i in local]),
+            torch.tensor([labels[i] if i is not None else -100 for i in local]),
+            torch.tensor([i is not None for i in local]))
+
+
+def image_cost(patches: int, hidden: int = 32, layers: int = 1) -> float:
+    """Encoder FLOP proxy: linear layers ∝ patches, attention ∝ patches² (DESIGN.md)."""
+    return layers * (24.0 * patches * hidden * hidden + 4.0 * patches * patches * hidden)
+
+
+def make_sample(width: int, height: int, caption: str, rng: random.Random,
+                max_pixels: int, with_image: bool = True) -> Tuple[Sample, Optional[torch.Tensor]]:
+    words = [FIRST_WORD_ID + (hash_word(w) % (VOCAB - FIRST_WORD_ID)) for w in caption.split()]
+    if not with_image:
+        return Sample([BOS] + words + [EOS]), None
+    factor = PATCH * MERGE
+    h, w = mmpt.smart_resize(height, width, factor=factor, min_pixels=factor * factor * 4,
+                             max_pixels=max_pixels)
+    grid = (1, h // PATCH, w // PATCH)
+    rows = grid[1] * grid[2] // (MERGE * MERGE)
+    tokens = [BOS, VISION_START] + [IMAGE_PAD] * rows + [VISION_END] + words + [EOS]
+    generator = torch.Generator().manual_seed(rng.randrange(1 << 30))
+    pixels = torch.randn(grid[1] * grid[2], PATCH_DIM, generator=generator, dtype=torch.float64)
+    return Sample(tokens, 2, grid), pixels
+
+
+def hash_word(word: str) -> int:
+    return mmpt.hash64(word.lower().encode()) & 0x7FFFFFFF
+
+
+def make_pack(coco, seed: int, num_samples: int, max_pixels: int = 8 * 8 * 48,
+              text_only: Sequence[int] = ()) -> Pack:
+    """A pack of `num_samples` COCO samples drawn with `seed`; samples whose index is in
+    `text_only` keep their caption but drop the image."""
+    rng = random.Random(seed)
+    pack = Pack([])
+    for k in range(num_samples):
+        width, height, caption = coco[rng.randrange(len(coco))]
+        sample, pixels = make_sample(width, height, caption, rng, max_pixels,
+                                     with_image=k not in text_only)
+        pack.samples.append(sample)
+        if pixels is not None:
+            pack.pixels.append(pixels)
+            pack.costs.append(image_cost(pixels.shape[0]))
+    return pack
+
+
+class SmallEncoder(nn.Module):
+    """Patch embedding + one attention block (per image) + MLP + 2×2 merger, Qwen2-VL style.
+
+    forward(pixel_values [patches, PATCH_DIM], grid_thw [images, 3]) → [patches/4, out_dim]:
+    one row per LLM token, images in order. Patches of a 2×2 merge group are consecutive rows,
+    as in Qwen's pixel layout.
+    """
+
+    def __init__(self, hidden: int = 32, out_dim: int = 32, heads: int = 4, layers: int = 1):
+        super().__init__()
+        self.patch_embed = nn.Linear(PATCH_DIM, hidden)
+        self.blocks = nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(nn.ModuleDict({
+                "norm1": nn.LayerNorm(hidden),
+                "attn": nn.MultiheadAttention(hidden, heads, batch_first=True),
+                "norm2": nn.LayerNorm(hidden),
+                "mlp": nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(),
+                                     nn.Linear(4 * hidden, hidden)),
+            }))
+        self.merger = nn.Sequential(nn.LayerNorm(MERGE * MERGE * hidden),
+                                    nn.Linear(MERGE * MERGE * hidden, out_dim))
+
+    def forward(self, pixel_values: torch.Tensor, grid_thw: torch.Tensor) -> torch.Tensor:
+        x = self.patch_embed(pixel_values)
+        sizes = [int(t * h * w) for t, h, w in grid_thw.tolist()]
+        outputs = []
+        for image in torch.split(x, sizes):
+            y = image.unsqueeze(0)
+            for block in self.blocks:
+                z = block["norm1"](y)
+                y = y + block["attn"](z, z, z, need_weights=False)[0]
+                y = y + block["mlp"](block["norm2"](y))
+            outputs.append(y.squeeze(0))
+        x = torch.cat(outputs) if outputs else x
+        return self.merger(x.reshape(-1, MERGE * MERGE * x.shape[-1]))
+
+
+class ToyLM(nn.Module):
+    """Token embedding and a per-token head; loss = Σ weight·cross-entropy (sum, not mean, so
+    the CP ranks' losses add up to the whole pack's)."""
+
+    def __init__(self, hidden: int = 32):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(VOCAB, hidden)
+        self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, VOCAB))
+
+    def loss(self, embeds: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor):
+        logits = self.head(embeds)
+        losses = nn.functional.cross_entropy(logits, labels.clamp(min=0), reduction="none")
+        return (losses * weights * (labels >= 0)).sum()
+
+
+def build_models(seed: int = 0, dtype=torch.float64, layers: int = 1):
+    torch.manual_seed(seed)
+    encoder = SmallEncoder(layers=layers).to(dtype)
+    lm = ToyLM().to(dtype)
+    return encoder, lm
+
+
+def reference_step(pack: Pack, encoder: SmallEncoder, lm: ToyLM, weights: torch.Tensor,
+                   frozen: bool = False):
+    """CP = 1: encode every image, write rows at the image-pad tokens, loss over all tokens.
+
+    Returns (loss, {param name: grad}, [per-image pixel grad or None]).
+    """
+    dtype = next(lm.parameters()).dtype
+    encoder.requires_grad_(not frozen)
+    pixels = [p.to(dtype).clone().requires_grad_(not frozen) for p in pack.pixels]
+    tokens = torch.tensor(pack.tokens)
+    embeds = lm.embed_tokens(tokens)
+    if pixels:
+        rows = encoder(torch.cat(pixels), torch.tensor(pack.grids))
+        positions = torch.tensor([s + r for s, n, _ in pack.images() for r in range(n)])
+        embeds = embeds.index_copy(0, positions, rows)
+    loss = lm.loss(embeds, torch.tensor(pack.labels()), weights.to(dtype))
+    loss.backward()
+    grads = {f"encoder.{n}": p.grad.clone() for n, p in encoder.named_parameters()
+             if p.grad is not None}
+    grads.update({f"lm.{n}": p.grad.clone() for n, p in lm.named_parameters()})
+    return loss.detach(), grads, [p.grad.clone() if p.grad is not None else None for p in pixels]
+
+
+def token_weights(pack: Pack, cp_size: int, weighted: bool) -> torch.Tensor:
+    """Per unpadded token: owner CP rank + 1 when `weighted`, else 1."""
+    if not weighted:
+        return torch.ones(len(pack.tokens), dtype=torch.float64)
+    split = mmpt.split_thd(pack.seq_lengths, cp_size)
+    cu, cu_padded = split.cu_seqlens.tolist(), split.cu_seqlens_padded.tolist()
+    owner = {}
+    for rank in range(cp_size):
+        for padded in split.token_indices(rank).tolist():
+            owner[padded] = rank
+    weights = []
+    for seq in range(len(cu) - 1):
+        for position in range(cu[seq], cu[seq + 1]):
+            weights.append(owner[position - cu[seq] + cu_padded[seq]] + 1.0)
+    return torch.tensor(weights, dtype=torch.float64)
