@@ -27,7 +27,8 @@ inline void ThrowIfError(const Status& status) {
   if (!status.ok()) ThrowStatus(status);
 }
 
-/// Move the value out of `result`, or raise its error as a Python exception.
+/// Move the value out of `result`, or raise its error as a Python exception. Needs the GIL:
+/// never call it inside a py::gil_scoped_release scope.
 template <typename T>
 T ValueOrThrow(Result<T> result) {
   if (!result.ok()) ThrowStatus(result.status());
@@ -35,7 +36,10 @@ T ValueOrThrow(Result<T> result) {
 }
 
 void BindCore(py::module_& m);
+void BindText(py::module_& m);
 void BindMedia(py::module_& m);
+void BindCost(py::module_& m);
 void BindCp(py::module_& m);
+void BindSim(py::module_& m);
 
 }  // namespace mmpt::python

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "mmpt/cp/image_layout.h"
 #include "mmpt/cp/thd_split.h"
 #include "mmpt/cp/vision_assign.h"
 
@@ -21,7 +22,10 @@ py::array_t<uint32_t> ToArray(const std::vector<uint32_t>& values) {
 
 cp::ThdSplit Split(const std::vector<uint32_t>& seq_lengths, uint32_t cp_size, uint32_t tp_size,
                    bool sequence_parallel) {
-  cp::ThdSplitOptions options{cp_size, tp_size, sequence_parallel};
+  cp::ThdSplitOptions options;
+  options.cp_size = cp_size;
+  options.tp_size = tp_size;
+  options.sequence_parallel = sequence_parallel;
   return ValueOrThrow(cp::SplitThd(seq_lengths, options));
 }
 
@@ -116,6 +120,31 @@ void BindCp(py::module_& m) {
       "\"cost\") and route their embedding rows; `images` are (token_start, token_count, "
       "vision_cost) with token_start in the unpadded pack. Returns mmpt.VisionRouting. Raises "
       "InvalidArgumentError naming the image at fault.");
+
+  m.def(
+      "place_images",
+      [](const std::vector<uint32_t>& seq_lengths,
+         const std::vector<std::tuple<uint32_t, uint32_t, double>>& images) {
+        std::vector<cp::SampleImage> in;
+        in.reserve(images.size());
+        for (const auto& [seq, token_count, vision_cost] : images) {
+          cp::SampleImage image;
+          image.seq = seq;
+          image.token_count = token_count;
+          image.vision_cost = vision_cost;
+          in.push_back(image);
+        }
+        std::vector<std::tuple<uint32_t, uint32_t, double>> out;
+        for (const cp::CpImage& image : ValueOrThrow(cp::PlaceImages(seq_lengths, in))) {
+          out.emplace_back(image.token_start, image.token_count, image.vision_cost);
+        }
+        return out;
+      },
+      py::arg("seq_lengths"), py::arg("images"),
+      "Place each sample's images among its text as the planner's CP stage does (text spread "
+      "evenly around them): `images` are (seq, token_count, vision_cost) grouped by seq; "
+      "returns (token_start, token_count, vision_cost) in the unpadded pack, ready for "
+      "assign_vision. Raises InvalidArgumentError naming the sample.");
 }
 
 }  // namespace mmpt::python

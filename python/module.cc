@@ -8,10 +8,19 @@ PYBIND11_MODULE(_mmpt, m) {
   m.attr("__version__") = MMPT_VERSION;
   mmpt::python::RegisterErrors(m);
   mmpt::python::BindCore(m);
+#ifdef MMPT_BIND_TEXT
+  mmpt::python::BindText(m);
+#endif
 #ifdef MMPT_BIND_MEDIA
   mmpt::python::BindMedia(m);
 #endif
+#ifdef MMPT_BIND_COST
+  mmpt::python::BindCost(m);
+#endif
 #ifdef MMPT_BIND_CP
   mmpt::python::BindCp(m);
+#endif
+#ifdef MMPT_BIND_SIM
+  mmpt::python::BindSim(m);
 #endif
 }

@@ -86,6 +86,46 @@ class VisionRouting:
         routing.validate()
         return routing
 
+    @staticmethod
+    def from_arrays(
+        cp_size: int,
+        image_rows: Sequence[int],
+        image_encoder: Sequence[int],
+        routes: Sequence[Sequence[int]],
+        policy: str = "",
+    ) -> "VisionRouting":
+        """Build from the flat arrays a loaded Batch carries (``load::Batch``): per image its
+        rows and its encoding CP rank, and every segment as a row ``(consumer, image,
+        row_begin, row_count, local_offset, source_rank)`` (a list of tuples or an [N, 6]
+        array). One encoder per image (vision DP; the naive policy has no Batch form)."""
+        encoded: List[List[int]] = [[] for _ in range(int(cp_size))]
+        for image, rank in enumerate(image_encoder):
+            if not 0 <= int(rank) < int(cp_size):
+                raise ValueError(f"routing: image {image}'s encoder {rank} is not in the group")
+            encoded[int(rank)].append(image)
+        consumed: List[List[RowSegment]] = [[] for _ in range(int(cp_size))]
+        for row in routes:
+            consumer, image, row_begin, row_count, local_offset, source = (int(v) for v in row)
+            if not 0 <= consumer < int(cp_size):
+                raise ValueError(f"routing: a segment of image {image} names consumer {consumer}")
+            consumed[consumer].append(RowSegment(image, row_begin, row_count, local_offset, source))
+        for segments in consumed:
+            segments.sort(key=lambda seg: seg.local_offset)
+        return VisionRouting.create(cp_size, image_rows, encoded, consumed, policy)
+
+    def to_arrays(self):
+        """(image_rows, image_encoder, routes): the inverse of :meth:`from_arrays`; raises
+        ValueError when an image has several encoders (naive policy)."""
+        encoder = []
+        for image in range(self.num_images):
+            ranks = self.encoders(image)
+            if len(ranks) != 1:
+                raise ValueError(f"routing: image {image} has encoders {ranks}, not one")
+            encoder.append(ranks[0])
+        routes = [(rank, s.image, s.row_begin, s.row_count, s.local_offset, s.source_rank)
+                  for rank in range(self.cp_size) for s in self.consumed[rank]]
+        return list(self.image_rows), encoder, routes
+
     def validate(self) -> None:
         """Check every invariant the exchange relies on; raise ValueError naming the fault.
 

@@ -108,3 +108,24 @@ def test_invalid_routings_are_rejected_with_the_fault_named(change, message):
     change(spec)
     with pytest.raises(ValueError, match=message):
         VisionRouting.create(**spec)
+
+
+@pytest.mark.parametrize("policy", ["count", "cost"])
+def test_the_flat_batch_form_round_trips(policy):
+    rng = random.Random(7)
+    for _ in range(50):
+        seq_lengths, images = random_pack(rng)
+        routing = mmpt.assign_vision(mmpt.split_thd(seq_lengths, 4), images, policy)
+        rows, encoder, routes = routing.to_arrays()
+        rng.shuffle(routes)  # any order: segments are sorted per consumer
+        assert VisionRouting.from_arrays(4, rows, encoder, routes, policy) == routing
+
+
+def test_the_flat_form_rejects_bad_ranks_and_naive_routings():
+    with pytest.raises(ValueError, match="encoder 5"):
+        VisionRouting.from_arrays(2, [1], [5], [(0, 0, 0, 1, 0, 5)])
+    with pytest.raises(ValueError, match="consumer 3"):
+        VisionRouting.from_arrays(2, [1], [0], [(3, 0, 0, 1, 0, 0)])
+    naive = mmpt.assign_vision(mmpt.split_thd([40], 2), [(5, 30, 1.0)], "naive")
+    with pytest.raises(ValueError, match="encoders \\[0, 1\\]"):
+        naive.to_arrays()

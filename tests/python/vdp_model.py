@@ -157,16 +157,17 @@ def make_pack(coco, seed: int, num_samples: int, max_pixels: int = 8 * 8 * 48,
 
 
 class SmallEncoder(nn.Module):
-    """Patch embedding + one attention block (per image) + MLP + 2×2 merger, Qwen2-VL style.
+    """Patch embedding + attention blocks (per image) with MLPs + a 2×2 merger, Qwen2-VL style.
 
     forward(pixel_values [patches, PATCH_DIM], grid_thw [images, 3]) → [patches/4, out_dim]:
     one row per LLM token, images in order. Patches of a 2×2 merge group are consecutive rows,
     as in Qwen's pixel layout.
     """
 
-    def __init__(self, hidden: int = 32, out_dim: int = 32, heads: int = 4, layers: int = 1):
+    def __init__(self, hidden: int = 32, out_dim: int = 32, heads: int = 4, layers: int = 1,
+                 patch_dim: int = PATCH_DIM):
         super().__init__()
-        self.patch_embed = nn.Linear(PATCH_DIM, hidden)
+        self.patch_embed = nn.Linear(patch_dim, hidden)
         self.blocks = nn.ModuleList()
         for _ in range(layers):
             self.blocks.append(nn.ModuleDict({
@@ -176,8 +177,9 @@ class SmallEncoder(nn.Module):
                 "mlp": nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(),
                                      nn.Linear(4 * hidden, hidden)),
             }))
-        self.merger = nn.Sequential(nn.LayerNorm(MERGE * MERGE * hidden),
-                                    nn.Linear(MERGE * MERGE * hidden, out_dim))
+        merged = MERGE * MERGE * hidden  # Qwen2-VL's PatchMerger: LN, Linear, GELU, Linear
+        self.merger = nn.Sequential(nn.LayerNorm(merged), nn.Linear(merged, merged), nn.GELU(),
+                                    nn.Linear(merged, out_dim))
 
     def forward(self, pixel_values: torch.Tensor, grid_thw: torch.Tensor) -> torch.Tensor:
         x = self.patch_embed(pixel_values)

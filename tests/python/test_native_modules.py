@@ -1,0 +1,61 @@
+"""Bindings of the text, cost, cp placement and sim modules."""
+
+import pytest
+
+import mmpt
+
+needs = pytest.mark.skipif
+
+
+@needs(not hasattr(mmpt, "Tokenizer"), reason="text module not built")
+def test_tokenizer_round_trips_and_knows_qwen_special_tokens(tmp_path):
+    tokenizer = mmpt.Tokenizer.load()
+    text = "A man is in a kitchen making pizzas."
+    ids = tokenizer.encode(text)
+    assert tokenizer.decode(ids) == text
+    assert tokenizer.count(text) == len(ids) > 3
+    image_pad = tokenizer.token_to_id("<|image_pad|>")
+    assert isinstance(image_pad, int)
+    assert tokenizer.encode("<|image_pad|>") == [image_pad]
+    assert tokenizer.token_to_id("no such token, surely") is None
+    with pytest.raises(mmpt.OutOfRangeError):
+        tokenizer.decode([tokenizer.vocab_size + 10])
+    with pytest.raises(mmpt.NotFoundError, match="missing.json"):
+        mmpt.Tokenizer.load(str(tmp_path / "missing.json"))
+
+
+@needs(not hasattr(mmpt, "image_cost"), reason="cost module not built")
+def test_image_cost_follows_the_preset_rule():
+    cost = mmpt.image_cost(640, 427, "qwen2-vl")
+    height, width = mmpt.smart_resize(427, 640, max_pixels=12845056)
+    assert (cost["resized_height"], cost["resized_width"]) == (height, width)
+    assert cost["llm_tokens"] == height * width // (28 * 28)
+    assert cost["patches"] == 4 * cost["llm_tokens"]
+    bigger = mmpt.image_cost(1280, 854, "qwen2-vl")
+    assert bigger["train_flops"] > 4 * cost["train_flops"]  # attention grows faster than area
+    with pytest.raises(mmpt.NotFoundError, match="no-such-encoder"):
+        mmpt.image_cost(640, 480, "no-such-encoder")
+    with pytest.raises(mmpt.Error):
+        mmpt.image_cost(640, 480, '{"name": "broken"}')
+
+
+@needs(not hasattr(mmpt, "simulate_cp_vision"), reason="sim module not built")
+def test_simulator_divides_vision_work_as_the_routing_does():
+    # One pack: three samples with one image each, costs 9, 1, 1 (token order).
+    lengths = [300, 100, 100]
+    images = [(0, 200, 9.0), (1, 40, 1.0), (2, 40, 1.0)]
+    placed = mmpt.place_images(lengths, images)
+    assert [start for start, _, _ in placed] == [50, 330, 430]  # text spread around each image
+    plan = [[(300, [(200, 9.0)]), (100, [(40, 1.0)]), (100, [(40, 1.0)])]]
+    for policy in ("count", "cost"):
+        predicted = mmpt.simulate_cp_vision(plan, 2, policy, seconds_per_flop=1.0)
+        routing = mmpt.assign_vision(mmpt.split_thd(lengths, 2), placed, policy)
+        expected = [sum(images[i][2] for i in routing.encoded[r]) for r in range(2)]
+        assert predicted["vision_seconds"][0] == pytest.approx(expected)
+    count = mmpt.simulate_cp_vision(plan, 2, "count")["vision_seconds"][0]
+    cost = mmpt.simulate_cp_vision(plan, 2, "cost")["vision_seconds"][0]
+    assert max(cost) < max(count)  # count pairs the big image with a small one
+    with pytest.raises(mmpt.InvalidArgumentError, match="policy"):
+        mmpt.simulate_cp_vision(plan, 2, "fastest")
+    with pytest.raises(mmpt.InvalidArgumentError):
+        mmpt.place_images([10], [(0, 20, 1.0)])  # more image tokens than the sample holds
