@@ -183,13 +183,15 @@ def test_scenarios_cover_straddling_images_and_ranks_without_images(coco, world)
 
 
 HANG_SCRIPT = textwrap.dedent("""
-    import sys, datetime, torch, torch.distributed as dist
+    import sys, datetime, time, torch, torch.distributed as dist
     rank = int(sys.argv[1])
     dist.init_process_group("gloo", init_method=sys.argv[2], rank=rank, world_size=2,
                             timeout=datetime.timedelta(seconds=300))
-    if rank == 0:  # rank 1 "has no images" and skips the collective: the bug to catch
+    if rank == 0:
         out = torch.empty(2, 3)
         dist.all_to_all_single(out, torch.ones(2, 3), [1, 1], [1, 1])
+    else:  # rank 1 "has no images", skips the collective and goes on with its step
+        time.sleep(300)
 """)
 
 
