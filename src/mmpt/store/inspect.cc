@@ -1,0 +1,162 @@
+#include "mmpt/store/inspect.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "mmpt/cost/presets.h"
+
+namespace mmpt::store {
+
+Distribution Summarize(std::vector<uint64_t>& values) {
+  Distribution d;
+  d.count = values.size();
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  auto at = [&](double q) {
+    size_t rank = static_cast<size_t>(q * (values.size() - 1) + 0.5);
+    return values[std::min(rank, values.size() - 1)];
+  };
+  d.min = values.front();
+  d.max = values.back();
+  d.p10 = at(0.10);
+  d.p50 = at(0.50);
+  d.p90 = at(0.90);
+  d.p99 = at(0.99);
+  for (uint64_t v : values) {
+    d.total += v;
+    size_t bucket = v == 0 ? 0 : std::bit_width(v);
+    if (d.histogram.size() <= bucket) d.histogram.resize(bucket + 1, 0);
+    ++d.histogram[bucket];
+  }
+  return d;
+}
+
+Result<InspectReport> Inspect(const Dataset& dataset) {
+  const Manifest& manifest = dataset.manifest();
+  MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision,
+                        cost::LoadVisionPreset(manifest.vision_preset));
+  InspectReport report;
+  report.dir = dataset.dir();
+  report.vision_preset = manifest.vision_preset;
+  report.tokenizer = manifest.tokenizer;
+  struct Values {
+    std::vector<uint64_t> text, images, image_tokens, tokens, each;
+    uint64_t shards = 0, metadata_only = 0;
+  };
+  std::vector<Values> values(dataset.sources().size());
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> cache;  // (w, h) → tokens
+  for (size_t shard = 0; shard < dataset.num_shards(); ++shard) {
+    Values& v = values[dataset.source_of(dataset.shard_begin(shard))];
+    const MetaTable& table = dataset.meta_table(shard);
+    ++v.shards;
+    for (size_t i = 0; i < table.num_samples(); ++i) {
+      uint64_t image_tokens = 0;
+      for (const MediaMeta& m : table.media_of(i)) {
+        auto [it, fresh] = cache.try_emplace({m.width, m.height}, 0);
+        if (fresh) {
+          auto cost = cost::CostImage(vision, m.width, m.height, 1);
+          it->second = cost.ok() ? cost->llm_tokens : 0;
+        }
+        image_tokens += it->second;
+        v.each.push_back(it->second);
+        if (m.flags & kMediaWithoutData) ++v.metadata_only;
+      }
+      const SampleMeta& s = table.sample(i);
+      v.text.push_back(s.text_tokens);
+      v.images.push_back(s.num_media);
+      v.image_tokens.push_back(image_tokens);
+      v.tokens.push_back(s.text_tokens + image_tokens);
+    }
+  }
+  for (size_t s = 0; s < values.size(); ++s) {
+    SourceSummary summary;
+    summary.name = dataset.sources()[s];
+    summary.shards = values[s].shards;
+    summary.metadata_only_media = values[s].metadata_only;
+    summary.text_tokens = Summarize(values[s].text);
+    summary.images = Summarize(values[s].images);
+    summary.image_tokens = Summarize(values[s].image_tokens);
+    summary.tokens = Summarize(values[s].tokens);
+    summary.image_tokens_each = Summarize(values[s].each);
+    report.sources.push_back(std::move(summary));
+  }
+  return report;
+}
+
+namespace {
+
+std::string Row(std::string_view label, const Distribution& d) {
+  return fmt::format("  {:<20} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, d.total,
+                     d.min, d.p10, d.p50, d.p90, d.p99, d.max);
+}
+
+std::string Histogram(const Distribution& d) {
+  static constexpr const char* kBlocks[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  std::string out;
+  uint64_t peak = d.histogram.empty() ? 0 : *std::max_element(d.histogram.begin(), d.histogram.end());
+  if (peak == 0) return out;
+  for (size_t b = 0; b < d.histogram.size(); ++b) {
+    if (d.histogram[b] == 0) continue;
+    uint64_t lo = b == 0 ? 0 : uint64_t{1} << (b - 1);
+    uint64_t hi = b == 0 ? 0 : (uint64_t{1} << b) - 1;
+    size_t eighths = static_cast<size_t>(d.histogram[b] * 40 * 8 / peak);
+    std::string bar;
+    for (size_t i = 0; i < eighths / 8; ++i) bar += "█";
+    bar += kBlocks[eighths % 8];
+    out += fmt::format("  {:>7}-{:<7} {:>9} {}\n", lo, hi, d.histogram[b], bar);
+  }
+  return out;
+}
+
+nlohmann::json ToJson(const Distribution& d) {
+  return {{"count", d.count}, {"total", d.total}, {"min", d.min}, {"p10", d.p10},
+          {"p50", d.p50},     {"p90", d.p90},     {"p99", d.p99}, {"max", d.max},
+          {"histogram_log2", d.histogram}};
+}
+
+}  // namespace
+
+std::string RenderInspectText(const InspectReport& report) {
+  std::string out = fmt::format("dataset {}  (tokenizer {}, vision {})\n", report.dir,
+                                report.tokenizer, report.vision_preset);
+  for (const SourceSummary& s : report.sources) {
+    out += fmt::format("\nsource {}: {} samples, {} images ({} metadata-only), {} shards\n",
+                       s.name, s.tokens.count, s.images.total, s.metadata_only_media, s.shards);
+    out += fmt::format("  {:<20} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "per sample",
+                       "total", "min", "p10", "p50", "p90", "p99", "max");
+    out += Row("text tokens", s.text_tokens);
+    out += Row("images", s.images);
+    out += Row("image tokens", s.image_tokens);
+    out += Row("all tokens", s.tokens);
+    out += Row("tokens per image", s.image_tokens_each);
+    out += "  histogram of all tokens per sample:\n";
+    out += Histogram(s.tokens);
+  }
+  return out;
+}
+
+std::string RenderInspectJson(const InspectReport& report) {
+  nlohmann::json doc;
+  doc["dir"] = report.dir;
+  doc["tokenizer"] = report.tokenizer;
+  doc["vision_preset"] = report.vision_preset;
+  doc["sources"] = nlohmann::json::array();
+  for (const SourceSummary& s : report.sources) {
+    doc["sources"].push_back({{"name", s.name},
+                              {"shards", s.shards},
+                              {"samples", s.tokens.count},
+                              {"metadata_only_media", s.metadata_only_media},
+                              {"text_tokens", ToJson(s.text_tokens)},
+                              {"images", ToJson(s.images)},
+                              {"image_tokens", ToJson(s.image_tokens)},
+                              {"tokens", ToJson(s.tokens)},
+                              {"tokens_per_image", ToJson(s.image_tokens_each)}});
+  }
+  return doc.dump(1) + "\n";
+}
+
+}  // namespace mmpt::store

@@ -1,0 +1,52 @@
+#pragma once
+
+// `mmpt inspect`: what a dataset holds, per source, from its `.meta` tables alone.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/store/dataset.h"
+
+namespace mmpt::store {
+
+/// Percentiles of one per-sample (or per-image) quantity.
+struct Distribution {
+  uint64_t count = 0;
+  uint64_t total = 0;
+  uint64_t min = 0, p10 = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  std::vector<uint64_t> histogram;  // counts in power-of-two buckets: [0], [1,2), [2,4), ...
+};
+
+/// Summarize `values` (reordered in place). Percentiles are nearest-rank.
+Distribution Summarize(std::vector<uint64_t>& values);
+
+struct SourceSummary {
+  std::string name;
+  uint64_t shards = 0;
+  uint64_t metadata_only_media = 0;
+  Distribution text_tokens;         // per sample
+  Distribution images;              // per sample
+  Distribution image_tokens;        // per sample, under the manifest's vision preset
+  Distribution tokens;              // per sample: text + image tokens
+  Distribution image_tokens_each;   // per image
+};
+
+struct InspectReport {
+  std::string dir;
+  std::string vision_preset;
+  std::string tokenizer;
+  std::vector<SourceSummary> sources;
+};
+
+/// Summarize every source of `dataset` from its metadata. Image tokens use the manifest's
+/// vision preset (cost module). Errors: NotFound for an unknown preset.
+Result<InspectReport> Inspect(const Dataset& dataset);
+
+/// Render for a terminal: a table per source and histograms of tokens per sample.
+std::string RenderInspectText(const InspectReport& report);
+/// Render as JSON for scripts.
+std::string RenderInspectJson(const InspectReport& report);
+
+}  // namespace mmpt::store

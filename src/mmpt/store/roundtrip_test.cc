@@ -1,0 +1,200 @@
+// Real data through synth → prepare → verify → random reads, and damage that verify must name.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/store/dataset.h"
+#include "mmpt/store/inspect.h"
+#include "mmpt/store/prepare.h"
+#include "mmpt/store/synth.h"
+#include "mmpt/store/test_util_internal.h"
+#include "mmpt/store/verify.h"
+
+namespace mmpt::store {
+namespace {
+
+using testing::FreshDir;
+using testing::WordTokenizer;
+
+// Input records by key, as the adapter reads them straight from the synthesized JSONL.
+std::map<std::string, Sample> ReadInputs(const std::string& jsonl) {
+  std::map<std::string, Sample> out;
+  std::string text = *ReadFileToString(jsonl);
+  RecordParser parser;
+  size_t pos = 0, line = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    auto sample = parser.Parse(std::string_view(text).substr(pos, end - pos), InputFormat::kAuto,
+                               {jsonl, ++line});
+    EXPECT_TRUE(sample.ok()) << sample.status().ToString();
+    if (sample.ok()) out[sample->key] = *sample;
+    pos = end + 1;
+  }
+  return out;
+}
+
+class RoundTripTest : public ::testing::TestWithParam<InputFormat> {};
+
+TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
+  ASSERT_TRUE(std::filesystem::exists(RealDataPath("coco_val2017_captions.json")))
+      << "real data missing: " << RealDataPath("coco_val2017_captions.json");
+  std::string corpus = FreshDir(fmt::format("rt_corpus_{}", InputFormatName(GetParam())));
+  std::string out = FreshDir(fmt::format("rt_out_{}", InputFormatName(GetParam())));
+  SynthOptions synth;
+  synth.out_dir = corpus;
+  synth.format = GetParam();
+  synth.samples = 24;
+  synth.jobs = 2;
+  synth.image_format = "mix";
+  synth.profile = "coco";
+  auto coco = Synthesize(synth);
+  ASSERT_TRUE(coco.ok()) << coco.status().ToString();
+  EXPECT_FALSE(coco->sizes_drawn);
+  synth.profile = "mmc4";
+  synth.samples = 5;
+  auto mmc4 = Synthesize(synth);
+  ASSERT_TRUE(mmc4.ok()) << mmc4.status().ToString();
+  EXPECT_TRUE(mmc4->sizes_drawn);
+
+  WordTokenizer tokenizer;
+  PrepareOptions options;
+  options.inputs = {{coco->jsonl_path, "coco"}, {mmc4->jsonl_path, "mmc4"}};
+  options.out_dir = out;
+  options.tokenizer = &tokenizer;
+  options.samples_per_shard = 10;
+  options.jobs = 2;
+  options.progress = false;
+  auto report = Prepare(options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->skipped, 0u) << report->Summary();
+  EXPECT_EQ(report->samples, 29u);
+
+  VerifyReport verified;
+  Status status = VerifyDataset(out, {2, false}, &verified);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(verified.samples, 29u);
+
+  auto inputs = ReadInputs(coco->jsonl_path);
+  auto more = ReadInputs(mmc4->jsonl_path);
+  inputs.insert(more.begin(), more.end());
+  auto dataset = Dataset::Open(out);
+  ASSERT_TRUE(dataset.ok());
+  std::mt19937_64 rng(7);
+  for (int read = 0; read < 200; ++read) {
+    uint64_t i = rng() % dataset->num_samples();
+    auto sample = dataset->GetSample(i);
+    ASSERT_TRUE(sample.ok()) << sample.status().ToString();
+    const Sample& input = inputs.at(sample->key);
+    ASSERT_EQ(sample->segments.size(), input.segments.size());
+    for (size_t s = 0; s < input.segments.size(); ++s) {
+      EXPECT_EQ(sample->segments[s].text, input.segments[s].text);
+      EXPECT_EQ(sample->segments[s].role, input.segments[s].role);
+      EXPECT_EQ(sample->segments[s].is_media, input.segments[s].is_media);
+    }
+    ASSERT_EQ(sample->media.size(), input.media.size());
+    for (size_t k = 0; k < input.media.size(); ++k) {
+      auto bytes = dataset->Media(i, k);
+      ASSERT_TRUE(bytes.ok());
+      auto file = ReadFileToString(corpus + "/" + input.media[k].path);
+      ASSERT_TRUE(file.ok());
+      EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+                *file);
+    }
+  }
+  auto inspected = Inspect(*dataset);
+  ASSERT_TRUE(inspected.ok()) << inspected.status().ToString();
+  ASSERT_EQ(inspected->sources.size(), 2u);
+  EXPECT_EQ(inspected->sources[0].name, "coco");
+  EXPECT_EQ(inspected->sources[0].images.total, 24u);
+  EXPECT_GT(inspected->sources[1].image_tokens.p50, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, RoundTripTest,
+                         ::testing::Values(InputFormat::kCanonical, InputFormat::kLlava,
+                                           InputFormat::kChat, InputFormat::kMmc4,
+                                           InputFormat::kObelics),
+                         [](const auto& info) { return std::string(InputFormatName(info.param)); });
+
+// A small prepared dataset to damage.
+class VerifyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    corpus_ = FreshDir("verify_corpus");
+    out_ = FreshDir("verify_out");
+    SynthOptions synth;
+    synth.profile = "tiny";
+    synth.out_dir = corpus_;
+    synth.samples = 12;
+    synth.max_side = 96;
+    synth.jobs = 2;
+    auto corpus = Synthesize(synth);
+    ASSERT_TRUE(corpus.ok()) << corpus.status().ToString();
+    PrepareOptions options;
+    options.inputs = {{corpus->jsonl_path, "tiny"}};
+    options.out_dir = out_;
+    options.tokenizer = &tokenizer_;
+    options.samples_per_shard = 6;
+    options.jobs = 2;
+    options.progress = false;
+    ASSERT_TRUE(Prepare(options).ok());
+    ASSERT_TRUE(VerifyDataset(out_, {2, false}, nullptr).ok());
+  }
+
+  Status Damage(const std::string& file, std::function<void(std::string&)> edit) {
+    std::string path = out_ + "/tiny/" + file;
+    std::string bytes = *ReadFileToString(path);
+    edit(bytes);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    return VerifyDataset(out_, {2, false}, nullptr);
+  }
+
+  std::string corpus_, out_;
+  WordTokenizer tokenizer_;
+};
+
+TEST_F(VerifyTest, FlippedBitInImageDataNamesTheZipEntryAndSample) {
+  auto dataset = Dataset::Open(out_);
+  ASSERT_TRUE(dataset.ok());
+  uint64_t offset = dataset->media_meta(7)[0].data_offset;  // shard 1, sample 1
+  Status status = Damage("00001.zip", [&](std::string& b) { b[offset + 10] ^= 0x10; });
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+  EXPECT_NE(status.message().find("00001.zip: entry '000001.0."), std::string::npos)
+      << status.ToString();
+  EXPECT_NE(status.message().find("CRC-32"), std::string::npos);
+}
+
+TEST_F(VerifyTest, TruncatedFilesAreCaught) {
+  for (const char* file : {"00000.zip", "00000.jsonl", "00000.jsonl.idx", "00000.meta",
+                           "00000.tok"}) {
+    SetUp();
+    Status status = Damage(file, [](std::string& b) { b.resize(b.size() - 5); });
+    ASSERT_FALSE(status.ok()) << file;
+    EXPECT_NE(status.message().find("00000."), std::string::npos) << status.ToString();
+  }
+}
+
+TEST_F(VerifyTest, FlippedBitInTextIsCaughtByTheChecksum) {
+  Status status = Damage("00000.jsonl", [](std::string& b) { b[b.find("assistant") + 40] ^= 1; });
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("00000.jsonl"), std::string::npos) << status.ToString();
+}
+
+TEST_F(VerifyTest, MissingShardFileIsNotFound) {
+  std::filesystem::remove(out_ + "/tiny/00001.tok");
+  Status status = VerifyDataset(out_, {2, false}, nullptr);
+  EXPECT_EQ(status.code(), StatusCode::kNotFound);
+  EXPECT_NE(status.message().find("00001.tok"), std::string::npos);
+}
+
+TEST_F(VerifyTest, IndexThatDisagreesWithTheJsonlNamesTheEntry) {
+  Status status = Damage("00000.jsonl.idx", [](std::string& b) { b[8] += 1; });
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("00000.jsonl"), std::string::npos) << status.ToString();
+}
+
+}  // namespace
+}  // namespace mmpt::store

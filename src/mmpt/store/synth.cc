@@ -1,0 +1,353 @@
+#include "mmpt/store/synth.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <unordered_map>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/core/thread_pool.h"
+#include "mmpt/media/image_synth.h"
+#include "mmpt/store/shard_writer.h"
+
+namespace mmpt::store {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string RealDataPath(const std::string& file_name) {
+  return std::string(MMPT_SOURCE_DIR) + "/../shared/data/real/" + file_name;
+}
+
+namespace {
+
+// One piece of a synthetic document before it is written in some input format.
+struct Item {
+  std::string role;  // "user", "assistant", or "" in plain documents
+  bool is_image = false;
+  std::string text;
+  uint32_t width = 0, height = 0;
+  std::string path;  // set once the image file is named
+};
+
+struct Doc {
+  std::string key;
+  std::vector<Item> items;
+};
+
+Item Text(std::string role, std::string text) {
+  Item item;
+  item.role = std::move(role);
+  item.text = std::move(text);
+  return item;
+}
+
+Item ImageOf(std::string role, uint32_t width, uint32_t height) {
+  Item item;
+  item.role = std::move(role);
+  item.is_image = true;
+  item.width = width;
+  item.height = height;
+  return item;
+}
+
+Result<std::vector<Doc>> CocoDocs(const std::string& path, uint64_t limit) {
+  MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.contains("images") || !doc.contains("annotations")) {
+    return Status::Corrupt("{}: not COCO caption annotations (images, annotations)", path);
+  }
+  try {
+    std::unordered_map<int64_t, std::string> caption_of;
+    for (const json& annotation : doc["annotations"]) {
+      caption_of.try_emplace(annotation.at("image_id").get<int64_t>(),
+                             annotation.at("caption").get<std::string>());
+    }
+    std::vector<Doc> docs;
+    for (const json& image : doc["images"]) {
+      if (limit != 0 && docs.size() >= limit) break;
+      int64_t id = image.at("id").get<int64_t>();
+      auto caption = caption_of.find(id);
+      if (caption == caption_of.end()) continue;
+      Doc d;
+      d.key = fmt::format("coco-{}", id);
+      d.items.push_back(ImageOf("user", image.at("width").get<uint32_t>(),
+                                image.at("height").get<uint32_t>()));
+      d.items.push_back(Text("user", "Describe the image briefly."));
+      d.items.push_back(Text("assistant", caption->second));
+      docs.push_back(std::move(d));
+    }
+    return docs;
+  } catch (const json::exception& e) {
+    return Status::Corrupt("{}: {}", path, e.what());
+  }
+}
+
+// mmc4 records no image sizes: draw a long side in [256, 1024] and a common aspect ratio.
+std::pair<uint32_t, uint32_t> DrawSize(std::mt19937_64& rng) {
+  static constexpr double kAspects[] = {1.0, 4.0 / 3, 3.0 / 2, 16.0 / 9};
+  uint32_t long_side = std::uniform_int_distribution<uint32_t>(256, 1024)(rng);
+  double aspect = kAspects[std::uniform_int_distribution<int>(0, 3)(rng)];
+  uint32_t short_side = static_cast<uint32_t>(long_side / aspect);
+  bool portrait = std::uniform_int_distribution<int>(0, 3)(rng) == 0;
+  return portrait ? std::pair{short_side, long_side} : std::pair{long_side, short_side};
+}
+
+Result<std::vector<Doc>> Mmc4Docs(const std::string& path, uint64_t limit, uint64_t seed) {
+  MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  std::vector<Doc> docs;
+  std::mt19937_64 rng(seed);
+  size_t pos = 0;
+  uint64_t line_number = 0;
+  while (pos < text.size() && (limit == 0 || docs.size() < limit)) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    if (line.empty()) continue;
+    json record = json::parse(line, nullptr, false);
+    try {
+      if (record.is_discarded()) throw json::other_error::create(501, "not JSON", nullptr);
+      std::vector<std::string> texts = record.at("text_list").get<std::vector<std::string>>();
+      std::vector<std::vector<Item>> before(texts.size());
+      for (const json& info : record.at("image_info")) {
+        size_t index = info.at("matched_text_index").get<size_t>();
+        if (index >= texts.size()) throw json::other_error::create(502, "bad index", nullptr);
+        auto [w, h] = DrawSize(rng);
+        before[index].push_back(ImageOf("", w, h));
+      }
+      Doc d;
+      d.key = fmt::format("mmc4-{}", line_number);
+      for (size_t i = 0; i < texts.size(); ++i) {
+        for (Item& image : before[i]) d.items.push_back(std::move(image));
+        d.items.push_back(Text("", texts[i]));
+      }
+      docs.push_back(std::move(d));
+    } catch (const json::exception& e) {
+      return Status::Corrupt("{}:{}: not an mmc4 document: {}", path, line_number, e.what());
+    }
+  }
+  return docs;
+}
+
+std::vector<Doc> TinyDocs(uint64_t count, uint32_t min_side, uint32_t max_side, uint64_t seed) {
+  static constexpr const char* kWords[] = {
+      "a",     "the",   "small", "red",  "dog",    "runs",  "across", "green", "field",
+      "near",  "two",   "people", "sit", "on",     "bench", "with",   "blue",  "sky",
+      "above", "city",  "street", "at",  "night",  "cat",   "sleeps", "under", "table"};
+  std::mt19937_64 rng(seed);
+  std::vector<Doc> docs;
+  for (uint64_t i = 0; i < count; ++i) {
+    uint32_t w = std::uniform_int_distribution<uint32_t>(min_side, max_side)(rng);
+    uint32_t h = std::uniform_int_distribution<uint32_t>(min_side, max_side)(rng);
+    size_t words = std::uniform_int_distribution<size_t>(5, 40)(rng);
+    std::string caption;
+    for (size_t k = 0; k < words; ++k) {
+      if (k > 0) caption += ' ';
+      caption += kWords[std::uniform_int_distribution<size_t>(0, std::size(kWords) - 1)(rng)];
+    }
+    Doc d;
+    d.key = fmt::format("tiny-{}", i);
+    d.items.push_back(ImageOf("user", w, h));
+    d.items.push_back(Text("user", "What is in the picture?"));
+    d.items.push_back(Text("assistant", caption + "."));
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
+json ImageValue(const Item& item, bool metadata_only) {
+  if (metadata_only) return {{"width", item.width}, {"height", item.height}};
+  return item.path;
+}
+
+// Render one document as a JSON line of `format`.
+std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
+  json out;
+  out["id"] = doc.key;
+  switch (format) {
+    case InputFormat::kCanonical: {
+      json segments = json::array(), media = json::array();
+      for (const Item& item : doc.items) {
+        json segment;
+        if (!item.role.empty()) segment["role"] = item.role;
+        if (item.is_image) {
+          segment["media"] = media.size();
+          media.push_back(metadata_only ? ImageValue(item, true) : json{{"path", item.path}});
+        } else {
+          segment["text"] = item.text;
+        }
+        segments.push_back(segment);
+      }
+      out["segments"] = segments;
+      out["media"] = media;
+      break;
+    }
+    case InputFormat::kLlava:
+    case InputFormat::kChat: {
+      json turns = json::array(), images = json::array();
+      for (const Item& item : doc.items) {
+        std::string role = item.role.empty() ? "user" : item.role;
+        bool llava = format == InputFormat::kLlava;
+        std::string role_name = llava ? (role == "user" ? "human" : "gpt") : role;
+        const char* role_key = llava ? "from" : "role";
+        if (turns.empty() || turns.back()[role_key] != role_name) {
+          turns.push_back(llava ? json{{"from", role_name}, {"value", ""}}
+                                : json{{"role", role_name}, {"content", json::array()}});
+        }
+        json& turn = turns.back();
+        if (llava) {
+          std::string value = turn["value"].get<std::string>();
+          if (!value.empty()) value += item.is_image ? "" : "\n";
+          value += item.is_image ? "<image>" : item.text;
+          turn["value"] = value;
+          if (item.is_image) images.push_back(ImageValue(item, metadata_only));
+        } else if (item.is_image) {
+          turn["content"].push_back({{"type", "image"}, {"image", ImageValue(item, metadata_only)}});
+        } else {
+          turn["content"].push_back({{"type", "text"}, {"text", item.text}});
+        }
+      }
+      if (format == InputFormat::kLlava) {
+        out["images"] = images;
+        out["conversations"] = turns;
+      } else {
+        out["messages"] = turns;
+      }
+      break;
+    }
+    case InputFormat::kMmc4: {
+      json texts = json::array(), info = json::array();
+      for (const Item& item : doc.items) {
+        if (!item.is_image) {
+          texts.push_back(item.text);
+          continue;
+        }
+        json entry = metadata_only ? ImageValue(item, true) : json{{"image_name", item.path}};
+        entry["matched_text_index"] = texts.size();  // the text that follows it
+        info.push_back(entry);
+      }
+      if (!info.empty() && info.back()["matched_text_index"] == texts.size()) texts.push_back("");
+      out["text_list"] = texts;
+      out["image_info"] = info;
+      break;
+    }
+    case InputFormat::kObelics: {
+      json texts = json::array(), images = json::array();
+      for (const Item& item : doc.items) {
+        texts.push_back(item.is_image ? json(nullptr) : json(item.text));
+        images.push_back(item.is_image ? ImageValue(item, metadata_only) : json(nullptr));
+      }
+      out["texts"] = texts;
+      out["images"] = images;
+      break;
+    }
+    case InputFormat::kAuto: break;
+  }
+  return out.dump() + "\n";
+}
+
+Result<media::ImageFormat> PickFormat(const std::string& name, uint64_t counter) {
+  if (name == "jpeg" || name == "jpg") return media::ImageFormat::kJpeg;
+  if (name == "png") return media::ImageFormat::kPng;
+  if (name == "webp") return media::ImageFormat::kWebp;
+  if (name == "mix") {
+    static constexpr media::ImageFormat kCycle[] = {
+        media::ImageFormat::kJpeg, media::ImageFormat::kPng, media::ImageFormat::kWebp};
+    return kCycle[counter % 3];
+  }
+  return Status::InvalidArgument("--image-format must be jpeg, png, webp or mix, not '{}'", name);
+}
+
+}  // namespace
+
+Result<SynthReport> Synthesize(const SynthOptions& options) {
+  if (options.format == InputFormat::kAuto) {
+    return Status::InvalidArgument("synth needs a concrete --format, not auto");
+  }
+  if (options.out_dir.empty()) return Status::InvalidArgument("synth: no --out directory");
+  MMPT_RETURN_IF_ERROR(PickFormat(options.image_format, 0).status());
+  SynthReport report;
+  std::vector<Doc> docs;
+  if (options.profile == "coco") {
+    std::string path = options.source_path.empty() ? RealDataPath("coco_val2017_captions.json")
+                                                   : options.source_path;
+    MMPT_ASSIGN_OR_RETURN(docs, CocoDocs(path, options.samples));
+  } else if (options.profile == "mmc4") {
+    std::string path = options.source_path.empty() ? RealDataPath("mmc4_core_ff_docs.jsonl")
+                                                   : options.source_path;
+    MMPT_ASSIGN_OR_RETURN(docs, Mmc4Docs(path, options.samples, options.seed));
+    report.sizes_drawn = true;
+  } else if (options.profile == "tiny") {
+    if (options.min_side == 0 || options.min_side > options.max_side) {
+      return Status::InvalidArgument("tiny profile: need 0 < --min-side <= --max-side");
+    }
+    docs = TinyDocs(options.samples == 0 ? 100 : options.samples, options.min_side,
+                    options.max_side, options.seed);
+    report.sizes_drawn = true;
+  } else {
+    return Status::InvalidArgument("unknown synth profile '{}' (expected coco, mmc4 or tiny)",
+                                   options.profile);
+  }
+
+  const std::string name = options.name.empty() ? options.profile : options.name;
+  std::error_code error;
+  fs::create_directories(fs::path(options.out_dir) / "images", error);
+  if (error) return Status::IOError("{}: cannot create: {}", options.out_dir, error.message());
+
+  // Name every image first (a running counter picks the format for "mix"), then encode in
+  // parallel; each image's pixels depend only on its size and seed.
+  struct Job {
+    Item* item;
+    media::ImageFormat format;
+    uint64_t seed;
+  };
+  std::vector<Job> jobs;
+  for (size_t d = 0; d < docs.size(); ++d) {
+    size_t k = 0;
+    for (Item& item : docs[d].items) {
+      if (!item.is_image) continue;
+      media::ImageFormat format = *PickFormat(options.image_format, jobs.size());
+      item.path = fmt::format("images/{}-{:06}-{}.{}", name, d, k++,
+                              MediaExtension(static_cast<uint8_t>(format)));
+      jobs.push_back({&item, format, options.seed * 1000003 + jobs.size()});
+    }
+  }
+  report.images = jobs.size();
+  if (!options.metadata_only) {
+    std::vector<Status> statuses(jobs.size());
+    std::vector<uint64_t> sizes(jobs.size(), 0);
+    ThreadPool pool(options.jobs);
+    pool.ParallelFor(0, jobs.size(), [&](size_t j) {
+      media::EncodeOptions encode;
+      encode.format = jobs[j].format;
+      encode.quality = 75;
+      auto bytes = media::SynthesizeImageFile(jobs[j].item->width, jobs[j].item->height, 3,
+                                              jobs[j].seed, encode);
+      if (!bytes.ok()) {
+        statuses[j] = bytes.status().WithContext(jobs[j].item->path);
+        return;
+      }
+      std::string path = (fs::path(options.out_dir) / jobs[j].item->path).string();
+      std::ofstream file(path, std::ios::binary | std::ios::trunc);
+      file.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+      if (!file) statuses[j] = Status::IOError("{}: cannot write", path);
+      sizes[j] = bytes->size();
+    });
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      MMPT_RETURN_IF_ERROR(statuses[j]);
+      report.image_bytes += sizes[j];
+    }
+  }
+  std::string jsonl;
+  for (const Doc& doc : docs) jsonl += RenderDoc(doc, options.format, options.metadata_only);
+  report.jsonl_path = (fs::path(options.out_dir) / (name + ".jsonl")).string();
+  MMPT_RETURN_IF_ERROR(WriteFileAtomic(report.jsonl_path, jsonl));
+  report.samples = docs.size();
+  return report;
+}
+
+}  // namespace mmpt::store
