@@ -1,0 +1,63 @@
+#include "mmpt/plan/assemble_internal.h"
+
+namespace mmpt::plan::internal {
+
+balance::Grid GridOf(const Layout& layout) {
+  return balance::Grid{layout.dp, layout.ga, layout.mbs, layout.ep, layout.pp, layout.sync};
+}
+
+std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostedSamples& costs,
+                                         const cost::CostModel& model, uint32_t seq_len) {
+  std::vector<balance::PackCost> out(packs.size());
+  for (size_t p = 0; p < packs.size(); ++p) {
+    uint32_t tokens = 0;
+    for (const PlacedSample& s : packs.Pack(p)) {
+      out[p].vision += costs.vision_seconds[s.row];
+      out[p].llm += model.SequenceLlmSeconds(s.tokens);
+      tokens += s.tokens;
+    }
+    out[p].llm += model.PaddingLlmSeconds(seq_len - tokens);
+  }
+  return out;
+}
+
+StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
+                  std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
+                  const cost::SampleTable& table, const cost::CostedSamples& costed) {
+  StepPlan plan;
+  plan.step = step;
+  plan.layout = layout;
+  plan.packs.reserve(assignment.size());
+  for (uint32_t p : assignment) {
+    PlannedPack pack;
+    pack.sequence_begin = static_cast<uint32_t>(plan.sequences.size());
+    for (const PlacedSample& s : packs.Pack(p)) {
+      PlannedSequence seq;
+      seq.source = table.SourceOfRow(s.row);
+      seq.index = s.row - table.source_begin[seq.source];
+      seq.tokens = s.tokens;
+      seq.text_tokens = s.text_tokens;
+      seq.truncated = s.truncated;
+      seq.image_begin = static_cast<uint32_t>(plan.images.size());
+      uint64_t first = table.image_begin[s.row];
+      for (uint64_t i = first; i < table.image_begin[s.row + 1]; ++i) {
+        const cost::ImageCost& c = costed.images[i];
+        plan.images.push_back(PlannedImage{static_cast<uint32_t>(i - first), table.images[i].width,
+                                           table.images[i].height, c.resized_width,
+                                           c.resized_height, c.llm_tokens, c.patches,
+                                           c.train_flops});
+      }
+      seq.image_end = static_cast<uint32_t>(plan.images.size());
+      pack.tokens += s.tokens;
+      pack.images += seq.image_end - seq.image_begin;
+      plan.sequences.push_back(seq);
+    }
+    pack.sequence_end = static_cast<uint32_t>(plan.sequences.size());
+    pack.vision_seconds = costs[p].vision;
+    pack.llm_seconds = costs[p].llm;
+    plan.packs.push_back(pack);
+  }
+  return plan;
+}
+
+}  // namespace mmpt::plan::internal

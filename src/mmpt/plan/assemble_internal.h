@@ -1,0 +1,50 @@
+#pragma once
+
+// Shared by the mmpt and vanilla planners: packs as lists of placed samples, their costs, and
+// the StepPlan built from packs and an assignment.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mmpt/balance/balancer.h"
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/plan/step_plan.h"
+
+namespace mmpt::plan::internal {
+
+/// A sample as it enters a pack, after the over-long policy.
+struct PlacedSample {
+  uint64_t row = 0;          // SampleTable row
+  uint32_t tokens = 0;       // text + image tokens kept
+  uint32_t text_tokens = 0;  // text tokens kept
+  bool truncated = false;
+};
+
+/// Packs as CSR: pack p holds samples[begin[p] .. begin[p + 1]).
+struct PackList {
+  std::vector<uint32_t> begin{0};
+  std::vector<PlacedSample> samples;
+
+  size_t size() const { return begin.size() - 1; }
+  std::span<const PlacedSample> Pack(size_t p) const {
+    return std::span<const PlacedSample>(samples).subspan(begin[p], begin[p + 1] - begin[p]);
+  }
+  void Close() { begin.push_back(static_cast<uint32_t>(samples.size())); }
+};
+
+/// The balance grid of a layout: sync groups of ep DP ranks.
+balance::Grid GridOf(const Layout& layout);
+
+/// (vision, LLM) seconds of every pack: Σ encoder seconds of its images; Σ per-sub-sequence
+/// LLM seconds (linear + causal attention) plus the padding up to seq_len.
+std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostedSamples& costs,
+                                         const cost::CostModel& model, uint32_t seq_len);
+
+/// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]].
+StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
+                  std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
+                  const cost::SampleTable& table, const cost::CostedSamples& costed);
+
+}  // namespace mmpt::plan::internal

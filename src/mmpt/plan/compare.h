@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/plan/planner.h"
+
+namespace mmpt::plan {
+
+/// One planner's figures over the planned steps.
+struct PlannerFigures {
+  double efficiency = 0;             // Σ tokens / (Σ packs × seq_len)
+  uint64_t packs = 0;                // Σ packs
+  uint64_t lower_bound_packs = 0;    // Σ ⌈tokens / seq_len⌉ per step
+  uint64_t tokens = 0;               // Σ tokens placed in packs
+  uint64_t placed = 0;               // Σ samples placed
+  uint64_t dropped = 0;              // Σ over-long samples dropped
+  uint64_t truncated = 0;            // Σ over-long samples truncated
+  double step_seconds = 0;           // mean estimated step time
+  double lower_bound_seconds = 0;    // mean perfect-balance step time of its own packs
+  double max_vision_imbalance = 1;   // max over steps and (sync group, micro-step): max/mean
+  double max_llm_imbalance = 1;
+  double mean_vision_imbalance = 1;  // mean over steps of the per-step mean
+  double mean_llm_imbalance = 1;
+  double tokens_per_second = 0;      // Σ tokens / Σ step seconds, per DP replica
+  double plan_seconds_per_step = 0;  // mean wall time to plan one step (this process)
+  uint64_t last_plan_hash = 0;       // StepPlan::Hash() of the last step
+};
+
+/// Vanilla beside mmpt on the same corpus, cost model and config.
+struct Comparison {
+  uint32_t steps = 0;
+  Layout layout;
+  std::string vision, llm, hardware;
+  uint64_t samples = 0;              // corpus size
+  PlannerFigures vanilla;
+  PlannerFigures mmpt;
+  /// vanilla step time / mmpt step time, and the same for tokens per second.
+  double step_speedup() const { return vanilla.step_seconds / mmpt.step_seconds; }
+  double throughput_speedup() const { return mmpt.tokens_per_second / vanilla.tokens_per_second; }
+};
+
+/// Plan `steps` steps with the vanilla baseline and with mmpt and report both. The library entry
+/// point behind `mmpt plan` and the demo. Errors: those of CostSamples, Planner, VanillaPlanner.
+Result<Comparison> ComparePlanners(const cost::SampleTable& table, const cost::CostModel& model,
+                                   const PlannerConfig& config, uint32_t steps);
+
+/// A human-readable side-by-side table of a comparison.
+std::string FormatComparison(const Comparison& comparison);
+/// The comparison as one JSON object (for `--json` and scripts).
+std::string ComparisonJson(const Comparison& comparison);
+
+}  // namespace mmpt::plan

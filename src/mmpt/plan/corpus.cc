@@ -1,0 +1,204 @@
+#include "mmpt/plan/corpus.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <simdjson.h>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/cost/text_estimate.h"
+#include "mmpt/store/meta.h"
+
+namespace mmpt::plan {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Parse one JSONL object into (source name, text tokens, images).
+Status ParseLine(simdjson::ondemand::document& doc, std::string* source, uint32_t* text_tokens,
+                 std::vector<cost::ImageSize>* images) {
+  simdjson::ondemand::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) return Status::Corrupt("not a JSON object");
+  bool have_tokens = false;
+  uint64_t template_tokens = 0;
+  images->clear();
+  for (auto field : obj) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return Status::Corrupt("bad key");
+    simdjson::ondemand::value value;
+    if (field.value().get(value) != simdjson::SUCCESS) {
+      return Status::Corrupt("bad value for '{}'", key);
+    }
+    if (key == "source") {
+      std::string_view s;
+      if (value.get_string().get(s) != simdjson::SUCCESS) {
+        return Status::Corrupt("'source' must be a string");
+      }
+      *source = std::string(s);
+    } else if (key == "text_tokens" || key == "template_tokens") {
+      uint64_t v;
+      if (value.get_uint64().get(v) != simdjson::SUCCESS || v > UINT32_MAX) {
+        return Status::Corrupt("'{}' must be a non-negative 32-bit integer", key);
+      }
+      if (key == "text_tokens") {
+        *text_tokens = static_cast<uint32_t>(v);
+        have_tokens = true;
+      } else {
+        template_tokens = v;
+      }
+    } else if (key == "text") {
+      std::string_view s;
+      if (value.get_string().get(s) != simdjson::SUCCESS) {
+        return Status::Corrupt("'text' must be a string");
+      }
+      if (!have_tokens) *text_tokens = cost::EstimateTextTokens(s);
+      have_tokens = true;
+    } else if (key == "images" || key == "image_sizes") {
+      simdjson::ondemand::array array;
+      if (value.get_array().get(array) != simdjson::SUCCESS) {
+        return Status::Corrupt("'{}' must be an array", key);
+      }
+      for (auto element : array) {
+        uint64_t w = 0, h = 0;
+        if (key == "images") {
+          simdjson::ondemand::object image;
+          if (element.get_object().get(image) != simdjson::SUCCESS ||
+              image["width"].get_uint64().get(w) != simdjson::SUCCESS ||
+              image["height"].get_uint64().get(h) != simdjson::SUCCESS) {
+            return Status::Corrupt("images[{}] must be {{\"width\": W, \"height\": H}}",
+                                   images->size());
+          }
+        } else {
+          simdjson::ondemand::array pair;
+          if (element.get_array().get(pair) != simdjson::SUCCESS) {
+            return Status::Corrupt("image_sizes[{}] must be [width, height]", images->size());
+          }
+          size_t k = 0;
+          for (auto v : pair) {
+            uint64_t x;
+            if (v.get_uint64().get(x) != simdjson::SUCCESS || k >= 2) {
+              return Status::Corrupt("image_sizes[{}] must be [width, height]", images->size());
+            }
+            (k++ == 0 ? w : h) = x;
+          }
+          if (k != 2) return Status::Corrupt("image_sizes[{}] must be [width, height]", images->size());
+        }
+        if (w > UINT32_MAX || h > UINT32_MAX) {
+          return Status::Corrupt("image {} size {}x{} is out of range", images->size(), w, h);
+        }
+        images->push_back({static_cast<uint32_t>(w), static_cast<uint32_t>(h)});
+      }
+    }
+  }
+  if (!have_tokens) return Status::Corrupt("needs 'text_tokens' or 'text'");
+  uint64_t total = uint64_t{*text_tokens} + template_tokens;
+  if (total > UINT32_MAX) return Status::Corrupt("text tokens overflow");
+  *text_tokens = static_cast<uint32_t>(total);
+  return Status::OK();
+}
+
+// Numeric value of a shard's stem ("12" → 12); names that are not numbers sort after.
+uint64_t ShardNumber(const fs::path& path) {
+  std::string stem = path.stem().string();
+  if (stem.empty() || !std::all_of(stem.begin(), stem.end(), ::isdigit) || stem.size() > 18) {
+    return UINT64_MAX;
+  }
+  return std::stoull(stem);
+}
+
+}  // namespace
+
+Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& paths) {
+  cost::SampleTableBuilder builder;
+  std::map<std::string, uint32_t> source_ids;
+  simdjson::ondemand::parser parser;
+  std::vector<cost::ImageSize> images;
+  for (const std::string& path : paths) {
+    MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
+    std::string default_source = fs::path(path).stem().string();
+    std::string_view text = file.text();
+    size_t line_no = 0, pos = 0;
+    simdjson::padded_string line_buffer;
+    while (pos < text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view line = text.substr(pos, end - pos);
+      pos = end + 1;
+      ++line_no;
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      line_buffer = simdjson::padded_string(line);
+      simdjson::ondemand::document doc;
+      std::string source = default_source;
+      uint32_t text_tokens = 0;
+      Status status;
+      if (parser.iterate(line_buffer).get(doc) != simdjson::SUCCESS) {
+        status = Status::Corrupt("not JSON");
+      } else {
+        status = ParseLine(doc, &source, &text_tokens, &images);
+      }
+      if (status.ok()) {
+        auto [it, inserted] = source_ids.try_emplace(source, 0);
+        if (inserted) it->second = builder.AddSource(source);
+        status = builder.Add(it->second, text_tokens, images);
+      }
+      if (!status.ok()) return status.WithContext(fmt::format("{}:{}", path, line_no));
+    }
+  }
+  auto table = std::move(builder).Finish();
+  if (!table.ok()) {
+    return Status::InvalidArgument("no samples in {} input file(s)", paths.size());
+  }
+  return table;
+}
+
+Result<cost::SampleTable> ReadPreparedDataset(const std::string& dataset_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dataset_dir, ec)) {
+    return Status::NotFound("{}: not a dataset directory", dataset_dir);
+  }
+  std::vector<fs::path> sources;
+  for (const auto& entry : fs::directory_iterator(dataset_dir, ec)) {
+    if (entry.is_directory()) sources.push_back(entry.path());
+  }
+  std::sort(sources.begin(), sources.end());
+  cost::SampleTableBuilder builder;
+  std::vector<cost::ImageSize> images;
+  size_t shards = 0;
+  for (const fs::path& dir : sources) {
+    std::vector<fs::path> metas;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() == ".meta") metas.push_back(entry.path());
+    }
+    if (metas.empty()) continue;
+    std::sort(metas.begin(), metas.end(), [](const fs::path& a, const fs::path& b) {
+      uint64_t na = ShardNumber(a), nb = ShardNumber(b);
+      return na != nb ? na < nb : a < b;
+    });
+    uint32_t source = builder.AddSource(dir.filename().string());
+    for (const fs::path& meta_path : metas) {
+      MMPT_ASSIGN_OR_RETURN(store::MetaTable meta, store::MetaTable::Open(meta_path.string()));
+      ++shards;
+      for (uint64_t i = 0; i < meta.num_samples(); ++i) {
+        images.clear();
+        for (const store::MediaMeta& m : meta.media_of(i)) images.push_back({m.width, m.height});
+        Status status = builder.Add(source, meta.sample(i).text_tokens, images);
+        if (!status.ok()) {
+          return status.WithContext(fmt::format("{} record {}", meta_path.string(), i));
+        }
+      }
+    }
+  }
+  if (shards == 0) return Status::NotFound("{}: no .meta tables under it", dataset_dir);
+  auto table = std::move(builder).Finish();
+  if (!table.ok()) return Status::InvalidArgument("{}: the dataset has no samples", dataset_dir);
+  return table;
+}
+
+Result<cost::SampleTable> ReadCorpus(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return ReadPreparedDataset(path);
+  return ReadMetadataJsonl({path});
+}
+
+}  // namespace mmpt::plan

@@ -1,0 +1,36 @@
+#include "mmpt/plan/permutation.h"
+
+#include <bit>
+
+namespace mmpt::plan {
+
+Permutation::Permutation(uint64_t n, uint64_t key) : n_(n) {
+  int bits = n <= 4 ? 2 : static_cast<int>(std::bit_width(n - 1));
+  half_bits_ = (bits + 1) / 2;
+  half_mask_ = (uint64_t{1} << half_bits_) - 1;
+  uint64_t k = key;
+  for (uint64_t& round_key : keys_) {
+    k = Mix64(k);
+    round_key = k;
+  }
+}
+
+uint64_t Permutation::Round(uint64_t half, int round) const {
+  return Mix64(half ^ keys_[round]) & half_mask_;
+}
+
+uint64_t Permutation::At(uint64_t i) const {
+  uint64_t x = i;
+  do {
+    uint64_t left = x >> half_bits_, right = x & half_mask_;
+    for (int r = 0; r < 4; ++r) {
+      uint64_t next = left ^ Round(right, r);
+      left = right;
+      right = next;
+    }
+    x = (left << half_bits_) | right;
+  } while (x >= n_);  // cycle walking: stays a bijection on [0, n)
+  return x;
+}
+
+}  // namespace mmpt::plan

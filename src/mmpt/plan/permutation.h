@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+
+namespace mmpt::plan {
+
+/// A seeded pseudo-random permutation of [0, n) in O(1) memory: a 4-round Feistel network on
+/// the smallest even bit width covering n, with cycle walking for values ≥ n (fewer than 4
+/// rounds of walking on average). At(i) for every i in [0, n) yields every value exactly once.
+/// Deterministic across machines (integer arithmetic only). Thread safety: immutable.
+class Permutation {
+ public:
+  /// Permute [0, n) under `key` (n ≥ 1; n = 0 makes an empty permutation).
+  Permutation(uint64_t n, uint64_t key);
+
+  uint64_t size() const { return n_; }
+  /// The i-th element of the permuted order, i < size().
+  uint64_t At(uint64_t i) const;
+
+ private:
+  uint64_t Round(uint64_t half, int round) const;
+
+  uint64_t n_;
+  uint64_t keys_[4];
+  int half_bits_;
+  uint64_t half_mask_;
+};
+
+/// splitmix64: a fast, well-mixed 64-bit hash of an integer (used to derive keys).
+inline uint64_t Mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace mmpt::plan

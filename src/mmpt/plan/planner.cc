@@ -1,0 +1,285 @@
+#include "mmpt/plan/planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "mmpt/core/hash.h"
+
+namespace mmpt::plan {
+namespace {
+
+constexpr char kStateMagic[8] = {'M', 'M', 'P', 'T', 'P', 'S', 'T', '1'};
+constexpr uint32_t kStateVersion = 1;
+
+template <typename T>
+void Put(std::string* out, T value) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));  // little-endian hosts only (checked in store/meta.h)
+  out->append(bytes, sizeof(T));
+}
+
+// Reads fixed-width values from a byte string, remembering if it ran past the end.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
+  template <typename T>
+  T Get() {
+    T value{};
+    if (pos_ + sizeof(T) > bytes_.size()) {
+      overrun_ = true;
+      return value;
+    }
+    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return value;
+  }
+  bool overrun() const { return overrun_; }
+  size_t position() const { return pos_; }
+
+ private:
+  std::string_view bytes_;
+  size_t pos_ = 0;
+  bool overrun_ = false;
+};
+
+}  // namespace
+
+Status PlannerConfig::Validate() const {
+  MMPT_RETURN_IF_ERROR(layout.Validate());
+  if (!(pool_slack >= 0 && pool_slack <= 1)) {
+    return Status::InvalidArgument("pool slack {} must be within [0, 1]", pool_slack);
+  }
+  if (max_carry_steps == 0 || max_carry_steps > 255) {
+    return Status::InvalidArgument("max carry steps {} must be within [1, 255]", max_carry_steps);
+  }
+  if (vanilla_buffer == 0) return Status::InvalidArgument("vanilla buffer must be at least 1");
+  return Status::OK();
+}
+
+Planner::Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                 const cost::CostModel& model, PlannerConfig config, SampleOrder order)
+    : table_(&table), costs_(&costs), model_(&model), config_(std::move(config)),
+      order_(std::move(order)) {}
+
+Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                                const cost::CostModel& model, PlannerConfig config) {
+  MMPT_RETURN_IF_ERROR(config.Validate());
+  if (costs.image_tokens.size() != table.num_samples() ||
+      costs.images.size() != table.num_images()) {
+    return Status::InvalidArgument("costs are for another table ({} samples, table has {})",
+                                   costs.image_tokens.size(), table.num_samples());
+  }
+  if (!config.source_weights.empty() && config.source_weights.size() != table.num_sources()) {
+    return Status::InvalidArgument("{} source weights for {} sources",
+                                   config.source_weights.size(), table.num_sources());
+  }
+  std::vector<uint64_t> sizes(table.num_sources());
+  for (size_t s = 0; s < sizes.size(); ++s) sizes[s] = table.source_size(s);
+  MMPT_ASSIGN_OR_RETURN(SampleOrder order,
+                        SampleOrder::Create(sizes, config.source_weights, config.seed));
+  return Planner(table, costs, model, std::move(config), std::move(order));
+}
+
+Result<StepPlan> Planner::PlanStep() {
+  auto start = std::chrono::steady_clock::now();
+  stats_ = StepStats{};
+  const Layout& layout = config_.layout;
+  const uint32_t seq_len = layout.seq_len;
+  const uint64_t num_packs = layout.packs_per_step();
+  const double target_tokens =
+      static_cast<double>(num_packs) * seq_len * (1.0 + config_.pool_slack);
+
+  // 1. The pool: last step's carry, then new samples until the step's capacity is covered.
+  std::vector<PoolItem> pool = std::move(carry_);
+  carry_.clear();
+  double pool_tokens = 0;
+  for (const PoolItem& item : pool) pool_tokens += item.sample.tokens;
+  uint64_t dropped_in_a_row = 0;
+  while (pool_tokens < target_tokens) {
+    SampleOrder::Draw draw = order_.Next();
+    uint64_t row = table_->source_begin[draw.source] + draw.index;
+    ++stats_.drawn;
+    uint64_t images = table_->image_begin[row + 1] - table_->image_begin[row];
+    pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
+                                         seq_len, config_.overlong);
+    if (fit.dropped || (config_.max_images_per_pack != 0 && images > config_.max_images_per_pack)) {
+      ++stats_.dropped;
+      if (++dropped_in_a_row > 2 * table_->num_samples() + 1) {
+        return Status::InvalidArgument(
+            "every sample of the corpus is dropped: none fits seq_len {} under the '{}' policy",
+            seq_len, pack::OverlongPolicyName(config_.overlong));
+      }
+      continue;
+    }
+    dropped_in_a_row = 0;
+    stats_.truncated += fit.truncated;
+    pool.push_back(PoolItem{{row, fit.tokens, fit.text_tokens, fit.truncated}, 0});
+    pool_tokens += fit.tokens;
+  }
+
+  // 2. Pack the pool; keep the step's packs: those holding a long-carried sample, then the
+  // fullest; everything else carries over.
+  std::vector<pack::PackItem> items(pool.size());
+  for (size_t i = 0; i < pool.size(); ++i) {
+    uint64_t row = pool[i].sample.row;
+    items[i] = {pool[i].sample.tokens,
+                static_cast<uint32_t>(table_->image_begin[row + 1] - table_->image_begin[row])};
+  }
+  pack::PackConstraints constraints{seq_len, config_.max_samples_per_pack,
+                                    config_.max_images_per_pack};
+  MMPT_ASSIGN_OR_RETURN(pack::Packing packing,
+                        pack::PackItems(items, constraints, config_.algorithm));
+  stats_.candidate_packs = packing.num_packs();
+  std::vector<uint8_t> has_old(packing.num_packs(), 0);
+  for (size_t p = 0; p < packing.num_packs(); ++p) {
+    for (uint32_t i : packing.Pack(p)) has_old[p] |= pool[i].age >= config_.max_carry_steps;
+  }
+  std::vector<uint32_t> ranked(packing.num_packs());
+  std::iota(ranked.begin(), ranked.end(), 0);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](uint32_t a, uint32_t b) {
+    if (has_old[a] != has_old[b]) return has_old[a] > has_old[b];
+    return packing.pack_tokens[a] > packing.pack_tokens[b];
+  });
+  std::vector<uint8_t> chosen(packing.num_packs(), 0);
+  internal::PackList packs;
+  for (uint64_t k = 0; k < num_packs; ++k) {
+    uint32_t p = ranked[k];
+    chosen[p] = 1;
+    for (uint32_t i : packing.Pack(p)) packs.samples.push_back(pool[i].sample);
+    packs.Close();
+    stats_.tokens += packing.pack_tokens[p];
+  }
+  std::vector<uint32_t> carried_items;
+  for (size_t p = 0; p < packing.num_packs(); ++p) {
+    if (chosen[p]) continue;
+    for (uint32_t i : packing.Pack(p)) carried_items.push_back(i);
+  }
+  std::sort(carried_items.begin(), carried_items.end());  // pool order: deterministic
+  for (uint32_t i : carried_items) {
+    PoolItem item = pool[i];
+    item.age = static_cast<uint8_t>(std::min<uint32_t>(item.age + 1u, 255u));
+    stats_.max_carry_age = std::max<uint32_t>(stats_.max_carry_age, item.age);
+    carry_.push_back(item);
+  }
+
+  // 3. Balance the packs over (rank, micro-step) and assemble the plan.
+  std::vector<balance::PackCost> pack_costs =
+      internal::CostPacks(packs, *costs_, *model_, seq_len);
+  balance::Grid grid = internal::GridOf(layout);
+  MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(pack_costs, grid));
+  StepPlan plan =
+      internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *costs_);
+  // plan ▸ cp: when layout.cp > 1 the cp stage (src/mmpt/cp) splits every pack here, after
+  // balance, and records the split beside plan.packs.
+  plan.estimate = balance::Evaluate(pack_costs, assignment, grid);
+
+  stats_.packs = num_packs;
+  stats_.placed = packs.samples.size();
+  stats_.carried = carry_.size();
+  stats_.lower_bound_packs = (stats_.tokens + seq_len - 1) / seq_len;
+  stats_.efficiency = static_cast<double>(stats_.tokens) / (static_cast<double>(num_packs) * seq_len);
+  ++step_;
+  stats_.plan_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+uint64_t Planner::Fingerprint() const {
+  Hasher h(0x66696e6765727072ULL);
+  const Layout& l = config_.layout;
+  for (uint32_t v : {l.dp, l.tp, l.pp, l.cp, l.ep, l.ga, l.mbs, l.seq_len,
+                     static_cast<uint32_t>(l.sync), static_cast<uint32_t>(config_.overlong),
+                     static_cast<uint32_t>(config_.algorithm), config_.max_samples_per_pack,
+                     config_.max_images_per_pack, config_.max_carry_steps}) {
+    h.UpdatePod(v);
+  }
+  h.UpdatePod(config_.seed);
+  h.UpdatePod(config_.pool_slack);
+  for (double w : config_.source_weights) h.UpdatePod(w);
+  h.UpdatePod(static_cast<uint64_t>(table_->num_samples()));
+  h.UpdatePod(static_cast<uint64_t>(table_->num_images()));
+  for (uint64_t b : table_->source_begin) h.UpdatePod(b);
+  return h.Digest();
+}
+
+std::string Planner::SaveState() const {
+  std::string out(kStateMagic, sizeof(kStateMagic));
+  Put(&out, kStateVersion);
+  Put(&out, Fingerprint());
+  Put(&out, step_);
+  Put(&out, static_cast<uint32_t>(order_.cursors().size()));
+  for (const SourceCursor& c : order_.cursors()) {
+    Put(&out, c.position);
+    Put(&out, c.epoch);
+    Put(&out, c.pass);
+  }
+  Put(&out, static_cast<uint64_t>(carry_.size()));
+  for (const PoolItem& item : carry_) {
+    Put(&out, item.sample.row);
+    Put(&out, item.sample.tokens);
+    Put(&out, item.sample.text_tokens);
+    Put(&out, static_cast<uint8_t>(item.sample.truncated));
+    Put(&out, item.age);
+  }
+  Put(&out, Hash64(out));
+  return out;
+}
+
+Status Planner::RestoreState(std::string_view bytes) {
+  if (bytes.size() < sizeof(kStateMagic) + 8 ||
+      std::memcmp(bytes.data(), kStateMagic, sizeof(kStateMagic)) != 0) {
+    return Status::Corrupt("planner state: bad magic or too short ({} bytes)", bytes.size());
+  }
+  uint64_t stored_hash;
+  std::memcpy(&stored_hash, bytes.data() + bytes.size() - 8, 8);
+  if (Hash64(bytes.substr(0, bytes.size() - 8)) != stored_hash) {
+    return Status::Corrupt("planner state: checksum mismatch");
+  }
+  Reader in(bytes.substr(sizeof(kStateMagic), bytes.size() - sizeof(kStateMagic) - 8));
+  if (uint32_t version = in.Get<uint32_t>(); version != kStateVersion) {
+    return Status::Corrupt("planner state: version {} (this build reads {})", version,
+                           kStateVersion);
+  }
+  if (in.Get<uint64_t>() != Fingerprint()) {
+    return Status::InvalidArgument("planner state was saved for another corpus or config");
+  }
+  uint64_t step = in.Get<uint64_t>();
+  uint32_t num_sources = in.Get<uint32_t>();
+  if (num_sources != table_->num_sources()) {
+    return Status::InvalidArgument("planner state has {} sources, the corpus {}", num_sources,
+                                   table_->num_sources());
+  }
+  std::vector<SourceCursor> cursors(num_sources);
+  for (SourceCursor& c : cursors) {
+    c.position = in.Get<uint64_t>();
+    c.epoch = in.Get<uint64_t>();
+    c.pass = in.Get<uint64_t>();
+  }
+  uint64_t num_carry = in.Get<uint64_t>();
+  if (in.overrun() || num_carry > bytes.size()) {
+    return Status::Corrupt("planner state: truncated");
+  }
+  std::vector<PoolItem> carry(num_carry);
+  for (PoolItem& item : carry) {
+    item.sample.row = in.Get<uint64_t>();
+    item.sample.tokens = in.Get<uint32_t>();
+    item.sample.text_tokens = in.Get<uint32_t>();
+    item.sample.truncated = in.Get<uint8_t>() != 0;
+    item.age = in.Get<uint8_t>();
+    if (!in.overrun() && (item.sample.row >= table_->num_samples() || item.sample.tokens == 0 ||
+                          item.sample.tokens > config_.layout.seq_len)) {
+      return Status::Corrupt("planner state: carried sample row {} is invalid", item.sample.row);
+    }
+  }
+  if (in.overrun()) return Status::Corrupt("planner state: truncated");
+  MMPT_RETURN_IF_ERROR(order_.Restore(cursors));
+  step_ = step;
+  carry_ = std::move(carry);
+  return Status::OK();
+}
+
+}  // namespace mmpt::plan

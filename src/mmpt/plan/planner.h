@@ -1,0 +1,98 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/pack/overlong.h"
+#include "mmpt/pack/packer.h"
+#include "mmpt/plan/assemble_internal.h"
+#include "mmpt/plan/sample_order.h"
+#include "mmpt/plan/step_plan.h"
+
+namespace mmpt::plan {
+
+/// Everything that decides a plan besides the corpus and the cost model.
+struct PlannerConfig {
+  Layout layout;
+  uint64_t seed = 0;
+  pack::OverlongPolicy overlong = pack::OverlongPolicy::kTruncate;
+  pack::Algorithm algorithm = pack::Algorithm::kBestFitDecreasing;
+  uint32_t max_samples_per_pack = 0;  // 0 = no limit
+  uint32_t max_images_per_pack = 0;   // 0 = no limit
+  std::vector<double> source_weights; // per source; empty = proportional to source size
+  double pool_slack = 0.002;          // draw this fraction of tokens beyond the step's capacity
+  uint32_t max_carry_steps = 3;       // a sample carried this many steps is placed first
+  uint32_t vanilla_buffer = 1024;     // vanilla: samples per rank in its packing buffer
+
+  /// Errors: InvalidArgument for a bad layout or option.
+  Status Validate() const;
+};
+
+/// What one planned step did.
+struct StepStats {
+  uint64_t drawn = 0;           // new samples taken from the stream this step
+  uint64_t placed = 0;          // samples in the step's packs
+  uint64_t carried = 0;         // samples carried into the next step
+  uint64_t dropped = 0;         // over-long samples dropped this step
+  uint64_t truncated = 0;       // over-long samples truncated this step
+  uint64_t packs = 0;           // dp × ga × mbs
+  uint64_t candidate_packs = 0; // packs the pool made before choosing the step's
+  uint64_t tokens = 0;          // Σ tokens of the step's packs
+  uint64_t lower_bound_packs = 0;  // ⌈tokens / seq_len⌉
+  double efficiency = 0;        // tokens / (packs × seq_len)
+  uint32_t max_carry_age = 0;   // steps the oldest carried sample has waited
+  double plan_seconds = 0;      // wall time of planning this step
+};
+
+/// The mmpt planner: the pure function every rank runs for step s, with no communication.
+/// Each step draws samples from the blended, seeded stream (plus what the last step carried),
+/// applies the over-long policy, packs the pool with best-fit decreasing, keeps the
+/// dp × ga × mbs fullest packs (carrying the rest's samples over), balances them over
+/// (rank, micro-step) and assembles the StepPlan.
+/// The table, costs and model are borrowed and must outlive the planner. Not thread-safe; one
+/// planner per thread.
+class Planner {
+ public:
+  /// Errors: InvalidArgument for a bad config (naming it), or costs that do not match table.
+  static Result<Planner> Create(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                                const cost::CostModel& model, PlannerConfig config);
+
+  /// Plan step next_step() and advance. Errors: InvalidArgument if the corpus cannot fill a
+  /// step (every sample dropped by the over-long policy).
+  Result<StepPlan> PlanStep();
+  /// Statistics of the last PlanStep().
+  const StepStats& last_stats() const { return stats_; }
+  uint64_t next_step() const { return step_; }
+
+  /// Serialize the planner's state (step, stream cursors, carried samples): a few KB.
+  std::string SaveState() const;
+  /// Resume from SaveState() bytes: later plans are byte-identical to an uninterrupted run.
+  /// Errors: Corrupt (bad magic, size or checksum), InvalidArgument (state of another corpus or
+  /// config).
+  Status RestoreState(std::string_view bytes);
+
+ private:
+  struct PoolItem {
+    internal::PlacedSample sample;
+    uint8_t age = 0;  // steps this sample has been carried
+  };
+  Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
+          const cost::CostModel& model, PlannerConfig config, SampleOrder order);
+  uint64_t Fingerprint() const;
+
+  const cost::SampleTable* table_;
+  const cost::CostedSamples* costs_;
+  const cost::CostModel* model_;
+  PlannerConfig config_;
+  SampleOrder order_;
+  uint64_t step_ = 0;
+  std::vector<PoolItem> carry_;
+  StepStats stats_;
+};
+
+}  // namespace mmpt::plan

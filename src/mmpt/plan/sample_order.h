@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <span>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/plan/permutation.h"
+
+namespace mmpt::plan {
+
+/// Where one source's stream stands: the next position in its current epoch's permutation,
+/// the epoch, and its stride-scheduling pass value.
+struct SourceCursor {
+  uint64_t position = 0;
+  uint64_t epoch = 0;
+  uint64_t pass = 0;
+};
+
+/// The global sample stream: each source walks its own seeded permutation (a new one every
+/// epoch, O(1) memory), and sources are blended by weight with stride scheduling — the source
+/// with the least pass value goes next (ties to the lower source id) and its pass advances by
+/// a stride ∝ 1 / weight — so any window of the stream holds each source in proportion to its
+/// weight, deterministically. State is a few words per source (cursors()).
+/// Not thread-safe.
+class SampleOrder {
+ public:
+  /// `source_sizes[s]` samples per source; `weights[s]` ≥ 0 (empty: proportional to size).
+  /// Errors: InvalidArgument for mismatched lengths, negative or non-finite weights, or no
+  /// source with both samples and a positive weight.
+  static Result<SampleOrder> Create(std::span<const uint64_t> source_sizes,
+                                    std::span<const double> weights, uint64_t seed);
+
+  /// The next sample: its source and its index within the source.
+  struct Draw {
+    uint32_t source;
+    uint64_t index;
+  };
+  Draw Next();
+
+  const std::vector<SourceCursor>& cursors() const { return cursors_; }
+  /// Resume from saved cursors. Errors: InvalidArgument if the count or a position is out of
+  /// range for this corpus.
+  Status Restore(std::span<const SourceCursor> cursors);
+
+ private:
+  SampleOrder() = default;
+  void Rebuild();
+  const Permutation& PermutationOf(uint32_t source);
+
+  std::vector<uint64_t> sizes_;
+  std::vector<uint64_t> strides_;  // 0 for a source that is never drawn
+  uint64_t seed_ = 0;
+  std::vector<SourceCursor> cursors_;
+  std::vector<Permutation> permutations_;  // current epoch's permutation per source
+  std::vector<uint64_t> permutation_epoch_;
+  using Entry = std::pair<uint64_t, uint32_t>;  // (pass, source)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+};
+
+}  // namespace mmpt::plan

@@ -1,0 +1,116 @@
+#include "mmpt/plan/vanilla.h"
+
+#include <chrono>
+
+#include "mmpt/pack/packer.h"
+
+namespace mmpt::plan {
+
+VanillaPlanner::VanillaPlanner(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                               const cost::CostModel& model, PlannerConfig config,
+                               SampleOrder order)
+    : table_(&table), costs_(&costs), model_(&model), config_(std::move(config)),
+      order_(std::move(order)), buffers_(config_.layout.dp), ready_(config_.layout.dp) {}
+
+Result<VanillaPlanner> VanillaPlanner::Create(const cost::SampleTable& table,
+                                              const cost::CostedSamples& costs,
+                                              const cost::CostModel& model, PlannerConfig config) {
+  MMPT_RETURN_IF_ERROR(config.Validate());
+  if (costs.image_tokens.size() != table.num_samples()) {
+    return Status::InvalidArgument("costs are for another table");
+  }
+  std::vector<uint64_t> sizes(table.num_sources());
+  for (size_t s = 0; s < sizes.size(); ++s) sizes[s] = table.source_size(s);
+  MMPT_ASSIGN_OR_RETURN(SampleOrder order,
+                        SampleOrder::Create(sizes, config.source_weights, config.seed));
+  return VanillaPlanner(table, costs, model, std::move(config), std::move(order));
+}
+
+Status VanillaPlanner::FlushBuffer(uint32_t rank) {
+  auto& buffer = buffers_[rank];
+  std::vector<pack::PackItem> items(buffer.size());
+  for (size_t i = 0; i < buffer.size(); ++i) {
+    uint64_t row = buffer[i].row;
+    items[i] = {buffer[i].tokens,
+                static_cast<uint32_t>(table_->image_begin[row + 1] - table_->image_begin[row])};
+  }
+  pack::PackConstraints constraints{config_.layout.seq_len, config_.max_samples_per_pack,
+                                    config_.max_images_per_pack};
+  MMPT_ASSIGN_OR_RETURN(pack::Packing packing,
+                        pack::PackItems(items, constraints, pack::Algorithm::kFirstFitDecreasing));
+  for (size_t p = 0; p < packing.num_packs(); ++p) {
+    std::vector<internal::PlacedSample> pack;
+    for (uint32_t i : packing.Pack(p)) pack.push_back(buffer[i]);
+    ready_[rank].push_back(std::move(pack));
+  }
+  buffer.clear();
+  return Status::OK();
+}
+
+Result<StepPlan> VanillaPlanner::PlanStep() {
+  auto start = std::chrono::steady_clock::now();
+  stats_ = StepStats{};
+  const Layout& layout = config_.layout;
+  const uint32_t per_rank = layout.ga * layout.mbs;
+  uint64_t dropped_in_a_row = 0;
+  auto short_of_packs = [&] {
+    for (uint32_t r = 0; r < layout.dp; ++r) {
+      if (ready_[r].size() < per_rank) return true;
+    }
+    return false;
+  };
+  while (short_of_packs()) {
+    SampleOrder::Draw draw = order_.Next();
+    uint64_t row = table_->source_begin[draw.source] + draw.index;
+    ++stats_.drawn;
+    uint64_t images = table_->image_begin[row + 1] - table_->image_begin[row];
+    pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
+                                         layout.seq_len, config_.overlong);
+    if (fit.dropped || (config_.max_images_per_pack != 0 && images > config_.max_images_per_pack)) {
+      ++stats_.dropped;
+      if (++dropped_in_a_row > 2 * table_->num_samples() + 1) {
+        return Status::InvalidArgument("every sample of the corpus is dropped: none fits seq_len {}",
+                                       layout.seq_len);
+      }
+      continue;
+    }
+    dropped_in_a_row = 0;
+    stats_.truncated += fit.truncated;
+    uint32_t rank = static_cast<uint32_t>(dealt_++ % layout.dp);
+    buffers_[rank].push_back({row, fit.tokens, fit.text_tokens, fit.truncated});
+    if (buffers_[rank].size() >= config_.vanilla_buffer) MMPT_RETURN_IF_ERROR(FlushBuffer(rank));
+  }
+  // Each rank trains on its next ga × mbs packs in the order its packer made them.
+  internal::PackList packs;
+  for (uint32_t r = 0; r < layout.dp; ++r) {
+    for (uint32_t k = 0; k < per_rank; ++k) {
+      for (const auto& s : ready_[r].front()) {
+        packs.samples.push_back(s);
+        stats_.tokens += s.tokens;
+      }
+      packs.Close();
+      ready_[r].pop_front();
+    }
+  }
+  std::vector<uint32_t> assignment(packs.size());
+  for (uint32_t i = 0; i < assignment.size(); ++i) assignment[i] = i;
+  std::vector<balance::PackCost> costs = internal::CostPacks(packs, *costs_, *model_, layout.seq_len);
+  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_);
+  plan.estimate = balance::Evaluate(costs, assignment, internal::GridOf(layout));
+
+  stats_.packs = packs.size();
+  stats_.placed = packs.samples.size();
+  for (uint32_t r = 0; r < layout.dp; ++r) {
+    stats_.carried += buffers_[r].size();
+    for (const auto& pack : ready_[r]) stats_.carried += pack.size();
+  }
+  stats_.lower_bound_packs = (stats_.tokens + layout.seq_len - 1) / layout.seq_len;
+  stats_.efficiency = static_cast<double>(stats_.tokens) /
+                      (static_cast<double>(stats_.packs) * layout.seq_len);
+  ++step_;
+  stats_.plan_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+}  // namespace mmpt::plan

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/plan/planner.h"
+#include "mmpt/plan/sample_order.h"
+#include "mmpt/plan/step_plan.h"
+
+namespace mmpt::plan {
+
+/// The baseline mmpt is measured against, the way Megatron Bridge + Megatron Energon pack
+/// today: the same blended sample stream is dealt round-robin to the DP ranks; each rank fills
+/// a local buffer of `config.vanilla_buffer` samples, packs it with first-fit decreasing, and
+/// trains on those packs in the order they come out, ga × mbs per step, with no view of any
+/// other rank. Over-long samples follow the same policy as mmpt.
+/// Borrowed table, costs and model must outlive it. Not thread-safe.
+class VanillaPlanner {
+ public:
+  /// Errors: as Planner::Create.
+  static Result<VanillaPlanner> Create(const cost::SampleTable& table,
+                                       const cost::CostedSamples& costs,
+                                       const cost::CostModel& model, PlannerConfig config);
+
+  /// Plan the next step. Errors: InvalidArgument if the corpus cannot fill a step.
+  Result<StepPlan> PlanStep();
+  /// Statistics of the last PlanStep() (carried counts samples waiting in rank buffers).
+  const StepStats& last_stats() const { return stats_; }
+
+ private:
+  VanillaPlanner(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                 const cost::CostModel& model, PlannerConfig config, SampleOrder order);
+  Status FlushBuffer(uint32_t rank);
+
+  const cost::SampleTable* table_;
+  const cost::CostedSamples* costs_;
+  const cost::CostModel* model_;
+  PlannerConfig config_;
+  SampleOrder order_;
+  uint64_t step_ = 0;
+  uint64_t dealt_ = 0;  // samples dealt so far (sample k goes to rank k mod dp)
+  std::vector<std::vector<internal::PlacedSample>> buffers_;  // per rank
+  std::vector<std::deque<std::vector<internal::PlacedSample>>> ready_;  // per rank: packs
+  StepStats stats_;
+};
+
+}  // namespace mmpt::plan
