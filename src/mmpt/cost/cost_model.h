@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/core/thread_pool.h"
 #include "mmpt/cost/llm_model.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/cost/vision_model.h"
@@ -58,8 +59,10 @@ struct CostedSamples {
   std::vector<ImageCost> images;         // per image, indexed like SampleTable::images
 };
 
-/// Cost every sample and image of `table`. Errors: InvalidArgument naming the source and the
-/// sample index of an image the vision rule rejects (zero side, extreme aspect ratio).
-Result<CostedSamples> CostSamples(const SampleTable& table, const CostModel& model);
+/// Cost every sample and image of `table`, on `pool`'s threads if given (the result does not
+/// depend on the thread count). Errors: InvalidArgument naming the source and the sample index
+/// of the first image (in table order) the vision rule rejects (zero side, extreme aspect ratio).
+Result<CostedSamples> CostSamples(const SampleTable& table, const CostModel& model,
+                                  ThreadPool* pool = nullptr);
 
 }  // namespace mmpt::cost

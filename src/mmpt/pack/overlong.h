@@ -28,7 +28,23 @@ struct Fitted {
 /// Fit a sample of `text_tokens` text and `image_tokens` image-placeholder tokens into
 /// `seq_len` under `policy`. Images are never split: when their tokens alone fill seq_len and
 /// text remains, or exceed it, the sample is dropped under either policy.
-Fitted FitToLength(uint32_t text_tokens, uint32_t image_tokens, uint32_t seq_len,
-                   OverlongPolicy policy);
+inline Fitted FitToLength(uint32_t text_tokens, uint32_t image_tokens, uint32_t seq_len,
+                          OverlongPolicy policy) {
+  Fitted out;
+  uint64_t total = uint64_t{text_tokens} + image_tokens;
+  if (total <= seq_len) {
+    out.tokens = static_cast<uint32_t>(total);
+    out.text_tokens = text_tokens;
+    return out;
+  }
+  if (policy == OverlongPolicy::kDrop || image_tokens >= seq_len) {
+    out.dropped = true;
+    return out;
+  }
+  out.truncated = true;
+  out.text_tokens = seq_len - image_tokens;
+  out.tokens = seq_len;
+  return out;
+}
 
 }  // namespace mmpt::pack

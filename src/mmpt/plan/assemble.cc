@@ -28,6 +28,12 @@ StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
   plan.step = step;
   plan.layout = layout;
   plan.packs.reserve(assignment.size());
+  plan.sequences.reserve(packs.samples.size());
+  size_t num_images = 0;
+  for (const PlacedSample& s : packs.samples) {
+    num_images += table.image_begin[s.row + 1] - table.image_begin[s.row];
+  }
+  plan.images.reserve(num_images);
   for (uint32_t p : assignment) {
     PlannedPack pack;
     pack.sequence_begin = static_cast<uint32_t>(plan.sequences.size());
@@ -37,7 +43,7 @@ StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
       seq.index = s.row - table.source_begin[seq.source];
       seq.tokens = s.tokens;
       seq.text_tokens = s.text_tokens;
-      seq.truncated = s.truncated;
+      seq.truncated = s.text_tokens < table.text_tokens[s.row];
       seq.image_begin = static_cast<uint32_t>(plan.images.size());
       uint64_t first = table.image_begin[s.row];
       for (uint64_t i = first; i < table.image_begin[s.row + 1]; ++i) {

@@ -18,8 +18,7 @@ namespace mmpt::plan::internal {
 struct PlacedSample {
   uint64_t row = 0;          // SampleTable row
   uint32_t tokens = 0;       // text + image tokens kept
-  uint32_t text_tokens = 0;  // text tokens kept
-  bool truncated = false;
+  uint32_t text_tokens = 0;  // text tokens kept (fewer than the table's when truncated)
 };
 
 /// Packs as CSR: pack p holds samples[begin[p] .. begin[p + 1]).

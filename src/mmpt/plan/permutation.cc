@@ -16,7 +16,9 @@ Permutation::Permutation(uint64_t n, uint64_t key) : n_(n) {
 }
 
 uint64_t Permutation::Round(uint64_t half, int round) const {
-  return Mix64(half ^ keys_[round]) & half_mask_;
+  // One multiply-xorshift round: enough mixing for a shuffle, and cheap.
+  uint64_t x = (half ^ keys_[round]) * 0x9e3779b97f4a7c15ULL;
+  return (x ^ (x >> 29)) >> (64 - half_bits_);
 }
 
 uint64_t Permutation::At(uint64_t i) const {

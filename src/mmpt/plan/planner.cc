@@ -94,19 +94,26 @@ Result<StepPlan> Planner::PlanStep() {
       static_cast<double>(num_packs) * seq_len * (1.0 + config_.pool_slack);
 
   // 1. The pool: last step's carry, then new samples until the step's capacity is covered.
-  std::vector<PoolItem> pool = std::move(carry_);
+  std::vector<internal::PlacedSample> pool = std::move(carry_);
+  std::vector<uint8_t> age = std::move(carry_age_);  // of the carried prefix of the pool
   carry_.clear();
+  carry_age_.clear();
+  const size_t num_carried_in = pool.size();
+  bool any_old = false;
+  for (uint8_t a : age) any_old |= a >= config_.max_carry_steps;
   double pool_tokens = 0;
-  for (const PoolItem& item : pool) pool_tokens += item.sample.tokens;
+  for (const internal::PlacedSample& s : pool) pool_tokens += s.tokens;
+  pool.reserve(pool.size() + static_cast<size_t>(target_tokens / 64));
   uint64_t dropped_in_a_row = 0;
   while (pool_tokens < target_tokens) {
     SampleOrder::Draw draw = order_.Next();
     uint64_t row = table_->source_begin[draw.source] + draw.index;
     ++stats_.drawn;
-    uint64_t images = table_->image_begin[row + 1] - table_->image_begin[row];
     pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
                                          seq_len, config_.overlong);
-    if (fit.dropped || (config_.max_images_per_pack != 0 && images > config_.max_images_per_pack)) {
+    if (fit.dropped || (config_.max_images_per_pack != 0 &&
+                        table_->image_begin[row + 1] - table_->image_begin[row] >
+                            config_.max_images_per_pack)) {
       ++stats_.dropped;
       if (++dropped_in_a_row > 2 * table_->num_samples() + 1) {
         return Status::InvalidArgument(
@@ -117,7 +124,7 @@ Result<StepPlan> Planner::PlanStep() {
     }
     dropped_in_a_row = 0;
     stats_.truncated += fit.truncated;
-    pool.push_back(PoolItem{{row, fit.tokens, fit.text_tokens, fit.truncated}, 0});
+    pool.push_back({row, fit.tokens, fit.text_tokens});
     pool_tokens += fit.tokens;
   }
 
@@ -125,8 +132,8 @@ Result<StepPlan> Planner::PlanStep() {
   // fullest; everything else carries over.
   std::vector<pack::PackItem> items(pool.size());
   for (size_t i = 0; i < pool.size(); ++i) {
-    uint64_t row = pool[i].sample.row;
-    items[i] = {pool[i].sample.tokens,
+    uint64_t row = pool[i].row;
+    items[i] = {pool[i].tokens,
                 static_cast<uint32_t>(table_->image_begin[row + 1] - table_->image_begin[row])};
   }
   pack::PackConstraints constraints{seq_len, config_.max_samples_per_pack,
@@ -135,8 +142,12 @@ Result<StepPlan> Planner::PlanStep() {
                         pack::PackItems(items, constraints, config_.algorithm));
   stats_.candidate_packs = packing.num_packs();
   std::vector<uint8_t> has_old(packing.num_packs(), 0);
-  for (size_t p = 0; p < packing.num_packs(); ++p) {
-    for (uint32_t i : packing.Pack(p)) has_old[p] |= pool[i].age >= config_.max_carry_steps;
+  if (any_old) {
+    for (size_t p = 0; p < packing.num_packs(); ++p) {
+      for (uint32_t i : packing.Pack(p)) {
+        has_old[p] |= i < num_carried_in && age[i] >= config_.max_carry_steps;
+      }
+    }
   }
   std::vector<uint32_t> ranked(packing.num_packs());
   std::iota(ranked.begin(), ranked.end(), 0);
@@ -146,10 +157,12 @@ Result<StepPlan> Planner::PlanStep() {
   });
   std::vector<uint8_t> chosen(packing.num_packs(), 0);
   internal::PackList packs;
+  packs.begin.reserve(num_packs + 1);
+  packs.samples.reserve(pool.size());
   for (uint64_t k = 0; k < num_packs; ++k) {
     uint32_t p = ranked[k];
     chosen[p] = 1;
-    for (uint32_t i : packing.Pack(p)) packs.samples.push_back(pool[i].sample);
+    for (uint32_t i : packing.Pack(p)) packs.samples.push_back(pool[i]);
     packs.Close();
     stats_.tokens += packing.pack_tokens[p];
   }
@@ -160,10 +173,11 @@ Result<StepPlan> Planner::PlanStep() {
   }
   std::sort(carried_items.begin(), carried_items.end());  // pool order: deterministic
   for (uint32_t i : carried_items) {
-    PoolItem item = pool[i];
-    item.age = static_cast<uint8_t>(std::min<uint32_t>(item.age + 1u, 255u));
-    stats_.max_carry_age = std::max<uint32_t>(stats_.max_carry_age, item.age);
-    carry_.push_back(item);
+    uint8_t a = i < num_carried_in ? age[i] : 0;
+    a = static_cast<uint8_t>(std::min<uint32_t>(a + 1u, 255u));
+    stats_.max_carry_age = std::max<uint32_t>(stats_.max_carry_age, a);
+    carry_.push_back(pool[i]);
+    carry_age_.push_back(a);
   }
 
   // 3. Balance the packs over (rank, micro-step) and assemble the plan.
@@ -218,12 +232,11 @@ std::string Planner::SaveState() const {
     Put(&out, c.pass);
   }
   Put(&out, static_cast<uint64_t>(carry_.size()));
-  for (const PoolItem& item : carry_) {
-    Put(&out, item.sample.row);
-    Put(&out, item.sample.tokens);
-    Put(&out, item.sample.text_tokens);
-    Put(&out, static_cast<uint8_t>(item.sample.truncated));
-    Put(&out, item.age);
+  for (size_t i = 0; i < carry_.size(); ++i) {
+    Put(&out, carry_[i].row);
+    Put(&out, carry_[i].tokens);
+    Put(&out, carry_[i].text_tokens);
+    Put(&out, carry_age_[i]);
   }
   Put(&out, Hash64(out));
   return out;
@@ -263,22 +276,26 @@ Status Planner::RestoreState(std::string_view bytes) {
   if (in.overrun() || num_carry > bytes.size()) {
     return Status::Corrupt("planner state: truncated");
   }
-  std::vector<PoolItem> carry(num_carry);
-  for (PoolItem& item : carry) {
-    item.sample.row = in.Get<uint64_t>();
-    item.sample.tokens = in.Get<uint32_t>();
-    item.sample.text_tokens = in.Get<uint32_t>();
-    item.sample.truncated = in.Get<uint8_t>() != 0;
-    item.age = in.Get<uint8_t>();
-    if (!in.overrun() && (item.sample.row >= table_->num_samples() || item.sample.tokens == 0 ||
-                          item.sample.tokens > config_.layout.seq_len)) {
-      return Status::Corrupt("planner state: carried sample row {} is invalid", item.sample.row);
+  std::vector<internal::PlacedSample> carry(num_carry);
+  std::vector<uint8_t> carry_age(num_carry);
+  for (size_t i = 0; i < num_carry; ++i) {
+    internal::PlacedSample& s = carry[i];
+    s.row = in.Get<uint64_t>();
+    s.tokens = in.Get<uint32_t>();
+    s.text_tokens = in.Get<uint32_t>();
+    carry_age[i] = in.Get<uint8_t>();
+    if (in.overrun()) break;
+    if (s.row >= table_->num_samples() || s.tokens == 0 || s.tokens > config_.layout.seq_len ||
+        s.text_tokens > table_->text_tokens[s.row] ||
+        s.tokens != s.text_tokens + costs_->image_tokens[s.row]) {
+      return Status::Corrupt("planner state: carried sample {} (row {}) is invalid", i, s.row);
     }
   }
   if (in.overrun()) return Status::Corrupt("planner state: truncated");
   MMPT_RETURN_IF_ERROR(order_.Restore(cursors));
   step_ = step;
   carry_ = std::move(carry);
+  carry_age_ = std::move(carry_age);
   return Status::OK();
 }
 

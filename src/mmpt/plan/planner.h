@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,8 @@ class Planner {
   /// Statistics of the last PlanStep().
   const StepStats& last_stats() const { return stats_; }
   uint64_t next_step() const { return step_; }
+  /// Samples waiting for the next step (carried over), in pool order.
+  std::span<const internal::PlacedSample> carried() const { return carry_; }
 
   /// Serialize the planner's state (step, stream cursors, carried samples): a few KB.
   std::string SaveState() const;
@@ -77,10 +80,6 @@ class Planner {
   Status RestoreState(std::string_view bytes);
 
  private:
-  struct PoolItem {
-    internal::PlacedSample sample;
-    uint8_t age = 0;  // steps this sample has been carried
-  };
   Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
           const cost::CostModel& model, PlannerConfig config, SampleOrder order);
   uint64_t Fingerprint() const;
@@ -91,7 +90,8 @@ class Planner {
   PlannerConfig config_;
   SampleOrder order_;
   uint64_t step_ = 0;
-  std::vector<PoolItem> carry_;
+  std::vector<internal::PlacedSample> carry_;  // samples carried into the next step
+  std::vector<uint8_t> carry_age_;              // steps each has been carried
   StepStats stats_;
 };
 

@@ -26,34 +26,35 @@ Status Layout::Validate() const {
 }
 
 uint64_t StepPlan::Hash() const {
-  // Integers only, one field at a time in a fixed order: what ranks must agree on is which
-  // samples go where; costs are derived from them.
-  Hasher hasher(0x6d6d7074706c616eULL);  // "mmptplan"
-  hasher.UpdatePod(step);
+  // Integers only, field by field in a fixed order, gathered into one buffer and hashed once:
+  // what ranks must agree on is which samples go where; costs are derived from them.
+  std::vector<uint32_t> words;
+  words.reserve(16 + 4 * packs.size() + 8 * sequences.size() + 7 * images.size());
+  auto put64 = [&](uint64_t v) {
+    words.push_back(static_cast<uint32_t>(v));
+    words.push_back(static_cast<uint32_t>(v >> 32));
+  };
+  put64(step);
   for (uint32_t v : {layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.ga, layout.mbs,
                      layout.seq_len, static_cast<uint32_t>(layout.sync)}) {
-    hasher.UpdatePod(v);
+    words.push_back(v);
   }
-  hasher.UpdatePod(static_cast<uint64_t>(packs.size()));
+  put64(packs.size());
   for (const PlannedPack& p : packs) {
-    for (uint32_t v : {p.sequence_begin, p.sequence_end, p.tokens, p.images}) hasher.UpdatePod(v);
+    words.insert(words.end(), {p.sequence_begin, p.sequence_end, p.tokens, p.images});
   }
-  hasher.UpdatePod(static_cast<uint64_t>(sequences.size()));
+  put64(sequences.size());
   for (const PlannedSequence& s : sequences) {
-    hasher.UpdatePod(s.index);
-    for (uint32_t v : {s.source, s.tokens, s.text_tokens, s.image_begin, s.image_end,
-                       static_cast<uint32_t>(s.truncated)}) {
-      hasher.UpdatePod(v);
-    }
+    put64(s.index);
+    words.insert(words.end(), {s.source, s.tokens, s.text_tokens, s.image_begin, s.image_end,
+                               static_cast<uint32_t>(s.truncated)});
   }
-  hasher.UpdatePod(static_cast<uint64_t>(images.size()));
+  put64(images.size());
   for (const PlannedImage& im : images) {
-    for (uint32_t v : {im.sample_image, im.width, im.height, im.resized_width, im.resized_height,
-                       im.llm_tokens, im.patches}) {
-      hasher.UpdatePod(v);
-    }
+    words.insert(words.end(), {im.sample_image, im.width, im.height, im.resized_width,
+                               im.resized_height, im.llm_tokens, im.patches});
   }
-  return hasher.Digest();
+  return Hash64(std::as_bytes(std::span<const uint32_t>(words)), 0x6d6d7074706c616eULL);
 }
 
 Status StepPlan::Validate() const {

@@ -77,7 +77,7 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
     dropped_in_a_row = 0;
     stats_.truncated += fit.truncated;
     uint32_t rank = static_cast<uint32_t>(dealt_++ % layout.dp);
-    buffers_[rank].push_back({row, fit.tokens, fit.text_tokens, fit.truncated});
+    buffers_[rank].push_back({row, fit.tokens, fit.text_tokens});
     if (buffers_[rank].size() >= config_.vanilla_buffer) MMPT_RETURN_IF_ERROR(FlushBuffer(rank));
   }
   // Each rank trains on its next ga × mbs packs in the order its packer made them.

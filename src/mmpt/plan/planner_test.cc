@@ -1,0 +1,287 @@
+#include "mmpt/plan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "mmpt/plan/permutation.h"
+#include "mmpt/plan/sample_order.h"
+#include "mmpt/plan/vanilla.h"
+
+namespace mmpt::plan {
+namespace {
+
+TEST(PermutationTest, IsABijectionForAnySize) {
+  for (uint64_t n : {1ull, 2ull, 3ull, 4ull, 5ull, 17ull, 1000ull, 65537ull}) {
+    Permutation perm(n, 42);
+    std::vector<uint8_t> seen(n, 0);
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t v = perm.At(i);
+      ASSERT_LT(v, n);
+      ASSERT_EQ(seen[v]++, 0) << "n " << n << " value " << v;
+    }
+  }
+}
+
+TEST(PermutationTest, KeysGiveDifferentOrdersAndTheSameKeyTheSame) {
+  Permutation a(10000, 1), b(10000, 2), c(10000, 1);
+  size_t same = 0, fixed = 0;
+  for (uint64_t i = 0; i < 10000; ++i) {
+    same += a.At(i) == b.At(i);
+    fixed += a.At(i) == i;
+    EXPECT_EQ(a.At(i), c.At(i));
+  }
+  EXPECT_LT(same, 50u);  // ~1 expected for independent permutations
+  EXPECT_LT(fixed, 50u);
+}
+
+TEST(SampleOrderTest, BlendsByWeightAndWalksEachSourceOncePerEpoch) {
+  std::vector<uint64_t> sizes = {1000, 300, 50};
+  std::vector<double> weights = {0.5, 0.3, 0.2};
+  auto order = SampleOrder::Create(sizes, weights, 7);
+  ASSERT_TRUE(order.ok());
+  std::vector<std::map<uint64_t, int>> seen(3);
+  std::vector<int> count(3, 0);
+  for (int k = 0; k < 10000; ++k) {
+    auto d = order->Next();
+    ++count[d.source];
+    ASSERT_LT(d.index, sizes[d.source]);
+    ++seen[d.source][d.index];
+  }
+  EXPECT_NEAR(count[0], 5000, 2);  // stride scheduling: within one draw of the exact share
+  EXPECT_NEAR(count[1], 3000, 2);
+  EXPECT_NEAR(count[2], 2000, 2);
+  // Source 2 (50 samples) went through 40 epochs: every sample exactly 40 times.
+  for (auto& [index, times] : seen[2]) EXPECT_EQ(times, 40) << index;
+  EXPECT_EQ(seen[2].size(), 50u);
+}
+
+TEST(SampleOrderTest, RestoreContinuesTheSameStream) {
+  std::vector<uint64_t> sizes = {10, 1000, 7};
+  auto a = SampleOrder::Create(sizes, {}, 3);
+  ASSERT_TRUE(a.ok());
+  for (int k = 0; k < 777; ++k) a->Next();
+  auto b = SampleOrder::Create(sizes, {}, 3);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(b->Restore(a->cursors()).ok());
+  for (int k = 0; k < 2000; ++k) {
+    auto x = a->Next(), y = b->Next();
+    ASSERT_EQ(x.source, y.source);
+    ASSERT_EQ(x.index, y.index);
+  }
+  std::vector<SourceCursor> bad(3);
+  bad[1].position = 5000;
+  EXPECT_FALSE(b->Restore(bad).ok());
+  EXPECT_FALSE(SampleOrder::Create(sizes, std::vector<double>{1, -1, 1}, 0).ok());
+  EXPECT_FALSE(SampleOrder::Create(sizes, std::vector<double>{0, 0, 0}, 0).ok());
+  EXPECT_FALSE(SampleOrder::Create(sizes, std::vector<double>{1, 1}, 0).ok());
+}
+
+// A random mix: captions with one image, documents with several, text-only documents, some
+// longer than the sequence length.
+struct RandomCorpus {
+  cost::SampleTable table;
+  cost::CostModel model;
+  cost::CostedSamples costs;
+};
+
+RandomCorpus MakeCorpus(uint32_t seed, size_t n) {
+  std::mt19937 engine(seed);
+  auto rng = [&]() -> uint32_t { return static_cast<uint32_t>(engine()); };
+  cost::SampleTableBuilder builder;
+  uint32_t sources[3] = {builder.AddSource("captions"), builder.AddSource("docs"),
+                         builder.AddSource("text")};
+  std::vector<cost::ImageSize> images;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t kind = rng() % 3;
+    images.clear();
+    uint32_t text = 0;
+    if (kind == 0) {
+      text = 10 + rng() % 40;
+      images.push_back({200 + rng() % 800, 200 + rng() % 800});
+    } else if (kind == 1) {
+      text = 100 + rng() % 1500;
+      for (uint32_t k = rng() % 5; k > 0; --k) images.push_back({100 + rng() % 1400, 100 + rng() % 1400});
+    } else {
+      text = 50 + rng() % 6000;
+    }
+    EXPECT_TRUE(builder.Add(sources[kind], text, images).ok());
+  }
+  auto table = std::move(builder).Finish();
+  auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  EXPECT_TRUE(table.ok() && model.ok());
+  auto costs = cost::CostSamples(*table, *model);
+  EXPECT_TRUE(costs.ok());
+  return RandomCorpus{std::move(*table), std::move(*model), std::move(*costs)};
+}
+
+PlannerConfig SmallConfig(uint64_t seed) {
+  PlannerConfig config;
+  config.layout.seq_len = 4096;
+  config.layout.dp = 8;
+  config.layout.ep = 4;
+  config.layout.ga = 4;
+  config.layout.mbs = 2;
+  config.seed = seed;
+  return config;
+}
+
+class PlannerPropertyTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(PlannerPropertyTest, EverySampleIsPlacedOnceCarriedOrDropped) {
+  RandomCorpus c = MakeCorpus(GetParam(), 3000);
+  for (auto overlong : {pack::OverlongPolicy::kTruncate, pack::OverlongPolicy::kDrop}) {
+    PlannerConfig config = SmallConfig(GetParam());
+    config.overlong = overlong;
+    config.max_images_per_pack = 12;
+    auto planner = Planner::Create(c.table, c.costs, c.model, config);
+    ASSERT_TRUE(planner.ok());
+    std::map<uint64_t, int> placed;  // row → times placed
+    uint64_t drawn = 0, dropped = 0;
+    for (int step = 0; step < 6; ++step) {
+      auto plan = planner->PlanStep();
+      ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+      ASSERT_TRUE(plan->Validate().ok()) << plan->Validate().ToString();
+      EXPECT_EQ(plan->step, static_cast<uint64_t>(step));
+      for (const PlannedSequence& s : plan->sequences) {
+        ++placed[c.table.source_begin[s.source] + s.index];
+        EXPECT_LE(s.tokens, config.layout.seq_len);
+      }
+      for (const PlannedPack& p : plan->packs) EXPECT_LE(p.images, 12u);
+      drawn += planner->last_stats().drawn;
+      dropped += planner->last_stats().dropped;
+      EXPECT_GE(planner->last_stats().efficiency, 0.97);
+    }
+    for (const auto& s : planner->carried()) ++placed[s.row];
+    // Replay the stream: every drawn sample that the policy keeps is placed or carried, once.
+    std::vector<uint64_t> sizes = {c.table.source_size(0), c.table.source_size(1),
+                                   c.table.source_size(2)};
+    auto order = SampleOrder::Create(sizes, {}, config.seed);
+    ASSERT_TRUE(order.ok());
+    std::map<uint64_t, int> expected;
+    uint64_t expected_dropped = 0;
+    for (uint64_t k = 0; k < drawn; ++k) {
+      auto d = order->Next();
+      uint64_t row = c.table.source_begin[d.source] + d.index;
+      auto fit = pack::FitToLength(c.table.text_tokens[row], c.costs.image_tokens[row],
+                                   config.layout.seq_len, overlong);
+      if (fit.dropped || c.table.ImagesOf(row).size() > 12) {
+        ++expected_dropped;
+      } else {
+        ++expected[row];
+      }
+    }
+    EXPECT_EQ(dropped, expected_dropped);
+    EXPECT_EQ(placed, expected);
+  }
+}
+
+TEST_P(PlannerPropertyTest, PlansAreIdenticalAcrossRunsThreadsAndRestorePoints) {
+  RandomCorpus c = MakeCorpus(GetParam() + 10, 2000);
+  PlannerConfig config = SmallConfig(GetParam());
+  config.layout.sync = SyncModel::kMicrostep;
+  auto run = [&](const cost::CostedSamples& costs, int steps) {
+    auto planner = Planner::Create(c.table, costs, c.model, config);
+    EXPECT_TRUE(planner.ok());
+    std::vector<uint64_t> hashes;
+    for (int s = 0; s < steps; ++s) hashes.push_back(planner->PlanStep()->Hash());
+    return hashes;
+  };
+  std::vector<uint64_t> reference = run(c.costs, 8);
+  EXPECT_EQ(run(c.costs, 8), reference);
+  ThreadPool pool(4);
+  auto threaded = cost::CostSamples(c.table, c.model, &pool);
+  ASSERT_TRUE(threaded.ok());
+  EXPECT_EQ(run(*threaded, 8), reference);
+  EXPECT_EQ(std::set<uint64_t>(reference.begin(), reference.end()).size(), reference.size());
+
+  for (int k : {1, 3, 6}) {
+    auto first = Planner::Create(c.table, c.costs, c.model, config);
+    ASSERT_TRUE(first.ok());
+    for (int s = 0; s < k; ++s) ASSERT_TRUE(first->PlanStep().ok());
+    std::string state = first->SaveState();
+    EXPECT_LT(state.size(), 4096u) << "state after " << k << " steps";
+    auto resumed = Planner::Create(c.table, c.costs, c.model, config);
+    ASSERT_TRUE(resumed.ok());
+    ASSERT_TRUE(resumed->RestoreState(state).ok());
+    EXPECT_EQ(resumed->next_step(), static_cast<uint64_t>(k));
+    for (int s = k; s < 8; ++s) {
+      auto plan = resumed->PlanStep();
+      ASSERT_TRUE(plan.ok());
+      EXPECT_EQ(plan->Hash(), reference[s]) << "restored at " << k << ", step " << s;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, PlannerPropertyTest, ::testing::Values(1u, 2u, 3u));
+
+TEST(PlannerTest, StateRejectsCorruptionAndOtherConfigs) {
+  RandomCorpus c = MakeCorpus(5, 500);
+  PlannerConfig config = SmallConfig(1);
+  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  ASSERT_TRUE(planner.ok());
+  ASSERT_TRUE(planner->PlanStep().ok());
+  std::string state = planner->SaveState();
+  std::string flipped = state;
+  flipped[20] ^= 1;
+  EXPECT_EQ(planner->RestoreState(flipped).code(), StatusCode::kCorrupt);
+  EXPECT_EQ(planner->RestoreState(state.substr(0, 10)).code(), StatusCode::kCorrupt);
+  EXPECT_EQ(planner->RestoreState("").code(), StatusCode::kCorrupt);
+  config.seed = 2;
+  auto other = Planner::Create(c.table, c.costs, c.model, config);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->RestoreState(state).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PlannerTest, ImpossibleInputsGetClearErrors) {
+  RandomCorpus c = MakeCorpus(6, 200);
+  PlannerConfig config = SmallConfig(1);
+  config.layout.ep = 3;  // dp 8 not divisible by 3
+  auto bad = Planner::Create(c.table, c.costs, c.model, config);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not divisible by ep"), std::string::npos);
+  // Every sample too long and the drop policy: a clear error, not an endless loop.
+  cost::SampleTableBuilder builder;
+  uint32_t s = builder.AddSource("long");
+  ASSERT_TRUE(builder.Add(s, 9000, {}).ok());
+  auto table = std::move(builder).Finish();
+  ASSERT_TRUE(table.ok());
+  auto costs = cost::CostSamples(*table, c.model);
+  ASSERT_TRUE(costs.ok());
+  config = SmallConfig(1);
+  config.overlong = pack::OverlongPolicy::kDrop;
+  auto planner = Planner::Create(*table, *costs, c.model, config);
+  ASSERT_TRUE(planner.ok());
+  auto plan = planner->PlanStep();
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("every sample"), std::string::npos);
+  config.source_weights = {1, 2};
+  EXPECT_FALSE(Planner::Create(*table, *costs, c.model, config).ok());
+}
+
+TEST(VanillaTest, PacksEachRanksShareAndBalancesNothing) {
+  RandomCorpus c = MakeCorpus(8, 3000);
+  PlannerConfig config = SmallConfig(3);
+  config.vanilla_buffer = 64;
+  auto vanilla = VanillaPlanner::Create(c.table, c.costs, c.model, config);
+  auto mmpt = Planner::Create(c.table, c.costs, c.model, config);
+  ASSERT_TRUE(vanilla.ok() && mmpt.ok());
+  double vanilla_ratio = 0, mmpt_ratio = 0, vanilla_eff = 0, mmpt_eff = 0;
+  for (int s = 0; s < 4; ++s) {
+    auto v = vanilla->PlanStep();
+    auto m = mmpt->PlanStep();
+    ASSERT_TRUE(v.ok() && m.ok());
+    ASSERT_TRUE(v->Validate().ok());
+    vanilla_ratio += v->estimate.step_seconds / v->estimate.lower_bound_seconds;
+    mmpt_ratio += m->estimate.step_seconds / m->estimate.lower_bound_seconds;
+    vanilla_eff += vanilla->last_stats().efficiency;
+    mmpt_eff += mmpt->last_stats().efficiency;
+  }
+  EXPECT_GT(vanilla_ratio, mmpt_ratio);
+  EXPECT_GT(mmpt_eff, vanilla_eff);
+}
+
+}  // namespace
+}  // namespace mmpt::plan
