@@ -104,6 +104,10 @@ const bool kRegistered = RegisterCommand(Command{
       app.add_option("--vanilla-buffer", o->config.vanilla_buffer,
                      "Vanilla: samples in each rank's packing buffer")
           ->capture_default_str();
+      app.add_option("--pool-slack", o->config.pool_slack,
+                     "mmpt: fraction of a step's tokens drawn beyond its capacity (choice of "
+                     "packs; the rest carries over)")
+          ->capture_default_str();
       app.add_flag("--json", o->json, "Print one JSON object instead of the table");
       return [o] { return Run(*o); };
     }});

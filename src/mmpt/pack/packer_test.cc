@@ -7,6 +7,7 @@
 #include <random>
 
 #include "mmpt/pack/overlong.h"
+#include "mmpt/pack/refill.h"
 #include "mmpt/pack/streaming_packer.h"
 
 namespace mmpt::pack {
@@ -231,6 +232,59 @@ TEST(StreamingPackerTest, EveryItemComesOutOnceAndCarryIsBounded) {
   EXPECT_GT(emitted_tokens / (before_flush * 8192.0), 0.95);
   StreamingPacker strict({100, 0, 0}, 8);
   EXPECT_FALSE(strict.Push(0, {101, 0}, &packs).ok());
+}
+
+}  // namespace
+}  // namespace mmpt::pack
+
+namespace mmpt::pack {
+namespace {
+
+TEST(RefillTest, TightensPacksKeepsEveryItemOnceAndRespectsLocks) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    auto items = RandomItems(seed + 50, 4000, 8192);
+    PackConstraints c{8192, 0, 6};
+    for (auto& item : items) item.images = std::min(item.images, 6u);
+    // Pack the first 3000 items; the last 1000 were never packed and are spare.
+    auto packing = PackItems(std::span(items).first(3000), c, Algorithm::kFirstFitDecreasing);
+    ASSERT_TRUE(packing.ok());
+    std::vector<std::vector<uint32_t>> packs(packing->num_packs());
+    for (size_t p = 0; p < packing->num_packs(); ++p) {
+      auto pack = packing->Pack(p);
+      packs[p].assign(pack.begin(), pack.end());
+    }
+    std::vector<uint32_t> spare;
+    for (uint32_t i = 3000; i < items.size(); ++i) spare.push_back(i);
+    std::vector<uint8_t> locked(items.size(), 0);
+    for (size_t i = 0; i < items.size(); i += 7) locked[i] = 1;
+    std::vector<std::vector<uint32_t>> before = packs;
+    uint64_t tokens_before = 0;
+    for (const auto& p : packs) for (uint32_t i : p) tokens_before += items[i].tokens;
+    RefillStats stats = RefillFromSpare(items, c, locked, &packs, &spare);
+    EXPECT_GT(stats.added + stats.swapped, 0u);
+    std::vector<int> seen(items.size(), 0);
+    uint64_t tokens_after = 0;
+    for (size_t p = 0; p < packs.size(); ++p) {
+      uint64_t tokens = 0, images = 0;
+      for (uint32_t i : packs[p]) {
+        ++seen[i];
+        tokens += items[i].tokens;
+        images += items[i].images;
+      }
+      EXPECT_LE(tokens, c.seq_len);
+      EXPECT_LE(images, c.max_images);
+      tokens_after += tokens;
+      for (uint32_t i : before[p]) {
+        if (locked[i]) {
+          EXPECT_NE(std::find(packs[p].begin(), packs[p].end(), i), packs[p].end());
+        }
+      }
+    }
+    for (uint32_t i : spare) ++seen[i];
+    for (int s : seen) ASSERT_EQ(s, 1);
+    EXPECT_TRUE(std::is_sorted(spare.begin(), spare.end()));
+    EXPECT_GT(tokens_after, tokens_before);
+  }
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <numeric>
 
 #include "mmpt/core/hash.h"
+#include "mmpt/pack/refill.h"
+#include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::plan {
 namespace {
@@ -155,28 +157,48 @@ Result<StepPlan> Planner::PlanStep() {
     if (has_old[a] != has_old[b]) return has_old[a] > has_old[b];
     return packing.pack_tokens[a] > packing.pack_tokens[b];
   });
+  // The step's packs, then tightened with the items left out (they would carry over anyway).
   std::vector<uint8_t> chosen(packing.num_packs(), 0);
+  std::vector<std::vector<uint32_t>> step_packs(num_packs);
+  for (uint64_t k = 0; k < num_packs; ++k) {
+    chosen[ranked[k]] = 1;
+    auto pack = packing.Pack(ranked[k]);
+    step_packs[k].assign(pack.begin(), pack.end());
+  }
+  std::vector<uint32_t> spare;
+  for (size_t p = 0; p < packing.num_packs(); ++p) {
+    if (chosen[p]) continue;
+    for (uint32_t i : packing.Pack(p)) spare.push_back(i);
+  }
+  std::vector<uint8_t> locked;
+  if (any_old) {
+    locked.assign(pool.size(), 0);
+    for (size_t i = 0; i < num_carried_in; ++i) locked[i] = age[i] >= config_.max_carry_steps;
+  }
+  pack::RefillFromSpare(items, constraints, locked, &step_packs, &spare);
   internal::PackList packs;
   packs.begin.reserve(num_packs + 1);
   packs.samples.reserve(pool.size());
-  for (uint64_t k = 0; k < num_packs; ++k) {
-    uint32_t p = ranked[k];
-    chosen[p] = 1;
-    for (uint32_t i : packing.Pack(p)) packs.samples.push_back(pool[i]);
+  for (const auto& pack : step_packs) {
+    for (uint32_t i : pack) {
+      packs.samples.push_back(pool[i]);
+      stats_.tokens += pool[i].tokens;
+    }
     packs.Close();
-    stats_.tokens += packing.pack_tokens[p];
   }
-  std::vector<uint32_t> carried_items;
-  for (size_t p = 0; p < packing.num_packs(); ++p) {
-    if (chosen[p]) continue;
-    for (uint32_t i : packing.Pack(p)) carried_items.push_back(i);
-  }
-  std::sort(carried_items.begin(), carried_items.end());  // pool order: deterministic
-  for (uint32_t i : carried_items) {
+  // Carried samples in row order (then age): the order a restored planner rebuilds.
+  std::vector<std::pair<uint64_t, uint8_t>> carried;
+  for (uint32_t i : spare) {
     uint8_t a = i < num_carried_in ? age[i] : 0;
     a = static_cast<uint8_t>(std::min<uint32_t>(a + 1u, 255u));
     stats_.max_carry_age = std::max<uint32_t>(stats_.max_carry_age, a);
-    carry_.push_back(pool[i]);
+    carried.emplace_back(pool[i].row, a);
+  }
+  std::sort(carried.begin(), carried.end());
+  for (const auto& [row, a] : carried) {
+    pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
+                                         seq_len, config_.overlong);
+    carry_.push_back({row, fit.tokens, fit.text_tokens});
     carry_age_.push_back(a);
   }
 
@@ -187,8 +209,9 @@ Result<StepPlan> Planner::PlanStep() {
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(pack_costs, grid));
   StepPlan plan =
       internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *costs_);
-  // plan ▸ cp: when layout.cp > 1 the cp stage (src/mmpt/cp) splits every pack here, after
-  // balance, and records the split beside plan.packs.
+  // plan ▸ cp: under context parallelism every pack is split over its CP group, and its images
+  // assigned to the CP ranks that encode them.
+  if (layout.cp > 1) MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
   plan.estimate = balance::Evaluate(pack_costs, assignment, grid);
 
   stats_.packs = num_packs;
@@ -231,13 +254,20 @@ std::string Planner::SaveState() const {
     Put(&out, c.epoch);
     Put(&out, c.pass);
   }
+  // Carried samples: rows ascending as varint deltas, then one age byte each (a few bytes per
+  // sample); their token counts follow from the rows.
   Put(&out, static_cast<uint64_t>(carry_.size()));
-  for (size_t i = 0; i < carry_.size(); ++i) {
-    Put(&out, carry_[i].row);
-    Put(&out, carry_[i].tokens);
-    Put(&out, carry_[i].text_tokens);
-    Put(&out, carry_age_[i]);
+  uint64_t previous = 0;
+  for (const internal::PlacedSample& sample : carry_) {
+    uint64_t delta = sample.row - previous;
+    previous = sample.row;
+    while (delta >= 0x80) {
+      out.push_back(static_cast<char>((delta & 0x7f) | 0x80));
+      delta >>= 7;
+    }
+    out.push_back(static_cast<char>(delta));
   }
+  out.append(reinterpret_cast<const char*>(carry_age_.data()), carry_age_.size());
   Put(&out, Hash64(out));
   return out;
 }
@@ -278,19 +308,28 @@ Status Planner::RestoreState(std::string_view bytes) {
   }
   std::vector<internal::PlacedSample> carry(num_carry);
   std::vector<uint8_t> carry_age(num_carry);
-  for (size_t i = 0; i < num_carry; ++i) {
-    internal::PlacedSample& s = carry[i];
-    s.row = in.Get<uint64_t>();
-    s.tokens = in.Get<uint32_t>();
-    s.text_tokens = in.Get<uint32_t>();
-    carry_age[i] = in.Get<uint8_t>();
-    if (in.overrun()) break;
-    if (s.row >= table_->num_samples() || s.tokens == 0 || s.tokens > config_.layout.seq_len ||
-        s.text_tokens > table_->text_tokens[s.row] ||
-        s.tokens != s.text_tokens + costs_->image_tokens[s.row]) {
-      return Status::Corrupt("planner state: carried sample {} (row {}) is invalid", i, s.row);
+  uint64_t row = 0;
+  for (size_t i = 0; i < num_carry && !in.overrun(); ++i) {
+    uint64_t delta = 0;
+    for (int shift = 0;; shift += 7) {
+      uint8_t byte = in.Get<uint8_t>();
+      if (in.overrun() || shift > 63) break;
+      delta |= uint64_t{byte & 0x7fu} << shift;
+      if ((byte & 0x80) == 0) break;
     }
+    row += delta;
+    if (row >= table_->num_samples()) {
+      return Status::Corrupt("planner state: carried sample {} has row {} past the corpus", i,
+                             row);
+    }
+    pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
+                                         config_.layout.seq_len, config_.overlong);
+    if (fit.dropped) {
+      return Status::Corrupt("planner state: carried sample {} (row {}) cannot be packed", i, row);
+    }
+    carry[i] = {row, fit.tokens, fit.text_tokens};
   }
+  for (size_t i = 0; i < num_carry; ++i) carry_age[i] = in.Get<uint8_t>();
   if (in.overrun()) return Status::Corrupt("planner state: truncated");
   MMPT_RETURN_IF_ERROR(order_.Restore(cursors));
   step_ = step;

@@ -9,6 +9,8 @@
 #include "mmpt/core/status.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/sample_table.h"
+#include "mmpt/cp/vision_assign.h"
+#include "mmpt/cp/vision_assign.h"
 #include "mmpt/pack/overlong.h"
 #include "mmpt/pack/packer.h"
 #include "mmpt/plan/assemble_internal.h"
@@ -29,6 +31,9 @@ struct PlannerConfig {
   double pool_slack = 0.002;          // draw this fraction of tokens beyond the step's capacity
   uint32_t max_carry_steps = 3;       // a sample carried this many steps is placed first
   uint32_t vanilla_buffer = 1024;     // vanilla: samples per rank in its packing buffer
+  /// Under CP (layout.cp > 1): how the cp stage assigns a pack's images to the CP ranks.
+  /// mmpt uses this; vanilla always uses cp::VisionPolicy::kCount, as Megatron Bridge does.
+  cp::VisionPolicy cp_vision = cp::VisionPolicy::kCost;
 
   /// Errors: InvalidArgument for a bad layout or option.
   Status Validate() const;

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "mmpt/pack/packer.h"
+#include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::plan {
 
@@ -96,6 +97,7 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   for (uint32_t i = 0; i < assignment.size(); ++i) assignment[i] = i;
   std::vector<balance::PackCost> costs = internal::CostPacks(packs, *costs_, *model_, layout.seq_len);
   StepPlan plan = internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_);
+  if (layout.cp > 1) MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
   plan.estimate = balance::Evaluate(costs, assignment, internal::GridOf(layout));
 
   stats_.packs = packs.size();
