@@ -1,7 +1,6 @@
 #include "mmpt/sim/ablation.h"
 
 #include <algorithm>
-#include <random>
 
 #include <fmt/format.h>
 
@@ -49,12 +48,27 @@ double Percentile(std::vector<double> values, double q) {
 
 }  // namespace
 
-plan::StepPlan ShufflePacks(const plan::StepPlan& plan, uint64_t seed) {
+plan::StepPlan DealInPackingOrder(const plan::StepPlan& plan) {
+  // Best-fit decreasing opens packs in decreasing order of their largest sample (each pack's
+  // opening sample is its largest), so sorting by it recovers the packer's output order.
+  std::vector<uint32_t> by_order(plan.packs.size());
+  std::vector<uint32_t> largest(plan.packs.size(), 0);
+  for (uint32_t i = 0; i < by_order.size(); ++i) {
+    by_order[i] = i;
+    for (const auto& seq : plan.Sequences(plan.packs[i])) {
+      largest[i] = std::max(largest[i], seq.tokens);
+    }
+  }
+  std::stable_sort(by_order.begin(), by_order.end(),
+                   [&](uint32_t a, uint32_t b) { return largest[a] > largest[b]; });
+  // Consecutive packs fill micro-step 0 of every rank, then micro-step 1, ... (Megatron's
+  // sampler: micro-batch m of DP rank d holds global positions (m·dp + d)·mbs ...).
+  const plan::Layout& l = plan.layout;
   std::vector<uint32_t> order(plan.packs.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::mt19937_64 rng(seed ^ (plan.step * 0x9e3779b97f4a7c15ULL));
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
-
+  for (uint32_t j = 0; j < order.size(); ++j) {
+    const uint32_t micro = j / (l.dp * l.mbs), rank = (j / l.mbs) % l.dp, slot = j % l.mbs;
+    order[plan.PackIndex(rank, micro, slot)] = by_order[j];
+  }
   plan::StepPlan out;
   out.step = plan.step;
   out.layout = plan.layout;
@@ -85,14 +99,14 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
                                    options.native_encoder_factor);
   }
   if (options.steps == 0) return Status::InvalidArgument("steps must be at least 1");
-  std::vector<plan::StepPlan> vanilla_plans, mmpt_plans, shuffled_plans;
+  std::vector<plan::StepPlan> vanilla_plans, mmpt_plans, dealt_plans;
   for (uint32_t s = 0; s < options.steps; ++s) {
     MMPT_ASSIGN_OR_RETURN(plan::StepPlan v, vanilla());
     MMPT_ASSIGN_OR_RETURN(plan::StepPlan m, mmpt());
     if (v.layout.dp != m.layout.dp || v.layout.cp != m.layout.cp || v.layout.ga != m.layout.ga) {
       return Status::InvalidArgument("vanilla and mmpt plans have different layouts");
     }
-    shuffled_plans.push_back(ShufflePacks(m, options.shuffle_seed));
+    dealt_plans.push_back(DealInPackingOrder(m));
     vanilla_plans.push_back(std::move(v));
     mmpt_plans.push_back(std::move(m));
   }
@@ -106,7 +120,7 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
   native.vision_speed_factor = options.native_encoder_factor;
 
   MMPT_ASSIGN_OR_RETURN(Totals t_vanilla, SimulateAll(vanilla_plans, base));
-  MMPT_ASSIGN_OR_RETURN(Totals t_global, SimulateAll(shuffled_plans, base, &ablation.unbalanced));
+  MMPT_ASSIGN_OR_RETURN(Totals t_global, SimulateAll(dealt_plans, base, &ablation.unbalanced));
   MMPT_ASSIGN_OR_RETURN(Totals t_reorder, SimulateAll(mmpt_plans, base, &ablation.balanced));
   MMPT_ASSIGN_OR_RETURN(Totals t_native, SimulateAll(mmpt_plans, native));
   ablation.rows.push_back(MakeRow("vanilla", t_vanilla, true));
@@ -145,19 +159,27 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
                           [](const AblationRow& r) { return r.cumulative; });
   }
 
+  // A cumulative stage compares with the stage before it; an alternative with the stage before
+  // the last cumulative one (the one it stands in for).
   const double base_tps = ablation.rows.front().tokens_per_second;
-  double previous = base_tps;
+  double previous = base_tps, before_last = base_tps;
   for (AblationRow& row : ablation.rows) {
     row.relative = base_tps > 0 ? row.tokens_per_second / base_tps : 0;
-    row.vs_previous = previous > 0 ? row.tokens_per_second / previous : 0;
-    if (row.cumulative) previous = row.tokens_per_second;
+    const double reference = row.cumulative ? previous : before_last;
+    row.vs_previous = reference > 0 ? row.tokens_per_second / reference : 0;
+    if (row.cumulative) {
+      before_last = previous;
+      previous = row.tokens_per_second;
+    }
   }
   ablation.parameters =
       fmt::format("  {:<28} = {:<10} {}\n  {:<28} = {:<10} {}\n", "native_encoder_factor",
                   fmt::format("{:g}", options.native_encoder_factor),
                   "native encoder speed-up in the '+ native encoder' stage (assumed)", "steps",
                   options.steps, "steps simulated per stage") +
-      base.Describe();
+      base.Describe() +
+      "  (stages override vision_speed_factor with native_encoder_factor from '+ native "
+      "encoder' on, and cp_vision_policy with cost in '+ vision DP' and count in its alt row)\n";
   return ablation;
 }
 
@@ -170,7 +192,7 @@ std::string FormatAblation(const Ablation& ablation) {
                        100 * (row.vs_previous - 1), row.lower_bound_seconds);
   }
   if (!ablation.policies.empty()) {
-    out += fmt::format("\nCP {} vision load per pack (max/mean over the CP group):\n", ablation.cp);
+    out += fmt::format("\nCP {} vision load per pack (most-loaded rank / (pack vision cost / CP)):\n", ablation.cp);
     out += fmt::format("{:<8} {:>8} {:>8} {:>8} {:>12}\n", "policy", "mean", "p95", "max",
                        "tokens/s");
     for (const PolicyRow& p : ablation.policies) {

@@ -26,9 +26,6 @@ struct AblationOptions {
   double native_encoder_factor = 1.5;
   /// Steps simulated per stage; times and tokens are summed over them.
   uint32_t steps = 4;
-  /// Seed of the deal that stands for "packed globally, not reordered": the planner's packs of
-  /// a step dealt to (rank, micro-step) slots in a seeded random order.
-  uint64_t shuffle_seed = 0x5eed;
 };
 
 /// One stage of the ablation, over all simulated steps.
@@ -37,7 +34,8 @@ struct AblationRow {
   double step_seconds = 0;       // mean simulated step time
   double tokens_per_second = 0;  // Σ real tokens / Σ step time
   double relative = 1;           // tokens_per_second / vanilla's
-  double vs_previous = 1;        // tokens_per_second / the previous cumulative stage's
+  double vs_previous = 1;        // tokens_per_second / the previous cumulative stage's (for an
+                                 // alternative: the stage before the one it stands in for)
   bool cumulative = true;        // false: an alternative shown beside the stages
   double lower_bound_seconds = 0;  // mean perfect-balance step time
 };
@@ -45,7 +43,7 @@ struct AblationRow {
 /// One CP vision policy on the final stage's plans (CP > 1 only).
 struct PolicyRow {
   cp::VisionPolicy policy = cp::VisionPolicy::kNaive;
-  double mean_imbalance = 1;  // mean over packs with images of max/mean vision cost in the CP group
+  double mean_imbalance = 1;  // mean over packs with images of StepSim::cp_vision_imbalance
   double p95_imbalance = 1;
   double max_imbalance = 1;
   double tokens_per_second = 0;
@@ -57,13 +55,13 @@ struct Ablation {
   uint32_t cp = 1;
   std::vector<AblationRow> rows;
   std::vector<PolicyRow> policies;
-  StepSim unbalanced;  // first step, packed globally but not reordered
+  StepSim unbalanced;  // first step, packed globally, dealt in packing order (not reordered)
   StepSim balanced;    // first step, reordered (native encoder, CP policy naive)
   std::string parameters;  // every parameter, one per line
 };
 
 /// Run the stages: vanilla (the `vanilla` plans), + global packing (the `mmpt` plans dealt in
-/// random order), + reordering (the `mmpt` plans as balanced), + native encoder (vision time
+/// packing order, DealInPackingOrder), + reordering (the `mmpt` plans as balanced), + native encoder (vision time
 /// divided by native_encoder_factor), and, when CP > 1, + vision DP when CP (cost policy) with
 /// the count policy (Megatron Bridge) as an alternative row. Stages before vision DP use the
 /// naive CP policy. Errors: those of the plan sources and SimulateStep; InvalidArgument when
@@ -77,8 +75,10 @@ std::string FormatAblation(const Ablation& ablation);
 /// The ablation as JSON: {"cp", "rows": [...], "policies": [...], "parameters": "..."}.
 nlohmann::json AblationToJson(const Ablation& ablation);
 
-/// Return `plan` with its packs dealt to (rank, micro-step, slot) positions in a random order
-/// seeded by `seed` (a Fisher–Yates shuffle over mt19937_64, the same on every machine).
-plan::StepPlan ShufflePacks(const plan::StepPlan& plan, uint64_t seed);
+/// Return `plan` with its packs dealt as a global packer without reordering would deal them:
+/// in the packer's output order (best-fit decreasing opens packs largest sample first, so
+/// packs sorted by their largest sample, stable), consecutive packs filling micro-step 0 of
+/// every DP rank, then micro-step 1, and so on.
+plan::StepPlan DealInPackingOrder(const plan::StepPlan& plan);
 
 }  // namespace mmpt::sim

@@ -57,24 +57,23 @@ TEST(AblationTest, StagesAreComputedFromThePlans) {
   EXPECT_EQ(json["cp"], 2);
 }
 
-TEST(AblationTest, ShufflePacksKeepsEveryPackAndIsDeterministic) {
+TEST(AblationTest, DealInPackingOrderKeepsEveryPack) {
   const plan::Layout layout = TestLayout();
-  auto plan = MakePlan(layout, {Heavy(), Light(), Light(), Heavy()});
-  plan::StepPlan a = ShufflePacks(plan, 1), b = ShufflePacks(plan, 1);
-  ASSERT_TRUE(a.Validate().ok()) << a.Validate().ToString();
-  EXPECT_EQ(a.Hash(), b.Hash());
-  std::vector<double> before, after;
-  for (const auto& p : plan.packs) before.push_back(p.vision_seconds);
-  for (const auto& p : a.packs) after.push_back(p.vision_seconds);
-  std::sort(before.begin(), before.end());
-  std::sort(after.begin(), after.end());
-  EXPECT_EQ(before, after);
-  EXPECT_EQ(a.images.size(), plan.images.size());
-  bool moved = false;
-  for (uint64_t seed = 0; seed < 8 && !moved; ++seed) {
-    moved = ShufflePacks(plan, seed).Hash() != plan.Hash();
-  }
-  EXPECT_TRUE(moved);
+  // Largest samples: 1024 (heavy), 1024, 1024, 1024 — make them differ so the order is known.
+  PackSpec a{{1500, 500}, {{100, 1}}, 1, 4}, b{{1200, 800}, {{100, 1}}, 2, 4};
+  PackSpec c{{1900, 100}, {{100, 1}}, 3, 4}, d{{1000, 1000}, {{100, 1}}, 4, 4};
+  auto plan = MakePlan(layout, {a, b, c, d});
+  plan::StepPlan dealt = DealInPackingOrder(plan);
+  ASSERT_TRUE(dealt.Validate().ok()) << dealt.Validate().ToString();
+  // Packing order c (1900), a (1500), b (1200), d (1000): micro-step 0 of ranks 0 and 1 get c
+  // and a, micro-step 1 gets b and d.
+  EXPECT_DOUBLE_EQ(dealt.Pack(0, 0).vision_seconds, 3);
+  EXPECT_DOUBLE_EQ(dealt.Pack(1, 0).vision_seconds, 1);
+  EXPECT_DOUBLE_EQ(dealt.Pack(0, 1).vision_seconds, 2);
+  EXPECT_DOUBLE_EQ(dealt.Pack(1, 1).vision_seconds, 4);
+  EXPECT_EQ(dealt.images.size(), plan.images.size());
+  EXPECT_EQ(dealt.sequences[0].tokens, 1900u);
+  EXPECT_EQ(DealInPackingOrder(plan).Hash(), dealt.Hash());
 }
 
 TEST(AblationTest, PropagatesPlanErrors) {

@@ -31,8 +31,8 @@ ReportSection AblationSection(const std::vector<ConfigAblation>& configs);
 /// vision + LLM seconds per micro-step and each rank's step total against the lower bound.
 ReportSection LoadSection(const ConfigAblation& config);
 
-/// CP vision load per policy of `config` (CP > 1): max/mean vision cost over the CP group per
-/// pack, summarized per policy and as histograms.
+/// CP vision load per policy of `config` (CP > 1): per pack, the most-loaded CP rank's vision
+/// cost over the pack's vision cost / CP, summarized per policy and as histograms.
 ReportSection CpSection(const ConfigAblation& config);
 
 /// Every parameter of every configuration, as printed by `mmpt simulate`.

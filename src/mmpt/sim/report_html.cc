@@ -1,5 +1,7 @@
 #include "mmpt/sim/report_html.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "mmpt/core/mapped_file.h"
@@ -15,8 +17,7 @@ std::string RenderReportHtml(const Report& report) {
       "h1{{font-size:22px}}h2{{font-size:17px;border-bottom:1px solid #ccc;padding-bottom:4px}}"
       "p.sub{{color:#555}}figure{{display:inline-block;margin:6px}}"
       "table{{border-collapse:collapse;margin:8px 0}}"
-      "td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}"
-      "td:first-child,th:first-child{{text-align:left}}"
+      "td,th{{border:1px solid #ccc;padding:3px 8px;text-align:left}}td.n{{text-align:right}}"
       "pre{{background:#f6f6f6;padding:8px;font-size:12px;overflow-x:auto}}"
       "</style></head><body>\n<h1>{0}</h1>\n<p class=\"sub\">{1}</p>\n",
       EscapeXml(report.title), EscapeXml(report.subtitle));
@@ -34,7 +35,14 @@ std::string RenderReportHtml(const Report& report) {
       out += "</tr>";
       for (const auto& row : s.table_rows) {
         out += "<tr>";
-        for (const std::string& cell : row) out += fmt::format("<td>{}</td>", EscapeXml(cell));
+        for (const std::string& cell : row) {
+          // Numbers align right, words left.
+          auto digit = [&](size_t i) {
+            return i < cell.size() && std::isdigit(static_cast<unsigned char>(cell[i]));
+          };
+          const bool number = digit(0) || ((cell[0] == '+' || cell[0] == '-') && digit(1));
+          out += fmt::format("<td{}>{}</td>", number ? " class=\"n\"" : "", EscapeXml(cell));
+        }
         out += "</tr>";
       }
       out += "</table>\n";

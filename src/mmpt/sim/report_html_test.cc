@@ -58,14 +58,15 @@ TEST(ReportHtmlTest, EscapesTextAndKeepsFigures) {
   section.intro = "x < y";
   section.figures.push_back("<svg></svg>");
   section.table_header = {"stage", "relative"};
-  section.table_rows = {{"vanilla", "1.00"}};
+  section.table_rows = {{"vanilla", "1.00"}, {"+ reordering", "+5.2%"}};
   section.preformatted = "p = 1 <2>";
   report.sections.push_back(section);
   const std::string html = RenderReportHtml(report);
   EXPECT_NE(html.find("<title>a &lt;b&gt; &amp; c</title>"), std::string::npos);
   EXPECT_NE(html.find("<p>x &lt; y</p>"), std::string::npos);
   EXPECT_NE(html.find("<figure><svg></svg></figure>"), std::string::npos);
-  EXPECT_NE(html.find("<td>vanilla</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>vanilla</td><td class=\"n\">1.00</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>+ reordering</td><td class=\"n\">+5.2%</td>"), std::string::npos);
   EXPECT_NE(html.find("p = 1 &lt;2&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("http"), html.find("http://www.w3.org"));  // no external asset

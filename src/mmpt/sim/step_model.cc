@@ -70,9 +70,9 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
     sim.vision_gpu_seconds += vision;
     sim.llm_gpu_seconds += llm;
   }
-  if (!input.images.empty() && assignment.mean_cost() > 0) {
-    sim.cp_vision_imbalance.push_back(assignment.max_cost() / assignment.mean_cost());
-  }
+  double pack_vision = 0;
+  for (const cp::CpImage& image : input.images) pack_vision += image.vision_cost;
+  if (pack_vision > 0) sim.cp_vision_imbalance.push_back(assignment.max_cost() * cp / pack_vision);
   return Status::OK();
 }
 

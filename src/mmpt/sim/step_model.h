@@ -64,7 +64,9 @@ struct StepSim {
   uint64_t tokens = 0;
   /// Summed GPU-seconds of vision and LLM work (naive CP's duplicate encodes included).
   double vision_gpu_seconds = 0, llm_gpu_seconds = 0;
-  /// Per pack holding images, when CP > 1: max / mean vision cost over its CP group.
+  /// Per pack holding images, when CP > 1: the most-loaded CP rank's vision cost over the
+  /// pack's vision cost / CP (1 = perfect; naive's duplicate encodes of straddling images count
+  /// against it).
   std::vector<double> cp_vision_imbalance;
 
   double tokens_per_second() const { return step_seconds > 0 ? tokens / step_seconds : 0; }
