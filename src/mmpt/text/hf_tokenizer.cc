@@ -127,6 +127,10 @@ Status HfTokenizer::EncodeSection(std::string_view section, std::vector<TokenId>
 }
 
 Status HfTokenizer::EncodeInto(std::string_view text, std::vector<TokenId>* out) const {
+  // Pieces hold 32-bit offsets and ICU takes 32-bit lengths.
+  if (text.size() >= (size_t{1} << 31)) {
+    return Status::InvalidArgument("text of {} bytes is over the 2 GiB limit of one Encode call", text.size());
+  }
   // Invalid UTF-8 is replaced first (docs/tokenizer.md): every later stage sees valid text.
   thread_local std::string sanitized;
   if (!IsValidUtf8(text)) {

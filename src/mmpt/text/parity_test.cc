@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/text/corpus.h"
@@ -200,6 +201,29 @@ TEST(ParityTest, SpecialTokensInsideText) {
   EXPECT_EQ(tokenizer.vocab_size(), 151669u);
   EXPECT_FALSE(tokenizer.Decode({151669}).ok());
   EXPECT_FALSE(tokenizer.Decode({-1}).ok());
+}
+
+TEST(ParityTest, ConcurrentEncodeMatchesSerial) {
+  const Tokenizer& tokenizer = ParityFixture::Get();
+  auto texts = Captions();
+  texts.resize(std::min<size_t>(texts.size(), 2000));
+  for (const std::string& text : HardSet()) texts.push_back(text);
+  std::vector<std::vector<TokenId>> serial;
+  for (const std::string& text : texts) serial.push_back(*tokenizer.Encode(text));
+  // Four threads encode every text in different orders; each thread keeps its own word cache.
+  std::vector<size_t> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t k = 0; k < texts.size(); ++k) {
+        const size_t i = (k * (2 * t + 1) + t) % texts.size();
+        auto ids = tokenizer.Encode(texts[i]);
+        if (!ids.ok() || *ids != serial[i]) ++mismatches[t];
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (size_t t = 0; t < 4; ++t) EXPECT_EQ(mismatches[t], 0u) << "thread " << t;
 }
 
 TEST(ParitySlow, AllCocoCaptions) { ExpectParity(Captions(), "COCO captions"); }

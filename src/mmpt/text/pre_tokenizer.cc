@@ -5,18 +5,11 @@
 namespace mmpt::text {
 namespace {
 
-// One stretch of a piece and whether it is a match of the pattern (after `invert`).
-struct Segment {
-  uint32_t begin;
-  uint32_t end;
-  bool is_match;
-};
-
-// Find every non-empty match of `regex` in text[begin, end) and describe the piece as a sequence
-// of alternating segments, as Hugging Face's Pattern::find_matches does.
-Status Segments(const Regex& regex, std::string_view text, uint32_t begin, uint32_t end, bool invert,
-                std::vector<Segment>* segments) {
-  segments->clear();
+// Call fn(begin, end, is_match) for the alternating segments of text[begin, end) that the
+// non-empty matches of `regex` cut it into, as Hugging Face's Pattern::find_matches does.
+template <typename Fn>
+Status ForEachSegment(const Regex& regex, std::string_view text, uint32_t begin, uint32_t end, bool invert,
+                      Fn&& fn) {
   const std::string_view piece = text.substr(begin, end - begin);
   size_t pos = 0, last = 0;
   while (pos <= piece.size()) {
@@ -30,11 +23,11 @@ Status Segments(const Regex& regex, std::string_view text, uint32_t begin, uint3
       pos = next;
       continue;
     }
-    if (match_begin > last) segments->push_back({uint32_t(begin + last), uint32_t(begin + match_begin), invert});
-    segments->push_back({uint32_t(begin + match_begin), uint32_t(begin + match_end), !invert});
+    if (match_begin > last) fn(uint32_t(begin + last), uint32_t(begin + match_begin), invert);
+    fn(uint32_t(begin + match_begin), uint32_t(begin + match_end), !invert);
     last = pos = match_end;
   }
-  if (last < piece.size()) segments->push_back({uint32_t(begin + last), end, invert});
+  if (last < piece.size()) fn(uint32_t(begin + last), end, invert);
   return Status::OK();
 }
 
@@ -51,46 +44,45 @@ Result<SplitBehavior> ParseSplitBehavior(std::string_view name) {
 
 Status PreTokenizer::ApplySplit(const SplitStage& stage, std::string_view text, const std::vector<Piece>& in,
                                 std::vector<Piece>* out) const {
-  thread_local std::vector<Segment> segments;
   out->clear();
   for (const Piece& piece : in) {
-    MMPT_RETURN_IF_ERROR(Segments(stage.regex, text, piece.begin, piece.end, stage.invert, &segments));
     const size_t first = out->size();
     bool merge_next = false;  // MergedWithNext: the last emitted piece waits for its successor
     bool previous_match = false;
-    for (const Segment& s : segments) {
+    auto emit = [&](uint32_t begin, uint32_t end, bool is_match) {
       switch (stage.behavior) {
         case SplitBehavior::kRemoved:
-          if (!s.is_match) out->push_back({s.begin, s.end, false});
+          if (!is_match) out->push_back({begin, end, false});
           break;
         case SplitBehavior::kIsolated:
-          out->push_back({s.begin, s.end, false});
+          out->push_back({begin, end, false});
           break;
         case SplitBehavior::kMergedWithPrevious:
-          if (s.is_match && out->size() > first) {
-            out->back().end = s.end;
+          if (is_match && out->size() > first) {
+            out->back().end = end;
           } else {
-            out->push_back({s.begin, s.end, false});
+            out->push_back({begin, end, false});
           }
           break;
         case SplitBehavior::kMergedWithNext:
           if (merge_next) {
-            out->back().end = s.end;
+            out->back().end = end;
           } else {
-            out->push_back({s.begin, s.end, false});
+            out->push_back({begin, end, false});
           }
-          merge_next = s.is_match;
+          merge_next = is_match;
           break;
         case SplitBehavior::kContiguous:
-          if (s.is_match && previous_match) {
-            out->back().end = s.end;
+          if (is_match && previous_match) {
+            out->back().end = end;
           } else {
-            out->push_back({s.begin, s.end, false});
+            out->push_back({begin, end, false});
           }
           break;
       }
-      previous_match = s.is_match;
-    }
+      previous_match = is_match;
+    };
+    MMPT_RETURN_IF_ERROR(ForEachSegment(stage.regex, text, piece.begin, piece.end, stage.invert, emit));
   }
   return Status::OK();
 }
