@@ -7,17 +7,17 @@
 // Files: JPEGs at the real sizes of the first N COCO val2017 images
 // (../shared/data/real/coco_val2017_captions.json), or with --large 12-megapixel JPEGs that
 // smart_resize shrinks (where JPEG DCT scaling can help; reported as a third column).
-#include <ctime>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/media/image_preprocess.h"
@@ -95,14 +95,15 @@ int main(int argc, char** argv) {
   }
   std::vector<std::pair<uint32_t, uint32_t>> sizes;
   if (large) {
-    for (int i = 0; i < images; ++i) sizes.push_back(i % 2 ? std::pair{3024u, 4032u} : std::pair{4032u, 3024u});
+    for (int i = 0; i < images; ++i)
+      sizes.push_back(i % 2 ? std::pair{3024u, 4032u} : std::pair{4032u, 3024u});
   } else {
     if (!std::ifstream(kCoco).good()) {
       std::fprintf(stderr, "image_pipeline: real data missing: %s\n", kCoco);
       return 1;
     }
-    std::istringstream lines(Capture(std::string("/usr/bin/python3 ") + kScript +
-                                     " coco-sizes " + kCoco + " " + std::to_string(images)));
+    std::istringstream lines(Capture(std::string("/usr/bin/python3 ") + kScript + " coco-sizes " +
+                                     kCoco + " " + std::to_string(images)));
     uint32_t w, h;
     while (lines >> w >> h) sizes.emplace_back(w, h);
   }
@@ -125,9 +126,10 @@ int main(int argc, char** argv) {
     names += " " + name;
     bytes += file->size();
   }
-  std::printf("image pipeline: %zu %s JPEGs (%.1f MB, every 4th progressive), best of %d rounds, "
-              "1 thread, CPU time\n",
-              paths.size(), large ? "12-megapixel" : "COCO-size", bytes / 1e6, rounds);
+  std::printf(
+      "image pipeline: %zu %s JPEGs (%.1f MB, every 4th progressive), best of %d rounds, "
+      "1 thread, CPU time\n",
+      paths.size(), large ? "12-megapixel" : "COCO-size", bytes / 1e6, rounds);
 
   // Warm the page cache and both code paths once. Then alternate one round of each, `rounds`
   // times, and keep each side's best round: on a shared machine the best round is the one

@@ -26,8 +26,8 @@ uint8_t ExifOrientation(std::span<const std::byte> payload) {
   auto u32 = [&](size_t at) -> uint32_t {
     return little ? (uint32_t{p[at]} | uint32_t{p[at + 1]} << 8 | uint32_t{p[at + 2]} << 16 |
                      uint32_t{p[at + 3]} << 24)
-                  : (uint32_t{p[at]} << 24 | uint32_t{p[at + 1]} << 16 |
-                     uint32_t{p[at + 2]} << 8 | uint32_t{p[at + 3]});
+                  : (uint32_t{p[at]} << 24 | uint32_t{p[at + 1]} << 16 | uint32_t{p[at + 2]} << 8 |
+                     uint32_t{p[at + 3]});
   };
   size_t ifd = u32(4);
   if (ifd > n || n - ifd < 2) return 1;

@@ -7,6 +7,7 @@
 
 #include <gif_lib.h>
 #include <jpeglib.h>
+// jerror.h needs jpeglib.h first.
 #include <jerror.h>
 #include <png.h>
 #include <stb/stb_image.h>
@@ -198,11 +199,10 @@ Status DecodeWebp(std::span<const std::byte> bytes, Image* out) {
   out->Reset(static_cast<uint32_t>(features.width), static_cast<uint32_t>(features.height),
              features.has_alpha ? 4u : 3u);
   int stride = static_cast<int>(out->row_bytes());
-  uint8_t* ok = features.has_alpha
-                    ? WebPDecodeRGBAInto(data, bytes.size(), out->pixels.data(),
-                                         out->pixels.size(), stride)
-                    : WebPDecodeRGBInto(data, bytes.size(), out->pixels.data(),
-                                        out->pixels.size(), stride);
+  uint8_t* ok =
+      features.has_alpha
+          ? WebPDecodeRGBAInto(data, bytes.size(), out->pixels.data(), out->pixels.size(), stride)
+          : WebPDecodeRGBInto(data, bytes.size(), out->pixels.data(), out->pixels.size(), stride);
   if (ok == nullptr) return Status::Corrupt("webp: cannot decode the bitstream");
   return Status::OK();
 }
@@ -329,8 +329,8 @@ Status DecodeBmp(std::span<const std::byte> bytes, const ImageInfo& info, Image*
 
 }  // namespace
 
-Status DecodeImageInto(std::span<const std::byte> bytes, const DecodeOptions& options,
-                       Image* image, ImageInfo* info_out) {
+Status DecodeImageInto(std::span<const std::byte> bytes, const DecodeOptions& options, Image* image,
+                       ImageInfo* info_out) {
   MMPT_ASSIGN_OR_RETURN(ImageInfo info, ProbeImage(bytes));
   if (info_out != nullptr) *info_out = info;
   uint64_t pixels = uint64_t{info.width} * info.height;
@@ -358,8 +358,8 @@ Status DecodeImageInto(std::span<const std::byte> bytes, const DecodeOptions& op
   bool scaled = info.format == ImageFormat::kJpeg && options.jpeg_scale_denom != 1;
   if (!scaled && (image->width != info.width || image->height != info.height)) {
     return Status::Corrupt("{}: decoded size {}x{} differs from the header's {}x{}",
-                           ImageFormatName(info.format), image->width, image->height,
-                           info.width, info.height);
+                           ImageFormatName(info.format), image->width, image->height, info.width,
+                           info.height);
   }
   return Status::OK();
 }

@@ -41,7 +41,7 @@ Result<DecodedImage> DecodeImage(std::span<const std::byte> bytes,
 /// As DecodeImage, into `image`, reusing its buffer's capacity (a per-thread workspace saves
 /// the page faults of a fresh allocation per image); `info` (may be null) receives the probe.
 /// On error `image` holds unspecified pixels.
-Status DecodeImageInto(std::span<const std::byte> bytes, const DecodeOptions& options,
-                       Image* image, ImageInfo* info);
+Status DecodeImageInto(std::span<const std::byte> bytes, const DecodeOptions& options, Image* image,
+                       ImageInfo* info);
 
 }  // namespace mmpt::media

@@ -67,7 +67,8 @@ TEST(ImageDecodeTest, DecodesEveryVariant) {
       // Colour under full transparency is not kept by every codec; compare what is seen.
       EXPECT_EQ(CompositeOnWhite(decoded->image).pixels, CompositeOnWhite(source).pixels);
     }
-    if (!c.lossless && c.channels == 3 && !c.options.palette && c.options.format != ImageFormat::kGif) {
+    if (!c.lossless && c.channels == 3 && !c.options.palette &&
+        c.options.format != ImageFormat::kGif) {
       // Lossy codecs stay close to the source on average.
       double sum = 0;
       for (size_t i = 0; i < source.pixels.size(); ++i) {
@@ -102,8 +103,7 @@ TEST(ImageDecodeTest, DamagedFilesFailCleanly) {
       bytes[i] = static_cast<char>(bytes[i] ^ 0x5A);
       auto decoded = DecodeImage(Bytes(bytes));
       if (decoded.ok()) {
-        EXPECT_EQ(decoded->image.pixels.size(),
-                  decoded->image.row_bytes() * decoded->image.height);
+        EXPECT_EQ(decoded->image.pixels.size(), decoded->image.row_bytes() * decoded->image.height);
       }
       bytes[i] = static_cast<char>(bytes[i] ^ 0x5A);
     }
@@ -112,9 +112,10 @@ TEST(ImageDecodeTest, DamagedFilesFailCleanly) {
 
 TEST(ImageDecodeTest, PixelBudgetRefusesBeforeDecoding) {
   // A PNG header claiming 100000 × 100000 pixels and no data at all.
-  std::string bomb("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x01\x86\xa0\x00\x01\x86\xa0\x08\x02"
-                   "\x00\x00\x00\x00\x00\x00\x00",
-                   33);
+  std::string bomb(
+      "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x01\x86\xa0\x00\x01\x86\xa0\x08\x02"
+      "\x00\x00\x00\x00\x00\x00\x00",
+      33);
   auto decoded = DecodeImage(Bytes(bomb));
   ASSERT_FALSE(decoded.ok());
   EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument);
@@ -234,8 +235,8 @@ TEST(PatchifyTest, QwenElementOrder) {
 }
 
 TEST(ImagePreprocessTest, SizeFromProbeMatchesPipeline) {
-  auto file = SynthesizeImageFile(640, 427, 3, 2,
-                                  {.format = ImageFormat::kJpeg, .exif_orientation = 6});
+  auto file =
+      SynthesizeImageFile(640, 427, 3, 2, {.format = ImageFormat::kJpeg, .exif_orientation = 6});
   ASSERT_TRUE(file.ok());
   auto info = ProbeImage(Bytes(*file));
   ASSERT_TRUE(info.ok());
@@ -250,8 +251,8 @@ TEST(ImagePreprocessTest, SizeFromProbeMatchesPipeline) {
   std::vector<float> buffer(out->pixel_values.size());
   auto grid = PreprocessImageInto(Bytes(*file), {}, buffer);
   ASSERT_TRUE(grid.ok());
-  EXPECT_TRUE(std::equal(buffer.begin(), buffer.end(), out->pixel_values.begin(),
-                         out->pixel_values.end()));
+  EXPECT_TRUE(
+      std::equal(buffer.begin(), buffer.end(), out->pixel_values.begin(), out->pixel_values.end()));
   EXPECT_FALSE(PreprocessImageInto(Bytes(*file), {}, std::span(buffer).first(1)).ok());
 }
 

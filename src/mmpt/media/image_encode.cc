@@ -18,10 +18,10 @@ namespace {
 // A big-endian TIFF block holding one IFD with the orientation tag.
 std::string ExifBlock(uint8_t orientation, bool with_prefix) {
   std::string out = with_prefix ? std::string("Exif\0\0", 6) : std::string();
-  const uint8_t tiff[] = {'M', 'M', 0, 42, 0, 0, 0, 8,  // header, IFD0 at 8
-                          0, 1,                         // one entry
-                          0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, orientation, 0, 0,
-                          0, 0, 0, 0};  // no next IFD
+  const uint8_t tiff[] = {'M',  'M',         0, 42, 0, 0, 0, 8,  // header, IFD0 at 8
+                          0,    1,                               // one entry
+                          0x01, 0x12,        0, 3,  0, 0, 0, 1,
+                          0,    orientation, 0, 0,  0, 0, 0, 0};  // no next IFD
   out.append(reinterpret_cast<const char*>(tiff), sizeof(tiff));
   return out;
 }
@@ -225,7 +225,7 @@ Result<std::string> EncodeWebp(const Image& image, const EncodeOptions& options)
     picture->height = static_cast<int>(src.height);
     int stride = static_cast<int>(src.row_bytes());
     return src.channels == 4 ? WebPPictureImportRGBA(picture, src.pixels.data(), stride)
-                               : WebPPictureImportRGB(picture, src.pixels.data(), stride);
+                             : WebPPictureImportRGB(picture, src.pixels.data(), stride);
   };
   WebPData assembled;
   WebPDataInit(&assembled);
@@ -260,12 +260,12 @@ Result<std::string> EncodeWebp(const Image& image, const EncodeOptions& options)
       }
       WebPPicture picture;
       WebPPictureInit(&picture);
-      ok = import(frame, &picture) && WebPAnimEncoderAdd(encoder, &picture, static_cast<int>(f * 100),
-                                                  &config);
+      ok = import(frame, &picture) &&
+           WebPAnimEncoderAdd(encoder, &picture, static_cast<int>(f * 100), &config);
       WebPPictureFree(&picture);
     }
-    ok = ok && WebPAnimEncoderAdd(encoder, nullptr, static_cast<int>(options.frames * 100),
-                                  nullptr) &&
+    ok = ok &&
+         WebPAnimEncoderAdd(encoder, nullptr, static_cast<int>(options.frames * 100), nullptr) &&
          WebPAnimEncoderAssemble(encoder, &assembled);
     WebPAnimEncoderDelete(encoder);
     if (!ok) return Status::Internal("webp animation encode failed");
@@ -316,12 +316,12 @@ Result<std::string> EncodeGif(const Image& image, const EncodeOptions& options) 
   }
   ColorMapObject* map = GifMakeMapObject(256, colors);
   EGifSetGifVersion(gif, true);
-  bool ok = map != nullptr &&
-            EGifPutScreenDesc(gif, static_cast<int>(image.width), static_cast<int>(image.height),
-                              8, 0, map) == GIF_OK;
+  bool ok =
+      map != nullptr && EGifPutScreenDesc(gif, static_cast<int>(image.width),
+                                          static_cast<int>(image.height), 8, 0, map) == GIF_OK;
   for (uint32_t f = 0; f < std::max<uint32_t>(1, options.frames) && ok; ++f) {
-    ok = EGifPutImageDesc(gif, 0, 0, static_cast<int>(image.width),
-                          static_cast<int>(image.height), false, nullptr) == GIF_OK;
+    ok = EGifPutImageDesc(gif, 0, 0, static_cast<int>(image.width), static_cast<int>(image.height),
+                          false, nullptr) == GIF_OK;
     for (uint32_t y = 0; y < image.height && ok; ++y) {
       ok = EGifPutLine(gif, &indices[size_t{y} * image.width], static_cast<int>(image.width)) ==
            GIF_OK;
@@ -384,9 +384,8 @@ Result<std::string> EncodeBmp(const Image& image, const EncodeOptions& options) 
 Result<std::string> EncodeImage(const Image& image, const EncodeOptions& options) {
   if (image.width == 0 || image.height == 0 || image.channels < 1 || image.channels > 4 ||
       image.pixels.size() != image.row_bytes() * image.height) {
-    return Status::InvalidArgument("encode: image {}x{}x{} with {} bytes is not valid",
-                                   image.width, image.height, image.channels,
-                                   image.pixels.size());
+    return Status::InvalidArgument("encode: image {}x{}x{} with {} bytes is not valid", image.width,
+                                   image.height, image.channels, image.pixels.size());
   }
   if (options.exif_orientation > 8) {
     return Status::InvalidArgument("encode: EXIF orientation {} (1..8)", options.exif_orientation);

@@ -55,11 +55,15 @@ std::vector<ParityCase> Cases() {
     cases.push_back({"coco" + std::to_string(i) + ".jpg", w, h, 3, {.format = F::kJpeg}});
   }
   EXPECT_EQ(cases.size(), 8u);
-  cases.push_back({"portrait_progressive.jpg", 480, 640, 3, {.format = F::kJpeg, .progressive = true}});
+  cases.push_back(
+      {"portrait_progressive.jpg", 480, 640, 3, {.format = F::kJpeg, .progressive = true}});
   cases.push_back({"gray.jpg", 500, 375, 1, {.format = F::kJpeg}});
   cases.push_back({"cmyk.jpg", 400, 300, 3, {.format = F::kJpeg, .cmyk = true}});
   for (uint8_t o = 2; o <= 8; ++o) {
-    cases.push_back({"exif" + std::to_string(o) + ".jpg", 640, 427, 3,
+    cases.push_back({"exif" + std::to_string(o) + ".jpg",
+                     640,
+                     427,
+                     3,
                      {.format = F::kJpeg, .exif_orientation = o}});
   }
   cases.push_back({"wide.jpg", 3000, 60, 3, {.format = F::kJpeg}});

@@ -28,8 +28,8 @@ struct ImagePreprocessConfig {
 
 /// One image ready for the vision encoder.
 struct PreprocessedImage {
-  GridThw grid;                     // image_grid_thw
-  uint32_t height = 0, width = 0;   // resized size in pixels (after EXIF orientation)
+  GridThw grid;                    // image_grid_thw
+  uint32_t height = 0, width = 0;  // resized size in pixels (after EXIF orientation)
   std::vector<float, DefaultInitAllocator<float>> pixel_values;  // patches × PatchDim, Qwen layout
 };
 

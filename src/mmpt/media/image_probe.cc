@@ -62,8 +62,8 @@ Result<ImageInfo> ProbeJpeg(const Reader& r) {
     if (!r.Has(at, 2)) return Truncated("jpeg", at);
     size_t length = r.Be16(at);
     if (length < 2) return Status::Corrupt("jpeg: segment length {} at byte {}", length, at);
-    bool is_sof = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 &&
-                  marker != 0xCC;
+    bool is_sof =
+        marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
     if (is_sof) {
       // length(2) precision(1) height(2) width(2) components(1)
       if (length < 8) return Status::Corrupt("jpeg: frame header length {} too short", length);
@@ -72,8 +72,7 @@ Result<ImageInfo> ProbeJpeg(const Reader& r) {
       info.width = r.Be16(at + 5);
       uint32_t components = r.U8(at + 7);
       if (info.width == 0 || info.height == 0) {
-        return Status::Corrupt("jpeg: frame size {}x{} has a zero side", info.width,
-                               info.height);
+        return Status::Corrupt("jpeg: frame size {}x{} has a zero side", info.width, info.height);
       }
       if (components == 0 || components > 4 || length < 8 + 3 * components) {
         return Status::Corrupt("jpeg: frame header with {} components, length {}", components,
@@ -82,7 +81,8 @@ Result<ImageInfo> ProbeJpeg(const Reader& r) {
       return info;
     }
     if (!r.Has(at, length)) return Truncated("jpeg", at + length);
-    if (marker == 0xE1 && !have_exif && length >= 7 && r.Equals(at + 2, std::string_view("Exif\0", 5))) {
+    if (marker == 0xE1 && !have_exif && length >= 7 &&
+        r.Equals(at + 2, std::string_view("Exif\0", 5))) {
       have_exif = true;
       info.exif_orientation = ExifOrientation(r.Slice(at + 2, length - 2));
     }
@@ -94,7 +94,9 @@ bool ValidPngDepth(uint32_t color_type, uint32_t depth) {
   switch (color_type) {
     case 0: return depth == 1 || depth == 2 || depth == 4 || depth == 8 || depth == 16;
     case 3: return depth == 1 || depth == 2 || depth == 4 || depth == 8;
-    case 2: case 4: case 6: return depth == 8 || depth == 16;
+    case 2:
+    case 4:
+    case 6: return depth == 8 || depth == 16;
     default: return false;
   }
 }
@@ -273,8 +275,7 @@ Result<ImageInfo> ProbeBmp(const Reader& r) {
     return Status::Corrupt("bmp: DIB header size {} unknown", header_size);
   }
   if (planes != 1) return Status::Corrupt("bmp: {} planes", planes);
-  if (bits != 1 && bits != 2 && bits != 4 && bits != 8 && bits != 16 && bits != 24 &&
-      bits != 32) {
+  if (bits != 1 && bits != 2 && bits != 4 && bits != 8 && bits != 16 && bits != 24 && bits != 32) {
     return Status::Corrupt("bmp: {} bits per pixel", bits);
   }
   if (info.width == 0 || info.height == 0) {

@@ -17,9 +17,9 @@ std::string_view ImageFormatName(ImageFormat format);
 /// What a header probe learns without decoding pixels.
 struct ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;
-  uint32_t width = 0;   // pixels, as stored (before EXIF orientation)
-  uint32_t height = 0;  // pixels, as stored (before EXIF orientation)
-  uint32_t frames = 1;  // >1 for animated GIF/WebP when known
+  uint32_t width = 0;            // pixels, as stored (before EXIF orientation)
+  uint32_t height = 0;           // pixels, as stored (before EXIF orientation)
+  uint32_t frames = 1;           // >1 for animated GIF/WebP when known
   uint8_t exif_orientation = 1;  // 1..8; 5..8 swap width and height when displayed
 };
 

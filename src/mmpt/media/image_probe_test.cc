@@ -75,10 +75,13 @@ TEST(ImageProbeTest, LargeSizesSurviveTheFieldWidths) {
   struct {
     ImageFormat format;
     uint32_t width, height;
-  } sizes[] = {{ImageFormat::kWebp, 16383, 3}, {ImageFormat::kJpeg, 3, 65500},
-               {ImageFormat::kPng, 70000, 2}, {ImageFormat::kGif, 40000, 2}};
+  } sizes[] = {{ImageFormat::kWebp, 16383, 3},
+               {ImageFormat::kJpeg, 3, 65500},
+               {ImageFormat::kPng, 70000, 2},
+               {ImageFormat::kGif, 40000, 2}};
   for (const auto& s : sizes) {
-    auto file = SynthesizeImageFile(s.width, s.height, 3, 1, {.format = s.format, .lossless = true});
+    auto file =
+        SynthesizeImageFile(s.width, s.height, 3, 1, {.format = s.format, .lossless = true});
     ASSERT_TRUE(file.ok()) << file.status().ToString();
     auto info = ProbeImage(Bytes(*file));
     ASSERT_TRUE(info.ok()) << info.status().ToString();
@@ -91,10 +94,16 @@ TEST(ImageProbeTest, JpegSkipsSegmentsAndFillBytes) {
   // SOI, APP0 (JFIF), COM, fill bytes, APP1 without EXIF, then a progressive SOF2.
   std::string jpeg("\xFF\xD8", 2);
   jpeg += std::string("\xFF\xE0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00", 18);
-  jpeg += std::string("\xFF\xFE\x00\x05" "abc", 7);
-  jpeg += std::string("\xFF\xFF\xFF\xE1\x00\x06" "XMP\x00", 10);
-  jpeg += std::string("\xFF\xC2\x00\x11\x08\x01\x2C\x02\x58\x03\x01\x22\x00\x02\x11\x01\x03\x11\x01",
-                      19);
+  jpeg += std::string(
+      "\xFF\xFE\x00\x05"
+      "abc",
+      7);
+  jpeg += std::string(
+      "\xFF\xFF\xFF\xE1\x00\x06"
+      "XMP\x00",
+      10);
+  jpeg += std::string(
+      "\xFF\xC2\x00\x11\x08\x01\x2C\x02\x58\x03\x01\x22\x00\x02\x11\x01\x03\x11\x01", 19);
   auto info = ProbeImage(Bytes(jpeg));
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->width, 600u);

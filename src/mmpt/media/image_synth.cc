@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 
-
 namespace mmpt::media {
 namespace {
 
@@ -67,7 +66,8 @@ Image SynthesizeImage(uint32_t width, uint32_t height, uint32_t channels, uint64
     uint8_t* out = image.row(y);
     for (uint32_t x = 0; x < width; ++x) {
       int64_t t = gx * x + gy * y;
-      for (int k = 0; k < 3; ++k) c[k] = static_cast<uint8_t>(from[k] + (to[k] - from[k]) * t / span);
+      for (int k = 0; k < 3; ++k)
+        c[k] = static_cast<uint8_t>(from[k] + (to[k] - from[k]) * t / span);
       for (const auto& s : shapes) {
         int64_t dx = x - s.x0, dy = int64_t{y} - s.y0;
         bool inside = s.disc ? dx * dx + dy * dy <= s.x1 * s.x1
@@ -78,9 +78,15 @@ Image SynthesizeImage(uint32_t width, uint32_t height, uint32_t channels, uint64
       uint8_t alpha = static_cast<uint8_t>(255 - 255 * (rx * rx + ry * ry) / max_r2);
       switch (image.channels) {
         case 1: out[0] = Gray(c); break;
-        case 2: out[0] = Gray(c); out[1] = alpha; break;
+        case 2:
+          out[0] = Gray(c);
+          out[1] = alpha;
+          break;
         case 3: std::copy(c.begin(), c.end(), out); break;
-        default: std::copy(c.begin(), c.end(), out); out[3] = alpha; break;
+        default:
+          std::copy(c.begin(), c.end(), out);
+          out[3] = alpha;
+          break;
       }
       out += image.channels;
     }

@@ -172,8 +172,8 @@ RowFunction FixedRowFunction(uint32_t channels, int taps) {
 __attribute__((target("avx2"))) void HorizontalRgbAvx2(const Image& in, uint32_t row_first,
                                                        const Kernel& k,
                                                        const std::vector<int16_t>& hi,
-                                                       const std::vector<int16_t>& lo,
-                                                       int groups, Image* out) {
+                                                       const std::vector<int16_t>& lo, int groups,
+                                                       Image* out) {
   const __m256i pair_taps = _mm256_setr_epi8(
       0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1,     // taps t, t+1
       6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1);  // taps t+2, t+3
@@ -195,16 +195,15 @@ __attribute__((target("avx2"))) void HorizontalRgbAvx2(const Image& in, uint32_t
       const int16_t* wl = &lo[x * per_pixel];
       __m256i acc_hi = _mm256_setzero_si256(), acc_lo = _mm256_setzero_si256();
       for (int g = 0; g < groups; ++g) {
-        __m256i pixels = _mm256_shuffle_epi8(
-            _mm256_broadcastsi128_si256(
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 12 * g))),
-            pair_taps);
+        __m256i pixels = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128(
+                                                 reinterpret_cast<const __m128i*>(s + 12 * g))),
+                                             pair_taps);
         acc_hi = _mm256_add_epi32(
-            acc_hi, _mm256_madd_epi16(pixels, _mm256_loadu_si256(
-                                                  reinterpret_cast<const __m256i*>(wh + 16 * g))));
+            acc_hi, _mm256_madd_epi16(
+                        pixels, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wh + 16 * g))));
         acc_lo = _mm256_add_epi32(
-            acc_lo, _mm256_madd_epi16(pixels, _mm256_loadu_si256(
-                                                  reinterpret_cast<const __m256i*>(wl + 16 * g))));
+            acc_lo, _mm256_madd_epi16(
+                        pixels, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wl + 16 * g))));
       }
       __m256i acc = _mm256_add_epi32(_mm256_slli_epi32(acc_hi, 11), acc_lo);
       __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
@@ -235,8 +234,7 @@ bool HaveAvx2() {
 
 void Horizontal(const Image& in, uint32_t row_first, Kernel k, bool allow_simd, Image* out) {
 #ifdef MMPT_RESIZE_AVX2
-  if (allow_simd && in.channels == 3 && in.width >= static_cast<uint32_t>(k.taps) &&
-      HaveAvx2()) {
+  if (allow_simd && in.channels == 3 && in.width >= static_cast<uint32_t>(k.taps) && HaveAvx2()) {
     PadToFixedTaps(in.width, &k);
     int groups = (k.taps + 3) / 4;
     std::vector<int16_t> hi(size_t{out->width} * groups * 16, 0);
@@ -311,8 +309,8 @@ void Vertical(const Image& in, const Kernel& k, int row_shift, Image* out) {
 Status ResizeBicubicInto(const Image& image, uint32_t width, uint32_t height, Image* out,
                          bool allow_simd) {
   if (width == 0 || height == 0 || image.width == 0 || image.height == 0) {
-    return Status::InvalidArgument("resize: {}x{} to {}x{}: zero size", image.width,
-                                   image.height, width, height);
+    return Status::InvalidArgument("resize: {}x{} to {}x{}: zero size", image.width, image.height,
+                                   width, height);
   }
   MMPT_CHECK(out != &image);
   if (width == image.width && height == image.height) {
@@ -351,8 +349,7 @@ Status ResizeBicubicInto(const Image& image, uint32_t width, uint32_t height, Im
   return Status::OK();
 }
 
-Result<Image> ResizeBicubic(const Image& image, uint32_t width, uint32_t height,
-                            bool allow_simd) {
+Result<Image> ResizeBicubic(const Image& image, uint32_t width, uint32_t height, bool allow_simd) {
   Image out;
   MMPT_RETURN_IF_ERROR(ResizeBicubicInto(image, width, height, &out, allow_simd));
   return out;
