@@ -42,6 +42,9 @@ Result<ResizedSize> PreprocessedSize(const ImageInfo& info, const ResizeRule& ru
 /// composite alpha on white (as qwen_vl_utils does), resize to SmartResize's size with
 /// Pillow's bicubic filter, rescale, normalize and patchify — the pipeline of
 /// Qwen2VLImageProcessor. The pixel budget is checked on the header before decoding.
+/// Output equals the Pillow + NumPy reference bit for bit (ImageParityTest) unless
+/// `jpeg_dct_scaling` is on. Memory: each calling thread keeps its decode and resize buffers
+/// between calls (released after an image whose buffers exceed 32 MB).
 /// Errors: as DecodeImage and SmartResize. Thread safety: reentrant.
 Result<PreprocessedImage> PreprocessImage(std::span<const std::byte> bytes,
                                           const ImagePreprocessConfig& config = {});
