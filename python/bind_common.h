@@ -39,6 +39,7 @@ void BindCore(py::module_& m);
 void BindText(py::module_& m);
 void BindMedia(py::module_& m);
 void BindCost(py::module_& m);
+void BindStore(py::module_& m);
 void BindCp(py::module_& m);
 void BindSim(py::module_& m);
 

@@ -17,6 +17,9 @@ PYBIND11_MODULE(_mmpt, m) {
 #ifdef MMPT_BIND_COST
   mmpt::python::BindCost(m);
 #endif
+#ifdef MMPT_BIND_STORE
+  mmpt::python::BindStore(m);
+#endif
 #ifdef MMPT_BIND_CP
   mmpt::python::BindCp(m);
 #endif

@@ -36,7 +36,7 @@ from _mmpt import (  # noqa: F401 - re-exported
 from .routing import RowSegment, VisionRouting  # noqa: F401,E402
 
 # Bindings of modules that are built only when their module is: re-export what exists.
-for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "ThdSplit", "split_thd",
+for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "Dataset", "ThdSplit", "split_thd",
               "assign_vision", "place_images", "image_cost", "simulate_cp_vision"):
     if hasattr(_mmpt, _name):
         globals()[_name] = getattr(_mmpt, _name)

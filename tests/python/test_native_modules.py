@@ -59,3 +59,34 @@ def test_simulator_divides_vision_work_as_the_routing_does():
         mmpt.simulate_cp_vision(plan, 2, "fastest")
     with pytest.raises(mmpt.InvalidArgumentError):
         mmpt.place_images([10], [(0, 20, 1.0)])  # more image tokens than the sample holds
+
+
+@needs(not hasattr(mmpt, "Dataset"), reason="store module not built")
+def test_prepare_then_read_the_real_mix_back(tmp_path):
+    from vdp_model import load_coco, write_real_mix
+
+    coco = load_coco()
+    inputs = write_real_mix(str(tmp_path / "inputs"), coco, num_captions=20, num_docs=4)
+    report = mmpt.prepare(inputs, str(tmp_path / "ds"), jobs=1, on_error="fail")
+    assert (report["samples"], report["skipped"]) == (24, 0)
+    dataset = mmpt.Dataset.open(str(tmp_path / "ds"))
+    assert dataset.num_samples == 24 and dataset.sources == ["coco", "mmc4"]
+    for i in range(20):
+        meta = dataset.sample_meta(i)
+        assert meta["source"] == "coco" and meta["images"] == [tuple(coco[i][:2])]
+        ids = dataset.tokens(i)
+        assert ids.dtype.name == "int32" and len(ids) == meta["text_tokens"] > 0
+        assert not ids.flags.writeable
+        assert dataset.media(i, 0) == b""  # metadata-only: a size, no bytes
+    tokenizer = mmpt.Tokenizer.load()
+    assert tokenizer.decode(dataset.tokens(0).tolist()).endswith(coco[0][2].strip())
+    doc = dataset.sample_meta(20)
+    assert doc["source"] == "mmc4" and len(doc["images"]) >= 2
+    with pytest.raises(mmpt.OutOfRangeError, match="sample 24"):
+        dataset.sample_meta(24)
+    with pytest.raises(mmpt.NotFoundError):
+        mmpt.Dataset.open(str(tmp_path / "nothing-here"))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "image": {"width": 0, "height": 5}, "conversations": []}\n')
+    with pytest.raises(mmpt.Error, match="bad.jsonl:1"):
+        mmpt.prepare([("bad", str(bad))], str(tmp_path / "ds2"), jobs=1, on_error="fail")

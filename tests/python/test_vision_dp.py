@@ -17,7 +17,8 @@ import torch
 import _mmpt
 import mmpt
 import cp_oracle
-from vdp_model import build_models, load_coco, make_pack, reference_step, token_weights
+from vdp_model import (build_models, load_coco, make_pack, pack_from_dataset, reference_step,
+                       token_weights, write_real_mix)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "vdp_worker.py")
@@ -41,7 +42,18 @@ SCENARIOS = {
                          "direct": True},
     # Two CP groups side by side (DP 2 × CP world/2): group ranks, not global ranks, route.
     "dp2": {"seed": 3, "samples": 5, "policy": "cost", "dp": 2},
+    # A pack of a prepared corpus (mmpt.prepare on the real-data mix): two COCO caption pairs
+    # and an mmc4 document with several images, token ids from the dataset's .tok.
+    "prepared_cost": {"dataset": True, "indices": [0, 1, 60], "policy": "cost"},
+    "prepared_count": {"dataset": True, "indices": [2, 61, 3], "policy": "count"},
 }
+
+
+def pack_for(spec, coco):
+    """The pack of a scenario, as every worker builds it."""
+    if spec.get("dataset"):
+        return pack_from_dataset(mmpt.Dataset.open(spec["dataset"]), spec["indices"])
+    return make_pack(coco, spec["seed"], spec["samples"], text_only=spec.get("text_only", ()))
 
 
 def _env():
@@ -78,8 +90,22 @@ def coco():
     return load_coco()
 
 
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory, coco):
+    """The real-data mix prepared by mmpt.prepare (60 COCO pairs, then 12 mmc4 documents);
+    injected into the scenarios that name a dataset."""
+    root = tmp_path_factory.mktemp("prepared")
+    inputs = write_real_mix(str(root / "inputs"), coco)
+    report = mmpt.prepare(inputs, str(root / "dataset"), jobs=1, on_error="fail")
+    assert report["samples"] == 72 and report["skipped"] == 0, report["summary"]
+    for spec in SCENARIOS.values():
+        if spec.get("dataset"):
+            spec["dataset"] = str(root / "dataset")
+    return str(root / "dataset")
+
+
 @pytest.fixture(scope="module", params=[2, 4], ids=lambda w: f"cp{w}")
-def group(request, tmp_path_factory):
+def group(request, tmp_path_factory, prepared):
     world = request.param
     out = tmp_path_factory.mktemp(f"cp{world}")
     scenarios = json.dumps(SCENARIOS)
@@ -101,7 +127,7 @@ def test_cp_matches_cp1_loss_and_gradients(group, coco, name):
     result = results[name]
     cp = world // spec.get("dp", 1)
     dtype = getattr(torch, spec.get("dtype", "float64"))
-    pack = make_pack(coco, spec["seed"], spec["samples"], text_only=spec.get("text_only", ()))
+    pack = pack_for(spec, coco)
     encoder, lm = build_models(0, dtype)
     weights = token_weights(pack, cp, spec.get("weighted", True))
     loss, grads, pixel_grads = reference_step(pack, encoder, lm, weights,
@@ -136,7 +162,7 @@ def test_bytes_sent_match_the_routing_maps(group, coco, name):
     spec = SCENARIOS[name]
     result = results[name]
     world = world // spec.get("dp", 1)  # the CP group's size
-    pack = make_pack(coco, spec["seed"], spec["samples"], text_only=spec.get("text_only", ()))
+    pack = pack_for(spec, coco)
     routing = cp_oracle.route(pack.seq_lengths, pack.images(), world, spec["policy"])
     row_bytes = result["hidden"] * result["itemsize"]
     backward = spec.get("requires_grad", True) is not False

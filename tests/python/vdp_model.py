@@ -55,8 +55,9 @@ def load_coco(path: str = COCO_PATH):
 @dataclass
 class Sample:
     tokens: List[int]
-    image_start: Optional[int] = None   # offset of the first image-pad token in the sample
-    grid: Optional[Tuple[int, int, int]] = None  # (t, h, w) in patches
+    # Per image: offset of its first image-pad token in the sample, and its (t, h, w) grid in
+    # patches.
+    images: List[Tuple[int, Tuple[int, int, int]]] = field(default_factory=list)
 
 
 @dataclass
@@ -77,17 +78,14 @@ class Pack:
 
     @property
     def grids(self) -> List[Tuple[int, int, int]]:
-        return [s.grid for s in self.samples if s.grid is not None]
+        return [grid for s in self.samples for _, grid in s.images]
 
     def images(self) -> List[Tuple[int, int, float]]:
         """(token_start, token_count, vision_cost) per image, in the unpadded pack."""
-        out, offset, index = [], 0, 0
+        out, offset = [], 0
         for sample in self.samples:
-            if sample.grid is not None:
-                t, h, w = sample.grid
-                out.append((offset + sample.image_start, t * h * w // (MERGE * MERGE),
-                            self.costs[index]))
-                index += 1
+            for start, (t, h, w) in sample.images:
+                out.append((offset + start, t * h * w // (MERGE * MERGE), self.costs[len(out)]))
             offset += len(sample.tokens)
         return out
 
@@ -119,20 +117,36 @@ def image_cost(patches: int, hidden: int = 32, layers: int = 1) -> float:
     return layers * (24.0 * patches * hidden * hidden + 4.0 * patches * patches * hidden)
 
 
-def make_sample(width: int, height: int, caption: str, rng: random.Random,
-                max_pixels: int, with_image: bool = True) -> Tuple[Sample, Optional[torch.Tensor]]:
-    words = [FIRST_WORD_ID + (hash_word(w) % (VOCAB - FIRST_WORD_ID)) for w in caption.split()]
-    if not with_image:
-        return Sample([BOS] + words + [EOS]), None
+def make_interleaved(words: List[int], sizes: Sequence[Tuple[int, int]], rng: random.Random,
+                     max_pixels: int) -> Tuple[Sample, List[torch.Tensor]]:
+    """A sample of `words` with images of `sizes` (width, height) spread evenly through the
+    text, each as <vision_start> <image_pad>×n <vision_end>; returns it and the images' pixels."""
     factor = PATCH * MERGE
-    h, w = mmpt.smart_resize(height, width, factor=factor, min_pixels=factor * factor * 4,
-                             max_pixels=max_pixels)
-    grid = (1, h // PATCH, w // PATCH)
-    rows = grid[1] * grid[2] // (MERGE * MERGE)
-    tokens = [BOS, VISION_START] + [IMAGE_PAD] * rows + [VISION_END] + words + [EOS]
-    generator = torch.Generator().manual_seed(rng.randrange(1 << 30))
-    pixels = torch.randn(grid[1] * grid[2], PATCH_DIM, generator=generator, dtype=torch.float64)
-    return Sample(tokens, 2, grid), pixels
+    sample, pixels = Sample([BOS]), []
+    gaps = len(sizes) + 1
+    for k, (width, height) in enumerate(sizes):
+        sample.tokens += words[k * len(words) // gaps:(k + 1) * len(words) // gaps]
+        h, w = mmpt.smart_resize(height, width, factor=factor, min_pixels=factor * factor * 4,
+                                 max_pixels=max_pixels)
+        grid = (1, h // PATCH, w // PATCH)
+        sample.tokens.append(VISION_START)
+        sample.images.append((len(sample.tokens), grid))
+        sample.tokens += [IMAGE_PAD] * (grid[1] * grid[2] // (MERGE * MERGE)) + [VISION_END]
+        generator = torch.Generator().manual_seed(rng.randrange(1 << 30))
+        pixels.append(torch.randn(grid[1] * grid[2], PATCH_DIM, generator=generator,
+                                  dtype=torch.float64))
+    sample.tokens += words[len(sizes) * len(words) // gaps:] + [EOS]
+    return sample, pixels
+
+
+def make_sample(width: int, height: int, caption: str, rng: random.Random,
+                max_pixels: int, with_image: bool = True) -> Tuple[Sample, List[torch.Tensor]]:
+    """A caption sample: the image first, then the caption (one token per word)."""
+    words = [FIRST_WORD_ID + (hash_word(w) % (VOCAB - FIRST_WORD_ID)) for w in caption.split()]
+    sample, pixels = make_interleaved([], [(width, height)] if with_image else [], rng,
+                                      max_pixels)
+    sample.tokens = sample.tokens[:-1] + words + [EOS]
+    return sample, pixels
 
 
 def hash_word(word: str) -> int:
@@ -150,9 +164,61 @@ def make_pack(coco, seed: int, num_samples: int, max_pixels: int = 8 * 8 * 48,
         sample, pixels = make_sample(width, height, caption, rng, max_pixels,
                                      with_image=k not in text_only)
         pack.samples.append(sample)
-        if pixels is not None:
-            pack.pixels.append(pixels)
-            pack.costs.append(image_cost(pixels.shape[0]))
+        pack.pixels += pixels
+        pack.costs += [image_cost(p.shape[0]) for p in pixels]
+    return pack
+
+
+def write_real_mix(directory: str, coco, num_captions: int = 60, num_docs: int = 12,
+                   seed: int = 0) -> List[Tuple[str, str]]:
+    """Write the real-data mix as JSONL inputs for mmpt.prepare: COCO caption pairs in LLaVA
+    form and mmc4 documents, their images metadata-only ({width, height}: no pixels exist here;
+    mmc4 records carry no sizes, so theirs are COCO sizes drawn with `seed`).
+    Returns [(source, path)]."""
+    rng = random.Random(seed)
+    os.makedirs(directory, exist_ok=True)
+    captions_path = os.path.join(directory, "coco.jsonl")
+    with open(captions_path, "w") as f:
+        for i in range(num_captions):
+            width, height, caption = coco[i]
+            f.write(json.dumps({"id": f"coco-{i}", "image": {"width": width, "height": height},
+                                "conversations": [
+                                    {"from": "human", "value": "<image>\nDescribe the image."},
+                                    {"from": "gpt", "value": caption}]}) + "\n")
+    mmc4_source = os.path.join(REAL_DATA, "mmc4_core_ff_docs.jsonl")
+    if not os.path.exists(mmc4_source):
+        raise FileNotFoundError(f"real data missing: {mmc4_source}")
+    docs_path = os.path.join(directory, "mmc4.jsonl")
+    with open(mmc4_source) as src, open(docs_path, "w") as f:
+        for i, line in enumerate(src):
+            if i == num_docs:
+                break
+            doc = json.loads(line)
+            images = []
+            for info in doc["image_info"]:
+                width, height, _ = coco[rng.randrange(len(coco))]
+                images.append({"matched_text_index": info["matched_text_index"],
+                               "width": width, "height": height})
+            f.write(json.dumps({"id": f"mmc4-{i}", "text_list": doc["text_list"],
+                                "image_info": images}) + "\n")
+    return [("coco", captions_path), ("mmc4", docs_path)]
+
+
+def pack_from_dataset(dataset, indices: Sequence[int], seed: int = 0,
+                      max_pixels: int = 8 * 8 * 48, max_words: int = 120) -> Pack:
+    """A pack of the prepared samples `indices`: their stored Qwen3 token ids folded into the
+    toy vocabulary (at most `max_words` per sample, to keep CPU tests small) and their images
+    at their recorded sizes, spread through the text."""
+    rng = random.Random(seed)
+    pack = Pack([])
+    for i in indices:
+        meta = dataset.sample_meta(i)
+        ids = dataset.tokens(i)[:max_words].tolist()
+        words = [FIRST_WORD_ID + (t % (VOCAB - FIRST_WORD_ID)) for t in ids]
+        sample, pixels = make_interleaved(words, meta["images"], rng, max_pixels)
+        pack.samples.append(sample)
+        pack.pixels += pixels
+        pack.costs += [image_cost(p.shape[0]) for p in pixels]
     return pack
 
 

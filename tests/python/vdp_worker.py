@@ -20,7 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import mmpt  # noqa: E402
 from mmpt.torch import ExchangeStats, exchange_embeddings, vision_dp_embed  # noqa: E402
-from vdp_model import IMAGE_PAD, PATCH_DIM, build_models, load_coco, make_pack, shard_tokens  # noqa: E402
+from vdp_model import (IMAGE_PAD, PATCH_DIM, build_models, load_coco, make_pack,  # noqa: E402
+                       pack_from_dataset, shard_tokens)  # noqa: E402
 
 
 def run_scenario(name, spec, coco, global_rank, world, out_dir):
@@ -32,7 +33,11 @@ def run_scenario(name, spec, coco, global_rank, world, out_dir):
     rank = dist.get_rank(group)
     dtype = getattr(torch, spec.get("dtype", "float64"))
     frozen = spec.get("frozen", False)
-    pack = make_pack(coco, spec["seed"], spec["samples"], text_only=spec.get("text_only", ()))
+    if spec.get("dataset"):
+        pack = pack_from_dataset(mmpt.Dataset.open(spec["dataset"]), spec["indices"])
+    else:
+        pack = make_pack(coco, spec["seed"], spec["samples"],
+                         text_only=spec.get("text_only", ()))
     encoder, lm = build_models(0, dtype)
     encoder.requires_grad_(not frozen)
 

@@ -1,0 +1,127 @@
+// Bindings of mmpt::store: `prepare` a dataset, and read one back (planning metadata, token
+// ids without copies, media bytes).
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bind_common.h"
+#include "mmpt/store/dataset.h"
+#include "mmpt/store/prepare.h"
+
+namespace mmpt::python {
+namespace {
+
+void CheckIndex(const store::Dataset& dataset, uint64_t i) {
+  if (i >= dataset.num_samples()) {
+    ThrowStatus(Status::OutOfRange("sample {} of a dataset of {} samples ({})", i,
+                                   dataset.num_samples(), dataset.dir()));
+  }
+}
+
+}  // namespace
+
+void BindStore(py::module_& m) {
+  m.def(
+      "prepare",
+      [](const std::vector<std::pair<std::string, std::string>>& inputs,
+         const std::string& out_dir, const std::string& vision_preset,
+         uint64_t samples_per_shard, size_t jobs, const std::string& on_error,
+         const std::string& tokenizer_path) {
+        store::PrepareOptions options;
+        for (const auto& [source, path] : inputs) options.inputs.push_back({path, source});
+        options.out_dir = out_dir;
+        options.vision_preset = vision_preset;
+        options.samples_per_shard = samples_per_shard;
+        options.jobs = jobs;
+        options.on_error = ValueOrThrow(store::ParseErrorPolicy(on_error));
+        options.progress = false;
+        Result<store::PrepareReport> report = [&]() -> Result<store::PrepareReport> {
+          py::gil_scoped_release release;
+          MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
+                                store::UseTokenizer(tokenizer_path, options));
+          return store::Prepare(options);
+        }();
+        store::PrepareReport r = ValueOrThrow(std::move(report));
+        py::dict out;
+        out["records"] = r.records;
+        out["samples"] = r.samples;
+        out["skipped"] = r.skipped;
+        out["shards"] = r.shards;
+        out["media"] = r.media;
+        out["text_tokens"] = r.text_tokens;
+        out["examples"] = r.examples;
+        out["summary"] = r.Summary();
+        return out;
+      },
+      py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision_preset") = "qwen2-vl",
+      py::arg("samples_per_shard") = 1000, py::arg("jobs") = 0, py::arg("on_error") = "skip",
+      py::arg("tokenizer") = "",
+      "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "
+      "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}), "
+      "as `mmpt prepare` does. Returns the report (records, samples, skipped, ..., summary). "
+      "Raises InvalidArgumentError, NotFoundError, IOError, or the first bad record's error "
+      "with on_error='fail'.");
+
+  py::class_<store::Dataset, std::shared_ptr<store::Dataset>>(
+      m, "Dataset", "A prepared dataset, read through mmap (thread-safe, read-only).")
+      .def_static(
+          "open",
+          [](const std::string& dir) {
+            Result<store::Dataset> dataset = [&] {
+              py::gil_scoped_release release;
+              return store::Dataset::Open(dir);
+            }();
+            return std::make_shared<store::Dataset>(ValueOrThrow(std::move(dataset)));
+          },
+          py::arg("dir"), "Open a prepared dataset. Raises NotFoundError, CorruptError, IOError.")
+      .def_property_readonly("num_samples", &store::Dataset::num_samples)
+      .def_property_readonly("sources", &store::Dataset::sources)
+      .def(
+          "sample_meta",
+          [](const store::Dataset& d, uint64_t i) {
+            CheckIndex(d, i);
+            py::list images;
+            for (const store::MediaMeta& media : d.media_meta(i)) {
+              images.append(py::make_tuple(media.width, media.height));
+            }
+            py::dict out;
+            out["source"] = d.sources()[d.source_of(i)];
+            out["text_tokens"] = d.meta(i).text_tokens;
+            out["images"] = images;
+            return out;
+          },
+          py::arg("i"),
+          "Planning facts of sample `i`: source, text_tokens, images [(width, height)].")
+      .def(
+          "tokens",
+          [](py::object self, uint64_t i) {
+            const auto& d = self.cast<const store::Dataset&>();
+            CheckIndex(d, i);
+            std::span<const int32_t> ids = ValueOrThrow(d.Tokens(i));
+            // A read-only view into the mapped .tok file; `self` keeps the mapping alive.
+            py::array_t<int32_t> view({static_cast<py::ssize_t>(ids.size())},
+                                      {static_cast<py::ssize_t>(sizeof(int32_t))}, ids.data(),
+                                      self);
+            py::detail::array_proxy(view.ptr())->flags &=
+                ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+            return view;
+          },
+          py::arg("i"),
+          "Token ids of sample `i`'s text segments, as a read-only NumPy view (no copy).")
+      .def(
+          "media",
+          [](const store::Dataset& d, uint64_t i, size_t k) {
+            CheckIndex(d, i);
+            std::span<const std::byte> bytes = ValueOrThrow(d.Media(i, k));
+            return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+          },
+          py::arg("i"), py::arg("k"),
+          "Bytes of media item `k` of sample `i` (empty for a metadata-only item).");
+}
+
+}  // namespace mmpt::python
