@@ -168,3 +168,27 @@ TEST(SampleTableTest, GroupsBySourceAndCostsEveryImage) {
 
 }  // namespace
 }  // namespace mmpt::cost
+
+#include "mmpt/cost/text_estimate.h"
+
+namespace mmpt::cost {
+namespace {
+
+TEST(TextEstimateTest, CountsWordsDigitsPunctuationAndLongWords) {
+  EXPECT_EQ(EstimateTextTokens(""), 0u);
+  EXPECT_EQ(EstimateTextTokens("A dog runs."), 4u);           // A, ␣dog, ␣runs, .
+  EXPECT_EQ(EstimateTextTokens("in 2017"), 6u);               // in, ␣, 2, 0, 1, 7
+  EXPECT_EQ(EstimateTextTokens("internationalization"), 4u);  // 20 letters → ⌈20/5⌉
+  EXPECT_EQ(EstimateTextTokens("héllo"), 3u);                  // h, é, llo
+  EXPECT_EQ(EstimateTextTokens("!!!"), 1u);
+  // Close to 1.3 tokens per English word on prose.
+  std::string prose =
+      "Two people walking down a city street next to tall buildings while holding umbrellas "
+      "in the rain, with cars parked along the curb.";
+  uint32_t tokens = EstimateTextTokens(prose);
+  EXPECT_GE(tokens, 24u);
+  EXPECT_LE(tokens, 32u);
+}
+
+}  // namespace
+}  // namespace mmpt::cost

@@ -147,7 +147,9 @@ Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& path
   }
   auto table = std::move(builder).Finish();
   if (!table.ok()) {
-    return Status::InvalidArgument("no samples in {} input file(s)", paths.size());
+    std::string names;
+    for (const std::string& path : paths) names += (names.empty() ? "" : ", ") + path;
+    return Status::InvalidArgument("no samples in {}", names.empty() ? "(no input files)" : names);
   }
   return table;
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "mmpt/plan/compare.h"
+#include "mmpt/plan/planner.h"
 
 namespace mmpt::plan {
 namespace {
@@ -88,6 +89,17 @@ TEST_P(RealCorporaSlow, SeedConfigurationIsFullAndWithinThreePercentOfTheBound) 
   EXPECT_GE(c->mmpt.efficiency, name == "mmc4" ? 0.985 : 0.995);
   EXPECT_LE(c->mmpt.step_seconds, 1.03 * c->mmpt.lower_bound_seconds);
   EXPECT_LE(c->mmpt.step_seconds, c->vanilla.step_seconds);
+
+  // The planner's state at this scale stays a few KB.
+  auto costs = cost::CostSamples(*table, *model);
+  ASSERT_TRUE(costs.ok());
+  auto planner = Planner::Create(*table, *costs, *model, config);
+  ASSERT_TRUE(planner.ok());
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(planner->PlanStep().ok());
+  std::string state = planner->SaveState();
+  std::printf("%s: planner state %zu bytes, %zu samples carried\n", name.c_str(), state.size(),
+              planner->carried().size());
+  EXPECT_LT(state.size(), 16384u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpora, RealCorporaSlow, ::testing::Values("coco", "mmc4", "mix"));
