@@ -89,7 +89,8 @@ void BindSim(py::module_& m) {
       "Run the step-time model (sim::SimulateStep) on one DP rank's micro-steps, one pack each: "
       "`packs` holds per pack its sub-sequences as (tokens, [(image llm_tokens, vision_flops), "
       "...]). Returns {'vision_seconds': per micro-step, per CP rank; 'step_seconds'; "
-      "'cp_vision_imbalance': per pack max/mean; 'parameters'}. Images sit among their "
+      "'cp_vision_imbalance': per pack, the most-loaded CP rank's vision cost over the pack's "
+      "vision cost / CP; 'parameters'}. Images sit among their "
       "sample's text as cp::PlaceImages puts them (mmpt.place_images).");
 }
 

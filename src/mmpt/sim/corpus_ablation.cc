@@ -1,0 +1,32 @@
+#include "mmpt/sim/corpus_ablation.h"
+
+#include <fmt/format.h>
+
+#include "mmpt/plan/vanilla.h"
+
+namespace mmpt::sim {
+
+Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::CostModel& model,
+                                   const plan::PlannerConfig& config, AblationOptions options) {
+  MMPT_RETURN_IF_ERROR(config.Validate());
+  MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
+  MMPT_ASSIGN_OR_RETURN(plan::VanillaPlanner vanilla,
+                        plan::VanillaPlanner::Create(table, costs, model, config));
+  MMPT_ASSIGN_OR_RETURN(plan::Planner mmpt, plan::Planner::Create(table, costs, model, config));
+  options.params.attention_pair_weight = AttentionPairWeight(model.llm());
+  MMPT_ASSIGN_OR_RETURN(
+      Ablation ablation,
+      RunAblation([&] { return vanilla.PlanStep(); }, [&] { return mmpt.PlanStep(); }, options));
+  const plan::Layout& l = config.layout;
+  ablation.parameters =
+      fmt::format("  corpus: {} samples, {} images, {} sources\n"
+                  "  models: vision {}, llm {}, hardware {} (presets/)\n"
+                  "  layout: DP {} TP {} PP {} CP {} EP {} GA {} MBS {} seq {} sync {}\n",
+                  table.num_samples(), table.num_images(), table.num_sources(),
+                  model.vision().name, model.llm().name, model.hardware().name, l.dp, l.tp, l.pp,
+                  l.cp, l.ep, l.ga, l.mbs, l.seq_len, plan::SyncModelName(l.sync)) +
+      ablation.parameters;
+  return ablation;
+}
+
+}  // namespace mmpt::sim
