@@ -36,6 +36,11 @@ struct Comparison {
   Layout layout;
   std::string vision, llm, hardware;
   uint64_t samples = 0;              // corpus size
+  /// How many times each vanilla rank's packing buffer was refilled over the run. Vanilla
+  /// trains on a buffer's packs in first-fit order, fullest first, so below ~3 turnovers its
+  /// figures are biased in its favour (it has not yet reached its emptiest packs).
+  double vanilla_buffer_turnover = 0;
+  uint32_t vanilla_buffer = 0;  // samples per rank in vanilla's packing buffer
   PlannerFigures vanilla;
   PlannerFigures mmpt;
   /// vanilla step time / mmpt step time, and the same for tokens per second.
