@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "command.h"
+#include "mmpt/comm/communicator.h"
 #include "mmpt/store/prepare.h"
 
 namespace mmpt::cli {
@@ -37,6 +38,14 @@ Status Run(const PrepareArgs& args) {
   MMPT_ASSIGN_OR_RETURN(options.format, store::ParseInputFormat(args.format));
   MMPT_ASSIGN_OR_RETURN(options.on_error, store::ParseErrorPolicy(args.on_error));
   MMPT_ASSIGN_OR_RETURN(auto tokenizer, store::UseTokenizer(args.tokenizer, options));
+  MMPT_ASSIGN_OR_RETURN(auto world, comm::WorldCommunicator());
+  if (world->size() > 1) {
+    // Under mpirun each rank prepares its part; rank 0 merges them into one manifest.
+    if (args.parts != 1) return Status::InvalidArgument("--parts is set by mpirun's rank count");
+    MMPT_ASSIGN_OR_RETURN(store::PrepareReport report, store::PrepareOnRanks(options, *world));
+    std::printf("rank %u of %u: %s", world->rank(), world->size(), report.Summary().c_str());
+    return Status::OK();
+  }
   MMPT_ASSIGN_OR_RETURN(store::PrepareReport report, store::Prepare(options));
   std::fputs(report.Summary().c_str(), stdout);
   return Status::OK();

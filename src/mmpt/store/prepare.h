@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mmpt/comm/communicator.h"
 #include "mmpt/core/status.h"
 #include "mmpt/store/adapter.h"
 #include "mmpt/store/manifest.h"
@@ -84,5 +85,11 @@ Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
 /// Errors: InvalidArgument (options), NotFound/IOError (inputs, output), or the first bad
 /// record's error under ErrorPolicy::kFail.
 Result<PrepareReport> Prepare(const PrepareOptions& options);
+
+/// Prepare across the ranks of `comm` (e.g. under mpirun): rank r writes part r of size() into
+/// the same `out_dir`; once every rank has finished, rank 0 merges the part manifests into
+/// `out_dir`/mmpt.json (MergeDatasets), and every rank waits for it. All ranks return an error
+/// if any rank failed (their own, or "rank R failed"). `options.part`/`num_parts` are set here.
+Result<PrepareReport> PrepareOnRanks(PrepareOptions options, comm::Communicator& comm);
 
 }  // namespace mmpt::store

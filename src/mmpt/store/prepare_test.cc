@@ -8,6 +8,8 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/media/image_synth.h"
 #include "mmpt/store/dataset.h"
+#include "mmpt/store/merge.h"
+#include "mmpt/store/verify.h"
 #include "mmpt/store/test_util_internal.h"
 
 namespace mmpt::store {
@@ -162,6 +164,78 @@ TEST(PrepareOptionsTest, InputSpecsAndPolicies) {
   EXPECT_FALSE(ParseInputSpec("name=").ok());
   EXPECT_TRUE(ParseErrorPolicy("fail").ok());
   EXPECT_FALSE(ParseErrorPolicy("ignore").ok());
+}
+
+}  // namespace
+}  // namespace mmpt::store
+
+namespace mmpt::store {
+namespace {
+
+std::vector<std::string> Keys(const Dataset& dataset) {
+  std::vector<std::string> keys;
+  for (uint64_t i = 0; i < dataset.num_samples(); ++i) keys.push_back(dataset.GetSample(i)->key);
+  return keys;
+}
+
+TEST_F(PrepareTest, MergedPartsEqualTheSingleProcessDataset) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 11; ++i) {
+    lines.push_back(fmt::format(
+        R"({{"id":"s{}","image":"img/b.png","conversations":[{{"from":"human","value":"<image> n {}"}}]}})",
+        i, i));
+  }
+  WriteInput("m.jsonl", lines);
+  WriteInput("t.jsonl", {R"({"id":"t0","conversations":[{"from":"human","value":"only text"}]})"});
+  options_.inputs = {{in_ + "/m.jsonl", "m"}, {in_ + "/t.jsonl", "t"}};
+  ASSERT_TRUE(Prepare(options_).ok());
+  auto single = Dataset::Open(out_);
+  ASSERT_TRUE(single.ok());
+
+  std::string parts_dir = FreshDir("prepare_parts");
+  options_.out_dir = parts_dir;
+  options_.num_parts = 3;
+  for (uint32_t part = 0; part < 3; ++part) {
+    options_.part = part;
+    ASSERT_TRUE(Prepare(options_).ok());
+  }
+  auto merged = MergeDatasets(parts_dir, {parts_dir});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  auto dataset = Dataset::Open(parts_dir);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  EXPECT_EQ(Keys(*dataset), Keys(*single));
+  EXPECT_EQ(dataset->num_shards(), single->num_shards());
+  EXPECT_TRUE(VerifyDataset(parts_dir, {2, false}, nullptr).ok());
+}
+
+TEST_F(PrepareTest, MergeJoinsSeparateDirectoriesWithoutCopying) {
+  WriteInput("a.jsonl", {R"({"id":"a","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> a"}]})"});
+  WriteInput("b.jsonl", {R"({"id":"b","conversations":[{"from":"human","value":"b"}]})"});
+  std::string root = FreshDir("merge_root");
+  options_.inputs = {{in_ + "/a.jsonl", "a"}};
+  options_.out_dir = root + "/job0";
+  ASSERT_TRUE(Prepare(options_).ok());
+  options_.inputs = {{in_ + "/b.jsonl", "b"}};
+  options_.out_dir = root + "/job1";
+  ASSERT_TRUE(Prepare(options_).ok());
+  auto merged = MergeDatasets(root + "/all", {root + "/job0", root + "/job1"});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(merged->shards[0].stem, "../job0/a/00000");
+  auto dataset = Dataset::Open(root + "/all");
+  ASSERT_TRUE(dataset.ok());
+  EXPECT_EQ(Keys(*dataset), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(VerifyDataset(root + "/all", {2, false}, nullptr).ok());
+  EXPECT_FALSE(std::filesystem::exists(root + "/all/a"));  // nothing copied
+
+  // Parts counted with different tokenizers cannot be merged.
+  std::string text = *ReadFileToString(root + "/job1/mmpt.json");
+  text.replace(text.find("\"xxh3\": \"0000000000000000\""), 26, "\"xxh3\": \"0000000000000001\"");
+  ASSERT_TRUE(WriteFileAtomic(root + "/job1/mmpt.json", text).ok());
+  auto mismatch = MergeDatasets(root + "/all", {root + "/job0", root + "/job1"});
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_EQ(mismatch.status().code(), StatusCode::kInvalidArgument);
+  // The same part twice is refused.
+  EXPECT_FALSE(MergeDatasets(root + "/all", {root + "/job0", root + "/job0"}).ok());
 }
 
 }  // namespace

@@ -1,0 +1,125 @@
+#include "mmpt/store/merge.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "mmpt/core/mapped_file.h"
+
+namespace mmpt::store {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Part {
+  std::string manifest_path;
+  fs::path base;  // directory the part's shard paths are relative to
+  Manifest manifest;
+};
+
+Status AddParts(const std::string& input, std::vector<Part>& parts) {
+  std::error_code error;
+  std::vector<std::string> files;
+  if (fs::is_directory(input, error)) {
+    if (fs::exists(fs::path(input) / kManifestName)) {
+      files.push_back((fs::path(input) / kManifestName).string());
+    } else {
+      for (const auto& entry : fs::directory_iterator(input, error)) {
+        std::string name = entry.path().filename().string();
+        if (name.rfind("mmpt.part-", 0) == 0 && name.size() > 5 &&
+            name.substr(name.size() - 5) == ".json") {
+          files.push_back(entry.path().string());
+        }
+      }
+      std::sort(files.begin(), files.end());
+      if (files.empty()) {
+        return Status::NotFound("{}: neither {} nor mmpt.part-*.json", input, kManifestName);
+      }
+    }
+  } else {
+    files.push_back(input);
+  }
+  for (const std::string& file : files) {
+    MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(file));
+    Part part;
+    part.manifest_path = file;
+    part.base = fs::absolute(fs::path(file).parent_path()).lexically_normal();
+    MMPT_ASSIGN_OR_RETURN(part.manifest, ManifestFromJson(text, file));
+    parts.push_back(std::move(part));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<Manifest> MergeDatasets(const std::string& out_dir,
+                               const std::vector<std::string>& inputs) {
+  if (inputs.empty()) return Status::InvalidArgument("merge: no parts given");
+  std::vector<Part> parts;
+  for (const std::string& input : inputs) MMPT_RETURN_IF_ERROR(AddParts(input, parts));
+  const Manifest& first = parts.front().manifest;
+  for (const Part& part : parts) {
+    const Manifest& m = part.manifest;
+    if (m.tokenizer_xxh3 != first.tokenizer_xxh3 || m.vision_preset != first.vision_preset) {
+      return Status::InvalidArgument(
+          "{} was prepared with tokenizer {} ({}) and vision '{}', {} with {} ({}) and '{}': "
+          "token counts would not be comparable",
+          part.manifest_path, m.tokenizer, ChecksumHex(m.tokenizer_xxh3), m.vision_preset,
+          parts.front().manifest_path, first.tokenizer, ChecksumHex(first.tokenizer_xxh3),
+          first.vision_preset);
+    }
+  }
+  std::error_code error;
+  fs::create_directories(out_dir, error);
+  if (error) return Status::IOError("{}: cannot create: {}", out_dir, error.message());
+  const fs::path out = fs::absolute(out_dir).lexically_normal();
+
+  std::vector<std::string> sources;
+  std::vector<std::string> bases;
+  struct Keyed {
+    size_t source_rank, base_rank;
+    ShardInfo shard;
+  };
+  std::vector<Keyed> shards;
+  std::set<std::string> seen;
+  for (const Part& part : parts) {
+    auto base_it = std::find(bases.begin(), bases.end(), part.base.string());
+    size_t base_rank = base_it - bases.begin();
+    if (base_it == bases.end()) bases.push_back(part.base.string());
+    for (ShardInfo shard : part.manifest.shards) {
+      fs::path absolute = (part.base / shard.stem).lexically_normal();
+      if (!seen.insert(absolute.string()).second) {
+        return Status::InvalidArgument("{}: shard {} is listed by more than one part",
+                                       part.manifest_path, absolute.string());
+      }
+      for (const auto& [suffix, file] : shard.files) {
+        std::string path = absolute.string() + suffix;
+        uintmax_t size = fs::file_size(path, error);
+        if (error) return Status::NotFound("{}: {}", path, error.message());
+        if (size != file.bytes) {
+          return Status::Corrupt("{}: {} bytes, {} says {}", path, size, part.manifest_path,
+                                 file.bytes);
+        }
+      }
+      auto source_it = std::find(sources.begin(), sources.end(), shard.source);
+      size_t source_rank = source_it - sources.begin();
+      if (source_it == sources.end()) sources.push_back(shard.source);
+      shard.stem = absolute.lexically_relative(out).string();
+      shards.push_back({source_rank, base_rank, std::move(shard)});
+    }
+  }
+  std::stable_sort(shards.begin(), shards.end(), [](const Keyed& a, const Keyed& b) {
+    return std::tie(a.source_rank, a.base_rank, a.shard.stem) <
+           std::tie(b.source_rank, b.base_rank, b.shard.stem);
+  });
+  Manifest merged;
+  merged.format_version = first.format_version;
+  merged.tokenizer = first.tokenizer;
+  merged.tokenizer_xxh3 = first.tokenizer_xxh3;
+  merged.vision_preset = first.vision_preset;
+  for (Keyed& keyed : shards) merged.shards.push_back(std::move(keyed.shard));
+  MMPT_RETURN_IF_ERROR(WriteManifest(out_dir, merged));
+  return merged;
+}
+
+}  // namespace mmpt::store

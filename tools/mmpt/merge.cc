@@ -1,0 +1,37 @@
+// `mmpt merge OUT PART...`: join independently prepared parts into one dataset (no copying).
+#include <cstdio>
+
+#include "command.h"
+#include "mmpt/store/merge.h"
+
+namespace mmpt::cli {
+namespace {
+
+struct MergeArgs {
+  std::string out;
+  std::vector<std::string> parts;
+};
+
+Status Run(const MergeArgs& args) {
+  MMPT_ASSIGN_OR_RETURN(store::Manifest merged, store::MergeDatasets(args.out, args.parts));
+  std::printf("merged %zu shards, %llu samples from %zu sources into %s/mmpt.json\n",
+              merged.shards.size(), static_cast<unsigned long long>(merged.num_samples()),
+              merged.sources().size(), args.out.c_str());
+  return Status::OK();
+}
+
+const bool registered = RegisterCommand({
+    "merge",
+    "Join independently prepared dataset parts into one manifest, without copying shards",
+    [](CLI::App& app) -> Action {
+      auto args = std::make_shared<MergeArgs>();
+      app.add_option("--out", args->out, "Dataset directory to write mmpt.json into")->required();
+      app.add_option("parts", args->parts,
+                     "Part directories (mmpt.json or mmpt.part-*.json inside) or manifest files")
+          ->required();
+      return [args] { return Run(*args); };
+    },
+});
+
+}  // namespace
+}  // namespace mmpt::cli
