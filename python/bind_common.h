@@ -41,6 +41,7 @@ void BindMedia(py::module_& m);
 void BindCost(py::module_& m);
 void BindStore(py::module_& m);
 void BindCp(py::module_& m);
+void BindLoad(py::module_& m);
 void BindSim(py::module_& m);
 
 }  // namespace mmpt::python

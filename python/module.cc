@@ -23,6 +23,9 @@ PYBIND11_MODULE(_mmpt, m) {
 #ifdef MMPT_BIND_CP
   mmpt::python::BindCp(m);
 #endif
+#ifdef MMPT_BIND_LOAD
+  mmpt::python::BindLoad(m);
+#endif
 #ifdef MMPT_BIND_SIM
   mmpt::python::BindSim(m);
 #endif

@@ -35,6 +35,12 @@ from _mmpt import (  # noqa: F401 - re-exported
 
 from .routing import RowSegment, VisionRouting  # noqa: F401,E402
 
+# The loader (built with the load module): Dataset, Planner, Loader and the plan agreement check.
+if hasattr(_mmpt, "Loader"):
+    from _mmpt import check_plan_agreement  # noqa: F401,E402
+
+    from .data import Dataset, Loader, Planner  # noqa: F401,E402
+
 # Bindings of modules that are built only when their module is: re-export what exists.
 for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "Dataset", "ThdSplit", "split_thd",
               "assign_vision", "place_images", "image_cost", "simulate_cp_vision"):

@@ -1,3 +1,5 @@
-"""PyTorch helpers for mmpt batches: vision data parallelism under context parallelism."""
+"""PyTorch helpers for mmpt batches: tensors and Megatron-style batches from the loader's dicts
+(``batch.py``), vision data parallelism under context parallelism (``vision_dp.py``)."""
 
 from .vision_dp import ExchangeStats, exchange_embeddings, vision_dp_embed  # noqa: F401
+from .batch import megatron_batch, to_tensors  # noqa: F401,E402

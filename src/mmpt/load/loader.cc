@@ -40,6 +40,8 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
   options.assemble.cp_size = layout.cp;
   options.assemble.cp_rank = options.cp_rank;
   options.assemble.tp_size = layout.tp;
+  options.assemble.patch_dim = source->patch_dim();
+  options.assemble.merge_size = source->merge_size();
   std::unique_ptr<Loader> loader(
       new Loader(std::move(source), std::move(plans), options, start, layout.ga));
   loader->plan_cache_[start.step] = std::move(first);
@@ -114,23 +116,28 @@ void Loader::WorkerLoop() {
 
     Result<std::shared_ptr<Batch>> result = Status::Internal("unset");
     Result<std::shared_ptr<const plan::StepPlan>> plan = PlanOf(pos.step);
-    uint64_t reserved = 0;
+    const uint64_t reserved = plan.ok() ? EstimateBytes(**plan, pos.micro_step) : 0;
+    {
+      std::unique_lock lock(mu_);
+      // Memory is reserved in micro-step order, and a micro-step may always start when nothing
+      // else is in flight: the bound holds and can never deadlock.
+      bytes_cv_.wait(lock, [&] {
+        return stopping_ ||
+               (reserved_ == k && (bytes_of_.empty() ||
+                                   bytes_in_flight_ + reserved <= options_.max_bytes_in_flight));
+      });
+      if (stopping_) return;
+      ++reserved_;
+      bytes_in_flight_ += reserved;
+      bytes_of_[k] = reserved;
+      stats_.peak_bytes_in_flight = std::max(stats_.peak_bytes_in_flight, bytes_in_flight_);
+      stats_.peak_micro_steps_in_flight =
+          std::max<uint64_t>(stats_.peak_micro_steps_in_flight, bytes_of_.size());
+    }
+    bytes_cv_.notify_all();
     if (!plan.ok()) {
       result = plan.status().WithContext(fmt::format("plan of step {}", pos.step));
     } else {
-      reserved = EstimateBytes(**plan, pos.micro_step);
-      {
-        std::unique_lock lock(mu_);
-        // The next micro-step to hand out always proceeds, so the bound can never deadlock.
-        bytes_cv_.wait(lock, [&] {
-          return stopping_ || pushed_ == k ||
-                 bytes_in_flight_ + reserved <= options_.max_bytes_in_flight;
-        });
-        if (stopping_) return;
-        bytes_in_flight_ += reserved;
-        bytes_of_[k] = reserved;
-        stats_.peak_bytes_in_flight = std::max(stats_.peak_bytes_in_flight, bytes_in_flight_);
-      }
       Result<Batch> built = Build(**plan, pos.micro_step);
       if (built.ok()) {
         built->step = pos.step;

@@ -55,10 +55,12 @@ struct LoaderOptions {
   uint32_t cp_rank = 0;
   uint32_t num_threads = 2;                  // workers assembling micro-steps in parallel
   uint32_t prefetch_micro_steps = 4;         // finished batches waiting for the trainer, at most
-  uint64_t max_bytes_in_flight = 4ull << 30; // batches being built or waiting, at most (bytes;
-                                             // one micro-step always proceeds)
+  uint64_t max_bytes_in_flight = 4ull << 30; // batches being built or waiting, at most (bytes,
+                                             // estimated from the plan; a micro-step always
+                                             // proceeds when nothing else is in flight)
   BadSamplePolicy on_bad_sample = BadSamplePolicy::kFail;
-  AssembleOptions assemble;                  // cp_size and cp_rank are set from the above
+  AssembleOptions assemble;                  // cp size/rank, tp, patch_dim and merge_size
+                                             // are set from the plan, the above and the source
   uint64_t end_step = UINT64_MAX;            // stop before this step (exclusive)
   /// If set, Next() checks that every rank's plan of a step agrees (CheckPlanAgreement)
   /// before handing out the step's first batch. Called from Next()'s thread only.
@@ -73,6 +75,7 @@ struct LoaderStats {
   uint64_t dropped = 0;
   uint64_t bytes_in_flight = 0;
   uint64_t peak_bytes_in_flight = 0;
+  uint64_t peak_micro_steps_in_flight = 0;  // being built or waiting for the trainer
 };
 
 /// The prefetching pipeline of one (DP rank, CP rank). Thread safety: Next(), position() and
@@ -121,6 +124,7 @@ class Loader {
   std::condition_variable bytes_cv_;  // a worker waits for memory
   uint64_t next_sequence_ = 0;        // next micro-step a worker takes
   uint64_t pushed_ = 0;               // micro-steps pushed into ready_
+  uint64_t reserved_ = 0;             // micro-steps that reserved their memory
   bool stopping_ = false;
   uint64_t bytes_in_flight_ = 0;
   std::map<uint64_t, uint64_t> bytes_of_;  // sequence -> reserved bytes

@@ -88,6 +88,8 @@ class FakeSource final : public SampleSource {
     std::fill(out.begin(), out.end(), static_cast<float>(sample.index));
     return Status::OK();
   }
+  uint32_t patch_dim() const override { return 3; }
+  uint32_t merge_size() const override { return 2; }
 };
 
 PlanFunction Plans(uint32_t dp, uint32_t ga, uint32_t cp = 1) {
@@ -102,7 +104,6 @@ LoaderOptions Options(uint32_t dp_rank, uint32_t threads, uint64_t end_step) {
   options.num_threads = threads;
   options.prefetch_micro_steps = 3;
   options.end_step = end_step;
-  options.assemble.patch_dim = 3;
   return options;
 }
 
@@ -204,15 +205,23 @@ TEST(Loader, TinyMemoryBoundStillProgressesOneAtATime) {
   options.max_bytes_in_flight = 1;
   auto loader = Loader::Start(source, Plans(1, 2), options);
   ASSERT_TRUE(loader.ok());
-  uint64_t largest = 0;
   for (int i = 0; i < 12; ++i) {
     auto batch = (*loader)->Next();
     ASSERT_TRUE(batch.ok());
     ASSERT_NE(*batch, nullptr);
-    largest = std::max(largest, (*batch)->size_bytes());
   }
-  // At most the one micro-step allowed past the bound (plus the one just consumed).
-  EXPECT_LE((*loader)->stats().peak_bytes_in_flight, 2 * 2 * largest);
+  // Only ever the one micro-step allowed past the bound.
+  EXPECT_EQ((*loader)->stats().peak_micro_steps_in_flight, 1u);
+
+  // With room, the workers run ahead: up to threads + prefetch micro-steps at once.
+  options.max_bytes_in_flight = uint64_t{1} << 30;
+  source->delay = std::chrono::microseconds(2000);
+  auto ahead = Loader::Start(source, Plans(1, 2), options);
+  ASSERT_TRUE(ahead.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE((*ahead)->Next().ok());
+  EXPECT_GT((*ahead)->stats().peak_micro_steps_in_flight, 2u);
+  EXPECT_LE((*ahead)->stats().peak_micro_steps_in_flight, 4u + 3u + 1u);
 }
 
 TEST(Loader, PlanErrorsAndBadRanksAreReported) {

@@ -31,6 +31,11 @@ class SampleSource {
   /// Errors: those of decoding (Corrupt, InvalidArgument), naming the sample.
   virtual Status FillPixels(const RenderedSample& sample, const RenderedImage& image,
                             std::span<float> out) const = 0;
+
+  /// Floats per patch row that FillPixels writes (3 · temporal patch · patch²).
+  virtual uint32_t patch_dim() const = 0;
+  /// The encoder's spatial merge: an image's LLM tokens are its patches / merge².
+  virtual uint32_t merge_size() const = 0;
 };
 
 }  // namespace mmpt::load

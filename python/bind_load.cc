@@ -1,0 +1,267 @@
+// Bindings of mmpt::load: the dataset as a sample source, the planner as a stream of plans by
+// step, and the loader whose batches reach Python as NumPy arrays over mmpt's own memory
+// (each array's base is a capsule holding the Batch, so no byte is copied).
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bind_common.h"
+#include "mmpt/comm/communicator.h"
+#include "mmpt/load/dataset_source.h"
+#include "mmpt/load/loader.h"
+#include "mmpt/load/plan_stream.h"
+#include "mmpt/plan/corpus.h"
+
+namespace mmpt::python {
+namespace {
+
+// Run `fn` (returning a Result) with the GIL released; errors are raised by the caller after
+// the GIL is back (raising needs it).
+template <typename Fn>
+auto WithoutGil(Fn&& fn) -> decltype(fn()) {
+  py::gil_scoped_release release;
+  return fn();
+}
+
+// A NumPy array viewing `data` (shape in elements), kept alive by `owner`.
+template <typename T>
+py::array View(const std::vector<T>& data, std::vector<py::ssize_t> shape,
+               const py::capsule& owner) {
+  if (data.empty()) return py::array(py::dtype::of<T>(), shape);
+  return py::array(py::dtype::of<T>(), shape, {}, data.data(), owner);
+}
+
+py::dict BatchToDict(std::shared_ptr<load::Batch> batch) {
+  const load::Batch& b = *batch;
+  py::capsule owner(new std::shared_ptr<load::Batch>(std::move(batch)), [](void* p) {
+    delete static_cast<std::shared_ptr<load::Batch>*>(p);
+  });
+  const auto t = static_cast<py::ssize_t>(b.tokens.size());
+  py::dict d;
+  d["tokens"] = View(b.tokens, {t}, owner);
+  d["labels"] = View(b.labels, {t}, owner);
+  d["loss_mask"] = View(b.loss_mask, {t}, owner);
+  if (b.position_rows == 1) {
+    d["position_ids"] = View(b.position_ids, {t}, owner);
+  } else {
+    d["position_ids"] = View(b.position_ids, {static_cast<py::ssize_t>(b.position_rows), t}, owner);
+  }
+  d["cu_seqlens"] = View(b.cu_seqlens, {static_cast<py::ssize_t>(b.cu_seqlens.size())}, owner);
+  d["cu_seqlens_padded"] =
+      View(b.cu_seqlens_padded, {static_cast<py::ssize_t>(b.cu_seqlens_padded.size())}, owner);
+  d["max_seqlen"] = b.max_seqlen;
+  d["pixel_values"] = View(b.pixel_values,
+                           {static_cast<py::ssize_t>(b.num_patches()),
+                            static_cast<py::ssize_t>(b.patch_dim)},
+                           owner);
+  d["image_grid_thw"] =
+      View(b.image_grid_thw, {static_cast<py::ssize_t>(b.image_grid_thw.size() / 3), 3}, owner);
+  d["encoded_images"] =
+      View(b.encoded_images, {static_cast<py::ssize_t>(b.encoded_images.size())}, owner);
+  d["image_rows"] = View(b.image_rows, {static_cast<py::ssize_t>(b.image_rows.size())}, owner);
+  d["image_encoder"] =
+      View(b.image_encoder, {static_cast<py::ssize_t>(b.image_encoder.size())}, owner);
+  // RouteSegment is six int32 fields with no padding: a [segments, 6] view.
+  static_assert(sizeof(load::RouteSegment) == 6 * sizeof(int32_t));
+  if (b.routes.empty()) {
+    d["routes"] = py::array(py::dtype::of<int32_t>(), {py::ssize_t{0}, py::ssize_t{6}});
+  } else {
+    d["routes"] = py::array(py::dtype::of<int32_t>(),
+                            {static_cast<py::ssize_t>(b.routes.size()), py::ssize_t{6}}, {},
+                            reinterpret_cast<const int32_t*>(b.routes.data()), owner);
+  }
+  d["sample_source"] =
+      View(b.sample_source, {static_cast<py::ssize_t>(b.sample_source.size())}, owner);
+  d["sample_index"] =
+      View(b.sample_index, {static_cast<py::ssize_t>(b.sample_index.size())}, owner);
+  py::list dropped;
+  for (const load::DroppedSample& s : b.dropped) {
+    py::dict item;
+    item["source"] = s.source;
+    item["index"] = s.index;
+    item["pack"] = s.pack;
+    item["reason"] = s.reason;
+    dropped.append(item);
+  }
+  d["dropped"] = dropped;
+  d["step"] = b.step;
+  d["micro_step"] = b.micro_step;
+  d["dp_rank"] = b.dp_rank;
+  d["cp_rank"] = b.cp_rank;
+  d["cp_size"] = b.cp_size;
+  d["plan_hash"] = b.plan_hash;
+  return d;
+}
+
+py::dict PlanSummary(const plan::StepPlan& plan) {
+  py::dict d;
+  d["step"] = plan.step;
+  d["hash"] = plan.Hash();
+  d["dp"] = plan.layout.dp;
+  d["ga"] = plan.layout.ga;
+  d["mbs"] = plan.layout.mbs;
+  d["cp"] = plan.layout.cp;
+  d["seq_len"] = plan.layout.seq_len;
+  // Per DP rank: the (source, index) of every sample it loads this step, in order.
+  py::list ranks;
+  for (uint32_t r = 0; r < plan.layout.dp; ++r) {
+    py::list samples;
+    for (const plan::PlannedPack& pack : plan.RankPacks(r)) {
+      for (const plan::PlannedSequence& seq : plan.Sequences(pack)) {
+        samples.append(py::make_tuple(seq.source, seq.index));
+      }
+    }
+    ranks.append(samples);
+  }
+  d["rank_samples"] = ranks;
+  d["step_seconds"] = plan.estimate.step_seconds;
+  d["lower_bound_seconds"] = plan.estimate.lower_bound_seconds;
+  return d;
+}
+
+}  // namespace
+
+void BindLoad(py::module_& m) {
+  m.def(
+      "check_plan_agreement",
+      [](const std::vector<uint64_t>& hashes, uint64_t step) {
+        ThrowIfError(comm::CheckHashesAgree(hashes, step));
+      },
+      py::arg("hashes"), py::arg("step"),
+      "Check that every rank's plan hash of `step` (gathered in rank order, e.g. with "
+      "torch.distributed.all_gather) is the same; raises mmpt.InternalError naming every rank "
+      "that differs from rank 0.");
+  py::class_<load::DatasetSource, std::shared_ptr<load::DatasetSource>>(
+      m, "DatasetSource",
+      "A prepared dataset as the loader reads it: stored token ids, media bytes from the zips.")
+      .def(py::init([](const std::string& path, const std::string& loss, int32_t image_pad_id,
+                       bool verify_crc, uint64_t min_pixels, uint64_t max_pixels) {
+             load::DatasetSourceOptions options;
+             options.loss = ValueOrThrow(load::ParseLossMode(loss));
+             options.image_pad_token_id = image_pad_id;
+             options.verify_crc = verify_crc;
+             options.resize_from_manifest = min_pixels == 0 && max_pixels == 0;
+             if (min_pixels != 0) options.preprocess.resize.min_pixels = min_pixels;
+             if (max_pixels != 0) options.preprocess.resize.max_pixels = max_pixels;
+             return ValueOrThrow(
+                 WithoutGil([&] { return load::DatasetSource::Open(path, options); }));
+           }),
+           py::arg("path"), py::arg("loss") = "all", py::arg("image_pad_token_id") = 151655,
+           py::arg("verify_crc") = true, py::arg("min_pixels") = 0, py::arg("max_pixels") = 0)
+      .def_property_readonly("num_samples",
+                             [](const load::DatasetSource& s) { return s.dataset().num_samples(); })
+      .def_property_readonly("sources", &load::DatasetSource::source_names)
+      .def_property_readonly("path", [](const load::DatasetSource& s) { return s.dataset().dir(); })
+      .def("global_index", [](const load::DatasetSource& s, uint32_t source, uint64_t index) {
+        return ValueOrThrow(s.GlobalIndex(source, index));
+      });
+
+  py::class_<load::PlanStream, std::shared_ptr<load::PlanStream>>(
+      m, "PlanStream", "The planner of a prepared dataset, serving plans by step.")
+      .def(py::init([](const std::string& dataset_dir, uint32_t seq_len, uint32_t dp, uint32_t ga,
+                       uint32_t mbs, uint32_t cp, uint32_t tp, uint32_t pp, uint32_t ep,
+                       const std::string& sync, uint64_t seed, const std::string& vision,
+                       const std::string& llm, const std::string& hardware) {
+             load::PlanStreamConfig config;
+             plan::Layout& layout = config.planner.layout;
+             layout.seq_len = seq_len;
+             layout.dp = dp;
+             layout.ga = ga;
+             layout.mbs = mbs;
+             layout.cp = cp;
+             layout.tp = tp;
+             layout.pp = pp;
+             layout.ep = ep;
+             layout.sync = ValueOrThrow(plan::ParseSyncModel(sync));
+             config.planner.seed = seed;
+             config.vision = vision;
+             config.llm = llm;
+             config.hardware = hardware;
+             return ValueOrThrow(WithoutGil([&]() -> Result<std::shared_ptr<load::PlanStream>> {
+               MMPT_ASSIGN_OR_RETURN(cost::SampleTable table,
+                                     plan::ReadPreparedDataset(dataset_dir));
+               return load::PlanStream::Create(std::move(table), config);
+             }));
+           }),
+           py::arg("dataset"), py::arg("seq_len") = 8192, py::arg("dp") = 1, py::arg("ga") = 1,
+           py::arg("mbs") = 1, py::arg("cp") = 1, py::arg("tp") = 1, py::arg("pp") = 1,
+           py::arg("ep") = 1, py::arg("sync") = "step", py::arg("seed") = 0,
+           py::arg("vision") = "qwen2-vl", py::arg("llm") = "qwen2.5-7b",
+           py::arg("hardware") = "h200")
+      .def("plan",
+           [](load::PlanStream& s, uint64_t step) {
+             return PlanSummary(*ValueOrThrow(WithoutGil([&] { return s.Plan(step); })));
+           },
+           py::arg("step"), "Summary of the plan of `step`: hash, layout, each rank's samples.")
+      .def("state_at",
+           [](load::PlanStream& s, uint64_t step) {
+             return py::bytes(ValueOrThrow(WithoutGil([&] { return s.StateAt(step); })));
+           },
+           py::arg("step"), "The planner's state just before planning `step` (bytes).")
+      .def("restore",
+           [](load::PlanStream& s, const py::bytes& state) {
+             ThrowIfError(s.Restore(std::string(state)));
+           },
+           py::arg("state"));
+
+  py::class_<load::Loader>(m, "Loader", "The prefetching loader of one (DP rank, CP rank).")
+      .def(py::init([](std::shared_ptr<load::DatasetSource> source,
+                       std::shared_ptr<load::PlanStream> plans, uint32_t dp_rank,
+                       uint32_t cp_rank, uint32_t num_threads, uint32_t prefetch,
+                       uint64_t max_bytes, const std::string& on_bad_sample, bool mrope,
+                       const std::string& vision_policy, uint64_t start_step,
+                       uint32_t start_micro_step, std::optional<uint64_t> end_step) {
+             load::LoaderOptions options;
+             options.dp_rank = dp_rank;
+             options.cp_rank = cp_rank;
+             options.num_threads = num_threads;
+             options.prefetch_micro_steps = prefetch;
+             options.max_bytes_in_flight = max_bytes;
+             options.on_bad_sample = ValueOrThrow(load::ParseBadSamplePolicy(on_bad_sample));
+             options.assemble.mrope = mrope;
+             options.assemble.vision_policy = ValueOrThrow(cp::ParseVisionPolicy(vision_policy));
+             if (end_step) options.end_step = *end_step;
+             return ValueOrThrow(WithoutGil([&] {
+               return load::Loader::Start(source, plans->AsFunction(), options,
+                                          {start_step, start_micro_step});
+             }));
+           }),
+           py::arg("source"), py::arg("plans"), py::arg("dp_rank") = 0, py::arg("cp_rank") = 0,
+           py::arg("num_threads") = 2, py::arg("prefetch") = 4,
+           py::arg("max_bytes") = uint64_t{4} << 30, py::arg("on_bad_sample") = "fail",
+           py::arg("mrope") = true, py::arg("vision_policy") = "cost", py::arg("start_step") = 0,
+           py::arg("start_micro_step") = 0, py::arg("end_step") = py::none())
+      .def("next",
+           [](load::Loader& loader) -> py::object {
+             std::shared_ptr<load::Batch> batch =
+                 ValueOrThrow(WithoutGil([&] { return loader.Next(); }));
+             if (batch == nullptr) return py::none();
+             return BatchToDict(std::move(batch));
+           },
+           "The next batch as a dict of NumPy arrays (None after end_step). Blocks without the "
+           "GIL.")
+      .def_property_readonly("position",
+                             [](const load::Loader& loader) {
+                               load::LoaderPosition p = loader.position();
+                               return py::make_tuple(p.step, p.micro_step);
+                             })
+      .def_property_readonly("micro_steps_per_step", &load::Loader::micro_steps_per_step)
+      .def("stats", [](const load::Loader& loader) {
+        load::LoaderStats s = loader.stats();
+        py::dict d;
+        d["batches"] = s.batches;
+        d["samples"] = s.samples;
+        d["images"] = s.images;
+        d["dropped"] = s.dropped;
+        d["bytes_in_flight"] = s.bytes_in_flight;
+        d["peak_bytes_in_flight"] = s.peak_bytes_in_flight;
+        d["peak_micro_steps_in_flight"] = s.peak_micro_steps_in_flight;
+        return d;
+      });
+}
+
+}  // namespace mmpt::python

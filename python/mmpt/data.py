@@ -1,0 +1,145 @@
+"""Datasets, plans and the loader: from a prepared dataset to training batches.
+
+``Dataset`` opens a dataset prepared by ``mmpt prepare``; ``Planner`` computes the global plan of
+every step (the same on every rank, with no communication); ``Loader`` executes one rank's share
+of the plans ahead of the trainer and yields one batch per micro-step: a dict of NumPy arrays that
+share mmpt's memory (no copies; each array keeps its batch alive).
+
+Batch keys (T = this CP rank's tokens): ``tokens``, ``labels`` (-100 where no loss; Megatron's
+shifted convention: ``labels[i]`` is the token after ``tokens[i]``), ``loss_mask`` (float32),
+``position_ids`` ([T] or [3, T] M-RoPE), ``cu_seqlens`` / ``cu_seqlens_padded`` (int32, whole
+micro-step), ``max_seqlen``, ``pixel_values`` ([patches, 1176] float32, Qwen layout; only the
+images this CP rank encodes), ``image_grid_thw`` ([images, 3]), vision-DP routing
+(``encoded_images``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer, image,
+row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
+``dropped`` (samples left out under ``on_bad_sample="drop"``, with the reason), ``step``,
+``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size`` and ``plan_hash``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, Optional
+
+import _mmpt
+
+
+class Dataset:
+    """A prepared dataset (``mmpt prepare``) opened for loading.
+
+    ``loss``: ``"all"`` (every text token is a target) or ``"assistant"`` (only assistant turns).
+    ``verify_crc`` checks every image against its recorded CRC-32 before decoding, so an image
+    changed after prepare is caught the same way on every rank. Raises ``mmpt.NotFoundError``
+    for a directory that is not a dataset.
+    """
+
+    def __init__(self, path: str, loss: str = "all", image_pad_token_id: int = 151655,
+                 verify_crc: bool = True):
+        self.path = str(path)
+        self._source = _mmpt.DatasetSource(self.path, loss=loss,
+                                           image_pad_token_id=image_pad_token_id,
+                                           verify_crc=verify_crc)
+
+    @property
+    def num_samples(self) -> int:
+        return self._source.num_samples
+
+    @property
+    def sources(self):
+        """Source names, in the planner's order (a batch's ``sample_source`` indexes this)."""
+        return list(self._source.sources)
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class Planner:
+    """The global plan of every step of a dataset, identical on every rank.
+
+    Layout arguments follow Megatron: ``dp`` data-parallel ranks, ``ga`` micro-steps per step,
+    ``mbs`` packs per micro-step, ``cp`` context-parallel size, ``seq_len`` tokens per pack;
+    ``sync`` is where ranks wait (``"step"``, ``"microstep"``, ``"pipeline"``). ``vision``,
+    ``llm`` and ``hardware`` name cost presets; ``vision`` must be the one the dataset's image
+    sizes were prepared for.
+    """
+
+    def __init__(self, dataset, seq_len: int = 8192, dp: int = 1, ga: int = 1, mbs: int = 1,
+                 cp: int = 1, tp: int = 1, pp: int = 1, ep: int = 1, sync: str = "step",
+                 seed: int = 0, vision: str = "qwen2-vl", llm: str = "qwen2.5-7b",
+                 hardware: str = "h200"):
+        path = dataset.path if isinstance(dataset, Dataset) else str(dataset)
+        self.layout = dict(seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp, tp=tp, pp=pp, ep=ep)
+        self._stream = _mmpt.PlanStream(path, seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp,
+                                        tp=tp, pp=pp, ep=ep, sync=sync, seed=seed,
+                                        vision=vision, llm=llm, hardware=hardware)
+
+    def plan(self, step: int) -> Dict[str, Any]:
+        """Summary of step ``step``'s plan: ``hash``, layout, ``rank_samples`` per DP rank."""
+        return self._stream.plan(step)
+
+    def state_dict(self, step: int) -> Dict[str, Any]:
+        """The planner's state just before ``step`` (a few KB)."""
+        return {"step": int(step), "planner_state": self._stream.state_at(step)}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Resume from :meth:`state_dict`: the next plan made is that state's step."""
+        self._stream.restore(state["planner_state"])
+
+
+class Loader:
+    """One rank's batches, one per micro-step, in order, loaded ahead by native threads.
+
+    ``steps``: how many steps to load (None: until stopped). ``num_threads`` workers assemble
+    micro-steps in parallel, at most ``prefetch`` finished ones wait, and the batches being
+    built or waiting hold at most ``max_bytes``. ``on_bad_sample``: ``"fail"`` (raise, naming
+    the sample) or ``"drop"`` (leave it out; the batch's ``dropped`` says which and why).
+    Iteration blocks without holding the GIL. ``state_dict()`` / ``load_state_dict()`` save
+    and restore the position together with the planner's state.
+    """
+
+    def __init__(self, dataset: Dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
+                 num_threads: int = 2, prefetch: int = 4, max_bytes: int = 4 << 30,
+                 on_bad_sample: str = "fail", mrope: bool = True, vision_policy: str = "cost",
+                 steps: Optional[int] = None, start_step: int = 0):
+        self.dataset = dataset
+        self.planner = planner
+        self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, num_threads=num_threads,
+                          prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
+                          mrope=mrope, vision_policy=vision_policy)
+        self._end_step = None if steps is None else start_step + steps
+        self._native = None
+        self._start(start_step, 0)
+
+    def _start(self, step: int, micro_step: int) -> None:
+        self._native = None  # stop the old pipeline before starting the new one
+        self._native = _mmpt.Loader(self.dataset._source, self.planner._stream,
+                                    start_step=step, start_micro_step=micro_step,
+                                    end_step=self._end_step, **self._args)
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        return self
+
+    def __next__(self) -> Dict[str, Any]:
+        batch = self._native.next()
+        if batch is None:
+            raise StopIteration
+        return batch
+
+    @property
+    def position(self):
+        """(step, micro_step) of the next batch."""
+        return self._native.position
+
+    def stats(self) -> Dict[str, int]:
+        return self._native.stats()
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Where the next batch comes from, with the planner's state there."""
+        step, micro = self._native.position
+        state = self.planner.state_dict(step)
+        state["micro_step"] = int(micro)
+        return state
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Continue exactly where :meth:`state_dict` was taken (same batches follow)."""
+        self.planner.load_state_dict(state)
+        self._start(int(state["step"]), int(state["micro_step"]))

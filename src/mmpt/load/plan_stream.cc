@@ -1,0 +1,113 @@
+#include "mmpt/load/plan_stream.h"
+
+namespace mmpt::load {
+
+// Kept behind a pointer: the Planner borrows the table, costs and model, so they must not move.
+struct PlanStream::Parts {
+  cost::SampleTable table;
+  cost::CostedSamples costs;
+  cost::CostModel model;
+  std::optional<plan::Planner> planner;
+  plan::Layout layout;
+};
+
+namespace {
+// Plans kept for workers that are a few micro-steps apart, and planner states (a few KB each)
+// for the recent steps a loader's position can be at: memory stays flat over a long run.
+constexpr size_t kCachedPlans = 4;
+constexpr size_t kKeptStates = 64;
+}  // namespace
+
+Result<std::shared_ptr<PlanStream>> PlanStream::Create(cost::SampleTable table,
+                                                       const PlanStreamConfig& config) {
+  MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
+                        cost::CostModel::FromPresets(config.vision, config.llm, config.hardware));
+  auto parts = std::unique_ptr<Parts>(
+      new Parts{std::move(table), {}, std::move(model), {}, config.planner.layout});
+  MMPT_ASSIGN_OR_RETURN(parts->costs, cost::CostSamples(parts->table, parts->model));
+  MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
+                        plan::Planner::Create(parts->table, parts->costs, parts->model,
+                                              config.planner));
+  parts->planner.emplace(std::move(planner));
+  return std::shared_ptr<PlanStream>(new PlanStream(std::move(parts)));
+}
+
+PlanStream::PlanStream(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {
+  first_step_ = parts_->planner->next_step();
+}
+
+PlanStream::~PlanStream() = default;
+
+const cost::SampleTable& PlanStream::table() const { return parts_->table; }
+
+Status PlanStream::AdvanceTo(uint64_t step) {
+  plan::Planner& planner = *parts_->planner;
+  while (planner.next_step() <= step) {
+    const uint64_t s = planner.next_step();
+    states_[s] = planner.SaveState();
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, planner.PlanStep());
+    plans_[s] = std::make_shared<const plan::StepPlan>(std::move(made));
+    while (plans_.size() > kCachedPlans) plans_.erase(plans_.begin());
+    while (states_.size() > kKeptStates) states_.erase(states_.begin());
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<const plan::StepPlan>> PlanStream::Plan(uint64_t step) {
+  std::lock_guard lock(mu_);
+  auto it = plans_.find(step);
+  if (it != plans_.end()) return it->second;
+  if (step < first_step_) {
+    return Status::OutOfRange("plan of step {}: this planner starts at step {}", step,
+                              first_step_);
+  }
+  if (step < parts_->planner->next_step()) {
+    // Behind the cache: replay from the state saved before `step`, then come back.
+    auto saved = states_.find(step);
+    if (saved == states_.end()) {
+      return Status::OutOfRange("plan of step {}: too far behind the planner (at step {})", step,
+                                parts_->planner->next_step());
+    }
+    const std::string resume = parts_->planner->SaveState();
+    MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(saved->second));
+    Result<plan::StepPlan> made = parts_->planner->PlanStep();
+    MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(resume));
+    if (!made.ok()) return made.status();
+    return std::make_shared<const plan::StepPlan>(std::move(*made));
+  }
+  MMPT_RETURN_IF_ERROR(AdvanceTo(step));
+  return plans_.at(step);
+}
+
+Result<std::string> PlanStream::StateAt(uint64_t step) {
+  std::lock_guard lock(mu_);
+  if (step < first_step_) {
+    return Status::OutOfRange("planner state of step {}: this planner starts at step {}", step,
+                              first_step_);
+  }
+  if (step == parts_->planner->next_step()) return parts_->planner->SaveState();
+  MMPT_RETURN_IF_ERROR(AdvanceTo(step));
+  auto saved = states_.find(step);
+  if (saved == states_.end()) {
+    return Status::OutOfRange("planner state of step {}: only the last {} steps are kept", step,
+                              kKeptStates);
+  }
+  return saved->second;
+}
+
+Status PlanStream::Restore(std::string_view state) {
+  std::lock_guard lock(mu_);
+  MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(state));
+  plans_.clear();
+  states_.clear();
+  first_step_ = parts_->planner->next_step();
+  return Status::OK();
+}
+
+PlanFunction PlanStream::AsFunction() {
+  return [self = shared_from_this()](uint64_t step) { return self->Plan(step); };
+}
+
+const plan::Layout& PlanStream::layout() const { return parts_->layout; }
+
+}  // namespace mmpt::load

@@ -1,0 +1,71 @@
+#pragma once
+
+// Plans by step number for the loader, from the sequential planner: plans are made in order,
+// once, remembered for a few steps, and the planner's state before every planned step is kept
+// so a loader can save its place and resume at it.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/load/loader.h"
+#include "mmpt/plan/planner.h"
+
+namespace mmpt::load {
+
+/// What a PlanStream is made from: presets by name and the planner's config.
+struct PlanStreamConfig {
+  plan::PlannerConfig planner;
+  std::string vision = "qwen2-vl";  // vision preset (must match the dataset's image tokens)
+  std::string llm = "qwen2.5-7b";
+  std::string hardware = "h200";
+};
+
+/// Owns a corpus table, its costs, a cost model and a Planner, and serves plans by step.
+/// Thread safety: Plan(), StateAt() and Restore() may be called from any thread (one mutex).
+class PlanStream : public std::enable_shared_from_this<PlanStream> {
+ public:
+  /// Plan over `table` (e.g. plan::ReadPreparedDataset of the dataset the loader reads).
+  /// Errors: those of CostModel::FromPresets, CostSamples and Planner::Create.
+  static Result<std::shared_ptr<PlanStream>> Create(cost::SampleTable table,
+                                                    const PlanStreamConfig& config);
+  ~PlanStream();
+
+  /// The plan of `step`. Steps ahead are planned in order; a step behind the cached ones is
+  /// re-planned from the planner state saved before it (kept for the last 64 steps).
+  /// Errors: the planner's; OutOfRange for a step before the first this stream can reach
+  /// (before a restored state) or more than 64 steps behind.
+  Result<std::shared_ptr<const plan::StepPlan>> Plan(uint64_t step);
+  /// The planner's serialized state just before planning `step` (what Restore needs to make
+  /// `step` next). Plans up to `step` if needed. Errors: as Plan.
+  Result<std::string> StateAt(uint64_t step);
+  /// Resume from StateAt() bytes: the next plan made is that state's step. Forgets cached plans.
+  /// Errors: those of Planner::RestoreState (Corrupt, InvalidArgument).
+  Status Restore(std::string_view state);
+  /// A PlanFunction for Loader::Start that keeps this stream alive.
+  PlanFunction AsFunction();
+
+  const cost::SampleTable& table() const;
+  const plan::Layout& layout() const;
+
+ private:
+  struct Parts;
+  explicit PlanStream(std::unique_ptr<Parts> parts);
+  // Plan steps until next_step() > step (mu_ held).
+  Status AdvanceTo(uint64_t step);
+
+  std::unique_ptr<Parts> parts_;
+  std::mutex mu_;
+  uint64_t first_step_ = 0;  // the earliest step a saved state can reproduce
+  std::map<uint64_t, std::shared_ptr<const plan::StepPlan>> plans_;  // recent plans
+  std::map<uint64_t, std::string> states_;  // planner state before each planned step
+};
+
+}  // namespace mmpt::load

@@ -1,0 +1,162 @@
+"""mmpt.Dataset / mmpt.Planner / mmpt.Loader on a prepared real-data corpus: batches as NumPy
+views of mmpt's memory, Megatron-style tensors, saving and restoring the position, and bad
+input at load time raised as mmpt exceptions with the C++ message."""
+
+import gc
+import os
+import shutil
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import load_corpus
+import mmpt
+from mmpt.torch import megatron_batch, to_tensors
+
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory):
+    return load_corpus.build(str(tmp_path_factory.mktemp("coco_small")), samples=96)
+
+
+def make_loader(path, steps=2, rank=0, dp=2, ga=2, **kwargs):
+    dataset = mmpt.Dataset(path)
+    planner = mmpt.Planner(dataset, seq_len=2048, dp=dp, ga=ga, seed=5, vision="qwen2-vl")
+    return mmpt.Loader(dataset, planner, dp_rank=rank, steps=steps, **kwargs)
+
+
+def digest(batch):
+    return [mmpt.hash64(np.ascontiguousarray(batch[k]))
+            for k in ("tokens", "labels", "position_ids", "pixel_values")]
+
+
+def test_batches_are_views_of_mmpt_memory_with_the_documented_shapes(dataset_dir):
+    loader = make_loader(dataset_dir, steps=1)
+    batch = next(loader)
+    t = batch["tokens"].shape[0]
+    assert batch["tokens"].dtype == np.int32 and batch["labels"].dtype == np.int32
+    assert batch["loss_mask"].dtype == np.float32 and batch["loss_mask"].shape == (t,)
+    assert batch["position_ids"].shape == (3, t)
+    assert batch["cu_seqlens_padded"][-1] == t and batch["cu_seqlens"][-1] <= t
+    assert batch["max_seqlen"] == np.diff(batch["cu_seqlens_padded"]).max()
+    patches = int(np.prod(batch["image_grid_thw"], axis=1).sum())
+    assert batch["pixel_values"].shape == (patches, 1176)
+    assert batch["pixel_values"].dtype == np.float32
+    assert np.all((batch["labels"] == -100) == (batch["loss_mask"] == 0))
+    for key in ("tokens", "labels", "loss_mask", "position_ids", "pixel_values"):
+        array = batch[key]
+        assert not array.flags.owndata, key  # a view: the memory is the C++ Batch's
+        assert array.flags.c_contiguous, key
+    # The arrays keep their batch alive after the loader is gone.
+    tokens, pixels = batch["tokens"], batch["pixel_values"]
+    expected = (int(tokens.sum()), float(pixels[:10].sum()))
+    del batch, loader
+    gc.collect()
+    assert (int(tokens.sum()), float(pixels[:10].sum())) == expected
+    # Tensors share the same memory.
+    batch = next(make_loader(dataset_dir, steps=1))
+    tensors = to_tensors(batch)
+    assert tensors["pixel_values"].data_ptr() == batch["pixel_values"].ctypes.data
+    meg = megatron_batch(batch)
+    assert meg["tokens"].shape == (1, t) and meg["position_ids"].shape == (3, 1, t)
+    assert meg["packed_seq_params"]["qkv_format"] == "thd"
+
+
+def test_ranks_get_different_samples_and_plan_hashes_agree(dataset_dir):
+    first = [next(make_loader(dataset_dir, steps=1, rank=r)) for r in range(2)]
+    assert first[0]["plan_hash"] == first[1]["plan_hash"]
+    mmpt.check_plan_agreement([b["plan_hash"] for b in first], 0)
+    a = set(zip(first[0]["sample_source"], first[0]["sample_index"]))
+    b = set(zip(first[1]["sample_source"], first[1]["sample_index"]))
+    assert a and b and not (a & b)
+    with pytest.raises(mmpt.InternalError, match="rank 1 has"):
+        mmpt.check_plan_agreement([1, 2], 0)
+
+
+def test_state_dict_restores_the_same_batches(dataset_dir):
+    loader = make_loader(dataset_dir, steps=4)
+    for _ in range(3):
+        next(loader)
+    state = loader.state_dict()
+    assert (state["step"], state["micro_step"]) == (1, 1)
+    expected = [digest(b) for b in loader]
+    assert len(expected) == 5
+    fresh = make_loader(dataset_dir, steps=4)
+    fresh.load_state_dict(state)
+    assert [digest(b) for b in fresh] == expected
+
+
+def test_blocking_next_releases_the_gil(dataset_dir):
+    loader = make_loader(dataset_dir, steps=4, num_threads=1, prefetch=1)
+    done = threading.Event()
+    ticks = 0
+
+    def consume():
+        for _ in loader:
+            pass
+        done.set()
+
+    thread = threading.Thread(target=consume)
+    thread.start()
+    while not done.is_set():
+        ticks += 1
+        time.sleep(0.001)
+    thread.join()
+    assert ticks > 5
+
+
+def test_bad_arguments_and_paths_raise_with_the_cpp_message(tmp_path, dataset_dir):
+    with pytest.raises(mmpt.NotFoundError, match="mmpt.json"):
+        mmpt.Dataset(str(tmp_path / "nothing"))
+    with pytest.raises(mmpt.InvalidArgumentError, match="policy"):
+        make_loader(dataset_dir, on_bad_sample="ignore")
+    with pytest.raises(mmpt.InvalidArgumentError, match="dp rank 5"):
+        make_loader(dataset_dir, rank=5)
+
+
+def damaged_copy(dataset_dir, tmp_path, damage):
+    copy = str(tmp_path / "damaged")
+    shutil.copytree(dataset_dir, copy)
+    damage(copy)
+    return copy
+
+
+def corrupt_first_shard(path):
+    zips = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(path) for f in fs
+                  if f.endswith(".zip"))
+    with open(zips[0], "r+b") as f:
+        size = f.seek(0, 2)
+        for offset in range(1000, size - 8, 2000):  # inside every image of the shard
+            f.seek(offset)
+            f.write(b"\xde\xad\xbe\xef")
+
+
+def test_corrupted_images_fail_or_are_dropped_by_policy(dataset_dir, tmp_path):
+    path = damaged_copy(dataset_dir, tmp_path, corrupt_first_shard)
+    with pytest.raises(mmpt.CorruptError, match="CRC-32"):
+        for _ in make_loader(path, steps=3):
+            pass
+    dropped, kept = [], 0
+    for batch in make_loader(path, steps=3, on_bad_sample="drop"):
+        dropped += batch["dropped"]
+        kept += len(batch["sample_index"])
+        assert len(batch["image_grid_thw"]) == len(batch["sample_index"])
+    assert dropped and kept
+    assert all("CRC-32" in d["reason"] for d in dropped)
+
+
+def test_missing_shard_is_named(dataset_dir, tmp_path):
+    def remove_a_zip(path):
+        zips = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(path) for f in fs
+                      if f.endswith(".zip"))
+        os.remove(zips[-1])
+
+    path = damaged_copy(dataset_dir, tmp_path, remove_a_zip)
+    with pytest.raises(mmpt.Error, match=r"\.zip"):
+        for _ in make_loader(path, steps=3):
+            pass
+    reasons = [d["reason"] for b in make_loader(path, steps=3, on_bad_sample="drop")
+               for d in b["dropped"]]
+    assert reasons and all(".zip" in r for r in reasons)
