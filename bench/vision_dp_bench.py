@@ -37,15 +37,20 @@ from vdp_model import SmallEncoder, load_coco  # noqa: E402
 MMC4_PATH = os.path.join(ROOT, "..", "shared", "data", "real", "mmc4_core_ff_docs.jsonl")
 HIDDEN, HEADS, LAYERS, OUT = 64, 4, 1, 64
 PATCH, MERGE, TEMPORAL = 14, 2, 2
-# The encoder below, as a cost-module vision preset (data, not code).
-VISION_PRESET = json.dumps({
-    "name": "cpu-small-encoder",
-    "resolution": {"rule": "smart_resize", "patch_size": PATCH, "spatial_merge": MERGE,
-                   "temporal_patch": TEMPORAL, "min_pixels": 3136, "max_pixels": 28 * 28 * 256},
-    "encoder": {"hidden": HIDDEN, "layers": LAYERS, "heads": HEADS, "mlp_hidden": 4 * HIDDEN,
-                "gated_mlp": False, "full_attention_layers": "all",
-                "merger_hidden": MERGE * MERGE * HIDDEN},
-})
+
+
+def vision_preset(max_tokens: int) -> str:
+    """The encoder below as a cost-module vision preset (data, not code); images are resized
+    to at most `max_tokens` LLM tokens (28×28 pixels each)."""
+    return json.dumps({
+        "name": "cpu-small-encoder",
+        "resolution": {"rule": "smart_resize", "patch_size": PATCH, "spatial_merge": MERGE,
+                       "temporal_patch": TEMPORAL, "min_pixels": 3136,
+                       "max_pixels": 28 * 28 * max_tokens},
+        "encoder": {"hidden": HIDDEN, "layers": LAYERS, "heads": HEADS, "mlp_hidden": 4 * HIDDEN,
+                    "gated_mlp": False, "full_attention_layers": "all",
+                    "merger_hidden": MERGE * MERGE * HIDDEN},
+    })
 TEMPLATE_TOKENS = 12  # chat-template tokens around a sample (system/user/assistant markers)
 
 
@@ -70,11 +75,11 @@ def load_mix(seed: int, tokenizer):
     return mix
 
 
-def pack_samples(samples, seq_len: int, num_packs: int):
+def pack_samples(samples, seq_len: int, num_packs: int, preset: str):
     """Greedy packing in sample order: [(tokens, [image cost dict, ...]) per sample] per pack."""
     packs, current, used = [], [], 0
     for text_tokens, sizes in samples:
-        images = [mmpt.image_cost(w, h, VISION_PRESET, OUT) for w, h in sizes]
+        images = [mmpt.image_cost(w, h, preset, OUT) for w, h in sizes]
         tokens = text_tokens + sum(i["llm_tokens"] for i in images)
         if tokens > seq_len:
             continue  # an overlong document; the planner would truncate or split it
@@ -113,9 +118,11 @@ def time_encode(encoder, pixels, grids, repeats: int):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--packs", type=int, default=6)
+    parser.add_argument("--packs", type=int, default=4)
     parser.add_argument("--seq-len", type=int, default=4096)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=128,
+                        help="LLM tokens an image is resized to at most (Qwen2-VL: 16384)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
@@ -123,7 +130,8 @@ def main():
     torch.manual_seed(args.seed)
 
     tokenizer = mmpt.Tokenizer.load()
-    packs = pack_samples(load_mix(args.seed, tokenizer), args.seq_len, args.packs)
+    packs = pack_samples(load_mix(args.seed, tokenizer), args.seq_len, args.packs,
+                         vision_preset(args.max_tokens))
     encoder = SmallEncoder(HIDDEN, OUT, HEADS, LAYERS, patch_dim=3 * TEMPORAL * PATCH * PATCH)
     gen = torch.Generator().manual_seed(args.seed)
     pixels, grids = [], []  # per pack, per image
@@ -148,6 +156,7 @@ def main():
                 measured[policy][k][rank] = time_encode(
                     encoder, [pixels[k][i] for i in mine], [grids[k][i] for i in mine],
                     args.repeats)
+        print(f"pack {k + 1}/{len(packs)} timed", file=sys.stderr, flush=True)
 
     plan = [[(tokens, [(i["llm_tokens"], i["train_flops"]) for i in images])
              for tokens, images in pack] for pack in packs]
@@ -159,7 +168,8 @@ def main():
     seconds_per_flop = sum(f * s for f, s in pairs) / sum(f * f for f, _ in pairs)
 
     print(f"vision DP at CP 2: {len(packs)} packs of <= {args.seq_len} tokens, "
-          f"{sum(len(p) for p in pixels)} images; encoder hidden {HIDDEN}, {LAYERS} layer(s), "
+          f"{sum(len(p) for p in pixels)} images of <= {args.max_tokens} tokens; encoder hidden "
+          f"{HIDDEN}, {LAYERS} layer(s), "
           f"CPU 1 thread; fitted {seconds_per_flop * 1e9:.3f} s per GFLOP")
     print(f"{'pack':>4} {'imgs':>4}  {'policy':<5} {'rank0 s':>8} {'rank1 s':>8} "
           f"{'max/mean':>8} | {'sim r0 s':>8} {'sim r1 s':>8} {'max/mean':>8}")
