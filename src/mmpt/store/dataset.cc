@@ -110,9 +110,12 @@ Result<Sample> Dataset::GetSample(uint64_t i) const {
   auto [shard, local] = Locate(i);
   // One parser per thread: parsing reuses its buffers across calls.
   thread_local RecordParser parser;
-  std::string file = dir_ + "/" + manifest_.shards[shard].stem + ".jsonl";
-  auto sample = parser.Parse(line, InputFormat::kCanonical, {file, local + 1});
-  if (!sample.ok()) return Status(StatusCode::kCorrupt, sample.status().message());
+  // The location is only needed for an error message; build its path only then.
+  auto sample = parser.Parse(line, InputFormat::kCanonical, {"", local + 1});
+  if (!sample.ok()) {
+    return Status::Corrupt("{}/{}.jsonl{}", dir_, manifest_.shards[shard].stem,
+                           sample.status().message());
+  }
   return sample;
 }
 
