@@ -240,3 +240,48 @@ TEST_F(PrepareTest, MergeJoinsSeparateDirectoriesWithoutCopying) {
 
 }  // namespace
 }  // namespace mmpt::store
+
+#include <thread>
+
+#include "mmpt/comm/in_process.h"
+
+namespace mmpt::store {
+namespace {
+
+// Several ranks (threads of one in-process group, as mpirun's processes would be) each prepare
+// their part into one directory; rank 0 merges; the result equals a single-process run.
+TEST_F(PrepareTest, RanksPrepareTheirPartsAndRankZeroMerges) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 14; ++i) {
+    lines.push_back(fmt::format(
+        R"({{"id":"r{}","image":"img/a.jpg","conversations":[{{"from":"human","value":"<image> r {}"}}]}})",
+        i, i));
+  }
+  WriteInput("ranks.jsonl", lines);
+  options_.inputs = {{in_ + "/ranks.jsonl", "ranks"}};
+  options_.jobs = 1;
+  ASSERT_TRUE(Prepare(options_).ok());
+  auto single = Dataset::Open(out_);
+  ASSERT_TRUE(single.ok());
+
+  std::string ranks_dir = FreshDir("prepare_ranks");
+  comm::InProcessGroup group(3);
+  std::vector<Status> statuses(3);
+  std::vector<std::thread> threads;
+  for (uint32_t rank = 0; rank < 3; ++rank) {
+    threads.emplace_back([&, rank] {
+      PrepareOptions options = options_;
+      options.out_dir = ranks_dir;
+      statuses[rank] = PrepareOnRanks(options, group.Rank(rank)).status();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Status& status : statuses) ASSERT_TRUE(status.ok()) << status.ToString();
+  auto dataset = Dataset::Open(ranks_dir);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  EXPECT_EQ(Keys(*dataset), Keys(*single));
+  EXPECT_TRUE(VerifyDataset(ranks_dir, {1, false}, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace mmpt::store
