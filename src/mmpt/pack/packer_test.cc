@@ -225,6 +225,9 @@ TEST(StreamingPackerTest, EveryItemComesOutOnceAndCarryIsBounded) {
     tokens += sum;
   }
   for (int s : seen) ASSERT_EQ(s, 1);
+  uint64_t item_tokens = 0;
+  for (const auto& item : items) item_tokens += item.tokens;
+  EXPECT_EQ(tokens, item_tokens);  // nothing lost or counted twice
   EXPECT_GT(packer.carried_total(), 0u);
   // Packs emitted before the flush are the full ones (or forced by the carry bound).
   double emitted_tokens = 0;
