@@ -68,7 +68,9 @@ void BindStore(py::module_& m) {
       "with on_error='fail'.");
 
   py::class_<store::Dataset, std::shared_ptr<store::Dataset>>(
-      m, "Dataset", "A prepared dataset, read through mmap (thread-safe, read-only).")
+      m, "DatasetReader",
+      "Random access to a prepared dataset through mmap (thread-safe, read-only): planning "
+      "metadata, token ids, media bytes. mmpt.Dataset is the loader's view of one.")
       .def_static(
           "open",
           [](const std::string& dir) {

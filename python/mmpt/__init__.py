@@ -42,8 +42,10 @@ if hasattr(_mmpt, "Loader"):
     from .data import Dataset, Loader, Planner  # noqa: F401,E402
 
 # Bindings of modules that are built only when their module is: re-export what exists.
-for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "Dataset", "ThdSplit", "split_thd",
-              "assign_vision", "place_images", "image_cost", "simulate_cp_vision"):
+# (The store's DatasetReader is not mmpt.Dataset: that name is the loader's, in data.py.)
+for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "DatasetReader",
+              "ThdSplit", "split_thd", "assign_vision", "place_images", "image_cost",
+              "simulate_cp_vision"):
     if hasattr(_mmpt, _name):
         globals()[_name] = getattr(_mmpt, _name)
 del _name

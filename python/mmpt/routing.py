@@ -113,6 +113,18 @@ class VisionRouting:
             segments.sort(key=lambda seg: seg.local_offset)
         return VisionRouting.create(cp_size, image_rows, encoded, consumed, policy)
 
+    @staticmethod
+    def from_batch(batch) -> "VisionRouting":
+        """The routing of a batch dict from ``mmpt.Loader`` (keys ``cp_size``, ``image_rows``,
+        ``image_encoder``, ``routes``). Raises ValueError for a batch without routing (CP 1:
+        the loader sends none; every image is local, encode them all)."""
+        cp_size = int(batch["cp_size"])
+        if cp_size < 2:
+            raise ValueError("routing: a CP 1 batch carries no vision-DP routing; encode its "
+                             "pixel_values and write the rows at its image-pad tokens")
+        return VisionRouting.from_arrays(cp_size, batch["image_rows"], batch["image_encoder"],
+                                         batch["routes"], "")
+
     def to_arrays(self):
         """(image_rows, image_encoder, routes): the inverse of :meth:`from_arrays`; raises
         ValueError when an image has several encoders (naive policy)."""

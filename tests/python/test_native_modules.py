@@ -61,7 +61,7 @@ def test_simulator_divides_vision_work_as_the_routing_does():
         mmpt.place_images([10], [(0, 20, 1.0)])  # more image tokens than the sample holds
 
 
-@needs(not hasattr(mmpt, "Dataset"), reason="store module not built")
+@needs(not hasattr(mmpt, "DatasetReader"), reason="store module not built")
 def test_prepare_then_read_the_real_mix_back(tmp_path):
     from vdp_model import load_coco, write_real_mix
 
@@ -69,7 +69,7 @@ def test_prepare_then_read_the_real_mix_back(tmp_path):
     inputs = write_real_mix(str(tmp_path / "inputs"), coco, num_captions=20, num_docs=4)
     report = mmpt.prepare(inputs, str(tmp_path / "ds"), jobs=1, on_error="fail")
     assert (report["samples"], report["skipped"]) == (24, 0)
-    dataset = mmpt.Dataset.open(str(tmp_path / "ds"))
+    dataset = mmpt.DatasetReader.open(str(tmp_path / "ds"))
     assert dataset.num_samples == 24 and dataset.sources == ["coco", "mmc4"]
     for i in range(20):
         meta = dataset.sample_meta(i)
@@ -85,7 +85,7 @@ def test_prepare_then_read_the_real_mix_back(tmp_path):
     with pytest.raises(mmpt.OutOfRangeError, match="sample 24"):
         dataset.sample_meta(24)
     with pytest.raises(mmpt.NotFoundError):
-        mmpt.Dataset.open(str(tmp_path / "nothing-here"))
+        mmpt.DatasetReader.open(str(tmp_path / "nothing-here"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "image": {"width": 0, "height": 5}, "conversations": []}\n')
     with pytest.raises(mmpt.Error, match="bad.jsonl:1"):

@@ -129,3 +129,18 @@ def test_the_flat_form_rejects_bad_ranks_and_naive_routings():
     naive = mmpt.assign_vision(mmpt.split_thd([40], 2), [(5, 30, 1.0)], "naive")
     with pytest.raises(ValueError, match="encoders \\[0, 1\\]"):
         naive.to_arrays()
+
+
+def test_from_batch_reads_the_loader_batch_keys():
+    import numpy as np
+
+    routing = mmpt.assign_vision(mmpt.split_thd([300, 200], 2), [(10, 150, 3.0), (320, 90, 1.0)],
+                                 "cost")
+    rows, encoder, routes = routing.to_arrays()
+    batch = {"cp_size": 2, "image_rows": np.array(rows, dtype=np.int32),
+             "image_encoder": np.array(encoder, dtype=np.int32),
+             "routes": np.array(routes, dtype=np.int32).reshape(-1, 6)}
+    assert VisionRouting.from_batch(batch).consumed == routing.consumed
+    with pytest.raises(ValueError, match="CP 1"):
+        VisionRouting.from_batch({"cp_size": 1, "image_rows": [], "image_encoder": [],
+                                  "routes": []})
