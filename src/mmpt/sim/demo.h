@@ -30,6 +30,9 @@ struct DemoOptions {
   std::vector<ReportSection> extra_sections;
   /// Use the built-in profile even when ../shared/data/real is present (tests).
   bool force_builtin_profile = false;
+  /// Where the demo synthesizes a small real-file sample of the corpus (store::BuildDemoDataset)
+  /// and prepares it, when ../shared/data/real is present.
+  std::string work_dir = "demo-out";
 };
 
 /// A corpus shaped like plan::PretrainingMix (sources coco, mmc4, text, text-long) drawn from a
@@ -39,8 +42,10 @@ struct DemoOptions {
 /// of 150–900 tokens and long ones of 1.5k–20k. `samples` caption pairs, the rest in proportion.
 Result<cost::SampleTable> BuiltinProfileCorpus(uint32_t samples, uint64_t seed);
 
-/// Run the demo: take the mixed real-data corpus (plan::PretrainingMix) when
-/// ../shared/data/real is present, else BuiltinProfileCorpus; simulate the seed's
+/// Run the demo: when ../shared/data/real is present, synthesize a small corpus with real image
+/// files from it and prepare it (store::BuildDemoDataset), read its `.meta` back, and plan the
+/// mixed real-data corpus (plan::PretrainingMix); else plan BuiltinProfileCorpus. Simulate the
+/// seed's
 /// configurations; write a self-contained HTML report to options.report_path. Returns the text
 /// to print (corpus line, ablation tables with their parameters, the report's path).
 /// Errors: those of the corpus, planners, simulation and WriteReport.

@@ -64,6 +64,7 @@ TEST(DemoSlow, DemoWritesAReportThatRendersInChromium) {
   fs::create_directories(dir / "profile2");
   DemoOptions options;
   options.report_path = (dir / "report.html").string();
+  options.work_dir = (dir / "work").string();
   auto text = RunDemo(options);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   EXPECT_NE(text->find("+ vision DP when CP (by cost, mmpt)"), std::string::npos);
@@ -71,7 +72,7 @@ TEST(DemoSlow, DemoWritesAReportThatRendersInChromium) {
 
   auto dom = testing_browser::DumpDom(options.report_path, (dir / "profile").string());
   ASSERT_TRUE(dom.ok()) << dom.status().ToString();
-  for (const char* id : {"ablation", "corpus", "load", "cp", "parameters"}) {
+  for (const char* id : {"ablation", "corpus", "load", "cp", "prepared", "parameters"}) {
     EXPECT_NE(dom->find(fmt::format("<section id=\"{}\">", id)), std::string::npos) << id;
   }
   size_t charts = 0;
