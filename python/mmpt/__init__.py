@@ -35,12 +35,6 @@ from _mmpt import (  # noqa: F401 - re-exported
 
 from .routing import RowSegment, VisionRouting  # noqa: F401,E402
 
-# The loader (built with the load module): Dataset, Planner, Loader and the plan agreement check.
-if hasattr(_mmpt, "Loader"):
-    from _mmpt import check_plan_agreement  # noqa: F401,E402
-
-    from .data import Dataset, Loader, Planner  # noqa: F401,E402
-
 # Bindings of modules that are built only when their module is: re-export what exists.
 # (The store's DatasetReader is not mmpt.Dataset: that name is the loader's, in data.py.)
 for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "DatasetReader",
@@ -49,3 +43,11 @@ for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", 
     if hasattr(_mmpt, _name):
         globals()[_name] = getattr(_mmpt, _name)
 del _name
+
+# The loader (built with the load module): Dataset, Planner, Loader and the plan agreement check.
+# Its Dataset (a prepared dataset opened for loading) is mmpt.Dataset; the store's reader
+# binding stays reachable as _mmpt.Dataset.
+if hasattr(_mmpt, "Loader"):
+    from _mmpt import check_plan_agreement  # noqa: F401,E402
+
+    from .data import Dataset, Loader, Planner  # noqa: F401,E402

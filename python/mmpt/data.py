@@ -39,6 +39,12 @@ class Dataset:
                                            image_pad_token_id=image_pad_token_id,
                                            verify_crc=verify_crc)
 
+    @staticmethod
+    def open(path: str):
+        """The store's reader of a prepared dataset (``_mmpt.Dataset.open``: samples and media
+        by index), for code that reads rather than loads."""
+        return _mmpt.Dataset.open(path)
+
     @property
     def num_samples(self) -> int:
         return self._source.num_samples
