@@ -1,11 +1,13 @@
 // `mmpt demo` (what `make demo` runs): the tokenizer's throughput on the demo corpus, then the
 // seed's ablation simulated on the mixed real-data corpus (a built-in profile when
-// ../shared/data/real is absent), printed as tables and written to report.html.
+// ../shared/data/real is absent), printed as tables and written to report.html; then a few real
+// batches loaded from the prepared real-file sample, with their shapes and timing.
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "command.h"
+#include "mmpt/load/batch_summary.h"
 #include "mmpt/sim/demo.h"
 #include "mmpt/text/corpus.h"
 #include "mmpt/text/tokenizer.h"
@@ -15,6 +17,7 @@ namespace {
 
 struct DemoOptions {
   int rounds = 3;
+  uint32_t batches = 3;
   sim::DemoOptions sim;
 };
 
@@ -68,6 +71,17 @@ Status Run(DemoOptions& options) {
   options.sim.extra_sections.push_back(section);
   MMPT_ASSIGN_OR_RETURN(std::string text, sim::RunDemo(options.sim));
   fmt::print("{}", text);
+
+  // RunDemo prepared a real-file sample under work_dir when the real data is present.
+  const std::string dataset = options.sim.work_dir + "/dataset";
+  if (!std::filesystem::exists(dataset + "/mmpt.json")) return Status::OK();
+  load::PlanStreamConfig config;
+  config.planner.layout.seq_len = 4096;
+  config.planner.layout.ga = options.batches;
+  MMPT_ASSIGN_OR_RETURN(std::string batches,
+                        load::LoadAndSummarize(dataset, config, options.batches));
+  fmt::print("\nmmpt demo: load {} batches of DP rank 0 from {}\n{}", options.batches, dataset,
+             batches);
   return Status::OK();
 }
 
@@ -78,6 +92,9 @@ const bool registered = RegisterCommand({
     [](CLI::App& app) -> Action {
       auto options = std::make_shared<DemoOptions>();
       app.add_option("--rounds", options->rounds, "Timed tokenizer passes over the corpus")
+          ->capture_default_str()
+          ->check(CLI::PositiveNumber);
+      app.add_option("--batches", options->batches, "Real batches loaded and described at the end")
           ->capture_default_str()
           ->check(CLI::PositiveNumber);
       app.add_option("--report", options->sim.report_path, "Where to write the HTML report")
