@@ -1,4 +1,5 @@
 #include "mmpt/media/image_decode.h"
+#include "mmpt/media/jpeg_error_internal.h"
 
 #include <algorithm>
 #include <csetjmp>
@@ -26,17 +27,8 @@ inline uint8_t MulDiv255(uint32_t a, uint32_t b) {
 // ---- JPEG. libjpeg reports errors by longjmp: the functions between setjmp and the library
 // hold only trivially destructible locals, and the Image they fill is owned by the caller. ----
 
-struct JpegError {
-  jpeg_error_mgr mgr;
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void JpegErrorExit(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<JpegError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  longjmp(err->jump, 1);
-}
+using internal::JpegError;
+using internal::JpegErrorExit;
 
 // Warnings about damaged data are tolerated, as Pillow tolerates them; a file that ends before
 // its last scan is not (libjpeg would pad it with grey), as Pillow refuses truncated files.

@@ -1,4 +1,5 @@
 #include "mmpt/media/image_encode.h"
+#include "mmpt/media/jpeg_error_internal.h"
 
 #include <algorithm>
 #include <csetjmp>
@@ -34,17 +35,8 @@ uint8_t CubeIndex(const uint8_t* rgb) {
 
 // ---- JPEG (libjpeg reports errors by longjmp; only trivially destructible locals here) ----
 
-struct JpegError {
-  jpeg_error_mgr mgr;
-  jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-void JpegErrorExit(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<JpegError*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, err->message);
-  longjmp(err->jump, 1);
-}
+using internal::JpegError;
+using internal::JpegErrorExit;
 
 // Returns false with `err->message` set on failure. `*out`/`*out_size` are malloc'd by libjpeg.
 bool CompressJpeg(const Image& image, const EncodeOptions& options, const uint8_t* rows,
