@@ -1,6 +1,7 @@
 #include "mmpt/store/meta.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <vector>
@@ -11,7 +12,8 @@ namespace mmpt::store {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("mmpt_meta_test_" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("mmpt_meta_test_" + name + "_" + std::to_string(::getpid())))
+      .string();
 }
 
 struct Table {

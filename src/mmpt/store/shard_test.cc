@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/store/test_util_internal.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/shard_writer.h"
@@ -17,12 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string TempDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("mmpt_shard_test_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
+std::string TempDir(const std::string& name) { return testing::FreshDir("shard_" + name); }
 
 TEST(JsonlIndexTest, OffsetsMatchEnergonLayout) {
   std::string text = "{\"a\":1}\n{\"b\":22}\n\n{\"c\":3}";
