@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/subprocess.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/media/image_synth.h"
 
@@ -32,17 +33,12 @@ const char* kScript = MMPT_SOURCE_DIR "/tests/media/hf_image_reference.py";
 const char* kCoco = MMPT_SOURCE_DIR "/../shared/data/real/coco_val2017_captions.json";
 
 std::string Capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  if (pclose(pipe) != 0) {
-    std::fprintf(stderr, "image_pipeline: `%s` failed\n%s", command.c_str(), out.c_str());
+  auto out = mmpt::RunCommand(command);
+  if (!out.ok()) {
+    std::fprintf(stderr, "image_pipeline: %s\n", out.status().ToString().c_str());
     std::exit(1);
   }
-  return out;
+  return *std::move(out);
 }
 
 // CPU seconds of this thread: per-core throughput, robust to other load on a shared machine

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "mmpt/core/subprocess.h"
 #include "mmpt/text/corpus.h"
 #include "mmpt/text/tokenizer.h"
 
@@ -43,15 +44,10 @@ Result<text::TokenizeStats> RunReference(const std::vector<std::string>& texts, 
   MMPT_RETURN_IF_ERROR(text::WriteTextsAsJsonLines(texts, input.string()));
   const std::string command = fmt::format("node {}/tests/text/reference_tokenize.js --tokenizer '{}' --bench {} {}",
                                           MMPT_SOURCE_DIR, tokenizer, rounds, input.string());
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return Status::IOError("cannot run: {}", command);
-  std::string output;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  const int rc = ::pclose(pipe);
+  auto run = RunCommand(command);
   std::filesystem::remove(input);
-  if (rc != 0) return Status::Internal("reference failed (status {}): {} (needs node and scripts/install-deps.sh)", rc, command);
+  if (!run.ok()) return run.status().WithContext("reference failed (needs node and scripts/install-deps.sh)");
+  const std::string& output = *run;
   simdjson::dom::parser parser;
   simdjson::dom::element result;
   if (parser.parse(output).get(result)) return Status::Corrupt("reference printed no JSON: {}", output);

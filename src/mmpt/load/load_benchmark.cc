@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/subprocess.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/plan/corpus.h"
@@ -75,16 +76,11 @@ Result<LoaderRun> RunBaseline(const LoadBenchmarkOptions& options, const std::st
   const std::string command = fmt::format("'{}' '{}' --input '{}' --workers {} 2>&1",
                                           options.python, options.baseline_script, input,
                                           options.threads);
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return Status::Internal("cannot start the baseline: {}", command);
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
-  const int rc = pclose(pipe);
-  nlohmann::json result = nlohmann::json::parse(output, nullptr, false);
-  if (rc != 0 || result.is_discarded() || !result.is_object()) {
-    return Status::Internal("baseline failed (exit {}): {}\n{}", rc, command, output);
+  auto output = RunCommand(command);
+  if (!output.ok()) return output.status().WithContext("baseline failed");
+  nlohmann::json result = nlohmann::json::parse(*output, nullptr, false);
+  if (result.is_discarded() || !result.is_object()) {
+    return Status::Internal("baseline printed no JSON object: {}\n{}", command, *output);
   }
   LoaderRun run;
   run.micro_steps = result["micro_steps"].get<uint64_t>();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/subprocess.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/media/image_synth.h"
 
@@ -25,15 +26,9 @@ const char* kScript = MMPT_SOURCE_DIR "/tests/media/hf_image_reference.py";
 const char* kCoco = MMPT_SOURCE_DIR "/../shared/data/real/coco_val2017_captions.json";
 
 std::string RunCommand(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  int rc = pclose(pipe);
-  EXPECT_EQ(rc, 0) << command << "\n" << out;
-  return out;
+  auto out = mmpt::RunCommand(command);
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? *std::move(out) : std::string();
 }
 
 struct ParityCase {

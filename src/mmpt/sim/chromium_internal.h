@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "mmpt/core/status.h"
+#include "mmpt/core/subprocess.h"
 
 namespace mmpt::sim::testing_browser {
 
@@ -20,18 +21,6 @@ inline constexpr char kChromiumFlags[] =
     "--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
     "--disable-component-update --disable-sync";
 
-/// Run a shell command, returning its stdout. Errors: Internal with the exit status.
-inline Result<std::string> RunCommand(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return Status::Internal("cannot run: {}", command);
-  std::string out;
-  std::array<char, 65536> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  const int rc = pclose(pipe);
-  if (rc != 0) return Status::Internal("`{}` exited with status {}", command, rc);
-  return out;
-}
 
 /// Chromium's DOM of `html_path` after loading (--dump-dom). Errors: NotFound when chromium is
 /// not installed (scripts/install-deps.sh installs it), Internal when it fails.
