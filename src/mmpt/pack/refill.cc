@@ -2,36 +2,96 @@
 
 #include <algorithm>
 #include <numeric>
-#include <set>
+#include <optional>
+
+#include "mmpt/pack/spare_pool.h"
 
 namespace mmpt::pack {
 namespace {
 
-// Spare items by (tokens, index); lookups return the largest entry under a token limit.
-using SpareSet = std::set<std::pair<uint32_t, uint32_t>>;
+constexpr int kPasses = 2;
+constexpr int kMaxMovesPerVisit = 8;
+// Above this many distinct spare sizes the pair index (O(sizes²) to build) is skipped: single
+// items then cover the token range densely anyway.
+constexpr size_t kMaxPairIndexSizes = 4096;
 
-// The largest spare item with lo < tokens ≤ hi whose images fit `image_room`; at most a few
-// candidates are inspected, so a rare image limit cannot make this linear.
-SpareSet::iterator Largest(SpareSet& spare, std::span<const PackItem> items, uint32_t lo,
-                           uint32_t hi, uint32_t image_room) {
-  auto it = spare.upper_bound({hi, UINT32_MAX});
-  for (int tries = 0; tries < 8 && it != spare.begin(); ++tries) {
-    --it;
-    if (it->first <= lo) break;
-    if (items[it->second].images <= image_room) return it;
+enum class MoveKind : uint8_t { kAdd1, kAdd2, kSwap11, kSwap12, kSwap21, kSwap22 };
+
+// One candidate move on a pack: pack positions out, spare items in, and the token gain.
+struct Move {
+  MoveKind kind = MoveKind::kAdd1;
+  uint32_t gain = 0;
+  uint32_t out_count = 0;
+  size_t out[2] = {0, 0};  // positions in the pack, ascending
+  uint32_t in_count = 0;
+  uint32_t in[2] = {0, 0};
+};
+
+// The pack's state and limits while a move is searched.
+struct PackRoom {
+  uint32_t tokens;   // free tokens
+  uint32_t images;   // free images (UINT32_MAX - used when unlimited)
+  uint64_t samples;  // free sample slots (UINT64_MAX / 2 when unlimited)
+};
+
+class MoveSearch {
+ public:
+  MoveSearch(std::span<const PackItem> items, const SparePool& pool, const PackRoom& room)
+      : items_(items), pool_(pool), room_(room) {}
+
+  // Consider taking `out` (pack positions, tokens and images summed) out and one spare item
+  // in; keep it if it gains more than the best so far.
+  void TrySingle(MoveKind kind, std::initializer_list<size_t> out, uint32_t out_tokens,
+                 uint32_t out_images) {
+    if (room_.samples + out.size() < 1) return;
+    auto in = pool_.Largest(out_tokens + best_.gain, out_tokens + room_.tokens,
+                            room_.images + out_images);
+    if (in) Keep(kind, out, {*in}, items_[*in].tokens - out_tokens);
   }
-  return spare.end();
-}
+  // The same with two spare items in.
+  void TryPair(MoveKind kind, std::initializer_list<size_t> out, uint32_t out_tokens,
+               uint32_t out_images) {
+    if (room_.samples + out.size() < 2) return;
+    auto in = pool_.LargestPair(out_tokens + best_.gain, out_tokens + room_.tokens,
+                                room_.images + out_images);
+    if (in) {
+      Keep(kind, out, {in->first, in->second},
+           items_[in->first].tokens + items_[in->second].tokens - out_tokens);
+    }
+  }
+  bool full() const { return best_.gain == room_.tokens; }
+  const Move& best() const { return best_; }
+
+ private:
+  void Keep(MoveKind kind, std::initializer_list<size_t> out, std::initializer_list<uint32_t> in,
+            uint32_t gain) {
+    best_ = Move{kind, gain};
+    for (size_t k : out) best_.out[best_.out_count++] = k;
+    for (uint32_t i : in) best_.in[best_.in_count++] = i;
+  }
+
+  std::span<const PackItem> items_;
+  const SparePool& pool_;
+  PackRoom room_;
+  Move best_;
+};
 
 }  // namespace
 
 RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstraints& c,
-                            std::span<const uint8_t> locked, std::vector<std::vector<uint32_t>>* packs,
+                            std::span<const uint8_t> locked,
+                            std::vector<std::vector<uint32_t>>* packs,
                             std::vector<uint32_t>* spare) {
   RefillStats stats;
-  SpareSet pool;
-  for (uint32_t i : *spare) pool.emplace(items[i].tokens, i);
+  std::vector<uint32_t> sizes;
+  for (uint32_t i : *spare) sizes.push_back(items[i].tokens);
+  std::sort(sizes.begin(), sizes.end());
+  const size_t distinct =
+      static_cast<size_t>(std::unique(sizes.begin(), sizes.end()) - sizes.begin());
+  SparePool pool(items, c.seq_len, distinct <= kMaxPairIndexSizes);
+  for (uint32_t i : *spare) pool.Add(i);
   const uint32_t max_images = c.max_images == 0 ? UINT32_MAX : c.max_images;
+  const uint64_t max_samples = c.max_samples == 0 ? UINT64_MAX / 2 : c.max_samples;
   std::vector<uint32_t> tokens(packs->size(), 0), images(packs->size(), 0);
   for (size_t p = 0; p < packs->size(); ++p) {
     for (uint32_t i : (*packs)[p]) {
@@ -43,56 +103,87 @@ RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstrain
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return tokens[a] < tokens[b]; });
-  for (uint32_t p : order) {
+  auto movable = [&](uint32_t i) { return locked.empty() || !locked[i]; };
+
+  // Apply the best move to pack p while one gains, at most kMaxMovesPerVisit times.
+  auto improve = [&](uint32_t p) {
     auto& pack = (*packs)[p];
-    for (int round = 0; round < 4 && !pool.empty() && tokens[p] < c.seq_len; ++round) {
-      bool changed = false;
-      // Add the largest spare items that fit.
-      while (tokens[p] < c.seq_len && (c.max_samples == 0 || pack.size() < c.max_samples)) {
-        auto it = Largest(pool, items, 0, c.seq_len - tokens[p], max_images - images[p]);
-        if (it == pool.end()) break;
-        uint32_t i = it->second;
-        pool.erase(it);
-        pack.push_back(i);
-        tokens[p] += items[i].tokens;
-        images[p] += items[i].images;
-        ++stats.added;
-        changed = true;
-      }
-      // Exchange one item for the largest spare item that fits in its place.
-      uint32_t room = c.seq_len - tokens[p];
-      if (room == 0) break;
-      size_t best_k = pack.size();
-      uint32_t best_gain = 0;
-      SpareSet::iterator best_it = pool.end();
-      for (size_t k = 0; k < pack.size(); ++k) {
+    for (int moves = 0; moves < kMaxMovesPerVisit; ++moves) {
+      if (tokens[p] >= c.seq_len || pool.empty()) break;
+      PackRoom room{c.seq_len - tokens[p], max_images - images[p],
+                    pack.size() >= max_samples ? 0 : max_samples - pack.size()};
+      MoveSearch search(items, pool, room);
+      // Cheapest and most frequent first, so a move that fills the pack ends the search.
+      search.TrySingle(MoveKind::kAdd1, {}, 0, 0);
+      for (size_t k = 0; k < pack.size() && !search.full(); ++k) {
         const PackItem& a = items[pack[k]];
-        if (!locked.empty() && locked[pack[k]]) continue;
-        auto it = Largest(pool, items, a.tokens, a.tokens + room, max_images - images[p] + a.images);
-        if (it == pool.end()) continue;
-        uint32_t gain = it->first - a.tokens;
-        if (gain > best_gain) {
-          best_gain = gain;
-          best_k = k;
-          best_it = it;
+        if (movable(pack[k])) search.TrySingle(MoveKind::kSwap11, {k}, a.tokens, a.images);
+      }
+      if (!search.full()) search.TryPair(MoveKind::kAdd2, {}, 0, 0);
+      for (size_t k = 0; k < pack.size() && !search.full(); ++k) {
+        const PackItem& a = items[pack[k]];
+        if (movable(pack[k])) search.TryPair(MoveKind::kSwap12, {k}, a.tokens, a.images);
+      }
+      const size_t pair_items = std::min(pack.size(), kMaxPairItems);
+      for (size_t k1 = 0; k1 < pair_items && !search.full(); ++k1) {
+        if (!movable(pack[k1])) continue;
+        const PackItem& a1 = items[pack[k1]];
+        for (size_t k2 = k1 + 1; k2 < pair_items && !search.full(); ++k2) {
+          if (!movable(pack[k2])) continue;
+          const PackItem& a2 = items[pack[k2]];
+          uint32_t out_tokens = a1.tokens + a2.tokens, out_images = a1.images + a2.images;
+          search.TrySingle(MoveKind::kSwap21, {k1, k2}, out_tokens, out_images);
+          if (!search.full()) search.TryPair(MoveKind::kSwap22, {k1, k2}, out_tokens, out_images);
         }
       }
-      if (best_it != pool.end()) {
-        uint32_t in = best_it->second, out = pack[best_k];
-        pool.erase(best_it);
-        pool.emplace(items[out].tokens, out);
-        pack[best_k] = in;
-        tokens[p] += items[in].tokens - items[out].tokens;
-        images[p] = images[p] + items[in].images - items[out].images;
-        ++stats.swapped;
-        changed = true;
+      const Move& m = search.best();
+      if (m.gain == 0) break;
+      // Apply: spare items in, pack items out (the later position first), tallies updated.
+      std::vector<uint32_t> out;
+      for (uint32_t k = m.out_count; k-- > 0;) {
+        out.push_back(pack[m.out[k]]);
+        pack.erase(pack.begin() + static_cast<ptrdiff_t>(m.out[k]));
       }
-      if (!changed) break;
+      for (uint32_t k = 0; k < m.in_count; ++k) {
+        pool.Remove(m.in[k]);
+        pack.push_back(m.in[k]);
+        tokens[p] += items[m.in[k]].tokens;
+        images[p] += items[m.in[k]].images;
+      }
+      for (uint32_t i : out) {
+        pool.Add(i);
+        tokens[p] -= items[i].tokens;
+        images[p] -= items[i].images;
+      }
+      switch (m.kind) {
+        case MoveKind::kAdd1:
+        case MoveKind::kAdd2:
+          stats.added += m.in_count;
+          break;
+        case MoveKind::kSwap11:
+          ++stats.swapped;
+          break;
+        case MoveKind::kSwap12:
+          ++stats.swapped_1_2;
+          break;
+        case MoveKind::kSwap21:
+          ++stats.swapped_2_1;
+          break;
+        case MoveKind::kSwap22:
+          ++stats.swapped_2_2;
+          break;
+      }
     }
+  };
+
+  for (int pass = 0; pass < kPasses; ++pass) {
+    if (pass > 0) {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](uint32_t a, uint32_t b) { return tokens[a] < tokens[b]; });
+    }
+    for (uint32_t p : order) improve(p);
   }
-  spare->clear();
-  for (const auto& [t, i] : pool) spare->push_back(i);
-  std::sort(spare->begin(), spare->end());
+  *spare = pool.Items();
   return stats;
 }
 

@@ -8,21 +8,36 @@
 
 namespace mmpt::pack {
 
-/// What RefillFromSpare changed.
+/// What RefillFromSpare changed: moves applied, by kind ("a↔b": a pack items out, b spare in).
 struct RefillStats {
-  uint64_t added = 0;    // spare items moved into a pack
-  uint64_t swapped = 0;  // pack items exchanged for a larger spare item
+  uint64_t added = 0;        // 0↔1 and 0↔2: spare items added to a pack
+  uint64_t swapped = 0;      // 1↔1
+  uint64_t swapped_1_2 = 0;  // one pack item out, two spare items in
+  uint64_t swapped_2_1 = 0;  // two pack items out, one larger spare item in
+  uint64_t swapped_2_2 = 0;  // two pack items out, two spare items of a larger sum in
+  uint64_t moves() const { return added + swapped + swapped_1_2 + swapped_2_1 + swapped_2_2; }
 };
 
-/// Tighten chosen packs with spare items (those left out of the step, which carry over anyway):
-/// packs with the most room first, each adds the largest spare item that fits, then exchanges
-/// one of its items for the largest spare item that fits in its place and is larger (the
-/// displaced item becomes spare), a few rounds while that helps. Items flagged in `locked`
-/// never leave their pack. Constraints (length, samples, images) hold throughout.
-/// O((packs × items per pack + spare) log spare). Deterministic: ties go to the lowest index.
+/// Tighten chosen packs with spare items (those left out of the step, which carry over anyway).
+/// Packs are visited emptiest first, in two passes; each applies, while one helps, the move
+/// with the largest token gain that fits its room: add one or two spare items, or exchange one
+/// or two of its items (the first kMaxPairItems for pairs) for one or two spare items of a
+/// larger token sum (the displaced items become spare). So a pack's gap never grows, and the
+/// tokens in packs rise by every move's gain. Items flagged in `locked` never leave their pack.
+/// Constraints (length, samples, images) hold throughout. Spare items and pair sums are
+/// indexed by tokens (SparePool), so each candidate move costs O(room / 64); the pair index
+/// costs O(distinct spare sizes²) to build and is skipped (no moves bringing two items in)
+/// above 4096 distinct sizes.
+/// Deterministic: moves are compared in a fixed order and ties keep the first; spare lookups
+/// take the lowest index among equal sizes.
 /// `packs` holds item indices per pack; `spare` item indices, returned sorted ascending.
 RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstraints& constraints,
-                            std::span<const uint8_t> locked, std::vector<std::vector<uint32_t>>* packs,
+                            std::span<const uint8_t> locked,
+                            std::vector<std::vector<uint32_t>>* packs,
                             std::vector<uint32_t>* spare);
+
+/// Pack items considered for 2↔1 and 2↔2 exchanges: the first this many of a pack (placement
+/// order puts the largest first), so a pack of many small items costs O(kMaxPairItems²).
+inline constexpr size_t kMaxPairItems = 12;
 
 }  // namespace mmpt::pack

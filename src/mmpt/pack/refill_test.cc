@@ -1,0 +1,226 @@
+// SparePool lookups against brute force, and RefillFromSpare's exchange moves: each kind on a
+// hand-made pack, then invariants on random instances (constraints hold, every item once, no
+// pack's gap grows, locked items stay, deterministic).
+#include "mmpt/pack/refill.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "mmpt/pack/spare_pool.h"
+
+namespace mmpt::pack {
+namespace {
+
+std::vector<PackItem> Items(std::initializer_list<uint32_t> tokens) {
+  std::vector<PackItem> items;
+  for (uint32_t t : tokens) items.push_back({t, 0});
+  return items;
+}
+
+// The largest item (lowest index among equals) with lo < tokens ≤ hi, images ≤ room; by scan.
+std::optional<uint32_t> BruteLargest(std::span<const PackItem> items,
+                                     const std::vector<uint8_t>& in, uint32_t lo, uint32_t hi,
+                                     uint32_t room) {
+  std::optional<uint32_t> best;
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    if (!in[i] || items[i].tokens <= lo || items[i].tokens > hi || items[i].images > room) continue;
+    if (!best || items[i].tokens > items[*best].tokens) best = i;
+  }
+  return best;
+}
+
+// The largest pair sum in (lo, hi] (images ignored), or 0; by scan.
+uint32_t BrutePairSum(std::span<const PackItem> items, const std::vector<uint8_t>& in, uint32_t lo,
+                      uint32_t hi) {
+  uint32_t best = 0;
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    for (uint32_t j = i + 1; j < items.size(); ++j) {
+      uint32_t s = items[i].tokens + items[j].tokens;
+      if (in[i] && in[j] && s > lo && s <= hi) best = std::max(best, s);
+    }
+  }
+  return best;
+}
+
+TEST(SparePoolTest, LookupsMatchBruteForceThroughAddsAndRemoves) {
+  std::mt19937 rng(7);
+  std::vector<PackItem> items(300);
+  for (auto& item : items) item = {1 + static_cast<uint32_t>(rng() % 700), 0};
+  items[5].tokens = 900;  // above max_tokens: kept, never looked up
+  SparePool pool(items, 800);
+  std::vector<uint8_t> in(items.size(), 0);
+  for (int op = 0; op < 3000; ++op) {
+    uint32_t i = rng() % items.size();
+    if (in[i]) {
+      pool.Remove(i);
+    } else {
+      pool.Add(i);
+    }
+    in[i] ^= 1;
+    if (op % 10 != 0) continue;
+    uint32_t lo = rng() % 800, hi = lo + rng() % 200;
+    std::vector<uint8_t> lookable = in;
+    lookable[5] = 0;
+    auto got = pool.Largest(lo, hi, UINT32_MAX);
+    auto want = BruteLargest(items, lookable, lo, std::min(hi, 800u), UINT32_MAX);
+    ASSERT_EQ(got.has_value(), want.has_value()) << "op " << op;
+    if (got) {
+      EXPECT_EQ(*got, *want) << "op " << op;  // lowest index among the largest
+    }
+    auto pair = pool.LargestPair(lo, hi, UINT32_MAX);
+    uint32_t sum = BrutePairSum(items, lookable, lo, std::min(hi, 800u));
+    ASSERT_EQ(pair.has_value(), sum != 0) << "op " << op;
+    if (pair) {
+      EXPECT_NE(pair->first, pair->second);
+      EXPECT_TRUE(in[pair->first] && in[pair->second]);
+      EXPECT_EQ(items[pair->first].tokens + items[pair->second].tokens, sum) << "op " << op;
+    }
+  }
+  std::vector<uint32_t> want;
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    if (in[i]) want.push_back(i);
+  }
+  EXPECT_EQ(pool.Items(), want);
+  EXPECT_EQ(pool.size(), want.size());
+}
+
+TEST(SparePoolTest, ImageRoomIsRespected) {
+  std::vector<PackItem> items = {{50, 3}, {50, 1}, {40, 0}, {10, 2}};
+  SparePool pool(items, 100);
+  for (uint32_t i = 0; i < items.size(); ++i) pool.Add(i);
+  EXPECT_EQ(pool.Largest(0, 100, 3), 0u);  // lowest index of the largest
+  EXPECT_EQ(pool.Largest(0, 100, 2), 1u);
+  EXPECT_EQ(pool.Largest(0, 100, 0), 2u);
+  auto pair = pool.LargestPair(0, 100, 4);  // 50 + 50 needs 4 images
+  ASSERT_TRUE(pair.has_value());
+  EXPECT_EQ(*pair, std::pair(0u, 1u));
+  pair = pool.LargestPair(0, 100, 1);  // 50 (1 image) + 40 (none)
+  ASSERT_TRUE(pair.has_value());
+  EXPECT_EQ(*pair, std::pair(1u, 2u));
+}
+
+// Refill one pack of `pack` items against `spare` items (indices after the pack's).
+struct OnePack {
+  std::vector<PackItem> items;
+  std::vector<std::vector<uint32_t>> packs;
+  std::vector<uint32_t> spare;
+  RefillStats stats;
+  uint32_t tokens() const {
+    uint32_t t = 0;
+    for (uint32_t i : packs[0]) t += items[i].tokens;
+    return t;
+  }
+};
+OnePack RefillOne(std::initializer_list<uint32_t> pack, std::initializer_list<uint32_t> spare,
+                  PackConstraints c = {100, 0, 0}) {
+  OnePack r;
+  r.items = Items(pack);
+  r.packs.emplace_back();
+  for (uint32_t i = 0; i < pack.size(); ++i) r.packs[0].push_back(i);
+  for (uint32_t t : spare) {
+    r.spare.push_back(static_cast<uint32_t>(r.items.size()));
+    r.items.push_back({t, 0});
+  }
+  r.stats = RefillFromSpare(r.items, c, {}, &r.packs, &r.spare);
+  return r;
+}
+
+TEST(RefillTest, OneItemOutTwoIn) {
+  // Gap 10: nothing fits alone, 30 → 20 + 19 gains 9.
+  OnePack r = RefillOne({60, 30}, {20, 19});
+  EXPECT_EQ(r.tokens(), 99u);
+  EXPECT_EQ(r.stats.swapped_1_2, 1u);
+  EXPECT_EQ(r.spare, std::vector<uint32_t>{1});  // the 30 is spare now
+  // With at most two samples per pack the move is not allowed.
+  OnePack capped = RefillOne({60, 30}, {20, 19}, {100, 2, 0});
+  EXPECT_EQ(capped.tokens(), 90u);
+  EXPECT_EQ(capped.stats.moves(), 0u);
+}
+
+TEST(RefillTest, TwoItemsOutOneIn) {
+  OnePack r = RefillOne({40, 45}, {95});
+  EXPECT_EQ(r.tokens(), 95u);
+  EXPECT_EQ(r.stats.swapped_2_1, 1u);
+  EXPECT_EQ(r.spare, (std::vector<uint32_t>{0, 1}));
+}
+
+TEST(RefillTest, TwoItemsOutTwoIn) {
+  // No single item or pair fits any gap alone; 50 + 40 → 70 + 27 gains 7.
+  OnePack r = RefillOne({50, 40}, {70, 27});
+  EXPECT_EQ(r.tokens(), 97u);
+  EXPECT_EQ(r.stats.swapped_2_2, 1u);
+  EXPECT_EQ(r.spare, (std::vector<uint32_t>{0, 1}));
+}
+
+TEST(RefillTest, TheLargestGainWinsAndFillsExactly) {
+  // 1↔1 (30 → 38) gains 8, add-two (4 + 6) fills the gap of 10 exactly.
+  OnePack r = RefillOne({60, 30}, {38, 4, 6});
+  EXPECT_EQ(r.tokens(), 100u);
+  EXPECT_EQ(r.stats.added, 2u);
+  EXPECT_EQ(r.stats.swapped, 0u);
+}
+
+TEST(RefillTest, ExchangesKeepConstraintsNeverGrowAGapAndAreDeterministic) {
+  for (uint32_t seed : {11u, 12u, 13u, 14u}) {
+    std::mt19937 rng(seed);
+    // Large items (2-4 per pack) from few distinct sizes: the regime the exchanges are for.
+    std::vector<PackItem> items(3000);
+    for (auto& item : items) {
+      item = {700 + 90 * static_cast<uint32_t>(rng() % 60), static_cast<uint32_t>(rng() % 4)};
+    }
+    PackConstraints c{8192, 4, 8};
+    auto packing = PackItems(std::span(items).first(2500), c, Algorithm::kBestFitDecreasing);
+    ASSERT_TRUE(packing.ok());
+    std::vector<std::vector<uint32_t>> packs(packing->num_packs());
+    for (size_t p = 0; p < packs.size(); ++p) {
+      auto pack = packing->Pack(p);
+      packs[p].assign(pack.begin(), pack.end());
+    }
+    std::vector<uint32_t> spare;
+    for (uint32_t i = 2500; i < items.size(); ++i) spare.push_back(i);
+    std::vector<uint8_t> locked(items.size(), 0);
+    for (size_t i = 0; i < items.size(); i += 11) locked[i] = 1;
+    auto before = packs;
+    auto spare_before = spare;
+    RefillStats stats = RefillFromSpare(items, c, locked, &packs, &spare);
+    EXPECT_GT(stats.swapped_1_2 + stats.swapped_2_1 + stats.swapped_2_2, 0u) << "seed " << seed;
+
+    std::vector<int> seen(items.size(), 0);
+    uint64_t gain = 0;
+    for (size_t p = 0; p < packs.size(); ++p) {
+      uint32_t tokens = 0, images = 0, tokens_before = 0;
+      for (uint32_t i : packs[p]) {
+        ++seen[i];
+        tokens += items[i].tokens;
+        images += items[i].images;
+      }
+      for (uint32_t i : before[p]) {
+        tokens_before += items[i].tokens;
+        if (locked[i]) {
+          EXPECT_NE(std::find(packs[p].begin(), packs[p].end(), i), packs[p].end());
+        }
+      }
+      EXPECT_LE(tokens, c.seq_len);
+      EXPECT_LE(images, c.max_images);
+      EXPECT_LE(packs[p].size(), c.max_samples);
+      EXPECT_GE(tokens, tokens_before) << "pack " << p << " lost tokens";
+      gain += tokens - tokens_before;
+    }
+    for (uint32_t i : spare) ++seen[i];
+    for (int s : seen) ASSERT_EQ(s, 1);
+    EXPECT_TRUE(std::is_sorted(spare.begin(), spare.end()));
+    EXPECT_GT(gain, 0u);
+
+    // The same input gives the same packs and spare.
+    auto again = before;
+    auto again_spare = spare_before;
+    RefillFromSpare(items, c, locked, &again, &again_spare);
+    EXPECT_EQ(again, packs);
+    EXPECT_EQ(again_spare, spare);
+  }
+}
+
+}  // namespace
+}  // namespace mmpt::pack
