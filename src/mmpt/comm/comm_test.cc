@@ -12,6 +12,9 @@
 #include "mmpt/comm/communicator.h"
 #include "mmpt/comm/in_process.h"
 #include "mmpt/comm/mpi_communicator.h"
+#ifdef MMPT_WITH_MPI
+#include "mmpt/comm/mpirun_test_util_internal.h"
+#endif
 
 namespace mmpt::comm {
 namespace {
@@ -150,10 +153,8 @@ TEST(MpiDist, ThreeRanksAgreeAndDisagree) {
   ssize_t n = readlink(self.c_str(), path, sizeof(path) - 1);
   ASSERT_GT(n, 0);
   path[n] = '\0';
-  std::string command = std::string("MMPT_MPI_CHILD=1 OMPI_ALLOW_RUN_AS_ROOT=1 "
-                                    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " MMPT_MPIEXEC
-                                    " --oversubscribe -np 3 ") +
-                        path + " --gtest_color=no --gtest_filter=MpiRanksDist.ChildBody 2>&1";
+  std::string command = "MMPT_MPI_CHILD=1 " + testing::MpirunPrefix(3) + path +
+                        " --gtest_color=no --gtest_filter=MpiRanksDist.ChildBody 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;

@@ -74,13 +74,14 @@ std::string ManifestToJson(const Manifest& manifest) {
 
 namespace {
 
-Result<uint64_t> ParseHex(const json& value, std::string_view field) {
-  if (!value.is_string()) return Status::Corrupt("\"{}\" is not a hex string", field);
+// `where` names the manifest and the field's place in it, e.g. "m.json: shard 3 .zip".
+Result<uint64_t> ParseHex(const json& value, const std::string& where) {
+  if (!value.is_string()) return Status::Corrupt("{}: \"xxh3\" is not a hex string", where);
   const std::string& text = value.get_ref<const std::string&>();
   uint64_t out = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out, 16);
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
-    return Status::Corrupt("\"{}\" is not a hex checksum: '{}'", field, text);
+    return Status::Corrupt("{}: \"xxh3\" is not a hex checksum: '{}'", where, text);
   }
   return out;
 }
@@ -105,7 +106,8 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
     }
     const json& tokenizer = doc.at("tokenizer");
     manifest.tokenizer = tokenizer.at("path").get<std::string>();
-    MMPT_ASSIGN_OR_RETURN(manifest.tokenizer_xxh3, ParseHex(tokenizer.at("xxh3"), "xxh3"));
+    MMPT_ASSIGN_OR_RETURN(manifest.tokenizer_xxh3,
+                          ParseHex(tokenizer.at("xxh3"), fmt::format("{}: tokenizer", name)));
     manifest.vision_preset = doc.at("vision").at("preset").get<std::string>();
     size_t index = 0;
     for (const json& item : doc.at("shards")) {
@@ -119,7 +121,9 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
         const json& file = item.at("files").at(suffix);
         FileChecksum checksum;
         checksum.bytes = file.at("bytes").get<uint64_t>();
-        MMPT_ASSIGN_OR_RETURN(checksum.xxh3, ParseHex(file.at("xxh3"), "xxh3"));
+        MMPT_ASSIGN_OR_RETURN(
+            checksum.xxh3,
+            ParseHex(file.at("xxh3"), fmt::format("{}: shard {} {}", name, index, suffix)));
         shard.files[suffix] = checksum;
       }
       if (shard.stem.empty() || shard.source.empty()) {

@@ -339,6 +339,10 @@ std::unordered_map<uint64_t, std::string> FindDuplicates(const PrepareOptions& o
 
 }  // namespace
 
+std::string PartManifestName(uint32_t part, uint32_t num_parts) {
+  return fmt::format("mmpt.part-{}-of-{}.json", part, num_parts);
+}
+
 Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
                                                       PrepareOptions& options) {
   std::string resolved = path.empty() ? text::DefaultTokenizerPath() : path;
@@ -386,9 +390,8 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   }
   // A stale manifest would describe shards this run is about to overwrite.
   const std::string manifest_name =
-      options.num_parts == 1
-          ? std::string(kManifestName)
-          : fmt::format("mmpt.part-{}-of-{}.json", options.part, options.num_parts);
+      options.num_parts == 1 ? std::string(kManifestName)
+                             : PartManifestName(options.part, options.num_parts);
   fs::remove(fs::path(options.out_dir) / manifest_name, error);
 
   std::vector<Chunk> chunks =

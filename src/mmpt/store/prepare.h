@@ -86,10 +86,18 @@ Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
 /// record's error under ErrorPolicy::kFail.
 Result<PrepareReport> Prepare(const PrepareOptions& options);
 
+/// Name of the manifest `Prepare` writes for part `part` of `num_parts` (> 1):
+/// "mmpt.part-<part>-of-<num_parts>.json", beside the part's shards; `MergeDatasets` joins them.
+std::string PartManifestName(uint32_t part, uint32_t num_parts);
+
 /// Prepare across the ranks of `comm` (e.g. under mpirun): rank r writes part r of size() into
-/// the same `out_dir`; once every rank has finished, rank 0 merges the part manifests into
-/// `out_dir`/mmpt.json (MergeDatasets), and every rank waits for it. All ranks return an error
-/// if any rank failed (their own, or "rank R failed"). `options.part`/`num_parts` are set here.
+/// the same `out_dir`; once every rank has finished, rank 0 merges this run's part manifests
+/// into `out_dir`/mmpt.json (MergeDatasets) and removes them, and every rank waits for it, so a
+/// finished run leaves exactly one manifest. If any rank failed, every rank returns the first
+/// failed rank's error as "rank R of N: <its message>" (so any rank's output names the bad
+/// file and line), and no manifest is left — neither mmpt.json (removed
+/// before any rank writes) nor a part manifest that `mmpt merge` could mistake for the whole.
+/// `options.part`/`num_parts` are set here. Collective: every rank of `comm` must call it.
 Result<PrepareReport> PrepareOnRanks(PrepareOptions options, comm::Communicator& comm);
 
 }  // namespace mmpt::store

@@ -281,6 +281,35 @@ TEST_F(PrepareTest, RanksPrepareTheirPartsAndRankZeroMerges) {
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   EXPECT_EQ(Keys(*dataset), Keys(*single));
   EXPECT_TRUE(VerifyDataset(ranks_dir, {1, false}, nullptr).ok());
+  // One manifest: the parts are merged and gone.
+  for (uint32_t rank = 0; rank < 3; ++rank) {
+    EXPECT_FALSE(std::filesystem::exists(ranks_dir + "/" + PartManifestName(rank, 3)));
+  }
+
+  // A bad record on rank 1 under kFail: every rank fails with rank 1's error naming file:line,
+  // and no manifest is left — not the earlier run's, not the parts of the ranks that finished.
+  lines[4] = R"({"id":"r4","conversations": [)";  // shards of 3: line 5 is in rank 1's shard
+  WriteInput("ranks.jsonl", lines);
+  threads.clear();
+  for (uint32_t rank = 0; rank < 3; ++rank) {
+    threads.emplace_back([&, rank] {
+      PrepareOptions options = options_;
+      options.out_dir = ranks_dir;
+      options.on_error = ErrorPolicy::kFail;
+      statuses[rank] = PrepareOnRanks(options, group.Rank(rank)).status();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const Status& status : statuses) {
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+    EXPECT_EQ(status.message().rfind("rank 1 of 3: ", 0), 0u) << status.ToString();
+    EXPECT_NE(status.message().find("ranks.jsonl:5: "), std::string::npos) << status.ToString();
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(ranks_dir)) {
+    EXPECT_NE(entry.path().extension(), ".json") << entry.path();
+  }
+  EXPECT_FALSE(Dataset::Open(ranks_dir).ok());
 }
 
 }  // namespace
