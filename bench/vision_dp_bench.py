@@ -5,7 +5,8 @@ measured on the CPU with a small encoder, beside the simulator's prediction for 
 
 The mix: COCO val2017 caption samples (real image sizes, real captions) and mmc4 interleaved
 documents (real sentences and image counts; mmc4 records carry no image sizes, so each of their
-images takes the size of a COCO image drawn with the seed), two caption samples per document.
+images takes the size of a COCO image chosen by the seeded rule of mmpt's built-in corpora,
+plan::Mmc4CocoImage), two caption samples per document.
 Text is counted with mmpt's Qwen3 tokenizer; images follow the Qwen2-VL resize rule (patch 14,
 2x2 merge) with a lower max_pixels so the CPU can encode them. Samples are packed greedily to
 --seq-len tokens, each pack is split for CP 2, its images placed among their text as the
@@ -54,6 +55,22 @@ def vision_preset(max_tokens: int) -> str:
 TEMPLATE_TOKENS = 12  # chat-template tokens around a sample (system/user/assistant markers)
 
 
+def mix64(x: int) -> int:
+    """plan::Mix64 (splitmix64's finalizer) on 64-bit unsigned integers."""
+    mask = (1 << 64) - 1
+    x = (x + 0x9E3779B97F4A7C15) & mask
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+    return x ^ (x >> 31)
+
+
+def mmc4_coco_image(seed: int, doc: int, image: int, num_coco_images: int) -> int:
+    """plan::Mmc4CocoImage: the COCO image (index in the file's `images`) whose size image
+    `image` of mmc4 document `doc` (0-based, file order) takes."""
+    mask = (1 << 64) - 1
+    return mix64((seed & mask) ^ mix64((doc * 1000003 + image) & mask)) % num_coco_images
+
+
 def load_mix(seed: int, tokenizer):
     """Samples of the mix as (text_tokens, [(width, height), ...])."""
     rng = random.Random(seed)
@@ -63,9 +80,10 @@ def load_mix(seed: int, tokenizer):
     documents = [json.loads(line) for line in open(MMC4_PATH)]
     captions = [(tokenizer.count(caption) + TEMPLATE_TOKENS, [(w, h)]) for w, h, caption in coco]
     docs = []
-    for doc in documents:
+    for d, doc in enumerate(documents):
         text = " ".join(doc["text_list"])
-        sizes = [coco[rng.randrange(len(coco))][:2] for _ in doc["image_info"]]
+        sizes = [coco[mmc4_coco_image(seed, d, j, len(coco))][:2]
+                 for j in range(len(doc["image_info"]))]
         docs.append((tokenizer.count(text) + TEMPLATE_TOKENS, sizes))
     rng.shuffle(captions)
     rng.shuffle(docs)

@@ -1,36 +1,76 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "mmpt/core/status.h"
 #include "mmpt/cost/sample_table.h"
+#include "mmpt/text/chat_template.h"
+#include "mmpt/text/tokenizer.h"
 
 namespace mmpt::plan {
 
 /// Corpora built from the real data under ../shared/data/real/ (see its README), for tests,
-/// benchmarks and the demo. Text token counts are cost::EstimateTextTokens of the real text
-/// plus a fixed chat-template overhead; image sizes are real where the data has them.
+/// benchmarks, the demo and `mmpt plan --builtin`. Text tokens are counted with a real
+/// tokenizer (CorpusTokenizer); image sizes are real where the data has them.
 
 /// The directory of the real data: MMPT_SOURCE_DIR/../shared/data/real.
 std::string RealDataDir();
 
-/// Chat-template tokens around one caption pair (user turn with the image, assistant turn with
-/// the caption: role markers, newlines, vision start/end) — a Qwen-style template.
-inline constexpr uint32_t kCaptionTemplateTokens = 12;
-/// Template tokens around one document, and around each image inside it.
-inline constexpr uint32_t kDocumentTemplateTokens = 4;
-inline constexpr uint32_t kImageTemplateTokens = 2;
+/// How the built-in corpora count text tokens: a real tokenizer and chat template.
+/// Thread safety: const methods are safe to call concurrently.
+class CorpusTokenizer {
+ public:
+  /// Load the tokenizer at `tokenizer_path` and the chat template `chat` (a presets/chat name
+  /// or a .json path). Errors: those of text::LoadTokenizer and text::ChatTemplate::Load, and
+  /// InvalidArgument if the template's image markers are not single tokens of the tokenizer.
+  static Result<CorpusTokenizer> Load(const std::string& tokenizer_path,
+                                      const std::string& chat = "qwen_vl");
+  /// The default tokenizer (text::DefaultTokenizerPath(): Qwen3's, installed by
+  /// scripts/install-deps.sh) with the qwen_vl template, loaded once per process.
+  /// Errors: those of Load, naming the path (run scripts/install-deps.sh).
+  static Result<const CorpusTokenizer*> Default();
 
-/// COCO 2017 val caption pairs: one sample per caption (25,014), its image at its real size.
-/// Errors: NotFound if the file is absent; Corrupt if it does not parse.
-Result<cost::SampleTable> CocoCaptions(const std::string& data_dir = RealDataDir());
+  /// Text tokens of a caption pair rendered through the chat template (text::RenderConversation
+  /// of a user turn holding the image and an assistant turn holding the caption, with its
+  /// default system turn): every token but the image's pad tokens, which the vision preset
+  /// counts. Errors: the tokenizer's.
+  Result<uint32_t> CaptionPairTokens(std::string_view caption) const;
+  /// Tokens of one sentence alone. Errors: the tokenizer's.
+  Result<uint32_t> TextTokens(std::string_view text) const;
+
+  /// An interleaved document (mmc4) counts each sentence encoded on its own (TextTokens, as
+  /// `mmpt prepare` stores segments), image_marker_tokens() per image and kDocumentEndTokens.
+  /// Tokens an image adds besides its pads (the template's start and end markers), and a
+  /// document's end marker.
+  uint32_t image_marker_tokens() const { return image_marker_tokens_; }
+  static constexpr uint32_t kDocumentEndTokens = 1;  // <|endoftext|>
+
+ private:
+  std::unique_ptr<text::Tokenizer> tokenizer_;
+  text::ChatTemplate chat_;
+  uint32_t image_marker_tokens_ = 0;
+};
+
+/// COCO 2017 val caption pairs: one sample per caption (25,014), its image at its real size,
+/// text counted by `tokenizer` (nullptr: CorpusTokenizer::Default()).
+/// Errors: NotFound if the file or tokenizer is absent; Corrupt if the file does not parse.
+Result<cost::SampleTable> CocoCaptions(const std::string& data_dir = RealDataDir(),
+                                       const CorpusTokenizer* tokenizer = nullptr);
 
 /// mmc4 interleaved documents (107): the real sentences and image count. mmc4 records carry no
-/// image sizes, so each image's size is DRAWN from a seeded distribution (long side
-/// log-uniform in [300, 1500] px, aspect ratio one of 1:1, 4:3, 3:4, 3:2, 2:3, 16:9, 9:16).
+/// image sizes, so image j of document d (0-based, file order) takes the real size of a COCO
+/// val2017 image: number Mmc4CocoImage(seed, d, j) of the COCO file's `images` array. The
+/// same rule is in bench/vision_dp_bench.py.
 Result<cost::SampleTable> Mmc4Documents(const std::string& data_dir = RealDataDir(),
-                                        uint64_t seed = 1);
+                                        uint64_t seed = 1,
+                                        const CorpusTokenizer* tokenizer = nullptr);
+/// Index into COCO's `images` (of `num_coco_images`) whose size image j of mmc4 document d
+/// takes: Mix64(seed ^ Mix64(d × 1000003 + j)) mod num_coco_images.
+uint64_t Mmc4CocoImage(uint64_t seed, uint64_t doc, uint64_t image, uint64_t num_coco_images);
 
 /// A pretraining-like mix in four sources: `coco` caption pairs; `mmc4` interleaved documents
 /// (as Mmc4Documents); `text` — every mmc4 document's text alone, as a text-only document;
@@ -38,7 +78,8 @@ Result<cost::SampleTable> Mmc4Documents(const std::string& data_dir = RealDataDi
 /// documents drawn with the seed (about 1.5k to 20k tokens, so some exceed 8192 and follow the
 /// over-long policy). Source weights for the mix are kPretrainingMixWeights.
 Result<cost::SampleTable> PretrainingMix(const std::string& data_dir = RealDataDir(),
-                                         uint64_t seed = 1);
+                                         uint64_t seed = 1,
+                                         const CorpusTokenizer* tokenizer = nullptr);
 /// Blend weights (per drawn sample) of PretrainingMix's sources, in source order.
 inline constexpr double kPretrainingMixWeights[4] = {0.70, 0.10, 0.12, 0.08};
 
