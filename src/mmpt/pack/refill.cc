@@ -14,6 +14,8 @@ constexpr int kMaxMovesPerVisit = 8;
 // Above this many distinct spare sizes the pair index (O(sizes²) to build) is skipped: single
 // items then cover the token range densely anyway.
 constexpr size_t kMaxPairIndexSizes = 4096;
+// Loosening takes a pack's largest item out only if it is at most seq_len / this.
+constexpr uint32_t kLoosenFraction = 4;
 
 enum class MoveKind : uint8_t { kAdd1, kAdd2, kSwap11, kSwap12, kSwap21, kSwap22 };
 
@@ -80,8 +82,8 @@ class MoveSearch {
 
 RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstraints& c,
                             std::span<const uint8_t> locked,
-                            std::vector<std::vector<uint32_t>>* packs,
-                            std::vector<uint32_t>* spare) {
+                            std::vector<std::vector<uint32_t>>* packs, std::vector<uint32_t>* spare,
+                            RefillOptions options) {
   RefillStats stats;
   std::vector<uint32_t> sizes;
   for (uint32_t i : *spare) sizes.push_back(items[i].tokens);
@@ -176,8 +178,33 @@ RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstrain
     }
   };
 
+  // Loosen: a spare made of what best-fit decreasing left over holds mostly the smallest items,
+  // which rarely fit a gap exactly. Moving each non-full pack's largest item into it (when
+  // that item is small beside the pack: ≤ seq_len / kLoosenFraction) gives the spare every
+  // size the packs hold; the packs, loosened ones first (they are now the emptiest), then
+  // take back whatever fits them best.
+  if (options.loosen) {
+    for (uint32_t p : order) {
+      auto& pack = (*packs)[p];
+      if (tokens[p] >= c.seq_len || pack.size() < 2) continue;
+      size_t pick = pack.size();
+      for (size_t k = 0; k < pack.size(); ++k) {
+        if (movable(pack[k]) &&
+            (pick == pack.size() || items[pack[k]].tokens > items[pack[pick]].tokens)) {
+          pick = k;
+        }
+      }
+      if (pick == pack.size() || items[pack[pick]].tokens > c.seq_len / kLoosenFraction) continue;
+      uint32_t i = pack[pick];
+      pack.erase(pack.begin() + static_cast<ptrdiff_t>(pick));
+      tokens[p] -= items[i].tokens;
+      images[p] -= items[i].images;
+      pool.Add(i);
+      ++stats.loosened;
+    }
+  }
   for (int pass = 0; pass < kPasses; ++pass) {
-    if (pass > 0) {
+    if (pass > 0 || stats.loosened > 0) {
       std::stable_sort(order.begin(), order.end(),
                        [&](uint32_t a, uint32_t b) { return tokens[a] < tokens[b]; });
     }

@@ -15,14 +15,26 @@ struct RefillStats {
   uint64_t swapped_1_2 = 0;  // one pack item out, two spare items in
   uint64_t swapped_2_1 = 0;  // two pack items out, one larger spare item in
   uint64_t swapped_2_2 = 0;  // two pack items out, two spare items of a larger sum in
+  uint64_t loosened = 0;     // packs whose largest item was moved to the spare first
+  /// Moves that brought spare items in (loosening not counted).
   uint64_t moves() const { return added + swapped + swapped_1_2 + swapped_2_1 + swapped_2_2; }
 };
 
+/// How RefillFromSpare works (tests turn parts off to check each alone).
+struct RefillOptions {
+  /// First move every non-full pack's largest item (if at most seq_len / 4, and not locked)
+  /// to the spare, so the spare holds every size the packs do, not only the smallest ones that
+  /// best-fit decreasing left over. A loosened pack may end with a larger gap than it had (the
+  /// total rises on the real corpora: docs/benchmarks.md); without loosening no pack's gap
+  /// ever grows.
+  bool loosen = true;
+};
+
 /// Tighten chosen packs with spare items (those left out of the step, which carry over anyway).
-/// Packs are visited emptiest first, in two passes; each applies, while one helps, the move
-/// with the largest token gain that fits its room: add one or two spare items, or exchange one
-/// or two of its items (the first kMaxPairItems for pairs) for one or two spare items of a
-/// larger token sum (the displaced items become spare). So a pack's gap never grows, and the
+/// After loosening (RefillOptions), packs are visited emptiest first, in two passes; each
+/// applies, while one helps, the move with the largest token gain that fits its room: add one
+/// or two spare items, or exchange one or two of its items (the first kMaxPairItems for pairs)
+/// for one or two spare items of a larger token sum (the displaced items become spare). No move grows a pack's gap: the
 /// tokens in packs rise by every move's gain. Items flagged in `locked` never leave their pack.
 /// Constraints (length, samples, images) hold throughout. Spare items and pair sums are
 /// indexed by tokens (SparePool), so each candidate move costs O(room / 64); the pair index
@@ -33,8 +45,8 @@ struct RefillStats {
 /// `packs` holds item indices per pack; `spare` item indices, returned sorted ascending.
 RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstraints& constraints,
                             std::span<const uint8_t> locked,
-                            std::vector<std::vector<uint32_t>>* packs,
-                            std::vector<uint32_t>* spare);
+                            std::vector<std::vector<uint32_t>>* packs, std::vector<uint32_t>* spare,
+                            RefillOptions options = {});
 
 /// Pack items considered for 2↔1 and 2↔2 exchanges: the first this many of a pack (placement
 /// order puts the largest first), so a pack of many small items costs O(kMaxPairItems²).

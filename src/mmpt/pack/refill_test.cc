@@ -1,11 +1,12 @@
 // SparePool lookups against brute force, and RefillFromSpare's exchange moves: each kind on a
 // hand-made pack, then invariants on random instances (constraints hold, every item once, no
-// pack's gap grows, locked items stay, deterministic).
+// pack's gap grows without loosening, locked items stay, deterministic), and loosening.
 #include "mmpt/pack/refill.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 
 #include "mmpt/pack/spare_pool.h"
@@ -123,7 +124,7 @@ OnePack RefillOne(std::initializer_list<uint32_t> pack, std::initializer_list<ui
     r.spare.push_back(static_cast<uint32_t>(r.items.size()));
     r.items.push_back({t, 0});
   }
-  r.stats = RefillFromSpare(r.items, c, {}, &r.packs, &r.spare);
+  r.stats = RefillFromSpare(r.items, c, {}, &r.packs, &r.spare, {.loosen = false});
   return r;
 }
 
@@ -184,7 +185,8 @@ TEST(RefillTest, ExchangesKeepConstraintsNeverGrowAGapAndAreDeterministic) {
     for (size_t i = 0; i < items.size(); i += 11) locked[i] = 1;
     auto before = packs;
     auto spare_before = spare;
-    RefillStats stats = RefillFromSpare(items, c, locked, &packs, &spare);
+    RefillStats stats = RefillFromSpare(items, c, locked, &packs, &spare, {.loosen = false});
+    EXPECT_EQ(stats.loosened, 0u);
     EXPECT_GT(stats.swapped_1_2 + stats.swapped_2_1 + stats.swapped_2_2, 0u) << "seed " << seed;
 
     std::vector<int> seen(items.size(), 0);
@@ -216,9 +218,86 @@ TEST(RefillTest, ExchangesKeepConstraintsNeverGrowAGapAndAreDeterministic) {
     // The same input gives the same packs and spare.
     auto again = before;
     auto again_spare = spare_before;
-    RefillFromSpare(items, c, locked, &again, &again_spare);
+    RefillFromSpare(items, c, locked, &again, &again_spare, {.loosen = false});
     EXPECT_EQ(again, packs);
     EXPECT_EQ(again_spare, spare);
+  }
+}
+
+// Caption-like items (~20 a pack, few distinct sizes): best-fit decreasing leaves gaps below the
+// common sizes and a spare of the smallest items. Loosening gives the spare every size, and the
+// packs end fuller than with exchanges alone; constraints, locks, every item once and
+// determinism still hold.
+TEST(RefillTest, LooseningFillsPacksOfManySmallItems) {
+  for (uint32_t seed : {21u, 22u, 23u}) {
+    std::mt19937 rng(seed);
+    std::vector<PackItem> items(12000);
+    for (auto& item : items) {
+      uint32_t kind = rng() % 10;
+      item = {kind == 0 ? 60 + static_cast<uint32_t>(rng() % 140)
+                        : 300 + 4 * static_cast<uint32_t>(rng() % 60),
+              1};
+    }
+    PackConstraints c{8192, 0, 24};
+    auto packing = PackItems(items, c, Algorithm::kBestFitDecreasing);
+    ASSERT_TRUE(packing.ok());
+    // The fullest packs are kept, the rest is spare, as the planner does.
+    std::vector<uint32_t> ranked(packing->num_packs());
+    std::iota(ranked.begin(), ranked.end(), 0);
+    std::stable_sort(ranked.begin(), ranked.end(), [&](uint32_t a, uint32_t b) {
+      return packing->pack_tokens[a] > packing->pack_tokens[b];
+    });
+    const size_t kept = ranked.size() - 8;
+    std::vector<std::vector<uint32_t>> packs(kept);
+    std::vector<uint32_t> spare;
+    for (size_t k = 0; k < ranked.size(); ++k) {
+      auto pack = packing->Pack(ranked[k]);
+      if (k < kept) {
+        packs[k].assign(pack.begin(), pack.end());
+      } else {
+        spare.insert(spare.end(), pack.begin(), pack.end());
+      }
+    }
+    std::vector<uint8_t> locked(items.size(), 0);
+    for (size_t i = 0; i < items.size(); i += 13) locked[i] = 1;
+    auto total = [&](const std::vector<std::vector<uint32_t>>& ps) {
+      uint64_t t = 0;
+      for (const auto& p : ps) {
+        for (uint32_t i : p) t += items[i].tokens;
+      }
+      return t;
+    };
+    auto plain = packs, loose = packs;
+    auto plain_spare = spare, loose_spare = spare;
+    RefillFromSpare(items, c, locked, &plain, &plain_spare, {.loosen = false});
+    RefillStats stats = RefillFromSpare(items, c, locked, &loose, &loose_spare);
+    EXPECT_GT(stats.loosened, 0u);
+    EXPECT_GT(total(loose), total(plain)) << "seed " << seed;
+    EXPECT_GE(total(plain), total(packs));
+
+    std::vector<int> seen(items.size(), 0);
+    for (size_t p = 0; p < loose.size(); ++p) {
+      uint32_t tokens = 0, images = 0;
+      for (uint32_t i : loose[p]) {
+        ++seen[i];
+        tokens += items[i].tokens;
+        images += items[i].images;
+      }
+      EXPECT_LE(tokens, c.seq_len);
+      EXPECT_LE(images, c.max_images);
+      for (uint32_t i : packs[p]) {
+        if (locked[i]) {
+          EXPECT_NE(std::find(loose[p].begin(), loose[p].end(), i), loose[p].end());
+        }
+      }
+    }
+    for (uint32_t i : loose_spare) ++seen[i];
+    for (int s : seen) ASSERT_EQ(s, 1);
+    auto again = packs;
+    auto again_spare = spare;
+    RefillFromSpare(items, c, locked, &again, &again_spare);
+    EXPECT_EQ(again, loose);
+    EXPECT_EQ(again_spare, loose_spare);
   }
 }
 
