@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <optional>
 
 #include "mmpt/pack/spare_pool.h"
 
@@ -78,6 +77,158 @@ class MoveSearch {
   Move best_;
 };
 
+// Whether an item may leave its pack.
+bool Movable(std::span<const uint8_t> locked, uint32_t i) { return locked.empty() || !locked[i]; }
+
+// Loosen (RefillOptions::loosen): move each non-full pack's largest movable item to the spare
+// when that item is small beside the pack (≤ seq_len / kLoosenFraction). A spare made of what
+// best-fit decreasing left over holds mostly the smallest items, which rarely fit a gap; after
+// this it holds every size the packs do, and each pack takes back what fits it best.
+uint64_t Loosen(std::span<const PackItem> items, const PackConstraints& c,
+                std::span<const uint8_t> locked, std::vector<std::vector<uint32_t>>* packs,
+                std::vector<uint32_t>* spare) {
+  uint64_t loosened = 0;
+  for (auto& pack : *packs) {
+    uint64_t tokens = 0;
+    for (uint32_t i : pack) tokens += items[i].tokens;
+    if (tokens >= c.seq_len || pack.size() < 2) continue;
+    size_t pick = pack.size();
+    for (size_t k = 0; k < pack.size(); ++k) {
+      if (Movable(locked, pack[k]) &&
+          (pick == pack.size() || items[pack[k]].tokens > items[pack[pick]].tokens)) {
+        pick = k;
+      }
+    }
+    if (pick == pack.size() || items[pack[pick]].tokens > c.seq_len / kLoosenFraction) continue;
+    spare->push_back(pack[pick]);
+    pack.erase(pack.begin() + static_cast<ptrdiff_t>(pick));
+    ++loosened;
+  }
+  return loosened;
+}
+
+// The packs' tallies, the spare pool and the move loop.
+class Refiller {
+ public:
+  Refiller(std::span<const PackItem> items, const PackConstraints& c,
+           std::span<const uint8_t> locked, std::vector<std::vector<uint32_t>>* packs,
+           SparePool* pool, RefillStats* stats)
+      : items_(items),
+        c_(c),
+        locked_(locked),
+        packs_(*packs),
+        pool_(*pool),
+        stats_(*stats),
+        max_images_(c.max_images == 0 ? UINT32_MAX : c.max_images),
+        max_samples_(c.max_samples == 0 ? UINT64_MAX / 2 : c.max_samples),
+        tokens_(packs->size(), 0),
+        images_(packs->size(), 0) {
+    for (size_t p = 0; p < packs_.size(); ++p) {
+      for (uint32_t i : packs_[p]) {
+        tokens_[p] += items[i].tokens;
+        images_[p] += items[i].images;
+      }
+    }
+  }
+
+  // Visit every pack, emptiest first (ties by index), kPasses times.
+  void Run() {
+    std::vector<uint32_t> order(packs_.size());
+    std::iota(order.begin(), order.end(), 0);
+    for (int pass = 0; pass < kPasses; ++pass) {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](uint32_t a, uint32_t b) { return tokens_[a] < tokens_[b]; });
+      for (uint32_t p : order) Improve(p);
+    }
+  }
+
+ private:
+  // Apply the best move to pack p while one gains, at most kMaxMovesPerVisit times.
+  void Improve(uint32_t p) {
+    const auto& pack = packs_[p];
+    for (int moves = 0; moves < kMaxMovesPerVisit; ++moves) {
+      if (tokens_[p] >= c_.seq_len || pool_.empty()) return;
+      PackRoom room{c_.seq_len - tokens_[p], max_images_ - images_[p],
+                    pack.size() >= max_samples_ ? 0 : max_samples_ - pack.size()};
+      MoveSearch search(items_, pool_, room);
+      // Cheapest and most frequent first, so a move that fills the pack ends the search.
+      search.TrySingle(MoveKind::kAdd1, {}, 0, 0);
+      for (size_t k = 0; k < pack.size() && !search.full(); ++k) {
+        const PackItem& a = items_[pack[k]];
+        if (Movable(locked_, pack[k])) search.TrySingle(MoveKind::kSwap11, {k}, a.tokens, a.images);
+      }
+      if (!search.full()) search.TryPair(MoveKind::kAdd2, {}, 0, 0);
+      for (size_t k = 0; k < pack.size() && !search.full(); ++k) {
+        const PackItem& a = items_[pack[k]];
+        if (Movable(locked_, pack[k])) search.TryPair(MoveKind::kSwap12, {k}, a.tokens, a.images);
+      }
+      const size_t pair_items = std::min(pack.size(), kMaxPairItems);
+      for (size_t k1 = 0; k1 < pair_items && !search.full(); ++k1) {
+        if (!Movable(locked_, pack[k1])) continue;
+        const PackItem& a1 = items_[pack[k1]];
+        for (size_t k2 = k1 + 1; k2 < pair_items && !search.full(); ++k2) {
+          if (!Movable(locked_, pack[k2])) continue;
+          const PackItem& a2 = items_[pack[k2]];
+          uint32_t out_tokens = a1.tokens + a2.tokens, out_images = a1.images + a2.images;
+          search.TrySingle(MoveKind::kSwap21, {k1, k2}, out_tokens, out_images);
+          if (!search.full()) search.TryPair(MoveKind::kSwap22, {k1, k2}, out_tokens, out_images);
+        }
+      }
+      if (search.best().gain == 0) return;
+      Apply(p, search.best());
+    }
+  }
+
+  // Spare items in, pack items out (the later position first), tallies and stats updated.
+  void Apply(uint32_t p, const Move& m) {
+    auto& pack = packs_[p];
+    uint32_t out[2];
+    for (uint32_t k = m.out_count; k-- > 0;) {
+      out[k] = pack[m.out[k]];
+      pack.erase(pack.begin() + static_cast<ptrdiff_t>(m.out[k]));
+    }
+    for (uint32_t k = 0; k < m.in_count; ++k) {
+      pool_.Remove(m.in[k]);
+      pack.push_back(m.in[k]);
+      tokens_[p] += items_[m.in[k]].tokens;
+      images_[p] += items_[m.in[k]].images;
+    }
+    for (uint32_t k = 0; k < m.out_count; ++k) {
+      pool_.Add(out[k]);
+      tokens_[p] -= items_[out[k]].tokens;
+      images_[p] -= items_[out[k]].images;
+    }
+    switch (m.kind) {
+      case MoveKind::kAdd1:
+      case MoveKind::kAdd2:
+        stats_.added += m.in_count;
+        break;
+      case MoveKind::kSwap11:
+        ++stats_.swapped;
+        break;
+      case MoveKind::kSwap12:
+        ++stats_.swapped_1_2;
+        break;
+      case MoveKind::kSwap21:
+        ++stats_.swapped_2_1;
+        break;
+      case MoveKind::kSwap22:
+        ++stats_.swapped_2_2;
+        break;
+    }
+  }
+
+  std::span<const PackItem> items_;
+  const PackConstraints& c_;
+  std::span<const uint8_t> locked_;
+  std::vector<std::vector<uint32_t>>& packs_;
+  SparePool& pool_;
+  RefillStats& stats_;
+  const uint32_t max_images_;
+  const uint64_t max_samples_;
+  std::vector<uint32_t> tokens_, images_;  // per pack
+};
+
 }  // namespace
 
 RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstraints& c,
@@ -85,6 +236,7 @@ RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstrain
                             std::vector<std::vector<uint32_t>>* packs, std::vector<uint32_t>* spare,
                             RefillOptions options) {
   RefillStats stats;
+  if (options.loosen) stats.loosened = Loosen(items, c, locked, packs, spare);
   std::vector<uint32_t> sizes;
   for (uint32_t i : *spare) sizes.push_back(items[i].tokens);
   std::sort(sizes.begin(), sizes.end());
@@ -92,124 +244,7 @@ RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstrain
       static_cast<size_t>(std::unique(sizes.begin(), sizes.end()) - sizes.begin());
   SparePool pool(items, c.seq_len, distinct <= kMaxPairIndexSizes);
   for (uint32_t i : *spare) pool.Add(i);
-  const uint32_t max_images = c.max_images == 0 ? UINT32_MAX : c.max_images;
-  const uint64_t max_samples = c.max_samples == 0 ? UINT64_MAX / 2 : c.max_samples;
-  std::vector<uint32_t> tokens(packs->size(), 0), images(packs->size(), 0);
-  for (size_t p = 0; p < packs->size(); ++p) {
-    for (uint32_t i : (*packs)[p]) {
-      tokens[p] += items[i].tokens;
-      images[p] += items[i].images;
-    }
-  }
-  std::vector<uint32_t> order(packs->size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return tokens[a] < tokens[b]; });
-  auto movable = [&](uint32_t i) { return locked.empty() || !locked[i]; };
-
-  // Apply the best move to pack p while one gains, at most kMaxMovesPerVisit times.
-  auto improve = [&](uint32_t p) {
-    auto& pack = (*packs)[p];
-    for (int moves = 0; moves < kMaxMovesPerVisit; ++moves) {
-      if (tokens[p] >= c.seq_len || pool.empty()) break;
-      PackRoom room{c.seq_len - tokens[p], max_images - images[p],
-                    pack.size() >= max_samples ? 0 : max_samples - pack.size()};
-      MoveSearch search(items, pool, room);
-      // Cheapest and most frequent first, so a move that fills the pack ends the search.
-      search.TrySingle(MoveKind::kAdd1, {}, 0, 0);
-      for (size_t k = 0; k < pack.size() && !search.full(); ++k) {
-        const PackItem& a = items[pack[k]];
-        if (movable(pack[k])) search.TrySingle(MoveKind::kSwap11, {k}, a.tokens, a.images);
-      }
-      if (!search.full()) search.TryPair(MoveKind::kAdd2, {}, 0, 0);
-      for (size_t k = 0; k < pack.size() && !search.full(); ++k) {
-        const PackItem& a = items[pack[k]];
-        if (movable(pack[k])) search.TryPair(MoveKind::kSwap12, {k}, a.tokens, a.images);
-      }
-      const size_t pair_items = std::min(pack.size(), kMaxPairItems);
-      for (size_t k1 = 0; k1 < pair_items && !search.full(); ++k1) {
-        if (!movable(pack[k1])) continue;
-        const PackItem& a1 = items[pack[k1]];
-        for (size_t k2 = k1 + 1; k2 < pair_items && !search.full(); ++k2) {
-          if (!movable(pack[k2])) continue;
-          const PackItem& a2 = items[pack[k2]];
-          uint32_t out_tokens = a1.tokens + a2.tokens, out_images = a1.images + a2.images;
-          search.TrySingle(MoveKind::kSwap21, {k1, k2}, out_tokens, out_images);
-          if (!search.full()) search.TryPair(MoveKind::kSwap22, {k1, k2}, out_tokens, out_images);
-        }
-      }
-      const Move& m = search.best();
-      if (m.gain == 0) break;
-      // Apply: spare items in, pack items out (the later position first), tallies updated.
-      std::vector<uint32_t> out;
-      for (uint32_t k = m.out_count; k-- > 0;) {
-        out.push_back(pack[m.out[k]]);
-        pack.erase(pack.begin() + static_cast<ptrdiff_t>(m.out[k]));
-      }
-      for (uint32_t k = 0; k < m.in_count; ++k) {
-        pool.Remove(m.in[k]);
-        pack.push_back(m.in[k]);
-        tokens[p] += items[m.in[k]].tokens;
-        images[p] += items[m.in[k]].images;
-      }
-      for (uint32_t i : out) {
-        pool.Add(i);
-        tokens[p] -= items[i].tokens;
-        images[p] -= items[i].images;
-      }
-      switch (m.kind) {
-        case MoveKind::kAdd1:
-        case MoveKind::kAdd2:
-          stats.added += m.in_count;
-          break;
-        case MoveKind::kSwap11:
-          ++stats.swapped;
-          break;
-        case MoveKind::kSwap12:
-          ++stats.swapped_1_2;
-          break;
-        case MoveKind::kSwap21:
-          ++stats.swapped_2_1;
-          break;
-        case MoveKind::kSwap22:
-          ++stats.swapped_2_2;
-          break;
-      }
-    }
-  };
-
-  // Loosen: a spare made of what best-fit decreasing left over holds mostly the smallest items,
-  // which rarely fit a gap exactly. Moving each non-full pack's largest item into it (when
-  // that item is small beside the pack: ≤ seq_len / kLoosenFraction) gives the spare every
-  // size the packs hold; the packs, loosened ones first (they are now the emptiest), then
-  // take back whatever fits them best.
-  if (options.loosen) {
-    for (uint32_t p : order) {
-      auto& pack = (*packs)[p];
-      if (tokens[p] >= c.seq_len || pack.size() < 2) continue;
-      size_t pick = pack.size();
-      for (size_t k = 0; k < pack.size(); ++k) {
-        if (movable(pack[k]) &&
-            (pick == pack.size() || items[pack[k]].tokens > items[pack[pick]].tokens)) {
-          pick = k;
-        }
-      }
-      if (pick == pack.size() || items[pack[pick]].tokens > c.seq_len / kLoosenFraction) continue;
-      uint32_t i = pack[pick];
-      pack.erase(pack.begin() + static_cast<ptrdiff_t>(pick));
-      tokens[p] -= items[i].tokens;
-      images[p] -= items[i].images;
-      pool.Add(i);
-      ++stats.loosened;
-    }
-  }
-  for (int pass = 0; pass < kPasses; ++pass) {
-    if (pass > 0 || stats.loosened > 0) {
-      std::stable_sort(order.begin(), order.end(),
-                       [&](uint32_t a, uint32_t b) { return tokens[a] < tokens[b]; });
-    }
-    for (uint32_t p : order) improve(p);
-  }
+  Refiller(items, c, locked, packs, &pool, &stats).Run();
   *spare = pool.Items();
   return stats;
 }
