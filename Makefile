@@ -33,10 +33,15 @@ define run_pytest
 	fi
 endef
 
-# Every tier that needs no GPU, on the optimized build.
+# Seconds each libFuzzer target runs at the end of `make test` (the `fuzz` tier; 0 skips it).
+TEST_FUZZ_SECONDS ?= 15
+
+# Every tier that needs no GPU, on the optimized build; then every fuzz target briefly.
 test: build
 	@ctest --test-dir $(BUILD_DIR) -L '$(TEST_LABELS)' -j$(JOBS) --output-on-failure --timeout 900
 	$(call run_pytest,$(PYTEST_MARKERS))
+	@if [ '$(TEST_FUZZ_SECONDS)' != 0 ]; then \
+	  $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS); fi
 
 # The fast tier alone, for the edit-build-test loop.
 unit: build
@@ -45,13 +50,14 @@ unit: build
 
 # The unit tier under ASan + UBSan.
 dev:
-	@$(MAKE) --no-print-directory test PRESET=dev TEST_LABELS=unit
+	@$(MAKE) --no-print-directory test PRESET=dev TEST_LABELS=unit TEST_FUZZ_SECONDS=0
 
-# Build the libFuzzer targets with clang and run each for FUZZ_SECONDS.
+# Build the libFuzzer targets (only them, not the tests) with clang and run each for
+# FUZZ_SECONDS from its seeds in tests/fuzz/<target>/; a crash fails and keeps its input.
 FUZZ_SECONDS ?= 30
 fuzz: deps
 	@cmake --preset fuzz >/dev/null
-	@cmake --build build/fuzz -j$(JOBS)
+	@cmake --build build/fuzz --target mmpt_fuzzers -j$(JOBS)
 	@bash scripts/run-fuzzers.sh build/fuzz $(FUZZ_SECONDS)
 
 clean:

@@ -2,7 +2,8 @@
 #
 # Build src/mmpt/NAME/*.cc (less *_test.cc, *_fuzz.cc, *_bench.cc) into the library mmpt_NAME,
 # its *_test.cc files into the test binary mmpt_NAME_tests, and its *_bench.cc files into
-# mmpt_NAME_bench. Tests are labelled by tier from the GoogleTest suite name: suites ending in
+# mmpt_NAME_bench, and (with MMPT_FUZZ) each *_fuzz.cc into a libFuzzer binary that the target
+# mmpt_fuzzers builds. Tests are labelled by tier from the GoogleTest suite name: suites ending in
 # "Slow" are `slow`, in "Dist" are `dist`, in "Gpu" are `gpu`; the rest are `unit`.
 function(mmpt_module NAME)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
@@ -43,6 +44,7 @@ function(mmpt_module NAME)
       target_compile_options(${fuzz_name} PRIVATE -fsanitize=fuzzer,address,undefined)
       target_link_options(${fuzz_name} PRIVATE -fsanitize=fuzzer,address,undefined)
       target_link_libraries(${fuzz_name} PRIVATE mmpt_${NAME})
+      add_dependencies(mmpt_fuzzers ${fuzz_name})
     endforeach()
   endif()
 endfunction()

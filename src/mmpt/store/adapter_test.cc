@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
+
+#include "mmpt/core/mapped_file.h"
+
 namespace mmpt::store {
 namespace {
 
@@ -166,6 +171,38 @@ TEST(AdapterTest, CanonicalMediaIndexMustBeUsedExactlyOnce) {
   EXPECT_FALSE(out_of_range.ok());
   auto empty = ParseLine(R"({"segments":[]})");
   EXPECT_FALSE(empty.ok());
+}
+
+// The adapter fuzzer's seeds (tests/fuzz/adapter_fuzz/<format>_*.json) reach every adapter's
+// success path: each seed parses, is detected as the format its name starts with, and every
+// format — plus metadata-only media in each of them — has at least one seed.
+TEST(AdapterTest, FuzzSeedsReachEveryFormat) {
+  const std::filesystem::path dir = MMPT_SOURCE_DIR "/tests/fuzz/adapter_fuzz";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  std::map<std::string, int> parsed;  // format name (or "metadata") → seeds that parse
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    auto text = ReadFileToString(entry.path().string());
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    InputFormat detected{};
+    auto sample = ParseLine(*text, InputFormat::kAuto, &detected);
+    ASSERT_TRUE(sample.ok()) << name << ": " << sample.status().ToString();
+    const std::string prefix = name.substr(0, name.find('_'));
+    if (prefix == "metadata") {
+      bool sized_only = false;
+      for (const MediaRef& media : sample->media) sized_only |= media.metadata_only();
+      EXPECT_TRUE(sized_only) << name << " has no metadata-only image";
+      // The rest of the name says which format carries the metadata-only item.
+      EXPECT_EQ(std::string(InputFormatName(detected)), name.substr(9, name.find('.') - 9))
+          << name;
+    } else {
+      EXPECT_EQ(std::string(InputFormatName(detected)), prefix) << name;
+    }
+    ++parsed[prefix];
+  }
+  for (const char* format : {"canonical", "llava", "mmc4", "obelics", "chat", "metadata"}) {
+    EXPECT_GT(parsed[format], 0) << "no seed for " << format << " in " << dir;
+  }
 }
 
 }  // namespace

@@ -86,6 +86,17 @@ Result<uint64_t> ParseHex(const json& value, const std::string& where) {
   return out;
 }
 
+// A count: a JSON integer ≥ 0. nlohmann's get<uint64_t>() would cast a float (1e300: undefined
+// behaviour) or wrap a negative number instead of refusing it.
+Result<uint64_t> Count(const json& object, const char* field, const std::string& where) {
+  const json& value = object.at(field);
+  if (!value.is_number_unsigned()) {
+    return Status::Corrupt("{}: \"{}\" is {}, not a non-negative integer", where, field,
+                           value.is_number() ? value.dump() : value.type_name());
+  }
+  return value.get<uint64_t>();
+}
+
 }  // namespace
 
 Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) {
@@ -99,11 +110,12 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
     if (doc.value("format", "") != "mmpt-dataset") {
       return Status::Corrupt("{}: \"format\" is not \"mmpt-dataset\"", name);
     }
-    manifest.format_version = doc.at("format_version").get<uint32_t>();
-    if (manifest.format_version != kFormatVersion) {
-      return Status::Corrupt("{}: format_version {} (this build reads {})", name,
-                             manifest.format_version, kFormatVersion);
+    MMPT_ASSIGN_OR_RETURN(uint64_t version, Count(doc, "format_version", std::string(name)));
+    if (version != kFormatVersion) {
+      return Status::Corrupt("{}: format_version {} (this build reads {})", name, version,
+                             kFormatVersion);
     }
+    manifest.format_version = kFormatVersion;
     const json& tokenizer = doc.at("tokenizer");
     manifest.tokenizer = tokenizer.at("path").get<std::string>();
     MMPT_ASSIGN_OR_RETURN(manifest.tokenizer_xxh3,
@@ -111,19 +123,19 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
     manifest.vision_preset = doc.at("vision").at("preset").get<std::string>();
     size_t index = 0;
     for (const json& item : doc.at("shards")) {
+      const std::string where = fmt::format("{}: shard {}", name, index);
       ShardInfo shard;
       shard.source = item.at("source").get<std::string>();
       shard.stem = item.at("path").get<std::string>();
-      shard.samples = item.at("samples").get<uint64_t>();
-      shard.media = item.at("media").get<uint64_t>();
-      shard.tokens = item.at("text_tokens").get<uint64_t>();
+      MMPT_ASSIGN_OR_RETURN(shard.samples, Count(item, "samples", where));
+      MMPT_ASSIGN_OR_RETURN(shard.media, Count(item, "media", where));
+      MMPT_ASSIGN_OR_RETURN(shard.tokens, Count(item, "text_tokens", where));
       for (const char* suffix : kShardSuffixes) {
         const json& file = item.at("files").at(suffix);
+        const std::string file_where = fmt::format("{} {}", where, suffix);
         FileChecksum checksum;
-        checksum.bytes = file.at("bytes").get<uint64_t>();
-        MMPT_ASSIGN_OR_RETURN(
-            checksum.xxh3,
-            ParseHex(file.at("xxh3"), fmt::format("{}: shard {} {}", name, index, suffix)));
+        MMPT_ASSIGN_OR_RETURN(checksum.bytes, Count(file, "bytes", file_where));
+        MMPT_ASSIGN_OR_RETURN(checksum.xxh3, ParseHex(file.at("xxh3"), file_where));
         shard.files[suffix] = checksum;
       }
       if (shard.stem.empty() || shard.source.empty()) {
