@@ -118,15 +118,15 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
                   source_names_[sequence.source], global);
   auto context = [&](const Status& s) { return s.WithContext(name); };
 
-  Result<store::Sample> parsed = dataset_->GetSample(global);
-  if (!parsed.ok()) return context(parsed.status());
+  store::SampleView parsed;
+  if (Status read = dataset_->ReadSample(global, parsed); !read.ok()) return context(read);
   Result<std::span<const int32_t>> ids = dataset_->Tokens(global);
   if (!ids.ok()) return context(ids.status());
   std::span<const store::MediaMeta> media = dataset_->media_meta(global);
 
   // Planned images by their index within the sample.
   std::span<const plan::PlannedImage> planned = plan.Images(sequence);
-  std::vector<const plan::PlannedImage*> planned_of(parsed->media.size(), nullptr);
+  std::vector<const plan::PlannedImage*> planned_of(parsed.media.size(), nullptr);
   for (const plan::PlannedImage& image : planned) {
     if (image.sample_image >= planned_of.size()) {
       return Status::Internal("{}: the plan names image {} but the sample has {}", name,
@@ -142,7 +142,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   out.has_loss.reserve(sequence.tokens);
   uint64_t id_offset = 0;
   uint64_t text_left = sequence.text_tokens;
-  for (const store::Segment& segment : parsed->segments) {
+  for (const store::SegmentView& segment : parsed.segments) {
     if (!segment.is_media) {
       if (segment.text_tokens < 0 || id_offset + segment.text_tokens > ids->size()) {
         return Status::Corrupt("{}: segment token counts disagree with the {} stored ids", name,

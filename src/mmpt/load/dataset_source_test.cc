@@ -132,9 +132,9 @@ TEST_F(DatasetLoadTest, AssistantOnlyLossCountsCaptionTokens) {
   uint64_t caption_tokens = 0;
   for (size_t s = 0; s < (*batch)->sample_index.size(); ++s) {
     auto global = (*source)->GlobalIndex(0, (*batch)->sample_index[s]);
-    auto sample = (*source)->dataset().GetSample(*global);
-    ASSERT_TRUE(sample.ok());
-    caption_tokens += sample->segments.back().text_tokens;
+    store::SampleView sample;
+    ASSERT_TRUE((*source)->dataset().ReadSample(*global, sample).ok());
+    caption_tokens += sample.segments.back().text_tokens;
   }
   EXPECT_EQ(targets, static_cast<double>(caption_tokens));
 }

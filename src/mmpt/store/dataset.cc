@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "mmpt/core/mapped_file.h"
-#include "mmpt/store/adapter.h"
 #include "mmpt/store/jsonl_index.h"
+#include "mmpt/store/sample_reader.h"
 
 namespace mmpt::store {
 
@@ -105,18 +105,27 @@ Result<std::string_view> Dataset::Line(uint64_t i) const {
   return LineAt(files->jsonl.text(), files->index, local);
 }
 
-Result<Sample> Dataset::GetSample(uint64_t i) const {
-  MMPT_ASSIGN_OR_RETURN(std::string_view line, Line(i));
-  auto [shard, local] = Locate(i);
-  // One parser per thread: parsing reuses its buffers across calls.
-  thread_local RecordParser parser;
-  // The location is only needed for an error message; build its path only then.
-  auto sample = parser.Parse(line, InputFormat::kCanonical, {"", local + 1});
-  if (!sample.ok()) {
-    return Status::Corrupt("{}/{}.jsonl{}", dir_, manifest_.shards[shard].stem,
-                           sample.status().message());
+Status Dataset::ReadSample(uint64_t i, SampleView& out) const {
+  if (i >= num_samples()) {
+    return Status::OutOfRange("{}: sample {} of {}", dir_, i, num_samples());
   }
-  return sample;
+  auto [shard, local] = Locate(i);
+  MMPT_ASSIGN_OR_RETURN(const ShardFiles* files, Files(shard));
+  const std::string_view text = files->jsonl.text();
+  const std::string_view line = LineAt(text, files->index, local);
+  const size_t readable_after = text.size() - (line.data() + line.size() - text.data());
+  // One reader per thread: it reuses its parser's buffers across reads.
+  thread_local SampleReader reader;
+  Status status = reader.Read(line, readable_after, out);
+  if (status.ok()) {
+    status = CheckSampleAgainstMeta(out, metas_[shard].sample(local),
+                                    metas_[shard].media_of(local));
+  }
+  if (!status.ok()) {
+    return Status::Corrupt("{}/{}.jsonl:{}: {}", dir_, manifest_.shards[shard].stem, local + 1,
+                           status.message());
+  }
+  return Status::OK();
 }
 
 Result<std::span<const int32_t>> Dataset::Tokens(uint64_t i) const {

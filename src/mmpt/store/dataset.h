@@ -14,7 +14,7 @@
 #include "mmpt/core/status.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/store/meta.h"
-#include "mmpt/store/sample.h"
+#include "mmpt/store/sample_view.h"
 
 namespace mmpt::store {
 
@@ -54,8 +54,13 @@ class Dataset {
   /// The canonical JSON line of sample `i` (without '\n'), a view into the mapped `.jsonl`.
   /// Errors: OutOfRange, IOError/Corrupt for a shard file that cannot be opened or checked.
   Result<std::string_view> Line(uint64_t i) const;
-  /// Sample `i` parsed from its line. Errors: as Line, plus Corrupt for a bad line.
-  Result<Sample> GetSample(uint64_t i) const;
+  /// Read sample `i` into `out` (see SampleView: its strings point into the mapped `.jsonl`,
+  /// valid while this Dataset lives, except those spelled with escapes, which `out` holds);
+  /// reuses `out`'s capacity, so a loop over one view allocates nothing once warm. The line is
+  /// parsed strictly (SampleReader) and checked against the shard's `.meta`. For a sample to
+  /// keep, use `out.ToSample()`. Errors: as Line, plus Corrupt naming the shard's `.jsonl` and
+  /// line for a line that does not parse or disagrees with `.meta`; `out` is then unspecified.
+  Status ReadSample(uint64_t i, SampleView& out) const;
   /// The token ids of sample `i`'s text segments, concatenated, as a view into `.tok`.
   Result<std::span<const int32_t>> Tokens(uint64_t i) const;
   /// The bytes of media item `k` of sample `i`, a view into the mapped zip (empty for a

@@ -65,7 +65,7 @@ uint64_t PlannedBytes(const Dataset& dataset, uint64_t index) {
 Result<PrefetchedSample> Fetch(const Dataset& dataset, uint64_t index, bool touch) {
   PrefetchedSample out;
   out.index = index;
-  MMPT_ASSIGN_OR_RETURN(out.sample, dataset.GetSample(index));
+  MMPT_RETURN_IF_ERROR(dataset.ReadSample(index, out.sample));
   MMPT_ASSIGN_OR_RETURN(out.tokens, dataset.Tokens(index));
   for (size_t k = 0; k < out.sample.media.size(); ++k) {
     MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset.Media(index, k));

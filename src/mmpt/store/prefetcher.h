@@ -12,7 +12,7 @@
 
 #include "mmpt/core/status.h"
 #include "mmpt/store/dataset.h"
-#include "mmpt/store/sample.h"
+#include "mmpt/store/sample_view.h"
 
 namespace mmpt::store {
 
@@ -30,8 +30,8 @@ struct PrefetchOptions {
 
 struct PrefetchState;
 
-/// One fetched sample. Its spans point into the Dataset's mappings (zero-copy); its bytes count
-/// as in flight until it is destroyed. Move-only.
+/// One fetched sample. Its spans and the strings of `sample` point into the Dataset's mappings
+/// (zero-copy; see SampleView); its bytes count as in flight until it is destroyed. Move-only.
 class PrefetchedSample {
  public:
   PrefetchedSample() = default;
@@ -42,7 +42,7 @@ class PrefetchedSample {
   PrefetchedSample& operator=(const PrefetchedSample&) = delete;
 
   uint64_t index = 0;  // global sample index
-  Sample sample;
+  SampleView sample;
   std::span<const int32_t> tokens;
   std::vector<std::span<const std::byte>> media;  // per sample.media item (empty: metadata-only)
   uint64_t size_bytes = 0;                        // what it counts against the bound

@@ -90,7 +90,11 @@ TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   ASSERT_EQ(dataset->num_samples(), 4u);
   std::vector<std::string> keys;
-  for (uint64_t i = 0; i < 4; ++i) keys.push_back(dataset->GetSample(i)->key);
+  SampleView view;
+  for (uint64_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(dataset->ReadSample(i, view).ok());
+    keys.emplace_back(view.key);
+  }
   EXPECT_EQ(keys, (std::vector<std::string>{"g1", "g2", "meta", "g3"}));
   // g1: its image bytes come back unchanged; probed size recorded.
   auto bytes = dataset->Media(0, 0);
@@ -174,7 +178,11 @@ namespace {
 
 std::vector<std::string> Keys(const Dataset& dataset) {
   std::vector<std::string> keys;
-  for (uint64_t i = 0; i < dataset.num_samples(); ++i) keys.push_back(dataset.GetSample(i)->key);
+  SampleView view;
+  for (uint64_t i = 0; i < dataset.num_samples(); ++i) {
+    MMPT_CHECK(dataset.ReadSample(i, view).ok());
+    keys.emplace_back(view.key);
+  }
   return keys;
 }
 

@@ -83,18 +83,19 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
   auto dataset = Dataset::Open(out);
   ASSERT_TRUE(dataset.ok());
   std::mt19937_64 rng(7);
+  SampleView view;
   for (int read = 0; read < 200; ++read) {
     uint64_t i = rng() % dataset->num_samples();
-    auto sample = dataset->GetSample(i);
-    ASSERT_TRUE(sample.ok()) << sample.status().ToString();
-    const Sample& input = inputs.at(sample->key);
-    ASSERT_EQ(sample->segments.size(), input.segments.size());
+    Status status = dataset->ReadSample(i, view);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    const Sample& input = inputs.at(std::string(view.key));
+    ASSERT_EQ(view.segments.size(), input.segments.size());
     for (size_t s = 0; s < input.segments.size(); ++s) {
-      EXPECT_EQ(sample->segments[s].text, input.segments[s].text);
-      EXPECT_EQ(sample->segments[s].role, input.segments[s].role);
-      EXPECT_EQ(sample->segments[s].is_media, input.segments[s].is_media);
+      EXPECT_EQ(view.segments[s].text, input.segments[s].text);
+      EXPECT_EQ(view.segments[s].role, input.segments[s].role);
+      EXPECT_EQ(view.segments[s].is_media, input.segments[s].is_media);
     }
-    ASSERT_EQ(sample->media.size(), input.media.size());
+    ASSERT_EQ(view.media.size(), input.media.size());
     for (size_t k = 0; k < input.media.size(); ++k) {
       auto bytes = dataset->Media(i, k);
       ASSERT_TRUE(bytes.ok());

@@ -2,32 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "mmpt/store/sample_validate_internal.h"
+
 namespace mmpt::store {
 
-Status ValidateSample(const Sample& sample) {
-  std::vector<uint32_t> uses(sample.media.size(), 0);
-  for (size_t i = 0; i < sample.segments.size(); ++i) {
-    const Segment& segment = sample.segments[i];
-    if (!segment.is_media) continue;
-    if (segment.media_index >= sample.media.size()) {
-      return Status::InvalidArgument("segment {} refers to media {} of {}", i,
-                                     segment.media_index, sample.media.size());
-    }
-    ++uses[segment.media_index];
-  }
-  for (size_t j = 0; j < sample.media.size(); ++j) {
-    if (uses[j] != 1) {
-      return Status::InvalidArgument("media {} is referred to by {} segments, expected 1", j,
-                                     uses[j]);
-    }
-    const MediaRef& media = sample.media[j];
-    if (media.metadata_only() && (media.width == 0 || media.height == 0)) {
-      return Status::InvalidArgument("media {} has neither a path nor a positive size", j);
-    }
-  }
-  if (sample.segments.empty()) return Status::InvalidArgument("sample has no segments");
-  return Status::OK();
-}
+Status ValidateSample(const Sample& sample) { return internal::ValidateSampleOf(sample); }
 
 void AppendJsonString(std::string_view text, std::string& out) {
   static constexpr char kHex[] = "0123456789abcdef";

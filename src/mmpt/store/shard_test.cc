@@ -142,20 +142,22 @@ TEST(ShardTest, WriterThenDatasetReadsEqualInputs) {
   auto dataset = Dataset::Open(dir);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   ASSERT_EQ(dataset->num_samples(), 10u);
+  SampleView view;
   for (uint64_t i = 0; i < 10; ++i) {
-    auto sample = dataset->GetSample(i);
-    ASSERT_TRUE(sample.ok()) << sample.status().ToString();
-    EXPECT_EQ(sample->key, inputs[i].key);
-    EXPECT_EQ(sample->source, "src");
-    EXPECT_EQ(sample->segments, inputs[i].segments);
-    ASSERT_EQ(sample->media.size(), inputs[i].media.size());
+    Status read = dataset->ReadSample(i, view);
+    ASSERT_TRUE(read.ok()) << read.ToString();
+    Sample sample = view.ToSample();
+    EXPECT_EQ(sample.key, inputs[i].key);
+    EXPECT_EQ(sample.source, "src");
+    EXPECT_EQ(sample.segments, inputs[i].segments);
+    ASSERT_EQ(sample.media.size(), inputs[i].media.size());
     EXPECT_EQ(dataset->meta(i).text_tokens, 3u);
     auto tokens = dataset->Tokens(i);
     ASSERT_TRUE(tokens.ok());
     EXPECT_EQ(std::vector<int32_t>(tokens->begin(), tokens->end()),
               (std::vector<int32_t>{int(i), int(i) + 1, int(i) + 2}));
-    for (size_t k = 0; k < sample->media.size(); ++k) {
-      EXPECT_EQ(sample->media[k].path, inputs[i].media[k].path);
+    for (size_t k = 0; k < sample.media.size(); ++k) {
+      EXPECT_EQ(sample.media[k].path, inputs[i].media[k].path);
       EXPECT_EQ(dataset->media_meta(i)[k].width, inputs[i].media[k].width);
       auto bytes = dataset->Media(i, k);
       ASSERT_TRUE(bytes.ok());

@@ -6,7 +6,7 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/progress.h"
 #include "mmpt/core/thread_pool.h"
-#include "mmpt/store/adapter.h"
+#include "mmpt/store/sample_reader.h"
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/store/meta.h"
@@ -50,7 +50,8 @@ Status VerifyShard(const std::string& dir, const ShardInfo& shard, uint64_t* byt
   }
   MMPT_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Parse(zip_file.bytes(), zip_file.path()));
   size_t next_entry = 0;
-  RecordParser parser;
+  SampleReader reader;
+  SampleView sample;
   std::string_view text = jsonl.text();
   for (size_t i = 0; i < index.size(); ++i) {
     const uint64_t line_number = i + 1;
@@ -58,27 +59,16 @@ Status VerifyShard(const std::string& dir, const ShardInfo& shard, uint64_t* byt
       return Status::Corrupt("{}:{}: the line does not end where the index says", jsonl.path(),
                              line_number);
     }
-    auto sample = parser.Parse(LineAt(text, index, i), InputFormat::kCanonical,
-                               {jsonl.path(), line_number});
-    if (!sample.ok()) return Status(StatusCode::kCorrupt, sample.status().message());
-    const SampleMeta& s = meta.sample(i);
-    uint64_t tokens = 0;
-    for (const Segment& segment : sample->segments) {
-      if (!segment.is_media) tokens += std::max<int64_t>(0, segment.text_tokens);
-    }
-    if (sample->media.size() != s.num_media || tokens != s.text_tokens) {
-      return Status::Corrupt("{}:{}: {} media and {} tokens, .meta sample {} says {} and {}",
-                             jsonl.path(), line_number, sample->media.size(), tokens, i,
-                             s.num_media, s.text_tokens);
+    std::string_view line = LineAt(text, index, i);
+    Status read = reader.Read(line, text.size() - (index.begin(i) + line.size()), sample);
+    if (read.ok()) read = CheckSampleAgainstMeta(sample, meta.sample(i), meta.media_of(i));
+    if (!read.ok()) {
+      return Status::Corrupt("{}:{}: {}", jsonl.path(), line_number, read.message());
     }
     std::span<const MediaMeta> items = meta.media_of(i);
     for (size_t k = 0; k < items.size(); ++k) {
       const MediaMeta& m = items[k];
-      const MediaRef& ref = sample->media[k];
-      if (m.width != ref.width || m.height != ref.height) {
-        return Status::Corrupt("{}:{}: media {} is {}x{}, .meta says {}x{}", jsonl.path(),
-                               line_number, k, ref.width, ref.height, m.width, m.height);
-      }
+      const MediaView& ref = sample.media[k];
       if (m.flags & kMediaWithoutData) {
         if (!ref.entry.empty()) {
           return Status::Corrupt("{}:{}: media {} names entry '{}' but .meta has no data",

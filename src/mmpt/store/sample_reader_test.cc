@@ -1,0 +1,286 @@
+// The canonical line reader: what AppendSampleJson writes reads back equal, in place or from
+// the end of a buffer, with views into the line; damaged lines are Corrupt, never a crash.
+#include "mmpt/store/sample_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/store/adapter.h"
+#include "mmpt/store/dataset.h"
+#include "mmpt/store/prepare.h"
+#include "mmpt/store/synth.h"
+#include "mmpt/store/test_util_internal.h"
+
+namespace mmpt::store {
+namespace {
+
+// A sample exercising every field and every kind of string the writer escapes.
+Sample RichSample() {
+  Sample s;
+  s.key = "doc-\"7\"\\x";
+  s.source = "web";
+  s.segments.push_back({"system", false, "plain ascii text", 0, 3});
+  s.segments.push_back({"user", false, "tab\there, newline\nthere, cr\r, bell\x07, unit\x1f.", 0, 9});
+  s.segments.push_back({"user", true, "", 1, -1});
+  s.segments.push_back({"assistant", false, "café, 東京, emoji 🙂, quote \" backslash \\", 0, 12});
+  s.segments.push_back({"", true, "", 0, -1});
+  s.segments.push_back({"", false, "no token count", 0, -1});
+  s.media.push_back({"imgs/a b/ü.jpg", "000003.0.jpg", 640, 480, 1});
+  s.media.push_back({"", "", 1920, 1080, 24});  // metadata-only, a clip
+  return s;
+}
+
+std::string LineOf(const Sample& sample) {
+  std::string line;
+  AppendSampleJson(sample, line);
+  line.pop_back();  // the '\n'
+  return line;
+}
+
+bool Inside(std::string_view part, std::string_view whole) {
+  return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
+}
+
+TEST(SampleReaderTest, WhatTheWriterWritesReadsBackEqualInPlaceAndAtTheEnd) {
+  const Sample sample = RichSample();
+  const std::string line = LineOf(sample);
+  SampleReader reader;
+  // In place: the line followed by more readable bytes, as in the middle of a mapped shard.
+  std::string buffer = line + "\n" + std::string(kSampleReadPadding, 'x');
+  std::string_view in_place(buffer.data(), line.size());
+  SampleView view;
+  Status status = reader.Read(in_place, buffer.size() - line.size(), view);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(view.ToSample(), sample);
+  // Strings without escapes are views into the line; escaped ones are the view's own copies.
+  EXPECT_TRUE(Inside(view.source, in_place));
+  EXPECT_TRUE(Inside(view.segments[0].text, in_place));
+  EXPECT_TRUE(Inside(view.segments[3].role, in_place));
+  EXPECT_TRUE(Inside(view.media[0].path, in_place));
+  EXPECT_FALSE(Inside(view.key, in_place));
+  EXPECT_FALSE(Inside(view.segments[1].text, in_place));
+  EXPECT_FALSE(Inside(view.segments[3].text, in_place));
+
+  // The last line of a file: no readable byte after it. Views still point into the line, not
+  // into the reader's padded copy (which the next read overwrites).
+  std::string last = line;
+  SampleView at_end;
+  status = reader.Read(last, 0, at_end);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(at_end.ToSample(), sample);
+  EXPECT_TRUE(Inside(at_end.segments[0].text, last));
+  EXPECT_TRUE(Inside(at_end.media[0].entry, last));
+  // Reading another line with the same reader leaves the first view intact.
+  ASSERT_TRUE(reader.Read(in_place, buffer.size() - line.size(), view).ok());
+  EXPECT_EQ(at_end.ToSample(), sample);
+
+  // Moving a view keeps its strings, the unescaped copies included.
+  SampleView moved = std::move(at_end);
+  EXPECT_EQ(moved.ToSample(), sample);
+}
+
+TEST(SampleReaderTest, ReadingIntoAViewReplacesEverythingAndReusesCapacity) {
+  SampleReader reader;
+  SampleView view;
+  const std::string rich = LineOf(RichSample());
+  ASSERT_TRUE(reader.Read(rich, 0, view).ok());
+  const SegmentView* storage = view.segments.data();
+  Sample small;
+  small.key = "k";
+  small.source = "s";
+  small.segments.push_back({"", false, "one", 0, 1});
+  const std::string line = LineOf(small);
+  ASSERT_TRUE(reader.Read(line, 0, view).ok());
+  EXPECT_EQ(view.ToSample(), small);
+  EXPECT_EQ(view.segments.data(), storage);  // no reallocation for a smaller sample
+}
+
+TEST(SampleReaderTest, WhitespaceAndFieldOrderAreAccepted) {
+  SampleReader reader;
+  SampleView view;
+  std::string line =
+      " { \"media\" : [ ] ,\t\"segments\":[ {\"tokens\":2, \"text\" : \"a b\" , \"role\":\"user\"} ],"
+      "\"source\":\"s\" , \"key\" : \"k\" } ";
+  Status status = reader.Read(line, 0, view);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(view.key, "k");
+  EXPECT_EQ(view.segments[0].text, "a b");
+  EXPECT_EQ(view.segments[0].role, "user");
+  EXPECT_EQ(view.segments[0].text_tokens, 2);
+}
+
+TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
+  const std::string ok_media = R"("media":[{"path":"a.jpg","width":2,"height":3}])";
+  const std::string ok_segments = R"("segments":[{"text":"t","tokens":1},{"media":0}])";
+  auto record = [&](const std::string& segments, const std::string& media) {
+    return "{\"key\":\"k\",\"source\":\"s\"," + segments + "," + media + "}";
+  };
+  struct Case {
+    std::string line;
+    std::string message;  // a part of the expected message
+  };
+  const std::vector<Case> cases = {
+      {"", "not valid JSON"},
+      {"{", "not valid JSON"},
+      {"[1,2]", "not valid JSON"},
+      {record(ok_segments, ok_media).substr(0, 40), "not valid JSON"},
+      {record(ok_segments, ok_media) + "{}", "bytes after the record"},
+      {record(ok_segments, ok_media) + " 7", "not valid JSON"},
+      {"{\"key\":\"k\",\"source\":\"s\"," + ok_segments + "}", "lacks one of"},
+      {"{\"key\":\"k\",\"key\":\"k\",\"source\":\"s\"," + ok_segments + "," + ok_media + "}",
+       "\"key\" is repeated"},
+      {"{\"key\":\"k\",\"extra\":1,\"source\":\"s\"," + ok_segments + "," + ok_media + "}",
+       "unknown field \"extra\""},
+      {"{\"key\":7,\"source\":\"s\"," + ok_segments + "," + ok_media + "}", "key is not a string"},
+      {record(R"("segments":{})", ok_media), "\"segments\" is not an array"},
+      {record(R"("segments":[1])", ok_media), "segment 0 is not an object"},
+      {record(R"("segments":[{"text":"t","media":0}])", ok_media), "not both"},
+      {record(R"("segments":[{"role":"user"},{"media":0}])", ok_media), "segment 0 needs"},
+      {record(R"("segments":[{"text":"t"},{"media":0,"tokens":1}])", ok_media), "segment 1 needs"},
+      {record(R"("segments":[{"text":"t","tokens":-1},{"media":0}])", ok_media), "\"tokens\""},
+      {record(R"("segments":[{"text":"t","tokens":1.5},{"media":0}])", ok_media), "\"tokens\""},
+      {record(R"("segments":[{"text":"t","color":1},{"media":0}])", ok_media),
+       "segment 0 has an unknown field \"color\""},
+      {record(R"("segments":[{"text":"bad \q escape"},{"media":0}])", ok_media), "segment text"},
+      {record(R"("segments":[{"text":"bad \u12G4"},{"media":0}])", ok_media), "segment text"},
+      {record(R"("segments":[{"text":"t"},{"media":1}])", ok_media), "refers to media 1 of 1"},
+      {record(R"("segments":[{"media":0},{"media":0}])", ok_media), "referred to by 2"},
+      {record(R"("segments":[{"text":"t"}])", ok_media), "referred to by 0"},
+      {record(R"("segments":[])", R"("media":[])"), "no segments"},
+      {record(ok_segments, R"("media":[{"path":"a.jpg","width":0,"height":3}])"), "\"width\""},
+      {record(ok_segments, R"("media":[{"path":"a.jpg","width":70000,"height":3}])"),
+       "\"width\""},
+      {record(ok_segments, R"("media":[{"path":"a.jpg","width":2}])"), "only one of"},
+      {record(ok_segments, R"("media":[{"path":"a.jpg","frames":0}])"), "\"frames\""},
+      {record(ok_segments, R"("media":[{"entry":"a.jpg","path":"b","path":"c"}])"),
+       "\"path\" is repeated"},
+      {record(ok_segments, R"("media":[{}])"), "neither a path nor a positive size"},
+      {record(ok_segments, R"("media":["a.jpg"])"), "media 0 is not an object"},
+      {record(ok_segments, R"("media":[{"path":"a\u0000.jpg","url":"x"}])"),
+       "media 0 has an unknown field \"url\""},
+      // Invalid UTF-8 and a raw control character inside a string.
+      {record(R"("segments":[{"text":"a)" "\xff" R"(b"},{"media":0}])", ok_media), "not valid JSON"},
+      {record(R"("segments":[{"text":"a)" "\x01" R"(b"},{"media":0}])", ok_media), "not valid JSON"},
+  };
+  SampleReader reader;
+  SampleView view;
+  // The same record read well first, so each failure below is the damage's doing.
+  ASSERT_TRUE(reader.Read(record(ok_segments, ok_media), 0, view).ok());
+  for (const Case& c : cases) {
+    for (size_t after : {size_t{0}, kSampleReadPadding}) {
+      std::string buffer = c.line + std::string(after, '"');  // padding that is not spaces
+      Status status = reader.Read(std::string_view(buffer.data(), c.line.size()), after, view);
+      ASSERT_FALSE(status.ok()) << c.line;
+      EXPECT_EQ(status.code(), StatusCode::kCorrupt) << c.line;
+      EXPECT_NE(status.message().find(c.message), std::string::npos)
+          << c.line << " → " << status.message();
+    }
+  }
+}
+
+// Every truncation and every single-bit flip of a real line: an error or a sample that passes
+// validation, and one the input adapter (the lenient parser of canonical records) reads equal.
+TEST(SampleReaderTest, EveryTruncationAndBitFlipIsAnErrorOrAValidSample) {
+  const std::string line = LineOf(RichSample());
+  SampleReader reader;
+  RecordParser lenient;
+  SampleView view;
+  size_t accepted = 0, rejected = 0;
+  auto check = [&](std::string_view damaged) {
+    std::string buffer(damaged);
+    buffer.append(kSampleReadPadding, '\n');
+    for (size_t after : {size_t{0}, kSampleReadPadding}) {
+      Status status = reader.Read(std::string_view(buffer.data(), damaged.size()), after, view);
+      if (!status.ok()) {
+        EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+        ++rejected;
+        continue;
+      }
+      ++accepted;
+      EXPECT_TRUE(ValidateSample(view).ok());
+      auto other = lenient.Parse(damaged, InputFormat::kCanonical, {"t", 1});
+      ASSERT_TRUE(other.ok()) << other.status().ToString() << "\n" << damaged;
+      EXPECT_EQ(*other, view.ToSample()) << damaged;
+    }
+  };
+  for (size_t n = 0; n < line.size(); ++n) check(std::string_view(line).substr(0, n));
+  for (size_t i = 0; i < line.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string damaged = line;
+      damaged[i] = static_cast<char>(damaged[i] ^ (1 << bit));
+      check(damaged);
+    }
+  }
+  // Damage to the structure is caught by the parser alone; some (a changed letter in a text)
+  // cannot be and is left to verify's checksums.
+  EXPECT_GT(rejected, 0u);
+  EXPECT_GT(accepted, 0u);
+}
+
+// A prepared dataset whose `.jsonl` is damaged: ReadSample names the shard file and line.
+TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
+  const std::string corpus = testing::FreshDir("reader_corpus");
+  const std::string out = testing::FreshDir("reader_out");
+  SynthOptions synth;
+  synth.profile = "tiny";
+  synth.out_dir = corpus;
+  synth.samples = 6;
+  synth.max_side = 64;
+  synth.jobs = 1;
+  auto report = Synthesize(synth);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  testing::WordTokenizer tokenizer;
+  PrepareOptions options;
+  options.inputs = {{report->jsonl_path, "tiny"}};
+  options.out_dir = out;
+  options.tokenizer = &tokenizer;
+  options.samples_per_shard = 3;
+  options.jobs = 1;
+  options.progress = false;
+  ASSERT_TRUE(Prepare(options).ok());
+
+  const std::string path = out + "/tiny/00001.jsonl";
+  std::string bytes = *ReadFileToString(path);
+  {
+    auto dataset = Dataset::Open(out);
+    ASSERT_TRUE(dataset.ok());
+    SampleView view;
+    for (uint64_t i = 0; i < dataset->num_samples(); ++i) {
+      Status status = dataset->ReadSample(i, view);
+      ASSERT_TRUE(status.ok()) << status.ToString();
+      auto line = dataset->Line(i);
+      EXPECT_TRUE(Inside(view.source, *line));  // zero-copy, the shard's last lines included
+    }
+    EXPECT_EQ(dataset->ReadSample(6, view).code(), StatusCode::kOutOfRange);
+  }
+  // Line 2 of shard 1: its opening brace changed, then a token count changed (valid JSON
+  // that disagrees with .meta). The same length keeps the index valid.
+  const size_t second = bytes.find('\n') + 1;
+  const size_t tokens = bytes.find("\"tokens\":", second) + 9;
+  struct Damage {
+    size_t at;
+    char byte;
+    std::string message;
+  };
+  for (const Damage& damage : {Damage{second, '[', "not valid JSON"},
+                               Damage{tokens, bytes[tokens] == '9' ? '8' : '9', ".meta says"}}) {
+    std::string damaged = bytes;
+    damaged[damage.at] = damage.byte;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << damaged;
+    auto dataset = Dataset::Open(out);
+    ASSERT_TRUE(dataset.ok());
+    SampleView view;
+    EXPECT_TRUE(dataset->ReadSample(3, view).ok());
+    Status status = dataset->ReadSample(4, view);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+    EXPECT_NE(status.message().find("tiny/00001.jsonl:2: "), std::string::npos)
+        << status.message();
+    EXPECT_NE(status.message().find(damage.message), std::string::npos) << status.message();
+  }
+}
+
+}  // namespace
+}  // namespace mmpt::store
