@@ -111,12 +111,7 @@ Status Dataset::ReadSample(uint64_t i, SampleView& out) const {
   }
   auto [shard, local] = Locate(i);
   MMPT_ASSIGN_OR_RETURN(const ShardFiles* files, Files(shard));
-  const std::string_view text = files->jsonl.text();
-  const std::string_view line = LineAt(text, files->index, local);
-  const size_t readable_after = text.size() - (line.data() + line.size() - text.data());
-  // One reader per thread: it reuses its parser's buffers across reads.
-  thread_local SampleReader reader;
-  Status status = reader.Read(line, readable_after, out);
+  Status status = ReadSampleLine(LineAt(files->jsonl.text(), files->index, local), out);
   if (status.ok()) {
     status = CheckSampleAgainstMeta(out, metas_[shard].sample(local),
                                     metas_[shard].media_of(local));

@@ -57,7 +57,7 @@ class Dataset {
   /// Read sample `i` into `out` (see SampleView: its strings point into the mapped `.jsonl`,
   /// valid while this Dataset lives, except those spelled with escapes, which `out` holds);
   /// reuses `out`'s capacity, so a loop over one view allocates nothing once warm. The line is
-  /// parsed strictly (SampleReader) and checked against the shard's `.meta`. For a sample to
+  /// parsed strictly (ReadSampleLine) and checked against the shard's `.meta`. For a sample to
   /// keep, use `out.ToSample()`. Errors: as Line, plus Corrupt naming the shard's `.jsonl` and
   /// line for a line that does not parse or disagrees with `.meta`; `out` is then unspecified.
   Status ReadSample(uint64_t i, SampleView& out) const;

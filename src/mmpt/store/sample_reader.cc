@@ -2,266 +2,337 @@
 
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <bit>
 #include <cstring>
 #include <string>
-#include <utility>
 
 #include "mmpt/store/adapter.h"
 
 namespace mmpt::store {
-
-static_assert(kSampleReadPadding == simdjson::SIMDJSON_PADDING);
-
-namespace od = simdjson::ondemand;
-
-struct SampleReader::Impl {
-  od::parser parser;
-  std::string padded;  // a copy of a line that lies too close to the end of its buffer
-};
-
-SampleReader::SampleReader() : impl_(std::make_unique<Impl>()) {}
-SampleReader::~SampleReader() = default;
-
 namespace {
 
-Status NotJson(simdjson::error_code error) {
-  return Status::Corrupt("not valid JSON: {}", simdjson::error_message(error));
+// Eight bytes at a time: the high bit of each byte of the result is set for a '"', a '\\' or
+// a control character (< 0x20) in `word`. Bits above the first hit may be spurious (borrows),
+// the lowest one never is, and only the lowest is used.
+inline uint64_t StringSpecialBytes(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighs = 0x8080808080808080ull;
+  auto zero_bytes = [&](uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+  return zero_bytes(word ^ (kOnes * '"')) | zero_bytes(word ^ (kOnes * '\\')) |
+         ((word - kOnes * 0x20) & ~word & kHighs);
 }
 
-// The fields of each object, as bits, to catch repeats and missing ones.
-enum FieldBit : uint32_t {
-  kKey = 1, kSource = 2, kSegments = 4, kMediaList = 8,                  // the record
-  kRole = 1, kText = 2, kTokens = 4, kMediaIndex = 8,                    // a segment
-  kPath = 1, kEntry = 2, kWidth = 4, kHeight = 8, kFrames = 16,          // a media item
-};
+// The first '"', '\\' or control character in [p, end), or end. 16 bytes at a time with
+// SSE2 (every x86-64 CPU has it), else 8 at a time in a word; never reads past `end`.
+inline const char* FindStringSpecial(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i control_max = _mm_set1_epi8(0x1F);
+  for (; end - p >= 16; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(bytes, control_max), bytes);
+    const __m128i hits = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)), control);
+    if (const int mask = _mm_movemask_epi8(hits)) return p + std::countr_zero(unsigned(mask));
+  }
+#endif
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; end - p >= 8; p += 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (uint64_t hits = StringSpecialBytes(word)) return p + std::countr_zero(hits) / 8;
+    }
+  }
+  for (; p < end; ++p) {
+    auto c = static_cast<unsigned char>(*p);
+    if (c == '"' || c == '\\' || c < 0x20) return p;
+  }
+  return end;
+}
 
-// Reads one line; strings are mapped back from the parsed buffer to `line`.
-class LineReader {
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Four hex digits at `p` (bounds checked by the caller) as a UTF-16 code unit, or -1.
+int32_t Hex4(const char* p) {
+  int32_t unit = 0;
+  for (int i = 0; i < 4; ++i) {
+    int digit = HexDigit(p[i]);
+    if (digit < 0) return -1;
+    unit = unit * 16 + digit;
+  }
+  return unit;
+}
+
+void AppendUtf8(uint32_t cp, std::vector<char>& out) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Decode the JSON escapes of `raw` (a string's bytes between its quotes) onto `out`.
+// Returns false for an invalid escape or an unpaired UTF-16 surrogate.
+bool Unescape(std::string_view raw, std::vector<char>& out) {
+  size_t i = 0;
+  while (i < raw.size()) {
+    size_t slash = raw.find('\\', i);
+    if (slash == std::string_view::npos) slash = raw.size();
+    out.insert(out.end(), raw.data() + i, raw.data() + slash);
+    if (slash == raw.size()) break;
+    if (slash + 1 >= raw.size()) return false;
+    const char kind = raw[slash + 1];
+    i = slash + 2;
+    switch (kind) {
+      case '"': case '\\': case '/': out.push_back(kind); continue;
+      case 'b': out.push_back('\b'); continue;
+      case 'f': out.push_back('\f'); continue;
+      case 'n': out.push_back('\n'); continue;
+      case 'r': out.push_back('\r'); continue;
+      case 't': out.push_back('\t'); continue;
+      case 'u': break;
+      default: return false;
+    }
+    if (raw.size() - i < 4) return false;
+    int32_t unit = Hex4(raw.data() + i);
+    i += 4;
+    if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) return false;
+    uint32_t cp = static_cast<uint32_t>(unit);
+    if (unit >= 0xD800 && unit <= 0xDBFF) {  // a high surrogate: its low half must follow
+      if (raw.size() - i < 6 || raw[i] != '\\' || raw[i + 1] != 'u') return false;
+      int32_t low = Hex4(raw.data() + i + 2);
+      if (low < 0xDC00 || low > 0xDFFF) return false;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + static_cast<uint32_t>(low - 0xDC00);
+      i += 6;
+    }
+    AppendUtf8(cp, out);
+  }
+  return true;
+}
+
+// Reads one canonical line in the layout AppendSampleJson writes (its field order, no
+// whitespace), never past its end. Matching that layout literal by literal, rather than
+// parsing any JSON object and dispatching on its keys, is what makes reads fast: keys are
+// never scanned. Steps return false after storing the error in error_; no Status is built on
+// the good path.
+class LineScanner {
  public:
-  LineReader(std::string_view line, const char* parsed, SampleView& out, std::vector<char>& arena)
-      : line_(line), parsed_(parsed), out_(out), arena_(arena) {}
+  LineScanner(std::string_view line, SampleView& out, std::vector<char>& arena)
+      : begin_(line.data()), p_(line.data()), end_(line.data() + line.size()), out_(out),
+        arena_(arena) {}
 
-  Status Record(od::document& doc) {
-    od::object record;
-    if (auto error = doc.get_object().get(record)) return NotJson(error);
-    uint32_t seen = 0;
-    for (auto field_or : record) {
-      od::field field;
-      if (auto error = std::move(field_or).get(field)) return NotJson(error);
-      od::raw_json_string name = field.key();
-      od::value& value = field.value();
-      if (name.unsafe_is_equal("segments")) {
-        MMPT_RETURN_IF_ERROR(Once(seen, kSegments, "segments"));
-        MMPT_RETURN_IF_ERROR(Segments(value));
-      } else if (name.unsafe_is_equal("media")) {
-        MMPT_RETURN_IF_ERROR(Once(seen, kMediaList, "media"));
-        MMPT_RETURN_IF_ERROR(MediaList(value));
-      } else if (name.unsafe_is_equal("key")) {
-        MMPT_RETURN_IF_ERROR(Once(seen, kKey, "key"));
-        MMPT_RETURN_IF_ERROR(String(value, "key", out_.key));
-      } else if (name.unsafe_is_equal("source")) {
-        MMPT_RETURN_IF_ERROR(Once(seen, kSource, "source"));
-        MMPT_RETURN_IF_ERROR(String(value, "source", out_.source));
-      } else {
-        return Unknown(name, "the record");
-      }
-    }
-    if (seen != (kKey | kSource | kSegments | kMediaList)) {
-      return Status::Corrupt("the record lacks one of \"key\", \"source\", \"segments\", "
-                             "\"media\"");
-    }
-    // Iteration stops at the record's closing brace; anything after it is damage.
-    const char* rest = nullptr;
-    if (doc.current_location().get(rest) == simdjson::SUCCESS) {
-      return Status::Corrupt("bytes after the record at column {}", rest - parsed_ + 1);
-    }
+  Status Record() {
+    bool ok = Expect("{\"key\":") && String("key", out_.key) && Expect(",\"source\":") &&
+              String("source", out_.source) && Expect(",\"segments\":[") &&
+              List([&] { return Segment(); }) && Expect(",\"media\":[") &&
+              List([&] { return Media(); }) && Expect("}");
+    if (!ok) return std::move(error_);
+    if (p_ != end_) return Status::Corrupt("bytes after the record at column {}", Column());
     return Status::OK();
   }
 
  private:
-  static Status Once(uint32_t& seen, uint32_t bit, std::string_view name) {
-    if (seen & bit) return Status::Corrupt("field \"{}\" is repeated", name);
-    seen |= bit;
-    return Status::OK();
+  size_t Column() const { return static_cast<size_t>(p_ - begin_) + 1; }
+
+  // Store a Corrupt error and return false. Failures are rare: out of line and cold, so the
+  // good path neither formats nor makes room for formatting.
+  template <typename... Args>
+  [[gnu::cold, gnu::noinline]] bool Corrupt(fmt::format_string<Args...> format, Args&&... args) {
+    error_ = Status::Corrupt(format, std::forward<Args>(args)...);
+    return false;
   }
 
-  Status Unknown(od::raw_json_string name, std::string_view where) const {
-    // The key is quote-terminated within the parsed buffer; show at most 32 bytes of it.
-    const char* begin = name.raw();
-    const char* end = static_cast<const char*>(std::memchr(begin, '"', 33));
-    size_t length = end == nullptr ? 32 : static_cast<size_t>(end - begin);
-    return Status::Corrupt("{} has an unknown field \"{}\"", where,
-                           std::string_view(begin, length));
+  // The layout wanted `expected` here: name it, the column and what is there instead.
+  [[gnu::cold, gnu::noinline]] bool Syntax(std::string_view expected) {
+    if (p_ == end_) {
+      return Corrupt("not a canonical record: the line ends where '{}' was expected", expected);
+    }
+    const std::string_view found(p_, std::min<size_t>(end_ - p_, 16));
+    return Corrupt("not a canonical record: '{}' expected at column {}, found '{}'", expected,
+                   Column(), found);
   }
 
-  // A string value without copying it when it has no escapes (the usual case: canonical lines
-  // escape only quotes, backslashes and control characters).
-  Status String(od::value& value, std::string_view what, std::string_view& out) {
-    std::string_view token = value.raw_json_token();
-    // The token runs up to the next one: drop JSON whitespace after the closing quote.
-    size_t end = token.size();
-    while (end > 0 && (token[end - 1] == ' ' || token[end - 1] == '\n' ||
-                       token[end - 1] == '\r' || token[end - 1] == '\t')) {
-      --end;
+  // Consume `literal` if the line continues with it.
+  bool Literal(std::string_view literal) {
+    if (static_cast<size_t>(end_ - p_) < literal.size() ||
+        std::memcmp(p_, literal.data(), literal.size()) != 0) {
+      return false;
     }
-    if (end < 2 || token[0] != '"' || token[end - 1] != '"') {
-      return Status::Corrupt("{} is not a string", what);
-    }
-    std::string_view content = token.substr(1, end - 2);
-    if (std::memchr(content.data(), '\\', content.size()) == nullptr) {
-      od::raw_json_string consumed;
-      if (auto error = value.get_raw_json_string().get(consumed)) return NotJson(error);
-      out = std::string_view(line_.data() + (content.data() - parsed_), content.size());
-      return Status::OK();
-    }
-    std::string_view unescaped;
-    if (auto error = value.get_string().get(unescaped)) {
-      return Status::Corrupt("{}: {}", what, simdjson::error_message(error));
-    }
-    // Capacity was reserved for the whole line, so this never moves earlier strings.
-    char* at = arena_.data() + arena_.size();
-    arena_.insert(arena_.end(), unescaped.begin(), unescaped.end());
-    out = std::string_view(at, unescaped.size());
-    return Status::OK();
+    p_ += literal.size();
+    return true;
   }
 
-  static Status Unsigned(od::value& value, std::string_view what, uint64_t min, uint64_t max,
-                         uint64_t& out) {
-    if (value.get_uint64().get(out) != simdjson::SUCCESS || out < min || out > max) {
-      return Status::Corrupt("{} is not an integer in [{}, {}]", what, min, max);
-    }
-    return Status::OK();
+  bool Expect(std::string_view literal) { return Literal(literal) || Syntax(literal); }
+
+  // Items up to the closing ']' (the '[' is consumed), each read by read_item.
+  template <typename ReadItem>
+  bool List(ReadItem&& read_item) {
+    if (Literal("]")) return true;
+    do {
+      if (!read_item()) return false;
+    } while (Literal(","));
+    return Expect("]");
   }
 
-  Status Segments(od::value& value) {
-    od::array list;
-    if (value.get_array().get(list) != simdjson::SUCCESS) {
-      return Status::Corrupt("field \"segments\" is not an array");
+  // A string value: a view into the line when it has no escapes (the usual case: canonical
+  // lines escape only quotes, backslashes and control characters), else the unescaped copy.
+  bool String(std::string_view what, std::string_view& out) {
+    if (!Literal("\"")) return Corrupt("{} is not a string at column {}", what, Column());
+    const char* start = p_;
+    bool escaped = false;
+    while (true) {
+      p_ = FindStringSpecial(p_, end_);
+      if (p_ == end_) return Syntax("\"");
+      if (*p_ == '"') break;
+      if (*p_ != '\\') {
+        return Corrupt("not valid JSON: an unescaped control character in {} at column {}",
+                       what, Column());
+      }
+      escaped = true;
+      // Skip the escaped byte (Unescape checks it); a backslash that ends the line leaves
+      // nothing to skip.
+      if (end_ - p_ < 2) {
+        p_ = end_;
+        return Syntax("\"");
+      }
+      p_ += 2;
     }
-    for (auto item_or : list) {
-      od::value item;
-      if (auto error = item_or.get(item)) return NotJson(error);
-      const size_t i = out_.segments.size();
-      od::object fields;
-      if (item.get_object().get(fields) != simdjson::SUCCESS) {
-        return Status::Corrupt("segment {} is not an object", i);
-      }
-      SegmentView& segment = out_.segments.emplace_back();
-      uint32_t seen = 0;
-      for (auto field_or : fields) {
-        od::field field;
-        if (auto error = std::move(field_or).get(field)) return NotJson(error);
-        od::raw_json_string name = field.key();
-        od::value& v = field.value();
-        uint64_t number = 0;
-        if (name.unsafe_is_equal("text")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kText, "text"));
-          MMPT_RETURN_IF_ERROR(String(v, "segment text", segment.text));
-        } else if (name.unsafe_is_equal("role")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kRole, "role"));
-          MMPT_RETURN_IF_ERROR(String(v, "segment role", segment.role));
-        } else if (name.unsafe_is_equal("tokens")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kTokens, "tokens"));
-          MMPT_RETURN_IF_ERROR(Unsigned(v, "segment \"tokens\"", 0, INT64_MAX, number));
-          segment.text_tokens = static_cast<int64_t>(number);
-        } else if (name.unsafe_is_equal("media")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kMediaIndex, "media"));
-          MMPT_RETURN_IF_ERROR(Unsigned(v, "segment \"media\"", 0, UINT32_MAX, number));
-          segment.media_index = static_cast<uint32_t>(number);
-          segment.is_media = true;
-        } else {
-          return Unknown(name, fmt::format("segment {}", i));
-        }
-      }
-      if ((seen & kMediaIndex) ? (seen & (kText | kTokens)) != 0 : (seen & kText) == 0) {
-        return Status::Corrupt("segment {} needs \"text\" (with optional \"tokens\") or "
-                               "\"media\", not both",
-                               i);
-      }
+    const std::string_view raw(start, static_cast<size_t>(p_++ - start));
+    if (!escaped) {
+      out = raw;
+      return true;
     }
-    return Status::OK();
+    // Capacity was reserved for the whole line and unescaping never lengthens a string, so
+    // this never moves the copies made before.
+    const size_t at = arena_.size();
+    if (!Unescape(raw, arena_)) {
+      return Corrupt("{} has an invalid escape sequence before column {}", what, Column());
+    }
+    out = std::string_view(arena_.data() + at, arena_.size() - at);
+    return true;
   }
 
-  Status MediaList(od::value& value) {
-    od::array list;
-    if (value.get_array().get(list) != simdjson::SUCCESS) {
-      return Status::Corrupt("field \"media\" is not an array");
+  // A JSON integer in [min, max]; fractions, exponents, signs and leading zeros are refused.
+  template <typename T>
+  bool Unsigned(std::string_view what, uint64_t min, uint64_t max, T& out) {
+    const char* start = p_;
+    uint64_t value = 0;
+    bool overflow = false;
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
+      const uint64_t digit = static_cast<uint64_t>(*p_ - '0');
+      overflow |= value > (UINT64_MAX - digit) / 10;
+      value = value * 10 + digit;
+      ++p_;
     }
-    for (auto item_or : list) {
-      od::value item;
-      if (auto error = item_or.get(item)) return NotJson(error);
-      const size_t k = out_.media.size();
-      od::object fields;
-      if (item.get_object().get(fields) != simdjson::SUCCESS) {
-        return Status::Corrupt("media {} is not an object", k);
-      }
-      MediaView& media = out_.media.emplace_back();
-      uint32_t seen = 0;
-      for (auto field_or : fields) {
-        od::field field;
-        if (auto error = std::move(field_or).get(field)) return NotJson(error);
-        od::raw_json_string name = field.key();
-        od::value& v = field.value();
-        uint64_t number = 0;
-        if (name.unsafe_is_equal("path")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kPath, "path"));
-          MMPT_RETURN_IF_ERROR(String(v, "media path", media.path));
-        } else if (name.unsafe_is_equal("entry")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kEntry, "entry"));
-          MMPT_RETURN_IF_ERROR(String(v, "media entry", media.entry));
-        } else if (name.unsafe_is_equal("width")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kWidth, "width"));
-          MMPT_RETURN_IF_ERROR(Unsigned(v, "media \"width\"", 1, kMaxImageSide, number));
-          media.width = static_cast<uint32_t>(number);
-        } else if (name.unsafe_is_equal("height")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kHeight, "height"));
-          MMPT_RETURN_IF_ERROR(Unsigned(v, "media \"height\"", 1, kMaxImageSide, number));
-          media.height = static_cast<uint32_t>(number);
-        } else if (name.unsafe_is_equal("frames")) {
-          MMPT_RETURN_IF_ERROR(Once(seen, kFrames, "frames"));
-          MMPT_RETURN_IF_ERROR(Unsigned(v, "media \"frames\"", 1, 65535, number));
-          media.frames = static_cast<uint32_t>(number);
-        } else {
-          return Unknown(name, fmt::format("media {}", k));
-        }
-      }
-      if (((seen & kWidth) == 0) != ((seen & kHeight) == 0)) {
-        return Status::Corrupt("media {} gives only one of width and height", k);
-      }
+    const size_t digits = static_cast<size_t>(p_ - start);
+    if (overflow || digits == 0 || (digits > 1 && *start == '0') || value < min || value > max ||
+        (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E'))) {
+      p_ = start;
+      return Corrupt("{} is not an integer in [{}, {}] at column {}", what, min, max, Column());
     }
-    return Status::OK();
+    out = static_cast<T>(value);
+    return true;
   }
 
-  std::string_view line_;
-  const char* parsed_;  // where simdjson reads the line: line_ itself or a padded copy
+  // {"role":..,"media":i} or {"role":..,"text":..,"tokens":n}, "role" and "tokens" optional.
+  bool Segment() {
+    // Built in place, member by member: value-initializing or copying the whole struct
+    // compiles to a slow `rep stos` / `rep movs` here.
+    SegmentView& segment = out_.segments.emplace_back(std::string_view(), std::string_view(),
+                                                      int64_t{-1}, uint32_t{0}, false);
+    if (!Expect("{")) return false;
+    if (Literal("\"role\":") && !(String("segment role", segment.role) && Expect(","))) {
+      return false;
+    }
+    if (Literal("\"media\":")) {
+      segment.is_media = true;
+      if (!Unsigned("segment \"media\"", 0, UINT32_MAX, segment.media_index)) return false;
+    } else if (Literal("\"text\":")) {
+      if (!String("segment text", segment.text)) return false;
+      if (Literal(",\"tokens\":") &&
+          !Unsigned("segment \"tokens\"", 0, INT64_MAX, segment.text_tokens)) {
+        return false;
+      }
+    } else {
+      return Syntax("\"media\": or \"text\":");
+    }
+    return Expect("}");
+  }
+
+  // {"path":..,"entry":..,"width":w,"height":h,"frames":f}, every field optional (width and
+  // height together).
+  bool Media() {
+    MediaView& media = out_.media.emplace_back(std::string_view(), std::string_view(),
+                                               uint32_t{0}, uint32_t{0}, uint32_t{1});
+    if (!Expect("{")) return false;
+    bool first = true;
+    // The next field is `name` (with its quotes and colon), after a comma unless first.
+    auto field = [&](std::string_view name) {
+      const char* at = p_;
+      if ((first || Literal(",")) && Literal(name)) {
+        first = false;
+        return true;
+      }
+      p_ = at;
+      return false;
+    };
+    if (field("\"path\":") && !String("media path", media.path)) return false;
+    if (field("\"entry\":") && !String("media entry", media.entry)) return false;
+    if (field("\"width\":") &&
+        !(Unsigned("media \"width\"", 1, kMaxImageSide, media.width) &&
+          Expect(",\"height\":") &&
+          Unsigned("media \"height\"", 1, kMaxImageSide, media.height))) {
+      return false;
+    }
+    if (field("\"frames\":") && !Unsigned("media \"frames\"", 1, 65535, media.frames)) {
+      return false;
+    }
+    return Expect("}");
+  }
+
+  const char* begin_;
+  const char* p_;
+  const char* end_;
   SampleView& out_;
   std::vector<char>& arena_;
+  Status error_;  // set by the step that returned false
 };
 
 }  // namespace
 
-Status SampleReader::Read(std::string_view line, size_t readable_after, SampleView& out) {
+Status ReadSampleLine(std::string_view line, SampleView& out) {
   out.key = {};
   out.source = {};
   out.segments.clear();
   out.media.clear();
   out.unescaped_.clear();
   out.unescaped_.reserve(line.size());
-
-  const char* parsed = line.data();
-  size_t capacity = line.size() + readable_after;
-  if (readable_after < kSampleReadPadding) {
-    impl_->padded.assign(line);
-    impl_->padded.resize(line.size() + kSampleReadPadding, ' ');
-    parsed = impl_->padded.data();
-    capacity = impl_->padded.size();
+  // UTF-8 checked once for the whole line (SIMD); the scanner then only looks at ASCII.
+  if (!simdjson::validate_utf8(line.data(), line.size())) {
+    return Status::Corrupt("not valid UTF-8");
   }
-  od::document doc;
-  if (auto error = impl_->parser.iterate(parsed, line.size(), capacity).get(doc)) {
-    return NotJson(error);
-  }
-  LineReader reader(line, parsed, out, out.unescaped_);
-  MMPT_RETURN_IF_ERROR(reader.Record(doc));
+  LineScanner scanner(line, out, out.unescaped_);
+  MMPT_RETURN_IF_ERROR(scanner.Record());
   if (Status valid = ValidateSample(out); !valid.ok()) {
     return Status::Corrupt("{}", valid.message());
   }

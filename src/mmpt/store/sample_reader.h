@@ -3,8 +3,6 @@
 // Read a shard's canonical JSON lines (what AppendSampleJson writes) into SampleViews, in place
 // and strictly: the one reader of stored samples (Dataset::ReadSample, verify).
 
-#include <cstddef>
-#include <memory>
 #include <span>
 #include <string_view>
 
@@ -14,38 +12,25 @@
 
 namespace mmpt::store {
 
-/// Bytes past the end of a line that SampleReader::Read reads (but never interprets) when it
-/// parses the line where it lies; simdjson's SIMDJSON_PADDING.
-inline constexpr size_t kSampleReadPadding = 64;
-
-/// Parse canonical shard lines. One reader per thread: it owns the parser's buffers, reused
-/// across lines. Thread safety: none (use a thread_local reader).
-class SampleReader {
- public:
-  SampleReader();
-  ~SampleReader();
-  SampleReader(const SampleReader&) = delete;
-  SampleReader& operator=(const SampleReader&) = delete;
-
-  /// Read `line` (one canonical record, without its '\n') into `out`, replacing its contents
-  /// and reusing its capacity. `readable_after` is how many bytes after the end of `line` the
-  /// caller's buffer still holds (for a mapped `.jsonl`: the rest of the file): with at least
-  /// kSampleReadPadding the line is parsed where it lies, otherwise it is first copied into a
-  /// padded buffer. Either way `out`'s strings point into `line`, or into `out` itself for
-  /// strings spelled with escapes (see SampleView for how long they stay valid).
-  /// Accepted: exactly the fields AppendSampleJson writes ("key", "source", "segments",
-  /// "media"; segments with "role", "text", "tokens" or "media"; media with "path", "entry",
-  /// "width", "height", "frames"), each at most once, in any order, with JSON whitespace.
-  /// Errors: Corrupt, for anything else: invalid JSON, UTF-8 or escapes, an unknown, repeated,
-  /// missing or mistyped field, sizes outside [1, kMaxImageSide], frames outside [1, 65535],
-  /// bytes after the record, or a sample ValidateSample rejects. The message names the field
-  /// or segment but not the file and line, which the caller adds.
-  Status Read(std::string_view line, size_t readable_after, SampleView& out);
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
+/// Read `line` (one canonical record, without its '\n') into `out`, replacing its contents
+/// and reusing its capacity. `out`'s strings point into `line`, or into `out` itself for
+/// strings spelled with escapes (see SampleView for how long they stay valid). Nothing past
+/// the end of `line` is read. Thread safety: reentrant (no shared state).
+///
+/// Accepted: exactly the layout AppendSampleJson writes — its fields in its order, no
+/// whitespace, optional fields ("role", "tokens", "path", "entry", "width" with "height",
+/// "frames") present or not. This is a scanner for that one layout, not a JSON parser (input
+/// records, in any JSON, go through RecordParser and simdjson): matching the layout literal
+/// by literal, with SIMD only to find each string's end and to check UTF-8 (simdjson's
+/// validator), reads samples about twice as fast as simdjson On-Demand's walk of the same
+/// lines did (docs/benchmarks.md, "Dataset store").
+/// Errors: Corrupt, for anything else: a line that leaves the layout (the message names what
+/// was expected, the column and what is there), invalid UTF-8 or escapes (unpaired surrogates
+/// included), a raw control character in a string, a number that is not a plain integer in
+/// range (sizes in [1, kMaxImageSide], frames in [1, 65535]), bytes after the record, or a
+/// sample ValidateSample rejects. The message does not name the file and line; the caller
+/// adds them.
+Status ReadSampleLine(std::string_view line, SampleView& out);
 
 /// Check a sample read from a shard line against the shard's `.meta` record of it (`meta` and
 /// its `media`): the counts of segments and media items, the sum of the text segments' token

@@ -1,10 +1,12 @@
-// The canonical line reader: what AppendSampleJson writes reads back equal, in place or from
-// the end of a buffer, with views into the line; damaged lines are Corrupt, never a crash.
+// The canonical line reader: what AppendSampleJson writes reads back equal, as views into the
+// line; damaged lines are Corrupt naming the problem, never a crash or a read past the line.
 #include "mmpt/store/sample_reader.h"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
+#include <memory>
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/store/adapter.h"
@@ -43,15 +45,16 @@ bool Inside(std::string_view part, std::string_view whole) {
   return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
 }
 
-TEST(SampleReaderTest, WhatTheWriterWritesReadsBackEqualInPlaceAndAtTheEnd) {
+TEST(SampleReaderTest, WhatTheWriterWritesReadsBackEqualAsViewsIntoTheLine) {
   const Sample sample = RichSample();
   const std::string line = LineOf(sample);
-  SampleReader reader;
-  // In place: the line followed by more readable bytes, as in the middle of a mapped shard.
-  std::string buffer = line + "\n" + std::string(kSampleReadPadding, 'x');
-  std::string_view in_place(buffer.data(), line.size());
+  // The line alone in a buffer of exactly its size, as the last line of a mapped shard is:
+  // the reader must not look past it (ASan builds check this).
+  auto exact = std::make_unique<char[]>(line.size());
+  std::memcpy(exact.get(), line.data(), line.size());
+  const std::string_view in_place(exact.get(), line.size());
   SampleView view;
-  Status status = reader.Read(in_place, buffer.size() - line.size(), view);
+  Status status = ReadSampleLine(in_place, view);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(view.ToSample(), sample);
   // Strings without escapes are views into the line; escaped ones are the view's own copies.
@@ -59,56 +62,68 @@ TEST(SampleReaderTest, WhatTheWriterWritesReadsBackEqualInPlaceAndAtTheEnd) {
   EXPECT_TRUE(Inside(view.segments[0].text, in_place));
   EXPECT_TRUE(Inside(view.segments[3].role, in_place));
   EXPECT_TRUE(Inside(view.media[0].path, in_place));
+  EXPECT_TRUE(Inside(view.media[0].entry, in_place));
   EXPECT_FALSE(Inside(view.key, in_place));
   EXPECT_FALSE(Inside(view.segments[1].text, in_place));
   EXPECT_FALSE(Inside(view.segments[3].text, in_place));
 
-  // The last line of a file: no readable byte after it. Views still point into the line, not
-  // into the reader's padded copy (which the next read overwrites).
-  std::string last = line;
-  SampleView at_end;
-  status = reader.Read(last, 0, at_end);
-  ASSERT_TRUE(status.ok()) << status.ToString();
-  EXPECT_EQ(at_end.ToSample(), sample);
-  EXPECT_TRUE(Inside(at_end.segments[0].text, last));
-  EXPECT_TRUE(Inside(at_end.media[0].entry, last));
-  // Reading another line with the same reader leaves the first view intact.
-  ASSERT_TRUE(reader.Read(in_place, buffer.size() - line.size(), view).ok());
-  EXPECT_EQ(at_end.ToSample(), sample);
-
-  // Moving a view keeps its strings, the unescaped copies included.
-  SampleView moved = std::move(at_end);
+  // Reading another line into another view leaves the first intact; moving keeps it.
+  SampleView other;
+  ASSERT_TRUE(ReadSampleLine(LineOf(Sample{"k", "s", {{"", false, "x", 0, 1}}, {}}), other).ok());
+  EXPECT_EQ(view.ToSample(), sample);
+  SampleView moved = std::move(view);
   EXPECT_EQ(moved.ToSample(), sample);
 }
 
+TEST(SampleReaderTest, EscapesDecodeLikeJson) {
+  SampleView view;
+  const std::string line = R"({"key":"\u00e9\u6771\ud83d\ude42\/\b\f","source":"","segments":[)"
+                           R"({"text":"a\"b\\c\n\r\t\u0000z"}],"media":[]})";
+  Status status = ReadSampleLine(line, view);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(view.key, "\xc3\xa9\xe6\x9d\xb1\xf0\x9f\x99\x82/\b\f");
+  EXPECT_EQ(view.segments[0].text, std::string_view("a\"b\\c\n\r\t\0z", 10));
+  EXPECT_EQ(view.source, "");
+  // Unpaired surrogates and unknown escapes are not JSON text.
+  for (const char* bad : {R"(\ud83d)", R"(\ude42)", R"(\ud83dx)", R"(\ud83d\u0041)", R"(\x41)",
+                          R"(\u12)", "\\"}) {
+    std::string damaged = std::string(R"({"key":")") + bad +
+                          R"(","source":"","segments":[{"text":"t"}],"media":[]})";
+    EXPECT_EQ(ReadSampleLine(damaged, view).code(), StatusCode::kCorrupt) << damaged;
+  }
+}
+
 TEST(SampleReaderTest, ReadingIntoAViewReplacesEverythingAndReusesCapacity) {
-  SampleReader reader;
   SampleView view;
   const std::string rich = LineOf(RichSample());
-  ASSERT_TRUE(reader.Read(rich, 0, view).ok());
+  ASSERT_TRUE(ReadSampleLine(rich, view).ok());
   const SegmentView* storage = view.segments.data();
   Sample small;
   small.key = "k";
   small.source = "s";
   small.segments.push_back({"", false, "one", 0, 1});
   const std::string line = LineOf(small);
-  ASSERT_TRUE(reader.Read(line, 0, view).ok());
+  ASSERT_TRUE(ReadSampleLine(line, view).ok());
   EXPECT_EQ(view.ToSample(), small);
   EXPECT_EQ(view.segments.data(), storage);  // no reallocation for a smaller sample
 }
 
-TEST(SampleReaderTest, WhitespaceAndFieldOrderAreAccepted) {
-  SampleReader reader;
-  SampleView view;
-  std::string line =
+TEST(SampleReaderTest, OnlyTheWritersLayoutIsAcceptedWhileInputsMayUseAnyJson) {
+  // The same record with whitespace and another field order: valid JSON, and a valid input
+  // record for prepare (RecordParser), but never a line AppendSampleJson writes.
+  const std::string line =
       " { \"media\" : [ ] ,\t\"segments\":[ {\"tokens\":2, \"text\" : \"a b\" , \"role\":\"user\"} ],"
       "\"source\":\"s\" , \"key\" : \"k\" } ";
-  Status status = reader.Read(line, 0, view);
+  SampleView view;
+  EXPECT_EQ(ReadSampleLine(line, view).code(), StatusCode::kCorrupt);
+  RecordParser parser;
+  auto sample = parser.Parse(line, InputFormat::kCanonical, {"in.jsonl", 1});
+  ASSERT_TRUE(sample.ok()) << sample.status().ToString();
+  // What prepare would store for it reads back equal.
+  const std::string stored = LineOf(*sample);
+  Status status = ReadSampleLine(stored, view);
   ASSERT_TRUE(status.ok()) << status.ToString();
-  EXPECT_EQ(view.key, "k");
-  EXPECT_EQ(view.segments[0].text, "a b");
-  EXPECT_EQ(view.segments[0].role, "user");
-  EXPECT_EQ(view.segments[0].text_tokens, 2);
+  EXPECT_EQ(view.ToSample(), *sample);
 }
 
 TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
@@ -122,61 +137,77 @@ TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
     std::string message;  // a part of the expected message
   };
   const std::vector<Case> cases = {
-      {"", "not valid JSON"},
-      {"{", "not valid JSON"},
-      {"[1,2]", "not valid JSON"},
-      {record(ok_segments, ok_media).substr(0, 40), "not valid JSON"},
-      {record(ok_segments, ok_media) + "{}", "bytes after the record"},
-      {record(ok_segments, ok_media) + " 7", "not valid JSON"},
-      {"{\"key\":\"k\",\"source\":\"s\"," + ok_segments + "}", "lacks one of"},
+      {"", "not a canonical record: the line ends where '{\"key\":' was expected"},
+      {"{", "'{\"key\":' expected at column 1, found '{'"},
+      {"[1,2]", "'{\"key\":' expected at column 1, found '[1,2]'"},
+      {record(ok_segments, ok_media).substr(0, 40), "not a canonical record"},
+      {record(ok_segments, ok_media).substr(0, 33) + "}", "not a canonical record"},
+      {record(ok_segments, ok_media) + "{}", "bytes after the record at column 122"},
+      {record(ok_segments, ok_media) + " 7", "bytes after the record"},
+      // Only the writer's layout: its field order, no whitespace, no other fields.
+      {"{\"source\":\"s\",\"key\":\"k\"," + ok_segments + "," + ok_media + "}",
+       "'{\"key\":' expected at column 1"},
+      {"{\"key\":\"k\", \"source\":\"s\"," + ok_segments + "," + ok_media + "}",
+       "',\"source\":' expected at column 11, found ', \"source\":\"s\",\"'"},
+      {"{\"key\":\"k\",\"source\":\"s\"," + ok_segments + "}", "',\"media\":[' expected"},
       {"{\"key\":\"k\",\"key\":\"k\",\"source\":\"s\"," + ok_segments + "," + ok_media + "}",
-       "\"key\" is repeated"},
-      {"{\"key\":\"k\",\"extra\":1,\"source\":\"s\"," + ok_segments + "," + ok_media + "}",
-       "unknown field \"extra\""},
-      {"{\"key\":7,\"source\":\"s\"," + ok_segments + "," + ok_media + "}", "key is not a string"},
-      {record(R"("segments":{})", ok_media), "\"segments\" is not an array"},
-      {record(R"("segments":[1])", ok_media), "segment 0 is not an object"},
-      {record(R"("segments":[{"text":"t","media":0}])", ok_media), "not both"},
-      {record(R"("segments":[{"role":"user"},{"media":0}])", ok_media), "segment 0 needs"},
-      {record(R"("segments":[{"text":"t"},{"media":0,"tokens":1}])", ok_media), "segment 1 needs"},
-      {record(R"("segments":[{"text":"t","tokens":-1},{"media":0}])", ok_media), "\"tokens\""},
-      {record(R"("segments":[{"text":"t","tokens":1.5},{"media":0}])", ok_media), "\"tokens\""},
+       "',\"source\":' expected at column 11"},
+      {"{\"key\":7,\"source\":\"s\"," + ok_segments + "," + ok_media + "}",
+       "key is not a string at column 8"},
+      {record(R"("segments":{})", ok_media), "',\"segments\":[' expected"},
+      {record(R"("segments":[1])", ok_media), "'{' expected at column 37"},
+      {record(R"("segments":[{"text":"t","media":0}])", ok_media), "'}' expected"},
+      {record(R"("segments":[{"role":"user"},{"media":0}])", ok_media), "',' expected"},
+      {record(R"("segments":[{"tokens":1,"text":"t"},{"media":0}])", ok_media),
+       "'\"media\": or \"text\":' expected"},
+      {record(R"("segments":[{"text":"t"},{"media":0,"tokens":1}])", ok_media), "'}' expected"},
+      {record(R"("segments":[{"text":"t","tokens":-1},{"media":0}])", ok_media),
+       "segment \"tokens\" is not an integer"},
+      {record(R"("segments":[{"text":"t","tokens":1.5},{"media":0}])", ok_media),
+       "segment \"tokens\" is not an integer"},
+      {record(R"("segments":[{"text":"t","tokens":01},{"media":0}])", ok_media),
+       "segment \"tokens\" is not an integer"},
+      {record(R"("segments":[{"text":"t","tokens":99999999999999999999},{"media":0}])",
+              ok_media),
+       "segment \"tokens\" is not an integer"},
       {record(R"("segments":[{"text":"t","color":1},{"media":0}])", ok_media),
-       "segment 0 has an unknown field \"color\""},
-      {record(R"("segments":[{"text":"bad \q escape"},{"media":0}])", ok_media), "segment text"},
-      {record(R"("segments":[{"text":"bad \u12G4"},{"media":0}])", ok_media), "segment text"},
+       "'}' expected at column 48, found ',\"color\":1}"},
+      {record(R"("segments":[{"text":"bad \q escape"},{"media":0}])", ok_media),
+       "segment text has an invalid escape sequence"},
+      {record(R"("segments":[{"text":"bad \u12G4"},{"media":0}])", ok_media),
+       "segment text has an invalid escape sequence"},
       {record(R"("segments":[{"text":"t"},{"media":1}])", ok_media), "refers to media 1 of 1"},
       {record(R"("segments":[{"media":0},{"media":0}])", ok_media), "referred to by 2"},
       {record(R"("segments":[{"text":"t"}])", ok_media), "referred to by 0"},
       {record(R"("segments":[])", R"("media":[])"), "no segments"},
-      {record(ok_segments, R"("media":[{"path":"a.jpg","width":0,"height":3}])"), "\"width\""},
+      {record(ok_segments, R"("media":[{"path":"a.jpg","width":0,"height":3}])"),
+       "media \"width\" is not an integer in [1, 65536]"},
       {record(ok_segments, R"("media":[{"path":"a.jpg","width":70000,"height":3}])"),
-       "\"width\""},
-      {record(ok_segments, R"("media":[{"path":"a.jpg","width":2}])"), "only one of"},
-      {record(ok_segments, R"("media":[{"path":"a.jpg","frames":0}])"), "\"frames\""},
-      {record(ok_segments, R"("media":[{"entry":"a.jpg","path":"b","path":"c"}])"),
-       "\"path\" is repeated"},
+       "media \"width\" is not an integer in [1, 65536]"},
+      {record(ok_segments, R"("media":[{"path":"a.jpg","width":2}])"), "',\"height\":' expected"},
+      {record(ok_segments, R"("media":[{"path":"a.jpg","frames":0}])"),
+       "media \"frames\" is not an integer in [1, 65535]"},
+      {record(ok_segments, R"("media":[{"path":"b","path":"c"}])"), "'}' expected"},
       {record(ok_segments, R"("media":[{}])"), "neither a path nor a positive size"},
-      {record(ok_segments, R"("media":["a.jpg"])"), "media 0 is not an object"},
-      {record(ok_segments, R"("media":[{"path":"a\u0000.jpg","url":"x"}])"),
-       "media 0 has an unknown field \"url\""},
+      {record(ok_segments, R"("media":["a.jpg"])"), "'{' expected"},
+      {record(ok_segments, R"("media":[{"path":"a\u0000.jpg","url":"x"}])"), "'}' expected"},
       // Invalid UTF-8 and a raw control character inside a string.
-      {record(R"("segments":[{"text":"a)" "\xff" R"(b"},{"media":0}])", ok_media), "not valid JSON"},
-      {record(R"("segments":[{"text":"a)" "\x01" R"(b"},{"media":0}])", ok_media), "not valid JSON"},
+      {record(R"("segments":[{"text":"a)" "\xff" R"(b"},{"media":0}])", ok_media),
+       "not valid UTF-8"},
+      {record(R"("segments":[{"text":"a)" "\x01" R"(b"},{"media":0}])", ok_media),
+       "not valid JSON: an unescaped control character in segment text at column 47"},
   };
-  SampleReader reader;
   SampleView view;
   // The same record read well first, so each failure below is the damage's doing.
-  ASSERT_TRUE(reader.Read(record(ok_segments, ok_media), 0, view).ok());
+  ASSERT_TRUE(ReadSampleLine(record(ok_segments, ok_media), view).ok());
   for (const Case& c : cases) {
-    for (size_t after : {size_t{0}, kSampleReadPadding}) {
-      std::string buffer = c.line + std::string(after, '"');  // padding that is not spaces
-      Status status = reader.Read(std::string_view(buffer.data(), c.line.size()), after, view);
-      ASSERT_FALSE(status.ok()) << c.line;
-      EXPECT_EQ(status.code(), StatusCode::kCorrupt) << c.line;
-      EXPECT_NE(status.message().find(c.message), std::string::npos)
-          << c.line << " → " << status.message();
-    }
+    // Followed by bytes that would complete it, which the reader must not look at.
+    std::string buffer = c.line + "\"}]}";
+    Status status = ReadSampleLine(std::string_view(buffer.data(), c.line.size()), view);
+    ASSERT_FALSE(status.ok()) << c.line;
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt) << c.line;
+    EXPECT_NE(status.message().find(c.message), std::string::npos)
+        << c.line << " → " << status.message();
   }
 }
 
@@ -184,26 +215,21 @@ TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
 // validation, and one the input adapter (the lenient parser of canonical records) reads equal.
 TEST(SampleReaderTest, EveryTruncationAndBitFlipIsAnErrorOrAValidSample) {
   const std::string line = LineOf(RichSample());
-  SampleReader reader;
   RecordParser lenient;
   SampleView view;
   size_t accepted = 0, rejected = 0;
   auto check = [&](std::string_view damaged) {
-    std::string buffer(damaged);
-    buffer.append(kSampleReadPadding, '\n');
-    for (size_t after : {size_t{0}, kSampleReadPadding}) {
-      Status status = reader.Read(std::string_view(buffer.data(), damaged.size()), after, view);
-      if (!status.ok()) {
-        EXPECT_EQ(status.code(), StatusCode::kCorrupt);
-        ++rejected;
-        continue;
-      }
-      ++accepted;
-      EXPECT_TRUE(ValidateSample(view).ok());
-      auto other = lenient.Parse(damaged, InputFormat::kCanonical, {"t", 1});
-      ASSERT_TRUE(other.ok()) << other.status().ToString() << "\n" << damaged;
-      EXPECT_EQ(*other, view.ToSample()) << damaged;
+    Status status = ReadSampleLine(damaged, view);
+    if (!status.ok()) {
+      EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+      ++rejected;
+      return;
     }
+    ++accepted;
+    EXPECT_TRUE(ValidateSample(view).ok());
+    auto other = lenient.Parse(damaged, InputFormat::kCanonical, {"t", 1});
+    ASSERT_TRUE(other.ok()) << other.status().ToString() << "\n" << damaged;
+    EXPECT_EQ(*other, view.ToSample()) << damaged;
   };
   for (size_t n = 0; n < line.size(); ++n) check(std::string_view(line).substr(0, n));
   for (size_t i = 0; i < line.size(); ++i) {
@@ -255,8 +281,8 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
     }
     EXPECT_EQ(dataset->ReadSample(6, view).code(), StatusCode::kOutOfRange);
   }
-  // Line 2 of shard 1: its opening brace changed, then a token count changed (valid JSON
-  // that disagrees with .meta). The same length keeps the index valid.
+  // Line 2 of shard 1: its first ':' changed, then a token count changed (valid JSON that
+  // disagrees with .meta). The same length keeps the index valid.
   const size_t second = bytes.find('\n') + 1;
   const size_t tokens = bytes.find("\"tokens\":", second) + 9;
   struct Damage {
@@ -264,7 +290,7 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
     char byte;
     std::string message;
   };
-  for (const Damage& damage : {Damage{second, '[', "not valid JSON"},
+  for (const Damage& damage : {Damage{bytes.find(':', second), ';', "not a canonical record"},
                                Damage{tokens, bytes[tokens] == '9' ? '8' : '9', ".meta says"}}) {
     std::string damaged = bytes;
     damaged[damage.at] = damage.byte;

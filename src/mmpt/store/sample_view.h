@@ -35,7 +35,7 @@ struct MediaView {
 
 /// A canonical sample whose strings point into the line it was read from when the line spells
 /// them without escapes, and into a buffer the view owns otherwise (the unescaped copy).
-/// Filled by SampleReader (Dataset::ReadSample); reading into the same view again reuses its
+/// Filled by ReadSampleLine (Dataset::ReadSample); reading into the same view again reuses its
 /// vectors' capacity. Validity: the views stay valid while the line's storage (for a Dataset:
 /// the Dataset) lives and the view is neither destroyed nor read into again. Moving keeps
 /// them valid; copying is not allowed (the copy's views would point into the original).
@@ -57,7 +57,7 @@ class SampleView {
   Sample ToSample() const;
 
  private:
-  friend class SampleReader;
+  friend Status ReadSampleLine(std::string_view line, SampleView& out);
   // Unescaped copies of strings that had escapes. Reserved to the line's length before a read
   // (unescaping never lengthens a string), so it never reallocates while views point into it.
   std::vector<char> unescaped_;

@@ -50,7 +50,6 @@ Status VerifyShard(const std::string& dir, const ShardInfo& shard, uint64_t* byt
   }
   MMPT_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Parse(zip_file.bytes(), zip_file.path()));
   size_t next_entry = 0;
-  SampleReader reader;
   SampleView sample;
   std::string_view text = jsonl.text();
   for (size_t i = 0; i < index.size(); ++i) {
@@ -59,8 +58,7 @@ Status VerifyShard(const std::string& dir, const ShardInfo& shard, uint64_t* byt
       return Status::Corrupt("{}:{}: the line does not end where the index says", jsonl.path(),
                              line_number);
     }
-    std::string_view line = LineAt(text, index, i);
-    Status read = reader.Read(line, text.size() - (index.begin(i) + line.size()), sample);
+    Status read = ReadSampleLine(LineAt(text, index, i), sample);
     if (read.ok()) read = CheckSampleAgainstMeta(sample, meta.sample(i), meta.media_of(i));
     if (!read.ok()) {
       return Status::Corrupt("{}:{}: {}", jsonl.path(), line_number, read.message());
