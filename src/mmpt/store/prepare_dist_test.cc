@@ -62,19 +62,20 @@ std::map<std::string, Content> ContentByKey(const std::string& dir, int& duplica
   auto dataset = Dataset::Open(dir);
   EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
   if (!dataset.ok()) return out;
+  SampleView view;
   for (uint64_t i = 0; i < dataset->num_samples(); ++i) {
-    auto sample = dataset->GetSample(i);
+    Status read = dataset->ReadSample(i, view);
     auto tokens = dataset->Tokens(i);
-    EXPECT_TRUE(sample.ok() && tokens.ok()) << dir << " sample " << i;
-    if (!sample.ok() || !tokens.ok()) continue;
+    EXPECT_TRUE(read.ok() && tokens.ok()) << dir << " sample " << i;
+    if (!read.ok() || !tokens.ok()) continue;
     Content content;
-    for (size_t k = 0; k < sample->media.size(); ++k) {
+    content.sample = view.ToSample();
+    for (size_t k = 0; k < content.sample.media.size(); ++k) {
       auto bytes = dataset->Media(i, k);
       EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
       if (bytes.ok()) content.media_xxh3.push_back(Hash64(*bytes));
-      sample->media[k].entry.clear();
+      content.sample.media[k].entry.clear();
     }
-    content.sample = std::move(*sample);
     content.tokens.assign(tokens->begin(), tokens->end());
     std::string id = dataset->sources()[dataset->source_of(i)] + "/" + content.sample.key;
     if (!out.emplace(id, std::move(content)).second) ++duplicates;

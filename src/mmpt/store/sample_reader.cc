@@ -148,6 +148,8 @@ class LineScanner {
               List([&] { return Media(); }) && Expect("}");
     if (!ok) return std::move(error_);
     if (p_ != end_) return Status::Corrupt("bytes after the record at column {}", Column());
+    // Adapters always give a key (else "<file>:<line>"), so an empty one is damage.
+    if (out_.key.empty()) return Status::Corrupt("the record's key is empty");
     return Status::OK();
   }
 
@@ -256,10 +258,7 @@ class LineScanner {
 
   // {"role":..,"media":i} or {"role":..,"text":..,"tokens":n}, "role" and "tokens" optional.
   bool Segment() {
-    // Built in place, member by member: value-initializing or copying the whole struct
-    // compiles to a slow `rep stos` / `rep movs` here.
-    SegmentView& segment = out_.segments.emplace_back(std::string_view(), std::string_view(),
-                                                      int64_t{-1}, uint32_t{0}, false);
+    SegmentView& segment = out_.segments.emplace_back();
     if (!Expect("{")) return false;
     if (Literal("\"role\":") && !(String("segment role", segment.role) && Expect(","))) {
       return false;
@@ -282,8 +281,7 @@ class LineScanner {
   // {"path":..,"entry":..,"width":w,"height":h,"frames":f}, every field optional (width and
   // height together).
   bool Media() {
-    MediaView& media = out_.media.emplace_back(std::string_view(), std::string_view(),
-                                               uint32_t{0}, uint32_t{0}, uint32_t{1});
+    MediaView& media = out_.media.emplace_back();
     if (!Expect("{")) return false;
     bool first = true;
     // The next field is `name` (with its quotes and colon), after a comma unless first.

@@ -152,6 +152,7 @@ TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
       {"{\"key\":\"k\",\"source\":\"s\"," + ok_segments + "}", "',\"media\":[' expected"},
       {"{\"key\":\"k\",\"key\":\"k\",\"source\":\"s\"," + ok_segments + "," + ok_media + "}",
        "',\"source\":' expected at column 11"},
+      {"{\"key\":\"\",\"source\":\"s\"," + ok_segments + "," + ok_media + "}", "key is empty"},
       {"{\"key\":7,\"source\":\"s\"," + ok_segments + "," + ok_media + "}",
        "key is not a string at column 8"},
       {record(R"("segments":{})", ok_media), "',\"segments\":[' expected"},
