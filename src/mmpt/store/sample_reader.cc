@@ -174,17 +174,22 @@ class LineScanner {
                    Column(), found);
   }
 
-  // Consume `literal` if the line continues with it.
-  bool Literal(std::string_view literal) {
-    if (static_cast<size_t>(end_ - p_) < literal.size() ||
-        std::memcmp(p_, literal.data(), literal.size()) != 0) {
+  // Consume the string literal `literal` if the line continues with it. Its length is a
+  // constant, so the comparison compiles to a few loads rather than a call to memcmp.
+  template <size_t N>
+  bool Literal(const char (&literal)[N]) {
+    constexpr size_t kLength = N - 1;
+    if (static_cast<size_t>(end_ - p_) < kLength || std::memcmp(p_, literal, kLength) != 0) {
       return false;
     }
-    p_ += literal.size();
+    p_ += kLength;
     return true;
   }
 
-  bool Expect(std::string_view literal) { return Literal(literal) || Syntax(literal); }
+  template <size_t N>
+  bool Expect(const char (&literal)[N]) {
+    return Literal(literal) || Syntax(std::string_view(literal, N - 1));
+  }
 
   // Items up to the closing ']' (the '[' is consumed), each read by read_item.
   template <typename ReadItem>
@@ -285,7 +290,7 @@ class LineScanner {
     if (!Expect("{")) return false;
     bool first = true;
     // The next field is `name` (with its quotes and colon), after a comma unless first.
-    auto field = [&](std::string_view name) {
+    auto field = [&](const auto& name) {
       const char* at = p_;
       if ((first || Literal(",")) && Literal(name)) {
         first = false;
