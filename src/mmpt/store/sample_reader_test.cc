@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -244,6 +245,24 @@ TEST(SampleReaderTest, EveryTruncationAndBitFlipIsAnErrorOrAValidSample) {
   // cannot be and is left to verify's checksums.
   EXPECT_GT(rejected, 0u);
   EXPECT_GT(accepted, 0u);
+}
+
+// The fuzzer's seeds (tests/fuzz/sample_reader_fuzz/) are lines exactly as the writer writes
+// them: each reads, and writing what was read gives the same bytes back.
+TEST(SampleReaderTest, FuzzSeedsAreWhatTheWriterWrites) {
+  const std::filesystem::path dir = MMPT_SOURCE_DIR "/tests/fuzz/sample_reader_fuzz";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+  int seeds = 0;
+  SampleView view;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    auto text = ReadFileToString(entry.path().string());
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    Status status = ReadSampleLine(*text, view);
+    ASSERT_TRUE(status.ok()) << entry.path() << ": " << status.ToString();
+    EXPECT_EQ(LineOf(view.ToSample()), *text) << entry.path();
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 3);
 }
 
 // A prepared dataset whose `.jsonl` is damaged: ReadSample names the shard file and line.
