@@ -330,7 +330,8 @@ Status ReadSampleLine(std::string_view line, SampleView& out) {
   out.media.clear();
   out.unescaped_.clear();
   out.unescaped_.reserve(line.size());
-  // UTF-8 checked once for the whole line (SIMD); the scanner then only looks at ASCII.
+  // UTF-8 is checked once for the whole line (SIMD); the scanner then only has to check the
+  // ASCII structure around the strings.
   if (!simdjson::validate_utf8(line.data(), line.size())) {
     return Status::Corrupt("not valid UTF-8");
   }
