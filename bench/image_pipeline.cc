@@ -15,7 +15,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +22,7 @@
 #include "mmpt/core/subprocess.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/media/image_synth.h"
+#include "mmpt/text/real_data.h"
 
 namespace fs = std::filesystem;
 using mmpt::media::ImagePreprocessConfig;
@@ -30,7 +30,6 @@ using mmpt::media::ImagePreprocessConfig;
 namespace {
 
 const char* kScript = MMPT_SOURCE_DIR "/tests/media/hf_image_reference.py";
-const char* kCoco = MMPT_SOURCE_DIR "/../shared/data/real/coco_val2017_captions.json";
 
 std::string Capture(const std::string& command) {
   auto out = mmpt::RunCommand(command);
@@ -94,14 +93,15 @@ int main(int argc, char** argv) {
     for (int i = 0; i < images; ++i)
       sizes.push_back(i % 2 ? std::pair{3024u, 4032u} : std::pair{4032u, 3024u});
   } else {
-    if (!std::ifstream(kCoco).good()) {
-      std::fprintf(stderr, "image_pipeline: real data missing: %s\n", kCoco);
+    auto coco = mmpt::text::ReadCocoCaptions(
+        mmpt::text::RealDataPath(mmpt::text::kCocoCaptionsFile));
+    if (!coco.ok()) {
+      std::fprintf(stderr, "image_pipeline: %s\n", coco.status().ToString().c_str());
       return 1;
     }
-    std::istringstream lines(Capture(std::string("/usr/bin/python3 ") + kScript + " coco-sizes " +
-                                     kCoco + " " + std::to_string(images)));
-    uint32_t w, h;
-    while (lines >> w >> h) sizes.emplace_back(w, h);
+    for (int i = 0; i < images && i < static_cast<int>(coco->images.size()); ++i) {
+      sizes.emplace_back(coco->images[i].width, coco->images[i].height);
+    }
   }
   fs::path dir = fs::temp_directory_path() / ("mmpt_image_bench_" + std::to_string(getpid()));
   fs::create_directories(dir);

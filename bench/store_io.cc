@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   fs::remove_all(dir);
   fs::create_directories(dir);
 
-  // Inputs: COCO caption pairs (real sizes) and every mmc4 document (drawn sizes).
+  // Inputs: COCO caption pairs (real sizes) and every mmc4 document (seeded COCO sizes).
   store::SynthOptions synth;
   synth.out_dir = dir + "/corpus";
   synth.jobs = jobs;

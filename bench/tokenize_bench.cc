@@ -13,6 +13,7 @@
 
 #include "mmpt/core/subprocess.h"
 #include "mmpt/text/corpus.h"
+#include "mmpt/text/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace {
@@ -25,16 +26,16 @@ struct Corpus {
 };
 
 Result<std::vector<Corpus>> BenchCorpora() {
-  const std::string root = MMPT_SOURCE_DIR;
   std::vector<Corpus> corpora(2);
   corpora[0].name = "COCO captions";
-  MMPT_ASSIGN_OR_RETURN(corpora[0].texts, text::ReadCocoCaptions(root + "/" + text::kCocoCaptionsPath));
+  MMPT_ASSIGN_OR_RETURN(text::CocoCaptions coco,
+                        text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile)));
+  corpora[0].texts = coco.CaptionTexts();
   corpora[1].name = "mmc4 documents";
-  MMPT_ASSIGN_OR_RETURN(auto documents, text::ReadMmc4TextLists(root + "/" + text::kMmc4DocsPath));
-  for (const auto& sentences : documents) {
-    std::string joined;
-    for (const std::string& sentence : sentences) joined += (joined.empty() ? "" : " ") + sentence;
-    corpora[1].texts.push_back(std::move(joined));
+  MMPT_ASSIGN_OR_RETURN(auto documents,
+                        text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile)));
+  for (const text::Mmc4Document& document : documents) {
+    corpora[1].texts.push_back(document.JoinedText());
   }
   return corpora;
 }

@@ -6,7 +6,7 @@ measured on the CPU with a small encoder, beside the simulator's prediction for 
 The mix: COCO val2017 caption samples (real image sizes, real captions) and mmc4 interleaved
 documents (real sentences and image counts; mmc4 records carry no image sizes, so each of their
 images takes the size of a COCO image chosen by the seeded rule of mmpt's built-in corpora,
-plan::Mmc4CocoImage), two caption samples per document.
+text::Mmc4CocoImage), two caption samples per document.
 Text is counted with mmpt's Qwen3 tokenizer; images follow the Qwen2-VL resize rule (patch 14,
 2x2 merge) with a lower max_pixels so the CPU can encode them. Samples are packed greedily to
 --seq-len tokens, each pack is split for CP 2, its images placed among their text as the
@@ -56,7 +56,7 @@ TEMPLATE_TOKENS = 12  # chat-template tokens around a sample (system/user/assist
 
 
 def mix64(x: int) -> int:
-    """plan::Mix64 (splitmix64's finalizer) on 64-bit unsigned integers."""
+    """mmpt::Mix64 (core/hash.h, splitmix64's finalizer) on 64-bit unsigned integers."""
     mask = (1 << 64) - 1
     x = (x + 0x9E3779B97F4A7C15) & mask
     x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
@@ -65,8 +65,8 @@ def mix64(x: int) -> int:
 
 
 def mmc4_coco_image(seed: int, doc: int, image: int, num_coco_images: int) -> int:
-    """plan::Mmc4CocoImage: the COCO image (index in the file's `images`) whose size image
-    `image` of mmc4 document `doc` (0-based, file order) takes."""
+    """text::Mmc4CocoImage (src/mmpt/text/real_data.h): the COCO image (index in the file's
+    `images`) whose size image `image` of mmc4 document `doc` (0-based, file order) takes."""
     mask = (1 << 64) - 1
     return mix64((seed & mask) ^ mix64((doc * 1000003 + image) & mask)) % num_coco_images
 

@@ -6,13 +6,11 @@ composite of qwen_vl_utils, and Qwen2VLImageProcessor (smart_resize, Pillow BICU
 with reducing_gap=None, rescale 1/255, normalize, temporal repeat, patchify). mmpt's C++
 pipeline is compared against it (media parity test) and timed against it (image benchmark).
 
-  hf_image_reference.py coco-sizes ANNOTATIONS N      print "width height" of N COCO images
   hf_image_reference.py reference DIR NAME...         write DIR/NAME.f32 and DIR/reference.txt
   hf_image_reference.py bench DIR NAME... [--rounds R] time the pipeline, print images/s
 
 Run with Debian's /usr/bin/python3 (python3-pil, python3-numpy).
 """
-import json
 import math
 import sys
 import time
@@ -80,12 +78,7 @@ def preprocess(path):
 
 def main(argv):
     command = argv[1]
-    if command == "coco-sizes":
-        with open(argv[2]) as f:
-            images = json.load(f)["images"]
-        for image in images[: int(argv[3])]:
-            print(image["width"], image["height"])
-    elif command == "reference":
+    if command == "reference":
         directory, names = argv[2], argv[3:]
         with open(f"{directory}/reference.txt", "w") as out:
             for name in names:

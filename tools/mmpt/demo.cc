@@ -10,6 +10,7 @@
 #include "mmpt/load/batch_summary.h"
 #include "mmpt/sim/demo.h"
 #include "mmpt/text/corpus.h"
+#include "mmpt/text/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::cli {
@@ -22,20 +23,17 @@ struct DemoOptions {
 };
 
 Result<std::vector<std::string>> DemoCorpus(std::string* description) {
-  const std::string coco = std::string(MMPT_SOURCE_DIR) + "/" + text::kCocoCaptionsPath;
-  const std::string mmc4 = std::string(MMPT_SOURCE_DIR) + "/" + text::kMmc4DocsPath;
+  const std::string coco = text::RealDataPath(text::kCocoCaptionsFile);
+  const std::string mmc4 = text::RealDataPath(text::kMmc4DocsFile);
   if (!std::filesystem::exists(coco) || !std::filesystem::exists(mmc4)) {
     *description = "generated corpus (../shared/data/real absent): 20000 texts";
     return text::GenerateCorpus(20000, 1);
   }
-  MMPT_ASSIGN_OR_RETURN(std::vector<std::string> texts, text::ReadCocoCaptions(coco));
+  MMPT_ASSIGN_OR_RETURN(text::CocoCaptions captions_file, text::ReadCocoCaptions(coco));
+  std::vector<std::string> texts = captions_file.CaptionTexts();
   const size_t captions = texts.size();
-  MMPT_ASSIGN_OR_RETURN(auto documents, text::ReadMmc4TextLists(mmc4));
-  for (const auto& sentences : documents) {
-    std::string joined;
-    for (const std::string& sentence : sentences) joined += (joined.empty() ? "" : " ") + sentence;
-    texts.push_back(std::move(joined));
-  }
+  MMPT_ASSIGN_OR_RETURN(auto documents, text::ReadMmc4Documents(mmc4));
+  for (const text::Mmc4Document& document : documents) texts.push_back(document.JoinedText());
   *description = fmt::format("{} COCO captions + {} mmc4 documents", captions, documents.size());
   return texts;
 }

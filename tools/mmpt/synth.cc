@@ -19,8 +19,9 @@ Status Run(SynthArgs args) {
               static_cast<unsigned long long>(report.samples),
               static_cast<unsigned long long>(report.images),
               static_cast<unsigned long long>(report.image_bytes),
-              report.sizes_drawn ? "; image sizes drawn from a seeded distribution, not real"
-                                 : "; real image sizes");
+              !report.sizes_drawn                ? "; real image sizes"
+              : args.options.profile == "mmc4" ? "; image sizes of seeded COCO images, not their own"
+                                               : "; image sizes drawn from a seeded distribution");
   return Status::OK();
 }
 
@@ -31,9 +32,13 @@ const bool registered = RegisterCommand({
       auto args = std::make_shared<SynthArgs>();
       store::SynthOptions& o = args->options;
       app.add_option("--profile", o.profile,
-                     "coco (real COCO sizes + captions), mmc4 (real documents, drawn sizes), tiny")
+                     "coco (real COCO sizes + captions), mmc4 (real documents at seeded COCO image "
+                     "sizes), tiny (drawn sizes)")
           ->capture_default_str();
       app.add_option("--source", o.source_path, "Real metadata file (default: ../shared/data/real/...)");
+      app.add_option("--coco", o.coco_path,
+                     "mmc4: COCO captions file whose image sizes its images take "
+                     "(default: the real one)");
       app.add_option("--out", o.out_dir, "Output directory (<name>.jsonl and images/)")->required();
       app.add_option("--name", o.name, "Corpus name (default: the profile)");
       app.add_option("--format", args->format, "Input format to write: canonical, llava, mmc4, obelics, chat")
@@ -44,7 +49,7 @@ const bool registered = RegisterCommand({
       app.add_flag("--metadata-only", o.metadata_only, "Write image width/height instead of files");
       app.add_option("--min-side", o.min_side, "tiny: smallest image side")->capture_default_str();
       app.add_option("--max-side", o.max_side, "tiny: largest image side")->capture_default_str();
-      app.add_option("--seed", o.seed, "Seed for drawn sizes and image content")->capture_default_str();
+      app.add_option("--seed", o.seed, "Seed for drawn or picked sizes and image content")->capture_default_str();
       app.add_option("--jobs", o.jobs, "Encoding threads (0: one per core)")->capture_default_str();
       return [args] { return Run(*args); };
     },

@@ -10,6 +10,15 @@ namespace mmpt {
 uint64_t Hash64(std::span<const std::byte> bytes, uint64_t seed = 0);
 uint64_t Hash64(std::string_view text, uint64_t seed = 0);
 
+/// splitmix64's finalizer: a fast, well-mixed 64-bit hash of an integer (used to derive keys
+/// and seeded choices; the same function is in bench/vision_dp_bench.py).
+inline uint64_t Mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 /// Incremental XXH3-64 over a sequence of updates; equal to Hash64 of the concatenation.
 class Hasher {
  public:

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "mmpt/core/subprocess.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/media/image_synth.h"
+#include "mmpt/text/real_data.h"
 
 namespace mmpt::media {
 namespace {
@@ -23,7 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kScript = MMPT_SOURCE_DIR "/tests/media/hf_image_reference.py";
-const char* kCoco = MMPT_SOURCE_DIR "/../shared/data/real/coco_val2017_captions.json";
 
 std::string RunCommand(const std::string& command) {
   auto out = mmpt::RunCommand(command);
@@ -41,13 +40,12 @@ std::vector<ParityCase> Cases() {
   using F = ImageFormat;
   std::vector<ParityCase> cases;
   // Real COCO image sizes (landscape and portrait), as baseline JPEGs.
-  std::ifstream coco(kCoco);
-  EXPECT_TRUE(coco.good()) << "real data missing: " << kCoco;
-  std::istringstream sizes(
-      RunCommand(std::string("/usr/bin/python3 ") + kScript + " coco-sizes " + kCoco + " 8"));
-  uint32_t w, h;
-  for (int i = 0; sizes >> w >> h; ++i) {
-    cases.push_back({"coco" + std::to_string(i) + ".jpg", w, h, 3, {.format = F::kJpeg}});
+  auto coco = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
+  EXPECT_TRUE(coco.ok()) << coco.status().ToString();
+  for (size_t i = 0; coco.ok() && i < 8 && i < coco->images.size(); ++i) {
+    const text::CocoImage& image = coco->images[i];
+    cases.push_back({"coco" + std::to_string(i) + ".jpg", image.width, image.height, 3,
+                     {.format = F::kJpeg}});
   }
   EXPECT_EQ(cases.size(), 8u);
   cases.push_back(

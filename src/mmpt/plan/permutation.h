@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "mmpt/core/hash.h"  // Mix64
+
 namespace mmpt::plan {
 
 /// A seeded pseudo-random permutation of [0, n) in O(1) memory: a 4-round Feistel network on
@@ -25,13 +27,5 @@ class Permutation {
   int half_bits_;
   uint64_t half_mask_;
 };
-
-/// splitmix64: a fast, well-mixed 64-bit hash of an integer (used to derive keys).
-inline uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 }  // namespace mmpt::plan

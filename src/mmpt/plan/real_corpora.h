@@ -9,16 +9,14 @@
 #include "mmpt/core/status.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/text/chat_template.h"
+#include "mmpt/text/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::plan {
 
 /// Corpora built from the real data under ../shared/data/real/ (see its README), for tests,
-/// benchmarks, the demo and `mmpt plan --builtin`. Text tokens are counted with a real
-/// tokenizer (CorpusTokenizer); image sizes are real where the data has them.
-
-/// The directory of the real data: MMPT_SOURCE_DIR/../shared/data/real.
-std::string RealDataDir();
+/// benchmarks, the demo and `mmpt plan --builtin`, read by text/real_data.h. Text tokens are
+/// counted with a real tokenizer (CorpusTokenizer); image sizes are real where the data has them.
 
 /// How the built-in corpora count text tokens: a real tokenizer and chat template.
 /// Thread safety: const methods are safe to call concurrently.
@@ -58,26 +56,22 @@ class CorpusTokenizer {
 /// COCO 2017 val caption pairs: one sample per caption (25,014), its image at its real size,
 /// text counted by `tokenizer` (nullptr: CorpusTokenizer::Default()).
 /// Errors: NotFound if the file or tokenizer is absent; Corrupt if the file does not parse.
-Result<cost::SampleTable> CocoCaptions(const std::string& data_dir = RealDataDir(),
+Result<cost::SampleTable> CocoCaptions(const std::string& data_dir = text::RealDataDir(),
                                        const CorpusTokenizer* tokenizer = nullptr);
 
 /// mmc4 interleaved documents (107): the real sentences and image count. mmc4 records carry no
-/// image sizes, so image j of document d (0-based, file order) takes the real size of a COCO
-/// val2017 image: number Mmc4CocoImage(seed, d, j) of the COCO file's `images` array. The
-/// same rule is in bench/vision_dp_bench.py.
-Result<cost::SampleTable> Mmc4Documents(const std::string& data_dir = RealDataDir(),
+/// image sizes, so image j of document d (0-based, file order) takes the real size of COCO
+/// image text::Mmc4CocoImage(seed, d, j) (the rule `mmpt synth --profile mmc4` uses too).
+Result<cost::SampleTable> Mmc4Documents(const std::string& data_dir = text::RealDataDir(),
                                         uint64_t seed = 1,
                                         const CorpusTokenizer* tokenizer = nullptr);
-/// Index into COCO's `images` (of `num_coco_images`) whose size image j of mmc4 document d
-/// takes: Mix64(seed ^ Mix64(d × 1000003 + j)) mod num_coco_images.
-uint64_t Mmc4CocoImage(uint64_t seed, uint64_t doc, uint64_t image, uint64_t num_coco_images);
 
 /// A pretraining-like mix in four sources: `coco` caption pairs; `mmc4` interleaved documents
 /// (as Mmc4Documents); `text` — every mmc4 document's text alone, as a text-only document;
 /// `text-long` — 512 long text-only documents, each the concatenated text of 4 to 40 mmc4
 /// documents drawn with the seed (about 1.5k to 20k tokens, so some exceed 8192 and follow the
 /// over-long policy). Source weights for the mix are kPretrainingMixWeights.
-Result<cost::SampleTable> PretrainingMix(const std::string& data_dir = RealDataDir(),
+Result<cost::SampleTable> PretrainingMix(const std::string& data_dir = text::RealDataDir(),
                                          uint64_t seed = 1,
                                          const CorpusTokenizer* tokenizer = nullptr);
 /// Blend weights (per drawn sample) of PretrainingMix's sources, in source order.

@@ -7,7 +7,7 @@
 
 #include "mmpt/plan/compare.h"
 #include "mmpt/plan/planner.h"
-#include "mmpt/text/corpus.h"
+#include "mmpt/text/real_data.h"
 
 namespace mmpt::plan {
 namespace {
@@ -32,7 +32,8 @@ TEST(RealCorporaTest, CorporaHaveTheDocumentedShape) {
   EXPECT_EQ(mix->ImagesOf(mix->source_begin[2]).size(), 0u);  // text-only
   // mmc4 images take real COCO sizes by the seeded rule: same seed, same sizes; another seed,
   // others.
-  auto again = Mmc4Documents(RealDataDir(), 1), other = Mmc4Documents(RealDataDir(), 2);
+  auto again = Mmc4Documents(text::RealDataDir(), 1);
+  auto other = Mmc4Documents(text::RealDataDir(), 2);
   ASSERT_TRUE(again.ok() && other.ok());
   EXPECT_EQ(again->images[0].width, mmc4->images[0].width);
   bool differs = false;
@@ -48,10 +49,12 @@ TEST(RealCorporaTest, CorporaHaveTheDocumentedShape) {
     }
     ASSERT_TRUE(is_coco_size) << "mmc4 image " << i;
   }
-  // The values bench/vision_dp_bench.py's mmc4_coco_image gives (its Python copy of the rule).
-  EXPECT_EQ(Mmc4CocoImage(1, 0, 0, 5000), 2430u);
-  EXPECT_EQ(Mmc4CocoImage(1, 3, 2, 5000), 702u);
-  EXPECT_EQ(Mmc4CocoImage(0, 106, 11, 5000), 4474u);
+  // Image j of document d has the size of COCO image text::Mmc4CocoImage(1, d, j).
+  auto files = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  const uint64_t k = text::Mmc4CocoImage(1, 3, 1, files->images.size());
+  EXPECT_EQ(mmc4->ImagesOf(3)[1].width, files->images[k].width);
+  EXPECT_EQ(mmc4->ImagesOf(3)[1].height, files->images[k].height);
   EXPECT_EQ(CocoCaptions("/nonexistent").status().code(), StatusCode::kNotFound);
 }
 
@@ -64,28 +67,29 @@ TEST(RealCorporaTest, TextTokensComeFromTheRealTokenizerAndTemplate) {
   auto model = text::LoadTokenizer(text::DefaultTokenizerPath());
   auto chat = text::ChatTemplate::Load("qwen_vl");
   ASSERT_TRUE(model.ok() && chat.ok());
-  auto captions = text::ReadCocoCaptions(RealDataDir() + "/coco_val2017_captions.json");
+  auto files = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
   auto coco = CocoCaptions();
-  ASSERT_TRUE(captions.ok() && coco.ok());
-  for (size_t k : {size_t{0}, size_t{1}, size_t{777}, captions->size() - 1}) {
+  ASSERT_TRUE(files.ok() && coco.ok());
+  const std::vector<std::string> captions = files->CaptionTexts();
+  for (size_t k : {size_t{0}, size_t{1}, size_t{777}, captions.size() - 1}) {
     std::vector<text::ChatTurn> turns = {
         {"user", {text::ChatSegment::Image()}},
-        {"assistant", {text::ChatSegment::Text((*captions)[k])}}};
+        {"assistant", {text::ChatSegment::Text(captions[k])}}};
     auto rendered = text::RenderConversation(*chat, **model, turns, {5});
     ASSERT_TRUE(rendered.ok());
     // The render holds 5 pads; the sample's text tokens are everything else.
     EXPECT_EQ(coco->text_tokens[k] + 5, rendered->ids.size()) << "caption " << k;
-    auto caption_tokens = (*model)->Count((*captions)[k]);
+    auto caption_tokens = (*model)->Count(captions[k]);
     ASSERT_TRUE(caption_tokens.ok());
     EXPECT_GT(coco->text_tokens[k], *caption_tokens + 20) << "system, roles and markers";
   }
-  auto docs = text::ReadMmc4TextLists(RealDataDir() + "/mmc4_core_ff_docs.jsonl");
+  auto docs = text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile));
   auto mmc4 = Mmc4Documents();
   ASSERT_TRUE(docs.ok() && mmc4.ok());
   ASSERT_EQ(docs->size(), mmc4->num_samples());
   for (size_t d : {size_t{0}, size_t{50}, docs->size() - 1}) {
     uint64_t tokens = 0;
-    for (const std::string& sentence : (*docs)[d]) tokens += *(*model)->Count(sentence);
+    for (const std::string& sentence : (*docs)[d].sentences) tokens += *(*model)->Count(sentence);
     EXPECT_EQ(mmc4->text_tokens[d], tokens + 2 * mmc4->ImagesOf(d).size() + 1) << "doc " << d;
   }
   EXPECT_EQ((*tokenizer)->image_marker_tokens(), 2u);

@@ -13,6 +13,7 @@
 #include "mmpt/sim/corpus_ablation.h"
 #include "mmpt/sim/demo_report.h"
 #include "mmpt/store/demo_dataset.h"
+#include "mmpt/text/real_data.h"
 
 namespace mmpt::sim {
 namespace {
@@ -80,7 +81,7 @@ Result<std::string> RunDemo(const DemoOptions& options) {
   std::string corpus_name;
   Result<cost::SampleTable> corpus = Status::NotFound("no corpus");
   const bool real = !options.force_builtin_profile &&
-                    std::filesystem::exists(plan::RealDataDir() + "/coco_val2017_captions.json");
+                    std::filesystem::exists(text::RealDataPath(text::kCocoCaptionsFile));
   if (real) {
     corpus = plan::PretrainingMix();
     corpus_name = "mixed real-data corpus (COCO captions, mmc4 documents, text-only; "

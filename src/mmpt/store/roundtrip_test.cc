@@ -1,6 +1,7 @@
 // Real data through synth → prepare → verify → random reads, and damage that verify must name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -12,6 +13,7 @@
 #include "mmpt/store/synth.h"
 #include "mmpt/store/test_util_internal.h"
 #include "mmpt/store/verify.h"
+#include "mmpt/text/real_data.h"
 
 namespace mmpt::store {
 namespace {
@@ -39,8 +41,8 @@ std::map<std::string, Sample> ReadInputs(const std::string& jsonl) {
 class RoundTripTest : public ::testing::TestWithParam<InputFormat> {};
 
 TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
-  ASSERT_TRUE(std::filesystem::exists(RealDataPath("coco_val2017_captions.json")))
-      << "real data missing: " << RealDataPath("coco_val2017_captions.json");
+  const std::string coco_path = text::RealDataPath(text::kCocoCaptionsFile);
+  ASSERT_TRUE(std::filesystem::exists(coco_path)) << "real data missing: " << coco_path;
   std::string corpus = FreshDir(fmt::format("rt_corpus_{}", InputFormatName(GetParam())));
   std::string out = FreshDir(fmt::format("rt_out_{}", InputFormatName(GetParam())));
   SynthOptions synth;
@@ -118,6 +120,53 @@ INSTANTIATE_TEST_SUITE_P(Formats, RoundTripTest,
                                            InputFormat::kChat, InputFormat::kMmc4,
                                            InputFormat::kObelics),
                          [](const auto& info) { return std::string(InputFormatName(info.param)); });
+
+// mmc4 records no image sizes: synth gives image j of document d the real size of COCO image
+// text::Mmc4CocoImage(seed, d, j), as the planner's built-in mmc4 corpus does, and puts it before
+// its matched sentence.
+TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
+  auto coco = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
+  auto documents = text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile));
+  ASSERT_TRUE(coco.ok() && documents.ok()) << "real data: " << coco.status().ToString() << " "
+                                           << documents.status().ToString();
+  SynthOptions synth;
+  synth.profile = "mmc4";
+  synth.out_dir = FreshDir("synth_mmc4");
+  synth.format = InputFormat::kCanonical;
+  synth.metadata_only = true;
+  synth.samples = 6;
+  synth.seed = 3;
+  auto report = Synthesize(synth);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->samples, 6u);
+  const auto inputs = ReadInputs(report->jsonl_path);
+  ASSERT_EQ(inputs.size(), 6u);
+  for (size_t d = 0; d < 6; ++d) {
+    const text::Mmc4Document& document = (*documents)[d];
+    const Sample& sample = inputs.at(fmt::format("mmc4-{}", document.line));
+    // Expected: per sentence, its images in image_info order, then the sentence.
+    std::vector<std::pair<uint32_t, uint32_t>> expected, written;
+    std::vector<std::string> texts;
+    for (size_t i = 0; i < document.sentences.size(); ++i) {
+      for (size_t j = 0; j < document.images.size(); ++j) {
+        if (document.images[j].matched_text_index != i) continue;
+        const uint64_t k = text::Mmc4CocoImage(3, d, j, coco->images.size());
+        const text::CocoImage& sized = coco->images[k];
+        expected.emplace_back(sized.width, sized.height);
+        texts.push_back("<image>");
+      }
+      texts.push_back(document.sentences[i]);
+    }
+    std::vector<std::string> segments;
+    for (const Segment& segment : sample.segments) {
+      segments.push_back(segment.is_media ? "<image>" : segment.text);
+    }
+    for (const MediaRef& media : sample.media) written.emplace_back(media.width, media.height);
+    EXPECT_EQ(segments, texts) << "document " << d;
+    EXPECT_EQ(written, expected) << "document " << d;
+    for (const auto& [w, h] : written) EXPECT_LE(std::max(w, h), 640u);
+  }
+}
 
 // A small prepared dataset to damage.
 class VerifyTest : public ::testing::Test {

@@ -4,22 +4,18 @@
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json.hpp>  // writes the JSON lines; text::Read* parse the real files
 #include <random>
-#include <unordered_map>
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/thread_pool.h"
 #include "mmpt/media/image_synth.h"
 #include "mmpt/store/shard_writer.h"
+#include "mmpt/text/real_data.h"
 
 namespace mmpt::store {
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string RealDataPath(const std::string& file_name) {
-  return std::string(MMPT_SOURCE_DIR) + "/../shared/data/real/" + file_name;
-}
 
 namespace {
 
@@ -53,82 +49,44 @@ Item ImageOf(std::string role, uint32_t width, uint32_t height) {
   return item;
 }
 
-Result<std::vector<Doc>> CocoDocs(const std::string& path, uint64_t limit) {
-  MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.contains("images") || !doc.contains("annotations")) {
-    return Status::Corrupt("{}: not COCO caption annotations (images, annotations)", path);
-  }
-  try {
-    std::unordered_map<int64_t, std::string> caption_of;
-    for (const json& annotation : doc["annotations"]) {
-      caption_of.try_emplace(annotation.at("image_id").get<int64_t>(),
-                             annotation.at("caption").get<std::string>());
-    }
-    std::vector<Doc> docs;
-    for (const json& image : doc["images"]) {
-      if (limit != 0 && docs.size() >= limit) break;
-      int64_t id = image.at("id").get<int64_t>();
-      auto caption = caption_of.find(id);
-      if (caption == caption_of.end()) continue;
-      Doc d;
-      d.key = fmt::format("coco-{}", id);
-      d.items.push_back(ImageOf("user", image.at("width").get<uint32_t>(),
-                                image.at("height").get<uint32_t>()));
-      d.items.push_back(Text("user", "Describe the image briefly."));
-      d.items.push_back(Text("assistant", caption->second));
-      docs.push_back(std::move(d));
-    }
-    return docs;
-  } catch (const json::exception& e) {
-    return Status::Corrupt("{}: {}", path, e.what());
-  }
-}
-
-// mmc4 records no image sizes: draw a long side in [256, 1024] and a common aspect ratio.
-std::pair<uint32_t, uint32_t> DrawSize(std::mt19937_64& rng) {
-  static constexpr double kAspects[] = {1.0, 4.0 / 3, 3.0 / 2, 16.0 / 9};
-  uint32_t long_side = std::uniform_int_distribution<uint32_t>(256, 1024)(rng);
-  double aspect = kAspects[std::uniform_int_distribution<int>(0, 3)(rng)];
-  uint32_t short_side = static_cast<uint32_t>(long_side / aspect);
-  bool portrait = std::uniform_int_distribution<int>(0, 3)(rng) == 0;
-  return portrait ? std::pair{short_side, long_side} : std::pair{long_side, short_side};
-}
-
-Result<std::vector<Doc>> Mmc4Docs(const std::string& path, uint64_t limit, uint64_t seed) {
-  MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+// One caption pair per COCO image (its first caption), images in file order.
+std::vector<Doc> CocoDocs(const text::CocoCaptions& coco, uint64_t limit) {
+  const std::vector<size_t> first_caption = coco.FirstCaptionOfEachImage();
   std::vector<Doc> docs;
-  std::mt19937_64 rng(seed);
-  size_t pos = 0;
-  uint64_t line_number = 0;
-  while (pos < text.size() && (limit == 0 || docs.size() < limit)) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    if (line.empty()) continue;
-    json record = json::parse(line, nullptr, false);
-    try {
-      if (record.is_discarded()) throw json::other_error::create(501, "not JSON", nullptr);
-      std::vector<std::string> texts = record.at("text_list").get<std::vector<std::string>>();
-      std::vector<std::vector<Item>> before(texts.size());
-      for (const json& info : record.at("image_info")) {
-        size_t index = info.at("matched_text_index").get<size_t>();
-        if (index >= texts.size()) throw json::other_error::create(502, "bad index", nullptr);
-        auto [w, h] = DrawSize(rng);
-        before[index].push_back(ImageOf("", w, h));
-      }
-      Doc d;
-      d.key = fmt::format("mmc4-{}", line_number);
-      for (size_t i = 0; i < texts.size(); ++i) {
-        for (Item& image : before[i]) d.items.push_back(std::move(image));
-        d.items.push_back(Text("", texts[i]));
-      }
-      docs.push_back(std::move(d));
-    } catch (const json::exception& e) {
-      return Status::Corrupt("{}:{}: not an mmc4 document: {}", path, line_number, e.what());
+  for (size_t i = 0; i < coco.images.size() && (limit == 0 || docs.size() < limit); ++i) {
+    if (first_caption[i] == text::CocoCaptions::kNoCaption) continue;
+    const text::CocoImage& image = coco.images[i];
+    Doc d;
+    d.key = fmt::format("coco-{}", image.id);
+    d.items.push_back(ImageOf("user", image.width, image.height));
+    d.items.push_back(Text("user", "Describe the image briefly."));
+    d.items.push_back(Text("assistant", coco.captions[first_caption[i]].text));
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
+// The mmc4 documents, each image before its matched sentence and at the size of the COCO image
+// text::Mmc4CocoImage picks (mmc4 records no sizes).
+std::vector<Doc> Mmc4Docs(const std::vector<text::Mmc4Document>& documents,
+                          const text::CocoCaptions& coco, uint64_t limit, uint64_t seed) {
+  std::vector<Doc> docs;
+  for (size_t d = 0; d < documents.size() && (limit == 0 || docs.size() < limit); ++d) {
+    const text::Mmc4Document& document = documents[d];
+    std::vector<std::vector<Item>> before(document.sentences.size());
+    for (size_t j = 0; j < document.images.size(); ++j) {
+      const text::CocoImage& sized =
+          coco.images[text::Mmc4CocoImage(seed, d, j, coco.images.size())];
+      before[document.images[j].matched_text_index].push_back(
+          ImageOf("", sized.width, sized.height));
     }
+    Doc doc;
+    doc.key = fmt::format("mmc4-{}", document.line);
+    for (size_t i = 0; i < document.sentences.size(); ++i) {
+      for (Item& image : before[i]) doc.items.push_back(std::move(image));
+      doc.items.push_back(Text("", document.sentences[i]));
+    }
+    docs.push_back(std::move(doc));
   }
   return docs;
 }
@@ -272,14 +230,21 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   MMPT_RETURN_IF_ERROR(PickFormat(options.image_format, 0).status());
   SynthReport report;
   std::vector<Doc> docs;
+  // The given file, or the real one.
+  auto or_real = [](const std::string& path, const char* real_file) {
+    return path.empty() ? text::RealDataPath(real_file) : path;
+  };
   if (options.profile == "coco") {
-    std::string path = options.source_path.empty() ? RealDataPath("coco_val2017_captions.json")
-                                                   : options.source_path;
-    MMPT_ASSIGN_OR_RETURN(docs, CocoDocs(path, options.samples));
+    const std::string path = or_real(options.source_path, text::kCocoCaptionsFile);
+    MMPT_ASSIGN_OR_RETURN(text::CocoCaptions coco, text::ReadCocoCaptions(path));
+    docs = CocoDocs(coco, options.samples);
   } else if (options.profile == "mmc4") {
-    std::string path = options.source_path.empty() ? RealDataPath("mmc4_core_ff_docs.jsonl")
-                                                   : options.source_path;
-    MMPT_ASSIGN_OR_RETURN(docs, Mmc4Docs(path, options.samples, options.seed));
+    const std::string path = or_real(options.source_path, text::kMmc4DocsFile);
+    MMPT_ASSIGN_OR_RETURN(std::vector<text::Mmc4Document> documents,
+                          text::ReadMmc4Documents(path));
+    const std::string sizes_path = or_real(options.coco_path, text::kCocoCaptionsFile);
+    MMPT_ASSIGN_OR_RETURN(text::CocoCaptions coco, text::ReadCocoCaptions(sizes_path));
+    docs = Mmc4Docs(documents, coco, options.samples, options.seed);
     report.sizes_drawn = true;
   } else if (options.profile == "tiny") {
     if (options.min_side == 0 || options.min_side > options.max_side) {

@@ -16,11 +16,13 @@ struct SynthOptions {
   /// "coco": one caption pair per image of COCO val2017 (real sizes and captions, from
   /// `source_path`, default ../shared/data/real/coco_val2017_captions.json);
   /// "mmc4": the real mmc4 documents of `source_path` (default
-  /// ../shared/data/real/mmc4_core_ff_docs.jsonl) with image sizes DRAWN from a seeded
-  /// distribution, since mmc4 records none (long side 256..1024, common aspect ratios);
+  /// ../shared/data/real/mmc4_core_ff_docs.jsonl); mmc4 records no image sizes, so image j of
+  /// document d takes the real size of COCO image text::Mmc4CocoImage(seed, d, j) of
+  /// `coco_path` (as the planner's built-in mmc4 corpus does; COCO sizes are at most 640 px);
   /// "tiny": invented caption pairs with sizes drawn in [min_side, max_side].
   std::string profile = "coco";
   std::string source_path;        // "" = the profile's default real file
+  std::string coco_path;          // COCO file for mmc4's sizes; "" = the real one
   std::string out_dir;            // receives <name>.jsonl and images/
   std::string name;               // "" = the profile name
   InputFormat format = InputFormat::kLlava;  // any but kAuto
@@ -38,16 +40,13 @@ struct SynthReport {
   uint64_t samples = 0;
   uint64_t images = 0;
   uint64_t image_bytes = 0;
-  bool sizes_drawn = false;  // image sizes are invented (mmc4, tiny), not real
+  bool sizes_drawn = false;  // image sizes are not the images' own: drawn (tiny) or a seeded
+                             // COCO image's (mmc4)
 };
 
 /// Write the corpus. Same options, same bytes. Errors: NotFound (source file), Corrupt (a
 /// source record that is not what the profile expects, naming file and record),
 /// InvalidArgument (options), IOError.
 Result<SynthReport> Synthesize(const SynthOptions& options);
-
-/// Path of a file under the shared real-data directory (../shared/data/real/ beside the source
-/// tree, as every test and benchmark reads it).
-std::string RealDataPath(const std::string& file_name);
 
 }  // namespace mmpt::store

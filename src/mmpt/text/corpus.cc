@@ -1,7 +1,5 @@
 #include "mmpt/text/corpus.h"
 
-#include <simdjson.h>
-
 #include <chrono>
 #include <random>
 
@@ -11,56 +9,6 @@
 #include "mmpt/text/utf8.h"
 
 namespace mmpt::text {
-
-Result<std::vector<std::string>> ReadCocoCaptions(const std::string& path) {
-  MMPT_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (auto error = parser.parse(contents).get(root)) {
-    return Status::Corrupt("{}: malformed JSON: {}", path, simdjson::error_message(error));
-  }
-  simdjson::dom::array annotations;
-  if (root["annotations"].get(annotations)) return Status::Corrupt("{}: no \"annotations\" array", path);
-  std::vector<std::string> captions;
-  captions.reserve(annotations.size());
-  size_t index = 0;
-  for (simdjson::dom::element annotation : annotations) {
-    std::string_view caption;
-    if (annotation["caption"].get(caption)) return Status::Corrupt("{}: annotations[{}]: no string \"caption\"", path, index);
-    captions.emplace_back(caption);
-    ++index;
-  }
-  return captions;
-}
-
-Result<std::vector<std::vector<std::string>>> ReadMmc4TextLists(const std::string& path) {
-  MMPT_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
-  std::vector<std::vector<std::string>> documents;
-  simdjson::dom::parser parser;
-  size_t line_number = 0, pos = 0;
-  while (pos < contents.size()) {
-    size_t end = contents.find('\n', pos);
-    if (end == std::string::npos) end = contents.size();
-    const std::string_view line = std::string_view(contents).substr(pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    simdjson::dom::element doc;
-    if (auto error = parser.parse(line.data(), line.size()).get(doc)) {
-      return Status::Corrupt("{}:{}: malformed JSON: {}", path, line_number, simdjson::error_message(error));
-    }
-    simdjson::dom::array list;
-    if (doc["text_list"].get(list)) return Status::Corrupt("{}:{}: no \"text_list\" array", path, line_number);
-    std::vector<std::string> sentences;
-    for (simdjson::dom::element item : list) {
-      std::string_view sentence;
-      if (item.get(sentence)) return Status::Corrupt("{}:{}: text_list holds a non-string", path, line_number);
-      sentences.emplace_back(sentence);
-    }
-    documents.push_back(std::move(sentences));
-  }
-  return documents;
-}
 
 std::vector<std::string> GenerateCorpus(size_t count, uint64_t seed) {
   static const std::vector<std::string> kWords = {

@@ -9,20 +9,8 @@
 
 namespace mmpt::text {
 
-/// The real corpora the demo, tests and benchmarks tokenize, relative to the project root.
-inline constexpr const char* kCocoCaptionsPath = "../shared/data/real/coco_val2017_captions.json";
-inline constexpr const char* kMmc4DocsPath = "../shared/data/real/mmc4_core_ff_docs.jsonl";
-
-/// Read every `annotations[].caption` of a COCO captions file, in file order.
-/// Errors: NotFound, Corrupt naming the file and the annotation at fault.
-Result<std::vector<std::string>> ReadCocoCaptions(const std::string& path);
-
-/// Read the `text_list` (sentences) of every document of an mmc4 JSONL file, in file order.
-/// Errors: NotFound, Corrupt naming the file and line.
-Result<std::vector<std::vector<std::string>>> ReadMmc4TextLists(const std::string& path);
-
 /// Generate `count` English-like texts (words, punctuation, digits, some non-Latin scripts),
-/// deterministic in `seed`: the corpus the demo uses when the real data is absent.
+/// deterministic in `seed`: the corpus the demo uses when the real data is absent (real_data.h reads the real one).
 std::vector<std::string> GenerateCorpus(size_t count, uint64_t seed);
 
 /// Write `texts` to `path` as JSON Lines, one JSON string per line (ill-formed UTF-8 replaced

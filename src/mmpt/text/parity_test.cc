@@ -12,6 +12,7 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/text/corpus.h"
 #include "mmpt/text/normalizer.h"
+#include "mmpt/text/real_data.h"
 #include "mmpt/text/tokenizer.h"
 #include "mmpt/text/utf8.h"
 
@@ -148,26 +149,22 @@ std::vector<std::string> InvalidUtf8Set() {
 }
 
 std::vector<std::string> Captions() {
-  auto captions = ReadCocoCaptions(kRoot + "/" + kCocoCaptionsPath);
-  EXPECT_TRUE(captions.ok()) << captions.status().ToString() << " (the real data under ../shared/data/real is required)";
-  return captions.ok() ? *captions : std::vector<std::string>{};
+  auto coco = ReadCocoCaptions(RealDataPath(kCocoCaptionsFile));
+  EXPECT_TRUE(coco.ok()) << coco.status().ToString() << " (the real data under ../shared/data/real is required)";
+  return coco.ok() ? coco->CaptionTexts() : std::vector<std::string>{};
 }
 
 // mmc4 document texts: sentences joined by a space and by a newline, and every sentence alone.
 std::vector<std::string> Mmc4Texts(size_t max_documents) {
-  auto documents = ReadMmc4TextLists(kRoot + "/" + kMmc4DocsPath);
+  auto documents = ReadMmc4Documents(RealDataPath(kMmc4DocsFile));
   EXPECT_TRUE(documents.ok()) << documents.status().ToString() << " (the real data under ../shared/data/real is required)";
   std::vector<std::string> texts;
   if (!documents.ok()) return texts;
   for (size_t d = 0; d < documents->size() && d < max_documents; ++d) {
-    std::string spaced, lines;
-    for (const std::string& sentence : (*documents)[d]) {
-      spaced += (spaced.empty() ? "" : " ") + sentence;
-      lines += (lines.empty() ? "" : "\n") + sentence;
-      texts.push_back(sentence);
-    }
-    texts.push_back(spaced);
-    texts.push_back(lines);
+    const Mmc4Document& document = (*documents)[d];
+    texts.insert(texts.end(), document.sentences.begin(), document.sentences.end());
+    texts.push_back(document.JoinedText(" "));
+    texts.push_back(document.JoinedText("\n"));
   }
   return texts;
 }

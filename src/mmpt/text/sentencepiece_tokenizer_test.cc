@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "mmpt/text/corpus.h"
+#include "mmpt/text/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::text {
@@ -19,13 +19,13 @@ class SentencePieceTest : public ::testing::Test {
     dir_ = new std::filesystem::path(std::filesystem::temp_directory_path() /
                                      ("mmpt_spm_" + std::to_string(::getpid())));
     std::filesystem::create_directories(*dir_);
-    auto captions = ReadCocoCaptions(std::string(MMPT_SOURCE_DIR) + "/" + kCocoCaptionsPath);
+    auto captions = ReadCocoCaptions(RealDataPath(kCocoCaptionsFile));
     ASSERT_TRUE(captions.ok()) << captions.status().ToString() << " (the real data under ../shared/data/real is required)";
     captions_ = new std::vector<std::string>();
     const std::string input = (*dir_ / "captions.txt").string();
     std::ofstream file(input);
-    for (size_t i = 0; i < captions->size() && i < 4000; ++i) {
-      std::string caption = (*captions)[i];
+    for (size_t i = 0; i < captions->captions.size() && i < 4000; ++i) {
+      std::string caption = captions->captions[i].text;
       for (char& c : caption) c = (c == '\n' || c == '\r') ? ' ' : c;
       file << caption << '\n';
       captions_->push_back(caption);
