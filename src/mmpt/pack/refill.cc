@@ -142,6 +142,31 @@ class Refiller {
     }
   }
 
+  // RefillOptions::shift_gaps: one shift per short pack, emptiest first (ties by index), each
+  // followed by spare moves on both packs. Holders are the short packs' items at the start
+  // plus every item a shift moves; entries whose pack no longer holds the value are skipped.
+  void ShiftGaps() {
+    std::vector<uint32_t> order;
+    for (uint32_t p = 0; p < packs_.size(); ++p) {
+      if (tokens_[p] < c_.seq_len) order.push_back(p);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return tokens_[a] < tokens_[b]; });
+    holders_.assign(size_t{c_.seq_len} + 1, {});
+    held_.assign((size_t{c_.seq_len} + 64) / 64, 0);
+    for (uint32_t p : order) {
+      for (uint32_t i : packs_[p]) AddHolder(i, p);
+    }
+    for (uint32_t p : order) {
+      if (tokens_[p] >= c_.seq_len || pool_.empty()) continue;
+      Shift shift = FindShift(p);
+      if (shift.gain == 0) continue;
+      ApplyShift(p, shift);
+      Improve(shift.q);  // gains at least shift.gain: its search covers the one FindShift ran
+      Improve(p);
+    }
+  }
+
  private:
   // Apply the best move to pack p while one gains, at most kMaxMovesPerVisit times.
   void Improve(uint32_t p) {
@@ -218,6 +243,141 @@ class Refiller {
     }
   }
 
+  static constexpr size_t kNoItem = SIZE_MAX;
+
+  // A shift found for pack p: its item at x_pos (kNoItem: none) for pack q's item at y_pos,
+  // then a spare move on q that gains `gain` (≥ what p gains, so q's gap does not grow).
+  struct Shift {
+    uint32_t q = 0;
+    size_t x_pos = kNoItem;
+    size_t y_pos = 0;
+    uint32_t gain = 0;
+  };
+
+  void AddHolder(uint32_t i, uint32_t p) {
+    uint32_t v = items_[i].tokens;
+    if (v == 0 || v > c_.seq_len || !Movable(locked_, i)) return;
+    auto& list = holders_[v];
+    if (!list.empty() && list.back() == p) return;
+    list.push_back(p);
+    held_[v >> 6] |= uint64_t{1} << (v & 63);
+  }
+
+  // Whether an earlier position of `list` holds an item of the same tokens and images (and
+  // movability): such positions make the same moves, so only the first is tried.
+  bool SeenBefore(const std::vector<uint32_t>& list, size_t k) const {
+    const PackItem& a = items_[list[k]];
+    for (size_t j = 0; j < k; ++j) {
+      const PackItem& b = items_[list[j]];
+      if (a.tokens == b.tokens && a.images == b.images &&
+          Movable(locked_, list[j]) == Movable(locked_, list[k])) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The largest gain of one spare move (add 1 or 2, 1↔1, 1↔2) on a pack holding `list` with
+  // `room`: a subset of what Improve searches, so Improve then gains at least as much.
+  uint32_t SpareGain(const std::vector<uint32_t>& list, const PackRoom& room) {
+    MoveSearch search(items_, pool_, room);
+    search.TrySingle(MoveKind::kAdd1, {}, 0, 0);
+    if (!search.full()) search.TryPair(MoveKind::kAdd2, {}, 0, 0);
+    // Distinct (tokens, images) of the movable items tried so far: few in a pack of many.
+    tried_.clear();
+    for (size_t k = 0; k < list.size() && !search.full(); ++k) {
+      if (!Movable(locked_, list[k])) continue;
+      const PackItem& a = items_[list[k]];
+      const std::pair<uint32_t, uint32_t> key{a.tokens, a.images};
+      if (std::find(tried_.begin(), tried_.end(), key) != tried_.end()) continue;
+      tried_.push_back(key);
+      search.TrySingle(MoveKind::kSwap11, {k}, a.tokens, a.images);
+      if (!search.full()) search.TryPair(MoveKind::kSwap12, {k}, a.tokens, a.images);
+    }
+    return search.best().gain;
+  }
+
+  // The shift of largest gain for short pack p: for each distinct own item x (then none),
+  // values y in (x, x + gap] largest first, at most kShiftTries holders each. Ties keep the
+  // first; a shift that fills both packs ends the search.
+  Shift FindShift(uint32_t p) {
+    const auto& pack = packs_[p];
+    const uint32_t gap = c_.seq_len - tokens_[p];
+    Shift best;
+    for (size_t k = 0; k <= pack.size(); ++k) {
+      const bool none = k == pack.size();  // tried last: P then holds one more sample
+      if (none ? pack.size() >= max_samples_
+               : !Movable(locked_, pack[k]) || SeenBefore(pack, k)) {
+        continue;
+      }
+      const uint32_t x_tokens = none ? 0 : items_[pack[k]].tokens;
+      const uint32_t x_images = none ? 0 : items_[pack[k]].images;
+      size_t tries = 0;
+      for (uint32_t v = SparePool::PrevSet(held_, x_tokens, x_tokens + gap);
+           v != 0 && tries < kShiftTries; v = SparePool::PrevSet(held_, x_tokens, v - 1)) {
+        const uint32_t d = v - x_tokens;  // what P gains
+        for (uint32_t q : holders_[v]) {
+          if (tries++ >= kShiftTries) break;
+          if (q == p) continue;
+          const auto& other = packs_[q];
+          size_t y_pos = other.size();
+          for (size_t j = 0; j < other.size(); ++j) {
+            if (items_[other[j]].tokens == v && Movable(locked_, other[j])) {
+              y_pos = j;
+              break;
+            }
+          }
+          if (y_pos == other.size()) continue;  // stale entry
+          const PackItem& y = items_[other[y_pos]];
+          if (images_[p] - x_images + y.images > max_images_) continue;
+          // Q after the shift: y out, x (if any) in.
+          const size_t q_samples = other.size() - (none ? 1 : 0);
+          const uint64_t q_images = uint64_t{images_[q]} - y.images + x_images;
+          if (q_samples > max_samples_ || q_images > max_images_) continue;
+          const uint32_t room = c_.seq_len - tokens_[q] + d;
+          if (room <= best.gain) continue;  // cannot beat the best
+          shifted_.assign(other.begin(), other.end());
+          shifted_.erase(shifted_.begin() + static_cast<ptrdiff_t>(y_pos));
+          if (!none) shifted_.push_back(pack[k]);
+          const uint32_t gain =
+              SpareGain(shifted_, {room, max_images_ - static_cast<uint32_t>(q_images),
+                                   max_samples_ - q_samples});
+          if (gain < d || gain <= best.gain) continue;
+          best = {q, none ? kNoItem : k, y_pos, gain};
+          if (d == gap && gain == room) return best;  // both packs full
+        }
+      }
+    }
+    return best;
+  }
+
+  // P takes Q's y and gives its x (if any); Q's spare move is left to Improve.
+  void ApplyShift(uint32_t p, const Shift& s) {
+    auto& pack = packs_[p];
+    auto& other = packs_[s.q];
+    const uint32_t y = other[s.y_pos];
+    other.erase(other.begin() + static_cast<ptrdiff_t>(s.y_pos));
+    pack.push_back(y);
+    Account(p, y, +1);
+    Account(s.q, y, -1);
+    AddHolder(y, p);
+    if (s.x_pos != kNoItem) {
+      const uint32_t x = pack[s.x_pos];
+      pack.erase(pack.begin() + static_cast<ptrdiff_t>(s.x_pos));
+      other.push_back(x);
+      Account(p, x, -1);
+      Account(s.q, x, +1);
+      AddHolder(x, s.q);
+    }
+    ++stats_.shifted;
+  }
+
+  // Item i's tokens and images into (+1) or out of (-1) pack p's tallies.
+  void Account(uint32_t p, uint32_t i, int sign) {
+    tokens_[p] = sign > 0 ? tokens_[p] + items_[i].tokens : tokens_[p] - items_[i].tokens;
+    images_[p] = sign > 0 ? images_[p] + items_[i].images : images_[p] - items_[i].images;
+  }
+
   std::span<const PackItem> items_;
   const PackConstraints& c_;
   std::span<const uint8_t> locked_;
@@ -227,6 +387,12 @@ class Refiller {
   const uint32_t max_images_;
   const uint64_t max_samples_;
   std::vector<uint32_t> tokens_, images_;  // per pack
+  // ShiftGaps: per token value, packs that held a movable item of it (some stale); bit v of
+  // held_ set once holders_[v] has an entry.
+  std::vector<std::vector<uint32_t>> holders_;
+  std::vector<uint64_t> held_;
+  std::vector<uint32_t> shifted_;  // FindShift's scratch: a pack's items after a shift
+  std::vector<std::pair<uint32_t, uint32_t>> tried_;  // SpareGain's scratch
 };
 
 }  // namespace
@@ -244,7 +410,9 @@ RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstrain
       static_cast<size_t>(std::unique(sizes.begin(), sizes.end()) - sizes.begin());
   SparePool pool(items, c.seq_len, distinct <= kMaxPairIndexSizes);
   for (uint32_t i : *spare) pool.Add(i);
-  Refiller(items, c, locked, packs, &pool, &stats).Run();
+  Refiller refiller(items, c, locked, packs, &pool, &stats);
+  refiller.Run();
+  if (options.shift_gaps) refiller.ShiftGaps();
   *spare = pool.Items();
   return stats;
 }

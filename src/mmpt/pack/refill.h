@@ -16,8 +16,11 @@ struct RefillStats {
   uint64_t swapped_2_1 = 0;  // two pack items out, one larger spare item in
   uint64_t swapped_2_2 = 0;  // two pack items out, two spare items of a larger sum in
   uint64_t loosened = 0;     // packs whose largest item was moved to the spare first
+  uint64_t shifted = 0;      // gap shifts between two kept packs (RefillOptions::shift_gaps)
   /// Moves that brought spare items in (loosening not counted).
-  uint64_t moves() const { return added + swapped + swapped_1_2 + swapped_2_1 + swapped_2_2; }
+  uint64_t moves() const {
+    return added + swapped + swapped_1_2 + swapped_2_1 + swapped_2_2 + shifted;
+  }
 };
 
 /// How RefillFromSpare works (tests turn parts off to check each alone).
@@ -28,6 +31,13 @@ struct RefillOptions {
   /// total rises on the real corpora: docs/benchmarks.md); without loosening no pack's gap
   /// ever grows.
   bool loosen = true;
+  /// After the spare moves, shift gaps between kept packs: a pack P still short of seq_len
+  /// gives one of its items x (or none) for a larger item y of another kept pack Q, with
+  /// y − x ≤ P's gap; Q takes x and the largest spare item z that fits its grown gap, with
+  /// z ≥ y − x. P gains y − x, Q gains z − (y − x) ≥ 0: neither gap grows, and the tokens in
+  /// packs rise by z. A gap the spare cannot close in P (its sizes do not match) moves to a
+  /// pack whose gap it completes. Both packs then get spare moves again.
+  bool shift_gaps = true;
 };
 
 /// Tighten chosen packs with spare items (those left out of the step, which carry over anyway).
@@ -40,6 +50,8 @@ struct RefillOptions {
 /// indexed by tokens (SparePool), so each candidate move costs O(room / 64); the pair index
 /// costs O(distinct spare sizes²) to build and is skipped (no moves bringing two items in)
 /// above 4096 distinct sizes.
+/// Then gaps are shifted between kept packs (RefillOptions::shift_gaps): each short pack,
+/// emptiest first, tries at most kShiftTries holders of larger items per own item.
 /// Deterministic: moves are compared in a fixed order and ties keep the first; spare lookups
 /// take the lowest index among equal sizes.
 /// `packs` holds item indices per pack; `spare` item indices, returned sorted ascending.
@@ -51,5 +63,9 @@ RefillStats RefillFromSpare(std::span<const PackItem> items, const PackConstrain
 /// Pack items considered for 2↔1 and 2↔2 exchanges: the first this many of a pack (placement
 /// order puts the largest first), so a pack of many small items costs O(kMaxPairItems²).
 inline constexpr size_t kMaxPairItems = 12;
+
+/// Other packs' items inspected per item of a short pack when shifting gaps (bounds the cost
+/// of a pack to O(items × kShiftTries) spare lookups).
+inline constexpr size_t kShiftTries = 8;
 
 }  // namespace mmpt::pack

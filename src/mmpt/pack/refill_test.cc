@@ -1,6 +1,7 @@
 // SparePool lookups against brute force, and RefillFromSpare's exchange moves: each kind on a
 // hand-made pack, then invariants on random instances (constraints hold, every item once, no
-// pack's gap grows without loosening, locked items stay, deterministic), and loosening.
+// pack's gap grows without loosening, locked items stay, deterministic), loosening, and gap
+// shifts between kept packs.
 #include "mmpt/pack/refill.h"
 
 #include <gtest/gtest.h>
@@ -124,7 +125,8 @@ OnePack RefillOne(std::initializer_list<uint32_t> pack, std::initializer_list<ui
     r.spare.push_back(static_cast<uint32_t>(r.items.size()));
     r.items.push_back({t, 0});
   }
-  r.stats = RefillFromSpare(r.items, c, {}, &r.packs, &r.spare, {.loosen = false});
+  r.stats = RefillFromSpare(r.items, c, {}, &r.packs, &r.spare,
+                            {.loosen = false, .shift_gaps = false});
   return r;
 }
 
@@ -185,7 +187,8 @@ TEST(RefillTest, ExchangesKeepConstraintsNeverGrowAGapAndAreDeterministic) {
     for (size_t i = 0; i < items.size(); i += 11) locked[i] = 1;
     auto before = packs;
     auto spare_before = spare;
-    RefillStats stats = RefillFromSpare(items, c, locked, &packs, &spare, {.loosen = false});
+    RefillStats stats =
+        RefillFromSpare(items, c, locked, &packs, &spare, {.loosen = false, .shift_gaps = false});
     EXPECT_EQ(stats.loosened, 0u);
     EXPECT_GT(stats.swapped_1_2 + stats.swapped_2_1 + stats.swapped_2_2, 0u) << "seed " << seed;
 
@@ -218,7 +221,8 @@ TEST(RefillTest, ExchangesKeepConstraintsNeverGrowAGapAndAreDeterministic) {
     // The same input gives the same packs and spare.
     auto again = before;
     auto again_spare = spare_before;
-    RefillFromSpare(items, c, locked, &again, &again_spare, {.loosen = false});
+    RefillFromSpare(items, c, locked, &again, &again_spare,
+                    {.loosen = false, .shift_gaps = false});
     EXPECT_EQ(again, packs);
     EXPECT_EQ(again_spare, spare);
   }
@@ -269,8 +273,9 @@ TEST(RefillTest, LooseningFillsPacksOfManySmallItems) {
     };
     auto plain = packs, loose = packs;
     auto plain_spare = spare, loose_spare = spare;
-    RefillFromSpare(items, c, locked, &plain, &plain_spare, {.loosen = false});
-    RefillStats stats = RefillFromSpare(items, c, locked, &loose, &loose_spare);
+    RefillFromSpare(items, c, locked, &plain, &plain_spare, {.loosen = false, .shift_gaps = false});
+    RefillStats stats =
+        RefillFromSpare(items, c, locked, &loose, &loose_spare, {.shift_gaps = false});
     EXPECT_GT(stats.loosened, 0u);
     EXPECT_GT(total(loose), total(plain)) << "seed " << seed;
     EXPECT_GE(total(plain), total(packs));
@@ -295,10 +300,116 @@ TEST(RefillTest, LooseningFillsPacksOfManySmallItems) {
     for (int s : seen) ASSERT_EQ(s, 1);
     auto again = packs;
     auto again_spare = spare;
-    RefillFromSpare(items, c, locked, &again, &again_spare);
+    RefillFromSpare(items, c, locked, &again, &again_spare, {.shift_gaps = false});
     EXPECT_EQ(again, loose);
     EXPECT_EQ(again_spare, loose_spare);
   }
+}
+
+
+// P = 500 + 490 (gap 10) and Q = 500 + 475 (gap 25) against a spare of one 35: no spare move
+// fits either pack. Q, the emptier, is visited first: its 475 for P's 500 fills Q and leaves P a
+// gap of 35, which the spare item fills.
+TEST(RefillTest, ShiftingAGapBetweenPacksFillsBoth) {
+  std::vector<PackItem> items = Items({500, 490, 500, 475, 35});
+  PackConstraints c{1000, 0, 0};
+  auto run = [&](RefillOptions options, std::vector<std::vector<uint32_t>>* packs,
+                 std::vector<uint32_t>* spare) {
+    *packs = {{0, 1}, {2, 3}};
+    *spare = {4};
+    return RefillFromSpare(items, c, {}, packs, spare, options);
+  };
+  std::vector<std::vector<uint32_t>> packs;
+  std::vector<uint32_t> spare;
+  RefillStats off = run({.loosen = false, .shift_gaps = false}, &packs, &spare);
+  EXPECT_EQ(off.moves(), 0u);
+  EXPECT_EQ(spare, std::vector<uint32_t>{4});
+  RefillStats on = run({.loosen = false}, &packs, &spare);
+  EXPECT_EQ(on.shifted, 1u);
+  EXPECT_TRUE(spare.empty());
+  EXPECT_EQ(packs, (std::vector<std::vector<uint32_t>>{{1, 3, 4}, {2, 0}}));
+  // With the 490 and the 475 locked no item of one pack is 10 or 25 above one of the other's.
+  std::vector<uint8_t> locked = {0, 1, 0, 1, 0};
+  packs = {{0, 1}, {2, 3}};
+  spare = {4};
+  EXPECT_EQ(RefillFromSpare(items, c, locked, &packs, &spare, {.loosen = false}).shifted, 0u);
+  // The pack taking the spare item would hold three samples: not with at most two.
+  packs = {{0, 1}, {2, 3}};
+  spare = {4};
+  EXPECT_EQ(RefillFromSpare(items, {1000, 2, 0}, {}, &packs, &spare, {.loosen = false}).shifted,
+            0u);
+}
+
+// Caption-like random instances (a few common sizes, as in COCO): shifting gaps raises the
+// tokens in packs over the spare moves alone, never lowers a pack's tokens (without loosening),
+// keeps constraints and locks, every item once, and is deterministic.
+TEST(RefillTest, ShiftingGapsKeepsInvariantsAndRaisesTheTotal) {
+  uint64_t shifted = 0;
+  for (uint32_t seed : {31u, 32u, 33u, 34u}) {
+    std::mt19937 rng(seed);
+    std::vector<PackItem> items(9000);
+    for (auto& item : items) {
+      uint32_t kind = rng() % 4;
+      item = {kind == 0 ? 377 + static_cast<uint32_t>(rng() % 4)
+                        : 400 + 3 * static_cast<uint32_t>(rng() % 40),
+              static_cast<uint32_t>(rng() % 3)};
+    }
+    PackConstraints c{8192, 24, 40};
+    auto packing = PackItems(std::span(items).first(7600), c, Algorithm::kBestFitDecreasing);
+    ASSERT_TRUE(packing.ok());
+    std::vector<std::vector<uint32_t>> packs(packing->num_packs());
+    for (size_t p = 0; p < packs.size(); ++p) {
+      auto pack = packing->Pack(p);
+      packs[p].assign(pack.begin(), pack.end());
+    }
+    std::vector<uint32_t> spare;
+    for (uint32_t i = 7600; i < items.size(); ++i) spare.push_back(i);
+    std::vector<uint8_t> locked(items.size(), 0);
+    for (size_t i = 0; i < items.size(); i += 17) locked[i] = 1;
+    auto tokens = [&](const std::vector<uint32_t>& pack) {
+      uint64_t t = 0;
+      for (uint32_t i : pack) t += items[i].tokens;
+      return t;
+    };
+    auto plain = packs, shift = packs;
+    auto plain_spare = spare, shift_spare = spare;
+    RefillFromSpare(items, c, locked, &plain, &plain_spare, {.loosen = false, .shift_gaps = false});
+    RefillStats stats = RefillFromSpare(items, c, locked, &shift, &shift_spare, {.loosen = false});
+    shifted += stats.shifted;
+    uint64_t total_plain = 0, total_shift = 0;
+    std::vector<int> seen(items.size(), 0);
+    for (size_t p = 0; p < packs.size(); ++p) {
+      total_plain += tokens(plain[p]);
+      total_shift += tokens(shift[p]);
+      EXPECT_GE(tokens(shift[p]), tokens(packs[p])) << "pack " << p << " lost tokens";
+      uint32_t images = 0;
+      for (uint32_t i : shift[p]) {
+        ++seen[i];
+        images += items[i].images;
+      }
+      EXPECT_LE(tokens(shift[p]), c.seq_len);
+      EXPECT_LE(images, c.max_images);
+      EXPECT_LE(shift[p].size(), c.max_samples);
+      for (uint32_t i : packs[p]) {
+        if (locked[i]) {
+          EXPECT_NE(std::find(shift[p].begin(), shift[p].end(), i), shift[p].end());
+        }
+      }
+    }
+    for (uint32_t i : shift_spare) ++seen[i];
+    for (int s : seen) ASSERT_EQ(s, 1);
+    // Shifts run after the spare moves, and each raises the total.
+    EXPECT_GE(total_shift, total_plain) << "seed " << seed;
+    if (stats.shifted > 0) {
+      EXPECT_GT(total_shift, total_plain) << "seed " << seed;
+    }
+    auto again = packs;
+    auto again_spare = spare;
+    RefillFromSpare(items, c, locked, &again, &again_spare, {.loosen = false});
+    EXPECT_EQ(again, shift);
+    EXPECT_EQ(again_spare, shift_spare);
+  }
+  EXPECT_GT(shifted, 0u);
 }
 
 }  // namespace

@@ -50,9 +50,11 @@ class SparePool {
   /// Every item in the pool, ascending by index.
   std::vector<uint32_t> Items() const;
 
- private:
-  // The largest set bit of `bits` at a position p with lo < p ≤ hi, or 0 if none.
+  /// The largest set bit of `bits` at a position p with lo < p ≤ hi, or 0 if none; `bits`
+  /// must cover hi. O((hi − lo) / 64).
   static uint32_t PrevSet(const std::vector<uint64_t>& bits, uint32_t lo, uint32_t hi);
+
+ private:
   // A value's availability for pairs changed: update the pair counts of every sum it forms.
   void UpdatePairs(uint32_t value, int delta);
   // An item of value v (lowest index first) with images ≤ image_room, skipping `except`.
