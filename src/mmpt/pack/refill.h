@@ -33,10 +33,11 @@ struct RefillOptions {
   bool loosen = true;
   /// After the spare moves, shift gaps between kept packs: a pack P still short of seq_len
   /// gives one of its items x (or none) for a larger item y of another kept pack Q, with
-  /// y − x ≤ P's gap; Q takes x and the largest spare item z that fits its grown gap, with
-  /// z ≥ y − x. P gains y − x, Q gains z − (y − x) ≥ 0: neither gap grows, and the tokens in
-  /// packs rise by z. A gap the spare cannot close in P (its sizes do not match) moves to a
-  /// pack whose gap it completes. Both packs then get spare moves again.
+  /// y − x ≤ P's gap, when Q, holding x instead of y, then has a spare move (add 1 or 2,
+  /// 1↔1, 1↔2) gaining g ≥ y − x. P gains y − x, Q gains g − (y − x) ≥ 0: no pack's gap
+  /// grows, and the tokens in packs rise by g. A gap the spare cannot close in P (its sizes
+  /// do not match) moves to a pack where, added to that pack's gap, it can be closed. Both
+  /// packs then get spare moves again (Q's first gains at least g).
   bool shift_gaps = true;
 };
 
