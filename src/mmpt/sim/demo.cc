@@ -8,11 +8,13 @@
 #include <fmt/format.h>
 
 #include "mmpt/cost/cost_model.h"
+#include "mmpt/plan/compare.h"
 #include "mmpt/plan/corpus.h"
 #include "mmpt/plan/real_corpora.h"
 #include "mmpt/sim/corpus_ablation.h"
 #include "mmpt/sim/demo_report.h"
 #include "mmpt/store/demo_dataset.h"
+#include "mmpt/store/inspect.h"
 #include "mmpt/text/real_data.h"
 
 namespace mmpt::sim {
@@ -25,6 +27,20 @@ uint32_t Draw(std::mt19937_64& rng, uint32_t lo, uint32_t hi) {
 }
 
 double DrawUnit(std::mt19937_64& rng) { return (rng() >> 11) * 0x1.0p-53; }
+
+// The layout the demo plans its small prepared dataset with (a few hundred samples): short
+// packs and a small cluster, so a few steps use most of it.
+constexpr uint32_t kSmallDatasetSteps = 3;
+plan::PlannerConfig SmallDatasetPlan() {
+  plan::PlannerConfig config;
+  config.layout.seq_len = 4096;
+  config.layout.dp = 2;
+  config.layout.ep = 2;
+  config.layout.ga = 4;
+  config.layout.sync = plan::SyncModel::kMicrostep;
+  config.vanilla_buffer = 32;
+  return config;
+}
 
 }  // namespace
 
@@ -117,19 +133,27 @@ Result<std::string> RunDemo(const DemoOptions& options) {
     MMPT_ASSIGN_OR_RETURN(store::DemoDataset dataset, store::BuildDemoDataset(dataset_options));
     MMPT_ASSIGN_OR_RETURN(cost::SampleTable read_back,
                           plan::ReadPreparedDataset(dataset.dataset_dir));
+    MMPT_ASSIGN_OR_RETURN(store::Dataset opened, store::Dataset::Open(dataset.dataset_dir));
+    MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
+    MMPT_ASSIGN_OR_RETURN(plan::Comparison planned,
+                          plan::ComparePlanners(read_back, model, SmallDatasetPlan(),
+                                                kSmallDatasetSteps));
     prepared.id = "prepared";
     prepared.title = "Prepared dataset (a real-file sample of the corpus)";
     prepared.intro =
         "mmpt synth wrote caption pairs and interleaved documents with real image files from the "
         "real COCO and mmc4 metadata; mmpt prepare turned them into shards (.jsonl, .jsonl.idx, "
-        "STORED .zip, .meta, .tok); the planner read the .meta tables back without parsing JSON.";
+        "STORED .zip, .meta, .tok); mmpt inspect summarized it; the planner read the .meta tables "
+        "back without parsing JSON and planned it, vanilla beside mmpt (as mmpt plan does).";
     prepared.preformatted = fmt::format(
         "synthesized: {} COCO caption pairs, {} mmc4 documents, {} images, {:.1f} MB\n"
-        "{}\nread back from {}: {} samples, {} images, {} sources\n",
+        "{}\nmmpt inspect {}\n{}\n"
+        "mmpt plan {} --seq-len {} --dp {} --ep {} --ga {} --steps {}\n{}",
         dataset.coco.samples, dataset.mmc4.samples, dataset.coco.images + dataset.mmc4.images,
         (dataset.coco.image_bytes + dataset.mmc4.image_bytes) / 1e6, dataset.prepare.Summary(),
-        dataset.dataset_dir, read_back.num_samples(), read_back.num_images(),
-        read_back.num_sources());
+        dataset.dataset_dir, store::RenderInspectText(inspected), dataset.dataset_dir,
+        planned.layout.seq_len, planned.layout.dp, planned.layout.ep, planned.layout.ga,
+        planned.steps, plan::FormatComparison(planned));
     out += "prepared dataset: " + prepared.preformatted + "\n";
   }
 

@@ -43,10 +43,10 @@ struct DemoOptions {
 Result<cost::SampleTable> BuiltinProfileCorpus(uint32_t samples, uint64_t seed);
 
 /// Run the demo: when ../shared/data/real is present, synthesize a small corpus with real image
-/// files from it and prepare it (store::BuildDemoDataset), read its `.meta` back, and plan the
-/// mixed real-data corpus (plan::PretrainingMix); else plan BuiltinProfileCorpus. Simulate the
-/// seed's
-/// configurations; write a self-contained HTML report to options.report_path. Returns the text
+/// files from it and prepare it (store::BuildDemoDataset), inspect it, read its `.meta` back and
+/// plan it (vanilla beside mmpt, plan::ComparePlanners), then plan the mixed real-data corpus
+/// (plan::PretrainingMix); else plan BuiltinProfileCorpus. Simulate the seed's configurations;
+/// write a self-contained HTML report to options.report_path. Returns the text
 /// to print (corpus line, ablation tables with their parameters, the report's path).
 /// Errors: those of the corpus, planners, simulation and WriteReport.
 Result<std::string> RunDemo(const DemoOptions& options);
