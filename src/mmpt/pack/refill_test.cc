@@ -130,6 +130,69 @@ OnePack RefillOne(std::initializer_list<uint32_t> pack, std::initializer_list<ui
   return r;
 }
 
+// A random instance as the planner makes one: the first `packed` items packed with best-fit
+// decreasing (all those packs kept), the rest spare, every `lock_every`-th item locked.
+struct Instance {
+  std::vector<PackItem> items;
+  std::vector<std::vector<uint32_t>> packs;
+  std::vector<uint32_t> spare;
+  std::vector<uint8_t> locked;
+  uint64_t Tokens(const std::vector<uint32_t>& pack) const {
+    uint64_t t = 0;
+    for (uint32_t i : pack) t += items[i].tokens;
+    return t;
+  }
+};
+Instance PackedInstance(std::vector<PackItem> items, size_t packed, const PackConstraints& c,
+                        size_t lock_every) {
+  Instance in;
+  in.items = std::move(items);
+  auto packing = PackItems(std::span(in.items).first(packed), c, Algorithm::kBestFitDecreasing);
+  EXPECT_TRUE(packing.ok());
+  if (!packing.ok()) return in;
+  in.packs.resize(packing->num_packs());
+  for (size_t p = 0; p < in.packs.size(); ++p) {
+    auto pack = packing->Pack(p);
+    in.packs[p].assign(pack.begin(), pack.end());
+  }
+  for (size_t i = packed; i < in.items.size(); ++i) in.spare.push_back(static_cast<uint32_t>(i));
+  in.locked.assign(in.items.size(), 0);
+  for (size_t i = 0; i < in.items.size(); i += lock_every) in.locked[i] = 1;
+  return in;
+}
+
+// What a refill without loosening must keep: constraints hold, every item is in exactly one
+// pack or the spare (sorted), locked items stay in their pack, no pack loses tokens. Returns
+// the tokens gained over `in`'s packs.
+uint64_t ExpectRefillInvariants(const Instance& in, const PackConstraints& c,
+                                const std::vector<std::vector<uint32_t>>& packs,
+                                const std::vector<uint32_t>& spare) {
+  std::vector<int> seen(in.items.size(), 0);
+  uint64_t gain = 0;
+  for (size_t p = 0; p < packs.size(); ++p) {
+    uint32_t images = 0;
+    for (uint32_t i : packs[p]) {
+      ++seen[i];
+      images += in.items[i].images;
+    }
+    for (uint32_t i : in.packs[p]) {
+      if (in.locked[i]) {
+        EXPECT_NE(std::find(packs[p].begin(), packs[p].end(), i), packs[p].end());
+      }
+    }
+    const uint64_t tokens = in.Tokens(packs[p]), tokens_before = in.Tokens(in.packs[p]);
+    EXPECT_LE(tokens, c.seq_len);
+    EXPECT_LE(images, c.max_images);
+    EXPECT_LE(packs[p].size(), c.max_samples);
+    EXPECT_GE(tokens, tokens_before) << "pack " << p << " lost tokens";
+    if (tokens > tokens_before) gain += tokens - tokens_before;
+  }
+  for (uint32_t i : spare) ++seen[i];
+  for (int n : seen) EXPECT_EQ(n, 1);
+  EXPECT_TRUE(std::is_sorted(spare.begin(), spare.end()));
+  return gain;
+}
+
 TEST(RefillTest, OneItemOutTwoIn) {
   // Gap 10: nothing fits alone, 30 → 20 + 19 gains 9.
   OnePack r = RefillOne({60, 30}, {20, 19});
@@ -174,54 +237,19 @@ TEST(RefillTest, ExchangesKeepConstraintsNeverGrowAGapAndAreDeterministic) {
       item = {700 + 90 * static_cast<uint32_t>(rng() % 60), static_cast<uint32_t>(rng() % 4)};
     }
     PackConstraints c{8192, 4, 8};
-    auto packing = PackItems(std::span(items).first(2500), c, Algorithm::kBestFitDecreasing);
-    ASSERT_TRUE(packing.ok());
-    std::vector<std::vector<uint32_t>> packs(packing->num_packs());
-    for (size_t p = 0; p < packs.size(); ++p) {
-      auto pack = packing->Pack(p);
-      packs[p].assign(pack.begin(), pack.end());
-    }
-    std::vector<uint32_t> spare;
-    for (uint32_t i = 2500; i < items.size(); ++i) spare.push_back(i);
-    std::vector<uint8_t> locked(items.size(), 0);
-    for (size_t i = 0; i < items.size(); i += 11) locked[i] = 1;
-    auto before = packs;
-    auto spare_before = spare;
-    RefillStats stats =
-        RefillFromSpare(items, c, locked, &packs, &spare, {.loosen = false, .shift_gaps = false});
+    const Instance in = PackedInstance(std::move(items), 2500, c, 11);
+    auto packs = in.packs;
+    auto spare = in.spare;
+    RefillStats stats = RefillFromSpare(in.items, c, in.locked, &packs, &spare,
+                                        {.loosen = false, .shift_gaps = false});
     EXPECT_EQ(stats.loosened, 0u);
     EXPECT_GT(stats.swapped_1_2 + stats.swapped_2_1 + stats.swapped_2_2, 0u) << "seed " << seed;
-
-    std::vector<int> seen(items.size(), 0);
-    uint64_t gain = 0;
-    for (size_t p = 0; p < packs.size(); ++p) {
-      uint32_t tokens = 0, images = 0, tokens_before = 0;
-      for (uint32_t i : packs[p]) {
-        ++seen[i];
-        tokens += items[i].tokens;
-        images += items[i].images;
-      }
-      for (uint32_t i : before[p]) {
-        tokens_before += items[i].tokens;
-        if (locked[i]) {
-          EXPECT_NE(std::find(packs[p].begin(), packs[p].end(), i), packs[p].end());
-        }
-      }
-      EXPECT_LE(tokens, c.seq_len);
-      EXPECT_LE(images, c.max_images);
-      EXPECT_LE(packs[p].size(), c.max_samples);
-      EXPECT_GE(tokens, tokens_before) << "pack " << p << " lost tokens";
-      gain += tokens - tokens_before;
-    }
-    for (uint32_t i : spare) ++seen[i];
-    for (int s : seen) ASSERT_EQ(s, 1);
-    EXPECT_TRUE(std::is_sorted(spare.begin(), spare.end()));
-    EXPECT_GT(gain, 0u);
+    EXPECT_GT(ExpectRefillInvariants(in, c, packs, spare), 0u);
 
     // The same input gives the same packs and spare.
-    auto again = before;
-    auto again_spare = spare_before;
-    RefillFromSpare(items, c, locked, &again, &again_spare,
+    auto again = in.packs;
+    auto again_spare = in.spare;
+    RefillFromSpare(in.items, c, in.locked, &again, &again_spare,
                     {.loosen = false, .shift_gaps = false});
     EXPECT_EQ(again, packs);
     EXPECT_EQ(again_spare, spare);
@@ -355,57 +383,28 @@ TEST(RefillTest, ShiftingGapsKeepsInvariantsAndRaisesTheTotal) {
               static_cast<uint32_t>(rng() % 3)};
     }
     PackConstraints c{8192, 24, 40};
-    auto packing = PackItems(std::span(items).first(7600), c, Algorithm::kBestFitDecreasing);
-    ASSERT_TRUE(packing.ok());
-    std::vector<std::vector<uint32_t>> packs(packing->num_packs());
-    for (size_t p = 0; p < packs.size(); ++p) {
-      auto pack = packing->Pack(p);
-      packs[p].assign(pack.begin(), pack.end());
-    }
-    std::vector<uint32_t> spare;
-    for (uint32_t i = 7600; i < items.size(); ++i) spare.push_back(i);
-    std::vector<uint8_t> locked(items.size(), 0);
-    for (size_t i = 0; i < items.size(); i += 17) locked[i] = 1;
-    auto tokens = [&](const std::vector<uint32_t>& pack) {
-      uint64_t t = 0;
-      for (uint32_t i : pack) t += items[i].tokens;
-      return t;
-    };
-    auto plain = packs, shift = packs;
-    auto plain_spare = spare, shift_spare = spare;
-    RefillFromSpare(items, c, locked, &plain, &plain_spare, {.loosen = false, .shift_gaps = false});
-    RefillStats stats = RefillFromSpare(items, c, locked, &shift, &shift_spare, {.loosen = false});
+    const Instance in = PackedInstance(std::move(items), 7600, c, 17);
+    auto plain = in.packs, shift = in.packs;
+    auto plain_spare = in.spare, shift_spare = in.spare;
+    RefillFromSpare(in.items, c, in.locked, &plain, &plain_spare,
+                    {.loosen = false, .shift_gaps = false});
+    RefillStats stats =
+        RefillFromSpare(in.items, c, in.locked, &shift, &shift_spare, {.loosen = false});
     shifted += stats.shifted;
+    ExpectRefillInvariants(in, c, shift, shift_spare);
     uint64_t total_plain = 0, total_shift = 0;
-    std::vector<int> seen(items.size(), 0);
-    for (size_t p = 0; p < packs.size(); ++p) {
-      total_plain += tokens(plain[p]);
-      total_shift += tokens(shift[p]);
-      EXPECT_GE(tokens(shift[p]), tokens(packs[p])) << "pack " << p << " lost tokens";
-      uint32_t images = 0;
-      for (uint32_t i : shift[p]) {
-        ++seen[i];
-        images += items[i].images;
-      }
-      EXPECT_LE(tokens(shift[p]), c.seq_len);
-      EXPECT_LE(images, c.max_images);
-      EXPECT_LE(shift[p].size(), c.max_samples);
-      for (uint32_t i : packs[p]) {
-        if (locked[i]) {
-          EXPECT_NE(std::find(shift[p].begin(), shift[p].end(), i), shift[p].end());
-        }
-      }
+    for (size_t p = 0; p < in.packs.size(); ++p) {
+      total_plain += in.Tokens(plain[p]);
+      total_shift += in.Tokens(shift[p]);
     }
-    for (uint32_t i : shift_spare) ++seen[i];
-    for (int s : seen) ASSERT_EQ(s, 1);
     // Shifts run after the spare moves, and each raises the total.
     EXPECT_GE(total_shift, total_plain) << "seed " << seed;
     if (stats.shifted > 0) {
       EXPECT_GT(total_shift, total_plain) << "seed " << seed;
     }
-    auto again = packs;
-    auto again_spare = spare;
-    RefillFromSpare(items, c, locked, &again, &again_spare, {.loosen = false});
+    auto again = in.packs;
+    auto again_spare = in.spare;
+    RefillFromSpare(in.items, c, in.locked, &again, &again_spare, {.loosen = false});
     EXPECT_EQ(again, shift);
     EXPECT_EQ(again_spare, shift_spare);
   }
