@@ -9,12 +9,12 @@ deadline, so a hang fails instead of stalling.
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 import load_corpus
+from ranks import run_ranks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORLD = 2
@@ -26,33 +26,19 @@ def dataset(tmp_path_factory):
     return load_corpus.build(str(tmp_path_factory.mktemp("coco")), samples=600)
 
 
-def run_ranks(phase, dataset, out, timeout=900):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+def run_phase(phase, dataset, out, timeout=900):
     store = f"file://{out}/store_{phase}"
-    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "load_train_worker.py"),
-                               "--phase", phase, "--rank", str(r), "--world", str(WORLD),
-                               "--init", store, "--dataset", dataset, "--out", str(out),
-                               "--steps", str(STEPS), "--save-at", str(SAVE_AT),
-                               "--ga", str(GA)],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True) for r in range(WORLD)]
-    outputs = []
-    try:
-        for proc in procs:
-            outputs.append(proc.communicate(timeout=timeout)[0])
-    except subprocess.TimeoutExpired:
-        for proc in procs:
-            proc.kill()
-        raise
-    for proc, output in zip(procs, outputs):
-        assert proc.returncode == 0, output
+    run_ranks(WORLD, lambda r: [sys.executable, os.path.join(HERE, "load_train_worker.py"),
+                                "--phase", phase, "--rank", str(r), "--world", str(WORLD),
+                                "--init", store, "--dataset", dataset, "--out", str(out),
+                                "--steps", str(STEPS), "--save-at", str(SAVE_AT),
+                                "--ga", str(GA)], timeout)
 
 
 @pytest.mark.dist
 @pytest.mark.slow
 def test_training_on_mmpt_batches(dataset, tmp_path):
-    run_ranks("train", dataset, tmp_path)
+    run_phase("train", dataset, tmp_path)
     records = [json.load(open(tmp_path / f"train_{r}.json")) for r in range(WORLD)]
 
     # The loss goes down (DDP keeps the ranks' models equal; each rank's loss is on its data).
@@ -78,7 +64,7 @@ def test_training_on_mmpt_batches(dataset, tmp_path):
     assert not any(rec["dropped"] for rec in records)
 
     # A restart from the saved state gives the same batches.
-    run_ranks("resume", dataset, tmp_path)
+    run_phase("resume", dataset, tmp_path)
     for r in range(WORLD):
         resumed = json.load(open(tmp_path / f"resume_{r}.json"))
         assert resumed["start"] == [SAVE_AT, 0]

@@ -7,7 +7,6 @@ reference (CP = 1) runs here, in the test process, on the same pack and initial 
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
@@ -17,6 +16,7 @@ import torch
 import _mmpt
 import mmpt
 import cp_oracle
+from ranks import run_ranks
 from vdp_model import (build_models, load_coco, make_pack, pack_from_dataset, reference_step,
                        token_weights, write_real_mix)
 
@@ -54,35 +54,6 @@ def pack_for(spec, coco):
     if spec.get("dataset"):
         return pack_from_dataset(mmpt.DatasetReader.open(spec["dataset"]), spec["indices"])
     return make_pack(coco, spec["seed"], spec["samples"], text_only=spec.get("text_only", ()))
-
-
-def _env():
-    env = dict(os.environ)
-    paths = [os.path.dirname(os.path.dirname(os.path.abspath(mmpt.__file__))),
-             os.path.dirname(os.path.abspath(_mmpt.__file__)), HERE]
-    env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
-    env["OMP_NUM_THREADS"] = "1"
-    return env
-
-
-def run_ranks(world, args_for_rank, timeout):
-    """Start `world` processes; return their outputs. Fails the test on a hang or an error."""
-    procs = [subprocess.Popen(args_for_rank(rank), env=_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True) for rank in range(world)]
-    outputs = []
-    try:
-        for proc in procs:
-            outputs.append(proc.communicate(timeout=timeout)[0])
-    except subprocess.TimeoutExpired:
-        for proc in procs:
-            proc.kill()
-        for proc in procs:
-            proc.communicate()
-        raise TimeoutError(f"{world} ranks did not finish within {timeout} s (hang)")
-    for rank, proc in enumerate(procs):
-        if proc.returncode != 0:
-            pytest.fail(f"rank {rank} of {world} exited {proc.returncode}:\n{outputs[rank]}")
-    return outputs
 
 
 @pytest.fixture(scope="module")
