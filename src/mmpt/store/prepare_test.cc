@@ -44,6 +44,18 @@ class PrepareTest : public ::testing::Test {
     options_.progress = false;
   }
 
+  // `count` LLaVA records with keys <prefix>0.. and the image `image` (relative to in_).
+  static std::vector<std::string> LlavaLines(int count, std::string_view prefix,
+                                             std::string_view image) {
+    std::vector<std::string> lines;
+    for (int i = 0; i < count; ++i) {
+      lines.push_back(fmt::format(
+          R"({{"id":"{}{}","image":"{}","conversations":[{{"from":"human","value":"<image> {} {}"}}]}})",
+          prefix, i, image, prefix, i));
+    }
+    return lines;
+  }
+
   void WriteInput(const std::string& name, const std::vector<std::string>& lines) {
     std::ofstream file(in_ + "/" + name, std::ios::binary);
     for (const std::string& line : lines) file << line << "\n";
@@ -134,12 +146,7 @@ TEST_F(PrepareTest, FailPolicyStopsAtTheFirstBadRecordAndLeavesNoDataset) {
 }
 
 TEST_F(PrepareTest, PartsCoverDisjointShardsAndEqualOneRun) {
-  std::vector<std::string> lines;
-  for (int i = 0; i < 10; ++i) {
-    lines.push_back(fmt::format(
-        R"({{"id":"s{}","image":"img/a.jpg","conversations":[{{"from":"human","value":"<image> n {}"}}]}})",
-        i, i));
-  }
+  std::vector<std::string> lines = LlavaLines(10, "s", "img/a.jpg");
   WriteInput("many.jsonl", lines);
   options_.inputs = {{in_ + "/many.jsonl", "many"}};
   options_.num_parts = 2;
@@ -187,12 +194,7 @@ std::vector<std::string> Keys(const Dataset& dataset) {
 }
 
 TEST_F(PrepareTest, MergedPartsEqualTheSingleProcessDataset) {
-  std::vector<std::string> lines;
-  for (int i = 0; i < 11; ++i) {
-    lines.push_back(fmt::format(
-        R"({{"id":"s{}","image":"img/b.png","conversations":[{{"from":"human","value":"<image> n {}"}}]}})",
-        i, i));
-  }
+  std::vector<std::string> lines = LlavaLines(11, "s", "img/b.png");
   WriteInput("m.jsonl", lines);
   WriteInput("t.jsonl", {R"({"id":"t0","conversations":[{"from":"human","value":"only text"}]})"});
   options_.inputs = {{in_ + "/m.jsonl", "m"}, {in_ + "/t.jsonl", "t"}};
@@ -259,12 +261,7 @@ namespace {
 // Several ranks (threads of one in-process group, as mpirun's processes would be) each prepare
 // their part into one directory; rank 0 merges; the result equals a single-process run.
 TEST_F(PrepareTest, RanksPrepareTheirPartsAndRankZeroMerges) {
-  std::vector<std::string> lines;
-  for (int i = 0; i < 14; ++i) {
-    lines.push_back(fmt::format(
-        R"({{"id":"r{}","image":"img/a.jpg","conversations":[{{"from":"human","value":"<image> r {}"}}]}})",
-        i, i));
-  }
+  std::vector<std::string> lines = LlavaLines(14, "r", "img/a.jpg");
   WriteInput("ranks.jsonl", lines);
   options_.inputs = {{in_ + "/ranks.jsonl", "ranks"}};
   options_.jobs = 1;
