@@ -14,7 +14,7 @@
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
-#include "mmpt/plan/corpus.h"
+#include "mmpt/store/planning_table.h"
 
 namespace mmpt::python {
 namespace {
@@ -154,10 +154,11 @@ void BindLoad(py::module_& m) {
            py::arg("verify_crc") = true, py::arg("min_pixels") = 0, py::arg("max_pixels") = 0)
       .def_property_readonly("num_samples",
                              [](const load::DatasetSource& s) { return s.dataset().num_samples(); })
-      .def_property_readonly("sources", &load::DatasetSource::source_names)
+      .def_property_readonly("sources",
+                             [](const load::DatasetSource& s) { return s.dataset().sources(); })
       .def_property_readonly("path", [](const load::DatasetSource& s) { return s.dataset().dir(); })
       .def("global_index", [](const load::DatasetSource& s, uint32_t source, uint64_t index) {
-        return ValueOrThrow(s.GlobalIndex(source, index));
+        return ValueOrThrow(s.dataset().GlobalIndex(source, index));
       });
 
   py::class_<load::PlanStream, std::shared_ptr<load::PlanStream>>(
@@ -165,7 +166,8 @@ void BindLoad(py::module_& m) {
       .def(py::init([](const std::string& dataset_dir, uint32_t seq_len, uint32_t dp, uint32_t ga,
                        uint32_t mbs, uint32_t cp, uint32_t tp, uint32_t pp, uint32_t ep,
                        const std::string& sync, uint64_t seed, const std::string& vision,
-                       const std::string& llm, const std::string& hardware) {
+                       const std::string& llm, const std::string& hardware,
+                       const std::string& vision_policy) {
              load::PlanStreamConfig config;
              plan::Layout& layout = config.planner.layout;
              layout.seq_len = seq_len;
@@ -178,12 +180,13 @@ void BindLoad(py::module_& m) {
              layout.ep = ep;
              layout.sync = ValueOrThrow(plan::ParseSyncModel(sync));
              config.planner.seed = seed;
+             config.planner.cp_vision = ValueOrThrow(cp::ParseVisionPolicy(vision_policy));
              config.vision = vision;
              config.llm = llm;
              config.hardware = hardware;
              return ValueOrThrow(WithoutGil([&]() -> Result<std::shared_ptr<load::PlanStream>> {
                MMPT_ASSIGN_OR_RETURN(cost::SampleTable table,
-                                     plan::ReadPreparedDataset(dataset_dir));
+                                     store::ReadPlanningTable(dataset_dir));
                return load::PlanStream::Create(std::move(table), config);
              }));
            }),
@@ -191,7 +194,7 @@ void BindLoad(py::module_& m) {
            py::arg("mbs") = 1, py::arg("cp") = 1, py::arg("tp") = 1, py::arg("pp") = 1,
            py::arg("ep") = 1, py::arg("sync") = "step", py::arg("seed") = 0,
            py::arg("vision") = "qwen2-vl", py::arg("llm") = "qwen2.5-7b",
-           py::arg("hardware") = "h200")
+           py::arg("hardware") = "h200", py::arg("vision_policy") = "cost")
       .def("plan",
            [](load::PlanStream& s, uint64_t step) {
              return PlanSummary(*ValueOrThrow(WithoutGil([&] { return s.Plan(step); })));
@@ -213,7 +216,7 @@ void BindLoad(py::module_& m) {
                        std::shared_ptr<load::PlanStream> plans, uint32_t dp_rank,
                        uint32_t cp_rank, uint32_t num_threads, uint32_t prefetch,
                        uint64_t max_bytes, const std::string& on_bad_sample, bool mrope,
-                       const std::string& vision_policy, uint64_t start_step,
+                       uint64_t start_step,
                        uint32_t start_micro_step, std::optional<uint64_t> end_step) {
              load::LoaderOptions options;
              options.dp_rank = dp_rank;
@@ -223,7 +226,6 @@ void BindLoad(py::module_& m) {
              options.max_bytes_in_flight = max_bytes;
              options.on_bad_sample = ValueOrThrow(load::ParseBadSamplePolicy(on_bad_sample));
              options.assemble.mrope = mrope;
-             options.assemble.vision_policy = ValueOrThrow(cp::ParseVisionPolicy(vision_policy));
              if (end_step) options.end_step = *end_step;
              return ValueOrThrow(WithoutGil([&] {
                return load::Loader::Start(source, plans->AsFunction(), options,
@@ -233,7 +235,7 @@ void BindLoad(py::module_& m) {
            py::arg("source"), py::arg("plans"), py::arg("dp_rank") = 0, py::arg("cp_rank") = 0,
            py::arg("num_threads") = 2, py::arg("prefetch") = 4,
            py::arg("max_bytes") = uint64_t{4} << 30, py::arg("on_bad_sample") = "fail",
-           py::arg("mrope") = true, py::arg("vision_policy") = "cost", py::arg("start_step") = 0,
+           py::arg("mrope") = true, py::arg("start_step") = 0,
            py::arg("start_micro_step") = 0, py::arg("end_step") = py::none())
       .def("next",
            [](load::Loader& loader) -> py::object {

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "mmpt/cost/sample_table.h"
 #include "mmpt/cp/vision_assign.h"
+#include "mmpt/plan/cp_stage.h"
 #include "mmpt/plan/step_plan.h"
 #include "mmpt/sim/step_model.h"
 
@@ -36,17 +38,22 @@ plan::StepPlan MakePlan(const std::vector<std::vector<Sequence>>& packs, uint32_
       sequence.tokens = tokens;
       sequence.image_begin = static_cast<uint32_t>(plan.images.size());
       uint32_t image_tokens = 0;
+      for (const auto& [llm_tokens, flops] : images) image_tokens += llm_tokens;
+      sequence.text_tokens = tokens > image_tokens ? tokens - image_tokens : 0;
+      uint32_t image_tokens_before = 0;
       for (const auto& [llm_tokens, flops] : images) {
         plan::PlannedImage image;
         image.sample_image = static_cast<uint32_t>(plan.images.size() - sequence.image_begin);
         image.llm_tokens = llm_tokens;
+        image.token_start = cost::SpreadTextPosition(sequence.text_tokens, image.sample_image,
+                                                     images.size()) +
+                            image_tokens_before;
         image.vision_flops = flops;
         plan.images.push_back(image);
-        image_tokens += llm_tokens;
+        image_tokens_before += llm_tokens;
         planned.vision_seconds += flops * seconds_per_flop;
       }
       sequence.image_end = static_cast<uint32_t>(plan.images.size());
-      sequence.text_tokens = tokens > image_tokens ? tokens - image_tokens : 0;
       planned.tokens += tokens;
       planned.images += sequence.image_end - sequence.image_begin;
       plan.sequences.push_back(sequence);
@@ -69,8 +76,8 @@ void BindSim(py::module_& m) {
         plan::StepPlan plan = MakePlan(packs, cp, seconds_per_flop);
         ThrowIfError(plan.layout.Validate());
         ThrowIfError(plan.Validate());
+        ThrowIfError(plan::AddCpStage(plan, ValueOrThrow(cp::ParseVisionPolicy(policy))));
         sim::SimParams params;
-        params.cp_vision_policy = ValueOrThrow(cp::ParseVisionPolicy(policy));
         params.vision_dp_exchange_overhead = exchange_overhead;
         sim::StepSim step = ValueOrThrow(sim::SimulateStep(plan, params));
         std::vector<std::vector<double>> vision(plan.layout.ga, std::vector<double>(cp));
@@ -91,7 +98,7 @@ void BindSim(py::module_& m) {
       "...]). Returns {'vision_seconds': per micro-step, per CP rank; 'step_seconds'; "
       "'cp_vision_imbalance': per pack, the most-loaded CP rank's vision cost over the pack's "
       "vision cost / CP; 'parameters'}. Images sit among their "
-      "sample's text as cp::PlaceImages puts them (mmpt.place_images).");
+      "sample's text as cost::SpreadTextPosition puts them (mmpt.place_images).");
 }
 
 }  // namespace mmpt::python

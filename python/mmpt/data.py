@@ -65,18 +65,22 @@ class Planner:
     ``mbs`` packs per micro-step, ``cp`` context-parallel size, ``seq_len`` tokens per pack;
     ``sync`` is where ranks wait (``"step"``, ``"microstep"``, ``"pipeline"``). ``vision``,
     ``llm`` and ``hardware`` name cost presets; ``vision`` must be the one the dataset's image
-    sizes were prepared for.
+    sizes were prepared for. ``vision_policy`` says who encodes a pack's images under CP:
+    ``"cost"`` (vision DP balanced by encoder cost), ``"count"`` (by image count, as Megatron
+    Bridge does) or ``"naive"`` (each CP rank encodes what its shard needs, no exchange); the
+    plan decides it and every loader executes it.
     """
 
     def __init__(self, dataset, seq_len: int = 8192, dp: int = 1, ga: int = 1, mbs: int = 1,
                  cp: int = 1, tp: int = 1, pp: int = 1, ep: int = 1, sync: str = "step",
                  seed: int = 0, vision: str = "qwen2-vl", llm: str = "qwen2.5-7b",
-                 hardware: str = "h200"):
+                 hardware: str = "h200", vision_policy: str = "cost"):
         path = dataset.path if isinstance(dataset, Dataset) else str(dataset)
         self.layout = dict(seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp, tp=tp, pp=pp, ep=ep)
         self._stream = _mmpt.PlanStream(path, seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp,
                                         tp=tp, pp=pp, ep=ep, sync=sync, seed=seed,
-                                        vision=vision, llm=llm, hardware=hardware)
+                                        vision=vision, llm=llm, hardware=hardware,
+                                        vision_policy=vision_policy)
 
     def plan(self, step: int) -> Dict[str, Any]:
         """Summary of step ``step``'s plan: ``hash``, layout, ``rank_samples`` per DP rank."""
@@ -104,13 +108,13 @@ class Loader:
 
     def __init__(self, dataset: Dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
                  num_threads: int = 2, prefetch: int = 4, max_bytes: int = 4 << 30,
-                 on_bad_sample: str = "fail", mrope: bool = True, vision_policy: str = "cost",
+                 on_bad_sample: str = "fail", mrope: bool = True,
                  steps: Optional[int] = None, start_step: int = 0):
         self.dataset = dataset
         self.planner = planner
         self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, num_threads=num_threads,
                           prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
-                          mrope=mrope, vision_policy=vision_policy)
+                          mrope=mrope)
         self._end_step = None if steps is None else start_step + steps
         self._native = None
         self._start(start_step, 0)

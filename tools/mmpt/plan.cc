@@ -1,6 +1,7 @@
 // `mmpt plan`: plan steps on a prepared dataset or metadata-only JSONL and print vanilla beside
 // mmpt (packing, balance, estimated step time against the lower bound, planning time).
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -8,7 +9,7 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/plan/compare.h"
-#include "mmpt/plan/corpus.h"
+#include "mmpt/store/planning_table.h"
 #include "mmpt/plan/real_corpora.h"
 
 namespace mmpt::cli {
@@ -41,8 +42,19 @@ Result<cost::SampleTable> LoadInput(const PlanOptions& o) {
     return Status::InvalidArgument("give a prepared dataset directory, metadata JSONL files, or "
                                    "--builtin");
   }
-  if (o.inputs.size() == 1) return plan::ReadCorpus(o.inputs[0]);
-  return plan::ReadMetadataJsonl(o.inputs);
+  if (o.inputs.size() == 1) return store::ReadPlanningTable(o.inputs[0]);
+  std::string joined;
+  for (const std::string& input : o.inputs) joined += " " + input;
+  for (const std::string& input : o.inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(input, ec)) {
+      return Status::InvalidArgument(
+          "{}: plan takes one prepared dataset; join several first (shards are not copied) with "
+          "`mmpt merge{} --out MERGED`, then `mmpt plan MERGED` (--weights blends its sources)",
+          input, joined);
+    }
+  }
+  return store::ReadMetadataJsonl(o.inputs);
 }
 
 Status Run(PlanOptions o) {

@@ -8,7 +8,7 @@
 
 #include "command.h"
 #include "mmpt/cost/cost_model.h"
-#include "mmpt/plan/corpus.h"
+#include "mmpt/store/planning_table.h"
 #include "mmpt/plan/real_corpora.h"
 #include "mmpt/sim/corpus_ablation.h"
 
@@ -31,7 +31,7 @@ Result<cost::SampleTable> LoadCorpus(SimulateOptions& o) {
   if (o.builtin.empty() == o.corpus.empty()) {
     return Status::InvalidArgument("give either a corpus path or --builtin");
   }
-  if (o.corpus.size() > 0) return plan::ReadCorpus(o.corpus);
+  if (o.corpus.size() > 0) return store::ReadPlanningTable(o.corpus);
   if (o.builtin == "coco") return plan::CocoCaptions();
   if (o.builtin == "mmc4") return plan::Mmc4Documents();
   if (o.builtin != "mix") {

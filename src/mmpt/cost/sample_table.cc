@@ -9,13 +9,18 @@ uint32_t SampleTable::SourceOfRow(uint64_t row) const {
   return static_cast<uint32_t>(it - source_begin.begin() - 1);
 }
 
+uint32_t SpreadTextPosition(uint32_t text_tokens, size_t i, size_t count) {
+  return static_cast<uint32_t>(text_tokens / (count + 1) * (i + 1));
+}
+
 uint32_t SampleTableBuilder::AddSource(std::string name) {
   names_.push_back(std::move(name));
   return static_cast<uint32_t>(names_.size() - 1);
 }
 
 Status SampleTableBuilder::Add(uint32_t source, uint32_t text_tokens,
-                               std::span<const ImageSize> images) {
+                               std::span<const ImageSize> images,
+                               std::span<const uint32_t> text_positions) {
   if (source >= names_.size()) {
     return Status::InvalidArgument("unknown source id {} ({} sources)", source, names_.size());
   }
@@ -28,9 +33,26 @@ Status SampleTableBuilder::Add(uint32_t source, uint32_t text_tokens,
                                      images[i].height);
     }
   }
+  if (!text_positions.empty()) {
+    if (text_positions.size() != images.size()) {
+      return Status::InvalidArgument("{} text positions for {} images", text_positions.size(),
+                                     images.size());
+    }
+    for (size_t i = 0; i < images.size(); ++i) {
+      if (text_positions[i] > text_tokens || (i > 0 && text_positions[i] < text_positions[i - 1])) {
+        return Status::InvalidArgument("image {} at text position {}: not in order within the "
+                                       "sample's {} text tokens",
+                                       i, text_positions[i], text_tokens);
+      }
+    }
+  }
   source_.push_back(source);
   text_tokens_.push_back(text_tokens);
   images_.insert(images_.end(), images.begin(), images.end());
+  for (size_t i = 0; i < images.size(); ++i) {
+    positions_.push_back(text_positions.empty() ? SpreadTextPosition(text_tokens, i, images.size())
+                                                : text_positions[i]);
+  }
   image_begin_.push_back(images_.size());
   return Status::OK();
 }
@@ -48,6 +70,7 @@ Result<SampleTable> SampleTableBuilder::Finish() && {
     table.text_tokens = std::move(text_tokens_);
     table.image_begin = std::move(image_begin_);
     table.images = std::move(images_);
+    table.image_text_positions = std::move(positions_);
     return table;
   }
   // Counting sort of rows by source, keeping input order within a source.
@@ -57,12 +80,16 @@ Result<SampleTable> SampleTableBuilder::Finish() && {
   table.text_tokens.resize(n);
   table.image_begin.resize(n + 1);
   table.images.reserve(images_.size());
+  table.image_text_positions.reserve(images_.size());
   table.image_begin[0] = 0;
   for (size_t r = 0; r < n; ++r) {
     uint64_t i = order[r];
     table.text_tokens[r] = text_tokens_[i];
     table.images.insert(table.images.end(), images_.begin() + image_begin_[i],
                         images_.begin() + image_begin_[i + 1]);
+    table.image_text_positions.insert(table.image_text_positions.end(),
+                                      positions_.begin() + image_begin_[i],
+                                      positions_.begin() + image_begin_[i + 1]);
     table.image_begin[r + 1] = table.images.size();
   }
   return table;

@@ -1,5 +1,7 @@
 #include "mmpt/cp/image_layout.h"
 
+#include "mmpt/cost/sample_table.h"
+
 namespace mmpt::cp {
 
 Result<std::vector<CpImage>> PlaceImages(std::span<const uint32_t> seq_lengths,
@@ -16,13 +18,14 @@ Result<std::vector<CpImage>> PlaceImages(std::span<const uint32_t> seq_lengths,
       return Status::InvalidArgument("sample {} of the pack: its images hold {} tokens, the "
                                      "sample only {}", seq, image_tokens, seq_lengths[seq]);
     }
-    const uint64_t k = end - next, text = seq_lengths[seq] - image_tokens, gap = text / (k + 1);
-    uint64_t at = seq_start;
+    const auto text = static_cast<uint32_t>(seq_lengths[seq] - image_tokens);
+    uint64_t image_tokens_before = 0;
     for (size_t i = next; i < end; ++i) {
-      at += gap;
+      const uint64_t at =
+          seq_start + cost::SpreadTextPosition(text, i - next, end - next) + image_tokens_before;
       placed.push_back(CpImage{static_cast<uint32_t>(at), images[i].token_count,
                                images[i].vision_cost});
-      at += images[i].token_count;
+      image_tokens_before += images[i].token_count;
     }
     seq_start += seq_lengths[seq];
     next = end;

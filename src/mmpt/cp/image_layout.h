@@ -18,9 +18,9 @@ struct SampleImage {
 };
 
 /// Place each sample's images inside its sub-sequence, in order, with the sample's text tokens
-/// spread evenly around them: k images leave T = length − Σ image tokens text tokens, cut into
-/// k + 1 gaps of ⌊T / (k + 1)⌋ (the last gap takes the remainder). A caption pair (k = 1) thus
-/// puts its image mid-sample; an interleaved document spaces its images like paragraphs.
+/// spread around them as cost::SpreadTextPosition spreads them (the rule the planner uses for
+/// metadata that gives no positions): a caption pair's image mid-sample, an interleaved
+/// document's images spaced like paragraphs.
 /// `images` must be grouped by `seq`, ascending. Errors: InvalidArgument naming the sample when
 /// its images hold more tokens than it, or when `seq` is out of range or out of order.
 Result<std::vector<CpImage>> PlaceImages(std::span<const uint32_t> seq_lengths,

@@ -84,24 +84,17 @@ PackArrays FillPack(const std::vector<RenderedSample>& samples, const cp::ThdSpl
 }  // namespace
 
 Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
+                            std::span<const plan::PackCp* const> cps,
                             const AssembleOptions& options, const PixelFiller& fill) {
-  if (options.cp_rank >= options.cp_size) {
-    return Status::InvalidArgument("cp rank {} outside a CP group of {}", options.cp_rank,
-                                   options.cp_size);
+  if (cps.size() != packs.size()) {
+    return Status::Internal("{} packs but {} cp stages", packs.size(), cps.size());
   }
   Batch batch;
   batch.cp_rank = options.cp_rank;
-  batch.cp_size = options.cp_size;
   batch.position_rows = options.mrope ? 3 : 1;
   batch.patch_dim = options.patch_dim;
   batch.cu_seqlens.push_back(0);
   batch.cu_seqlens_padded.push_back(0);
-
-  cp::ThdSplitOptions split_options;
-  split_options.cp_size = options.cp_size;
-  split_options.tp_size = options.tp_size;
-  split_options.sequence_parallel = options.sequence_parallel;
-  MMPT_ASSIGN_OR_RETURN(batch.pad_multiple, cp::PadMultiple(split_options));
 
   // Per-token arrays of this rank's shard, built pack by pack; M-RoPE rows kept apart until
   // the end so position_ids is [3, T] contiguous.
@@ -117,30 +110,41 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
   for (size_t p = 0; p < packs.size(); ++p) {
     const std::vector<RenderedSample>& samples = packs[p];
     if (samples.empty()) continue;  // a pack whose samples were all dropped
-    std::vector<uint32_t> lengths;
-    std::vector<cp::CpImage> images;
+    const cp::ThdSplit& split = cps[p]->split;
+    const cp::VisionAssignment& vision = cps[p]->vision;
+    if (options.cp_rank >= split.cp_size) {
+      return Status::InvalidArgument("cp rank {} outside a CP group of {}", options.cp_rank,
+                                     split.cp_size);
+    }
+    batch.cp_size = split.cp_size;
+    batch.pad_multiple = split.pad_multiple;
     std::vector<std::pair<const RenderedSample*, const RenderedImage*>> image_refs;
-    uint32_t offset = 0;
-    for (const RenderedSample& sample : samples) {
+    if (split.cu_seqlens.size() != samples.size() + 1) {
+      return Status::Internal("pack {}: {} samples where the plan's split has {}", p,
+                              samples.size(), split.cu_seqlens.size() - 1);
+    }
+    for (size_t s = 0; s < samples.size(); ++s) {
+      const RenderedSample& sample = samples[s];
       MMPT_RETURN_IF_ERROR(ValidateRendered(sample, options.merge_size));
-      if (sample.tokens.empty()) {
-        return Status::InvalidArgument("sample {} of source {} renders to no tokens",
-                                       sample.index, sample.source);
+      if (sample.tokens.size() != split.cu_seqlens[s + 1] - split.cu_seqlens[s]) {
+        return Status::Internal("sample {} of source {} renders to {} tokens where the plan's "
+                                "split has {}",
+                                sample.index, sample.source, sample.tokens.size(),
+                                split.cu_seqlens[s + 1] - split.cu_seqlens[s]);
       }
-      for (const RenderedImage& image : sample.images) {
-        images.push_back({offset + image.token_start, image.token_count, image.vision_cost});
-        image_refs.push_back({&sample, &image});
-      }
-      lengths.push_back(static_cast<uint32_t>(sample.tokens.size()));
-      offset += lengths.back();
+      for (const RenderedImage& image : sample.images) image_refs.push_back({&sample, &image});
       batch.sample_source.push_back(sample.source);
       batch.sample_index.push_back(sample.index);
     }
-    MMPT_ASSIGN_OR_RETURN(cp::ThdSplit split, cp::SplitThd(lengths, split_options));
+    if (vision.encoders.size() != image_refs.size()) {
+      return Status::Internal("pack {}: {} images where the plan's assignment has {}", p,
+                              image_refs.size(), vision.encoders.size());
+    }
     PackArrays full = FillPack(samples, split, options);
-    const cp::CpShard& shard = split.shards[options.cp_rank];
-
-    for (uint32_t index : shard.token_indices) {
+    MMPT_ASSIGN_OR_RETURN(std::vector<uint32_t> shard,
+                          cp::PartitionedIndices(split.cu_seqlens_padded, split.cp_size,
+                                                 options.cp_rank));
+    for (uint32_t index : shard) {
       batch.tokens.push_back(full.tokens[index]);
       batch.labels.push_back(full.labels[index]);
       batch.loss_mask.push_back(full.loss_mask[index]);
@@ -150,7 +154,7 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
         pos_w.push_back(full.w[index]);
       }
     }
-    for (size_t s = 0; s < lengths.size(); ++s) {
+    for (size_t s = 0; s < samples.size(); ++s) {
       batch.cu_seqlens.push_back(unpadded_base + static_cast<int32_t>(split.cu_seqlens[s + 1]));
       batch.cu_seqlens_padded.push_back(padded_base +
                                         static_cast<int32_t>(split.cu_seqlens_padded[s + 1]));
@@ -159,14 +163,10 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
           static_cast<int32_t>(split.cu_seqlens_padded[s + 1] - split.cu_seqlens_padded[s]));
     }
 
-    // Who encodes which image. Without CP every image is this rank's and nothing is routed.
-    std::vector<std::vector<uint32_t>> encoders(images.size(), std::vector<uint32_t>{0});
-    if (options.cp_size > 1 && !images.empty()) {
-      MMPT_ASSIGN_OR_RETURN(cp::VisionAssignment assignment,
-                            cp::AssignVision(split, images, options.vision_policy));
-      encoders = assignment.encoders;
-      for (uint32_t r = 0; r < options.cp_size; ++r) {
-        for (const cp::RowSegment& seg : assignment.consumed[r]) {
+    // Routing only matters under CP; without it every image is this rank's.
+    if (split.cp_size > 1) {
+      for (uint32_t r = 0; r < split.cp_size; ++r) {
+        for (const cp::RowSegment& seg : vision.consumed[r]) {
           batch.routes.push_back({static_cast<int32_t>(r),
                                   image_base + static_cast<int32_t>(seg.image),
                                   static_cast<int32_t>(seg.row_begin),
@@ -176,19 +176,19 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
         }
       }
     }
-    for (size_t k = 0; k < images.size(); ++k) {
-      batch.image_rows.push_back(static_cast<int32_t>(images[k].token_count));
-      batch.image_encoder.push_back(static_cast<int32_t>(encoders[k].front()));
-      if (std::find(encoders[k].begin(), encoders[k].end(), options.cp_rank) !=
-          encoders[k].end()) {
+    for (size_t k = 0; k < image_refs.size(); ++k) {
+      const std::vector<uint32_t>& encoders = vision.encoders[k];
+      batch.image_rows.push_back(static_cast<int32_t>(image_refs[k].second->token_count));
+      batch.image_encoder.push_back(static_cast<int32_t>(encoders.front()));
+      if (std::find(encoders.begin(), encoders.end(), options.cp_rank) != encoders.end()) {
         batch.encoded_images.push_back(image_base + static_cast<int32_t>(k));
         encoded.push_back({static_cast<uint32_t>(p), image_refs[k].first, image_refs[k].second});
       }
     }
     unpadded_base += static_cast<int32_t>(split.cu_seqlens.back());
     padded_base += static_cast<int32_t>(split.padded_tokens());
-    local_base += static_cast<int32_t>(split.padded_tokens() / options.cp_size);
-    image_base += static_cast<int32_t>(images.size());
+    local_base += static_cast<int32_t>(split.padded_tokens() / split.cp_size);
+    image_base += static_cast<int32_t>(image_refs.size());
   }
   if (batch.cu_seqlens.size() == 1) {
     return Status::InvalidArgument("micro-step has no samples to assemble");

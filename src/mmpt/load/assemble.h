@@ -9,25 +9,19 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
-#include "mmpt/cp/vision_assign.h"
 #include "mmpt/load/batch.h"
 #include "mmpt/load/rendered_sample.h"
+#include "mmpt/plan/step_plan.h"
 
 namespace mmpt::load {
 
-/// How packs become a Batch.
+/// How packs become a Batch. The split and who encodes which image come from the plan.
 struct AssembleOptions {
-  uint32_t cp_size = 1;            // CP group size (Layout::cp)
   uint32_t cp_rank = 0;            // this rank's place in its CP group
-  uint32_t tp_size = 1;            // matters only with sequence_parallel (padding to 2·TP·CP)
-  bool sequence_parallel = false;
   bool mrope = true;               // 3×T M-RoPE positions (Qwen-VL), else 1-D
   uint32_t merge_size = 2;         // the encoder's spatial merge (tokens = patches / merge²)
   uint32_t patch_dim = 1176;       // floats per patch row (3 · temporal 2 · 14²)
   int32_t pad_token_id = 0;        // id of padding tokens (never a label)
-  /// Who encodes each image under CP > 1: kNaive (each rank encodes what its shard needs, no
-  /// exchange), kCount or kCost (vision DP: each image encoded once, rows routed).
-  cp::VisionPolicy vision_policy = cp::VisionPolicy::kCost;
 };
 
 /// Fill `out` (patches × patch_dim floats) with the pixel values of image `image_index` of
@@ -36,14 +30,17 @@ using PixelFiller = std::function<Status(uint32_t pack, const RenderedSample& sa
                                          const RenderedImage& image, std::span<float> out)>;
 
 /// Assemble one micro-step: `packs[p]` holds the rendered samples of pack slot p, in pack
-/// order. Computes labels (next-token, kIgnoreLabel where the next token has no loss or the
-/// sub-sequence ends), loss_mask, positions, the THD split and, with cp_size > 1, this rank's
-/// shard; assigns images to encoders and calls `fill` once for each image this rank encodes.
-/// Fills every Batch field except step, micro_step, dp_rank, plan_hash and dropped.
-/// Errors: InvalidArgument (inconsistent samples, e.g. an image outside its tokens or a grid
-/// not divisible by merge², or an empty micro-step), those of cp::SplitThd and AssignVision,
-/// and whatever `fill` returns (with the sample named).
+/// order, and `cps[p]` the plan's cp stage of that pack (plan/cp_stage.h): the THD split and
+/// the vision assignment this function executes, never re-derives. Computes labels (next-token,
+/// kIgnoreLabel where the next token has no loss or the sub-sequence ends), loss_mask,
+/// positions, this rank's shard of the split, the routing, and calls `fill` once for each image
+/// this rank encodes. Fills every Batch field except step, micro_step, dp_rank, plan_hash and
+/// dropped. Errors: InvalidArgument (inconsistent samples, e.g. an image outside its tokens or
+/// a grid not divisible by merge², a CP rank outside the split, or an empty micro-step),
+/// Internal (samples whose lengths or images differ from the pack's split), and whatever
+/// `fill` returns (with the sample named).
 Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
+                            std::span<const plan::PackCp* const> cps,
                             const AssembleOptions& options, const PixelFiller& fill);
 
 /// Check a rendered sample's invariants (see RenderedSample) against `merge_size`.

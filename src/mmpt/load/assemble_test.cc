@@ -7,6 +7,7 @@
 #include "mmpt/cp/thd_split.h"
 #include "mmpt/load/assemble.h"
 #include "mmpt/load/mrope.h"
+#include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::load {
 namespace {
@@ -23,15 +24,50 @@ RenderedSample Text(uint64_t index, uint32_t length, int32_t base) {
 
 // A sample: `before` text tokens, one image of grid 1×gh×gw (merge 2), `after` text tokens.
 RenderedSample WithImage(uint64_t index, uint32_t before, uint32_t gh, uint32_t gw,
-                         uint32_t after, double cost = 1) {
+                         uint32_t after) {
   const uint32_t image_tokens = gh * gw / 4;
   RenderedSample s = Text(index, before + image_tokens + after, 1000);
   for (uint32_t i = 0; i < image_tokens; ++i) {
     s.tokens[before + i] = 7;  // image pad
     s.has_loss[before + i] = 0;
   }
-  s.images.push_back({before, image_tokens, 1, gh, gw, 0, cost});
+  s.images.push_back({before, image_tokens, 1, gh, gw, 0});
   return s;
+}
+
+// The cp stage of each pack as the planner makes it (plan::PlanPackCp), from the rendered
+// samples: images cost their token count.
+std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>& packs,
+                                 uint32_t cp) {
+  std::vector<plan::PackCp> out;
+  for (const std::vector<RenderedSample>& samples : packs) {
+    std::vector<uint32_t> lengths;
+    std::vector<cp::CpImage> images;
+    uint32_t start = 0;
+    for (const RenderedSample& sample : samples) {
+      for (const RenderedImage& image : sample.images) {
+        images.push_back({start + image.token_start, image.token_count,
+                          static_cast<double>(image.token_count)});
+      }
+      lengths.push_back(static_cast<uint32_t>(sample.tokens.size()));
+      start += lengths.back();
+    }
+    auto made = lengths.empty() ? Result<plan::PackCp>(plan::PackCp{})
+                                : plan::PlanPackCp(plan::Layout{.cp = cp}, lengths, images,
+                                                   cp::VisionPolicy::kCost);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    out.push_back(made.ok() ? std::move(*made) : plan::PackCp{});
+  }
+  return out;
+}
+
+// Assemble `packs` split over `cp` ranks as the plan splits them.
+Result<Batch> Assemble(const std::vector<std::vector<RenderedSample>>& packs, uint32_t cp,
+                       const AssembleOptions& options, const PixelFiller& fill) {
+  const std::vector<plan::PackCp> cps = PlanCp(packs, cp);
+  std::vector<const plan::PackCp*> pointers;
+  for (const plan::PackCp& c : cps) pointers.push_back(&c);
+  return AssembleBatch(packs, pointers, options, fill);
 }
 
 Status FillWithImageId(uint32_t, const RenderedSample& s, const RenderedImage& image,
@@ -46,7 +82,7 @@ TEST(Assemble, LabelsShiftWithinSubsequencesAndPaddingHasNoLoss) {
   AssembleOptions options;
   options.mrope = false;
   options.pad_token_id = -1;
-  auto batch = AssembleBatch(packs, options, FillWithImageId);
+  auto batch = Assemble(packs, 1, options, FillWithImageId);
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   // Pad multiple 2 (2·CP): 5 → 6, 3 → 4.
   EXPECT_EQ(batch->cu_seqlens, (std::vector<int32_t>{0, 5, 8}));
@@ -77,7 +113,7 @@ TEST(Assemble, MropeFollowsQwen2VlRopeIndex) {
   RenderedSample two = WithImage(0, 1, 2, 2, 0);
   two.tokens.push_back(7);
   two.has_loss.push_back(0);
-  two.images.push_back({2, 1, 1, 2, 2, 1, 1});
+  two.images.push_back({2, 1, 1, 2, 2, 1});
   std::vector<int32_t> t2(3), h2(3), w2(3);
   MropePositions(two, 2, 0, t2, h2, w2);
   EXPECT_EQ(t2, (std::vector<int32_t>{0, 1, 2}));
@@ -87,7 +123,7 @@ TEST(Assemble, MropeBatchRowsAndImages) {
   std::vector<std::vector<RenderedSample>> packs = {{WithImage(3, 2, 4, 6, 3)}};
   AssembleOptions options;
   options.patch_dim = 2;
-  auto batch = AssembleBatch(packs, options, FillWithImageId);
+  auto batch = Assemble(packs, 1, options, FillWithImageId);
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   ASSERT_EQ(batch->position_rows, 3u);
   ASSERT_EQ(batch->position_ids.size(), 3u * 12);
@@ -101,21 +137,20 @@ TEST(Assemble, MropeBatchRowsAndImages) {
 
 TEST(Assemble, CpShardsCoverThePackAndEncodeEachImageOnce) {
   std::vector<std::vector<RenderedSample>> packs = {
-      {WithImage(0, 5, 4, 4, 9, 4.0), Text(1, 7, 50), WithImage(2, 1, 8, 4, 2, 8.0)},
-      {WithImage(3, 3, 4, 8, 3, 8.0)}};
+      {WithImage(0, 5, 4, 4, 9), Text(1, 7, 50), WithImage(2, 1, 8, 4, 2)},
+      {WithImage(3, 3, 4, 8, 3)}};
   const uint32_t cp = 2;
   AssembleOptions full_options;
   full_options.patch_dim = 1;
-  auto whole = AssembleBatch(packs, full_options, FillWithImageId);  // CP 1 pads to 2 as well
+  auto whole = Assemble(packs, 1, full_options, FillWithImageId);  // CP 1 pads to 2 as well
   ASSERT_TRUE(whole.ok());
 
   std::map<int32_t, int> encode_count;
   std::vector<Batch> shards;
   for (uint32_t r = 0; r < cp; ++r) {
     AssembleOptions options = full_options;
-    options.cp_size = cp;
     options.cp_rank = r;
-    auto batch = AssembleBatch(packs, options, FillWithImageId);
+    auto batch = Assemble(packs, cp, options, FillWithImageId);
     ASSERT_TRUE(batch.ok()) << batch.status().ToString();
     for (int32_t image : batch->encoded_images) ++encode_count[image];
     EXPECT_EQ(batch->image_grid_thw.size(), 3 * batch->encoded_images.size());
@@ -161,22 +196,33 @@ TEST(Assemble, BadSamplesAreRejectedWithTheirName) {
   RenderedSample s = WithImage(42, 2, 4, 6, 3);
   s.images[0].grid_w = 5;
   std::vector<std::vector<RenderedSample>> packs = {{s}};
-  auto batch = AssembleBatch(packs, {}, FillWithImageId);
+  auto batch = Assemble(packs, 1, {}, FillWithImageId);
   ASSERT_FALSE(batch.ok());
   EXPECT_NE(batch.status().message().find("sample 42"), std::string::npos);
 
   std::vector<std::vector<RenderedSample>> none = {{}};
-  EXPECT_FALSE(AssembleBatch(none, {}, FillWithImageId).ok());
+  EXPECT_FALSE(Assemble(none, 1, {}, FillWithImageId).ok());
 
   packs = {{WithImage(5, 2, 4, 6, 3)}};
-  auto failing = AssembleBatch(
-      packs, {},
+  auto failing = Assemble(
+      packs, 1, {},
       [](uint32_t, const RenderedSample&, const RenderedImage&, std::span<float>) {
         return Status::Corrupt("bad pixels");
       });
   ASSERT_FALSE(failing.ok());
   EXPECT_NE(failing.status().message().find("sample 5"), std::string::npos);
   EXPECT_NE(failing.status().message().find("bad pixels"), std::string::npos);
+}
+
+TEST(Assemble, SamplesThatDifferFromThePlansSplitAreAnInternalError) {
+  std::vector<std::vector<RenderedSample>> packs = {{Text(0, 5, 10), Text(1, 3, 20)}};
+  const std::vector<plan::PackCp> cps = PlanCp(packs, 2);
+  const plan::PackCp* pointer = &cps[0];
+  packs[0][1] = Text(1, 4, 20);  // renders one token longer than planned
+  auto batch = AssembleBatch(packs, std::span(&pointer, 1), {}, FillWithImageId);
+  ASSERT_FALSE(batch.ok());
+  EXPECT_EQ(batch.status().code(), StatusCode::kInternal);
+  EXPECT_NE(batch.status().message().find("sample 1"), std::string::npos);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
-#include "mmpt/plan/corpus.h"
+#include "mmpt/store/planning_table.h"
 
 namespace mmpt::load {
 
@@ -42,7 +42,7 @@ Result<std::string> LoadAndSummarize(const std::string& dataset, const PlanStrea
                                      uint32_t count, uint32_t threads) {
   using Clock = std::chrono::steady_clock;
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<DatasetSource> source, DatasetSource::Open(dataset));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, plan::ReadPreparedDataset(dataset));
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::ReadPlanningTable(dataset));
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<PlanStream> plans,
                         PlanStream::Create(std::move(table), config));
   LoaderOptions options;

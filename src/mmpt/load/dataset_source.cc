@@ -3,8 +3,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <charconv>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -24,17 +22,6 @@ Result<LossMode> ParseLossMode(std::string_view name) {
 }
 
 namespace {
-
-// The number in a shard stem's file name ("coco/00003" -> 3).
-Result<uint64_t> ShardNumber(std::string_view stem) {
-  std::string_view name = stem.substr(stem.find_last_of('/') + 1);
-  uint64_t n = 0;
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
-  if (ec != std::errc() || end != name.data() + name.size()) {
-    return Status::InvalidArgument("shard '{}': file name is not a number", stem);
-  }
-  return n;
-}
 
 uint32_t Crc32(std::span<const std::byte> bytes) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -60,25 +47,6 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Open(const std::string& di
 Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
     std::shared_ptr<const store::Dataset> dataset, DatasetSourceOptions options) {
   std::shared_ptr<DatasetSource> source(new DatasetSource());
-  // Sources sorted by name, shards by number: the order plan::ReadPreparedDataset reads them.
-  std::map<std::string, std::vector<std::pair<uint64_t, size_t>>> by_source;
-  const auto& shards = dataset->manifest().shards;
-  for (size_t k = 0; k < shards.size(); ++k) {
-    MMPT_ASSIGN_OR_RETURN(uint64_t number, ShardNumber(shards[k].stem));
-    by_source[shards[k].source].push_back({number, k});
-  }
-  for (auto& [name, list] : by_source) {
-    std::sort(list.begin(), list.end());
-    source->source_names_.push_back(name);
-    std::vector<size_t> order;
-    std::vector<uint64_t> begin{0};
-    for (auto [number, k] : list) {
-      order.push_back(k);
-      begin.push_back(begin.back() + dataset->meta_table(k).num_samples());
-    }
-    source->source_shards_.push_back(std::move(order));
-    source->source_shard_begin_.push_back(std::move(begin));
-  }
   const std::string& preset = dataset->manifest().vision_preset;
   if (options.resize_from_manifest && !preset.empty()) {
     MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(preset));
@@ -100,22 +68,12 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
   return source;
 }
 
-Result<uint64_t> DatasetSource::GlobalIndex(uint32_t source, uint64_t index) const {
-  if (source >= source_shards_.size() || index >= source_shard_begin_[source].back()) {
-    return Status::OutOfRange("{}: no sample {} in source {} (the dataset has {} sources)",
-                              dataset_->dir(), index, source, source_shards_.size());
-  }
-  const std::vector<uint64_t>& begin = source_shard_begin_[source];
-  size_t k = std::upper_bound(begin.begin(), begin.end(), index) - begin.begin() - 1;
-  return dataset_->shard_begin(source_shards_[source][k]) + (index - begin[k]);
-}
-
 Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
                                              const plan::PlannedSequence& sequence) const {
-  MMPT_ASSIGN_OR_RETURN(uint64_t global, GlobalIndex(sequence.source, sequence.index));
+  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sequence.source, sequence.index));
   const std::string name =
       fmt::format("sample {} of source '{}' (dataset index {})", sequence.index,
-                  source_names_[sequence.source], global);
+                  dataset_->sources()[sequence.source], global);
   auto context = [&](const Status& s) { return s.WithContext(name); };
 
   store::SampleView parsed;
@@ -190,12 +148,16 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     r.grid_w = size->width / patch;
     r.token_count = r.grid_h * r.grid_w / (merge * merge);
     r.sample_image = k;
-    r.vision_cost = image->vision_flops;
     if (r.token_count != image->llm_tokens) {
       return Status::Internal(
           "{}: image {} resizes to {}x{} = {} tokens but the plan counted {} (plan made for "
           "another vision config?)",
           name, k, size->width, size->height, r.token_count, image->llm_tokens);
+    }
+    if (r.token_start != image->token_start) {
+      return Status::Internal("{}: image {} renders at token {} but the plan put it at {} (plan "
+                              "made from another dataset?)",
+                              name, k, r.token_start, image->token_start);
     }
     out.tokens.insert(out.tokens.end(), r.token_count, options_.image_pad_token_id);
     out.has_loss.insert(out.has_loss.end(), r.token_count, 0);
@@ -211,7 +173,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
 
 Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedImage& image,
                                  std::span<float> out) const {
-  MMPT_ASSIGN_OR_RETURN(uint64_t global, GlobalIndex(sample.source, sample.index));
+  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
                         dataset_->Media(global, image.sample_image));
   MMPT_ASSIGN_OR_RETURN(media::GridThw grid,

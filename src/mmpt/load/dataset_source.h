@@ -44,14 +44,13 @@ struct DatasetSourceOptions {
 /// length is exactly what the planner counted from `.meta`: text tokens (cut from the end when
 /// the plan truncated the sample) plus the images' LLM tokens.
 ///
-/// Samples are named as the planner names them (plan::ReadPreparedDataset): source s is the
-/// s-th source name in sorted order, and a sample's index counts through that source's shards
-/// in numeric order of their file names.
+/// Samples are named as the planner names them (store::PlanningTable): source s is
+/// Dataset::sources()[s], and a sample's index counts through that source's shards in manifest
+/// order (Dataset::GlobalIndex).
 /// Thread safety: immutable after Create; Render and FillPixels may run concurrently.
 class DatasetSource final : public SampleSource {
  public:
-  /// Errors: those of store::Dataset::Open; InvalidArgument for a shard stem whose file name
-  /// is not a number.
+  /// Errors: those of store::Dataset::Open.
   static Result<std::shared_ptr<DatasetSource>> Open(const std::string& dir,
                                                      DatasetSourceOptions options = {});
   static Result<std::shared_ptr<DatasetSource>> Create(
@@ -66,11 +65,6 @@ class DatasetSource final : public SampleSource {
   }
   uint32_t merge_size() const override { return options_.preprocess.patch.merge_size; }
 
-  /// Global dataset index of sample `index` of source `source` (the planner's numbering).
-  /// Errors: OutOfRange naming the source and index.
-  Result<uint64_t> GlobalIndex(uint32_t source, uint64_t index) const;
-  /// Source names in the planner's order (sorted).
-  const std::vector<std::string>& source_names() const { return source_names_; }
   const store::Dataset& dataset() const { return *dataset_; }
   const DatasetSourceOptions& options() const { return options_; }
 
@@ -79,11 +73,6 @@ class DatasetSource final : public SampleSource {
 
   std::shared_ptr<const store::Dataset> dataset_;
   DatasetSourceOptions options_;
-  std::vector<std::string> source_names_;
-  /// Per source: its shards in order, and the source-local index of each shard's first sample
-  /// (one more entry: the source's sample count).
-  std::vector<std::vector<size_t>> source_shards_;
-  std::vector<std::vector<uint64_t>> source_shard_begin_;
 };
 
 }  // namespace mmpt::load

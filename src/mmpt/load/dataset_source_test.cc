@@ -11,7 +11,7 @@
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/media/image_preprocess.h"
-#include "mmpt/plan/corpus.h"
+#include "mmpt/store/planning_table.h"
 
 namespace mmpt::load {
 namespace {
@@ -41,7 +41,7 @@ class DatasetLoadTest : public ::testing::Test {
 
   static std::shared_ptr<PlanStream> Plans(const std::string& dir, uint32_t dp = 2,
                                            uint32_t ga = 2, uint32_t cp = 1) {
-    auto table = plan::ReadPreparedDataset(dir);
+    auto table = store::ReadPlanningTable(dir);
     EXPECT_TRUE(table.ok()) << table.status().ToString();
     PlanStreamConfig config;
     config.planner.layout.dp = dp;
@@ -81,7 +81,7 @@ TEST_F(DatasetLoadTest, BatchesHoldStoredIdsPlaceholdersAndPreprocessedPixels) {
   ASSERT_EQ(b.image_grid_thw.size(), 3 * b.sample_index.size());
   uint64_t patch_row = 0;
   for (size_t s = 0; s < b.sample_index.size(); ++s) {
-    auto global = (*source)->GlobalIndex(b.sample_source[s], b.sample_index[s]);
+    auto global = (*source)->dataset().GlobalIndex(b.sample_source[s], b.sample_index[s]);
     ASSERT_TRUE(global.ok());
     const store::Dataset& dataset = (*source)->dataset();
     auto ids = dataset.Tokens(*global);
@@ -131,7 +131,7 @@ TEST_F(DatasetLoadTest, AssistantOnlyLossCountsCaptionTokens) {
   for (float m : (*batch)->loss_mask) targets += m;
   uint64_t caption_tokens = 0;
   for (size_t s = 0; s < (*batch)->sample_index.size(); ++s) {
-    auto global = (*source)->GlobalIndex(0, (*batch)->sample_index[s]);
+    auto global = (*source)->dataset().GlobalIndex(0, (*batch)->sample_index[s]);
     store::SampleView sample;
     ASSERT_TRUE((*source)->dataset().ReadSample(*global, sample).ok());
     caption_tokens += sample.segments.back().text_tokens;
@@ -170,7 +170,7 @@ TEST_F(DatasetLoadTest, RestartFromSavedStateGivesIdenticalBatches) {
 uint64_t CorruptFirstImage(const std::string& dir, PlanStream& plans, DatasetSource& source) {
   auto plan = plans.Plan(0);
   const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(0, 0)).front();
-  uint64_t global = *source.GlobalIndex(seq.source, seq.index);
+  uint64_t global = *source.dataset().GlobalIndex(seq.source, seq.index);
   auto [shard, local] = source.dataset().Locate(global);
   const store::MediaMeta& m = source.dataset().meta_table(shard).media_of(local)[0];
   std::fstream zip(dir + "/" + source.dataset().manifest().shards[shard].stem + ".zip",
@@ -220,7 +220,7 @@ TEST_F(DatasetLoadTest, WithoutCrcCheckTheDecoderStillCatchesItOrItIsDropped) {
   // Damage the JPEG header's start marker so decoding (not only the checksum) fails.
   auto plan = plans->Plan(0);
   const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(0, 0)).front();
-  uint64_t global = *(*source)->GlobalIndex(seq.source, seq.index);
+  uint64_t global = *(*source)->dataset().GlobalIndex(seq.source, seq.index);
   auto [shard, local] = (*source)->dataset().Locate(global);
   const store::MediaMeta& m = (*source)->dataset().meta_table(shard).media_of(local)[0];
   {

@@ -15,7 +15,7 @@
 #include "mmpt/core/subprocess.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
-#include "mmpt/plan/corpus.h"
+#include "mmpt/store/planning_table.h"
 
 namespace mmpt::load {
 
@@ -58,7 +58,7 @@ Status WriteBaselineInput(const std::string& path, const DatasetSource& source, 
     for (uint32_t slot = 0; slot < plan->layout.mbs; ++slot) {
       const plan::PlannedPack& pack = plan->Pack(dp_rank, static_cast<uint32_t>(k % ga), slot);
       for (const plan::PlannedSequence& seq : plan->Sequences(pack)) {
-        MMPT_ASSIGN_OR_RETURN(uint64_t global, source.GlobalIndex(seq.source, seq.index));
+        MMPT_ASSIGN_OR_RETURN(uint64_t global, source.dataset().GlobalIndex(seq.source, seq.index));
         auto [shard, local] = dataset.Locate(global);
         samples.push_back({{"stem", dataset.manifest().shards[shard].stem},
                            {"line", local},
@@ -104,7 +104,7 @@ Result<LoadBenchmarkResult> RunLoadBenchmark(const LoadBenchmarkOptions& options
 
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<DatasetSource> source,
                         DatasetSource::Open(options.dataset));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, plan::ReadPreparedDataset(options.dataset));
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::ReadPlanningTable(options.dataset));
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<PlanStream> plans,
                         PlanStream::Create(std::move(table), config));
 

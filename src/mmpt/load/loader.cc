@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "mmpt/plan/cp_stage.h"
+
 namespace mmpt::load {
 
 std::string_view BadSamplePolicyName(BadSamplePolicy policy) {
@@ -37,9 +39,7 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
     return Status::InvalidArgument("loader: start micro-step {} outside the plan's {} (ga)",
                                    start.micro_step, layout.ga);
   }
-  options.assemble.cp_size = layout.cp;
   options.assemble.cp_rank = options.cp_rank;
-  options.assemble.tp_size = layout.tp;
   options.assemble.patch_dim = source->patch_dim();
   options.assemble.merge_size = source->merge_size();
   std::unique_ptr<Loader> loader(
@@ -172,22 +172,52 @@ void Loader::WorkerLoop() {
 
 Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
   const uint32_t mbs = plan.layout.mbs;
+  if (plan.cp.size() != plan.packs.size()) {
+    return Status::Internal("the plan of step {} has no cp stage (plan::AddCpStage)", plan.step);
+  }
+  // Per pack slot: the rendered samples, each one's place in the planned pack, and the cp
+  // stage to execute (the plan's, or the plan's own cp stage re-run on what is left after a
+  // drop, identically on every CP rank since every rank renders the whole pack).
   std::vector<std::vector<RenderedSample>> packs(mbs);
+  std::vector<std::vector<uint8_t>> kept(mbs);
+  std::vector<std::vector<uint32_t>> place(mbs);
+  std::vector<plan::PackCp> replanned(mbs);
+  std::vector<const plan::PackCp*> cps(mbs);
   std::vector<DroppedSample> dropped;
   for (uint32_t slot = 0; slot < mbs; ++slot) {
-    const plan::PlannedPack& pack = plan.Pack(options_.dp_rank, micro_step, slot);
-    for (const plan::PlannedSequence& seq : plan.Sequences(pack)) {
-      Result<RenderedSample> rendered = source_->Render(plan, seq);
+    const size_t p = plan.PackIndex(options_.dp_rank, micro_step, slot);
+    cps[slot] = &plan.cp[p];
+    auto sequences = plan.Sequences(plan.packs[p]);
+    kept[slot].assign(sequences.size(), 1);
+    for (uint32_t q = 0; q < sequences.size(); ++q) {
+      Result<RenderedSample> rendered = source_->Render(plan, sequences[q]);
       if (rendered.ok()) {
         packs[slot].push_back(std::move(*rendered));
+        place[slot].push_back(q);
       } else if (options_.on_bad_sample == BadSamplePolicy::kDrop) {
-        dropped.push_back({seq.source, seq.index, slot, rendered.status().ToString()});
+        dropped.push_back({sequences[q].source, sequences[q].index, slot,
+                           rendered.status().ToString()});
+        kept[slot][q] = 0;
       } else {
         return rendered.status();
       }
     }
   }
-  AssembleOptions assemble = options_.assemble;
+  auto replan = [&](uint32_t slot) -> Status {
+    const size_t p = plan.PackIndex(options_.dp_rank, micro_step, slot);
+    if (packs[slot].empty()) return Status::OK();
+    const plan::PackCpInput input = plan::MakePackCpInput(plan, p, kept[slot]);
+    MMPT_ASSIGN_OR_RETURN(replanned[slot], plan::PlanPackCp(plan.layout, input.lengths,
+                                                            input.images,
+                                                            plan.cp[p].vision.policy));
+    cps[slot] = &replanned[slot];
+    return Status::OK();
+  };
+  for (uint32_t slot = 0; slot < mbs; ++slot) {
+    if (std::find(kept[slot].begin(), kept[slot].end(), 0) != kept[slot].end()) {
+      MMPT_RETURN_IF_ERROR(replan(slot));
+    }
+  }
   while (true) {
     uint32_t bad_pack = 0;
     const RenderedSample* bad_sample = nullptr;
@@ -200,7 +230,7 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
       }
       return s;
     };
-    Result<Batch> batch = AssembleBatch(packs, assemble, fill);
+    Result<Batch> batch = AssembleBatch(packs, cps, options_.assemble, fill);
     if (batch.ok()) {
       batch->dropped = std::move(dropped);
       return batch;
@@ -208,7 +238,7 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
     if (bad_sample == nullptr || options_.on_bad_sample == BadSamplePolicy::kFail) {
       return batch.status();
     }
-    if (assemble.cp_size > 1) {
+    if (plan.layout.cp > 1) {
       // Another CP rank encodes the other images and cannot know this one failed, so the
       // ranks would disagree on the pack; Render's checks (which every rank runs) missed it.
       return batch.status().WithContext(
@@ -217,13 +247,16 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
     }
     dropped.push_back({bad_sample->source, bad_sample->index, bad_pack,
                        batch.status().ToString()});
-    std::vector<RenderedSample>& pack = packs[bad_pack];
-    pack.erase(pack.begin() + (bad_sample - pack.data()));
+    const size_t at = bad_sample - packs[bad_pack].data();
+    kept[bad_pack][place[bad_pack][at]] = 0;
+    packs[bad_pack].erase(packs[bad_pack].begin() + at);
+    place[bad_pack].erase(place[bad_pack].begin() + at);
     bool any = std::any_of(packs.begin(), packs.end(), [](const auto& p) { return !p.empty(); });
     if (!any) {
       return Status::Corrupt("every sample of the micro-step was dropped; last: {}",
                              dropped.back().reason);
     }
+    MMPT_RETURN_IF_ERROR(replan(bad_pack));
   }
 }
 

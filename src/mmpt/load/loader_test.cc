@@ -6,6 +6,7 @@
 
 #include "mmpt/comm/in_process.h"
 #include "mmpt/load/loader.h"
+#include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::load {
 namespace {
@@ -34,6 +35,7 @@ std::shared_ptr<const plan::StepPlan> MakePlan(uint64_t step, uint32_t dp, uint3
         if (j == 0) {
           plan::PlannedImage image;
           image.llm_tokens = 4;
+          image.token_start = 2;
           image.patches = 16;
           image.vision_flops = 1;
           plan->images.push_back(image);
@@ -48,6 +50,7 @@ std::shared_ptr<const plan::StepPlan> MakePlan(uint64_t step, uint32_t dp, uint3
       plan->packs.push_back(pack);
     }
   }
+  EXPECT_TRUE(plan::AddCpStage(*plan, cp::VisionPolicy::kCost).ok());
   EXPECT_TRUE(plan->Validate().ok());
   return plan;
 }
@@ -70,14 +73,13 @@ class FakeSource final : public SampleSource {
     s.index = seq.index;
     s.tokens.assign(seq.tokens, static_cast<int32_t>(seq.index));
     s.has_loss.assign(seq.tokens, 1);
-    uint32_t at = 2;
     for (const plan::PlannedImage& image : plan.Images(seq)) {
-      s.images.push_back({at, image.llm_tokens, 1, 2, 2 * image.llm_tokens, 0, 1.0});
+      const uint32_t at = image.token_start;
+      s.images.push_back({at, image.llm_tokens, 1, 2, 2 * image.llm_tokens, 0});
       for (uint32_t i = 0; i < image.llm_tokens; ++i) {
         s.tokens[at + i] = -7;
         s.has_loss[at + i] = 0;
       }
-      at += image.llm_tokens;
     }
     return s;
   }

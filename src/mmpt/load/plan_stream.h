@@ -32,7 +32,7 @@ struct PlanStreamConfig {
 /// Thread safety: Plan(), StateAt() and Restore() may be called from any thread (one mutex).
 class PlanStream : public std::enable_shared_from_this<PlanStream> {
  public:
-  /// Plan over `table` (e.g. plan::ReadPreparedDataset of the dataset the loader reads).
+  /// Plan over `table` (e.g. store::ReadPlanningTable of the dataset the loader reads).
   /// Errors: those of CostModel::FromPresets, CostSamples and Planner::Create.
   static Result<std::shared_ptr<PlanStream>> Create(cost::SampleTable table,
                                                     const PlanStreamConfig& config);

@@ -16,7 +16,6 @@ struct RenderedImage {
   uint32_t grid_h = 0;
   uint32_t grid_w = 0;
   uint32_t sample_image = 0;  // index of the image within its sample (MediaMeta order)
-  double vision_cost = 0;     // encoding cost from the plan (vision-DP assignment by cost)
 };
 
 /// The token sequence of one sample. Invariant: tokens.size() == has_loss.size(); images are

@@ -1,5 +1,7 @@
 #include "mmpt/plan/assemble_internal.h"
 
+#include <algorithm>
+
 namespace mmpt::plan::internal {
 
 balance::Grid GridOf(const Layout& layout) {
@@ -46,12 +48,16 @@ StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
       seq.truncated = s.text_tokens < table.text_tokens[s.row];
       seq.image_begin = static_cast<uint32_t>(plan.images.size());
       uint64_t first = table.image_begin[s.row];
+      uint32_t image_tokens_before = 0;
       for (uint64_t i = first; i < table.image_begin[s.row + 1]; ++i) {
         const cost::ImageCost& c = costed.images[i];
+        const uint32_t text_before = std::min(table.image_text_positions[i], s.text_tokens);
         plan.images.push_back(PlannedImage{static_cast<uint32_t>(i - first), table.images[i].width,
                                            table.images[i].height, c.resized_width,
-                                           c.resized_height, c.llm_tokens, c.patches,
+                                           c.resized_height, c.llm_tokens,
+                                           text_before + image_tokens_before, c.patches,
                                            c.train_flops});
+        image_tokens_before += c.llm_tokens;
       }
       seq.image_end = static_cast<uint32_t>(plan.images.size());
       pack.tokens += s.tokens;

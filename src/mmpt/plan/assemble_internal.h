@@ -10,16 +10,10 @@
 #include "mmpt/balance/balancer.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/sample_table.h"
+#include "mmpt/plan/placed_sample.h"
 #include "mmpt/plan/step_plan.h"
 
 namespace mmpt::plan::internal {
-
-/// A sample as it enters a pack, after the over-long policy.
-struct PlacedSample {
-  uint64_t row = 0;          // SampleTable row
-  uint32_t tokens = 0;       // text + image tokens kept
-  uint32_t text_tokens = 0;  // text tokens kept (fewer than the table's when truncated)
-};
 
 /// Packs as CSR: pack p holds samples[begin[p] .. begin[p + 1]).
 struct PackList {

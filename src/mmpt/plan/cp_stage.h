@@ -1,6 +1,11 @@
 #pragma once
 
+// plan ▸ cp: the one place that decides how each pack is split over its CP group and who
+// encodes each image. The loader executes what this stage decides and the simulator evaluates
+// it; neither re-derives it.
+
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "mmpt/core/status.h"
@@ -10,26 +15,32 @@
 
 namespace mmpt::plan {
 
-/// What the cp stage needs of one pack: its sub-sequence lengths and its images, placed among
-/// each sample's text (cp::PlaceImages), with their encoder seconds (the pack's vision seconds
-/// shared by vision FLOPs, divided by `vision_speed_factor`).
+/// What the cp stage needs of one pack: its sub-sequence lengths and its images at their exact
+/// token positions in the unpadded pack (PlannedImage::token_start), each with its encoder
+/// seconds (the pack's vision seconds shared by vision FLOPs).
 struct PackCpInput {
   std::vector<uint32_t> lengths;
   std::vector<cp::CpImage> images;
 };
 
-/// Build the cp stage's input for pack `pack` of `plan`. Errors: InvalidArgument when a
-/// sample's images hold more tokens than the sample (naming the pack).
-Result<PackCpInput> MakePackCpInput(const StepPlan& plan, size_t pack,
-                                    double vision_speed_factor = 1.0);
+/// Build the cp stage's input for pack `pack` of `plan`; with `kept` (one flag per sequence of
+/// the pack), only the sequences flagged non-zero, packed one after the other.
+PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack,
+                            std::span<const uint8_t> kept = {});
 
 /// The split options the layout implies: CP size, and sequence parallelism (2·TP·CP padding)
-/// whenever TP > 1.
-cp::ThdSplitOptions SplitOptions(const Layout& layout, bool with_token_indices);
+/// whenever TP > 1. Token indices are left to the rank that needs them.
+cp::ThdSplitOptions SplitOptions(const Layout& layout);
+
+/// Split one pack of `layout` and assign its images under `policy`: the one function behind
+/// every PackCp (AddCpStage, and the loader when a sample is dropped from a pack at load
+/// time). Errors: those of cp::SplitThd and cp::AssignVision.
+Result<PackCp> PlanPackCp(const Layout& layout, std::span<const uint32_t> lengths,
+                          std::span<const cp::CpImage> images, cp::VisionPolicy policy);
 
 /// Split every pack of `plan` over its CP group and assign its images under `policy`, filling
-/// plan.cp (one entry per pack; cleared when layout.cp == 1). Errors: those of
-/// MakePackCpInput, cp::SplitThd and cp::AssignVision, naming the pack.
-Status AddCpStage(StepPlan& plan, cp::VisionPolicy policy, bool with_token_indices = false);
+/// plan.cp (one entry per pack, for every layout: at CP 1 the split still carries the padding
+/// and the assignment puts every image on rank 0). Errors: those of PlanPackCp, naming the pack.
+Status AddCpStage(StepPlan& plan, cp::VisionPolicy policy);
 
 }  // namespace mmpt::plan

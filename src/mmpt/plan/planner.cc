@@ -8,6 +8,7 @@
 
 #include "mmpt/core/hash.h"
 #include "mmpt/pack/refill.h"
+#include "mmpt/plan/assemble_internal.h"
 #include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::plan {
@@ -96,7 +97,7 @@ Result<StepPlan> Planner::PlanStep() {
       static_cast<double>(num_packs) * seq_len * (1.0 + config_.pool_slack);
 
   // 1. The pool: last step's carry, then new samples until the step's capacity is covered.
-  std::vector<internal::PlacedSample> pool = std::move(carry_);
+  std::vector<PlacedSample> pool = std::move(carry_);
   std::vector<uint8_t> age = std::move(carry_age_);  // of the carried prefix of the pool
   carry_.clear();
   carry_age_.clear();
@@ -104,7 +105,7 @@ Result<StepPlan> Planner::PlanStep() {
   bool any_old = false;
   for (uint8_t a : age) any_old |= a >= config_.max_carry_steps;
   double pool_tokens = 0;
-  for (const internal::PlacedSample& s : pool) pool_tokens += s.tokens;
+  for (const PlacedSample& s : pool) pool_tokens += s.tokens;
   pool.reserve(pool.size() + static_cast<size_t>(target_tokens / 64));
   uint64_t dropped_in_a_row = 0;
   while (pool_tokens < target_tokens) {
@@ -209,9 +210,9 @@ Result<StepPlan> Planner::PlanStep() {
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(pack_costs, grid));
   StepPlan plan =
       internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *costs_);
-  // plan ▸ cp: under context parallelism every pack is split over its CP group, and its images
-  // assigned to the CP ranks that encode them.
-  if (layout.cp > 1) MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
+  // plan ▸ cp: every pack is split over its CP group (padded as TE and sequence parallelism
+  // need), and its images assigned to the CP ranks that encode them.
+  MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
   plan.estimate = balance::Evaluate(pack_costs, assignment, grid);
 
   stats_.packs = num_packs;
@@ -258,7 +259,7 @@ std::string Planner::SaveState() const {
   // sample); their token counts follow from the rows.
   Put(&out, static_cast<uint64_t>(carry_.size()));
   uint64_t previous = 0;
-  for (const internal::PlacedSample& sample : carry_) {
+  for (const PlacedSample& sample : carry_) {
     uint64_t delta = sample.row - previous;
     previous = sample.row;
     while (delta >= 0x80) {
@@ -306,7 +307,7 @@ Status Planner::RestoreState(std::string_view bytes) {
   if (in.overrun() || num_carry > bytes.size()) {
     return Status::Corrupt("planner state: truncated");
   }
-  std::vector<internal::PlacedSample> carry(num_carry);
+  std::vector<PlacedSample> carry(num_carry);
   std::vector<uint8_t> carry_age(num_carry);
   uint64_t row = 0;
   for (size_t i = 0; i < num_carry && !in.overrun(); ++i) {

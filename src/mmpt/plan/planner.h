@@ -10,10 +10,9 @@
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/cp/vision_assign.h"
-#include "mmpt/cp/vision_assign.h"
 #include "mmpt/pack/overlong.h"
 #include "mmpt/pack/packer.h"
-#include "mmpt/plan/assemble_internal.h"
+#include "mmpt/plan/placed_sample.h"
 #include "mmpt/plan/sample_order.h"
 #include "mmpt/plan/step_plan.h"
 
@@ -75,7 +74,7 @@ class Planner {
   const StepStats& last_stats() const { return stats_; }
   uint64_t next_step() const { return step_; }
   /// Samples waiting for the next step (carried over), in pool order.
-  std::span<const internal::PlacedSample> carried() const { return carry_; }
+  std::span<const PlacedSample> carried() const { return carry_; }
 
   /// Serialize the planner's state (step, stream cursors, carried samples): a few KB.
   std::string SaveState() const;
@@ -95,7 +94,7 @@ class Planner {
   PlannerConfig config_;
   SampleOrder order_;
   uint64_t step_ = 0;
-  std::vector<internal::PlacedSample> carry_;  // samples carried into the next step
+  std::vector<PlacedSample> carry_;  // samples carried into the next step
   std::vector<uint8_t> carry_age_;              // steps each has been carried
   StepStats stats_;
 };

@@ -52,7 +52,18 @@ uint64_t StepPlan::Hash() const {
   put64(images.size());
   for (const PlannedImage& im : images) {
     words.insert(words.end(), {im.sample_image, im.width, im.height, im.resized_width,
-                               im.resized_height, im.llm_tokens, im.patches});
+                               im.resized_height, im.llm_tokens, im.token_start, im.patches});
+  }
+  // The cp stage's decisions: each pack's padded boundaries and who encodes each image.
+  put64(cp.size());
+  for (const PackCp& c : cp) {
+    words.push_back(c.split.pad_multiple);
+    words.insert(words.end(), c.split.cu_seqlens_padded.begin(), c.split.cu_seqlens_padded.end());
+    words.push_back(static_cast<uint32_t>(c.vision.policy));
+    for (const std::vector<uint32_t>& encoders : c.vision.encoders) {
+      words.push_back(static_cast<uint32_t>(encoders.size()));
+      words.insert(words.end(), encoders.begin(), encoders.end());
+    }
   }
   return Hash64(std::as_bytes(std::span<const uint32_t>(words)), 0x6d6d7074706c616eULL);
 }
@@ -76,6 +87,16 @@ Status StepPlan::Validate() const {
       if (s.image_end < s.image_begin || s.image_end > images.size()) {
         return Status::Internal("step {} pack {}: image range out of bounds", step, p);
       }
+      uint64_t image_end = 0;
+      for (const PlannedImage& image : Images(s)) {
+        if (image.token_start < image_end ||
+            uint64_t{image.token_start} + image.llm_tokens > s.tokens) {
+          return Status::Internal("step {} pack {}: image tokens [{}, +{}) overlap or leave "
+                                  "their sample's {}",
+                                  step, p, image.token_start, image.llm_tokens, s.tokens);
+        }
+        image_end = uint64_t{image.token_start} + image.llm_tokens;
+      }
       tokens += s.tokens;
       pack_images += s.image_end - s.image_begin;
     }
@@ -87,6 +108,10 @@ Status StepPlan::Validate() const {
       return Status::Internal("step {} pack {}: {} tokens exceed seq_len {}", step, p, tokens,
                               layout.seq_len);
     }
+  }
+  if (!cp.empty() && cp.size() != packs.size()) {
+    return Status::Internal("step {}: the cp stage has {} entries for {} packs", step, cp.size(),
+                            packs.size());
   }
   if (next_sequence != sequences.size()) {
     return Status::Internal("step {}: {} sequences belong to no pack", step,

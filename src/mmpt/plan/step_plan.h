@@ -47,6 +47,10 @@ struct PlannedImage {
   uint32_t resized_width = 0;   // width the encoder sees (smart_resize, fixed size, or tile grid)
   uint32_t resized_height = 0;  // height the encoder sees
   uint32_t llm_tokens = 0;      // placeholder tokens this image takes in the LLM sequence
+  /// First placeholder token of the image, as an offset in its sample's token sequence: the
+  /// text tokens before it (cut at the sample's kept text when truncated) plus the placeholders
+  /// of the images before it. The loader renders the sample with the image exactly here.
+  uint32_t token_start = 0;
   uint32_t patches = 0;         // encoder sequence length (all tiles together)
   double vision_flops = 0;      // training FLOPs (forward + backward) to encode it
 };
@@ -76,9 +80,11 @@ struct PlannedPack {
 /// Estimated times of one step (seconds) under the layout's sync model (balance::Evaluate).
 using StepEstimate = balance::Estimate;
 
-/// The cp stage's result for one pack (layout.cp > 1): how Transformer Engine's THD split cuts
-/// it over the CP group, which CP rank encodes each of its images, and where each image's
-/// embedding rows go (plan/cp_stage.h fills it). Images are indexed in pack order.
+/// The cp stage's result for one pack: how Transformer Engine's THD split cuts it over the CP
+/// group (padding for sequence parallelism included), which CP rank encodes each of its images,
+/// and where each image's embedding rows go (plan/cp_stage.h fills it; the loader executes it
+/// and the simulator evaluates it). Images are indexed in pack order. The split carries no
+/// token indices: a rank derives its own with cp::PartitionedIndices.
 struct PackCp {
   cp::ThdSplit split;
   cp::VisionAssignment vision;
@@ -91,16 +97,16 @@ struct PackCp {
 /// Arrays are flat (struct of arrays, CSR): pack p = packs[p], with
 /// p = (rank × ga + micro_step) × mbs + slot; its sequences and their images are index ranges.
 ///
-/// Stages: pack ▸ balance fill `packs`, `sequences`, `images`; the cp stage (plan ▸ cp, owned by
-/// the cp module) runs after balance when layout.cp > 1 and adds each pack's CP split beside
-/// these arrays, indexed by pack.
+/// Stages: pack ▸ balance fill `packs`, `sequences`, `images`; the cp stage (plan ▸ cp) runs
+/// after balance for every layout and adds each pack's split and vision assignment beside these
+/// arrays, indexed by pack (an empty pack slot keeps an empty entry).
 struct StepPlan {
   uint64_t step = 0;
   Layout layout;
   std::vector<PlannedPack> packs;          // dp × ga × mbs entries, in (rank, micro, slot) order
   std::vector<PlannedSequence> sequences;  // every placed sample once
   std::vector<PlannedImage> images;        // every image of every placed sample
-  std::vector<PackCp> cp;                  // per pack when layout.cp > 1 (cp stage), else empty
+  std::vector<PackCp> cp;                  // per pack (the cp stage); empty before it runs
   StepEstimate estimate;
 
   /// Index of pack (rank, micro_step, slot) in `packs`.

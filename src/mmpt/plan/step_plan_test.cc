@@ -11,9 +11,11 @@ StepPlan TwoRankPlan() {
   plan.layout.dp = 2;
   plan.layout.ep = 2;
   plan.layout.seq_len = 100;
-  plan.images.push_back({0, 640, 480, 644, 476, 391, 1564, 1e12});
-  plan.sequences.push_back({7, 0, 60, 20, 0, 0, false});
-  plan.sequences.push_back({3, 1, 40, 40, 0, 1, false});
+  plan.images.push_back({.width = 640, .height = 480, .resized_width = 56,
+                         .resized_height = 56, .llm_tokens = 4, .token_start = 30,
+                         .patches = 16, .vision_flops = 1e12});
+  plan.sequences.push_back({7, 0, 60, 60, 0, 0, false});
+  plan.sequences.push_back({3, 1, 40, 36, 0, 1, false});
   plan.sequences.push_back({9, 0, 100, 100, 1, 1, true});
   plan.packs.push_back({0, 2, 100, 1, 0.5, 1.0});
   plan.packs.push_back({2, 3, 100, 0, 0.0, 1.2});
@@ -26,7 +28,15 @@ TEST(StepPlanTest, ValidPlanPassesAndIndexesByRank) {
   EXPECT_EQ(plan.RankPacks(1).size(), 1u);
   EXPECT_EQ(plan.Sequences(plan.Pack(0, 0)).size(), 2u);
   EXPECT_EQ(plan.Images(plan.sequences[1]).size(), 1u);
-  EXPECT_EQ(plan.Images(plan.sequences[1])[0].llm_tokens, 391u);
+  EXPECT_EQ(plan.Images(plan.sequences[1])[0].llm_tokens, 4u);
+}
+
+TEST(StepPlanTest, ValidateCatchesImagesOutsideTheirSample) {
+  StepPlan plan = TwoRankPlan();
+  plan.images[0].token_start = 37;  // 37 + 4 tokens leave the 40-token sample
+  Status status = plan.Validate();
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_NE(status.message().find("pack 0"), std::string::npos) << status.ToString();
 }
 
 TEST(StepPlanTest, ValidateCatchesOverlongPackAndBadCounts) {
@@ -54,6 +64,9 @@ TEST(StepPlanTest, HashSeesEveryPlacementButNotCosts) {
   EXPECT_NE(a.Hash(), b.Hash());
   b = TwoRankPlan();
   b.images[0].resized_width = 616;
+  EXPECT_NE(a.Hash(), b.Hash());
+  b = TwoRankPlan();
+  b.images[0].token_start = 31;
   EXPECT_NE(a.Hash(), b.Hash());
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "mmpt/pack/packer.h"
+#include "mmpt/plan/assemble_internal.h"
 #include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::plan {
@@ -40,7 +41,7 @@ Status VanillaPlanner::FlushBuffer(uint32_t rank) {
   MMPT_ASSIGN_OR_RETURN(pack::Packing packing,
                         pack::PackItems(items, constraints, pack::Algorithm::kFirstFitDecreasing));
   for (size_t p = 0; p < packing.num_packs(); ++p) {
-    std::vector<internal::PlacedSample> pack;
+    std::vector<PlacedSample> pack;
     for (uint32_t i : packing.Pack(p)) pack.push_back(buffer[i]);
     ready_[rank].push_back(std::move(pack));
   }
@@ -97,7 +98,7 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   for (uint32_t i = 0; i < assignment.size(); ++i) assignment[i] = i;
   std::vector<balance::PackCost> costs = internal::CostPacks(packs, *costs_, *model_, layout.seq_len);
   StepPlan plan = internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_);
-  if (layout.cp > 1) MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
+  MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
   plan.estimate = balance::Evaluate(costs, assignment, internal::GridOf(layout));
 
   stats_.packs = packs.size();

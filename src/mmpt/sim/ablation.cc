@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "mmpt/plan/cp_stage.h"
+
 namespace mmpt::sim {
 namespace {
 
@@ -38,6 +40,13 @@ AblationRow MakeRow(std::string stage, const Totals& totals, bool cumulative) {
   row.tokens_per_second = totals.seconds > 0 ? totals.tokens / totals.seconds : 0;
   row.cumulative = cumulative;
   return row;
+}
+
+// The same plans with every pack's images assigned under `policy`, by the plans' own cp stage.
+Result<std::vector<plan::StepPlan>> WithVisionPolicy(std::vector<plan::StepPlan> plans,
+                                                     cp::VisionPolicy policy) {
+  for (plan::StepPlan& p : plans) MMPT_RETURN_IF_ERROR(plan::AddCpStage(p, policy));
+  return plans;
 }
 
 double Percentile(std::vector<double> values, double q) {
@@ -87,6 +96,7 @@ plan::StepPlan DealInPackingOrder(const plan::StepPlan& plan) {
     }
     pack.sequence_end = static_cast<uint32_t>(out.sequences.size());
     out.packs.push_back(pack);
+    if (!plan.cp.empty()) out.cp.push_back(plan.cp[p]);  // a pack's cp stage moves with it
   }
   return out;
 }
@@ -110,19 +120,25 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
     vanilla_plans.push_back(std::move(v));
     mmpt_plans.push_back(std::move(m));
   }
+  // Every stage before vision DP encodes without it: each CP rank what its shard needs.
+  MMPT_ASSIGN_OR_RETURN(vanilla_plans,
+                        WithVisionPolicy(std::move(vanilla_plans), cp::VisionPolicy::kNaive));
+  MMPT_ASSIGN_OR_RETURN(dealt_plans,
+                        WithVisionPolicy(std::move(dealt_plans), cp::VisionPolicy::kNaive));
+  MMPT_ASSIGN_OR_RETURN(std::vector<plan::StepPlan> naive_plans,
+                        WithVisionPolicy(mmpt_plans, cp::VisionPolicy::kNaive));
 
   Ablation ablation;
   ablation.cp = mmpt_plans.front().layout.cp;
   SimParams base = options.params;
   base.vision_speed_factor = 1.0;
-  base.cp_vision_policy = cp::VisionPolicy::kNaive;
   SimParams native = base;
   native.vision_speed_factor = options.native_encoder_factor;
 
   MMPT_ASSIGN_OR_RETURN(Totals t_vanilla, SimulateAll(vanilla_plans, base));
   MMPT_ASSIGN_OR_RETURN(Totals t_global, SimulateAll(dealt_plans, base, &ablation.unbalanced));
-  MMPT_ASSIGN_OR_RETURN(Totals t_reorder, SimulateAll(mmpt_plans, base, &ablation.balanced));
-  MMPT_ASSIGN_OR_RETURN(Totals t_native, SimulateAll(mmpt_plans, native));
+  MMPT_ASSIGN_OR_RETURN(Totals t_reorder, SimulateAll(naive_plans, base, &ablation.balanced));
+  MMPT_ASSIGN_OR_RETURN(Totals t_native, SimulateAll(naive_plans, native));
   ablation.rows.push_back(MakeRow("vanilla", t_vanilla, true));
   ablation.rows.push_back(MakeRow("+ global packing", t_global, true));
   ablation.rows.push_back(MakeRow("+ reordering", t_reorder, true));
@@ -132,9 +148,9 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
   if (ablation.cp > 1) {
     for (cp::VisionPolicy policy :
          {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount, cp::VisionPolicy::kCost}) {
-      SimParams params = native;
-      params.cp_vision_policy = policy;
-      MMPT_ASSIGN_OR_RETURN(Totals t, SimulateAll(mmpt_plans, params));
+      MMPT_ASSIGN_OR_RETURN(std::vector<plan::StepPlan> plans,
+                            WithVisionPolicy(mmpt_plans, policy));
+      MMPT_ASSIGN_OR_RETURN(Totals t, SimulateAll(plans, native));
       PolicyRow row;
       row.policy = policy;
       row.imbalance = t.imbalance;
@@ -179,7 +195,8 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
                   options.steps, "steps simulated per stage") +
       base.Describe() +
       "  (stages override vision_speed_factor with native_encoder_factor from '+ native "
-      "encoder' on, and cp_vision_policy with cost in '+ vision DP' and count in its alt row)\n";
+      "encoder' on; before '+ vision DP' every CP rank encodes what its shard needs, then the "
+      "plans' cp stage assigns images by cost, and by count in its alt row)\n";
   return ablation;
 }
 

@@ -19,7 +19,7 @@ using PlanSource = std::function<Result<plan::StepPlan>()>;
 
 /// What the ablation varies, beyond the plans themselves.
 struct AblationOptions {
-  /// Parameters of every stage; the stages override vision_speed_factor and cp_vision_policy.
+  /// Parameters of every stage; the stages override vision_speed_factor and rerun each plan's cp stage under the policy they stand for.
   SimParams params;
   /// Speed-up of the native (framework) encoder over the costed Hugging Face one, for the
   /// "+ native encoder" stage. Assumed, not measured: replace with a measured ratio.

@@ -9,7 +9,7 @@
 
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/plan/compare.h"
-#include "mmpt/plan/corpus.h"
+#include "mmpt/store/planning_table.h"
 #include "mmpt/plan/real_corpora.h"
 #include "mmpt/sim/corpus_ablation.h"
 #include "mmpt/sim/demo_report.h"
@@ -132,7 +132,7 @@ Result<std::string> RunDemo(const DemoOptions& options) {
     dataset_options.progress = false;
     MMPT_ASSIGN_OR_RETURN(store::DemoDataset dataset, store::BuildDemoDataset(dataset_options));
     MMPT_ASSIGN_OR_RETURN(cost::SampleTable read_back,
-                          plan::ReadPreparedDataset(dataset.dataset_dir));
+                          store::ReadPlanningTable(dataset.dataset_dir));
     MMPT_ASSIGN_OR_RETURN(store::Dataset opened, store::Dataset::Open(dataset.dataset_dir));
     MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
     MMPT_ASSIGN_OR_RETURN(plan::Comparison planned,

@@ -27,23 +27,26 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
   if (sequences.empty()) return Status::OK();
   sim.tokens += pack.tokens;
 
-  const double vision_seconds = pack.vision_seconds / params.vision_speed_factor;
+  if (plan.cp.size() != plan.packs.size()) {
+    return Status::InvalidArgument("the plan has no cp stage to evaluate (plan::AddCpStage)");
+  }
+  // The plan's own split and vision assignment (in the plan's encoder seconds), evaluated as
+  // they are: the loader executes the same ones.
+  const plan::PackCp& pack_cp = plan.cp[pack_index];
+  const cp::ThdSplit& split = pack_cp.split;
+  const cp::VisionAssignment& assignment = pack_cp.vision;
+  const double speed = params.vision_speed_factor;
   if (cp == 1) {
+    const double vision_seconds = pack.vision_seconds / speed;
     times[0].vision_seconds += vision_seconds;
     times[0].llm_seconds += pack.llm_seconds;
     sim.vision_gpu_seconds += vision_seconds;
     sim.llm_gpu_seconds += pack.llm_seconds;
     return Status::OK();
   }
-
-  MMPT_ASSIGN_OR_RETURN(plan::PackCpInput input,
-                        plan::MakePackCpInput(plan, pack_index, params.vision_speed_factor));
-  const std::vector<uint32_t>& lengths = input.lengths;
-  MMPT_ASSIGN_OR_RETURN(cp::ThdSplit split,
-                        cp::SplitThd(lengths, plan::SplitOptions(plan.layout, false)));
-  MMPT_ASSIGN_OR_RETURN(cp::VisionAssignment assignment,
-                        cp::AssignVision(split, input.images, params.cp_vision_policy));
-  const double exchange = params.cp_vision_policy == cp::VisionPolicy::kNaive
+  std::vector<uint32_t> lengths;
+  for (const plan::PlannedSequence& seq : sequences) lengths.push_back(seq.tokens);
+  const double exchange = assignment.policy == cp::VisionPolicy::kNaive
                               ? 1.0 : 1.0 + params.vision_dp_exchange_overhead;
 
   // LLM work of each rank: its real tokens plus weighted causal pairs of its chunks.
@@ -64,15 +67,15 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
     const double llm = total_work > 0 ? pack.llm_seconds * work[r] / total_work *
                                             (1.0 + params.cp_llm_overhead)
                                       : 0.0;
-    const double vision = assignment.rank_cost[r] * exchange;
+    const double vision = assignment.rank_cost[r] / speed * exchange;
     times[r].vision_seconds += vision;
     times[r].llm_seconds += llm;
     sim.vision_gpu_seconds += vision;
     sim.llm_gpu_seconds += llm;
   }
-  double pack_vision = 0;
-  for (const cp::CpImage& image : input.images) pack_vision += image.vision_cost;
-  if (pack_vision > 0) sim.cp_vision_imbalance.push_back(assignment.max_cost() * cp / pack_vision);
+  if (pack.vision_seconds > 0) {
+    sim.cp_vision_imbalance.push_back(assignment.max_cost() * cp / pack.vision_seconds);
+  }
   return Status::OK();
 }
 
@@ -108,8 +111,6 @@ std::string SimParams::Describe() const {
   };
   line("vision_speed_factor", fmt::format("{:g}", vision_speed_factor),
        "encoder speed-up over the costed encoder (assumed)");
-  line("cp_vision_policy", std::string(cp::VisionPolicyName(cp_vision_policy)),
-       "who encodes a pack's images under CP");
   line("cp_llm_overhead", fmt::format("{:g}", cp_llm_overhead),
        "LLM time added per CP rank for unhidden KV exchange (assumed)");
   line("vision_dp_exchange_overhead", fmt::format("{:g}", vision_dp_exchange_overhead),

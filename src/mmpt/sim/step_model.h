@@ -6,7 +6,6 @@
 
 #include "mmpt/core/status.h"
 #include "mmpt/cost/llm_model.h"
-#include "mmpt/cp/vision_assign.h"
 #include "mmpt/plan/step_plan.h"
 
 namespace mmpt::sim {
@@ -19,8 +18,6 @@ struct SimParams {
   /// vision seconds are divided by it. 1 = the costed (Hugging Face) encoder. Assumed, not
   /// measured: replace with a measured ratio.
   double vision_speed_factor = 1.0;
-  /// Who encodes a pack's images when CP > 1 (no vision DP: naive).
-  cp::VisionPolicy cp_vision_policy = cp::VisionPolicy::kNaive;
   /// Fraction of a CP rank's LLM time added for the ring exchange of keys and values that
   /// attention compute does not hide (only when CP > 1).
   double cp_llm_overhead = 0.05;
@@ -75,15 +72,16 @@ struct StepSim {
   }
 };
 
-/// Simulate one step of `plan` on its layout. Each pack's vision seconds are spread over its
-/// images by vision FLOPs; with CP > 1 the pack is split as Transformer Engine does (cp
-/// module), its images assigned under params.cp_vision_policy, and its LLM seconds split over
-/// the CP ranks by tokens and causal attention pairs of their chunks. A CP group runs
-/// max(vision) then max(LLM) of its ranks (the LLM's first layer waits for every shard); the
-/// DP ranks then wait as layout.sync says, by balance::Evaluate's model (kStep: only at the
-/// all-reduce; kMicrostep: every micro-step within each sync group of layout.ep ranks;
-/// kPipeline: 1F1B fill and drain). With TP > 1 packs are padded for sequence parallelism
-/// (2·TP·CP). Errors: InvalidArgument for bad params or a plan that fails Validate().
+/// Simulate one step of `plan` on its layout, evaluating the plan's own cp stage (plan.cp:
+/// the split and vision assignment the loader executes; rerun plan::AddCpStage with another
+/// policy to compare policies). Each pack's vision seconds are spread over its images by
+/// vision FLOPs; with CP > 1 a rank encodes what the assignment gives it, and the pack's LLM
+/// seconds are split over the CP ranks by tokens and causal attention pairs of their chunks. A
+/// CP group runs max(vision) then max(LLM) of its ranks (the LLM's first layer waits for every
+/// shard); the DP ranks then wait as layout.sync says, by balance::Evaluate's model (kStep:
+/// only at the all-reduce; kMicrostep: every micro-step within each sync group of layout.ep
+/// ranks; kPipeline: 1F1B fill and drain). Errors: InvalidArgument for bad params, a plan
+/// without its cp stage, or one that fails Validate().
 Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params);
 
 }  // namespace mmpt::sim

@@ -59,12 +59,11 @@ TEST(StepModelTest, CpPoliciesSplitVisionDifferently) {
   plan::Layout layout{.dp = 1, .cp = 2, .ga = 1, .seq_len = 4096,
                       .sync = plan::SyncModel::kStep};
   PackSpec pack{{4096}, {{1200, 8}, {100, 1}, {100, 1}, {100, 1}, {100, 1}}, 12, 4};
-  auto plan = MakePlan(layout, {pack});
   SimParams params;
   double max_vision[3];
   for (auto policy : {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount,
                       cp::VisionPolicy::kCost}) {
-    params.cp_vision_policy = policy;
+    auto plan = MakePlan(layout, {pack}, policy);
     auto sim = SimulateStep(plan, params);
     ASSERT_TRUE(sim.ok()) << sim.status().ToString();
     const double v0 = sim->at(0, 0, 0).vision_seconds, v1 = sim->at(0, 0, 1).vision_seconds;
@@ -118,6 +117,10 @@ TEST(StepModelTest, RejectsBadParams) {
   params.cp_llm_overhead = -1;
   EXPECT_FALSE(SimulateStep(plan, params).ok());
   EXPECT_NE(SimParams{}.Describe().find("vision_speed_factor"), std::string::npos);
+  params = SimParams{};
+  plan.cp.clear();  // a plan without its cp stage has nothing to evaluate
+  status = SimulateStep(plan, params).status();
+  EXPECT_NE(status.message().find("cp stage"), std::string::npos) << status.ToString();
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 #include <initializer_list>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/plan/cp_stage.h"
 #include "mmpt/plan/step_plan.h"
 
 namespace mmpt::sim::testing_plans {
@@ -23,8 +27,17 @@ struct PackSpec {
   double llm_seconds = 0;
 };
 
-/// Build a plan with `packs` in (rank, micro-step, slot) order.
-inline plan::StepPlan MakePlan(const plan::Layout& layout, std::vector<PackSpec> packs) {
+/// LLM tokens of images [i, end).
+inline uint32_t RemainingTokens(const std::vector<ImageSpec>& images, size_t i) {
+  uint32_t tokens = 0;
+  for (; i < images.size(); ++i) tokens += images[i].llm_tokens;
+  return tokens;
+}
+
+/// Build a plan with `packs` in (rank, micro-step, slot) order, its images spread in their
+/// sample's text (cost::SpreadTextPosition), and its cp stage run under `policy`.
+inline plan::StepPlan MakePlan(const plan::Layout& layout, std::vector<PackSpec> packs,
+                               cp::VisionPolicy policy = cp::VisionPolicy::kNaive) {
   plan::StepPlan plan;
   plan.layout = layout;
   for (const PackSpec& spec : packs) {
@@ -35,14 +48,21 @@ inline plan::StepPlan MakePlan(const plan::Layout& layout, std::vector<PackSpec>
       seq.index = plan.sequences.size();
       seq.tokens = spec.samples[s];
       seq.image_begin = static_cast<uint32_t>(plan.images.size());
+      uint32_t image_tokens = 0;
       if (s == 0) {
-        for (const ImageSpec& image : spec.images) {
+        for (const ImageSpec& image : spec.images) image_tokens += image.llm_tokens;
+        for (size_t i = 0; i < spec.images.size(); ++i) {
           plan::PlannedImage planned;
-          planned.llm_tokens = image.llm_tokens;
-          planned.vision_flops = image.flops;
+          planned.sample_image = static_cast<uint32_t>(i);
+          planned.llm_tokens = spec.images[i].llm_tokens;
+          planned.token_start =
+              cost::SpreadTextPosition(seq.tokens - image_tokens, i, spec.images.size()) +
+              (image_tokens - RemainingTokens(spec.images, i));
+          planned.vision_flops = spec.images[i].flops;
           plan.images.push_back(planned);
         }
       }
+      seq.text_tokens = seq.tokens - image_tokens;
       seq.image_end = static_cast<uint32_t>(plan.images.size());
       pack.tokens += seq.tokens;
       pack.images += seq.image_end - seq.image_begin;
@@ -53,6 +73,7 @@ inline plan::StepPlan MakePlan(const plan::Layout& layout, std::vector<PackSpec>
     pack.llm_seconds = spec.llm_seconds;
     plan.packs.push_back(pack);
   }
+  EXPECT_TRUE(plan::AddCpStage(plan, policy).ok());
   return plan;
 }
 

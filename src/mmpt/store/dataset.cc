@@ -40,9 +40,15 @@ Result<Dataset> Dataset::Open(const std::string& dir) {
                              shard.samples, shard.media, shard.tokens);
     }
     dataset.shard_begin_.push_back(dataset.shard_begin_.back() + shard.samples);
-    dataset.shard_source_.push_back(static_cast<uint32_t>(
+    const auto source = static_cast<uint32_t>(
         std::find(dataset.sources_.begin(), dataset.sources_.end(), shard.source) -
-        dataset.sources_.begin()));
+        dataset.sources_.begin());
+    dataset.shard_source_.push_back(source);
+    dataset.source_shards_.resize(dataset.sources_.size());
+    dataset.source_shard_begin_.resize(dataset.sources_.size(), std::vector<uint64_t>{0});
+    dataset.source_shards_[source].push_back(dataset.shard_source_.size() - 1);
+    dataset.source_shard_begin_[source].push_back(dataset.source_shard_begin_[source].back() +
+                                                  shard.samples);
     dataset.metas_.push_back(std::move(table));
     dataset.files_.push_back(std::make_unique<ShardFiles>());
   }
@@ -56,6 +62,16 @@ std::pair<size_t, uint64_t> Dataset::Locate(uint64_t i) const {
 }
 
 const MetaTable& Dataset::meta_table(size_t shard) const { return metas_[shard]; }
+
+Result<uint64_t> Dataset::GlobalIndex(uint32_t source, uint64_t index) const {
+  if (source >= sources_.size() || index >= source_size(source)) {
+    return Status::OutOfRange("{}: no sample {} in source {} (the dataset has {} sources)", dir_,
+                              index, source, sources_.size());
+  }
+  const std::vector<uint64_t>& begin = source_shard_begin_[source];
+  const size_t k = std::upper_bound(begin.begin(), begin.end(), index) - begin.begin() - 1;
+  return shard_begin_[source_shards_[source][k]] + (index - begin[k]);
+}
 
 const SampleMeta& Dataset::meta(uint64_t i) const {
   auto [shard, local] = Locate(i);

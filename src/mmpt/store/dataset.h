@@ -45,6 +45,14 @@ class Dataset {
   uint64_t shard_begin(size_t shard) const { return shard_begin_[shard]; }
   /// The `.meta` table of `shard`.
   const MetaTable& meta_table(size_t shard) const;
+  /// The source of `shard` (an index into sources()).
+  uint32_t shard_source(size_t shard) const { return shard_source_[shard]; }
+  /// Samples of source `source` (an index into sources()).
+  uint64_t source_size(uint32_t source) const { return source_shard_begin_[source].back(); }
+  /// Global index of sample `index` of source `source`, counting a source's samples through
+  /// its shards in manifest order: the planner's numbering (store::PlanningTable).
+  /// Errors: OutOfRange naming the source and index.
+  Result<uint64_t> GlobalIndex(uint32_t source, uint64_t index) const;
 
   /// Planning facts of sample `i` (no parsing); `i` < num_samples() (unchecked).
   const SampleMeta& meta(uint64_t i) const;
@@ -76,6 +84,10 @@ class Dataset {
   Manifest manifest_;
   std::vector<std::string> sources_;
   std::vector<uint32_t> shard_source_;
+  /// Per source: its shards in manifest order, and the source-local index of each one's first
+  /// sample (one more entry: the source's sample count).
+  std::vector<std::vector<size_t>> source_shards_;
+  std::vector<std::vector<uint64_t>> source_shard_begin_;
   std::vector<uint64_t> shard_begin_;  // num_shards + 1 prefix sums
   std::vector<MetaTable> metas_;
   std::vector<std::unique_ptr<ShardFiles>> files_;

@@ -33,9 +33,15 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
   if (std::memcmp(header.magic, kMetaMagic, sizeof(kMetaMagic)) != 0) {
     return Status::Corrupt("{}: not an mmpt .meta file (bad magic)", name);
   }
+  if (header.version < kMetaVersion) {
+    return Status::InvalidArgument(
+        "{}: .meta version {} predates version {} (media token positions for exact CP "
+        "planning); prepare the dataset again with this mmpt (`mmpt prepare`)",
+        name, header.version, kMetaVersion);
+  }
   if (header.version != kMetaVersion) {
-    return Status::Corrupt("{}: .meta version {} (this build reads {})", name, header.version,
-                           kMetaVersion);
+    return Status::Corrupt("{}: .meta version {} is newer than this build reads ({})", name,
+                           header.version, kMetaVersion);
   }
   if (header.header_bytes != sizeof(MetaHeader) ||
       header.sample_record_bytes != sizeof(SampleMeta) ||
@@ -77,12 +83,25 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
     return Status::Corrupt("{}: samples cover {} media and {} tokens, header says {} and {}",
                            name, next_media, next_token, header.num_media, header.num_tokens);
   }
-  for (uint64_t j = 0; j < header.num_media; ++j) {
-    const MediaMeta& m = media[j];
-    bool no_data = (m.flags & kMediaWithoutData) != 0;
-    if (m.width == 0 || m.height == 0 || m.frames == 0 || (no_data && m.data_size != 0)) {
-      return Status::Corrupt("{}: media record {}: size {}x{}x{} frames, {} data bytes", name, j,
-                             m.width, m.height, m.frames, m.data_size);
+  for (uint64_t i = 0, j = 0; i < header.num_samples; ++i) {
+    uint32_t position = 0;
+    for (uint64_t end = j + samples[i].num_media; j < end; ++j) {
+      const MediaMeta& m = media[j];
+      bool no_data = (m.flags & kMediaWithoutData) != 0;
+      if (m.kind != MediaKind::kImage) {
+        return Status::Corrupt("{}: media record {}: kind {} (this build plans images only)",
+                               name, j, static_cast<int>(m.kind));
+      }
+      if (m.width == 0 || m.height == 0 || m.frames == 0 || (no_data && m.data_size != 0)) {
+        return Status::Corrupt("{}: media record {}: size {}x{}x{} frames, {} data bytes", name,
+                               j, m.width, m.height, m.frames, m.data_size);
+      }
+      if (m.text_position < position || m.text_position > samples[i].text_tokens) {
+        return Status::Corrupt("{}: media record {}: text position {} outside [{}, {}] of sample "
+                               "record {}",
+                               name, j, m.text_position, position, samples[i].text_tokens, i);
+      }
+      position = m.text_position;
     }
   }
   return Status::OK();

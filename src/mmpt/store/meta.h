@@ -5,7 +5,10 @@
 //
 //   MetaHeader                      64 bytes
 //   SampleMeta[num_samples]         24 bytes each, in line order of <n>.jsonl
-//   MediaMeta[num_media]            32 bytes each, sample by sample, in segment order
+//   MediaMeta[num_media]            56 bytes each, sample by sample, in segment order
+//
+// Version 2 added each media item's kind and token position (`text_position`) and the video and
+// audio fields; version 1 tables are refused with the command that brings them up to date.
 //
 // Every field is little-endian; records are naturally aligned (the mmap is page-aligned and
 // every record size is a multiple of 8), so accessors return references into the mapping.
@@ -26,7 +29,7 @@ static_assert(std::endian::native == std::endian::little,
               "mmpt's on-disk records are little-endian and read in place");
 
 inline constexpr char kMetaMagic[8] = {'M', 'M', 'P', 'T', 'M', 'E', 'T', 'A'};
-inline constexpr uint32_t kMetaVersion = 1;
+inline constexpr uint32_t kMetaVersion = 2;
 
 /// The first 64 bytes of a `.meta` file.
 struct MetaHeader {
@@ -65,18 +68,36 @@ enum MediaFlags : uint8_t {
   kMediaWithoutData = 1u << 0,
 };
 
-/// One media item: its size in pixels and where its bytes sit in the shard's `.zip`.
-struct MediaMeta {
-  uint64_t data_offset;  // bytes from the start of <n>.zip to the entry's (STORED) data
-  uint64_t data_size;    // bytes of the entry's data
-  uint32_t width;        // pixels, as displayed (EXIF orientation applied)
-  uint32_t height;       // pixels, as displayed
-  uint32_t crc32;        // CRC-32 of the data, as in the zip entry
-  uint16_t frames;       // 1 for still images
-  uint8_t format;        // media::ImageFormat
-  uint8_t flags;         // MediaFlags
+/// What a media item is. Only images are prepared today; the video and audio fields below are
+/// reserved for them so that their planning needs no format change.
+enum class MediaKind : uint8_t {
+  kImage = 0,
+  kVideo = 1,
+  kAudio = 2,
 };
-static_assert(sizeof(MediaMeta) == 32);
+
+/// One media item: what it is, where it sits among its sample's tokens, its size, and where its
+/// bytes sit in the shard's `.zip`.
+struct MediaMeta {
+  uint64_t data_offset = 0;    // bytes from the start of <n>.zip to the entry's (STORED) data
+  uint64_t data_size = 0;      // bytes of the entry's data
+  uint32_t width = 0;          // pixels, as displayed (EXIF orientation applied); 0 for audio
+  uint32_t height = 0;         // pixels, as displayed; 0 for audio
+  uint32_t crc32 = 0;          // CRC-32 of the data, as in the zip entry
+  /// Text tokens of the sample that precede the item. With the media tokens of the items
+  /// before it, this is the item's exact token position in the rendered sample, so the plan's
+  /// CP split and vision assignment are the ones the loader executes.
+  uint32_t text_position = 0;
+  uint32_t frames = 0;          // 1 for still images; decoded frames of a video
+  uint32_t duration_ms = 0;     // video and audio: length in milliseconds; 0 for images
+  uint32_t fps_milli = 0;       // video: frames per second × 1000; 0 otherwise
+  uint32_t sample_rate_hz = 0;  // audio: samples per second; 0 otherwise
+  MediaKind kind = MediaKind::kImage;
+  uint8_t format = 0;           // media::ImageFormat for images
+  uint8_t flags = 0;            // MediaFlags
+  uint8_t reserved[5] = {};  // zero
+};
+static_assert(sizeof(MediaMeta) == 56);
 
 /// Serialize a `.meta` file from its records. The records must be consistent (Validate-able).
 std::string EncodeMeta(std::span<const SampleMeta> samples, std::span<const MediaMeta> media,

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -27,8 +29,11 @@ Table TwoSamples() {
   Table t;
   t.samples.push_back({0, 7, 0, 2, 0, 3});
   t.samples.push_back({7, 5, 2, 0, 0, 1});
-  t.media.push_back({30, 100, 640, 480, 0xdeadbeef, 1, 1, 0});
-  t.media.push_back({0, 0, 320, 200, 0, 1, 0, kMediaWithoutData});
+  t.media.push_back(MediaMeta{.data_offset = 30, .data_size = 100, .width = 640, .height = 480,
+                              .crc32 = 0xdeadbeef, .text_position = 3, .frames = 1,
+                              .format = 1});
+  t.media.push_back(MediaMeta{.width = 320, .height = 200, .text_position = 7, .frames = 1,
+                              .flags = kMediaWithoutData});
   t.tokens = 12;
   return t;
 }
@@ -48,8 +53,10 @@ TEST(MetaTest, EncodeOpenReadsRecordsInPlace) {
   EXPECT_EQ(table->media_of(0)[0].width, 640u);
   EXPECT_EQ(table->media_of(0)[1].height, 200u);
   EXPECT_EQ(table->media_of(0)[0].crc32, 0xdeadbeefu);
+  EXPECT_EQ(table->media_of(0)[0].text_position, 3u);
+  EXPECT_EQ(table->media_of(0)[1].kind, MediaKind::kImage);
   EXPECT_TRUE(table->media_of(1).empty());
-  EXPECT_EQ(std::filesystem::file_size(path), 64u + 2 * 24 + 2 * 32);
+  EXPECT_EQ(std::filesystem::file_size(path), 64u + 2 * 24 + 2 * 56);
   std::filesystem::remove(path);
 }
 
@@ -84,6 +91,29 @@ TEST(MetaTest, InconsistentRangesAreCorruptNamingTheRecord) {
   t = TwoSamples();
   bytes = EncodeMeta(t.samples, t.media, t.tokens + 1);  // header claims one token too many
   EXPECT_FALSE(ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "s").ok());
+}
+
+TEST(MetaTest, TextPositionsOutsideTheSampleOrOutOfOrderAreCorrupt) {
+  for (uint32_t first : {8u, 9u}) {  // after the second image's 7, or past the 7 text tokens
+    Table t = TwoSamples();
+    t.media[0].text_position = first;
+    std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
+    Status status = ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "p.meta");
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt);
+    EXPECT_NE(status.message().find("media record 0"), std::string::npos) << status.ToString();
+  }
+}
+
+TEST(MetaTest, AnOlderVersionSaysHowToBringItUpToDate) {
+  Table t = TwoSamples();
+  std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
+  const uint32_t old_version = kMetaVersion - 1;
+  std::memcpy(bytes.data() + offsetof(MetaHeader, version), &old_version, sizeof(old_version));
+  Status status = ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "v.meta");
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("v.meta: .meta version 1"), std::string::npos)
+      << status.ToString();
+  EXPECT_NE(status.message().find("mmpt prepare"), std::string::npos) << status.ToString();
 }
 
 TEST(MetaTest, BadMagicIsCorrupt) {

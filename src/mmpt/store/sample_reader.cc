@@ -345,15 +345,23 @@ Status ReadSampleLine(std::string_view line, SampleView& out) {
 
 Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
                               std::span<const MediaMeta> media) {
+  if (sample.segments.size() != meta.num_segments || sample.media.size() != media.size()) {
+    return Status::Corrupt("{} segments and {} media where .meta says {} and {}",
+                           sample.segments.size(), sample.media.size(), meta.num_segments,
+                           media.size());
+  }
   uint64_t tokens = 0;
   for (const SegmentView& segment : sample.segments) {
-    if (!segment.is_media) tokens += static_cast<uint64_t>(std::max<int64_t>(0, segment.text_tokens));
+    if (!segment.is_media) {
+      tokens += static_cast<uint64_t>(std::max<int64_t>(0, segment.text_tokens));
+    } else if (segment.media_index >= media.size() ||
+               media[segment.media_index].text_position != tokens) {
+      return Status::Corrupt("media {} after {} text tokens disagrees with .meta",
+                             segment.media_index, tokens);
+    }
   }
-  if (sample.segments.size() != meta.num_segments || sample.media.size() != media.size() ||
-      tokens != meta.text_tokens) {
-    return Status::Corrupt("{} segments, {} media and {} tokens where .meta says {}, {} and {}",
-                           sample.segments.size(), sample.media.size(), tokens,
-                           meta.num_segments, media.size(), meta.text_tokens);
+  if (tokens != meta.text_tokens) {
+    return Status::Corrupt("{} tokens where .meta says {}", tokens, meta.text_tokens);
   }
   for (size_t k = 0; k < media.size(); ++k) {
     if (media[k].width != sample.media[k].width || media[k].height != sample.media[k].height) {

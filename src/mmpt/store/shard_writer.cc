@@ -39,12 +39,35 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     return Status::InvalidArgument("sample '{}': {} media items (at most {})", sample.key,
                                    sample.media.size(), UINT16_MAX);
   }
+  // Media are stored in segment order (the canonical form may name them in any order), so an
+  // item's index, its `.meta` record and its place among the sample's tokens agree; each item's
+  // text_position is the text tokens before its segment.
+  std::vector<MediaRef> media_in_order;
+  std::vector<MediaBlob> blobs_in_order;
+  std::vector<uint32_t> text_position;
   uint64_t counted = 0;
   uint32_t segments_count = 0;
-  for (const Segment& segment : sample.segments) {
-    if (!segment.is_media) counted += static_cast<uint64_t>(std::max<int64_t>(0, segment.text_tokens));
+  for (Segment& segment : sample.segments) {
     ++segments_count;
+    if (!segment.is_media) {
+      counted += static_cast<uint64_t>(std::max<int64_t>(0, segment.text_tokens));
+      continue;
+    }
+    if (segment.media_index >= sample.media.size()) {
+      return Status::InvalidArgument("sample '{}': segment names media {} of {}", sample.key,
+                                     segment.media_index, sample.media.size());
+    }
+    media_in_order.push_back(std::move(sample.media[segment.media_index]));
+    blobs_in_order.push_back(std::move(blobs[segment.media_index]));
+    text_position.push_back(static_cast<uint32_t>(std::min<uint64_t>(counted, UINT32_MAX)));
+    segment.media_index = static_cast<uint32_t>(media_in_order.size() - 1);
   }
+  if (media_in_order.size() != sample.media.size()) {
+    return Status::InvalidArgument("sample '{}': {} media items but {} media segments",
+                                   sample.key, sample.media.size(), media_in_order.size());
+  }
+  sample.media = std::move(media_in_order);
+  blobs = std::move(blobs_in_order);
   if (counted != tokens.size() || tokens.size() > UINT32_MAX) {
     return Status::InvalidArgument("sample '{}': segments count {} tokens but {} ids given",
                                    sample.key, counted, tokens.size());
@@ -61,7 +84,9 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     MediaMeta media{};
     media.width = ref.width;
     media.height = ref.height;
-    media.frames = static_cast<uint16_t>(std::clamp<uint32_t>(ref.frames, 1, UINT16_MAX));
+    media.frames = std::clamp<uint32_t>(ref.frames, 1, UINT16_MAX);
+    media.text_position = text_position[k];
+    media.kind = MediaKind::kImage;
     media.format = blobs[k].format;
     if (blobs[k].bytes.empty()) {
       media.flags = kMediaWithoutData;

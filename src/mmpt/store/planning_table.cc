@@ -1,4 +1,4 @@
-#include "mmpt/plan/corpus.h"
+#include "mmpt/store/planning_table.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,9 +8,8 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/cost/text_estimate.h"
-#include "mmpt/store/meta.h"
 
-namespace mmpt::plan {
+namespace mmpt::store {
 namespace {
 
 namespace fs = std::filesystem;
@@ -98,15 +97,6 @@ Status ParseLine(simdjson::ondemand::document& doc, std::string* source, uint32_
   return Status::OK();
 }
 
-// Numeric value of a shard's stem ("12" → 12); names that are not numbers sort after.
-uint64_t ShardNumber(const fs::path& path) {
-  std::string stem = path.stem().string();
-  if (stem.empty() || !std::all_of(stem.begin(), stem.end(), ::isdigit) || stem.size() > 18) {
-    return UINT64_MAX;
-  }
-  return std::stoull(stem);
-}
-
 }  // namespace
 
 Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& paths) {
@@ -154,53 +144,37 @@ Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& path
   return table;
 }
 
-Result<cost::SampleTable> ReadPreparedDataset(const std::string& dataset_dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dataset_dir, ec)) {
-    return Status::NotFound("{}: not a dataset directory", dataset_dir);
-  }
-  std::vector<fs::path> sources;
-  for (const auto& entry : fs::directory_iterator(dataset_dir, ec)) {
-    if (entry.is_directory()) sources.push_back(entry.path());
-  }
-  std::sort(sources.begin(), sources.end());
+Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
   cost::SampleTableBuilder builder;
+  for (const std::string& name : dataset.sources()) builder.AddSource(name);
   std::vector<cost::ImageSize> images;
-  size_t shards = 0;
-  for (const fs::path& dir : sources) {
-    std::vector<fs::path> metas;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().extension() == ".meta") metas.push_back(entry.path());
-    }
-    if (metas.empty()) continue;
-    std::sort(metas.begin(), metas.end(), [](const fs::path& a, const fs::path& b) {
-      uint64_t na = ShardNumber(a), nb = ShardNumber(b);
-      return na != nb ? na < nb : a < b;
-    });
-    uint32_t source = builder.AddSource(dir.filename().string());
-    for (const fs::path& meta_path : metas) {
-      MMPT_ASSIGN_OR_RETURN(store::MetaTable meta, store::MetaTable::Open(meta_path.string()));
-      ++shards;
-      for (uint64_t i = 0; i < meta.num_samples(); ++i) {
-        images.clear();
-        for (const store::MediaMeta& m : meta.media_of(i)) images.push_back({m.width, m.height});
-        Status status = builder.Add(source, meta.sample(i).text_tokens, images);
-        if (!status.ok()) {
-          return status.WithContext(fmt::format("{} record {}", meta_path.string(), i));
-        }
+  std::vector<uint32_t> positions;
+  for (size_t shard = 0; shard < dataset.num_shards(); ++shard) {
+    const MetaTable& meta = dataset.meta_table(shard);
+    const uint32_t source = dataset.shard_source(shard);
+    for (uint64_t i = 0; i < meta.num_samples(); ++i) {
+      images.clear();
+      positions.clear();
+      for (const MediaMeta& m : meta.media_of(i)) {
+        images.push_back({m.width, m.height});
+        positions.push_back(m.text_position);
       }
+      Status status = builder.Add(source, meta.sample(i).text_tokens, images, positions);
+      if (!status.ok()) return status.WithContext(fmt::format("{} record {}", meta.path(), i));
     }
   }
-  if (shards == 0) return Status::NotFound("{}: no .meta tables under it", dataset_dir);
   auto table = std::move(builder).Finish();
-  if (!table.ok()) return Status::InvalidArgument("{}: the dataset has no samples", dataset_dir);
+  if (!table.ok()) return Status::InvalidArgument("{}: the dataset has no samples", dataset.dir());
   return table;
 }
 
-Result<cost::SampleTable> ReadCorpus(const std::string& path) {
+Result<cost::SampleTable> ReadPlanningTable(const std::string& path) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return ReadPreparedDataset(path);
+  if (fs::is_directory(path, ec)) {
+    MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(path));
+    return PlanningTable(dataset);
+  }
   return ReadMetadataJsonl({path});
 }
 
-}  // namespace mmpt::plan
+}  // namespace mmpt::store

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <cstdint>
+
+namespace mmpt::plan {
+
+/// A sample as it enters a pack, after the over-long policy.
+struct PlacedSample {
+  uint64_t row = 0;          // SampleTable row
+  uint32_t tokens = 0;       // text + image tokens kept
+  uint32_t text_tokens = 0;  // text tokens kept (fewer than the table's when truncated)
+};
+
+}  // namespace mmpt::plan

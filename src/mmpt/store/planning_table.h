@@ -1,0 +1,44 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/store/dataset.h"
+
+// The planner's input table (cost::SampleTable) from either kind of corpus: a prepared
+// dataset, read through its manifest, or metadata-only JSONL. Every caller that plans (the
+// CLI, the loader's plan stream, the simulator, the demo, benchmarks, Python) reads it here.
+
+namespace mmpt::store {
+
+/// Read metadata-only JSONL into the planner's table: one sample per line, no pixels needed,
+/// so "what would my cluster do" can be asked before media are downloaded. A line is an object:
+///
+///   {"source": "coco", "text_tokens": 14, "images": [{"width": 640, "height": 480}]}
+///
+/// - `source` (string, optional): the source name; default: the file's name without extension.
+/// - `text_tokens` (integer) — or `text` (string, its tokens estimated by
+///   cost::EstimateTextTokens); one of the two is required.
+/// - `images` (array of {width, height}) or `image_sizes` (array of [width, height]); optional.
+///   Images are placed in the text by cost::SpreadTextPosition.
+/// - `template_tokens` (integer, optional): added to the text tokens (chat template overhead).
+/// Blank lines are skipped. Errors: NotFound/IOError for a file, Corrupt naming file:line and
+/// the field for a malformed line, InvalidArgument for a zero-length sample or a zero-sized
+/// image (file:line), or when the files hold no sample.
+Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& paths);
+
+/// The planning table of an open dataset, in its manifest's order: sources in order of first
+/// appearance (Dataset::sources()), a source's samples through its shards in manifest order —
+/// the numbering Dataset::GlobalIndex maps back. Reads only the mapped `.meta` tables (no JSON).
+/// Files the manifest does not name are ignored, and merged datasets (shards in other
+/// directories) read like any other. Errors: InvalidArgument (a zero-length sample, naming the
+/// shard and record; a dataset with no samples).
+Result<cost::SampleTable> PlanningTable(const Dataset& dataset);
+
+/// Read either input by what `path` is: a directory is a prepared dataset (Dataset::Open, then
+/// PlanningTable), anything else a metadata JSONL file.
+Result<cost::SampleTable> ReadPlanningTable(const std::string& path);
+
+}  // namespace mmpt::store
