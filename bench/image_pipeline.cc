@@ -21,7 +21,7 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
 #include "mmpt/media/image_preprocess.h"
-#include "mmpt/media/image_synth.h"
+#include "mmpt/corpora/image_synth.h"
 #include "mmpt/text/real_data.h"
 
 namespace fs = std::filesystem;
@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   std::string names;
   uint64_t bytes = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    auto file = mmpt::media::SynthesizeImageFile(
+    auto file = mmpt::corpora::SynthesizeImageFile(
         sizes[i].first, sizes[i].second, 3, i,
         {.format = mmpt::media::ImageFormat::kJpeg, .progressive = i % 4 == 3});
     if (!file.ok()) {

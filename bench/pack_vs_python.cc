@@ -21,7 +21,7 @@
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/pack/overlong.h"
 #include "mmpt/pack/packer.h"
-#include "mmpt/plan/real_corpora.h"
+#include "mmpt/corpora/real_corpora.h"
 #include "mmpt/plan/sample_order.h"
 
 namespace {
@@ -38,15 +38,15 @@ double BestSeconds(int repeats, const std::function<void()>& fn) {
 
 int Run(size_t samples, uint32_t seq_len) {
   using namespace mmpt;
-  auto table = plan::PretrainingMix();
+  auto table = corpora::PretrainingMixCorpus();
   auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
   if (!table.ok() || !model.ok()) {
     fmt::print(stderr, "error: {}\n", (!table.ok() ? table.status() : model.status()).ToString());
     return 1;
   }
   auto costs = cost::CostSamples(*table, *model);
-  std::vector<double> weights(std::begin(plan::kPretrainingMixWeights),
-                              std::end(plan::kPretrainingMixWeights));
+  std::vector<double> weights(std::begin(corpora::kPretrainingMixWeights),
+                              std::end(corpora::kPretrainingMixWeights));
   std::vector<uint64_t> sizes;
   for (size_t s = 0; s < table->num_sources(); ++s) sizes.push_back(table->source_size(s));
   auto order = plan::SampleOrder::Create(sizes, weights, 1);

@@ -22,7 +22,7 @@
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/prefetcher.h"
 #include "mmpt/store/prepare.h"
-#include "mmpt/store/synth.h"
+#include "mmpt/corpora/synth.h"
 
 namespace fs = std::filesystem;
 using namespace mmpt;
@@ -120,17 +120,17 @@ int main(int argc, char** argv) {
   fs::create_directories(dir);
 
   // Inputs: COCO caption pairs (real sizes) and every mmc4 document (seeded COCO sizes).
-  store::SynthOptions synth;
+  corpora::SynthOptions synth;
   synth.out_dir = dir + "/corpus";
   synth.jobs = jobs;
   synth.profile = "coco";
   synth.samples = coco;
-  auto coco_report = store::Synthesize(synth);
+  auto coco_report = corpora::Synthesize(synth);
   Check(coco_report.status());
   synth.profile = "mmc4";
   synth.samples = 0;
   synth.format = store::InputFormat::kMmc4;
-  auto mmc4_report = store::Synthesize(synth);
+  auto mmc4_report = corpora::Synthesize(synth);
   Check(mmc4_report.status());
 
   // 3. prepare vs copy (first, so the dataset it writes serves the read benchmark).

@@ -6,20 +6,20 @@
 
 #include "bench.h"
 #include "mmpt/comm/communicator.h"
-#include "mmpt/load/load_benchmark.h"
+#include "mmpt/app/load_benchmark.h"
 
 namespace mmpt::cli {
 namespace {
 
 struct Options {
-  load::LoadBenchmarkOptions bench;
+  app::LoadBenchmarkOptions bench;
   std::string sync = "step";
   bool no_baseline = false;
 };
 
 Action Setup(CLI::App& app) {
   auto o = std::make_shared<Options>();
-  load::LoadBenchmarkOptions& b = o->bench;
+  app::LoadBenchmarkOptions& b = o->bench;
   b.plans.planner.layout.seq_len = 8192;
   b.baseline_script = MMPT_SOURCE_DIR "/bench/python_loader_baseline.py";
   app.add_option("dataset", b.dataset, "Prepared dataset directory (mmpt prepare)")->required();
@@ -52,8 +52,8 @@ Action Setup(CLI::App& app) {
     if (o->no_baseline) o->bench.baseline_script.clear();
     MMPT_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> comm, comm::WorldCommunicator());
     o->bench.comm = comm.get();
-    MMPT_ASSIGN_OR_RETURN(load::LoadBenchmarkResult result, load::RunLoadBenchmark(o->bench));
-    std::fputs(load::FormatLoadBenchmark(result).c_str(), stdout);
+    MMPT_ASSIGN_OR_RETURN(app::LoadBenchmarkResult result, app::RunLoadBenchmark(o->bench));
+    std::fputs(app::FormatLoadBenchmark(result).c_str(), stdout);
     std::fflush(stdout);
     return comm->Barrier();
   };

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "command.h"
-#include "mmpt/load/batch_summary.h"
-#include "mmpt/sim/demo.h"
+#include "mmpt/app/batch_summary.h"
+#include "mmpt/app/demo.h"
 #include "mmpt/text/corpus.h"
 #include "mmpt/text/real_data.h"
 #include "mmpt/text/tokenizer.h"
@@ -19,7 +19,7 @@ namespace {
 struct DemoOptions {
   int rounds = 3;
   uint32_t batches = 3;
-  sim::DemoOptions sim;
+  app::DemoOptions sim;
 };
 
 Result<std::vector<std::string>> DemoCorpus(std::string* description) {
@@ -62,12 +62,12 @@ Result<std::string> TokenizerStats(int rounds) {
 Status Run(DemoOptions& options) {
   MMPT_ASSIGN_OR_RETURN(std::string tokenizer, TokenizerStats(options.rounds));
   fmt::print("mmpt demo: tokenize\n{}\n", tokenizer);
-  sim::ReportSection section;
+  app::ReportSection section;
   section.id = "tokenizer";
   section.title = "Tokenizer throughput (measured on this machine)";
   section.preformatted = tokenizer;
   options.sim.extra_sections.push_back(section);
-  MMPT_ASSIGN_OR_RETURN(std::string text, sim::RunDemo(options.sim));
+  MMPT_ASSIGN_OR_RETURN(std::string text, app::RunDemo(options.sim));
   fmt::print("{}", text);
 
   // RunDemo prepared a real-file sample under work_dir when the real data is present.
@@ -77,7 +77,7 @@ Status Run(DemoOptions& options) {
   config.planner.layout.seq_len = 4096;
   config.planner.layout.ga = options.batches;
   MMPT_ASSIGN_OR_RETURN(std::string batches,
-                        load::LoadAndSummarize(dataset, config, options.batches));
+                        app::LoadAndSummarize(dataset, config, options.batches));
   fmt::print("\nmmpt demo: load {} batches of DP rank 0 from {}\n{}", options.batches, dataset,
              batches);
   return Status::OK();

@@ -10,7 +10,7 @@
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/plan/compare.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/plan/real_corpora.h"
+#include "mmpt/corpora/real_corpora.h"
 
 namespace mmpt::cli {
 namespace {
@@ -32,9 +32,9 @@ struct PlanOptions {
 Result<cost::SampleTable> LoadInput(const PlanOptions& o) {
   if (!o.builtin.empty()) {
     if (!o.inputs.empty()) return Status::InvalidArgument("give either inputs or --builtin");
-    if (o.builtin == "coco") return plan::CocoCaptions();
-    if (o.builtin == "mmc4") return plan::Mmc4Documents();
-    if (o.builtin == "mix") return plan::PretrainingMix();
+    if (o.builtin == "coco") return corpora::CocoCaptionsCorpus();
+    if (o.builtin == "mmc4") return corpora::Mmc4DocumentsCorpus();
+    if (o.builtin == "mix") return corpora::PretrainingMixCorpus();
     return Status::InvalidArgument("unknown --builtin '{}' (expected coco, mmc4 or mix)",
                                    o.builtin);
   }
@@ -65,8 +65,8 @@ Status Run(PlanOptions o) {
                         cost::CostModel::FromPresets(o.vision, o.llm, o.hardware));
   MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, LoadInput(o));
   if (o.builtin == "mix" && o.weights.empty()) {
-    o.weights.assign(std::begin(plan::kPretrainingMixWeights),
-                     std::end(plan::kPretrainingMixWeights));
+    o.weights.assign(std::begin(corpora::kPretrainingMixWeights),
+                     std::end(corpora::kPretrainingMixWeights));
   }
   o.config.source_weights = o.weights;
   MMPT_ASSIGN_OR_RETURN(plan::Comparison comparison,

@@ -9,7 +9,7 @@
 #include "command.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/plan/real_corpora.h"
+#include "mmpt/corpora/real_corpora.h"
 #include "mmpt/sim/corpus_ablation.h"
 
 namespace mmpt::cli {
@@ -32,16 +32,16 @@ Result<cost::SampleTable> LoadCorpus(SimulateOptions& o) {
     return Status::InvalidArgument("give either a corpus path or --builtin");
   }
   if (o.corpus.size() > 0) return store::ReadPlanningTable(o.corpus);
-  if (o.builtin == "coco") return plan::CocoCaptions();
-  if (o.builtin == "mmc4") return plan::Mmc4Documents();
+  if (o.builtin == "coco") return corpora::CocoCaptionsCorpus();
+  if (o.builtin == "mmc4") return corpora::Mmc4DocumentsCorpus();
   if (o.builtin != "mix") {
     return Status::InvalidArgument("unknown --builtin '{}' (coco, mmc4 or mix)", o.builtin);
   }
   if (o.weights.empty()) {
-    o.weights.assign(std::begin(plan::kPretrainingMixWeights),
-                     std::end(plan::kPretrainingMixWeights));
+    o.weights.assign(std::begin(corpora::kPretrainingMixWeights),
+                     std::end(corpora::kPretrainingMixWeights));
   }
-  return plan::PretrainingMix();
+  return corpora::PretrainingMixCorpus();
 }
 
 Status RunSimulate(SimulateOptions& o) {

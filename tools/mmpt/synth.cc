@@ -2,19 +2,19 @@
 #include <cstdio>
 
 #include "command.h"
-#include "mmpt/store/synth.h"
+#include "mmpt/corpora/synth.h"
 
 namespace mmpt::cli {
 namespace {
 
 struct SynthArgs {
-  store::SynthOptions options;
+  corpora::SynthOptions options;
   std::string format = "llava";
 };
 
 Status Run(SynthArgs args) {
   MMPT_ASSIGN_OR_RETURN(args.options.format, store::ParseInputFormat(args.format));
-  MMPT_ASSIGN_OR_RETURN(store::SynthReport report, store::Synthesize(args.options));
+  MMPT_ASSIGN_OR_RETURN(corpora::SynthReport report, corpora::Synthesize(args.options));
   std::printf("wrote %s: %llu samples, %llu images (%llu bytes)%s\n", report.jsonl_path.c_str(),
               static_cast<unsigned long long>(report.samples),
               static_cast<unsigned long long>(report.images),
@@ -30,7 +30,7 @@ const bool registered = RegisterCommand({
     "Generate a corpus with real image files (JPEG/PNG/WebP) of real or chosen sizes",
     [](CLI::App& app) -> Action {
       auto args = std::make_shared<SynthArgs>();
-      store::SynthOptions& o = args->options;
+      corpora::SynthOptions& o = args->options;
       app.add_option("--profile", o.profile,
                      "coco (real COCO sizes + captions), mmc4 (real documents at seeded COCO image "
                      "sizes), tiny (drawn sizes)")

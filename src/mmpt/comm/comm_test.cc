@@ -13,7 +13,7 @@
 #include "mmpt/comm/in_process.h"
 #include "mmpt/comm/mpi_communicator.h"
 #ifdef MMPT_WITH_MPI
-#include "mmpt/comm/mpirun_test_util_internal.h"
+#include "mmpt/comm/mpirun_test_util.h"
 #endif
 
 namespace mmpt::comm {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "mmpt/load/coco_corpus_internal.h"
+#include "mmpt/load/coco_corpus_test_util.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"

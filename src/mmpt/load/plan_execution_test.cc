@@ -14,7 +14,7 @@
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/store/planning_table.h"
 #include "mmpt/store/prepare.h"
-#include "mmpt/store/synth.h"
+#include "mmpt/corpora/synth.h"
 
 namespace mmpt::load {
 namespace {
@@ -31,14 +31,14 @@ class PlanExecutionSlow : public ::testing::Test {
     fs::remove_all(root_);
     store::PrepareOptions prepare;
     for (auto [profile, samples] : {std::pair{"coco", 40}, std::pair{"mmc4", 6}}) {
-      store::SynthOptions synth;
+      corpora::SynthOptions synth;
       synth.profile = profile;
       synth.samples = samples;
       synth.out_dir = root_ + "/raw";
       synth.format = profile == std::string("coco") ? store::InputFormat::kLlava
                                                     : store::InputFormat::kMmc4;
       synth.jobs = 2;
-      auto report = store::Synthesize(synth);
+      auto report = corpora::Synthesize(synth);
       ASSERT_TRUE(report.ok()) << report.status().ToString();
       prepare.inputs.push_back({report->jsonl_path, profile});
     }

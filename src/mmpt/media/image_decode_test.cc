@@ -5,14 +5,16 @@
 #include <string>
 #include <vector>
 
-#include "mmpt/media/image_encode.h"
+#include "mmpt/corpora/image_encode.h"
 #include "mmpt/media/image_preprocess.h"
-#include "mmpt/media/image_synth.h"
+#include "mmpt/corpora/image_synth.h"
 #include "mmpt/media/image_transform.h"
 #include "mmpt/media/patchify.h"
 #include "mmpt/media/resize.h"
 
 namespace mmpt::media {
+
+using namespace mmpt::corpora;  // test images
 namespace {
 
 std::span<const std::byte> Bytes(const std::string& s) {

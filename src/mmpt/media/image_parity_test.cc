@@ -14,10 +14,12 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
 #include "mmpt/media/image_preprocess.h"
-#include "mmpt/media/image_synth.h"
+#include "mmpt/corpora/image_synth.h"
 #include "mmpt/text/real_data.h"
 
 namespace mmpt::media {
+
+using namespace mmpt::corpora;  // test images
 namespace {
 
 namespace fs = std::filesystem;

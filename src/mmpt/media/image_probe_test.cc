@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "mmpt/media/image_encode.h"
-#include "mmpt/media/image_synth.h"
+#include "mmpt/corpora/image_encode.h"
+#include "mmpt/corpora/image_synth.h"
 
 namespace mmpt::media {
+
+using namespace mmpt::corpora;  // test images
 namespace {
 
 std::span<const std::byte> Bytes(const std::string& s) {

@@ -5,7 +5,7 @@
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/pack/packer.h"
 #include "mmpt/plan/planner.h"
-#include "mmpt/plan/real_corpora.h"
+#include "mmpt/corpora/real_corpora.h"
 
 namespace mmpt::plan {
 namespace {
@@ -18,7 +18,7 @@ struct Fixture {
 
 const Fixture& Coco() {
   static Fixture* f = [] {
-    auto table = CocoCaptions();
+    auto table = corpora::CocoCaptionsCorpus();
     auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
     if (!table.ok() || !model.ok()) std::abort();
     auto costs = cost::CostSamples(*table, *model);

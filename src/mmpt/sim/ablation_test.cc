@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "mmpt/sim/test_plans_internal.h"
+#include "mmpt/sim/test_plans_test_util.h"
 
 namespace mmpt::sim {
 namespace {

@@ -10,7 +10,7 @@
 #include "mmpt/store/merge.h"
 #include "mmpt/store/meta.h"
 #include "mmpt/store/prepare.h"
-#include "mmpt/store/test_util_internal.h"
+#include "mmpt/store/store_test_util.h"
 
 namespace mmpt::store {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "mmpt/store/prepare.h"
-#include "mmpt/store/synth.h"
-#include "mmpt/store/test_util_internal.h"
+#include "mmpt/corpora/synth.h"
+#include "mmpt/store/store_test_util.h"
 
 namespace mmpt::store {
 namespace {
@@ -20,14 +20,14 @@ const Dataset& TinyDataset() {
   static Dataset* dataset = [] {
     std::string corpus = FreshDir("prefetch_corpus");
     std::string out = FreshDir("prefetch_out");
-    SynthOptions synth;
+    corpora::SynthOptions synth;
     synth.profile = "tiny";
     synth.out_dir = corpus;
     synth.samples = 40;
     synth.min_side = 32;
     synth.max_side = 160;
     synth.jobs = 2;
-    auto report = Synthesize(synth);
+    auto report = corpora::Synthesize(synth);
     MMPT_CHECK(report.ok());
     static testing::WordTokenizer tokenizer;
     PrepareOptions options;

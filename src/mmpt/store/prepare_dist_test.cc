@@ -15,10 +15,10 @@
 #include "mmpt/store/adapter.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/prepare.h"
-#include "mmpt/store/synth.h"
-#include "mmpt/store/test_util_internal.h"
+#include "mmpt/corpora/synth.h"
+#include "mmpt/store/store_test_util.h"
 #ifdef MMPT_WITH_MPI
-#include "mmpt/comm/mpirun_test_util_internal.h"
+#include "mmpt/comm/mpirun_test_util.h"
 #endif
 
 namespace mmpt::store {
@@ -89,19 +89,19 @@ class PrepareDist : public ::testing::Test {
   // with real image files, and a single-process prepare of both: the reference.
   static void SetUpTestSuite() {
     in_ = Dir("in");
-    SynthOptions coco;
+    corpora::SynthOptions coco;
     coco.profile = "coco";
     coco.out_dir = in_;
     coco.samples = kCocoSamples;
     coco.image_format = "mix";
     coco.jobs = 2;
-    auto made = Synthesize(coco);
+    auto made = corpora::Synthesize(coco);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
-    SynthOptions mmc4 = coco;
+    corpora::SynthOptions mmc4 = coco;
     mmc4.profile = "mmc4";
     mmc4.format = InputFormat::kMmc4;
     mmc4.samples = kMmc4Samples;
-    made = Synthesize(mmc4);
+    made = corpora::Synthesize(mmc4);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     inputs_ = " coco=" + in_ + "/coco.jsonl mmc4=" + in_ + "/mmc4.jsonl";
     single_ = Dir("single");

@@ -6,11 +6,11 @@
 #include <fstream>
 
 #include "mmpt/core/mapped_file.h"
-#include "mmpt/media/image_synth.h"
+#include "mmpt/corpora/image_synth.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/merge.h"
 #include "mmpt/store/verify.h"
-#include "mmpt/store/test_util_internal.h"
+#include "mmpt/store/store_test_util.h"
 
 namespace mmpt::store {
 namespace {
@@ -19,9 +19,9 @@ using testing::FreshDir;
 using testing::WordTokenizer;
 
 void WriteImage(const std::string& path, uint32_t w, uint32_t h, media::ImageFormat format) {
-  media::EncodeOptions options;
+  corpora::EncodeOptions options;
   options.format = format;
-  auto bytes = media::SynthesizeImageFile(w, h, 3, w * 31 + h, options);
+  auto bytes = corpora::SynthesizeImageFile(w, h, 3, w * 31 + h, options);
   ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
   ASSERT_TRUE(WriteFileAtomic(path, *bytes).ok());
 }

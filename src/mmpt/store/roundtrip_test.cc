@@ -10,8 +10,8 @@
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/inspect.h"
 #include "mmpt/store/prepare.h"
-#include "mmpt/store/synth.h"
-#include "mmpt/store/test_util_internal.h"
+#include "mmpt/corpora/synth.h"
+#include "mmpt/store/store_test_util.h"
 #include "mmpt/store/verify.h"
 #include "mmpt/text/real_data.h"
 
@@ -45,19 +45,19 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
   ASSERT_TRUE(std::filesystem::exists(coco_path)) << "real data missing: " << coco_path;
   std::string corpus = FreshDir(fmt::format("rt_corpus_{}", InputFormatName(GetParam())));
   std::string out = FreshDir(fmt::format("rt_out_{}", InputFormatName(GetParam())));
-  SynthOptions synth;
+  corpora::SynthOptions synth;
   synth.out_dir = corpus;
   synth.format = GetParam();
   synth.samples = 24;
   synth.jobs = 2;
   synth.image_format = "mix";
   synth.profile = "coco";
-  auto coco = Synthesize(synth);
+  auto coco = corpora::Synthesize(synth);
   ASSERT_TRUE(coco.ok()) << coco.status().ToString();
   EXPECT_FALSE(coco->sizes_drawn);
   synth.profile = "mmc4";
   synth.samples = 5;
-  auto mmc4 = Synthesize(synth);
+  auto mmc4 = corpora::Synthesize(synth);
   ASSERT_TRUE(mmc4.ok()) << mmc4.status().ToString();
   EXPECT_TRUE(mmc4->sizes_drawn);
 
@@ -129,14 +129,14 @@ TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
   auto documents = text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile));
   ASSERT_TRUE(coco.ok() && documents.ok()) << "real data: " << coco.status().ToString() << " "
                                            << documents.status().ToString();
-  SynthOptions synth;
+  corpora::SynthOptions synth;
   synth.profile = "mmc4";
   synth.out_dir = FreshDir("synth_mmc4");
   synth.format = InputFormat::kCanonical;
   synth.metadata_only = true;
   synth.samples = 6;
   synth.seed = 3;
-  auto report = Synthesize(synth);
+  auto report = corpora::Synthesize(synth);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->samples, 6u);
   const auto inputs = ReadInputs(report->jsonl_path);
@@ -174,13 +174,13 @@ class VerifyTest : public ::testing::Test {
   void SetUp() override {
     corpus_ = FreshDir("verify_corpus");
     out_ = FreshDir("verify_out");
-    SynthOptions synth;
+    corpora::SynthOptions synth;
     synth.profile = "tiny";
     synth.out_dir = corpus_;
     synth.samples = 12;
     synth.max_side = 96;
     synth.jobs = 2;
-    auto corpus = Synthesize(synth);
+    auto corpus = corpora::Synthesize(synth);
     ASSERT_TRUE(corpus.ok()) << corpus.status().ToString();
     PrepareOptions options;
     options.inputs = {{corpus->jsonl_path, "tiny"}};

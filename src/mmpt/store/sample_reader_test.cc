@@ -13,8 +13,8 @@
 #include "mmpt/store/adapter.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/prepare.h"
-#include "mmpt/store/synth.h"
-#include "mmpt/store/test_util_internal.h"
+#include "mmpt/corpora/synth.h"
+#include "mmpt/store/store_test_util.h"
 
 namespace mmpt::store {
 namespace {
@@ -269,13 +269,13 @@ TEST(SampleReaderTest, FuzzSeedsAreWhatTheWriterWrites) {
 TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
   const std::string corpus = testing::FreshDir("reader_corpus");
   const std::string out = testing::FreshDir("reader_out");
-  SynthOptions synth;
+  corpora::SynthOptions synth;
   synth.profile = "tiny";
   synth.out_dir = corpus;
   synth.samples = 6;
   synth.max_side = 64;
   synth.jobs = 1;
-  auto report = Synthesize(synth);
+  auto report = corpora::Synthesize(synth);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   testing::WordTokenizer tokenizer;
   PrepareOptions options;

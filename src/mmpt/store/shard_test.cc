@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "mmpt/core/mapped_file.h"
-#include "mmpt/store/test_util_internal.h"
+#include "mmpt/store/store_test_util.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/shard_writer.h"

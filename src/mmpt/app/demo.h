@@ -1,0 +1,54 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/plan/planner.h"
+#include "mmpt/app/report_html.h"
+
+namespace mmpt::app {
+
+/// One cluster configuration the demo simulates.
+struct DemoConfiguration {
+  std::string name;
+  plan::PlannerConfig planner;
+};
+
+/// The seed's two settings (../shared/seed/README.md): the 30B MoE VLM with EP 8, TP = PP =
+/// CP = 1, 8K sequences and GA 128 (8 DP ranks: one EP group); and CP 2 with 24K sequences
+/// (GA 32), where vision DP when CP applies. `weights` are the corpus's source weights.
+std::vector<DemoConfiguration> SeedConfigurations(const std::vector<double>& weights);
+
+/// What the demo runs on and writes.
+struct DemoOptions {
+  std::string report_path = "report.html";
+  uint32_t steps = 2;  // steps simulated per stage and configuration
+  std::string vision = "qwen2.5-vl", llm = "qwen3-30b-a3b", hardware = "b200";
+  /// Sections other stages contribute (the tokenizer's figures), placed before the parameters.
+  std::vector<ReportSection> extra_sections;
+  /// Use the built-in profile even when ../shared/data/real is present (tests).
+  bool force_builtin_profile = false;
+  /// Where the demo synthesizes a small real-file sample of the corpus (app::BuildDemoDataset)
+  /// and prepares it, when ../shared/data/real is present.
+  std::string work_dir = "demo-out";
+};
+
+/// A corpus shaped like plan::PretrainingMix (sources coco, mmc4, text, text-long) drawn from a
+/// built-in seeded profile, for when the real data is absent: caption pairs of 8–40 text tokens
+/// with COCO-like images (long side 640 px, aspect 4:3, 3:4, 1:1 or 16:9), documents of 150–900
+/// text tokens with 2–12 images (long side log-uniform in [300, 1500] px), text-only documents
+/// of 150–900 tokens and long ones of 1.5k–20k. `samples` caption pairs, the rest in proportion.
+Result<cost::SampleTable> BuiltinProfileCorpus(uint32_t samples, uint64_t seed);
+
+/// Run the demo: when ../shared/data/real is present, synthesize a small corpus with real image
+/// files from it and prepare it (app::BuildDemoDataset), inspect it, read its `.meta` back and
+/// plan it (vanilla beside mmpt, plan::ComparePlanners), then plan the mixed real-data corpus
+/// (plan::PretrainingMix); else plan BuiltinProfileCorpus. Simulate the seed's configurations;
+/// write a self-contained HTML report to options.report_path. Returns the text
+/// to print (corpus line, ablation tables with their parameters, the report's path).
+/// Errors: those of the corpus, planners, simulation and WriteReport.
+Result<std::string> RunDemo(const DemoOptions& options);
+
+}  // namespace mmpt::app

@@ -1,0 +1,37 @@
+#pragma once
+
+// A small real-data dataset for `mmpt demo`: synthesize COCO caption pairs and mmc4 documents,
+// then prepare them, in one call.
+
+#include <cstdint>
+#include <string>
+
+#include "mmpt/core/status.h"
+#include "mmpt/store/prepare.h"
+#include "mmpt/corpora/synth.h"
+
+namespace mmpt::app {
+
+struct DemoDatasetOptions {
+  std::string work_dir;         // receives corpus/ (inputs and images) and dataset/
+  uint64_t coco_samples = 200;  // COCO val2017 images (real sizes and captions)
+  uint64_t mmc4_docs = 20;      // mmc4 documents (image sizes drawn)
+  std::string tokenizer_path;   // "" = text::DefaultTokenizerPath()
+  std::string vision_preset = "qwen2-vl";
+  size_t jobs = 0;
+  bool progress = true;
+};
+
+struct DemoDataset {
+  std::string dataset_dir;
+  corpora::SynthReport coco;
+  corpora::SynthReport mmc4;
+  store::PrepareReport prepare;
+};
+
+/// Synthesize the two corpora from ../shared/data/real/ and prepare them into
+/// `work_dir`/dataset (sources "coco" and "mmc4"). Errors: those of Synthesize, UseTokenizer
+/// and Prepare.
+Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options);
+
+}  // namespace mmpt::app

@@ -1,0 +1,168 @@
+// The planner on corpora built from ../shared/data/real (COCO caption pairs, mmc4 documents,
+// and a pretraining-like mix with text-only documents). These fail, not skip, when the real
+// data is absent.
+#include "mmpt/corpora/real_corpora.h"
+
+#include <gtest/gtest.h>
+
+#include "mmpt/plan/compare.h"
+#include "mmpt/plan/planner.h"
+#include "mmpt/text/real_data.h"
+
+namespace mmpt::corpora {
+
+// Moved here from the plan module; its names are used unqualified.
+using namespace mmpt::plan;
+namespace {
+
+TEST(RealCorporaTest, CorporaHaveTheDocumentedShape) {
+  auto coco = CocoCaptionsCorpus();
+  ASSERT_TRUE(coco.ok()) << coco.status().ToString();
+  EXPECT_EQ(coco->num_samples(), 25014u);
+  EXPECT_EQ(coco->num_images(), 25014u);
+  auto mmc4 = Mmc4DocumentsCorpus();
+  ASSERT_TRUE(mmc4.ok()) << mmc4.status().ToString();
+  EXPECT_EQ(mmc4->num_samples(), 107u);
+  for (uint64_t r = 0; r < mmc4->num_samples(); ++r) {
+    EXPECT_GE(mmc4->ImagesOf(r).size(), 2u);
+    EXPECT_LE(mmc4->ImagesOf(r).size(), 12u);
+  }
+  auto mix = PretrainingMixCorpus();
+  ASSERT_TRUE(mix.ok());
+  ASSERT_EQ(mix->num_sources(), 4u);
+  EXPECT_EQ(mix->source_names[3], "text-long");
+  EXPECT_EQ(mix->source_size(2), 107u);
+  EXPECT_EQ(mix->ImagesOf(mix->source_begin[2]).size(), 0u);  // text-only
+  // mmc4 images take real COCO sizes by the seeded rule: same seed, same sizes; another seed,
+  // others.
+  auto again = Mmc4DocumentsCorpus(text::RealDataDir(), 1);
+  auto other = Mmc4DocumentsCorpus(text::RealDataDir(), 2);
+  ASSERT_TRUE(again.ok() && other.ok());
+  EXPECT_EQ(again->images[0].width, mmc4->images[0].width);
+  bool differs = false;
+  for (size_t i = 0; i < 10; ++i) {
+    differs |= other->images[i].width != mmc4->images[i].width ||
+               other->images[i].height != mmc4->images[i].height;
+  }
+  EXPECT_TRUE(differs);
+  for (uint64_t i = 0; i < mmc4->num_images(); ++i) {
+    bool is_coco_size = false;
+    for (const cost::ImageSize& c : coco->images) {
+      is_coco_size |= c.width == mmc4->images[i].width && c.height == mmc4->images[i].height;
+    }
+    ASSERT_TRUE(is_coco_size) << "mmc4 image " << i;
+  }
+  // Image j of document d has the size of COCO image text::Mmc4CocoImage(1, d, j).
+  auto files = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  const uint64_t k = text::Mmc4CocoImage(1, 3, 1, files->images.size());
+  EXPECT_EQ(mmc4->ImagesOf(3)[1].width, files->images[k].width);
+  EXPECT_EQ(mmc4->ImagesOf(3)[1].height, files->images[k].height);
+  EXPECT_EQ(CocoCaptionsCorpus("/nonexistent").status().code(), StatusCode::kNotFound);
+}
+
+// Built-in corpora count text with the real tokenizer: a caption pair is exactly what the chat
+// template renders (default system turn, roles, image markers; the image's pads excluded), and
+// an mmc4 document is its sentences' tokens plus two markers per image and one end token.
+TEST(RealCorporaTest, TextTokensComeFromTheRealTokenizerAndTemplate) {
+  auto tokenizer = CorpusTokenizer::Default();
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
+  auto model = text::LoadTokenizer(text::DefaultTokenizerPath());
+  auto chat = text::ChatTemplate::Load("qwen_vl");
+  ASSERT_TRUE(model.ok() && chat.ok());
+  auto files = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
+  auto coco = CocoCaptionsCorpus();
+  ASSERT_TRUE(files.ok() && coco.ok());
+  const std::vector<std::string> captions = files->CaptionTexts();
+  for (size_t k : {size_t{0}, size_t{1}, size_t{777}, captions.size() - 1}) {
+    std::vector<text::ChatTurn> turns = {
+        {"user", {text::ChatSegment::Image()}},
+        {"assistant", {text::ChatSegment::Text(captions[k])}}};
+    auto rendered = text::RenderConversation(*chat, **model, turns, {5});
+    ASSERT_TRUE(rendered.ok());
+    // The render holds 5 pads; the sample's text tokens are everything else.
+    EXPECT_EQ(coco->text_tokens[k] + 5, rendered->ids.size()) << "caption " << k;
+    auto caption_tokens = (*model)->Count(captions[k]);
+    ASSERT_TRUE(caption_tokens.ok());
+    EXPECT_GT(coco->text_tokens[k], *caption_tokens + 20) << "system, roles and markers";
+  }
+  auto docs = text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile));
+  auto mmc4 = Mmc4DocumentsCorpus();
+  ASSERT_TRUE(docs.ok() && mmc4.ok());
+  ASSERT_EQ(docs->size(), mmc4->num_samples());
+  for (size_t d : {size_t{0}, size_t{50}, docs->size() - 1}) {
+    uint64_t tokens = 0;
+    for (const std::string& sentence : (*docs)[d].sentences) tokens += *(*model)->Count(sentence);
+    EXPECT_EQ(mmc4->text_tokens[d], tokens + 2 * mmc4->ImagesOf(d).size() + 1) << "doc " << d;
+  }
+  EXPECT_EQ((*tokenizer)->image_marker_tokens(), 2u);
+  EXPECT_EQ(CorpusTokenizer::Load("/nonexistent/tokenizer.json").status().code(),
+            StatusCode::kNotFound);
+}
+
+// A smaller layout (4 EP groups of 4, GA 64) keeps this in the unit tier. GA is large enough
+// that vanilla's per-rank buffers (1024 samples, ~40 packs) turn over within the run: with a
+// short run vanilla only ever trains on the first, fullest packs of each buffer.
+TEST(RealCorporaTest, MixPlansFullPacksNearTheBoundAndBeatsVanilla) {
+  auto mix = PretrainingMixCorpus();
+  auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  ASSERT_TRUE(mix.ok() && model.ok());
+  PlannerConfig config;
+  config.layout.dp = 16;
+  config.layout.ep = 4;
+  config.layout.ga = 64;
+  config.source_weights.assign(std::begin(kPretrainingMixWeights),
+                               std::end(kPretrainingMixWeights));
+  auto c = ComparePlanners(*mix, *model, config, 4);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_GE(c->mmpt.efficiency, 0.995);
+  EXPECT_LE(c->mmpt.step_seconds / c->mmpt.lower_bound_seconds, 1.05);
+  EXPECT_LT(c->mmpt.step_seconds, c->vanilla.step_seconds);
+  EXPECT_GT(c->throughput_speedup(), 1.0);
+  EXPECT_NE(FormatComparison(*c).find("vanilla"), std::string::npos);
+  EXPECT_NE(ComparisonJson(*c).find("\"throughput_speedup\""), std::string::npos);
+}
+
+// The seed's configuration: EP 8, TP/PP/CP 1, GA 128, DP 64, a 30B-A3B MoE LLM with a
+// Qwen2.5-VL encoder on B200, sequence length 8192 — on each real corpus.
+class RealCorporaSlow : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RealCorporaSlow, SeedConfigurationIsFullAndWithinThreePercentOfTheBound) {
+  std::string name = GetParam();
+  auto table = name == "coco" ? CocoCaptionsCorpus() : name == "mmc4" ? Mmc4DocumentsCorpus() : PretrainingMixCorpus();
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  ASSERT_TRUE(model.ok());
+  PlannerConfig config;
+  config.layout.dp = 64;
+  config.layout.ep = 8;
+  config.layout.ga = 128;
+  config.layout.seq_len = 8192;
+  if (name == "mix") {
+    config.source_weights.assign(std::begin(kPretrainingMixWeights),
+                                 std::end(kPretrainingMixWeights));
+  }
+  auto c = ComparePlanners(*table, *model, config, 2);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::printf("%s\n", FormatComparison(*c).c_str());
+  // The target on every corpus: 99.5% (the seed reached 99.4%).
+  EXPECT_GE(c->mmpt.efficiency, 0.995);
+  EXPECT_LE(c->mmpt.step_seconds, 1.03 * c->mmpt.lower_bound_seconds);
+  EXPECT_LE(c->mmpt.step_seconds, c->vanilla.step_seconds);
+
+  // The planner's state at this scale stays a few KB.
+  auto costs = cost::CostSamples(*table, *model);
+  ASSERT_TRUE(costs.ok());
+  auto planner = Planner::Create(*table, *costs, *model, config);
+  ASSERT_TRUE(planner.ok());
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(planner->PlanStep().ok());
+  std::string state = planner->SaveState();
+  std::printf("%s: planner state %zu bytes, %zu samples carried\n", name.c_str(), state.size(),
+              planner->carried().size());
+  EXPECT_LT(state.size(), 16384u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpora, RealCorporaSlow, ::testing::Values("coco", "mmc4", "mix"));
+
+}  // namespace
+}  // namespace mmpt::corpora
