@@ -11,6 +11,7 @@
 
 #include "bind_common.h"
 #include "mmpt/store/dataset.h"
+#include "mmpt/store/merge.h"
 #include "mmpt/store/prepare.h"
 
 namespace mmpt::python {
@@ -66,6 +67,16 @@ void BindStore(py::module_& m) {
       "as `mmpt prepare` does. Returns the report (records, samples, skipped, ..., summary). "
       "Raises InvalidArgumentError, NotFoundError, IOError, or the first bad record's error "
       "with on_error='fail'.");
+
+  m.def(
+      "merge",
+      [](const std::string& out_dir, const std::vector<std::string>& parts) {
+        store::Manifest merged = ValueOrThrow(store::MergeDatasets(out_dir, parts));
+        return merged.num_samples();
+      },
+      py::arg("out_dir"), py::arg("parts"),
+      "Join independently prepared datasets `parts` into `out_dir`/mmpt.json without copying "
+      "shards, as `mmpt merge` does; returns the merged sample count.");
 
   py::class_<store::Dataset, std::shared_ptr<store::Dataset>>(
       m, "DatasetReader",

@@ -37,7 +37,8 @@ from .routing import RowSegment, VisionRouting  # noqa: F401,E402
 
 # Bindings of modules that are built only when their module is: re-export what exists.
 # (The store's DatasetReader is not mmpt.Dataset: that name is the loader's, in data.py.)
-for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "DatasetReader",
+for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "merge",
+              "DatasetReader",
               "ThdSplit", "split_thd", "assign_vision", "place_images", "image_cost",
               "simulate_cp_vision"):
     if hasattr(_mmpt, _name):

@@ -90,3 +90,25 @@ def test_prepare_then_read_the_real_mix_back(tmp_path):
     bad.write_text('{"id": "x", "image": {"width": 0, "height": 5}, "conversations": []}\n')
     with pytest.raises(mmpt.Error, match="bad.jsonl:1"):
         mmpt.prepare([("bad", str(bad))], str(tmp_path / "ds2"), jobs=1, on_error="fail")
+
+
+@needs(not hasattr(mmpt, "merge") or not hasattr(mmpt, "Planner"), reason="load not built")
+def test_a_merged_dataset_plans_in_manifest_order(tmp_path):
+    from vdp_model import load_coco, write_real_mix
+
+    coco = load_coco()
+    parts = []
+    for name, first in (("pa", 0), ("pb", 20)):
+        inputs = write_real_mix(str(tmp_path / name / "in"), coco[first:], num_captions=20,
+                                num_docs=2)
+        mmpt.prepare(inputs, str(tmp_path / name / "ds"), jobs=1, on_error="fail")
+        parts.append(str(tmp_path / name / "ds"))
+    assert mmpt.merge(str(tmp_path / "pm"), parts) == 44
+    (tmp_path / "pm" / "stray").mkdir()  # files the manifest does not name are no part of it
+    (tmp_path / "pm" / "stray" / "00000.meta").write_bytes(
+        (tmp_path / "pa" / "ds" / "coco" / "00000.meta").read_bytes())
+    dataset = mmpt.Dataset(str(tmp_path / "pm"))
+    assert dataset.num_samples == 44 and dataset.sources == ["coco", "mmc4"]
+    plan = mmpt.Planner(dataset, seq_len=1024, dp=2).plan(0)
+    placed = [s for rank in plan["rank_samples"] for s in rank]
+    assert placed and len(set(placed)) == len(placed)
