@@ -19,6 +19,7 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/pack/overlong.h"
 #include "mmpt/pack/packer.h"
 #include "mmpt/corpora/real_corpora.h"
@@ -39,7 +40,8 @@ double BestSeconds(int repeats, const std::function<void()>& fn) {
 int Run(size_t samples, uint32_t seq_len) {
   using namespace mmpt;
   auto table = corpora::PretrainingMixCorpus();
-  auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  auto model = cost::CostModel::FromPresets(cost::Defaults::kVision, cost::Defaults::kLlm,
+                                            cost::Defaults::kHardware);
   if (!table.ok() || !model.ok()) {
     fmt::print(stderr, "error: {}\n", (!table.ok() ? table.status() : model.status()).ToString());
     return 1;

@@ -36,7 +36,7 @@ void BindCost(py::module_& m) {
         out["train_flops"] = c.train_flops;
         return out;
       },
-      py::arg("width"), py::arg("height"), py::arg("vision") = "qwen2-vl",
+      py::arg("width"), py::arg("height"), py::arg("vision") = std::string(cost::Defaults::kVision),
       py::arg("llm_hidden") = 3584,
       "What a width×height image becomes under a vision preset (a name under presets/vision, "
       "or a preset's JSON text): resized size, LLM tokens, encoder patches, and training FLOPs "

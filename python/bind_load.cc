@@ -11,10 +11,12 @@
 
 #include "bind_common.h"
 #include "mmpt/comm/communicator.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/store/planning_table.h"
+#include "mmpt/store/vision_preset.h"
 
 namespace mmpt::python {
 namespace {
@@ -97,15 +99,25 @@ py::dict BatchToDict(std::shared_ptr<load::Batch> batch) {
   return d;
 }
 
-py::dict PlanSummary(const plan::StepPlan& plan) {
+// Every field of a layout, by its CLI and keyword name.
+py::dict LayoutDict(const plan::Layout& layout) {
   py::dict d;
+  d["seq_len"] = layout.seq_len;
+  d["dp"] = layout.dp;
+  d["ga"] = layout.ga;
+  d["mbs"] = layout.mbs;
+  d["cp"] = layout.cp;
+  d["tp"] = layout.tp;
+  d["pp"] = layout.pp;
+  d["ep"] = layout.ep;
+  d["sync"] = std::string(plan::SyncModelName(layout.sync));
+  return d;
+}
+
+py::dict PlanSummary(const plan::StepPlan& plan) {
+  py::dict d = LayoutDict(plan.layout);
   d["step"] = plan.step;
   d["hash"] = plan.Hash();
-  d["dp"] = plan.layout.dp;
-  d["ga"] = plan.layout.ga;
-  d["mbs"] = plan.layout.mbs;
-  d["cp"] = plan.layout.cp;
-  d["seq_len"] = plan.layout.seq_len;
   // Per DP rank: the (source, index) of every sample it loads this step, in order.
   py::list ranks;
   for (uint32_t r = 0; r < plan.layout.dp; ++r) {
@@ -181,20 +193,30 @@ void BindLoad(py::module_& m) {
              layout.sync = ValueOrThrow(plan::ParseSyncModel(sync));
              config.planner.seed = seed;
              config.planner.cp_vision = ValueOrThrow(cp::ParseVisionPolicy(vision_policy));
-             config.vision = vision;
              config.llm = llm;
              config.hardware = hardware;
              return ValueOrThrow(WithoutGil([&]() -> Result<std::shared_ptr<load::PlanStream>> {
+               MMPT_ASSIGN_OR_RETURN(config.vision,
+                                     store::DatasetVisionPreset(dataset_dir, vision));
                MMPT_ASSIGN_OR_RETURN(cost::SampleTable table,
                                      store::ReadPlanningTable(dataset_dir));
                return load::PlanStream::Create(std::move(table), config);
              }));
            }),
-           py::arg("dataset"), py::arg("seq_len") = 8192, py::arg("dp") = 1, py::arg("ga") = 1,
-           py::arg("mbs") = 1, py::arg("cp") = 1, py::arg("tp") = 1, py::arg("pp") = 1,
-           py::arg("ep") = 1, py::arg("sync") = "step", py::arg("seed") = 0,
-           py::arg("vision") = "qwen2-vl", py::arg("llm") = "qwen2.5-7b",
-           py::arg("hardware") = "h200", py::arg("vision_policy") = "cost")
+           // Defaults: plan::Layout's and cost::Defaults, the table the CLI uses too; the vision
+           // preset is the dataset's (its manifest) unless given.
+           py::arg("dataset"), py::arg("seq_len") = plan::Layout{}.seq_len,
+           py::arg("dp") = plan::Layout{}.dp, py::arg("ga") = plan::Layout{}.ga,
+           py::arg("mbs") = plan::Layout{}.mbs, py::arg("cp") = plan::Layout{}.cp,
+           py::arg("tp") = plan::Layout{}.tp, py::arg("pp") = plan::Layout{}.pp,
+           py::arg("ep") = plan::Layout{}.ep,
+           py::arg("sync") = std::string(plan::SyncModelName(plan::Layout{}.sync)),
+           py::arg("seed") = plan::PlannerConfig{}.seed, py::arg("vision") = "",
+           py::arg("llm") = std::string(cost::Defaults::kLlm),
+           py::arg("hardware") = std::string(cost::Defaults::kHardware),
+           py::arg("vision_policy") = "cost")
+      .def_property_readonly("layout",
+                             [](const load::PlanStream& s) { return LayoutDict(s.layout()); })
       .def("plan",
            [](load::PlanStream& s, uint64_t step) {
              return PlanSummary(*ValueOrThrow(WithoutGil([&] { return s.Plan(step); })));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/merge.h"
 #include "mmpt/store/prepare.h"
@@ -59,7 +60,7 @@ void BindStore(py::module_& m) {
         out["summary"] = r.Summary();
         return out;
       },
-      py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision_preset") = "qwen2-vl",
+      py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision_preset") = std::string(cost::Defaults::kVision),
       py::arg("samples_per_shard") = 1000, py::arg("jobs") = 0, py::arg("on_error") = "skip",
       py::arg("tokenizer") = "",
       "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "

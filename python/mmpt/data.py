@@ -64,23 +64,28 @@ class Planner:
     Layout arguments follow Megatron: ``dp`` data-parallel ranks, ``ga`` micro-steps per step,
     ``mbs`` packs per micro-step, ``cp`` context-parallel size, ``seq_len`` tokens per pack;
     ``sync`` is where ranks wait (``"step"``, ``"microstep"``, ``"pipeline"``). ``vision``,
-    ``llm`` and ``hardware`` name cost presets; ``vision`` must be the one the dataset's image
-    sizes were prepared for. ``vision_policy`` says who encodes a pack's images under CP:
-    ``"cost"`` (vision DP balanced by encoder cost), ``"count"`` (by image count, as Megatron
-    Bridge does) or ``"naive"`` (each CP rank encodes what its shard needs, no exchange); the
-    plan decides it and every loader executes it.
+    ``llm`` and ``hardware`` name cost presets. ``vision_policy`` says who encodes a pack's
+    images under CP: ``"cost"`` (vision DP balanced by encoder cost), ``"count"`` (by image
+    count, as Megatron Bridge does) or ``"naive"`` (each CP rank encodes what its shard needs, no
+    exchange); the plan decides it and every loader executes it. An argument left out (None)
+    takes the default the ``mmpt`` command uses too (one table, in C++: ``plan::Layout`` and
+    ``cost::Defaults``); ``vision`` defaults to the preset the dataset was prepared with (its
+    ``mmpt.json``), and another one raises InvalidArgumentError naming both. ``layout`` holds the
+    values used.
     """
 
-    def __init__(self, dataset, seq_len: int = 8192, dp: int = 1, ga: int = 1, mbs: int = 1,
-                 cp: int = 1, tp: int = 1, pp: int = 1, ep: int = 1, sync: str = "step",
-                 seed: int = 0, vision: str = "qwen2-vl", llm: str = "qwen2.5-7b",
-                 hardware: str = "h200", vision_policy: str = "cost"):
+    def __init__(self, dataset, seq_len: Optional[int] = None, dp: Optional[int] = None,
+                 ga: Optional[int] = None, mbs: Optional[int] = None, cp: Optional[int] = None,
+                 tp: Optional[int] = None, pp: Optional[int] = None, ep: Optional[int] = None,
+                 sync: Optional[str] = None, seed: Optional[int] = None,
+                 vision: Optional[str] = None, llm: Optional[str] = None,
+                 hardware: Optional[str] = None, vision_policy: Optional[str] = None):
         path = dataset.path if isinstance(dataset, Dataset) else str(dataset)
-        self.layout = dict(seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp, tp=tp, pp=pp, ep=ep)
-        self._stream = _mmpt.PlanStream(path, seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp,
-                                        tp=tp, pp=pp, ep=ep, sync=sync, seed=seed,
-                                        vision=vision, llm=llm, hardware=hardware,
-                                        vision_policy=vision_policy)
+        given = dict(seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp, tp=tp, pp=pp, ep=ep,
+                     sync=sync, seed=seed, vision=vision, llm=llm, hardware=hardware,
+                     vision_policy=vision_policy)
+        self._stream = _mmpt.PlanStream(path, **{k: v for k, v in given.items() if v is not None})
+        self.layout = self._stream.layout
 
     def plan(self, step: int) -> Dict[str, Any]:
         """Summary of step ``step``'s plan: ``hash``, layout, ``rank_samples`` per DP rank."""

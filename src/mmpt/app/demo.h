@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/plan/planner.h"
 #include "mmpt/app/report_html.h"
@@ -25,7 +26,9 @@ std::vector<DemoConfiguration> SeedConfigurations(const std::vector<double>& wei
 struct DemoOptions {
   std::string report_path = "report.html";
   uint32_t steps = 2;  // steps simulated per stage and configuration
-  std::string vision = "qwen2.5-vl", llm = "qwen3-30b-a3b", hardware = "b200";
+  std::string vision{cost::Defaults::kVision};
+  std::string llm{cost::Defaults::kLlm};
+  std::string hardware{cost::Defaults::kHardware};
   /// Sections other stages contribute (the tokenizer's figures), placed before the parameters.
   std::vector<ReportSection> extra_sections;
   /// Use the built-in profile even when ../shared/data/real is present (tests).

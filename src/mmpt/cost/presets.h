@@ -29,4 +29,15 @@ Result<VisionConfig> ParseVisionPreset(std::string_view json, std::string_view o
 Result<LlmConfig> ParseLlmPreset(std::string_view json, std::string_view origin);
 Result<HardwareConfig> ParseHardwarePreset(std::string_view json, std::string_view origin);
 
+/// The one table of preset defaults: what every entry point (the `mmpt` command, the Python
+/// API, the plan stream, the benchmarks, the demo) uses unless told otherwise. The seed's model:
+/// Qwen2.5-VL's vision encoder with the Qwen3-30B-A3B MoE LLM, on B200s. The layout's defaults
+/// (sizes 1, 8192 tokens per pack, sync microstep) are plan::Layout's. Commands on a prepared
+/// dataset take the vision preset from its manifest instead (store::DatasetVisionPreset).
+struct Defaults {
+  static constexpr std::string_view kVision = "qwen2.5-vl";
+  static constexpr std::string_view kLlm = "qwen3-30b-a3b";
+  static constexpr std::string_view kHardware = "b200";
+};
+
 }  // namespace mmpt::cost

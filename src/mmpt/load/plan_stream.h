@@ -14,18 +14,21 @@
 
 #include "mmpt/core/status.h"
 #include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/plan/planner.h"
 
 namespace mmpt::load {
 
-/// What a PlanStream is made from: presets by name and the planner's config.
+/// What a PlanStream is made from: presets by name (cost::Defaults unless set) and the
+/// planner's config.
 struct PlanStreamConfig {
   plan::PlannerConfig planner;
-  std::string vision = "qwen2-vl";  // vision preset (must match the dataset's image tokens)
-  std::string llm = "qwen2.5-7b";
-  std::string hardware = "h200";
+  /// Vision preset: the dataset's (store::DatasetVisionPreset), for its image tokens.
+  std::string vision{cost::Defaults::kVision};
+  std::string llm{cost::Defaults::kLlm};
+  std::string hardware{cost::Defaults::kHardware};
 };
 
 /// Owns a corpus table, its costs, a cost model and a Planner, and serves plans by step.

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/pack/packer.h"
 #include "mmpt/plan/planner.h"
 #include "mmpt/corpora/real_corpora.h"
@@ -19,7 +20,8 @@ struct Fixture {
 const Fixture& Coco() {
   static Fixture* f = [] {
     auto table = corpora::CocoCaptionsCorpus();
-    auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+    auto model = cost::CostModel::FromPresets(cost::Defaults::kVision, cost::Defaults::kLlm,
+                                              cost::Defaults::kHardware);
     if (!table.ok() || !model.ok()) std::abort();
     auto costs = cost::CostSamples(*table, *model);
     if (!costs.ok()) std::abort();

@@ -11,6 +11,7 @@
 
 #include "mmpt/comm/communicator.h"
 #include "mmpt/core/status.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/store/adapter.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/text/tokenizer.h"
@@ -40,7 +41,7 @@ struct PrepareOptions {
   const text::Tokenizer* tokenizer = nullptr;
   std::string tokenizer_path;   // recorded in the manifest
   uint64_t tokenizer_xxh3 = 0;  // recorded in the manifest
-  std::string vision_preset = "qwen2-vl";  // images the preset rejects are bad records
+  std::string vision_preset{cost::Defaults::kVision};  // images the preset rejects are bad records
   uint64_t samples_per_shard = 1000;       // input records per shard (fewer when some skip)
   size_t jobs = 0;                         // worker threads; 0 = one per hardware thread
   ErrorPolicy on_error = ErrorPolicy::kSkip;

@@ -1,0 +1,21 @@
+#pragma once
+
+// Which vision preset a command on a dataset uses: the one the dataset was prepared with, so
+// that planning, loading and inspecting count the same image tokens.
+
+#include <string>
+#include <string_view>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::store {
+
+/// The vision preset to plan or load `dataset_dir` with: `requested` when given (non-empty),
+/// else the one its manifest records, else cost::Defaults::kVision (a manifest that names
+/// none). Errors: those of ReadManifest; InvalidArgument when `requested` differs from the
+/// manifest's preset, naming both (image tokens derive from the preset, so planning with
+/// another one would disagree with what prepare checked and what the loader makes).
+Result<std::string> DatasetVisionPreset(const std::string& dataset_dir,
+                                        std::string_view requested);
+
+}  // namespace mmpt::store
