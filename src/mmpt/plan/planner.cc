@@ -4,7 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numeric>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "mmpt/core/hash.h"
 #include "mmpt/pack/refill.h"
@@ -15,7 +19,9 @@ namespace mmpt::plan {
 namespace {
 
 constexpr char kStateMagic[8] = {'M', 'M', 'P', 'T', 'P', 'S', 'T', '1'};
-constexpr uint32_t kStateVersion = 1;
+// Version 2 records the settings a state was saved under by name (version 1: their hash), so a
+// restore under others says which differ.
+constexpr uint32_t kStateVersion = 2;
 
 template <typename T>
 void Put(std::string* out, T value) {
@@ -38,6 +44,17 @@ class Reader {
     }
     std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
     pos_ += sizeof(T);
+    return value;
+  }
+  // A string stored as its uint32 length, then its bytes.
+  std::string GetString() {
+    const uint32_t size = Get<uint32_t>();
+    if (overrun_ || pos_ + size > bytes_.size()) {
+      overrun_ = true;
+      return {};
+    }
+    std::string value(bytes_.substr(pos_, size));
+    pos_ += size;
     return value;
   }
   bool overrun() const { return overrun_; }
@@ -226,28 +243,42 @@ Result<StepPlan> Planner::PlanStep() {
   return plan;
 }
 
-uint64_t Planner::Fingerprint() const {
-  Hasher h(0x66696e6765727072ULL);
+std::vector<std::pair<std::string, std::string>> Planner::Settings() const {
   const Layout& l = config_.layout;
-  for (uint32_t v : {l.dp, l.tp, l.pp, l.cp, l.ep, l.ga, l.mbs, l.seq_len,
-                     static_cast<uint32_t>(l.sync), static_cast<uint32_t>(config_.overlong),
-                     static_cast<uint32_t>(config_.algorithm), config_.max_samples_per_pack,
-                     config_.max_images_per_pack, config_.max_carry_steps}) {
-    h.UpdatePod(v);
-  }
-  h.UpdatePod(config_.seed);
-  h.UpdatePod(config_.pool_slack);
-  for (double w : config_.source_weights) h.UpdatePod(w);
-  h.UpdatePod(static_cast<uint64_t>(table_->num_samples()));
-  h.UpdatePod(static_cast<uint64_t>(table_->num_images()));
-  for (uint64_t b : table_->source_begin) h.UpdatePod(b);
-  return h.Digest();
+  auto list = [](const auto& values) { return fmt::format("{}", fmt::join(values, ",")); };
+  return {{"dp", fmt::format("{}", l.dp)},
+          {"tp", fmt::format("{}", l.tp)},
+          {"pp", fmt::format("{}", l.pp)},
+          {"cp", fmt::format("{}", l.cp)},
+          {"ep", fmt::format("{}", l.ep)},
+          {"ga", fmt::format("{}", l.ga)},
+          {"mbs", fmt::format("{}", l.mbs)},
+          {"seq_len", fmt::format("{}", l.seq_len)},
+          {"sync", std::string(SyncModelName(l.sync))},
+          {"overlong", std::string(pack::OverlongPolicyName(config_.overlong))},
+          {"algorithm", std::string(pack::AlgorithmName(config_.algorithm))},
+          {"max_samples_per_pack", fmt::format("{}", config_.max_samples_per_pack)},
+          {"max_images_per_pack", fmt::format("{}", config_.max_images_per_pack)},
+          {"max_carry_steps", fmt::format("{}", config_.max_carry_steps)},
+          {"seed", fmt::format("{}", config_.seed)},
+          {"pool_slack", fmt::format("{}", config_.pool_slack)},
+          {"source_weights", list(config_.source_weights)},
+          {"samples", fmt::format("{}", table_->num_samples())},
+          {"images", fmt::format("{}", table_->num_images())},
+          {"source_begin", list(table_->source_begin)}};
 }
 
 std::string Planner::SaveState() const {
   std::string out(kStateMagic, sizeof(kStateMagic));
   Put(&out, kStateVersion);
-  Put(&out, Fingerprint());
+  const auto settings = Settings();
+  Put(&out, static_cast<uint32_t>(settings.size()));
+  for (const auto& [name, value] : settings) {
+    Put(&out, static_cast<uint32_t>(name.size()));
+    out += name;
+    Put(&out, static_cast<uint32_t>(value.size()));
+    out += value;
+  }
   Put(&out, step_);
   Put(&out, static_cast<uint32_t>(order_.cursors().size()));
   for (const SourceCursor& c : order_.cursors()) {
@@ -288,8 +319,25 @@ Status Planner::RestoreState(std::string_view bytes) {
     return Status::Corrupt("planner state: version {} (this build reads {})", version,
                            kStateVersion);
   }
-  if (in.Get<uint64_t>() != Fingerprint()) {
-    return Status::InvalidArgument("planner state was saved for another corpus or config");
+  // The settings the state was saved under, each compared with this planner's by name.
+  std::map<std::string, std::string> saved;
+  const uint32_t num_settings = in.Get<uint32_t>();
+  for (uint32_t i = 0; i < num_settings && !in.overrun(); ++i) {
+    std::string name = in.GetString();
+    saved[name] = in.GetString();
+  }
+  if (in.overrun()) return Status::Corrupt("planner state: truncated");
+  std::vector<std::string> differences;
+  for (const auto& [name, value] : Settings()) {
+    auto it = saved.find(name);
+    const std::string then = it == saved.end() ? "(not recorded)" : it->second;
+    if (then != value) {
+      differences.push_back(fmt::format("saved at {} {}, now {} {}", name, then, name, value));
+    }
+  }
+  if (!differences.empty()) {
+    return Status::InvalidArgument("planner state is of another corpus or config: {}",
+                                   fmt::join(differences, "; "));
   }
   uint64_t step = in.Get<uint64_t>();
   uint32_t num_sources = in.Get<uint32_t>();

@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mmpt/core/status.h"
@@ -79,14 +80,16 @@ class Planner {
   /// Serialize the planner's state (step, stream cursors, carried samples): a few KB.
   std::string SaveState() const;
   /// Resume from SaveState() bytes: later plans are byte-identical to an uninterrupted run.
-  /// Errors: Corrupt (bad magic, size or checksum), InvalidArgument (state of another corpus or
-  /// config).
+  /// Errors: Corrupt (bad magic, version, size or checksum), InvalidArgument (state of another
+  /// corpus or config, naming each setting that differs: "saved at dp 64, now dp 32").
   Status RestoreState(std::string_view bytes);
 
  private:
   Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
           const cost::CostModel& model, PlannerConfig config, SampleOrder order);
-  uint64_t Fingerprint() const;
+  // What a saved state is valid only under, by name: the layout, the other planner settings
+  // and the corpus's shape.
+  std::vector<std::pair<std::string, std::string>> Settings() const;
 
   const cost::SampleTable* table_;
   const cost::CostedSamples* costs_;

@@ -1,5 +1,6 @@
 #include "mmpt/plan/planner.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -217,13 +218,19 @@ TEST_P(PlannerPropertyTest, PlansAreIdenticalAcrossRunsThreadsAndRestorePoints) 
 
 INSTANTIATE_TEST_SUITE_P(Seeds, PlannerPropertyTest, ::testing::Values(1u, 2u, 3u));
 
+// The state of a planner of `config` on `c` after one step.
+std::string StateAfterOneStep(const RandomCorpus& c, const PlannerConfig& config) {
+  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  EXPECT_TRUE(planner.ok() && planner->PlanStep().ok());
+  return planner.ok() ? planner->SaveState() : std::string();
+}
+
 TEST(PlannerTest, StateRejectsCorruptionAndOtherConfigs) {
   RandomCorpus c = MakeCorpus(5, 500);
   PlannerConfig config = SmallConfig(1);
   auto planner = Planner::Create(c.table, c.costs, c.model, config);
   ASSERT_TRUE(planner.ok());
-  ASSERT_TRUE(planner->PlanStep().ok());
-  std::string state = planner->SaveState();
+  std::string state = StateAfterOneStep(c, config);
   std::string flipped = state;
   flipped[20] ^= 1;
   EXPECT_EQ(planner->RestoreState(flipped).code(), StatusCode::kCorrupt);
@@ -233,6 +240,29 @@ TEST(PlannerTest, StateRejectsCorruptionAndOtherConfigs) {
   auto other = Planner::Create(c.table, c.costs, c.model, config);
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->RestoreState(state).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(PlannerTest, StateUnderAnotherLayoutSaysWhatDiffers) {
+  RandomCorpus c = MakeCorpus(5, 500);
+  PlannerConfig config = SmallConfig(1);
+  const std::string state = StateAfterOneStep(c, config);
+  const uint32_t saved_dp = config.layout.dp;
+  const uint32_t saved_seq_len = config.layout.seq_len;
+  config.layout.dp = saved_dp * 2;
+  config.layout.seq_len = saved_seq_len * 2;
+  auto other = Planner::Create(c.table, c.costs, c.model, config);
+  ASSERT_TRUE(other.ok());
+  Status status = other->RestoreState(state);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find(fmt::format("saved at dp {}, now dp {}", saved_dp, saved_dp * 2)),
+            std::string::npos)
+      << status.ToString();
+  EXPECT_NE(status.message().find(
+                fmt::format("saved at seq_len {}, now seq_len {}", saved_seq_len, saved_seq_len * 2)),
+            std::string::npos)
+      << status.ToString();
+  EXPECT_EQ(status.message().find("seed"), std::string::npos) << status.ToString();
+  EXPECT_EQ(other->next_step(), 0u);  // nothing restored
 }
 
 TEST(PlannerTest, ImpossibleInputsGetClearErrors) {
