@@ -4,7 +4,7 @@
 //      (Energon's method: seek + readline + json.loads, Debian's /usr/bin/python3);
 //   3. prepare throughput vs copying the same input bytes (`cp -r` then `sync`).
 // Inputs come from ../shared/data/real/ through `mmpt synth` (COCO sizes and captions, mmc4
-// documents). Usage: store_io [--index-mb N] [--reads N] [--coco N] [--jobs N] [--dir DIR]
+// documents). Usage: store_io [--index-mb N] [--reads N] [--coco N] [--threads N] [--dir DIR]
 #include <fmt/format.h>
 
 #include <time.h>
@@ -105,14 +105,14 @@ print(len(indices) / elapsed, checksum)
 
 int main(int argc, char** argv) {
   uint64_t index_mb = 256, reads = 200000, coco = 1000;
-  size_t jobs = 2;
+  size_t threads = 2;
   std::string dir = (fs::temp_directory_path() / "mmpt_store_io").string();
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--index-mb") index_mb = std::stoull(argv[i + 1]);
     else if (flag == "--reads") reads = std::stoull(argv[i + 1]);
     else if (flag == "--coco") coco = std::stoull(argv[i + 1]);
-    else if (flag == "--jobs") jobs = std::stoull(argv[i + 1]);
+    else if (flag == "--threads") threads = std::stoull(argv[i + 1]);
     else if (flag == "--dir") dir = argv[i + 1];
     else { std::fprintf(stderr, "store_io: unknown flag %s\n", argv[i]); return 2; }
   }
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   // Inputs: COCO caption pairs (real sizes) and every mmc4 document (seeded COCO sizes).
   corpora::SynthOptions synth;
   synth.out_dir = dir + "/corpus";
-  synth.jobs = jobs;
+  synth.jobs = threads;
   synth.profile = "coco";
   synth.samples = coco;
   auto coco_report = corpora::Synthesize(synth);
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   store::PrepareOptions prepare;
   prepare.inputs = {{coco_report->jsonl_path, "coco"}, {mmc4_report->jsonl_path, "mmc4"}};
   prepare.out_dir = dir + "/dataset";
-  prepare.jobs = jobs;
+  prepare.jobs = threads;
   prepare.progress = false;
   prepare.samples_per_shard = 200;
   auto tokenizer = store::UseTokenizer("", prepare);
@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
     }
   });
   double prefetch_s = BestOf(3, [&] {
-    store::Prefetcher prefetcher(*dataset, indices, {.threads = jobs});
+    store::Prefetcher prefetcher(*dataset, indices, {.threads = threads});
     while (auto next = prefetcher.Next()) {
       Check(next->status());
       checksum += (*next)->sample.segments.size();
@@ -273,12 +273,12 @@ int main(int argc, char** argv) {
               fmt::format("{:.0f}/s", python_rate).c_str(),
               fmt::format("{:.0f}/s", reads / line_s).c_str(), reads / line_s / python_rate);
   std::printf("%-58s %14s %14s %7.2fx\n",
-              fmt::format("  same through Prefetcher, {} threads (wall)", jobs).c_str(),
+              fmt::format("  same through Prefetcher, {} threads (wall)", threads).c_str(),
               fmt::format("{:.0f}/s", python_rate).c_str(),
               fmt::format("{:.0f}/s", reads / prefetch_s).c_str(), reads / prefetch_s / python_rate);
   std::printf("%-58s %14s %14s %7.2fx\n",
-              fmt::format("prepare {} MB ({} samples, {} jobs): cp+sync | prepare",
-                          input_bytes >> 20, report.samples, jobs).c_str(),
+              fmt::format("prepare {} MB ({} samples, {} threads): cp+sync | prepare",
+                          input_bytes >> 20, report.samples, threads).c_str(),
               mbs(input_bytes, copy_s).c_str(), mbs(input_bytes, prepare_s).c_str(),
               copy_s / prepare_s);
   std::printf("%-58s %14s %14s %7.2fx\n", "  same without tokenizing (I/O, parse, probe, zip)",

@@ -88,6 +88,22 @@ def test_state_dict_restores_the_same_batches(dataset_dir):
     assert [digest(b) for b in fresh] == expected
 
 
+def test_planner_takes_the_datasets_vision_preset_and_the_shared_defaults(dataset_dir):
+    planner = mmpt.Planner(dataset_dir)  # load_corpus prepared it with --vision qwen2-vl
+    # The layout defaults are the mmpt command's (plan::Layout): sizes 1, 8192, microstep.
+    assert planner.layout == dict(seq_len=8192, dp=1, ga=1, mbs=1, cp=1, tp=1, pp=1, ep=1,
+                                  sync="microstep")
+    assert mmpt.Planner(dataset_dir, vision="qwen2-vl", dp=2).layout["dp"] == 2
+    with pytest.raises(mmpt.InvalidArgumentError, match="'qwen3-vl'.*'qwen2-vl'"):
+        mmpt.Planner(dataset_dir, vision="qwen3-vl")
+
+
+def test_state_saved_under_another_layout_says_what_differs(dataset_dir):
+    state = mmpt.Planner(dataset_dir, dp=2, ga=2).state_dict(1)
+    with pytest.raises(mmpt.InvalidArgumentError, match="saved at dp 2, now dp 1"):
+        mmpt.Planner(dataset_dir, ga=2).load_state_dict(state)
+
+
 def test_blocking_next_releases_the_gil(dataset_dir):
     loader = make_loader(dataset_dir, steps=4, num_threads=1, prefetch=1)
     done = threading.Event()

@@ -1,19 +1,13 @@
 #pragma once
 
 // `mmpt bench <name>`: whole-program benchmarks that print a baseline and mmpt side by side
-// from one run. Each benchmark is one file (bench_<name>.cc) that calls RegisterBenchmark from
-// a static initializer, the way subcommands register with RegisterCommand.
-
-#include <vector>
+// from one run. Each benchmark is one file (bench_<name>.cc); bench.cc lists them.
 
 #include "command.h"
 
 namespace mmpt::cli {
 
-/// Add `mmpt bench <benchmark.name>`. Returns true (for static registration).
-bool RegisterBenchmark(Command benchmark);
-
-/// Every registered benchmark, in registration order.
-std::vector<Command>& Benchmarks();
+/// `mmpt bench load`.
+Command BenchLoadCommand();
 
 }  // namespace mmpt::cli

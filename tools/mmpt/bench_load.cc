@@ -2,66 +2,97 @@
 // micro-steps (ratio), then a long run with resident memory sampled. Under mpirun every rank
 // loads its DP share and the ranks check that their plans agree.
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "bench.h"
 #include "mmpt/comm/communicator.h"
 #include "mmpt/app/load_benchmark.h"
+#include "options.h"
 
 namespace mmpt::cli {
 namespace {
 
 struct Options {
   app::LoadBenchmarkOptions bench;
-  std::string sync = "step";
+  LayoutOptions layout;
+  PresetOptions presets;
+  size_t threads = 0;
   bool no_baseline = false;
+  bool json = false;
 };
 
-Action Setup(CLI::App& app) {
-  auto o = std::make_shared<Options>();
-  app::LoadBenchmarkOptions& b = o->bench;
-  b.plans.planner.layout.seq_len = 8192;
-  b.baseline_script = MMPT_SOURCE_DIR "/bench/python_loader_baseline.py";
-  app.add_option("dataset", b.dataset, "Prepared dataset directory (mmpt prepare)")->required();
-  app.add_option("--threads", b.threads, "Loader threads (= baseline worker processes)")
-      ->capture_default_str();
-  app.add_option("--prefetch", b.prefetch, "Micro-steps loaded ahead")->capture_default_str();
-  app.add_option("--compare", b.compare_micro_steps,
-                 "Micro-steps both loaders run for the ratio")
-      ->capture_default_str();
-  app.add_option("--seconds", b.long_run_seconds, "Length of the long run (mmpt alone)")
-      ->capture_default_str();
-  app.add_option("--seq-len", b.plans.planner.layout.seq_len, "Tokens per pack")
-      ->capture_default_str();
-  app.add_option("--dp", b.plans.planner.layout.dp, "DP ranks of the plan (at least the MPI ranks)")
-      ->capture_default_str();
-  app.add_option("--ga", b.plans.planner.layout.ga, "Micro-steps per step")->capture_default_str();
-  app.add_option("--mbs", b.plans.planner.layout.mbs, "Packs per micro-step")
-      ->capture_default_str();
-  app.add_option("--seed", b.plans.planner.seed, "Planner seed")->capture_default_str();
-  app.add_option("--sync", o->sync, "Sync model: step, microstep, pipeline")->capture_default_str();
-  app.add_option("--vision", b.plans.vision, "Vision preset")->capture_default_str();
-  app.add_option("--llm", b.plans.llm, "LLM preset")->capture_default_str();
-  app.add_option("--hardware", b.plans.hardware, "Hardware preset")->capture_default_str();
-  app.add_option("--python", b.python, "Python for the baseline")->capture_default_str();
-  app.add_option("--baseline", b.baseline_script, "Baseline loader script")
-      ->capture_default_str();
-  app.add_flag("--no-baseline", o->no_baseline, "Run mmpt only");
-  return [o]() -> Status {
-    MMPT_ASSIGN_OR_RETURN(o->bench.plans.planner.layout.sync, plan::ParseSyncModel(o->sync));
-    if (o->no_baseline) o->bench.baseline_script.clear();
-    MMPT_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> comm, comm::WorldCommunicator());
-    o->bench.comm = comm.get();
-    MMPT_ASSIGN_OR_RETURN(app::LoadBenchmarkResult result, app::RunLoadBenchmark(o->bench));
-    std::fputs(app::FormatLoadBenchmark(result).c_str(), stdout);
-    std::fflush(stdout);
-    return comm->Barrier();
+// The figures as one JSON object: each loader's run and the long run.
+std::string ResultJson(const app::LoadBenchmarkResult& r) {
+  auto run = [](const app::LoaderRun& l) {
+    return nlohmann::ordered_json{{"micro_steps", l.micro_steps},
+                                  {"images", l.images},
+                                  {"tokens", l.tokens},
+                                  {"seconds", l.seconds},
+                                  {"batches_per_second", l.batches_per_second()},
+                                  {"images_per_second", l.images_per_second()},
+                                  {"peak_rss_bytes", l.peak_rss_bytes}};
   };
+  nlohmann::ordered_json out = {
+      {"rank", r.rank}, {"ranks", r.ranks}, {"threads", r.threads}, {"mmpt", run(r.mmpt)}};
+  if (r.baseline.micro_steps > 0) {
+    out["baseline"] = run(r.baseline);
+    out["ratio"] = r.baseline.batches_per_second() > 0
+                       ? r.mmpt.batches_per_second() / r.baseline.batches_per_second()
+                       : 0.0;
+  }
+  out["long_run"] = {
+      {"micro_steps", r.long_micro_steps},      {"seconds", r.long_seconds},
+      {"rss_peak_bytes", r.rss_peak_bytes},     {"rss_steady_bytes", r.rss_steady_bytes},
+      {"rss_growth_bytes", r.rss_growth_bytes}, {"rss_samples", r.rss_samples}};
+  return out.dump(2) + "\n";
 }
 
-const bool registered = RegisterBenchmark(
-    {"load", "Loader batches/s vs a Python (Energon-style) loader, and RSS over a long run",
-     Setup});
+Status Run(Options& o) {
+  app::LoadBenchmarkOptions& b = o.bench;
+  MMPT_ASSIGN_OR_RETURN(b.plans.planner.layout, o.layout.Get());
+  MMPT_ASSIGN_OR_RETURN(b.plans.vision, o.presets.VisionFor(b.dataset));
+  b.plans.llm = o.presets.llm;
+  b.plans.hardware = o.presets.hardware;
+  b.threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  if (o.no_baseline) b.baseline_script.clear();
+  MMPT_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> comm, comm::WorldCommunicator());
+  b.comm = comm.get();
+  MMPT_ASSIGN_OR_RETURN(app::LoadBenchmarkResult result, app::RunLoadBenchmark(b));
+  std::fputs((o.json ? ResultJson(result) : app::FormatLoadBenchmark(result)).c_str(), stdout);
+  std::fflush(stdout);
+  return comm->Barrier();
+}
 
 }  // namespace
+
+Command BenchLoadCommand() {
+  return {
+      "load", "Loader batches/s vs a Python (Energon-style) loader, and RSS over a long run",
+      [](CLI::App& app) -> Action {
+        auto o = std::make_shared<Options>();
+        app::LoadBenchmarkOptions& b = o->bench;
+        b.baseline_script = MMPT_SOURCE_DIR "/bench/python_loader_baseline.py";
+        AddDataset(app, &b.dataset);
+        AddThreads(app, &o->threads);
+        o->layout.Add(app);
+        o->presets.Add(app);
+        app.add_option("--prefetch", b.prefetch, "Micro-steps loaded ahead")->capture_default_str();
+        app.add_option("--compare", b.compare_micro_steps,
+                       "Micro-steps both loaders run for the ratio")
+            ->capture_default_str();
+        app.add_option("--seconds", b.long_run_seconds, "Length of the long run (mmpt alone)")
+            ->capture_default_str();
+        app.add_option("--seed", b.plans.planner.seed, "Planner seed")->capture_default_str();
+        app.add_option("--python", b.python, "Python for the baseline")->capture_default_str();
+        app.add_option("--baseline", b.baseline_script,
+                       "Baseline loader script (its worker processes: --threads)")
+            ->capture_default_str();
+        app.add_flag("--no-baseline", o->no_baseline, "Run mmpt only");
+        AddJson(app, &o->json);
+        return [o] { return Run(*o); };
+      }};
+}
+
 }  // namespace mmpt::cli

@@ -1,10 +1,9 @@
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "mmpt/core/status.h"
 
@@ -14,18 +13,27 @@ namespace mmpt::cli {
 using Action = std::function<Status()>;
 
 /// One `mmpt` subcommand: its name, one-line summary, and a setup that declares its options on
-/// the given CLI11 app and returns the action.
+/// the given CLI11 app (shared ones through options.h) and returns the action.
 struct Command {
   std::string name;
   std::string summary;
   std::function<Action(CLI::App&)> setup;
 };
 
-/// Add a subcommand to the `mmpt` binary. Each tools/mmpt/<name>.cc calls this once from a
-/// static initializer, so adding a subcommand touches no other file.
-bool RegisterCommand(Command command);
+/// Add `commands` as subcommands of `app`; the returned action runs the one the command line
+/// named. `mmpt` and `mmpt bench` both dispatch through it.
+Action AddSubcommands(CLI::App& app, const std::vector<Command>& commands);
 
-/// Every registered subcommand, sorted by name.
-std::vector<Command>& Commands();
+// The subcommands, one per tools/mmpt/<name>.cc; main.cc lists them.
+Command BenchCommand();
+Command DemoCommand();
+Command InspectCommand();
+Command MergeCommand();
+Command PlanCommand();
+Command PrepareCommand();
+Command SimulateCommand();
+Command SynthCommand();
+Command TokenizeCommand();
+Command VerifyCommand();
 
 }  // namespace mmpt::cli

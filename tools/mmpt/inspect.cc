@@ -1,8 +1,10 @@
 // `mmpt inspect DIR [--json]`: samples, media and tokens per source, from the .meta tables.
+#include "mmpt/store/inspect.h"
+
 #include <cstdio>
 
 #include "command.h"
-#include "mmpt/store/inspect.h"
+#include "options.h"
 
 namespace mmpt::cli {
 namespace {
@@ -15,21 +17,23 @@ struct InspectArgs {
 Status Run(const InspectArgs& args) {
   MMPT_ASSIGN_OR_RETURN(store::Dataset dataset, store::Dataset::Open(args.dir));
   MMPT_ASSIGN_OR_RETURN(store::InspectReport report, store::Inspect(dataset));
-  std::string text = args.json ? store::RenderInspectJson(report) : store::RenderInspectText(report);
+  std::string text =
+      args.json ? store::RenderInspectJson(report) : store::RenderInspectText(report);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return Status::OK();
 }
 
-const bool registered = RegisterCommand({
-    "inspect",
-    "Summarize a dataset: samples, media, text and image tokens per source, histograms",
-    [](CLI::App& app) -> Action {
-      auto args = std::make_shared<InspectArgs>();
-      app.add_option("dir", args->dir, "Dataset directory (holding mmpt.json)")->required();
-      app.add_flag("--json", args->json, "Print JSON for scripts");
-      return [args] { return Run(*args); };
-    },
-});
-
 }  // namespace
+
+Command InspectCommand() {
+  return {"inspect",
+          "Summarize a dataset: samples, media, text and image tokens per source, histograms",
+          [](CLI::App& app) -> Action {
+            auto args = std::make_shared<InspectArgs>();
+            AddDataset(app, &args->dir);
+            AddJson(app, &args->json);
+            return [args] { return Run(*args); };
+          }};
+}
+
 }  // namespace mmpt::cli

@@ -6,11 +6,10 @@
 #include <vector>
 
 #include "command.h"
-#include "mmpt/core/mapped_file.h"
-#include "mmpt/cost/cost_model.h"
 #include "mmpt/plan/compare.h"
 #include "mmpt/store/planning_table.h"
 #include "mmpt/corpora/real_corpora.h"
+#include "options.h"
 
 namespace mmpt::cli {
 namespace {
@@ -19,11 +18,9 @@ struct PlanOptions {
   std::vector<std::string> inputs;
   std::string builtin;
   plan::PlannerConfig config;
-  std::string sync = "microstep";
+  LayoutOptions layout;
+  PresetOptions presets;
   std::string overlong = "truncate";
-  std::string vision = "qwen2.5-vl";
-  std::string llm = "qwen3-30b-a3b";
-  std::string hardware = "b200";
   std::vector<double> weights;
   uint32_t steps = 1;
   bool json = false;
@@ -39,8 +36,8 @@ Result<cost::SampleTable> LoadInput(const PlanOptions& o) {
                                    o.builtin);
   }
   if (o.inputs.empty()) {
-    return Status::InvalidArgument("give a prepared dataset directory, metadata JSONL files, or "
-                                   "--builtin");
+    return Status::InvalidArgument(
+        "give a prepared dataset directory, metadata JSONL files, or --builtin");
   }
   if (o.inputs.size() == 1) return store::ReadPlanningTable(o.inputs[0]);
   std::string joined;
@@ -58,11 +55,12 @@ Result<cost::SampleTable> LoadInput(const PlanOptions& o) {
 }
 
 Status Run(PlanOptions o) {
-  MMPT_ASSIGN_OR_RETURN(o.config.layout.sync, plan::ParseSyncModel(o.sync));
+  MMPT_ASSIGN_OR_RETURN(o.config.layout, o.layout.Get());
   MMPT_ASSIGN_OR_RETURN(o.config.overlong, pack::ParseOverlongPolicy(o.overlong));
   MMPT_RETURN_IF_ERROR(o.config.Validate());
+  // A prepared dataset is planned with the vision preset its manifest records.
   MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
-                        cost::CostModel::FromPresets(o.vision, o.llm, o.hardware));
+                        o.presets.CostModelFor(o.inputs.size() == 1 ? o.inputs[0] : ""));
   MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, LoadInput(o));
   if (o.builtin == "mix" && o.weights.empty()) {
     o.weights.assign(std::begin(corpora::kPretrainingMixWeights),
@@ -71,58 +69,46 @@ Status Run(PlanOptions o) {
   o.config.source_weights = o.weights;
   MMPT_ASSIGN_OR_RETURN(plan::Comparison comparison,
                         plan::ComparePlanners(table, model, o.config, o.steps));
-  std::string text = o.json ? plan::ComparisonJson(comparison) + "\n"
-                            : plan::FormatComparison(comparison);
+  std::string text =
+      o.json ? plan::ComparisonJson(comparison) + "\n" : plan::FormatComparison(comparison);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return Status::OK();
 }
 
-const bool kRegistered = RegisterCommand(Command{
-    "plan",
-    "Plan training steps from dataset metadata: vanilla vs mmpt packing, balance, step time",
-    [](CLI::App& app) -> Action {
-      auto o = std::make_shared<PlanOptions>();
-      plan::Layout& l = o->config.layout;
-      l.dp = 8;
-      l.ga = 4;
-      app.add_option("inputs", o->inputs,
-                     "A prepared dataset directory, or metadata-only JSONL file(s): one object "
-                     "per line with text_tokens (or text) and images [{width, height}]");
-      app.add_option("--builtin", o->builtin,
-                     "Plan a corpus built from ../shared/data/real: coco, mmc4 or mix");
-      app.add_option("--seq-len", l.seq_len, "Tokens per pack")->capture_default_str();
-      app.add_option("--dp", l.dp, "Data-parallel ranks")->capture_default_str();
-      app.add_option("--tp", l.tp, "Tensor-parallel size")->capture_default_str();
-      app.add_option("--pp", l.pp, "Pipeline stages")->capture_default_str();
-      app.add_option("--cp", l.cp, "Context-parallel size")->capture_default_str();
-      app.add_option("--ep", l.ep, "Expert-parallel size (the sync group)")->capture_default_str();
-      app.add_option("--ga", l.ga, "Gradient-accumulation micro-steps")->capture_default_str();
-      app.add_option("--mbs", l.mbs, "Packs per rank per micro-step")->capture_default_str();
-      app.add_option("--steps", o->steps, "Steps to plan")->capture_default_str();
-      app.add_option("--seed", o->config.seed, "Seed of the sample order")->capture_default_str();
-      app.add_option("--sync", o->sync, "Sync model: step, microstep or pipeline")
-          ->capture_default_str();
-      app.add_option("--vision", o->vision, "Vision preset (presets/vision)")->capture_default_str();
-      app.add_option("--llm", o->llm, "LLM preset (presets/llm)")->capture_default_str();
-      app.add_option("--hardware", o->hardware, "Hardware preset (presets/hardware)")
-          ->capture_default_str();
-      app.add_option("--overlong", o->overlong, "Over-long samples: truncate or drop")
-          ->capture_default_str();
-      app.add_option("--max-samples", o->config.max_samples_per_pack, "Samples per pack (0: any)")
-          ->capture_default_str();
-      app.add_option("--max-images", o->config.max_images_per_pack, "Images per pack (0: any)")
-          ->capture_default_str();
-      app.add_option("--weights", o->weights, "Blend weight per source (default: by size)");
-      app.add_option("--vanilla-buffer", o->config.vanilla_buffer,
-                     "Vanilla: samples in each rank's packing buffer")
-          ->capture_default_str();
-      app.add_option("--pool-slack", o->config.pool_slack,
-                     "mmpt: fraction of a step's tokens drawn beyond its capacity (choice of "
-                     "packs; the rest carries over)")
-          ->capture_default_str();
-      app.add_flag("--json", o->json, "Print one JSON object instead of the table");
-      return [o] { return Run(*o); };
-    }});
-
 }  // namespace
+
+Command PlanCommand() {
+  return {
+      "plan",
+      "Plan training steps from dataset metadata: vanilla vs mmpt packing, balance, step time",
+      [](CLI::App& app) -> Action {
+        auto o = std::make_shared<PlanOptions>();
+        app.add_option("inputs", o->inputs,
+                       "A prepared dataset directory, or metadata-only JSONL file(s): one object "
+                       "per line with text_tokens (or text) and images [{width, height}]");
+        app.add_option("--builtin", o->builtin,
+                       "Plan a corpus built from ../shared/data/real: coco, mmc4 or mix");
+        o->layout.Add(app);
+        o->presets.Add(app);
+        app.add_option("--steps", o->steps, "Steps to plan")->capture_default_str();
+        app.add_option("--seed", o->config.seed, "Seed of the sample order")->capture_default_str();
+        app.add_option("--overlong", o->overlong, "Over-long samples: truncate or drop")
+            ->capture_default_str();
+        app.add_option("--max-samples", o->config.max_samples_per_pack, "Samples per pack (0: any)")
+            ->capture_default_str();
+        app.add_option("--max-images", o->config.max_images_per_pack, "Images per pack (0: any)")
+            ->capture_default_str();
+        app.add_option("--weights", o->weights, "Blend weight per source (default: by size)");
+        app.add_option("--vanilla-buffer", o->config.vanilla_buffer,
+                       "Vanilla: samples in each rank's packing buffer")
+            ->capture_default_str();
+        app.add_option("--pool-slack", o->config.pool_slack,
+                       "mmpt: fraction of a step's tokens drawn beyond its capacity (choice of "
+                       "packs; the rest carries over)")
+            ->capture_default_str();
+        AddJson(app, &o->json);
+        return [o] { return Run(*o); };
+      }};
+}
+
 }  // namespace mmpt::cli

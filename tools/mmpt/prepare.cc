@@ -1,9 +1,12 @@
 // `mmpt prepare`: input JSONL + media → an indexed, sharded dataset (src/mmpt/store/prepare.h).
+#include "mmpt/store/prepare.h"
+
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "mmpt/comm/communicator.h"
-#include "mmpt/store/prepare.h"
+#include "options.h"
 
 namespace mmpt::cli {
 namespace {
@@ -13,14 +16,31 @@ struct PrepareArgs {
   std::string out;
   std::string tokenizer;
   std::string media_root;
-  std::string vision = "qwen2-vl";
+  std::string vision{cost::Defaults::kVision};
   std::string format = "auto";
   std::string on_error = "skip";
   uint64_t samples_per_shard = 1000;
-  size_t jobs = 0;
+  size_t threads = 0;
   uint32_t part = 0;
   uint32_t parts = 1;
+  bool json = false;
 };
+
+// The report as one JSON object (what Summary() prints as text).
+std::string ReportJson(const store::PrepareReport& r) {
+  nlohmann::ordered_json out = {{"records", r.records},
+                                {"samples", r.samples},
+                                {"skipped", r.skipped},
+                                {"shards", r.shards},
+                                {"media", r.media},
+                                {"text_tokens", r.text_tokens},
+                                {"input_bytes", r.input_bytes},
+                                {"output_bytes", r.output_bytes},
+                                {"seconds", r.seconds},
+                                {"skipped_by_reason", r.skipped_by_reason},
+                                {"examples", r.examples}};
+  return out.dump(2) + "\n";
+}
 
 Status Run(const PrepareArgs& args) {
   store::PrepareOptions options;
@@ -32,7 +52,7 @@ Status Run(const PrepareArgs& args) {
   options.media_root = args.media_root;
   options.vision_preset = args.vision;
   options.samples_per_shard = args.samples_per_shard;
-  options.jobs = args.jobs;
+  options.jobs = args.threads;
   options.part = args.part;
   options.num_parts = args.parts;
   MMPT_ASSIGN_OR_RETURN(options.format, store::ParseInputFormat(args.format));
@@ -43,45 +63,52 @@ Status Run(const PrepareArgs& args) {
     // Under mpirun each rank prepares its part; rank 0 merges them into one manifest.
     if (args.parts != 1) return Status::InvalidArgument("--parts is set by mpirun's rank count");
     MMPT_ASSIGN_OR_RETURN(store::PrepareReport report, store::PrepareOnRanks(options, *world));
-    std::printf("rank %u of %u: %s", world->rank(), world->size(), report.Summary().c_str());
+    const std::string text = args.json ? ReportJson(report) : report.Summary();
+    std::printf("rank %u of %u: %s", world->rank(), world->size(), text.c_str());
     return Status::OK();
   }
   MMPT_ASSIGN_OR_RETURN(store::PrepareReport report, store::Prepare(options));
-  std::fputs(report.Summary().c_str(), stdout);
+  std::fputs((args.json ? ReportJson(report) : report.Summary()).c_str(), stdout);
   return Status::OK();
 }
 
-const bool registered = RegisterCommand({
-    "prepare",
-    "Turn JSONL + media into a dataset: .jsonl, .jsonl.idx, STORED .zip, .meta, .tok, mmpt.json",
-    [](CLI::App& app) -> Action {
-      auto args = std::make_shared<PrepareArgs>();
-      app.add_option("inputs", args->inputs,
-                     "Input JSONL files, each PATH or SOURCE=PATH (source: the file name's stem)")
-          ->required();
-      app.add_option("--out", args->out, "Dataset directory to write")->required();
-      app.add_option("--tokenizer", args->tokenizer,
-                     "tokenizer.json or SentencePiece .model; default: Qwen3's, or $MMPT_TOKENIZER");
-      app.add_option("--media-root", args->media_root,
-                     "Directory media paths are relative to (default: each input's directory)");
-      app.add_option("--vision", args->vision, "Vision preset images are checked against")
-          ->capture_default_str();
-      app.add_option("--format", args->format,
-                     "Input format: auto, canonical, llava, mmc4, obelics, chat")
-          ->capture_default_str();
-      app.add_option("--samples-per-shard", args->samples_per_shard, "Input records per shard")
-          ->capture_default_str();
-      app.add_option("--jobs", args->jobs, "Worker threads (0: one per core)")->capture_default_str();
-      app.add_option("--on-error", args->on_error, "Bad records: skip (and report) or fail")
-          ->capture_default_str();
-      app.add_option("--part", args->part,
-                     "Write only part PART of PARTS (shards numbered % PARTS == PART); join with "
-                     "`mmpt merge`")
-          ->capture_default_str();
-      app.add_option("--parts", args->parts, "Number of parts (scale-out)")->capture_default_str();
-      return [args] { return Run(*args); };
-    },
-});
-
 }  // namespace
+
+Command PrepareCommand() {
+  return {
+      "prepare",
+      "Turn JSONL + media into a dataset: .jsonl, .jsonl.idx, STORED .zip, .meta, .tok, mmpt.json",
+      [](CLI::App& app) -> Action {
+        auto args = std::make_shared<PrepareArgs>();
+        app.add_option("inputs", args->inputs,
+                       "Input JSONL files, each PATH or SOURCE=PATH (source: the file name's stem)")
+            ->required();
+        app.add_option("--out", args->out, "Dataset directory to write")->required();
+        app.add_option(
+            "--tokenizer", args->tokenizer,
+            "tokenizer.json or SentencePiece .model; default: Qwen3's, or $MMPT_TOKENIZER");
+        app.add_option("--media-root", args->media_root,
+                       "Directory media paths are relative to (default: each input's directory)");
+        app.add_option("--vision", args->vision, "Vision preset images are checked against")
+            ->capture_default_str();
+        app.add_option("--format", args->format,
+                       "Input format: auto, canonical, llava, mmc4, obelics, chat")
+            ->capture_default_str();
+        app.add_option("--samples-per-shard", args->samples_per_shard, "Input records per shard")
+            ->capture_default_str();
+        AddThreads(app, &args->threads);
+        app.add_option("--on-error", args->on_error, "Bad records: skip (and report) or fail")
+            ->capture_default_str();
+        app.add_option("--part", args->part,
+                       "Write only part PART of PARTS (shards numbered % PARTS == PART); join with "
+                       "`mmpt merge`")
+            ->capture_default_str();
+        app.add_option("--parts", args->parts, "Number of parts (scale-out)")
+            ->capture_default_str();
+        AddJson(app, &args->json);
+        return [args] { return Run(*args); };
+      },
+  };
+}
+
 }  // namespace mmpt::cli

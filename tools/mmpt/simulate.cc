@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "command.h"
-#include "mmpt/cost/cost_model.h"
 #include "mmpt/store/planning_table.h"
 #include "mmpt/corpora/real_corpora.h"
 #include "mmpt/sim/corpus_ablation.h"
+#include "options.h"
 
 namespace mmpt::cli {
 namespace {
@@ -19,8 +19,8 @@ struct SimulateOptions {
   std::string corpus;
   std::string builtin;
   std::vector<double> weights;
-  std::string vision = "qwen2.5-vl", llm = "qwen3-30b-a3b", hardware = "b200";
-  std::string sync = "microstep";
+  LayoutOptions layout;
+  PresetOptions presets;
   plan::PlannerConfig planner;
   sim::AblationOptions ablation;
   bool json = false;
@@ -45,11 +45,11 @@ Result<cost::SampleTable> LoadCorpus(SimulateOptions& o) {
 }
 
 Status RunSimulate(SimulateOptions& o) {
-  MMPT_ASSIGN_OR_RETURN(o.planner.layout.sync, plan::ParseSyncModel(o.sync));
+  MMPT_ASSIGN_OR_RETURN(o.planner.layout, o.layout.Get());
   MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, LoadCorpus(o));
   o.planner.source_weights = o.weights;
-  MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
-                        cost::CostModel::FromPresets(o.vision, o.llm, o.hardware));
+  // A prepared dataset is simulated with the vision preset its manifest records.
+  MMPT_ASSIGN_OR_RETURN(cost::CostModel model, o.presets.CostModelFor(o.corpus));
   MMPT_ASSIGN_OR_RETURN(sim::Ablation ablation,
                         sim::RunCorpusAblation(table, model, o.planner, o.ablation));
   if (o.json) {
@@ -60,60 +60,44 @@ Status RunSimulate(SimulateOptions& o) {
   return Status::OK();
 }
 
-const bool registered = RegisterCommand(Command{
-    "simulate",
-    "Estimate what each optimization buys: the seed's ablation on a corpus and cluster config",
-    [](CLI::App& app) -> Action {
-      auto o = std::make_shared<SimulateOptions>();
-      plan::Layout& l = o->planner.layout;
-      // The seed's setting: 30B MoE VLM, EP 8, TP = PP = CP = 1, 8K sequences, GA 128.
-      l.dp = 8;
-      l.ep = 8;
-      l.ga = 128;
-      l.seq_len = 8192;
-      app.add_option("corpus", o->corpus,
-                     "Prepared dataset directory or metadata-only JSONL (see `mmpt plan`)");
-      app.add_option("--builtin", o->builtin,
-                     "A corpus built from ../shared/data/real: coco, mmc4 or mix (the "
-                     "pretraining-like mix, with its source weights)");
-      app.add_option("--weights", o->weights, "Blend weight per source (default: by size)");
-      app.add_option("--vision", o->vision, "Vision preset (presets/vision)")->capture_default_str();
-      app.add_option("--llm", o->llm, "LLM preset (presets/llm)")->capture_default_str();
-      app.add_option("--hardware", o->hardware, "Hardware preset (presets/hardware)")
-          ->capture_default_str();
-      app.add_option("--dp", l.dp, "Data-parallel ranks")->capture_default_str();
-      app.add_option("--tp", l.tp, "Tensor-parallel size")->capture_default_str();
-      app.add_option("--pp", l.pp, "Pipeline stages")->capture_default_str();
-      app.add_option("--cp", l.cp, "Context-parallel size")->capture_default_str();
-      app.add_option("--ep", l.ep, "Expert-parallel size (DP ranks per sync group)")
-          ->capture_default_str();
-      app.add_option("--ga", l.ga, "Gradient-accumulation micro-steps")->capture_default_str();
-      app.add_option("--mbs", l.mbs, "Packs per rank per micro-step")->capture_default_str();
-      app.add_option("--seq-len", l.seq_len, "Tokens per pack")->capture_default_str();
-      app.add_option("--sync", o->sync, "Sync model: step, microstep, pipeline")
-          ->capture_default_str();
-      app.add_option("--seed", o->planner.seed, "Planner seed")->capture_default_str();
-      app.add_option("--steps", o->ablation.steps, "Steps simulated per stage")
-          ->capture_default_str();
-      app.add_option("--native-encoder-factor", o->ablation.native_encoder_factor,
-                     "Assumed speed-up of the native encoder (replace with a measured ratio)")
-          ->capture_default_str();
-      app.add_option("--cp-llm-overhead", o->ablation.params.cp_llm_overhead,
-                     "LLM time added per CP rank for unhidden KV exchange")
-          ->capture_default_str();
-      app.add_option("--vision-dp-exchange-overhead",
-                     o->ablation.params.vision_dp_exchange_overhead,
-                     "Vision time added for the vision-DP embedding exchange")
-          ->capture_default_str();
-      app.add_option("--microstep-overhead", o->ablation.params.microstep_overhead_seconds,
-                     "Fixed seconds per micro-step")
-          ->capture_default_str();
-      app.add_option("--allreduce-seconds", o->ablation.params.grad_allreduce_seconds,
-                     "Unhidden gradient all-reduce seconds per step")
-          ->capture_default_str();
-      app.add_flag("--json", o->json, "Print JSON instead of a table");
-      return [o] { return RunSimulate(*o); };
-    }});
-
 }  // namespace
+
+Command SimulateCommand() {
+  return {
+      "simulate",
+      "Estimate what each optimization buys: the seed's ablation on a corpus and cluster config",
+      [](CLI::App& app) -> Action {
+        auto o = std::make_shared<SimulateOptions>();
+        app.add_option("corpus", o->corpus,
+                       "Prepared dataset directory or metadata-only JSONL (see `mmpt plan`)");
+        app.add_option("--builtin", o->builtin,
+                       "A corpus built from ../shared/data/real: coco, mmc4 or mix (the "
+                       "pretraining-like mix, with its source weights)");
+        app.add_option("--weights", o->weights, "Blend weight per source (default: by size)");
+        o->presets.Add(app);
+        o->layout.Add(app);
+        app.add_option("--seed", o->planner.seed, "Planner seed")->capture_default_str();
+        app.add_option("--steps", o->ablation.steps, "Steps simulated per stage")
+            ->capture_default_str();
+        app.add_option("--native-encoder-factor", o->ablation.native_encoder_factor,
+                       "Assumed speed-up of the native encoder (replace with a measured ratio)")
+            ->capture_default_str();
+        app.add_option("--cp-llm-overhead", o->ablation.params.cp_llm_overhead,
+                       "LLM time added per CP rank for unhidden KV exchange")
+            ->capture_default_str();
+        app.add_option("--vision-dp-exchange-overhead",
+                       o->ablation.params.vision_dp_exchange_overhead,
+                       "Vision time added for the vision-DP embedding exchange")
+            ->capture_default_str();
+        app.add_option("--microstep-overhead", o->ablation.params.microstep_overhead_seconds,
+                       "Fixed seconds per micro-step")
+            ->capture_default_str();
+        app.add_option("--allreduce-seconds", o->ablation.params.grad_allreduce_seconds,
+                       "Unhidden gradient all-reduce seconds per step")
+            ->capture_default_str();
+        AddJson(app, &o->json);
+        return [o] { return RunSimulate(*o); };
+      }};
+}
+
 }  // namespace mmpt::cli

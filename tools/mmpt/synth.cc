@@ -1,8 +1,10 @@
-// `mmpt synth`: write a corpus with real image files (src/mmpt/store/synth.h).
+// `mmpt synth`: write a corpus with real image files (src/mmpt/corpora/synth.h).
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "mmpt/corpora/synth.h"
+#include "options.h"
 
 namespace mmpt::cli {
 namespace {
@@ -10,50 +12,73 @@ namespace {
 struct SynthArgs {
   corpora::SynthOptions options;
   std::string format = "llava";
+  bool json = false;
 };
 
 Status Run(SynthArgs args) {
   MMPT_ASSIGN_OR_RETURN(args.options.format, store::ParseInputFormat(args.format));
   MMPT_ASSIGN_OR_RETURN(corpora::SynthReport report, corpora::Synthesize(args.options));
+  if (args.json) {
+    nlohmann::ordered_json out = {{"jsonl", report.jsonl_path},
+                                  {"samples", report.samples},
+                                  {"images", report.images},
+                                  {"image_bytes", report.image_bytes},
+                                  {"sizes_drawn", report.sizes_drawn}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return Status::OK();
+  }
   std::printf("wrote %s: %llu samples, %llu images (%llu bytes)%s\n", report.jsonl_path.c_str(),
               static_cast<unsigned long long>(report.samples),
               static_cast<unsigned long long>(report.images),
               static_cast<unsigned long long>(report.image_bytes),
-              !report.sizes_drawn                ? "; real image sizes"
-              : args.options.profile == "mmc4" ? "; image sizes of seeded COCO images, not their own"
-                                               : "; image sizes drawn from a seeded distribution");
+              !report.sizes_drawn ? "; real image sizes"
+              : args.options.profile == "mmc4"
+                  ? "; image sizes of seeded COCO images, not their own"
+                  : "; image sizes drawn from a seeded distribution");
   return Status::OK();
 }
 
-const bool registered = RegisterCommand({
-    "synth",
-    "Generate a corpus with real image files (JPEG/PNG/WebP) of real or chosen sizes",
-    [](CLI::App& app) -> Action {
-      auto args = std::make_shared<SynthArgs>();
-      corpora::SynthOptions& o = args->options;
-      app.add_option("--profile", o.profile,
-                     "coco (real COCO sizes + captions), mmc4 (real documents at seeded COCO image "
-                     "sizes), tiny (drawn sizes)")
-          ->capture_default_str();
-      app.add_option("--source", o.source_path, "Real metadata file (default: ../shared/data/real/...)");
-      app.add_option("--coco", o.coco_path,
-                     "mmc4: COCO captions file whose image sizes its images take "
-                     "(default: the real one)");
-      app.add_option("--out", o.out_dir, "Output directory (<name>.jsonl and images/)")->required();
-      app.add_option("--name", o.name, "Corpus name (default: the profile)");
-      app.add_option("--format", args->format, "Input format to write: canonical, llava, mmc4, obelics, chat")
-          ->capture_default_str();
-      app.add_option("--samples", o.samples, "Samples to write (0: all of the source; tiny: 100)")
-          ->capture_default_str();
-      app.add_option("--image-format", o.image_format, "jpeg, png, webp or mix")->capture_default_str();
-      app.add_flag("--metadata-only", o.metadata_only, "Write image width/height instead of files");
-      app.add_option("--min-side", o.min_side, "tiny: smallest image side")->capture_default_str();
-      app.add_option("--max-side", o.max_side, "tiny: largest image side")->capture_default_str();
-      app.add_option("--seed", o.seed, "Seed for drawn or picked sizes and image content")->capture_default_str();
-      app.add_option("--jobs", o.jobs, "Encoding threads (0: one per core)")->capture_default_str();
-      return [args] { return Run(*args); };
-    },
-});
-
 }  // namespace
+
+Command SynthCommand() {
+  return {
+      "synth",
+      "Generate a corpus with real image files (JPEG/PNG/WebP) of real or chosen sizes",
+      [](CLI::App& app) -> Action {
+        auto args = std::make_shared<SynthArgs>();
+        corpora::SynthOptions& o = args->options;
+        app.add_option(
+               "--profile", o.profile,
+               "coco (real COCO sizes + captions), mmc4 (real documents at seeded COCO image "
+               "sizes), tiny (drawn sizes)")
+            ->capture_default_str();
+        app.add_option("--source", o.source_path,
+                       "Real metadata file (default: ../shared/data/real/...)");
+        app.add_option("--coco", o.coco_path,
+                       "mmc4: COCO captions file whose image sizes its images take "
+                       "(default: the real one)");
+        app.add_option("--out", o.out_dir, "Output directory (<name>.jsonl and images/)")
+            ->required();
+        app.add_option("--name", o.name, "Corpus name (default: the profile)");
+        app.add_option("--format", args->format,
+                       "Input format to write: canonical, llava, mmc4, obelics, chat")
+            ->capture_default_str();
+        app.add_option("--samples", o.samples, "Samples to write (0: all of the source; tiny: 100)")
+            ->capture_default_str();
+        app.add_option("--image-format", o.image_format, "jpeg, png, webp or mix")
+            ->capture_default_str();
+        app.add_flag("--metadata-only", o.metadata_only,
+                     "Write image width/height instead of files");
+        app.add_option("--min-side", o.min_side, "tiny: smallest image side")
+            ->capture_default_str();
+        app.add_option("--max-side", o.max_side, "tiny: largest image side")->capture_default_str();
+        app.add_option("--seed", o.seed, "Seed for drawn or picked sizes and image content")
+            ->capture_default_str();
+        AddThreads(app, &o.jobs);
+        AddJson(app, &args->json);
+        return [args] { return Run(*args); };
+      },
+  };
+}
+
 }  // namespace mmpt::cli

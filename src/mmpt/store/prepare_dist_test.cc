@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 constexpr int kCocoSamples = 30;
 constexpr int kMmc4Samples = 8;
 // Small shards, so 30 + 8 records make 8 shards to spread over the ranks.
-constexpr char kPrepareFlags[] = " --samples-per-shard 5 --jobs 1";
+constexpr char kPrepareFlags[] = " --samples-per-shard 5 --threads 1";
 
 // Run the mmpt binary with `args`; stdout and stderr together.
 Result<std::string> Mmpt(const std::string& args) {
