@@ -1,16 +1,26 @@
-// Tokenizer throughput: mmpt against the reference (@lenml/tokenizers under Node.js) on the same
-// texts, in one run, one thread each, per corpus: every COCO caption; every mmc4 document (its
-// sentences joined by spaces). Both sides run one untimed warm-up pass, then ROUNDS timed passes
-// of the encode loop alone (the reference's loading and I/O are outside its timer).
+// Tokenizer throughput: mmpt against two references on the same texts, in one run, one core each:
+// @lenml/tokenizers (JavaScript) and Hugging Face's own `tokenizers` (Rust, native Node bindings,
+// `encodeBatch`, RAYON_NUM_THREADS=1), both under Node.js through tests/text/reference_tokenize.js.
+// Per corpus (every COCO caption; every mmc4 document, its sentences joined by spaces), texts are
+// made distinct; the first WARMUP (at most a tenth) are encoded untimed, then each of the rest is
+// encoded once, timed
+// (a repeated text would measure the word cache, not the tokenizer). The references' loading and
+// I/O are outside their timers. The ids of every timed text must be identical in all three.
 //
-//   build/release/bench/tokenize_bench [ROUNDS] [TOKENIZER_JSON]
+//   build/release/bench/tokenize_bench [WARMUP] [TOKENIZER_JSON]
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <span>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
 #include "mmpt/text/corpus.h"
 #include "mmpt/text/real_data.h"
@@ -19,10 +29,11 @@
 namespace {
 
 using namespace mmpt;
+using Ids = std::vector<std::vector<text::TokenId>>;
 
 struct Corpus {
   std::string name;
-  std::vector<std::string> texts;
+  std::vector<std::string> texts;  // distinct
 };
 
 Result<std::vector<Corpus>> BenchCorpora() {
@@ -30,53 +41,129 @@ Result<std::vector<Corpus>> BenchCorpora() {
   corpora[0].name = "COCO captions";
   MMPT_ASSIGN_OR_RETURN(text::CocoCaptions coco,
                         text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile)));
-  corpora[0].texts = coco.CaptionTexts();
+  corpora[0].texts = text::DistinctTexts(coco.CaptionTexts());
   corpora[1].name = "mmc4 documents";
   MMPT_ASSIGN_OR_RETURN(auto documents,
                         text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile)));
-  for (const text::Mmc4Document& document : documents) {
-    corpora[1].texts.push_back(document.JoinedText());
-  }
+  std::vector<std::string> joined;
+  for (const text::Mmc4Document& document : documents) joined.push_back(document.JoinedText());
+  corpora[1].texts = text::DistinctTexts(joined);
   return corpora;
 }
 
-Result<text::TokenizeStats> RunReference(const std::vector<std::string>& texts, const std::string& tokenizer, int rounds) {
-  const auto input = std::filesystem::temp_directory_path() / fmt::format("mmpt_tokenize_bench_{}.jsonl", ::getpid());
-  MMPT_RETURN_IF_ERROR(text::WriteTextsAsJsonLines(texts, input.string()));
-  const std::string command = fmt::format("node {}/tests/text/reference_tokenize.js --tokenizer '{}' --bench {} {}",
-                                          MMPT_SOURCE_DIR, tokenizer, rounds, input.string());
+// One reference: its name and the flag reference_tokenize.js selects it by.
+struct Reference {
+  const char* name;
+  const char* flag;
+};
+constexpr Reference kReferences[] = {{"@lenml/tokenizers (JS)", ""},
+                                     {"HF tokenizers (Rust)", "--hf"}};
+
+// Parse one JSON array of ids per line.
+Result<Ids> ParseIds(const std::string& path) {
+  MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  Ids ids;
+  simdjson::dom::parser parser;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    simdjson::dom::array array;
+    if (parser.parse(text.data() + pos, end - pos).get(array)) {
+      return Status::Corrupt("{}:{}: not a JSON array of ids", path, ids.size() + 1);
+    }
+    std::vector<text::TokenId> one;
+    for (simdjson::dom::element id : array) {
+      int64_t value = 0;
+      if (id.get(value)) return Status::Corrupt("{}:{}: not an id", path, ids.size() + 1);
+      one.push_back(text::TokenId(value));
+    }
+    ids.push_back(std::move(one));
+    pos = end + 1;
+  }
+  return ids;
+}
+
+// Run `reference` on `texts` (the first `warmup` untimed); its figures, and its ids in `ids`.
+Result<text::TokenizeStats> RunReference(const Reference& reference,
+                                         const std::vector<std::string>& texts, size_t warmup,
+                                         const std::string& tokenizer, Ids* ids) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string input = (dir / fmt::format("mmpt_tokenize_bench_{}.jsonl", ::getpid())).string();
+  const std::string output = input + ".ids";
+  MMPT_RETURN_IF_ERROR(text::WriteTextsAsJsonLines(texts, input));
+  const std::string command = fmt::format(
+      "RAYON_NUM_THREADS=1 node {}/tests/text/reference_tokenize.js {} --tokenizer '{}' --bench {} "
+      "{} {}",
+      MMPT_SOURCE_DIR, reference.flag, tokenizer, warmup, input, output);
   auto run = RunCommand(command);
   std::filesystem::remove(input);
-  if (!run.ok()) return run.status().WithContext("reference failed (needs node and scripts/install-deps.sh)");
-  const std::string& output = *run;
+  if (!run.ok()) {
+    std::filesystem::remove(output);
+    return run.status().WithContext(
+        fmt::format("{} failed (needs node and scripts/install-deps.sh)", reference.name));
+  }
+  auto parsed = ParseIds(output);
+  std::filesystem::remove(output);
+  MMPT_ASSIGN_OR_RETURN(*ids, std::move(parsed));
+  const std::string& printed = *run;
   simdjson::dom::parser parser;
   simdjson::dom::element result;
-  if (parser.parse(output).get(result)) return Status::Corrupt("reference printed no JSON: {}", output);
   text::TokenizeStats stats;
   int64_t texts_done = 0, tokens = 0;
-  if (result["texts"].get(texts_done) || result["tokens"].get(tokens) || result["seconds"].get(stats.seconds)) {
-    return Status::Corrupt("reference printed unexpected JSON: {}", output);
+  if (parser.parse(printed).get(result) || result["texts"].get(texts_done) ||
+      result["tokens"].get(tokens) || result["seconds"].get(stats.seconds)) {
+    return Status::Corrupt("{} printed unexpected output: {}", reference.name, printed);
   }
   stats.texts = size_t(texts_done);
   stats.tokens = size_t(tokens);
   return stats;
 }
 
-Status Main(int rounds, const std::string& tokenizer_path) {
-  MMPT_ASSIGN_OR_RETURN(auto tokenizer, text::LoadTokenizer(tokenizer_path));
-  MMPT_ASSIGN_OR_RETURN(std::vector<Corpus> corpora, BenchCorpora());
-  fmt::print("tokenize_bench: {} rounds per corpus, one thread each, tokenizer {}\n", rounds, tokenizer_path);
-  for (const Corpus& corpus : corpora) {
-    MMPT_ASSIGN_OR_RETURN(text::TokenizeStats mine, text::MeasureTokenize(*tokenizer, corpus.texts, rounds));
-    MMPT_ASSIGN_OR_RETURN(text::TokenizeStats reference, RunReference(corpus.texts, tokenizer_path, rounds));
-    if (reference.tokens != mine.tokens) {
-      return Status::Internal("{}: token counts differ: mmpt {} vs reference {}", corpus.name, mine.tokens, reference.tokens);
+// OK when `theirs` equals `mine` text by text; else names the first text that differs.
+Status SameIds(const Corpus& corpus, size_t warmup, const Ids& mine, const Ids& theirs,
+               const char* name) {
+  if (theirs.size() != mine.size()) {
+    return Status::Internal("{}: {} returned ids for {} texts, mmpt for {}", corpus.name, name,
+                            theirs.size(), mine.size());
+  }
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (theirs[i] != mine[i]) {
+      return Status::Internal("{}: text {} ({:.60}...): ids differ between mmpt and {}",
+                              corpus.name, warmup + i, corpus.texts[warmup + i], name);
     }
-    fmt::print("{}: {} texts, {} tokens per round\n", corpus.name, corpus.texts.size(), mine.tokens / size_t(rounds));
-    fmt::print("  {:<30} {:>9.3f} s {:>12.0f} tokens/s\n", "reference (@lenml/tokenizers)", reference.seconds,
-               reference.tokens_per_second());
-    fmt::print("  {:<30} {:>9.3f} s {:>12.0f} tokens/s\n", "mmpt", mine.seconds, mine.tokens_per_second());
-    fmt::print("  speedup: {:.1f}x\n", mine.tokens_per_second() / reference.tokens_per_second());
+  }
+  return Status::OK();
+}
+
+Status Main(size_t max_warmup, const std::string& tokenizer_path) {
+  MMPT_ASSIGN_OR_RETURN(std::vector<Corpus> corpora, BenchCorpora());
+  fmt::print(
+      "tokenize_bench: distinct texts, the first {} (at most a tenth) of each corpus encoded "
+      "untimed, then each other text once, timed; one core each; tokenizer {}\n",
+      max_warmup, tokenizer_path);
+  for (const Corpus& corpus : corpora) {
+    const size_t warmup = std::min(max_warmup, corpus.texts.size() / 10);
+    // A fresh tokenizer per corpus: its word cache starts empty, as the references' do.
+    MMPT_ASSIGN_OR_RETURN(auto tokenizer, text::LoadTokenizer(tokenizer_path));
+    const std::span<const std::string> texts(corpus.texts);
+    Ids mine;
+    MMPT_ASSIGN_OR_RETURN(
+        text::TokenizeStats stats,
+        text::MeasureTokenize(*tokenizer, texts.first(warmup), texts.subspan(warmup), &mine));
+    fmt::print("{}: {} distinct texts ({} warm-up, {} timed), {} tokens timed\n", corpus.name,
+               corpus.texts.size(), warmup, stats.texts, stats.tokens);
+    for (const Reference& reference : kReferences) {
+      Ids theirs;
+      MMPT_ASSIGN_OR_RETURN(text::TokenizeStats ref,
+                            RunReference(reference, corpus.texts, warmup, tokenizer_path, &theirs));
+      MMPT_RETURN_IF_ERROR(SameIds(corpus, warmup, mine, theirs, reference.name));
+      fmt::print("  {:<24} {:>8.3f} s {:>12.0f} tokens/s   mmpt {:.1f}x faster\n", reference.name,
+                 ref.seconds, ref.tokens_per_second(),
+                 stats.tokens_per_second() / ref.tokens_per_second());
+    }
+    fmt::print("  {:<24} {:>8.3f} s {:>12.0f} tokens/s   ids identical in all three\n", "mmpt",
+               stats.seconds, stats.tokens_per_second());
   }
   return Status::OK();
 }
@@ -84,13 +171,13 @@ Status Main(int rounds, const std::string& tokenizer_path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
+  const long warmup = argc > 1 ? std::atol(argv[1]) : 1000;
   const std::string tokenizer = argc > 2 ? argv[2] : text::DefaultTokenizerPath();
-  if (rounds <= 0) {
-    std::fprintf(stderr, "usage: tokenize_bench [ROUNDS > 0] [TOKENIZER_JSON]\n");
+  if (warmup < 0) {
+    std::fprintf(stderr, "usage: tokenize_bench [WARMUP >= 0] [TOKENIZER_JSON]\n");
     return 2;
   }
-  const Status status = Main(rounds, tokenizer);
+  const Status status = Main(size_t(warmup), tokenizer);
   if (!status.ok()) {
     std::fprintf(stderr, "tokenize_bench: error: %s\n", status.ToString().c_str());
     return 1;

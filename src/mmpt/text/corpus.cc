@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <random>
+#include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -59,25 +61,33 @@ Status WriteTextsAsJsonLines(const std::vector<std::string>& texts, const std::s
   return WriteFileAtomic(path, out);
 }
 
-Result<TokenizeStats> MeasureTokenize(const Tokenizer& tokenizer, const std::vector<std::string>& texts,
-                                      int rounds) {
-  TokenizeStats stats;
+std::vector<std::string> DistinctTexts(const std::vector<std::string>& texts) {
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string> distinct;
   for (const std::string& text : texts) {
-    MMPT_ASSIGN_OR_RETURN(size_t count, tokenizer.Count(text));
-    stats.tokens += count;
-    stats.bytes += text.size();
+    if (seen.insert(text).second) distinct.push_back(text);
   }
+  return distinct;
+}
+
+Result<TokenizeStats> MeasureTokenize(const Tokenizer& tokenizer,
+                                      std::span<const std::string> warmup,
+                                      std::span<const std::string> timed,
+                                      std::vector<std::vector<TokenId>>* ids) {
+  for (const std::string& text : warmup) MMPT_RETURN_IF_ERROR(tokenizer.Encode(text).status());
+  std::vector<std::vector<TokenId>> encoded(timed.size());
   const auto start = std::chrono::steady_clock::now();
-  for (int round = 0; round < rounds; ++round) {
-    for (const std::string& text : texts) {
-      MMPT_ASSIGN_OR_RETURN(size_t count, tokenizer.Count(text));
-      (void)count;
-    }
+  for (size_t i = 0; i < timed.size(); ++i) {
+    MMPT_ASSIGN_OR_RETURN(encoded[i], tokenizer.Encode(timed[i]));
   }
+  TokenizeStats stats;
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  stats.texts = texts.size() * size_t(rounds);
-  stats.tokens *= size_t(rounds);
-  stats.bytes *= size_t(rounds);
+  stats.texts = timed.size();
+  for (size_t i = 0; i < timed.size(); ++i) {
+    stats.tokens += encoded[i].size();
+    stats.bytes += timed[i].size();
+  }
+  if (ids != nullptr) *ids = std::move(encoded);
   return stats;
 }
 

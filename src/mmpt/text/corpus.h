@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,17 @@ struct TokenizeStats {
   double tokens_per_second() const { return seconds > 0 ? double(tokens) / seconds : 0; }
 };
 
-/// Encode every text `rounds` times on the calling thread and time it (after one untimed warm-up
-/// round, so word caches are as warm as a long run's). Errors: the first Encode error.
-Result<TokenizeStats> MeasureTokenize(const Tokenizer& tokenizer, const std::vector<std::string>& texts,
-                                      int rounds);
+/// `texts` without repeats, in order of first appearance: what a throughput measurement should
+/// encode, since a repeated text finds every one of its words in the tokenizer's word cache.
+std::vector<std::string> DistinctTexts(const std::vector<std::string>& texts);
+
+/// Encode each of `warmup` once, untimed (code and common words warm, as in a long run), then
+/// each of `timed` once on the calling thread, timed. Pass distinct texts, none of `timed` in
+/// `warmup`: re-encoding a text measures the word cache, not the tokenizer. `ids`, when given,
+/// receives the ids of every timed text. Errors: the first Encode error.
+Result<TokenizeStats> MeasureTokenize(const Tokenizer& tokenizer,
+                                      std::span<const std::string> warmup,
+                                      std::span<const std::string> timed,
+                                      std::vector<std::vector<TokenId>>* ids = nullptr);
 
 }  // namespace mmpt::text

@@ -1,0 +1,65 @@
+#include "mmpt/store/vision_preset.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "mmpt/cost/presets.h"
+#include "mmpt/store/manifest.h"
+
+namespace mmpt::store {
+namespace {
+
+// A dataset directory holding only a manifest that records `vision_preset`.
+std::string DatasetWithPreset(const std::string& name, const std::string& vision_preset) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("mmpt_vision_preset_" + name)).string();
+  std::filesystem::create_directories(dir);
+  Manifest manifest;
+  manifest.vision_preset = vision_preset;
+  EXPECT_TRUE(WriteManifest(dir, manifest).ok());
+  return dir;
+}
+
+TEST(VisionPresetTest, TheManifestsPresetUnlessAsked) {
+  const std::string dir = DatasetWithPreset("recorded", "qwen2-vl");
+  auto chosen = DatasetVisionPreset(dir, "");
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  EXPECT_EQ(*chosen, "qwen2-vl");
+  auto same = DatasetVisionPreset(dir, "qwen2-vl");
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(*same, "qwen2-vl");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(VisionPresetTest, AConflictingPresetIsAnErrorNamingBoth) {
+  const std::string dir = DatasetWithPreset("conflict", "qwen2-vl");
+  auto chosen = DatasetVisionPreset(dir, "qwen3-vl");
+  ASSERT_FALSE(chosen.ok());
+  EXPECT_EQ(chosen.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(chosen.status().message().find("'qwen3-vl'"), std::string::npos)
+      << chosen.status().ToString();
+  EXPECT_NE(chosen.status().message().find("'qwen2-vl'"), std::string::npos)
+      << chosen.status().ToString();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(VisionPresetTest, TheDefaultWhenTheManifestNamesNone) {
+  const std::string dir = DatasetWithPreset("none", "");
+  auto chosen = DatasetVisionPreset(dir, "");
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  EXPECT_EQ(*chosen, cost::Defaults::kVision);
+  auto asked = DatasetVisionPreset(dir, "qwen3-vl");
+  ASSERT_TRUE(asked.ok()) << asked.status().ToString();
+  EXPECT_EQ(*asked, "qwen3-vl");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(VisionPresetTest, NotADatasetIsNotFound) {
+  auto chosen = DatasetVisionPreset("/nonexistent/mmpt_dataset", "");
+  ASSERT_FALSE(chosen.ok());
+  EXPECT_EQ(chosen.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace mmpt::store
