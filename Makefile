@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 # pytest markers `make test` runs after ctest (`make unit` leaves out `dist` and `slow`).
 PYTEST_MARKERS ?= not gpu
 
-.PHONY: deps build demo test unit dev fuzz clean
+.PHONY: deps build demo install test unit dev fuzz clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -23,11 +23,20 @@ demo: deps
 	@cmake --build $(BUILD_DIR) --target mmpt -j$(JOBS)
 	@$(MMPT) demo
 
-# Python tests, when the preset builds the module (MMPT_PYTHON): Debian's python3, the package
-# in python/ and the module in $(BUILD_DIR)/python. pytest's exit 5 (nothing collected) is fine.
+# Installs `mmpt`, its data (presets, chat templates, the default tokenizer) and, when the preset
+# builds it, the Python package under PREFIX (README "Install"); builds only what it installs.
+PREFIX ?= /usr/local
+install: deps
+	@cmake --preset $(PRESET) >/dev/null
+	@targets=mmpt; grep -q '^MMPT_PYTHON:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt && targets="mmpt _mmpt"; \
+	  cmake --build $(BUILD_DIR) --target $$targets -j$(JOBS)
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+# Python tests, when the preset builds the module (MMPT_PYTHON): Debian's python3 and the package
+# mmpt (extension included) in $(BUILD_DIR)/python. pytest's exit 5 (nothing collected) is fine.
 define run_pytest
 	@if grep -q '^MMPT_PYTHON:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt; then \
-	  PYTHONPATH=$(CURDIR)/python:$(CURDIR)/$(BUILD_DIR)/python /usr/bin/python3 -m pytest \
+	  PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python /usr/bin/python3 -m pytest \
 	    tests/python -q -p no:cacheprovider -m '$(1)'; \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; \
 	fi

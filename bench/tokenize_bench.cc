@@ -147,7 +147,8 @@ Result<text::TokenizeStats> Fastest(int repeats, Ids* ids, Measure&& measure) {
   return best;
 }
 
-Status Main(int repeats, const std::string& tokenizer_path) {
+Status Main(int repeats, const std::string& tokenizer_flag) {
+  MMPT_ASSIGN_OR_RETURN(const std::string tokenizer_path, text::FindTokenizer(tokenizer_flag));
   constexpr size_t kMaxWarmup = 1000;
   MMPT_ASSIGN_OR_RETURN(std::vector<Corpus> corpora, BenchCorpora());
   fmt::print(
@@ -189,7 +190,7 @@ Status Main(int repeats, const std::string& tokenizer_path) {
 
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::atoi(argv[1]) : 3;
-  const std::string tokenizer = argc > 2 ? argv[2] : text::DefaultTokenizerPath();
+  const std::string tokenizer = argc > 2 ? argv[2] : "";
   if (repeats <= 0) {
     std::fprintf(stderr, "usage: tokenize_bench [REPEATS > 0] [TOKENIZER_JSON]\n");
     return 2;

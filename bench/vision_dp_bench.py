@@ -1,7 +1,7 @@
 """Vision DP at CP 2 on the real-data mix: per-rank encoder time, cost policy vs count policy,
 measured on the CPU with a small encoder, beside the simulator's prediction for the same plan.
 
-    PYTHONPATH=python:build/release/python /usr/bin/python3 bench/vision_dp_bench.py
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/vision_dp_bench.py
 
 The mix: COCO val2017 caption samples (real image sizes, real captions) and mmc4 interleaved
 documents (real sentences and image counts; mmc4 records carry no image sizes, so each of their

@@ -4,7 +4,9 @@
 # its *_test.cc files into the test binary mmpt_NAME_tests, and its *_bench.cc files into
 # mmpt_NAME_bench, and (with MMPT_FUZZ) each *_fuzz.cc into a libFuzzer binary that the target
 # mmpt_fuzzers builds. Tests are labelled by tier from the GoogleTest suite name: suites ending in
-# "Slow" are `slow`, in "Dist" are `dist`, in "Gpu" are `gpu`; the rest are `unit`.
+# "Slow" are `slow`, in "Dist" are `dist`, in "Gpu" are `gpu`; the rest are `unit`. Only the tests
+# see MMPT_SOURCE_DIR (for their inputs under tests/): the library finds its data at run time
+# (core/data_dir.h), so an installed mmpt works without the source tree.
 function(mmpt_module NAME)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
@@ -16,11 +18,11 @@ function(mmpt_module NAME)
   add_library(mmpt_${NAME} STATIC ${sources})
   target_include_directories(mmpt_${NAME} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(mmpt_${NAME} PUBLIC ${ARG_DEPS})
-  target_compile_definitions(mmpt_${NAME} PUBLIC MMPT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
   if(tests)
     add_executable(mmpt_${NAME}_tests ${tests})
     target_link_libraries(mmpt_${NAME}_tests PRIVATE mmpt_${NAME} GTest::gtest GTest::gtest_main)
+    target_compile_definitions(mmpt_${NAME}_tests PRIVATE MMPT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
     foreach(tier slow dist gpu)
       string(SUBSTRING ${tier} 0 1 first)
       string(TOUPPER ${first} first)

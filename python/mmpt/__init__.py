@@ -1,7 +1,8 @@
 """mmpt: plan, then load — multimodal pretraining data and scheduling engine.
 
-The native engine is the extension module ``_mmpt`` (built with ``-DMMPT_PYTHON=ON`` into
-``build/<preset>/python``; put that folder and ``python/`` on ``PYTHONPATH``). Every error the
+The native engine is the extension module ``mmpt._mmpt``. A build (``-DMMPT_PYTHON=ON``) puts the
+package, extension included, in ``build/<preset>/python``: put that one folder on ``PYTHONPATH``;
+``cmake --install`` and ``pip install .`` install it (README "Install"). Every error the
 engine reports is raised as a subclass of :class:`mmpt.Error` whose text is the C++ message;
 each also derives from the matching built-in exception (``NotFoundError`` from
 ``FileNotFoundError``, ``InvalidArgumentError`` from ``ValueError``, ...).
@@ -10,15 +11,15 @@ each also derives from the matching built-in exception (``NotFoundError`` from
 """
 
 try:
-    import _mmpt
+    from . import _mmpt
 except ImportError as error:  # pragma: no cover - exercised only in a broken setup
     raise ImportError(
-        "mmpt: the native module _mmpt is not importable; build with "
+        "mmpt: the native module mmpt._mmpt is not importable; build with "
         "`cmake --preset release && cmake --build build/release` and put build/release/python "
-        f"on PYTHONPATH ({error})"
+        f"(not python/) on PYTHONPATH, or install mmpt ({error})"
     ) from error
 
-from _mmpt import (  # noqa: F401 - re-exported
+from ._mmpt import (  # noqa: F401 - re-exported
     CancelledError,
     CorruptError,
     Error,
@@ -49,6 +50,6 @@ del _name
 # Its Dataset (a prepared dataset opened for loading) is mmpt.Dataset; the store's reader
 # binding stays reachable as _mmpt.Dataset.
 if hasattr(_mmpt, "Loader"):
-    from _mmpt import check_plan_agreement  # noqa: F401,E402
+    from ._mmpt import check_plan_agreement  # noqa: F401,E402
 
     from .data import Dataset, Loader, Planner  # noqa: F401,E402

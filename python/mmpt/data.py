@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, Optional
 
-import _mmpt
+from . import _mmpt
 
 
 class Dataset:

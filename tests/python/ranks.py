@@ -8,7 +8,7 @@ import pytest
 
 
 def rank_env():
-    """The environment of a rank: this process's import path (mmpt, _mmpt, the test helpers),
+    """The environment of a rank: this process's import path (mmpt, the test helpers),
     one OpenMP thread per rank (the ranks share the machine's cores)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(sys.path)

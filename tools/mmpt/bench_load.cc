@@ -8,6 +8,7 @@
 
 #include "bench.h"
 #include "mmpt/comm/communicator.h"
+#include "mmpt/core/data_dir.h"
 #include "mmpt/app/load_benchmark.h"
 #include "options.h"
 
@@ -56,7 +57,12 @@ Status Run(Options& o) {
   b.plans.llm = o.presets.llm;
   b.plans.hardware = o.presets.hardware;
   b.threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  if (o.no_baseline) b.baseline_script.clear();
+  if (o.no_baseline) {
+    b.baseline_script.clear();
+  } else if (b.baseline_script.empty()) {
+    MMPT_ASSIGN_OR_RETURN(std::string data_dir, DataDir());
+    b.baseline_script = data_dir + "/bench/python_loader_baseline.py";
+  }
   MMPT_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> comm, comm::WorldCommunicator());
   b.comm = comm.get();
   MMPT_ASSIGN_OR_RETURN(app::LoadBenchmarkResult result, app::RunLoadBenchmark(b));
@@ -73,7 +79,6 @@ Command BenchLoadCommand() {
       [](CLI::App& app) -> Action {
         auto o = std::make_shared<Options>();
         app::LoadBenchmarkOptions& b = o->bench;
-        b.baseline_script = MMPT_SOURCE_DIR "/bench/python_loader_baseline.py";
         AddDataset(app, &b.dataset);
         AddThreads(app, &o->threads);
         o->layout.Add(app);
@@ -87,8 +92,8 @@ Command BenchLoadCommand() {
         app.add_option("--seed", b.plans.planner.seed, "Planner seed")->capture_default_str();
         app.add_option("--python", b.python, "Python for the baseline")->capture_default_str();
         app.add_option("--baseline", b.baseline_script,
-                       "Baseline loader script (its worker processes: --threads)")
-            ->capture_default_str();
+                       "Baseline loader script (its worker processes: --threads); default: "
+                       "bench/python_loader_baseline.py in mmpt's data directory");
         app.add_flag("--no-baseline", o->no_baseline, "Run mmpt only");
         AddJson(app, &o->json);
         return [o] { return Run(*o); };

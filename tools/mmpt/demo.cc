@@ -45,7 +45,7 @@ Result<std::vector<std::string>> DemoCorpus(std::string* description) {
 // is distinct and encoded once (a repeated text would measure the word cache); the first tenth
 // warms up, untimed.
 Result<std::string> TokenizerStats() {
-  const std::string path = text::DefaultTokenizerPath();
+  MMPT_ASSIGN_OR_RETURN(const std::string path, text::FindTokenizer());
   MMPT_ASSIGN_OR_RETURN(auto tokenizer, text::LoadTokenizer(path));
   std::string description;
   MMPT_ASSIGN_OR_RETURN(std::vector<std::string> texts, DemoCorpus(&description));

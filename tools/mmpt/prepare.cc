@@ -86,7 +86,7 @@ Command PrepareCommand() {
         app.add_option("--out", args->out, "Dataset directory to write")->required();
         app.add_option(
             "--tokenizer", args->tokenizer,
-            "tokenizer.json or SentencePiece .model; default: Qwen3's, or $MMPT_TOKENIZER");
+            "tokenizer.json or SentencePiece .model; default: $MMPT_TOKENIZER, else Qwen3's");
         app.add_option("--media-root", args->media_root,
                        "Directory media paths are relative to (default: each input's directory)");
         app.add_option("--vision", args->vision, "Vision preset images are checked against")

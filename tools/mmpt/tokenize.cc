@@ -47,8 +47,7 @@ Result<std::string_view> JsonText(simdjson::dom::parser& parser, std::string_vie
 }
 
 Status Run(const TokenizeOptions& options) {
-  const std::string path =
-      options.tokenizer.empty() ? text::DefaultTokenizerPath() : options.tokenizer;
+  MMPT_ASSIGN_OR_RETURN(const std::string path, text::FindTokenizer(options.tokenizer));
   MMPT_ASSIGN_OR_RETURN(auto tokenizer, text::LoadTokenizer(path));
   MMPT_ASSIGN_OR_RETURN(std::string input, ReadInput(options.input));
   std::string out;
@@ -112,8 +111,8 @@ Command TokenizeCommand() {
       [](CLI::App& app) -> Action {
         auto options = std::make_shared<TokenizeOptions>();
         app.add_option("--tokenizer", options->tokenizer,
-                       "tokenizer.json (byte-level BPE) or SentencePiece .model; default: Qwen3's, "
-                       "or $MMPT_TOKENIZER");
+                       "tokenizer.json (byte-level BPE) or SentencePiece .model; default: "
+                       "$MMPT_TOKENIZER, else Qwen3's");
         auto* count =
             app.add_flag("--count", options->count, "Print the number of tokens of each text");
         app.add_flag("--ids", options->ids,

@@ -16,7 +16,7 @@ struct DemoDatasetOptions {
   std::string work_dir;         // receives corpus/ (inputs and images) and dataset/
   uint64_t coco_samples = 200;  // COCO val2017 images (real sizes and captions)
   uint64_t mmc4_docs = 20;      // mmc4 documents (image sizes drawn)
-  std::string tokenizer_path;   // "" = text::DefaultTokenizerPath()
+  std::string tokenizer_path;   // "" = text::FindTokenizer()'s default
   std::string vision_preset{cost::Defaults::kVision};
   size_t jobs = 0;
   bool progress = true;

@@ -15,9 +15,9 @@ using namespace mmpt::store;
 namespace {
 
 TEST(DemoDatasetTest, SynthesizesAndPreparesRealDataWithTheDefaultTokenizer) {
-  ASSERT_TRUE(std::filesystem::exists(text::DefaultTokenizerPath()))
-      << "default tokenizer missing (scripts/install-deps.sh installs it): "
-      << text::DefaultTokenizerPath();
+  auto tokenizer = text::FindTokenizer();
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString()
+                              << " (scripts/install-deps.sh installs the default tokenizer)";
   DemoDatasetOptions options;
   options.work_dir = testing::FreshDir("demo");
   options.coco_samples = 12;

@@ -116,7 +116,10 @@ Result<CorpusTokenizer> CorpusTokenizer::Load(const std::string& tokenizer_path,
 
 Result<const CorpusTokenizer*> CorpusTokenizer::Default() {
   static const Result<CorpusTokenizer>* loaded =
-      new Result<CorpusTokenizer>(Load(text::DefaultTokenizerPath()));
+      new Result<CorpusTokenizer>([]() -> Result<CorpusTokenizer> {
+        MMPT_ASSIGN_OR_RETURN(std::string path, text::FindTokenizer());
+        return Load(path);
+      }());
   if (!loaded->ok()) return loaded->status();
   return &**loaded;
 }

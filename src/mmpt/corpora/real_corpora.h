@@ -27,9 +27,9 @@ class CorpusTokenizer {
   /// InvalidArgument if the template's image markers are not single tokens of the tokenizer.
   static Result<CorpusTokenizer> Load(const std::string& tokenizer_path,
                                       const std::string& chat = "qwen_vl");
-  /// The default tokenizer (text::DefaultTokenizerPath(): Qwen3's, installed by
+  /// The default tokenizer (text::FindTokenizer(): Qwen3's, installed by
   /// scripts/install-deps.sh) with the qwen_vl template, loaded once per process.
-  /// Errors: those of Load, naming the path (run scripts/install-deps.sh).
+  /// Errors: those of FindTokenizer and Load, naming the path (run scripts/install-deps.sh).
   static Result<const CorpusTokenizer*> Default();
 
   /// Text tokens of a caption pair rendered through the chat template (text::RenderConversation

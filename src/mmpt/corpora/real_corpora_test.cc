@@ -67,7 +67,7 @@ TEST(RealCorporaTest, CorporaHaveTheDocumentedShape) {
 TEST(RealCorporaTest, TextTokensComeFromTheRealTokenizerAndTemplate) {
   auto tokenizer = CorpusTokenizer::Default();
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
-  auto model = text::LoadTokenizer(text::DefaultTokenizerPath());
+  auto model = text::LoadTokenizer(text::FindTokenizer().ValueOrDie());
   auto chat = text::ChatTemplate::Load("qwen_vl");
   ASSERT_TRUE(model.ok() && chat.ok());
   auto files = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));

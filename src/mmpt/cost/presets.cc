@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "mmpt/core/data_dir.h"
 #include "mmpt/core/mapped_file.h"
 
 namespace mmpt::cost {
@@ -66,13 +66,15 @@ Result<Config> LoadPreset(std::string_view kind, std::string_view name, Parse pa
                        ch == '_';
               });
   if (!safe) return Status::InvalidArgument("bad {} preset name '{}'", kind, name);
-  std::string path = PresetDir() + "/" + std::string(kind) + "/" + std::string(name) + ".json";
+  MMPT_ASSIGN_OR_RETURN(std::string dir, PresetDir());
+  dir += "/" + std::string(kind);
+  std::string path = dir + "/" + std::string(name) + ".json";
   auto text = ReadFileToString(path);
   if (!text.ok()) {
     std::string known;
     for (const std::string& n : ListPresets(kind)) known += (known.empty() ? "" : ", ") + n;
     return Status::NotFound("unknown {} preset '{}' (known: {}; looked in {})", kind, name,
-                            known.empty() ? "none" : known, PresetDir() + "/" + std::string(kind));
+                            known.empty() ? "none" : known, dir);
   }
   MMPT_ASSIGN_OR_RETURN(Config config, parse(*text, path));
   if (config.name != name) {
@@ -83,16 +85,13 @@ Result<Config> LoadPreset(std::string_view kind, std::string_view name, Parse pa
 
 }  // namespace
 
-std::string PresetDir() {
-  if (const char* dir = std::getenv("MMPT_PRESETS"); dir != nullptr && *dir != '\0') return dir;
-  return MMPT_SOURCE_DIR "/presets";
-}
-
 std::vector<std::string> ListPresets(std::string_view kind) {
   std::vector<std::string> names;
+  auto dir = PresetDir();
+  if (!dir.ok()) return names;
   std::error_code ec;
   for (const auto& entry :
-       std::filesystem::directory_iterator(PresetDir() + "/" + std::string(kind), ec)) {
+       std::filesystem::directory_iterator(*dir + "/" + std::string(kind), ec)) {
     if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
   }
   std::sort(names.begin(), names.end());

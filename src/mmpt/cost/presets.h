@@ -10,15 +10,12 @@
 
 namespace mmpt::cost {
 
-/// Directory holding vision/, llm/ and hardware/ preset files: $MMPT_PRESETS if set, else the
-/// source tree's presets/.
-std::string PresetDir();
-
-/// Names of the presets of one kind ("vision", "llm" or "hardware"), sorted.
+/// Names of the presets of one kind ("vision", "llm" or "hardware") in PresetDir()
+/// (core/data_dir.h), sorted; none when there is no preset directory.
 std::vector<std::string> ListPresets(std::string_view kind);
 
 /// Load the preset `name` from PresetDir()/<kind>/<name>.json. Errors: NotFound naming the
-/// preset and listing the known ones; Corrupt or InvalidArgument naming the file and field.
+/// preset and listing the known ones, or that of PresetDir(); Corrupt or InvalidArgument naming the file and field.
 Result<VisionConfig> LoadVisionPreset(std::string_view name);
 Result<LlmConfig> LoadLlmPreset(std::string_view name);
 Result<HardwareConfig> LoadHardwarePreset(std::string_view name);

@@ -33,12 +33,13 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
                                    coco.images.size());
   }
   const std::vector<size_t> first_caption = coco.FirstCaptionOfEachImage();
+  MMPT_ASSIGN_OR_RETURN(std::string tokenizer_path, text::FindTokenizer());
   MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
-                        text::LoadTokenizer(text::DefaultTokenizerPath()));
+                        text::LoadTokenizer(tokenizer_path));
   fs::remove_all(dir);
   fs::create_directories(dir);
   store::Manifest manifest;
-  manifest.tokenizer = text::DefaultTokenizerPath();
+  manifest.tokenizer = tokenizer_path;
   manifest.vision_preset = "qwen2-vl";
   const size_t per_shard = (num_samples + shards - 1) / shards;
   for (size_t shard = 0, i = 0; shard < shards && i < num_samples; ++shard) {

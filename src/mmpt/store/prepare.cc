@@ -345,7 +345,7 @@ std::string PartManifestName(uint32_t part, uint32_t num_parts) {
 
 Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
                                                       PrepareOptions& options) {
-  std::string resolved = path.empty() ? text::DefaultTokenizerPath() : path;
+  MMPT_ASSIGN_OR_RETURN(std::string resolved, text::FindTokenizer(path));
   MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer, text::LoadTokenizer(resolved));
   MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(resolved));
   options.tokenizer = tokenizer.get();

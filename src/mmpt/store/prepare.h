@@ -72,9 +72,10 @@ struct PrepareReport {
   std::string Summary() const;
 };
 
-/// Load the tokenizer at `path` ("" = text::DefaultTokenizerPath()) and set options'
+/// Load the tokenizer at `path` ("" = text::FindTokenizer()'s default) and set options'
 /// tokenizer, tokenizer_path and tokenizer_xxh3 (checksum of the file) from it; the returned
-/// tokenizer must outlive the options' use. Errors: those of text::LoadTokenizer.
+/// tokenizer must outlive the options' use. Errors: those of text::FindTokenizer and
+/// text::LoadTokenizer.
 Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
                                                       PrepareOptions& options);
 

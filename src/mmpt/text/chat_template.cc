@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include "mmpt/core/data_dir.h"
 #include "mmpt/core/mapped_file.h"
 
 namespace mmpt::text {
@@ -59,9 +60,11 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::strin
 }
 
 Result<ChatTemplate> ChatTemplate::Load(const std::string& name_or_path) {
-  const std::string path = name_or_path.ends_with(".json")
-                               ? name_or_path
-                               : std::string(MMPT_SOURCE_DIR) + "/presets/chat/" + name_or_path + ".json";
+  std::string path = name_or_path;
+  if (!name_or_path.ends_with(".json")) {
+    MMPT_ASSIGN_OR_RETURN(std::string presets, PresetDir());
+    path = presets + "/chat/" + name_or_path + ".json";
+  }
   MMPT_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
   return Parse(contents, path);
 }

@@ -27,8 +27,8 @@ struct ChatTemplate {
   /// Parse a template JSON document; `source` names it in errors. Errors: Corrupt naming the
   /// field at fault.
   static Result<ChatTemplate> Parse(std::string_view json, const std::string& source);
-  /// Read presets/chat/NAME.json (or the file NAME, when it ends in .json). Errors: NotFound,
-  /// Corrupt.
+  /// Read PresetDir()/chat/NAME.json (core/data_dir.h), or the file NAME when it ends in .json.
+  /// Errors: NotFound, Corrupt.
   static Result<ChatTemplate> Load(const std::string& name_or_path);
 };
 

@@ -2,12 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "mmpt/core/scoped_env.h"
+
 namespace mmpt::text {
 namespace {
 
 const Tokenizer& Qwen3() {
   static std::unique_ptr<Tokenizer> tokenizer = [] {
-    auto loaded = LoadTokenizer(DefaultTokenizerPath());
+    auto loaded = LoadTokenizer(FindTokenizer().ValueOrDie());
     if (!loaded.ok()) {
       ADD_FAILURE() << loaded.status().ToString() << " (run scripts/install-deps.sh)";
       std::abort();
@@ -83,6 +88,24 @@ TEST(ChatTemplateTest, BadInputIsAnError) {
   auto malformed = ChatTemplate::Parse(R"({"name":"x","roles":{"user":{"prefix":1}}})", "bad.json");
   ASSERT_FALSE(malformed.ok());
   EXPECT_NE(malformed.status().message().find("roles.user"), std::string::npos) << malformed.status().ToString();
+}
+
+// Templates are found by name in presets/chat of mmpt's data directory, as every preset is:
+// $MMPT_HOME points both elsewhere.
+TEST(ChatTemplateTest, LoadsByNameFromTheDataDirectoryOfMmptHome) {
+  const auto home = std::filesystem::temp_directory_path() / "mmpt_chat_template_test";
+  std::filesystem::create_directories(home / "presets" / "chat");
+  std::ofstream(home / "presets" / "chat" / "mine.json")
+      << R"({"name":"mine","roles":{"user":{"prefix":"U:","suffix":"\n"}},)"
+      << R"("image":{"start":"<s>","pad":"<p>","end":"</s>"}})";
+  ScopedEnv env("MMPT_HOME", home.c_str());
+  auto mine = ChatTemplate::Load("mine");
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  EXPECT_EQ(mine->roles.at("user").prefix, "U:");
+  auto missing = ChatTemplate::Load("qwen_vl");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find(home.string()), std::string::npos) << missing.status().ToString();
+  std::filesystem::remove_all(home);
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ std::vector<std::vector<TokenId>> ReferenceIds(const std::vector<std::string>& t
     }
   }
   const std::string command = "node " + kRoot + "/tests/text/reference_tokenize.js --tokenizer '" +
-                              DefaultTokenizerPath() + "' " + in + " " + out;
+                              FindTokenizer().ValueOrDie() + "' " + in + " " + out;
   const int rc = std::system(command.c_str());
   std::vector<std::vector<TokenId>> ids;
   if (rc != 0) {
@@ -81,7 +81,7 @@ class ParityFixture {
  public:
   static const Tokenizer& Get() {
     static std::unique_ptr<Tokenizer> tokenizer = [] {
-      auto loaded = LoadTokenizer(DefaultTokenizerPath());
+      auto loaded = LoadTokenizer(FindTokenizer().ValueOrDie());
       if (!loaded.ok()) {
         ADD_FAILURE() << loaded.status().ToString() << " (run scripts/install-deps.sh)";
         return std::unique_ptr<Tokenizer>();

@@ -5,6 +5,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "mmpt/core/data_dir.h"
 #include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
 
@@ -14,7 +15,9 @@ namespace {
 Result<MappedFile> OpenRealFile(const std::string& path) {
   auto file = MappedFile::Open(path);
   if (!file.ok()) {
-    return file.status().WithContext("reading real data (is ../shared/data/real there?)");
+    return file.status().WithContext(
+        "reading real data (real/ of mmpt's data directory: a build tree links "
+        "../shared/data/real, or set $MMPT_HOME)");
   }
   return file;
 }
@@ -32,7 +35,10 @@ bool GetSide(simdjson::dom::element record, const char* key, uint32_t* side) {
 
 }  // namespace
 
-std::string RealDataDir() { return MMPT_SOURCE_DIR "/../shared/data/real"; }
+std::string RealDataDir() {
+  auto dir = DataDir();
+  return (dir.ok() ? *dir : std::string("$MMPT_HOME")) + "/real";
+}
 
 std::string RealDataPath(std::string_view file_name) {
   return RealDataDir() + "/" + std::string(file_name);

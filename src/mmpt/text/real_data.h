@@ -1,7 +1,7 @@
 #pragma once
 
-// The one reader of the real data under ../shared/data/real/ (see its README): COCO val2017
-// captions and mmc4 core documents, parsed with simdjson into plain structs in file order.
+// The one reader of the real data (RealDataDir(), ../shared/data/real/: see its README): COCO
+// val2017 captions and mmc4 core documents, parsed with simdjson into plain structs in file order.
 // Every C++ caller (tokenizer tests and benchmarks, the planner's built-in corpora, `mmpt
 // synth`, the load and media tests, the image benchmark) reads these files through here.
 
@@ -18,8 +18,10 @@ namespace mmpt::text {
 inline constexpr const char* kCocoCaptionsFile = "coco_val2017_captions.json";
 inline constexpr const char* kMmc4DocsFile = "mmc4_core_ff_docs.jsonl";
 
-/// The directory of the real data: MMPT_SOURCE_DIR "/../shared/data/real" (beside the checkout,
-/// as every test, benchmark and built-in corpus reads it).
+/// The directory of the real data: real/ in mmpt's data directory (core/data_dir.h). A build
+/// tree links it to ../shared/data/real beside the checkout, as every test, benchmark and
+/// built-in corpus reads it; an install has none unless $MMPT_HOME provides one. Without a data
+/// directory it is the literal "$MMPT_HOME/real", so that opening a file fails naming it.
 std::string RealDataDir();
 /// RealDataDir() + "/" + file_name.
 std::string RealDataPath(std::string_view file_name);

