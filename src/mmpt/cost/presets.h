@@ -15,7 +15,8 @@ namespace mmpt::cost {
 std::vector<std::string> ListPresets(std::string_view kind);
 
 /// Load the preset `name` from PresetDir()/<kind>/<name>.json. Errors: NotFound naming the
-/// preset and listing the known ones, or that of PresetDir(); Corrupt or InvalidArgument naming the file and field.
+/// preset and listing the known ones, or that of PresetDir(); Corrupt or InvalidArgument
+/// naming the file and field.
 Result<VisionConfig> LoadVisionPreset(std::string_view name);
 Result<LlmConfig> LoadLlmPreset(std::string_view name);
 Result<HardwareConfig> LoadHardwarePreset(std::string_view name);
