@@ -142,10 +142,12 @@ Result<VisionAssignment> AssignVision(const ThdSplit& split, std::span<const CpI
   out.rank_cost.assign(cp, 0.0);
   out.consumed = ConsumedRows(split, images);
 
-  // Rows of image i each rank consumes, for the naive policy and the cost policy's ties.
-  std::vector<std::vector<uint32_t>> rows_on(images.size(), std::vector<uint32_t>(cp, 0));
+  // Rows of image i each rank consumes (flat: image-major), for the naive policy and the cost
+  // policy's ties.
+  std::vector<uint32_t> rows_on(images.size() * size_t{cp}, 0);
+  auto rows = [&](uint32_t i, uint32_t r) -> uint32_t& { return rows_on[size_t{i} * cp + r]; };
   for (uint32_t r = 0; r < cp; ++r) {
-    for (const RowSegment& segment : out.consumed[r]) rows_on[segment.image][r] += segment.row_count;
+    for (const RowSegment& segment : out.consumed[r]) rows(segment.image, r) += segment.row_count;
   }
 
   double total = 0, largest = 0;
@@ -155,11 +157,14 @@ Result<VisionAssignment> AssignVision(const ThdSplit& split, std::span<const CpI
   }
   out.lower_bound = std::max(total / cp, largest);
 
-  switch (policy) {
+  // One rank encodes everything under every policy: skip the orderings (plans at CP 1 run this
+  // for every pack of every step).
+  const VisionPolicy effective = cp == 1 ? VisionPolicy::kNaive : policy;
+  switch (effective) {
     case VisionPolicy::kNaive:
       for (uint32_t i = 0; i < images.size(); ++i) {
         for (uint32_t r = 0; r < cp; ++r) {
-          if (rows_on[i][r] > 0) out.encoders[i].push_back(r);
+          if (rows(i, r) > 0) out.encoders[i].push_back(r);
         }
       }
       break;
@@ -182,7 +187,7 @@ Result<VisionAssignment> AssignVision(const ThdSplit& split, std::span<const CpI
       for (uint32_t i : order) {
         uint32_t best = 0;
         for (uint32_t r = 1; r < cp; ++r) {
-          if (load[r] < load[best] || (load[r] == load[best] && rows_on[i][r] > rows_on[i][best])) {
+          if (load[r] < load[best] || (load[r] == load[best] && rows(i, r) > rows(i, best))) {
             best = r;
           }
         }
