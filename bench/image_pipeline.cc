@@ -22,7 +22,7 @@
 #include "mmpt/core/subprocess.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/corpora/image_synth.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 namespace fs = std::filesystem;
 using mmpt::media::ImagePreprocessConfig;
@@ -93,8 +93,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < images; ++i)
       sizes.push_back(i % 2 ? std::pair{3024u, 4032u} : std::pair{4032u, 3024u});
   } else {
-    auto coco = mmpt::text::ReadCocoCaptions(
-        mmpt::text::RealDataPath(mmpt::text::kCocoCaptionsFile));
+    auto coco = mmpt::corpora::ReadCocoCaptions(
+        mmpt::corpora::RealDataPath(mmpt::corpora::kCocoCaptionsFile));
     if (!coco.ok()) {
       std::fprintf(stderr, "image_pipeline: %s\n", coco.status().ToString().c_str());
       return 1;

@@ -21,8 +21,8 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
-#include "mmpt/text/corpus.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/text_corpus.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace {
@@ -38,15 +38,15 @@ struct Corpus {
 Result<std::vector<Corpus>> BenchCorpora() {
   std::vector<Corpus> corpora(2);
   corpora[0].name = "COCO captions";
-  MMPT_ASSIGN_OR_RETURN(text::CocoCaptions coco,
-                        text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile)));
-  corpora[0].texts = text::DistinctTexts(coco.CaptionTexts());
+  MMPT_ASSIGN_OR_RETURN(corpora::CocoCaptions coco,
+                        corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile)));
+  corpora[0].texts = corpora::DistinctTexts(coco.CaptionTexts());
   corpora[1].name = "mmc4 documents";
   MMPT_ASSIGN_OR_RETURN(auto documents,
-                        text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile)));
+                        corpora::ReadMmc4Documents(corpora::RealDataPath(corpora::kMmc4DocsFile)));
   std::vector<std::string> joined;
-  for (const text::Mmc4Document& document : documents) joined.push_back(document.JoinedText());
-  corpora[1].texts = text::DistinctTexts(joined);
+  for (const corpora::Mmc4Document& document : documents) joined.push_back(document.JoinedText());
+  corpora[1].texts = corpora::DistinctTexts(joined);
   return corpora;
 }
 
@@ -84,14 +84,14 @@ Result<Ids> ParseIds(const std::string& path) {
 }
 
 // Run `reference` on `texts` (the first `warmup` untimed); its figures, and its ids in `ids`.
-Result<text::TokenizeStats> RunReference(const Reference& reference,
+Result<corpora::TokenizeStats> RunReference(const Reference& reference,
                                          const std::vector<std::string>& texts, size_t warmup,
                                          const std::string& tokenizer, Ids* ids) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string input =
       (dir / fmt::format("mmpt_tokenize_bench_{}.jsonl", ::getpid())).string();
   const std::string output = input + ".ids";
-  MMPT_RETURN_IF_ERROR(text::WriteTextsAsJsonLines(texts, input));
+  MMPT_RETURN_IF_ERROR(corpora::WriteTextsAsJsonLines(texts, input));
   const std::string command = fmt::format(
       "RAYON_NUM_THREADS=1 node {}/tests/text/reference_tokenize.js {} --tokenizer '{}' --bench {} "
       "{} {}",
@@ -109,7 +109,7 @@ Result<text::TokenizeStats> RunReference(const Reference& reference,
   const std::string& printed = *run;
   simdjson::dom::parser parser;
   simdjson::dom::element result;
-  text::TokenizeStats stats;
+  corpora::TokenizeStats stats;
   int64_t texts_done = 0, tokens = 0;
   if (parser.parse(printed).get(result) || result["texts"].get(texts_done) ||
       result["tokens"].get(tokens) || result["seconds"].get(stats.seconds)) {
@@ -138,10 +138,10 @@ Status SameIds(const Corpus& corpus, size_t warmup, const Ids& mine, const Ids& 
 
 // The fastest of `repeats` runs of `measure` (each returning its figures and setting `ids`).
 template <typename Measure>
-Result<text::TokenizeStats> Fastest(int repeats, Ids* ids, Measure&& measure) {
-  text::TokenizeStats best;
+Result<corpora::TokenizeStats> Fastest(int repeats, Ids* ids, Measure&& measure) {
+  corpora::TokenizeStats best;
   for (int r = 0; r < repeats; ++r) {
-    MMPT_ASSIGN_OR_RETURN(text::TokenizeStats stats, measure(ids));
+    MMPT_ASSIGN_OR_RETURN(corpora::TokenizeStats stats, measure(ids));
     if (r == 0 || stats.seconds < best.seconds) best = stats;
   }
   return best;
@@ -161,17 +161,17 @@ Status Main(int repeats, const std::string& tokenizer_flag) {
     const std::span<const std::string> texts(corpus.texts);
     Ids mine;
     MMPT_ASSIGN_OR_RETURN(
-        text::TokenizeStats stats,
-        Fastest(repeats, &mine, [&](Ids* ids) -> Result<text::TokenizeStats> {
+        corpora::TokenizeStats stats,
+        Fastest(repeats, &mine, [&](Ids* ids) -> Result<corpora::TokenizeStats> {
           // A fresh tokenizer: its word cache starts empty, as the references' do.
           MMPT_ASSIGN_OR_RETURN(auto tokenizer, text::LoadTokenizer(tokenizer_path));
-          return text::MeasureTokenize(*tokenizer, texts.first(warmup), texts.subspan(warmup), ids);
+          return corpora::MeasureTokenize(*tokenizer, texts.first(warmup), texts.subspan(warmup), ids);
         }));
     fmt::print("{}: {} distinct texts ({} warm-up, {} timed), {} tokens timed\n", corpus.name,
                corpus.texts.size(), warmup, stats.texts, stats.tokens);
     for (const Reference& reference : kReferences) {
       Ids theirs;
-      MMPT_ASSIGN_OR_RETURN(text::TokenizeStats ref, Fastest(repeats, &theirs, [&](Ids* ids) {
+      MMPT_ASSIGN_OR_RETURN(corpora::TokenizeStats ref, Fastest(repeats, &theirs, [&](Ids* ids) {
                               return RunReference(reference, corpus.texts, warmup, tokenizer_path,
                                                   ids);
                             }));

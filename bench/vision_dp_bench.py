@@ -6,7 +6,7 @@ measured on the CPU with a small encoder, beside the simulator's prediction for 
 The mix: COCO val2017 caption samples (real image sizes, real captions) and mmc4 interleaved
 documents (real sentences and image counts; mmc4 records carry no image sizes, so each of their
 images takes the size of a COCO image chosen by the seeded rule of mmpt's built-in corpora,
-text::Mmc4CocoImage), two caption samples per document.
+corpora::Mmc4CocoImage), two caption samples per document.
 Text is counted with mmpt's Qwen3 tokenizer; images follow the Qwen2-VL resize rule (patch 14,
 2x2 merge) with a lower max_pixels so the CPU can encode them. Samples are packed greedily to
 --seq-len tokens, each pack is split for CP 2, its images placed among their text as the
@@ -65,7 +65,7 @@ def mix64(x: int) -> int:
 
 
 def mmc4_coco_image(seed: int, doc: int, image: int, num_coco_images: int) -> int:
-    """text::Mmc4CocoImage (src/mmpt/text/real_data.h): the COCO image (index in the file's
+    """corpora::Mmc4CocoImage (src/mmpt/text/real_data.h): the COCO image (index in the file's
     `images`) whose size image `image` of mmc4 document `doc` (0-based, file order) takes."""
     mask = (1 << 64) - 1
     return mix64((seed & mask) ^ mix64((doc * 1000003 + image) & mask)) % num_coco_images

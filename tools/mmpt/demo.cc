@@ -11,8 +11,8 @@
 #include "command.h"
 #include "mmpt/app/batch_summary.h"
 #include "mmpt/app/demo.h"
-#include "mmpt/text/corpus.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/text_corpus.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::cli {
@@ -24,21 +24,21 @@ struct DemoOptions {
 };
 
 Result<std::vector<std::string>> DemoCorpus(std::string* description) {
-  const std::string coco = text::RealDataPath(text::kCocoCaptionsFile);
-  const std::string mmc4 = text::RealDataPath(text::kMmc4DocsFile);
+  const std::string coco = corpora::RealDataPath(corpora::kCocoCaptionsFile);
+  const std::string mmc4 = corpora::RealDataPath(corpora::kMmc4DocsFile);
   if (!std::filesystem::exists(coco) || !std::filesystem::exists(mmc4)) {
     *description =
         "generated corpus (../shared/data/real absent): 20000 texts of a 44-word vocabulary, so "
         "nearly every word is a word-cache hit";
-    return text::DistinctTexts(text::GenerateCorpus(20000, 1));
+    return corpora::DistinctTexts(corpora::GenerateCorpus(20000, 1));
   }
-  MMPT_ASSIGN_OR_RETURN(text::CocoCaptions captions_file, text::ReadCocoCaptions(coco));
+  MMPT_ASSIGN_OR_RETURN(corpora::CocoCaptions captions_file, corpora::ReadCocoCaptions(coco));
   std::vector<std::string> texts = captions_file.CaptionTexts();
   const size_t captions = texts.size();
-  MMPT_ASSIGN_OR_RETURN(auto documents, text::ReadMmc4Documents(mmc4));
-  for (const text::Mmc4Document& document : documents) texts.push_back(document.JoinedText());
+  MMPT_ASSIGN_OR_RETURN(auto documents, corpora::ReadMmc4Documents(mmc4));
+  for (const corpora::Mmc4Document& document : documents) texts.push_back(document.JoinedText());
   *description = fmt::format("{} COCO captions + {} mmc4 documents", captions, documents.size());
-  return text::DistinctTexts(texts);
+  return corpora::DistinctTexts(texts);
 }
 
 // The tokenizer section: measured on this machine, printed and kept for the report. Every text
@@ -51,8 +51,8 @@ Result<std::string> TokenizerStats() {
   MMPT_ASSIGN_OR_RETURN(std::vector<std::string> texts, DemoCorpus(&description));
   const std::span<const std::string> all(texts);
   const size_t warmup = texts.size() / 10;
-  MMPT_ASSIGN_OR_RETURN(text::TokenizeStats stats,
-                        text::MeasureTokenize(*tokenizer, all.first(warmup), all.subspan(warmup)));
+  MMPT_ASSIGN_OR_RETURN(corpora::TokenizeStats stats,
+                        corpora::MeasureTokenize(*tokenizer, all.first(warmup), all.subspan(warmup)));
   std::string out;
   out += fmt::format("  tokenizer   {} ({} tokens in vocabulary)\n", path, tokenizer->vocab_size());
   out += fmt::format("  corpus      {}\n", description);

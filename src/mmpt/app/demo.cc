@@ -15,7 +15,7 @@
 #include "mmpt/app/demo_report.h"
 #include "mmpt/app/demo_dataset.h"
 #include "mmpt/store/inspect.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 namespace mmpt::app {
 
@@ -100,7 +100,7 @@ Result<std::string> RunDemo(const DemoOptions& options) {
   std::string corpus_name;
   Result<cost::SampleTable> corpus = Status::NotFound("no corpus");
   const bool real = !options.force_builtin_profile &&
-                    std::filesystem::exists(text::RealDataPath(text::kCocoCaptionsFile));
+                    std::filesystem::exists(corpora::RealDataPath(corpora::kCocoCaptionsFile));
   if (real) {
     corpus = corpora::PretrainingMixCorpus();
     corpus_name = "mixed real-data corpus (COCO captions, mmc4 documents, text-only; "

@@ -4,24 +4,24 @@
 #include <vector>
 
 #include "mmpt/core/hash.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 namespace mmpt::corpora {
 namespace {
 
 // The COCO file, with its image sizes (file order) as the cost model takes them.
 struct CocoFile {
-  text::CocoCaptions coco;
+  corpora::CocoCaptions coco;
   std::vector<cost::ImageSize> sizes;  // of coco.images
   std::string coco_path;
 };
 
 Result<CocoFile> ReadCoco(const std::string& data_dir) {
   CocoFile files;
-  files.coco_path = data_dir + "/" + text::kCocoCaptionsFile;
-  MMPT_ASSIGN_OR_RETURN(files.coco, text::ReadCocoCaptions(files.coco_path));
+  files.coco_path = data_dir + "/" + corpora::kCocoCaptionsFile;
+  MMPT_ASSIGN_OR_RETURN(files.coco, corpora::ReadCocoCaptions(files.coco_path));
   files.sizes.reserve(files.coco.images.size());
-  for (const text::CocoImage& image : files.coco.images) {
+  for (const corpora::CocoImage& image : files.coco.images) {
     files.sizes.push_back({image.width, image.height});
   }
   return files;
@@ -34,12 +34,12 @@ struct Mmc4Doc {
 
 Result<std::vector<Mmc4Doc>> ReadMmc4(const std::string& data_dir,
                                       const CorpusTokenizer& tokenizer) {
-  const std::string path = data_dir + "/" + text::kMmc4DocsFile;
-  MMPT_ASSIGN_OR_RETURN(std::vector<text::Mmc4Document> documents, text::ReadMmc4Documents(path));
+  const std::string path = data_dir + "/" + corpora::kMmc4DocsFile;
+  MMPT_ASSIGN_OR_RETURN(std::vector<corpora::Mmc4Document> documents, corpora::ReadMmc4Documents(path));
   if (documents.empty()) return Status::Corrupt("{}: no documents", path);
   std::vector<Mmc4Doc> docs;
   docs.reserve(documents.size());
-  for (const text::Mmc4Document& document : documents) {
+  for (const corpora::Mmc4Document& document : documents) {
     Mmc4Doc d;
     for (const std::string& sentence : document.sentences) {
       auto tokens = tokenizer.TextTokens(sentence);
@@ -61,7 +61,7 @@ Status AddMmc4(cost::SampleTableBuilder* builder, uint32_t source,
   for (size_t d = 0; d < docs.size(); ++d) {
     images.clear();
     for (uint32_t i = 0; i < docs[d].images; ++i) {
-      images.push_back(files.sizes[text::Mmc4CocoImage(seed, d, i, files.sizes.size())]);
+      images.push_back(files.sizes[corpora::Mmc4CocoImage(seed, d, i, files.sizes.size())]);
     }
     uint32_t text = docs[d].text_tokens + tokenizer.image_marker_tokens() * docs[d].images +
                     CorpusTokenizer::kDocumentEndTokens;
@@ -73,7 +73,7 @@ Status AddMmc4(cost::SampleTableBuilder* builder, uint32_t source,
 Status AddCoco(cost::SampleTableBuilder* builder, uint32_t source, const CocoFile& files,
                const CorpusTokenizer& tokenizer) {
   for (size_t k = 0; k < files.coco.captions.size(); ++k) {
-    const text::CocoCaption& caption = files.coco.captions[k];
+    const corpora::CocoCaption& caption = files.coco.captions[k];
     auto tokens = tokenizer.CaptionPairTokens(caption.text);
     if (!tokens.ok()) {
       return tokens.status().WithContext(fmt::format("{}: annotations[{}]", files.coco_path, k));

@@ -9,7 +9,7 @@
 #include "mmpt/core/status.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/text/chat_template.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::corpora {
@@ -56,13 +56,13 @@ class CorpusTokenizer {
 /// COCO 2017 val caption pairs: one sample per caption (25,014), its image at its real size,
 /// text counted by `tokenizer` (nullptr: CorpusTokenizer::Default()).
 /// Errors: NotFound if the file or tokenizer is absent; Corrupt if the file does not parse.
-Result<cost::SampleTable> CocoCaptionsCorpus(const std::string& data_dir = text::RealDataDir(),
+Result<cost::SampleTable> CocoCaptionsCorpus(const std::string& data_dir = corpora::RealDataDir(),
                                        const CorpusTokenizer* tokenizer = nullptr);
 
 /// mmc4 interleaved documents (107): the real sentences and image count. mmc4 records carry no
 /// image sizes, so image j of document d (0-based, file order) takes the real size of COCO
-/// image text::Mmc4CocoImage(seed, d, j) (the rule `mmpt synth --profile mmc4` uses too).
-Result<cost::SampleTable> Mmc4DocumentsCorpus(const std::string& data_dir = text::RealDataDir(),
+/// image corpora::Mmc4CocoImage(seed, d, j) (the rule `mmpt synth --profile mmc4` uses too).
+Result<cost::SampleTable> Mmc4DocumentsCorpus(const std::string& data_dir = corpora::RealDataDir(),
                                         uint64_t seed = 1,
                                         const CorpusTokenizer* tokenizer = nullptr);
 
@@ -71,7 +71,7 @@ Result<cost::SampleTable> Mmc4DocumentsCorpus(const std::string& data_dir = text
 /// `text-long` — 512 long text-only documents, each the concatenated text of 4 to 40 mmc4
 /// documents drawn with the seed (about 1.5k to 20k tokens, so some exceed 8192 and follow the
 /// over-long policy). Source weights for the mix are kPretrainingMixWeights.
-Result<cost::SampleTable> PretrainingMixCorpus(const std::string& data_dir = text::RealDataDir(),
+Result<cost::SampleTable> PretrainingMixCorpus(const std::string& data_dir = corpora::RealDataDir(),
                                          uint64_t seed = 1,
                                          const CorpusTokenizer* tokenizer = nullptr);
 /// Blend weights (per drawn sample) of PretrainingMix's sources, in source order.

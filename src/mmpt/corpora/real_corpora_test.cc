@@ -7,7 +7,7 @@
 
 #include "mmpt/plan/compare.h"
 #include "mmpt/plan/planner.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 namespace mmpt::corpora {
 
@@ -35,8 +35,8 @@ TEST(RealCorporaTest, CorporaHaveTheDocumentedShape) {
   EXPECT_EQ(mix->ImagesOf(mix->source_begin[2]).size(), 0u);  // text-only
   // mmc4 images take real COCO sizes by the seeded rule: same seed, same sizes; another seed,
   // others.
-  auto again = Mmc4DocumentsCorpus(text::RealDataDir(), 1);
-  auto other = Mmc4DocumentsCorpus(text::RealDataDir(), 2);
+  auto again = Mmc4DocumentsCorpus(corpora::RealDataDir(), 1);
+  auto other = Mmc4DocumentsCorpus(corpora::RealDataDir(), 2);
   ASSERT_TRUE(again.ok() && other.ok());
   EXPECT_EQ(again->images[0].width, mmc4->images[0].width);
   bool differs = false;
@@ -52,10 +52,10 @@ TEST(RealCorporaTest, CorporaHaveTheDocumentedShape) {
     }
     ASSERT_TRUE(is_coco_size) << "mmc4 image " << i;
   }
-  // Image j of document d has the size of COCO image text::Mmc4CocoImage(1, d, j).
-  auto files = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
+  // Image j of document d has the size of COCO image corpora::Mmc4CocoImage(1, d, j).
+  auto files = corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile));
   ASSERT_TRUE(files.ok()) << files.status().ToString();
-  const uint64_t k = text::Mmc4CocoImage(1, 3, 1, files->images.size());
+  const uint64_t k = corpora::Mmc4CocoImage(1, 3, 1, files->images.size());
   EXPECT_EQ(mmc4->ImagesOf(3)[1].width, files->images[k].width);
   EXPECT_EQ(mmc4->ImagesOf(3)[1].height, files->images[k].height);
   EXPECT_EQ(CocoCaptionsCorpus("/nonexistent").status().code(), StatusCode::kNotFound);
@@ -70,7 +70,7 @@ TEST(RealCorporaTest, TextTokensComeFromTheRealTokenizerAndTemplate) {
   auto model = text::LoadTokenizer(text::FindTokenizer().ValueOrDie());
   auto chat = text::ChatTemplate::Load("qwen_vl");
   ASSERT_TRUE(model.ok() && chat.ok());
-  auto files = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
+  auto files = corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile));
   auto coco = CocoCaptionsCorpus();
   ASSERT_TRUE(files.ok() && coco.ok());
   const std::vector<std::string> captions = files->CaptionTexts();
@@ -86,7 +86,7 @@ TEST(RealCorporaTest, TextTokensComeFromTheRealTokenizerAndTemplate) {
     ASSERT_TRUE(caption_tokens.ok());
     EXPECT_GT(coco->text_tokens[k], *caption_tokens + 20) << "system, roles and markers";
   }
-  auto docs = text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile));
+  auto docs = corpora::ReadMmc4Documents(corpora::RealDataPath(corpora::kMmc4DocsFile));
   auto mmc4 = Mmc4DocumentsCorpus();
   ASSERT_TRUE(docs.ok() && mmc4.ok());
   ASSERT_EQ(docs->size(), mmc4->num_samples());

@@ -11,7 +11,7 @@
 #include "mmpt/core/thread_pool.h"
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/store/shard_writer.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 namespace mmpt::corpora {
 
@@ -53,12 +53,12 @@ Item ImageOf(std::string role, uint32_t width, uint32_t height) {
 }
 
 // One caption pair per COCO image (its first caption), images in file order.
-std::vector<Doc> CocoDocs(const text::CocoCaptions& coco, uint64_t limit) {
+std::vector<Doc> CocoDocs(const corpora::CocoCaptions& coco, uint64_t limit) {
   const std::vector<size_t> first_caption = coco.FirstCaptionOfEachImage();
   std::vector<Doc> docs;
   for (size_t i = 0; i < coco.images.size() && (limit == 0 || docs.size() < limit); ++i) {
-    if (first_caption[i] == text::CocoCaptions::kNoCaption) continue;
-    const text::CocoImage& image = coco.images[i];
+    if (first_caption[i] == corpora::CocoCaptions::kNoCaption) continue;
+    const corpora::CocoImage& image = coco.images[i];
     Doc d;
     d.key = fmt::format("coco-{}", image.id);
     d.items.push_back(ImageOf("user", image.width, image.height));
@@ -70,16 +70,16 @@ std::vector<Doc> CocoDocs(const text::CocoCaptions& coco, uint64_t limit) {
 }
 
 // The mmc4 documents, each image before its matched sentence and at the size of the COCO image
-// text::Mmc4CocoImage picks (mmc4 records no sizes).
-std::vector<Doc> Mmc4Docs(const std::vector<text::Mmc4Document>& documents,
-                          const text::CocoCaptions& coco, uint64_t limit, uint64_t seed) {
+// corpora::Mmc4CocoImage picks (mmc4 records no sizes).
+std::vector<Doc> Mmc4Docs(const std::vector<corpora::Mmc4Document>& documents,
+                          const corpora::CocoCaptions& coco, uint64_t limit, uint64_t seed) {
   std::vector<Doc> docs;
   for (size_t d = 0; d < documents.size() && (limit == 0 || docs.size() < limit); ++d) {
-    const text::Mmc4Document& document = documents[d];
+    const corpora::Mmc4Document& document = documents[d];
     std::vector<std::vector<Item>> before(document.sentences.size());
     for (size_t j = 0; j < document.images.size(); ++j) {
-      const text::CocoImage& sized =
-          coco.images[text::Mmc4CocoImage(seed, d, j, coco.images.size())];
+      const corpora::CocoImage& sized =
+          coco.images[corpora::Mmc4CocoImage(seed, d, j, coco.images.size())];
       before[document.images[j].matched_text_index].push_back(
           ImageOf("", sized.width, sized.height));
     }
@@ -235,18 +235,18 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   std::vector<Doc> docs;
   // The given file, or the real one.
   auto or_real = [](const std::string& path, const char* real_file) {
-    return path.empty() ? text::RealDataPath(real_file) : path;
+    return path.empty() ? corpora::RealDataPath(real_file) : path;
   };
   if (options.profile == "coco") {
-    const std::string path = or_real(options.source_path, text::kCocoCaptionsFile);
-    MMPT_ASSIGN_OR_RETURN(text::CocoCaptions coco, text::ReadCocoCaptions(path));
+    const std::string path = or_real(options.source_path, corpora::kCocoCaptionsFile);
+    MMPT_ASSIGN_OR_RETURN(corpora::CocoCaptions coco, corpora::ReadCocoCaptions(path));
     docs = CocoDocs(coco, options.samples);
   } else if (options.profile == "mmc4") {
-    const std::string path = or_real(options.source_path, text::kMmc4DocsFile);
-    MMPT_ASSIGN_OR_RETURN(std::vector<text::Mmc4Document> documents,
-                          text::ReadMmc4Documents(path));
-    const std::string sizes_path = or_real(options.coco_path, text::kCocoCaptionsFile);
-    MMPT_ASSIGN_OR_RETURN(text::CocoCaptions coco, text::ReadCocoCaptions(sizes_path));
+    const std::string path = or_real(options.source_path, corpora::kMmc4DocsFile);
+    MMPT_ASSIGN_OR_RETURN(std::vector<corpora::Mmc4Document> documents,
+                          corpora::ReadMmc4Documents(path));
+    const std::string sizes_path = or_real(options.coco_path, corpora::kCocoCaptionsFile);
+    MMPT_ASSIGN_OR_RETURN(corpora::CocoCaptions coco, corpora::ReadCocoCaptions(sizes_path));
     docs = Mmc4Docs(documents, coco, options.samples, options.seed);
     report.sizes_drawn = true;
   } else if (options.profile == "tiny") {

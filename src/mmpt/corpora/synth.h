@@ -17,7 +17,7 @@ struct SynthOptions {
   /// `source_path`, default ../shared/data/real/coco_val2017_captions.json);
   /// "mmc4": the real mmc4 documents of `source_path` (default
   /// ../shared/data/real/mmc4_core_ff_docs.jsonl); mmc4 records no image sizes, so image j of
-  /// document d takes the real size of COCO image text::Mmc4CocoImage(seed, d, j) of
+  /// document d takes the real size of COCO image corpora::Mmc4CocoImage(seed, d, j) of
   /// `coco_path` (as the planner's built-in mmc4 corpus does; COCO sizes are at most 640 px);
   /// "tiny": invented caption pairs with sizes drawn in [min_side, max_side].
   std::string profile = "coco";

@@ -16,7 +16,7 @@
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/store/shard_writer.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::load::testing {
@@ -26,8 +26,8 @@ namespace mmpt::load::testing {
 /// data or the tokenizer is missing (install with `make deps`), others from the writer.
 inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_t shards = 2) {
   namespace fs = std::filesystem;
-  MMPT_ASSIGN_OR_RETURN(text::CocoCaptions coco,
-                        text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile)));
+  MMPT_ASSIGN_OR_RETURN(corpora::CocoCaptions coco,
+                        corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile)));
   if (num_samples > coco.images.size()) {
     return Status::InvalidArgument("{} samples asked, the COCO file has {} images", num_samples,
                                    coco.images.size());
@@ -47,7 +47,7 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
     std::snprintf(stem, sizeof(stem), "coco/%05zu", shard);
     store::ShardWriter writer(dir, stem, "coco");
     for (size_t j = 0; j < per_shard && i < num_samples; ++j, ++i) {
-      const text::CocoImage& image = coco.images[i];
+      const corpora::CocoImage& image = coco.images[i];
       const uint32_t width = image.width, height = image.height;
       corpora::EncodeOptions jpeg;
       jpeg.quality = 85;
@@ -58,7 +58,7 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
       s.source = "coco";
       s.media.push_back({"val2017/" + s.key, "", width, height, 1});
       const std::string prompt = "Describe the image.";
-      const std::string caption = first_caption[i] == text::CocoCaptions::kNoCaption
+      const std::string caption = first_caption[i] == corpora::CocoCaptions::kNoCaption
                                       ? std::string()
                                       : coco.captions[first_caption[i]].text;
       MMPT_ASSIGN_OR_RETURN(std::vector<text::TokenId> prompt_ids, tokenizer->Encode(prompt));

@@ -15,7 +15,7 @@
 #include "mmpt/core/subprocess.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/corpora/image_synth.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 namespace mmpt::media {
 
@@ -42,10 +42,10 @@ std::vector<ParityCase> Cases() {
   using F = ImageFormat;
   std::vector<ParityCase> cases;
   // Real COCO image sizes (landscape and portrait), as baseline JPEGs.
-  auto coco = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
+  auto coco = corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile));
   EXPECT_TRUE(coco.ok()) << coco.status().ToString();
   for (size_t i = 0; coco.ok() && i < 8 && i < coco->images.size(); ++i) {
-    const text::CocoImage& image = coco->images[i];
+    const corpora::CocoImage& image = coco->images[i];
     cases.push_back({"coco" + std::to_string(i) + ".jpg", image.width, image.height, 3,
                      {.format = F::kJpeg}});
   }

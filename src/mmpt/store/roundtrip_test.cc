@@ -13,7 +13,7 @@
 #include "mmpt/corpora/synth.h"
 #include "mmpt/store/store_test_util.h"
 #include "mmpt/store/verify.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 namespace mmpt::store {
 namespace {
@@ -41,7 +41,7 @@ std::map<std::string, Sample> ReadInputs(const std::string& jsonl) {
 class RoundTripTest : public ::testing::TestWithParam<InputFormat> {};
 
 TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
-  const std::string coco_path = text::RealDataPath(text::kCocoCaptionsFile);
+  const std::string coco_path = corpora::RealDataPath(corpora::kCocoCaptionsFile);
   ASSERT_TRUE(std::filesystem::exists(coco_path)) << "real data missing: " << coco_path;
   std::string corpus = FreshDir(fmt::format("rt_corpus_{}", InputFormatName(GetParam())));
   std::string out = FreshDir(fmt::format("rt_out_{}", InputFormatName(GetParam())));
@@ -122,11 +122,11 @@ INSTANTIATE_TEST_SUITE_P(Formats, RoundTripTest,
                          [](const auto& info) { return std::string(InputFormatName(info.param)); });
 
 // mmc4 records no image sizes: synth gives image j of document d the real size of COCO image
-// text::Mmc4CocoImage(seed, d, j), as the planner's built-in mmc4 corpus does, and puts it before
+// corpora::Mmc4CocoImage(seed, d, j), as the planner's built-in mmc4 corpus does, and puts it before
 // its matched sentence.
 TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
-  auto coco = text::ReadCocoCaptions(text::RealDataPath(text::kCocoCaptionsFile));
-  auto documents = text::ReadMmc4Documents(text::RealDataPath(text::kMmc4DocsFile));
+  auto coco = corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile));
+  auto documents = corpora::ReadMmc4Documents(corpora::RealDataPath(corpora::kMmc4DocsFile));
   ASSERT_TRUE(coco.ok() && documents.ok()) << "real data: " << coco.status().ToString() << " "
                                            << documents.status().ToString();
   corpora::SynthOptions synth;
@@ -142,7 +142,7 @@ TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
   const auto inputs = ReadInputs(report->jsonl_path);
   ASSERT_EQ(inputs.size(), 6u);
   for (size_t d = 0; d < 6; ++d) {
-    const text::Mmc4Document& document = (*documents)[d];
+    const corpora::Mmc4Document& document = (*documents)[d];
     const Sample& sample = inputs.at(fmt::format("mmc4-{}", document.line));
     // Expected: per sentence, its images in image_info order, then the sentence.
     std::vector<std::pair<uint32_t, uint32_t>> expected, written;
@@ -150,8 +150,8 @@ TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
     for (size_t i = 0; i < document.sentences.size(); ++i) {
       for (size_t j = 0; j < document.images.size(); ++j) {
         if (document.images[j].matched_text_index != i) continue;
-        const uint64_t k = text::Mmc4CocoImage(3, d, j, coco->images.size());
-        const text::CocoImage& sized = coco->images[k];
+        const uint64_t k = corpora::Mmc4CocoImage(3, d, j, coco->images.size());
+        const corpora::CocoImage& sized = coco->images[k];
         expected.emplace_back(sized.width, sized.height);
         texts.push_back("<image>");
       }

@@ -10,13 +10,15 @@
 #include <thread>
 
 #include "mmpt/core/mapped_file.h"
-#include "mmpt/text/corpus.h"
+#include "mmpt/corpora/text_corpus.h"
 #include "mmpt/text/normalizer.h"
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 #include "mmpt/text/utf8.h"
 
 namespace mmpt::text {
+
+using namespace mmpt::corpora;  // the real data and the generated corpus
 namespace {
 
 const std::string kRoot = MMPT_SOURCE_DIR;

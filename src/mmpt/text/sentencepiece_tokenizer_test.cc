@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::text {
+
+using namespace mmpt::corpora;  // the real data and the generated corpus
 namespace {
 
 class SentencePieceTest : public ::testing::Test {

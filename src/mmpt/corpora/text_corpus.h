@@ -8,7 +8,7 @@
 #include "mmpt/core/status.h"
 #include "mmpt/text/tokenizer.h"
 
-namespace mmpt::text {
+namespace mmpt::corpora {
 
 /// Generate `count` English-like texts (words, punctuation, digits, some non-Latin scripts),
 /// deterministic in `seed`: the corpus the demo uses when the real data is absent (real_data.h reads the real one).
@@ -35,9 +35,9 @@ std::vector<std::string> DistinctTexts(const std::vector<std::string>& texts);
 /// each of `timed` once on the calling thread, timed. Pass distinct texts, none of `timed` in
 /// `warmup`: re-encoding a text measures the word cache, not the tokenizer. `ids`, when given,
 /// receives the ids of every timed text. Errors: the first Encode error.
-Result<TokenizeStats> MeasureTokenize(const Tokenizer& tokenizer,
+Result<TokenizeStats> MeasureTokenize(const text::Tokenizer& tokenizer,
                                       std::span<const std::string> warmup,
                                       std::span<const std::string> timed,
-                                      std::vector<std::vector<TokenId>>* ids = nullptr);
+                                      std::vector<std::vector<text::TokenId>>* ids = nullptr);
 
-}  // namespace mmpt::text
+}  // namespace mmpt::corpora

@@ -1,4 +1,4 @@
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 #include <simdjson.h>
 
@@ -9,7 +9,8 @@
 #include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
 
-namespace mmpt::text {
+namespace mmpt::corpora {
+
 namespace {
 
 Result<MappedFile> OpenRealFile(const std::string& path) {
@@ -177,4 +178,4 @@ uint64_t Mmc4CocoImage(uint64_t seed, uint64_t doc, uint64_t image, uint64_t num
   return Mix64(seed ^ Mix64(doc * 1000003 + image)) % num_coco_images;
 }
 
-}  // namespace mmpt::text
+}  // namespace mmpt::corpora

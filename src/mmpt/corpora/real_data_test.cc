@@ -1,6 +1,6 @@
 // The real-data reader on the real files (failing, not skipping, when they are absent) and on
 // damaged copies, whose errors must name the file and the record at fault.
-#include "mmpt/text/real_data.h"
+#include "mmpt/corpora/real_data.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,7 +12,8 @@
 
 #include "mmpt/core/mapped_file.h"
 
-namespace mmpt::text {
+namespace mmpt::corpora {
+
 namespace {
 
 std::string TempFile(const std::string& name, const std::string& contents) {
@@ -141,4 +142,4 @@ TEST(RealDataTest, Mmc4CocoImageIsTheSharedSeededRule) {
 }
 
 }  // namespace
-}  // namespace mmpt::text
+}  // namespace mmpt::corpora

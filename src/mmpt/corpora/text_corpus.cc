@@ -1,4 +1,4 @@
-#include "mmpt/text/corpus.h"
+#include "mmpt/corpora/text_corpus.h"
 
 #include <chrono>
 #include <random>
@@ -10,7 +10,9 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/text/utf8.h"
 
-namespace mmpt::text {
+namespace mmpt::corpora {
+
+using namespace mmpt::text;  // moved here from the text module
 
 std::vector<std::string> GenerateCorpus(size_t count, uint64_t seed) {
   static const std::vector<std::string> kWords = {
@@ -91,4 +93,4 @@ Result<TokenizeStats> MeasureTokenize(const Tokenizer& tokenizer,
   return stats;
 }
 
-}  // namespace mmpt::text
+}  // namespace mmpt::corpora

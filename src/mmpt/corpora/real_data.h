@@ -12,7 +12,7 @@
 
 #include "mmpt/core/status.h"
 
-namespace mmpt::text {
+namespace mmpt::corpora {
 
 /// File names of the real data, inside RealDataDir().
 inline constexpr const char* kCocoCaptionsFile = "coco_val2017_captions.json";
@@ -86,4 +86,4 @@ Result<std::vector<Mmc4Document>> ReadMmc4Documents(const std::string& path);
 /// same rule is in bench/vision_dp_bench.py.
 uint64_t Mmc4CocoImage(uint64_t seed, uint64_t doc, uint64_t image, uint64_t num_coco_images);
 
-}  // namespace mmpt::text
+}  // namespace mmpt::corpora
