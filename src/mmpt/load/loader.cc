@@ -179,8 +179,7 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
   // stage to execute (the plan's, or the plan's own cp stage re-run on what is left after a
   // drop, identically on every CP rank since every rank renders the whole pack).
   std::vector<std::vector<RenderedSample>> packs(mbs);
-  std::vector<std::vector<uint8_t>> kept(mbs);
-  std::vector<std::vector<uint32_t>> place(mbs);
+  std::vector<std::vector<uint32_t>> place(mbs);  // per rendered sample: its place in the pack
   std::vector<plan::PackCp> replanned(mbs);
   std::vector<const plan::PackCp*> cps(mbs);
   std::vector<DroppedSample> dropped;
@@ -188,7 +187,6 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
     const size_t p = plan.PackIndex(options_.dp_rank, micro_step, slot);
     cps[slot] = &plan.cp[p];
     auto sequences = plan.Sequences(plan.packs[p]);
-    kept[slot].assign(sequences.size(), 1);
     for (uint32_t q = 0; q < sequences.size(); ++q) {
       Result<RenderedSample> rendered = source_->Render(plan, sequences[q]);
       if (rendered.ok()) {
@@ -197,7 +195,6 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
       } else if (options_.on_bad_sample == BadSamplePolicy::kDrop) {
         dropped.push_back({sequences[q].source, sequences[q].index, slot,
                            rendered.status().ToString()});
-        kept[slot][q] = 0;
       } else {
         return rendered.status();
       }
@@ -206,7 +203,9 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
   auto replan = [&](uint32_t slot) -> Status {
     const size_t p = plan.PackIndex(options_.dp_rank, micro_step, slot);
     if (packs[slot].empty()) return Status::OK();
-    const plan::PackCpInput input = plan::MakePackCpInput(plan, p, kept[slot]);
+    std::vector<uint8_t> kept(plan.packs[p].sequence_end - plan.packs[p].sequence_begin, 0);
+    for (uint32_t q : place[slot]) kept[q] = 1;
+    const plan::PackCpInput input = plan::MakePackCpInput(plan, p, kept);
     MMPT_ASSIGN_OR_RETURN(replanned[slot], plan::PlanPackCp(plan.layout, input.lengths,
                                                             input.images,
                                                             plan.cp[p].vision.policy));
@@ -214,7 +213,8 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
     return Status::OK();
   };
   for (uint32_t slot = 0; slot < mbs; ++slot) {
-    if (std::find(kept[slot].begin(), kept[slot].end(), 0) != kept[slot].end()) {
+    const plan::PlannedPack& pack = plan.Pack(options_.dp_rank, micro_step, slot);
+    if (place[slot].size() < pack.sequence_end - pack.sequence_begin) {
       MMPT_RETURN_IF_ERROR(replan(slot));
     }
   }
@@ -248,7 +248,6 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
     dropped.push_back({bad_sample->source, bad_sample->index, bad_pack,
                        batch.status().ToString()});
     const size_t at = bad_sample - packs[bad_pack].data();
-    kept[bad_pack][place[bad_pack][at]] = 0;
     packs[bad_pack].erase(packs[bad_pack].begin() + at);
     place[bad_pack].erase(place[bad_pack].begin() + at);
     bool any = std::any_of(packs.begin(), packs.end(), [](const auto& p) { return !p.empty(); });

@@ -201,6 +201,31 @@ TEST(Loader, DropPolicyLeavesTheSampleOutAndSaysSo) {
   EXPECT_EQ((*loader)->stats().dropped, 2u);
 }
 
+TEST(Loader, ADropUnderCpReplansThePackAlikeOnEveryRank) {
+  // Step 0, micro-step 0, sample 0 (the one with the image) cannot be read: both CP ranks
+  // drop it and split the two samples left through the plan's own cp stage.
+  auto source = std::make_shared<FakeSource>();
+  source->bad_render = {0};
+  std::vector<std::shared_ptr<Batch>> shards;
+  for (uint32_t r = 0; r < 2; ++r) {
+    LoaderOptions options = Options(0, 1, 1);
+    options.cp_rank = r;
+    options.on_bad_sample = BadSamplePolicy::kDrop;
+    auto loader = Loader::Start(source, Plans(1, 1, 2), options);
+    ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+    auto batch = (*loader)->Next();
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    shards.push_back(*batch);
+  }
+  for (const auto& b : shards) {
+    EXPECT_EQ(b->sample_index, (std::vector<uint64_t>{1, 2}));
+    EXPECT_EQ(b->cu_seqlens, (std::vector<int32_t>{0, 11, 23}));
+    EXPECT_EQ(b->cu_seqlens_padded, (std::vector<int32_t>{0, 12, 24}));  // pad to 2·CP = 4
+    EXPECT_TRUE(b->image_rows.empty());
+  }
+  EXPECT_EQ(shards[0]->tokens.size() + shards[1]->tokens.size(), 24u);
+}
+
 TEST(Loader, TinyMemoryBoundStillProgressesOneAtATime) {
   auto source = std::make_shared<FakeSource>();
   LoaderOptions options = Options(0, 4, 6);
