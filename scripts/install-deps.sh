@@ -23,6 +23,11 @@ NPM_PACKAGES=(
   "@lenml/tokenizers@3.7.2"
   "tokenizers@0.23.2"  # Hugging Face's own (Rust, prebuilt native Node bindings): a reference
 )
+# Installed with --ignore-scripts (its install scripts fetch native runtimes we do not use):
+# Hugging Face's AutoProcessor and chat templates, the reference for loaded token streams.
+NPM_NO_SCRIPTS=(
+  "@huggingface/transformers@4.3.2"
+)
 
 missing=()
 for p in "${DEBIAN_PACKAGES[@]}"; do
@@ -40,14 +45,16 @@ fi
 
 npm_dir=third_party/npm
 need_npm=0
-for spec in "${NPM_PACKAGES[@]}"; do
+for spec in "${NPM_PACKAGES[@]}" "${NPM_NO_SCRIPTS[@]}"; do
   name=${spec%@*}; version=${spec##*@}
   pkg_json="$npm_dir/node_modules/$name/package.json"
   if [ ! -f "$pkg_json" ] || ! grep -q "\"version\": *\"$version\"" "$pkg_json"; then need_npm=1; fi
 done
 if [ $need_npm -eq 1 ]; then
-  echo "install-deps: installing npm packages: ${NPM_PACKAGES[*]}"
+  echo "install-deps: installing npm packages: ${NPM_PACKAGES[*]} ${NPM_NO_SCRIPTS[*]}"
   mkdir -p "$npm_dir"
   [ -f "$npm_dir/package.json" ] || echo '{"name":"mmpt-third-party","private":true}' > "$npm_dir/package.json"
-  (cd "$npm_dir" && npm install --no-audit --no-fund --save-exact --loglevel=error "${NPM_PACKAGES[@]}" >/dev/null)
+  npm_install="npm install --no-audit --no-fund --save-exact --loglevel=error"
+  (cd "$npm_dir" && $npm_install "${NPM_PACKAGES[@]}" >/dev/null &&
+     $npm_install --ignore-scripts "${NPM_NO_SCRIPTS[@]}" >/dev/null)
 fi

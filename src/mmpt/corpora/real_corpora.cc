@@ -93,7 +93,7 @@ Result<const CorpusTokenizer*> Resolve(const CorpusTokenizer* tokenizer) {
 }  // namespace
 
 Result<CorpusTokenizer> CorpusTokenizer::Load(const std::string& tokenizer_path,
-                                              const std::string& chat) {
+                                              std::string_view chat) {
   CorpusTokenizer out;
   auto tokenizer = text::LoadTokenizer(tokenizer_path);
   if (!tokenizer.ok()) {
@@ -103,14 +103,17 @@ Result<CorpusTokenizer> CorpusTokenizer::Load(const std::string& tokenizer_path,
                     tokenizer_path));
   }
   out.tokenizer_ = std::move(*tokenizer);
-  MMPT_ASSIGN_OR_RETURN(out.chat_, text::ChatTemplate::Load(chat));
-  for (const std::string* marker : {&out.chat_.image_start, &out.chat_.image_end}) {
+  MMPT_ASSIGN_OR_RETURN(text::ChatTemplate templ, text::ChatTemplate::Load(std::string(chat)));
+  for (const std::string* marker : {&templ.image_start, &templ.image_end}) {
     if (!out.tokenizer_->TokenToId(*marker)) {
       return Status::InvalidArgument("chat template {}: the tokenizer has no token '{}'",
-                                     out.chat_.name, *marker);
+                                     templ.name, *marker);
     }
     ++out.image_marker_tokens_;
   }
+  MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
+                        text::ChatRenderer::Create(std::move(templ), *out.tokenizer_));
+  out.renderer_ = std::make_unique<text::ChatRenderer>(std::move(renderer));
   return out;
 }
 
@@ -130,11 +133,9 @@ Result<uint32_t> CorpusTokenizer::TextTokens(std::string_view text) const {
 }
 
 Result<uint32_t> CorpusTokenizer::CaptionPairTokens(std::string_view caption) const {
-  std::vector<text::ChatTurn> turns = {
-      {"user", {text::ChatSegment::Image()}},
-      {"assistant", {text::ChatSegment::Text(std::string(caption))}}};
-  MMPT_ASSIGN_OR_RETURN(text::RenderedConversation rendered,
-                        text::RenderConversation(chat_, *tokenizer_, turns, {0}));
+  const text::ChatPiece pieces[] = {{"user", 0, true, {}}, {"assistant", 1, false, caption}};
+  text::RenderedText rendered;
+  MMPT_RETURN_IF_ERROR(renderer_->Render(pieces, &rendered));
   return static_cast<uint32_t>(rendered.ids.size());
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/text/chat_template.h"
 #include "mmpt/corpora/real_data.h"
@@ -26,16 +27,16 @@ class CorpusTokenizer {
   /// or a .json path). Errors: those of text::LoadTokenizer and text::ChatTemplate::Load, and
   /// InvalidArgument if the template's image markers are not single tokens of the tokenizer.
   static Result<CorpusTokenizer> Load(const std::string& tokenizer_path,
-                                      const std::string& chat = "qwen_vl");
+                                      std::string_view chat = cost::Defaults::kChatTemplate);
   /// The default tokenizer (text::FindTokenizer(): Qwen3's, installed by
   /// scripts/install-deps.sh) with the qwen_vl template, loaded once per process.
   /// Errors: those of FindTokenizer and Load, naming the path (run scripts/install-deps.sh).
   static Result<const CorpusTokenizer*> Default();
 
-  /// Text tokens of a caption pair rendered through the chat template (text::RenderConversation
-  /// of a user turn holding the image and an assistant turn holding the caption, with its
-  /// default system turn): every token but the image's pad tokens, which the vision preset
-  /// counts. Errors: the tokenizer's.
+  /// Text tokens of a caption pair rendered through the chat template (text::ChatRenderer: a
+  /// user turn holding the image and an assistant turn holding the caption, after the default
+  /// system turn), as `mmpt prepare` counts a LLaVA record: every token but the image's pads,
+  /// which the vision preset counts. Errors: the tokenizer's.
   Result<uint32_t> CaptionPairTokens(std::string_view caption) const;
   /// Tokens of one sentence alone. Errors: the tokenizer's.
   Result<uint32_t> TextTokens(std::string_view text) const;
@@ -49,7 +50,7 @@ class CorpusTokenizer {
 
  private:
   std::unique_ptr<text::Tokenizer> tokenizer_;
-  text::ChatTemplate chat_;
+  std::unique_ptr<text::ChatRenderer> renderer_;  // borrows *tokenizer_
   uint32_t image_marker_tokens_ = 0;
 };
 

@@ -36,6 +36,8 @@ struct Defaults {
   static constexpr std::string_view kVision = "qwen2.5-vl";
   static constexpr std::string_view kLlm = "qwen3-30b-a3b";
   static constexpr std::string_view kHardware = "b200";
+  /// The chat template (presets/chat) `mmpt prepare` renders samples through: Qwen-VL's.
+  static constexpr std::string_view kChatTemplate = "qwen_vl";
 };
 
 }  // namespace mmpt::cost

@@ -14,15 +14,6 @@ Result<std::string> StringField(simdjson::dom::object obj, std::string_view key,
   return std::string(value);
 }
 
-Status Append(const Tokenizer& tokenizer, std::string_view text, bool loss, RenderedConversation* out) {
-  if (text.empty()) return Status::OK();
-  MMPT_ASSIGN_OR_RETURN(std::vector<TokenId> ids, tokenizer.Encode(text));
-  out->ids.insert(out->ids.end(), ids.begin(), ids.end());
-  out->image_pad.insert(out->image_pad.end(), ids.size(), 0);
-  out->loss.insert(out->loss.end(), ids.size(), loss ? 1 : 0);
-  return Status::OK();
-}
-
 }  // namespace
 
 Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::string& source) {
@@ -34,6 +25,7 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::strin
   simdjson::dom::object top, roles, image;
   if (root.get(top)) return Status::Corrupt("{}: expected an object", source);
   ChatTemplate chat;
+  chat.json = simdjson::minify(root);
   MMPT_ASSIGN_OR_RETURN(chat.name, StringField(top, "name", source));
   std::string_view system;
   if (top["default_system"].get(system) == simdjson::SUCCESS) chat.default_system = std::string(system);
@@ -69,44 +61,149 @@ Result<ChatTemplate> ChatTemplate::Load(const std::string& name_or_path) {
   return Parse(contents, path);
 }
 
-Result<RenderedConversation> RenderConversation(const ChatTemplate& chat, const Tokenizer& tokenizer,
-                                                const std::vector<ChatTurn>& turns,
-                                                const std::vector<size_t>& image_token_counts) {
-  const auto pad = tokenizer.TokenToId(chat.image_pad);
-  if (!pad) return Status::InvalidArgument("chat template {}: the tokenizer has no token '{}'", chat.name, chat.image_pad);
-  size_t images = 0;
-  for (const ChatTurn& turn : turns) {
-    for (const ChatSegment& segment : turn.content) images += segment.kind == ChatSegment::Kind::kImage;
+// The text of consecutive pieces that the reference encodes as one string (nothing splits it),
+// with the places where the target flag changes.
+class ChatRenderer::Run {
+ public:
+  Run(const ChatRenderer& renderer, RenderedText* out) : renderer_(renderer), out_(out) {}
+
+  // Append `text`; `fixed` is its entry when it is a template string, else null.
+  Status Add(std::string_view text, bool target, const Fixed* fixed) {
+    if (text.empty()) return Status::OK();
+    if (split_after_ || (fixed != nullptr && fixed->splits_before)) MMPT_RETURN_IF_ERROR(Flush());
+    if (marks_.empty() || marks_.back().second != target) marks_.emplace_back(text_.size(), target);
+    only_ = text_.empty() ? fixed : nullptr;
+    text_ += text;
+    split_after_ = fixed != nullptr && fixed->splits_after;
+    return Status::OK();
   }
-  if (images != image_token_counts.size()) {
-    return Status::InvalidArgument("conversation has {} images but {} image token counts were given", images,
-                                   image_token_counts.size());
-  }
-  RenderedConversation out;
-  auto render_turn = [&](const std::string& role_name, const std::vector<ChatSegment>& content) -> Status {
-    auto role = chat.roles.find(role_name);
-    if (role == chat.roles.end()) return Status::InvalidArgument("chat template {} has no role '{}'", chat.name, role_name);
-    const bool loss = role->second.loss;
-    MMPT_RETURN_IF_ERROR(Append(tokenizer, role->second.prefix, false, &out));
-    for (const ChatSegment& segment : content) {
-      if (segment.kind == ChatSegment::Kind::kText) {
-        MMPT_RETURN_IF_ERROR(Append(tokenizer, segment.text, loss, &out));
-        continue;
-      }
-      MMPT_RETURN_IF_ERROR(Append(tokenizer, chat.image_start, false, &out));
-      const size_t count = image_token_counts[out.images++];
-      out.ids.insert(out.ids.end(), count, *pad);
-      out.image_pad.insert(out.image_pad.end(), count, 1);
-      out.loss.insert(out.loss.end(), count, 0);
-      MMPT_RETURN_IF_ERROR(Append(tokenizer, chat.image_end, false, &out));
+
+  // Encode what was added since the last Flush and append it to the output.
+  Status Flush() {
+    if (text_.empty()) return Status::OK();
+    const size_t base = out_->ids.size();
+    if (only_ != nullptr) {
+      out_->ids.insert(out_->ids.end(), only_->ids.begin(), only_->ids.end());
+    } else {
+      MMPT_ASSIGN_OR_RETURN(std::vector<TokenId> ids, renderer_.tokenizer_->Encode(text_));
+      out_->ids.insert(out_->ids.end(), ids.begin(), ids.end());
     }
-    return Append(tokenizer, role->second.suffix, loss, &out);
-  };
-  if (chat.default_system && (turns.empty() || turns.front().role != "system")) {
-    MMPT_RETURN_IF_ERROR(render_turn("system", {ChatSegment::Text(*chat.default_system)}));
+    const std::span<const TokenId> ids(out_->ids.data() + base, out_->ids.size() - base);
+    out_->target.resize(out_->ids.size(), 0);
+    for (size_t k = 0; k < marks_.size(); ++k) {
+      if (!marks_[k].second) continue;
+      MMPT_ASSIGN_OR_RETURN(size_t begin, TokensBefore(marks_[k].first, ids));
+      size_t end = ids.size();
+      if (k + 1 < marks_.size()) {
+        MMPT_ASSIGN_OR_RETURN(end, TokensBefore(marks_[k + 1].first, ids));
+      }
+      std::fill(out_->target.begin() + base + begin, out_->target.begin() + base + end, 1);
+    }
+    text_.clear();
+    marks_.clear();
+    only_ = nullptr;
+    split_after_ = false;
+    return Status::OK();
   }
-  for (const ChatTurn& turn : turns) MMPT_RETURN_IF_ERROR(render_turn(turn.role, turn.content));
-  return out;
+
+ private:
+  // The tokens of the run that lie wholly before byte `offset`: the common prefix of the run's
+  // ids and those of its first `offset` bytes (a token that spans `offset` is left out).
+  Result<size_t> TokensBefore(size_t offset, std::span<const TokenId> ids) const {
+    if (offset == 0) return size_t{0};
+    const std::string_view head = std::string_view(text_).substr(0, offset);
+    std::vector<TokenId> encoded;
+    const Fixed* fixed = renderer_.Find(head);
+    if (fixed == nullptr) {
+      MMPT_ASSIGN_OR_RETURN(encoded, renderer_.tokenizer_->Encode(head));
+    }
+    const std::vector<TokenId>& head_ids = fixed != nullptr ? fixed->ids : encoded;
+    size_t n = 0;
+    while (n < head_ids.size() && n < ids.size() && head_ids[n] == ids[n]) ++n;
+    return n;
+  }
+
+  const ChatRenderer& renderer_;
+  RenderedText* out_;
+  std::string text_;
+  std::vector<std::pair<size_t, bool>> marks_;  // (byte offset, target) where the flag changes
+  const Fixed* only_ = nullptr;                   // the run is this template string alone
+  bool split_after_ = false;
+};
+
+Result<ChatRenderer> ChatRenderer::Create(ChatTemplate chat, const Tokenizer& tokenizer) {
+  const auto pad = tokenizer.TokenToId(chat.image_pad);
+  if (!pad) {
+    return Status::InvalidArgument("chat template {}: the tokenizer has no token '{}'", chat.name,
+                                   chat.image_pad);
+  }
+  ChatRenderer renderer;
+  std::vector<std::string> strings = {chat.image_start, chat.image_end};
+  for (const auto& [name, role] : chat.roles) strings.insert(strings.end(), {role.prefix, role.suffix});
+  for (std::string& text : strings) {
+    if (text.empty() || renderer.Find(text) != nullptr) continue;
+    Fixed fixed;
+    MMPT_ASSIGN_OR_RETURN(fixed.ids, tokenizer.Encode(text));
+    fixed.splits_before = tokenizer.StartsWithAddedToken(text);
+    fixed.splits_after = tokenizer.EndsWithAddedToken(text);
+    fixed.text = std::move(text);
+    renderer.fixed_.push_back(std::move(fixed));
+  }
+  renderer.chat_ = std::move(chat);
+  renderer.tokenizer_ = &tokenizer;
+  renderer.image_pad_id_ = *pad;
+  return renderer;
+}
+
+const ChatRenderer::Fixed* ChatRenderer::Find(std::string_view text) const {
+  for (const Fixed& fixed : fixed_) {
+    if (fixed.text == text) return &fixed;
+  }
+  return nullptr;
+}
+
+Status ChatRenderer::Render(std::span<const ChatPiece> pieces, RenderedText* out) const {
+  out->clear();
+  Run run(*this, out);
+  const Fixed* image_start = Find(chat_.image_start);
+  const Fixed* image_end = Find(chat_.image_end);
+  auto add_piece = [&](const ChatPiece& piece, bool target) -> Status {
+    if (!piece.is_image) return run.Add(piece.text, target, nullptr);
+    MMPT_RETURN_IF_ERROR(run.Add(chat_.image_start, false, image_start));
+    MMPT_RETURN_IF_ERROR(run.Flush());
+    out->image_positions.push_back(static_cast<uint32_t>(out->ids.size()));
+    return run.Add(chat_.image_end, false, image_end);
+  };
+  auto add_turn = [&](std::string_view role_name, std::span<const ChatPiece> turn) -> Status {
+    if (role_name.empty()) {  // a document: its text is trained on
+      for (const ChatPiece& piece : turn) MMPT_RETURN_IF_ERROR(add_piece(piece, true));
+      return Status::OK();
+    }
+    auto role = chat_.roles.find(role_name);
+    if (role == chat_.roles.end()) {
+      return Status::InvalidArgument("chat template {} has no role '{}'", chat_.name, role_name);
+    }
+    const bool loss = role->second.loss;
+    MMPT_RETURN_IF_ERROR(run.Add(role->second.prefix, false, Find(role->second.prefix)));
+    for (const ChatPiece& piece : turn) MMPT_RETURN_IF_ERROR(add_piece(piece, loss));
+    return run.Add(role->second.suffix, loss, Find(role->second.suffix));
+  };
+
+  if (!pieces.empty() && !pieces.front().role.empty() && pieces.front().role != "system" &&
+      chat_.default_system) {
+    const ChatPiece system{"system", 0, false, *chat_.default_system};
+    MMPT_RETURN_IF_ERROR(add_turn("system", std::span(&system, 1)));
+  }
+  for (size_t begin = 0; begin < pieces.size();) {
+    size_t end = begin + 1;
+    while (end < pieces.size() && pieces[end].role == pieces[begin].role &&
+           pieces[end].turn == pieces[begin].turn) {
+      ++end;
+    }
+    MMPT_RETURN_IF_ERROR(add_turn(pieces[begin].role, pieces.subspan(begin, end - begin)));
+    begin = end;
+  }
+  return run.Flush();
 }
 
 }  // namespace mmpt::text

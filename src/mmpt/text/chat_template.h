@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mmpt/core/status.h"
@@ -20,9 +22,10 @@ struct ChatTemplate {
     bool loss = false;  // content and suffix tokens of this role are trained on
   };
   std::string name;
-  std::map<std::string, Role> roles;
+  std::map<std::string, Role, std::less<>> roles;
   std::optional<std::string> default_system;  // a system turn added when the first turn is not one
   std::string image_start, image_pad, image_end;
+  std::string json;  // the document it was parsed from, as a dataset's manifest records it
 
   /// Parse a template JSON document; `source` names it in errors. Errors: Corrupt naming the
   /// field at fault.
@@ -32,37 +35,79 @@ struct ChatTemplate {
   static Result<ChatTemplate> Load(const std::string& name_or_path);
 };
 
-/// One piece of a turn's content: text, or an image (its token count given to RenderConversation).
-struct ChatSegment {
-  enum class Kind { kText, kImage };
-  Kind kind = Kind::kText;
-  std::string text;
-  static ChatSegment Text(std::string text) { return {Kind::kText, std::move(text)}; }
-  static ChatSegment Image() { return {Kind::kImage, {}}; }
+/// One piece of a sample in render order: a text or an image, in turn `turn` of role `role`.
+/// A plain document (mmc4, OBELICS) has role "" and no turns.
+struct ChatPiece {
+  std::string_view role;
+  uint32_t turn = 0;
+  bool is_image = false;
+  std::string_view text;  // when !is_image
 };
 
-/// One turn of a conversation.
-struct ChatTurn {
-  std::string role;
-  std::vector<ChatSegment> content;
-};
-
-/// A conversation as token ids, with per-position flags.
-struct RenderedConversation {
+/// A sample as the LLM sees it, image pads left out: its text token ids, which of them are
+/// targets, and where each image's pad tokens go.
+struct RenderedText {
   std::vector<TokenId> ids;
-  std::vector<uint8_t> image_pad;  // 1 where ids[i] is an image placeholder token
-  std::vector<uint8_t> loss;       // 1 where ids[i] is trained on (assistant content and suffix)
-  size_t images = 0;
+  /// 1 where ids[i] is trained on when only targets are: the content and suffix of a role with
+  /// "loss" (the assistant's), and a document's text. Never a role prefix or an image marker.
+  std::vector<uint8_t> target;
+  /// Per image, in piece order: the number of ids before its pads (its pads go between the
+  /// template's image start and end tokens).
+  std::vector<uint32_t> image_positions;
+
+  void clear() {
+    ids.clear();
+    target.clear();
+    image_positions.clear();
+  }
 };
 
-/// Render `turns` through `chat` into ids. The i-th image (in conversation order) becomes the
-/// image start token, `image_token_counts[i]` pad tokens and the end token. Role prefixes,
-/// each text segment and suffixes are encoded separately, so a text's first token never merges
-/// with its role prefix (the labels stay exact). Errors: InvalidArgument for an unknown role, a
-/// count that does not match the number of images, or a template token the tokenizer lacks;
-/// the tokenizer's errors.
-Result<RenderedConversation> RenderConversation(const ChatTemplate& chat, const Tokenizer& tokenizer,
-                                                const std::vector<ChatTurn>& turns,
-                                                const std::vector<size_t>& image_token_counts);
+/// Renders samples through a chat template into exactly the ids Hugging Face's processor gives
+/// for the same conversation or document (`apply_chat_template`, then each image pad expanded):
+/// - a conversation (pieces with a role) gets the template's default system turn unless its
+///   first turn is a system turn; each turn is the role's prefix, its pieces and the suffix;
+/// - a document (role "") is its texts, with no roles;
+/// - an image is the template's image start, its pads (left to the caller: they depend on the
+///   vision encoder) and image end.
+/// Text is encoded as the reference encodes the rendered string as a whole: pieces that touch
+/// (a role prefix and the content after it, adjacent texts) are encoded together, so a token
+/// that merges across them is the reference's token; it belongs to the later piece (so
+/// "assistant\n" + "\nYes" gives "\n\n" as a target). Text that spells a special token becomes
+/// that token, as in the reference.
+/// Thread safety: immutable after Create; Render may run concurrently. The tokenizer is
+/// borrowed and must outlive the renderer.
+class ChatRenderer {
+ public:
+  /// Errors: InvalidArgument when the tokenizer lacks the template's image pad token; the
+  /// tokenizer's errors.
+  static Result<ChatRenderer> Create(ChatTemplate chat, const Tokenizer& tokenizer);
+
+  /// Render `pieces` into `out` (cleared first). Errors: InvalidArgument naming a role the
+  /// template lacks; the tokenizer's errors.
+  Status Render(std::span<const ChatPiece> pieces, RenderedText* out) const;
+
+  const ChatTemplate& chat() const { return chat_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  /// The id of the template's image pad token.
+  TokenId image_pad_id() const { return image_pad_id_; }
+
+ private:
+  // A string of the template with its ids, encoded once.
+  struct Fixed {
+    std::string text;
+    std::vector<TokenId> ids;
+    bool splits_before = false;  // begins with an added token: text before it encodes apart
+    bool splits_after = false;   // ends with an added token: text after it encodes apart
+  };
+  class Run;
+
+  ChatRenderer() = default;
+  const Fixed* Find(std::string_view text) const;
+
+  ChatTemplate chat_;
+  const Tokenizer* tokenizer_ = nullptr;
+  TokenId image_pad_id_ = 0;
+  std::vector<Fixed> fixed_;  // every role's prefix and suffix, the image start and end
+};
 
 }  // namespace mmpt::text

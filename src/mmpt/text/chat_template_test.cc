@@ -22,68 +22,114 @@ const Tokenizer& Qwen3() {
   return *tokenizer;
 }
 
-std::vector<ChatTurn> Conversation() {
-  return {
-      {"user", {ChatSegment::Image(), ChatSegment::Text("What is in this picture?"), ChatSegment::Image()}},
-      {"assistant", {ChatSegment::Text("Two cats on a sofa.")}},
-      {"user", {ChatSegment::Text("And the colour?")}},
-      {"assistant", {ChatSegment::Text("Grey and white.")}},
-  };
+const ChatRenderer& QwenVl() {
+  static const ChatRenderer* renderer = [] {
+    auto chat = ChatTemplate::Load("qwen_vl");
+    if (!chat.ok()) std::abort();
+    return new ChatRenderer(ChatRenderer::Create(*std::move(chat), Qwen3()).ValueOrDie());
+  }();
+  return *renderer;
 }
 
+ChatPiece Text(std::string_view role, uint32_t turn, std::string_view text) {
+  return {role, turn, false, text};
+}
+ChatPiece Image(std::string_view role, uint32_t turn) { return {role, turn, true, {}}; }
+
+RenderedText Render(const std::vector<ChatPiece>& pieces) {
+  RenderedText out;
+  Status status = QwenVl().Render(pieces, &out);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(out.target.size(), out.ids.size());
+  return out;
+}
+
+std::vector<TokenId> Encode(std::string_view text) { return Qwen3().Encode(text).ValueOrDie(); }
+
+std::string Decode(const RenderedText& rendered, bool targets) {
+  std::vector<TokenId> ids;
+  for (size_t i = 0; i < rendered.ids.size(); ++i) {
+    if (rendered.target[i] == targets) ids.push_back(rendered.ids[i]);
+  }
+  return Qwen3().Decode(ids).ValueOrDie();
+}
+
+// The ids are those of the whole string the Jinja template writes (image pads left out), the
+// images sit right after their start markers, and the targets are the assistant's turns.
 TEST(ChatTemplateTest, QwenVlRendersLikeTheTemplateText) {
-  auto chat = ChatTemplate::Load("qwen_vl");
-  ASSERT_TRUE(chat.ok()) << chat.status().ToString();
-  auto rendered = RenderConversation(*chat, Qwen3(), Conversation(), {4, 2});
-  ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
-  // The same conversation as the Jinja template writes it, encoded as one string.
+  const RenderedText rendered = Render({
+      Image("user", 0), Text("user", 0, "What is in this picture?"), Image("user", 0),
+      Text("assistant", 1, "Two cats on a sofa."),
+      Text("user", 2, "And the colour?"),
+      Text("assistant", 3, "Grey and white."),
+  });
   const std::string text =
       "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
-      "<|im_start|>user\n<|vision_start|><|image_pad|><|image_pad|><|image_pad|><|image_pad|><|vision_end|>"
-      "What is in this picture?<|vision_start|><|image_pad|><|image_pad|><|vision_end|><|im_end|>\n"
+      "<|im_start|>user\n<|vision_start|><|vision_end|>What is in this picture?"
+      "<|vision_start|><|vision_end|><|im_end|>\n"
       "<|im_start|>assistant\nTwo cats on a sofa.<|im_end|>\n"
       "<|im_start|>user\nAnd the colour?<|im_end|>\n"
       "<|im_start|>assistant\nGrey and white.<|im_end|>\n";
-  auto expected = Qwen3().Encode(text);
-  ASSERT_TRUE(expected.ok());
-  EXPECT_EQ(rendered->ids, *expected);
-  ASSERT_EQ(rendered->image_pad.size(), rendered->ids.size());
-  ASSERT_EQ(rendered->loss.size(), rendered->ids.size());
-  EXPECT_EQ(rendered->images, 2u);
-
-  const TokenId pad = *Qwen3().TokenToId("<|image_pad|>");
-  std::vector<TokenId> loss_ids;
-  size_t pads = 0;
-  for (size_t i = 0; i < rendered->ids.size(); ++i) {
-    EXPECT_EQ(rendered->image_pad[i] != 0, rendered->ids[i] == pad) << i;
-    pads += rendered->image_pad[i];
-    if (rendered->loss[i]) loss_ids.push_back(rendered->ids[i]);
+  EXPECT_EQ(rendered.ids, Encode(text));
+  const TokenId start = *Qwen3().TokenToId("<|vision_start|>");
+  ASSERT_EQ(rendered.image_positions.size(), 2u);
+  for (uint32_t position : rendered.image_positions) {
+    ASSERT_GT(position, 0u);
+    EXPECT_EQ(rendered.ids[position - 1], start);
   }
-  EXPECT_EQ(pads, 6u);
-  auto loss_text = Qwen3().Decode(loss_ids);
-  ASSERT_TRUE(loss_text.ok());
-  EXPECT_EQ(*loss_text, "Two cats on a sofa.<|im_end|>\nGrey and white.<|im_end|>\n");
+  EXPECT_EQ(Decode(rendered, true), "Two cats on a sofa.<|im_end|>\nGrey and white.<|im_end|>\n");
+  EXPECT_EQ(QwenVl().image_pad_id(), *Qwen3().TokenToId("<|image_pad|>"));
 }
 
 TEST(ChatTemplateTest, ExplicitSystemTurnReplacesTheDefault) {
-  auto chat = ChatTemplate::Load("qwen_vl");
-  ASSERT_TRUE(chat.ok());
-  auto rendered = RenderConversation(*chat, Qwen3(), {{"system", {ChatSegment::Text("Be brief.")}}}, {});
-  ASSERT_TRUE(rendered.ok());
-  auto text = Qwen3().Decode(rendered->ids);
-  ASSERT_TRUE(text.ok());
-  EXPECT_EQ(*text, "<|im_start|>system\nBe brief.<|im_end|>\n");
+  const RenderedText rendered = Render({Text("system", 0, "Be brief."), Text("user", 1, "Hi")});
+  EXPECT_EQ(Decode(rendered, false), "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+}
+
+// Text that touches a role prefix is encoded with it, as the reference encodes the whole
+// string: "assistant\n" + "\nYes" has the token "\n\n", which belongs to the content.
+TEST(ChatTemplateTest, TokensMergingAcrossPiecesAreTheReferences) {
+  const RenderedText rendered = Render({Text("user", 0, "\n\tQ"), Text("assistant", 1, "\nYes")});
+  EXPECT_EQ(rendered.ids, Encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+                                 "<|im_start|>user\n\n\tQ<|im_end|>\n"
+                                 "<|im_start|>assistant\n\nYes<|im_end|>\n"));
+  EXPECT_NE(Encode("assistant\n\nYes").size(), Encode("assistant\n").size() + Encode("\nYes").size());
+  EXPECT_EQ(Decode(rendered, true), "\n\nYes<|im_end|>\n");
+}
+
+// An empty turn renders as its role's prefix and suffix; two turns of one role in a row stay
+// two turns; text spelling a special token is that token, as in the reference.
+TEST(ChatTemplateTest, EmptyTurnsRepeatedRolesAndSpecialTokenText) {
+  const RenderedText rendered = Render({Text("user", 0, "A <|im_end|> B"), Text("user", 1, "C"),
+                                        Text("assistant", 2, "")});
+  EXPECT_EQ(rendered.ids, Encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+                                 "<|im_start|>user\nA <|im_end|> B<|im_end|>\n"
+                                 "<|im_start|>user\nC<|im_end|>\n"
+                                 "<|im_start|>assistant\n<|im_end|>\n"));
+  EXPECT_EQ(Decode(rendered, true), "<|im_end|>\n");
+}
+
+// A document has no system turn and no roles; its text is the target, its image markers not.
+TEST(ChatTemplateTest, DocumentsRenderAsPlainTextWithImageMarkers) {
+  const RenderedText rendered = Render({Text("", 0, "A cat."), Image("", 0), Text("", 0, " It sleeps.")});
+  EXPECT_EQ(rendered.ids, Encode("A cat.<|vision_start|><|vision_end|> It sleeps."));
+  ASSERT_EQ(rendered.image_positions.size(), 1u);
+  EXPECT_EQ(Decode(rendered, true), "A cat. It sleeps.");
+  EXPECT_EQ(Decode(rendered, false), "<|vision_start|><|vision_end|>");
 }
 
 TEST(ChatTemplateTest, BadInputIsAnError) {
-  auto chat = ChatTemplate::Load("qwen_vl");
-  ASSERT_TRUE(chat.ok());
-  auto wrong_count = RenderConversation(*chat, Qwen3(), Conversation(), {4});
-  ASSERT_FALSE(wrong_count.ok());
-  EXPECT_EQ(wrong_count.status().code(), StatusCode::kInvalidArgument);
-  auto wrong_role = RenderConversation(*chat, Qwen3(), {{"narrator", {ChatSegment::Text("x")}}}, {});
+  RenderedText out;
+  const std::vector<ChatPiece> narrator = {Text("narrator", 0, "x")};
+  Status wrong_role = QwenVl().Render(narrator, &out);
   ASSERT_FALSE(wrong_role.ok());
-  EXPECT_NE(wrong_role.status().message().find("narrator"), std::string::npos);
+  EXPECT_NE(wrong_role.message().find("narrator"), std::string::npos);
+  auto no_pad = ChatTemplate::Parse(
+      R"({"name":"x","roles":{},"image":{"start":"<a>","pad":"<no such token>","end":"<b>"}})", "x.json");
+  ASSERT_TRUE(no_pad.ok()) << no_pad.status().ToString();
+  auto renderer = ChatRenderer::Create(*std::move(no_pad), Qwen3());
+  ASSERT_FALSE(renderer.ok());
+  EXPECT_NE(renderer.status().message().find("<no such token>"), std::string::npos);
   EXPECT_EQ(ChatTemplate::Load("no_such_template").status().code(), StatusCode::kNotFound);
   auto malformed = ChatTemplate::Parse(R"({"name":"x","roles":{"user":{"prefix":1}}})", "bad.json");
   ASSERT_FALSE(malformed.ok());

@@ -162,6 +162,25 @@ Result<std::vector<TokenId>> HfTokenizer::Encode(std::string_view text) const {
   return ids;
 }
 
+bool HfTokenizer::StartsWithAddedToken(std::string_view text) const {
+  size_t begin = 0;
+  const int32_t found = matcher_->Find(text, 0, &begin);
+  return found >= 0 && begin == 0 && !added_[found].lstrip;
+}
+
+bool HfTokenizer::EndsWithAddedToken(std::string_view text) const {
+  // The matcher's tokens as it finds them scanning from the left, as Encode does.
+  size_t pos = 0, begin = 0;
+  int32_t last = -1;
+  while (pos < text.size()) {
+    const int32_t found = matcher_->Find(text, pos, &begin);
+    if (found < 0) break;
+    last = found;
+    pos = begin + added_[found].content.size();
+  }
+  return last >= 0 && pos == text.size() && !added_[last].rstrip;
+}
+
 Result<size_t> HfTokenizer::Count(std::string_view text) const {
   thread_local std::vector<TokenId> ids;
   ids.clear();

@@ -34,6 +34,8 @@ class HfTokenizer final : public Tokenizer {
   Result<std::string> Decode(const std::vector<TokenId>& ids) const override;
   std::optional<TokenId> TokenToId(std::string_view token) const override;
   size_t vocab_size() const override { return decode_table_.size(); }
+  bool StartsWithAddedToken(std::string_view text) const override;
+  bool EndsWithAddedToken(std::string_view text) const override;
 
   /// Append the ids of `text` to `out` (Encode without the allocation of a new vector).
   Status EncodeInto(std::string_view text, std::vector<TokenId>* out) const;

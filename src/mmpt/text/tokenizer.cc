@@ -15,6 +15,9 @@ Result<size_t> Tokenizer::Count(std::string_view text) const {
   return ids.size();
 }
 
+bool Tokenizer::StartsWithAddedToken(std::string_view) const { return false; }
+bool Tokenizer::EndsWithAddedToken(std::string_view) const { return false; }
+
 Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& path) {
   MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
   const std::string_view contents = file.text();

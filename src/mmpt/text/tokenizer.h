@@ -31,6 +31,11 @@ class Tokenizer {
   virtual std::optional<TokenId> TokenToId(std::string_view token) const = 0;
   /// Size of the vocabulary including added tokens.
   virtual size_t vocab_size() const = 0;
+  /// Whether `text` begins (ends) with an added token that strips no white space beside it, so
+  /// that encoding x + text (text + x) gives the ids of x and of text encoded apart. Lets a
+  /// caller encode template pieces once (text::ChatRenderer). Default: false, always safe.
+  virtual bool StartsWithAddedToken(std::string_view text) const;
+  virtual bool EndsWithAddedToken(std::string_view text) const;
 };
 
 /// Load a tokenizer from `path`: a Hugging Face `tokenizer.json`, or a SentencePiece `.model`.
