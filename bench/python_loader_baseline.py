@@ -14,7 +14,7 @@ main process in order.
 
 Input: a JSON file written by mmpt: {"dataset": DIR, "image_pad": ID, "factor": 28,
 "min_pixels": .., "max_pixels": .., "micro_steps": [[{"stem", "line", "token_begin",
-"text_tokens"}, ...], ...]}. Output (stdout): one JSON object with the timing and memory.
+"text_tokens", "image_positions"}, ...], ...]}. Output (stdout): one JSON object with the timing and memory.
 """
 
 import argparse
@@ -118,23 +118,25 @@ def load_micro_step(samples):
     for s in samples:
         files = shard(s["stem"])
         record = read_line(files, s["line"])
+        # The ids prepare rendered through the chat template; each image's pads go at its
+        # position among them (.meta). The baseline takes these as stored (it does not render
+        # the template again, as mmpt does to find the targets): every text token is a target.
         ids = files["tok"][s["token_begin"]:s["token_begin"] + s["text_tokens"]]
         seq, loss, images, id_at = [], [], [], 0
-        for segment in record["segments"]:
-            if "media" in segment:
-                entry = record["media"][segment["media"]]["entry"]
-                flat, grid = preprocess(files["zip"].read(entry))
-                n = flat.shape[0] // (MERGE * MERGE)
-                images.append((len(seq), grid))
-                seq.extend([_config["image_pad"]] * n)
-                loss.extend([0] * n)
-                pixels.append(flat)
-                grids.append(grid)
-            else:
-                n = segment.get("tokens", 0)
-                seq.extend(ids[id_at:id_at + n].tolist())
-                loss.extend([1] * n)
-                id_at += n
+        for k, media in enumerate(record["media"]):
+            position = s["image_positions"][k]
+            seq.extend(ids[id_at:position].tolist())
+            loss.extend([1] * (position - id_at))
+            id_at = position
+            flat, grid = preprocess(files["zip"].read(media["entry"]))
+            n = flat.shape[0] // (MERGE * MERGE)
+            images.append((len(seq), grid))
+            seq.extend([_config["image_pad"]] * n)
+            loss.extend([0] * n)
+            pixels.append(flat)
+            grids.append(grid)
+        seq.extend(ids[id_at:].tolist())
+        loss.extend([1] * (len(ids) - id_at))
         seq = np.array(seq, np.int64)
         lab = np.full(len(seq), -100, np.int64)
         shifted = np.array(loss[1:], bool)

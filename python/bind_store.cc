@@ -33,8 +33,11 @@ void BindStore(py::module_& m) {
       [](const std::vector<std::pair<std::string, std::string>>& inputs,
          const std::string& out_dir, const std::string& vision_preset,
          uint64_t samples_per_shard, size_t jobs, const std::string& on_error,
-         const std::string& tokenizer_path) {
+         const std::string& tokenizer_path, const std::string& chat_template,
+         uint64_t max_decode_pixels) {
         store::PrepareOptions options;
+        options.chat_template = chat_template;
+        options.max_decode_pixels = max_decode_pixels;
         for (const auto& [source, path] : inputs) options.inputs.push_back({path, source});
         options.out_dir = out_dir;
         options.vision_preset = vision_preset;
@@ -62,7 +65,8 @@ void BindStore(py::module_& m) {
       },
       py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision_preset") = std::string(cost::Defaults::kVision),
       py::arg("samples_per_shard") = 1000, py::arg("jobs") = 0, py::arg("on_error") = "skip",
-      py::arg("tokenizer") = "",
+      py::arg("tokenizer") = "", py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
+      py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
       "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "
       "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}), "
       "as `mmpt prepare` does. Returns the report (records, samples, skipped, ..., summary). "

@@ -26,17 +26,19 @@ from . import _mmpt
 class Dataset:
     """A prepared dataset (``mmpt prepare``) opened for loading.
 
-    ``loss``: ``"all"`` (every text token is a target) or ``"assistant"`` (only assistant turns).
+    Samples render through the chat template the dataset was prepared with (its manifest), so
+    token ids are those of Hugging Face's processor. ``loss``: ``"assistant"`` (the template's
+    targets: the assistant's turns of a conversation, a document's text) or ``"all"`` (every
+    text token). ``tokenizer``: a tokenizer path, default the one the manifest records.
     ``verify_crc`` checks every image against its recorded CRC-32 before decoding, so an image
     changed after prepare is caught the same way on every rank. Raises ``mmpt.NotFoundError``
     for a directory that is not a dataset.
     """
 
-    def __init__(self, path: str, loss: str = "all", image_pad_token_id: int = 151655,
+    def __init__(self, path: str, loss: str = "assistant", tokenizer: str = "",
                  verify_crc: bool = True):
         self.path = str(path)
-        self._source = _mmpt.DatasetSource(self.path, loss=loss,
-                                           image_pad_token_id=image_pad_token_id,
+        self._source = _mmpt.DatasetSource(self.path, loss=loss, tokenizer=tokenizer,
                                            verify_crc=verify_crc)
 
     @staticmethod

@@ -17,6 +17,8 @@ struct PrepareArgs {
   std::string tokenizer;
   std::string media_root;
   std::string vision{cost::Defaults::kVision};
+  std::string chat_template{cost::Defaults::kChatTemplate};
+  uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
   std::string format = "auto";
   std::string on_error = "skip";
   uint64_t samples_per_shard = 1000;
@@ -51,6 +53,8 @@ Status Run(const PrepareArgs& args) {
   options.out_dir = args.out;
   options.media_root = args.media_root;
   options.vision_preset = args.vision;
+  options.chat_template = args.chat_template;
+  options.max_decode_pixels = args.max_decode_pixels;
   options.samples_per_shard = args.samples_per_shard;
   options.jobs = args.threads;
   options.part = args.part;
@@ -90,6 +94,14 @@ Command PrepareCommand() {
         app.add_option("--media-root", args->media_root,
                        "Directory media paths are relative to (default: each input's directory)");
         app.add_option("--vision", args->vision, "Vision preset images are checked against")
+            ->capture_default_str();
+        app.add_option("--chat-template", args->chat_template,
+                       "Chat template every sample is rendered through (presets/chat name or a "
+                       ".json path); recorded in the manifest, the loader renders with it")
+            ->capture_default_str();
+        app.add_option("--max-decode-pixels", args->max_decode_pixels,
+                       "Images above this many pixels (width x height) are bad records; the "
+                       "loader decodes with the same budget (Pillow's MAX_IMAGE_PIXELS)")
             ->capture_default_str();
         app.add_option("--format", args->format,
                        "Input format: auto, canonical, llava, mmc4, obelics, chat")

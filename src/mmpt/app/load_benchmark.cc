@@ -49,7 +49,7 @@ Status WriteBaselineInput(const std::string& path, const DatasetSource& source, 
   const media::ResizeRule& rule = source.options().preprocess.resize;
   nlohmann::json input;
   input["dataset"] = dataset.dir();
-  input["image_pad"] = source.options().image_pad_token_id;
+  input["image_pad"] = source.renderer().image_pad_id();
   input["factor"] = rule.factor;
   input["min_pixels"] = rule.min_pixels;
   input["max_pixels"] = rule.max_pixels;
@@ -63,10 +63,15 @@ Status WriteBaselineInput(const std::string& path, const DatasetSource& source, 
       for (const plan::PlannedSequence& seq : plan->Sequences(pack)) {
         MMPT_ASSIGN_OR_RETURN(uint64_t global, source.dataset().GlobalIndex(seq.source, seq.index));
         auto [shard, local] = dataset.Locate(global);
+        std::vector<uint32_t> image_positions;
+        for (const store::MediaMeta& m : dataset.media_meta(global)) {
+          image_positions.push_back(m.text_position);
+        }
         samples.push_back({{"stem", dataset.manifest().shards[shard].stem},
                            {"line", local},
                            {"token_begin", dataset.meta(global).token_begin},
-                           {"text_tokens", dataset.meta(global).text_tokens}});
+                           {"text_tokens", dataset.meta(global).text_tokens},
+                           {"image_positions", image_positions}});
       }
     }
     steps.push_back(std::move(samples));

@@ -2,8 +2,9 @@
 
 // A small prepared dataset built from the real COCO caption file for the load tests: the real
 // image sizes and captions of the first images of ../shared/data/real/coco_val2017_captions.json,
-// synthetic JPEG pixels of those sizes, token ids from the Qwen3 tokenizer, written through the
-// store's shard writer exactly as prepare writes them. Test-only.
+// synthetic JPEG pixels of those sizes, rendered through the default chat template with the
+// Qwen3 tokenizer and written through the store's shard writer exactly as prepare writes them.
+// Test-only.
 
 #include <cstdio>
 #include <filesystem>
@@ -14,7 +15,9 @@
 #include "mmpt/core/status.h"
 #include "mmpt/corpora/image_encode.h"
 #include "mmpt/corpora/image_synth.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/store/manifest.h"
+#include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
@@ -36,11 +39,18 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
   MMPT_ASSIGN_OR_RETURN(std::string tokenizer_path, text::FindTokenizer());
   MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
                         text::LoadTokenizer(tokenizer_path));
+  MMPT_ASSIGN_OR_RETURN(text::ChatTemplate chat,
+                        text::ChatTemplate::Load(std::string(cost::Defaults::kChatTemplate)));
+  const std::string chat_json = chat.json;
+  MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
+                        text::ChatRenderer::Create(std::move(chat), *tokenizer));
+  text::RenderedText rendered;
   fs::remove_all(dir);
   fs::create_directories(dir);
   store::Manifest manifest;
   manifest.tokenizer = tokenizer_path;
   manifest.vision_preset = "qwen2-vl";
+  manifest.chat_template = chat_json;
   const size_t per_shard = (num_samples + shards - 1) / shards;
   for (size_t shard = 0, i = 0; shard < shards && i < num_samples; ++shard) {
     char stem[32];
@@ -61,17 +71,14 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
       const std::string caption = first_caption[i] == corpora::CocoCaptions::kNoCaption
                                       ? std::string()
                                       : coco.captions[first_caption[i]].text;
-      MMPT_ASSIGN_OR_RETURN(std::vector<text::TokenId> prompt_ids, tokenizer->Encode(prompt));
-      MMPT_ASSIGN_OR_RETURN(std::vector<text::TokenId> caption_ids, tokenizer->Encode(caption));
-      s.segments.push_back({"user", true, "", 0, -1});
-      s.segments.push_back({"user", false, prompt, 0, static_cast<int64_t>(prompt_ids.size())});
-      s.segments.push_back(
-          {"assistant", false, caption, 0, static_cast<int64_t>(caption_ids.size())});
-      std::vector<int32_t> ids = prompt_ids;
-      ids.insert(ids.end(), caption_ids.begin(), caption_ids.end());
+      s.segments.push_back({"user", 0, true, "", 0});
+      s.segments.push_back({"user", 0, false, prompt, 0});
+      s.segments.push_back({"assistant", 1, false, caption, 0});
+      MMPT_RETURN_IF_ERROR(store::RenderSample(renderer, s, &rendered));
       std::vector<store::MediaBlob> blobs;
       blobs.push_back({std::move(bytes), static_cast<uint8_t>(media::ImageFormat::kJpeg)});
-      MMPT_RETURN_IF_ERROR(writer.Add(std::move(s), std::move(blobs), ids));
+      MMPT_RETURN_IF_ERROR(
+          writer.Add(std::move(s), std::move(blobs), rendered.ids, rendered.image_positions));
     }
     MMPT_ASSIGN_OR_RETURN(store::ShardInfo info, writer.Finish());
     manifest.shards.push_back(std::move(info));

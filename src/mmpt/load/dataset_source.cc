@@ -8,6 +8,7 @@
 
 #include "mmpt/cost/presets.h"
 #include "mmpt/media/image_probe.h"
+#include "mmpt/store/sample_render.h"
 
 namespace mmpt::load {
 
@@ -36,6 +37,18 @@ uint32_t Crc32(std::span<const std::byte> bytes) {
   return static_cast<uint32_t>(crc);
 }
 
+// How errors name a sample and its images: the shard line, the key, the media path.
+std::string SampleName(const store::Dataset& dataset, uint64_t global,
+                       const store::SampleView& sample) {
+  return fmt::format("{} (sample '{}')", dataset.Where(global), sample.key);
+}
+
+std::string ImageName(const store::SampleView& sample, uint32_t k) {
+  if (k >= sample.media.size()) return fmt::format("image {}", k);
+  const store::MediaView& media = sample.media[k];
+  return fmt::format("image {} ('{}')", k, media.path.empty() ? media.entry : media.path);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<DatasetSource>> DatasetSource::Open(const std::string& dir,
@@ -47,22 +60,31 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Open(const std::string& di
 Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
     std::shared_ptr<const store::Dataset> dataset, DatasetSourceOptions options) {
   std::shared_ptr<DatasetSource> source(new DatasetSource());
-  const std::string& preset = dataset->manifest().vision_preset;
-  if (options.resize_from_manifest && !preset.empty()) {
-    MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(preset));
-    if (vision.rule != cost::ResolutionRule::kSmartResize) {
-      return Status::InvalidArgument(
-          "{}: vision preset '{}' does not use smart_resize; the loader preprocesses images "
-          "for Qwen-VL encoders only",
-          dataset->dir(), preset);
-    }
-    options.preprocess.resize.factor = vision.patch_size * vision.spatial_merge;
-    options.preprocess.resize.min_pixels = vision.min_pixels;
-    options.preprocess.resize.max_pixels = vision.max_pixels;
-    options.preprocess.patch.patch_size = vision.patch_size;
-    options.preprocess.patch.merge_size = vision.spatial_merge;
-    options.preprocess.patch.temporal_patch_size = vision.temporal_patch;
+  const store::Manifest& manifest = dataset->manifest();
+  MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(manifest.vision_preset));
+  if (vision.rule != cost::ResolutionRule::kSmartResize) {
+    return Status::InvalidArgument(
+        "{}: vision preset '{}' does not use smart_resize; the loader preprocesses images "
+        "for Qwen-VL encoders only",
+        dataset->dir(), manifest.vision_preset);
   }
+  options.preprocess.resize.factor = vision.patch_size * vision.spatial_merge;
+  options.preprocess.resize.min_pixels = vision.min_pixels;
+  options.preprocess.resize.max_pixels = vision.max_pixels;
+  options.preprocess.patch.patch_size = vision.patch_size;
+  options.preprocess.patch.merge_size = vision.spatial_merge;
+  options.preprocess.patch.temporal_patch_size = vision.temporal_patch;
+  options.preprocess.decode.max_pixels = manifest.max_decode_pixels;
+
+  MMPT_ASSIGN_OR_RETURN(source->tokenizer_path_,
+                        text::FindTokenizer(options.tokenizer, manifest.tokenizer));
+  MMPT_ASSIGN_OR_RETURN(source->tokenizer_, text::LoadTokenizer(source->tokenizer_path_));
+  MMPT_ASSIGN_OR_RETURN(
+      text::ChatTemplate chat,
+      text::ChatTemplate::Parse(manifest.chat_template, dataset->dir() + "/mmpt.json: chat_template"));
+  MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
+                        text::ChatRenderer::Create(std::move(chat), *source->tokenizer_));
+  source->renderer_ = std::make_unique<text::ChatRenderer>(std::move(renderer));
   source->dataset_ = std::move(dataset);
   source->options_ = std::move(options);
   return source;
@@ -71,20 +93,33 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
 Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
                                              const plan::PlannedSequence& sequence) const {
   MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sequence.source, sequence.index));
-  const std::string name =
-      fmt::format("sample {} of source '{}' (dataset index {})", sequence.index,
-                  dataset_->sources()[sequence.source], global);
+  thread_local store::SampleView parsed;
+  thread_local text::RenderedText rendered;
+  MMPT_RETURN_IF_ERROR(dataset_->ReadSample(global, parsed));
+  const std::string name = SampleName(*dataset_, global, parsed);
   auto context = [&](const Status& s) { return s.WithContext(name); };
+  auto image_name = [&](uint32_t k) { return ImageName(parsed, k); };
 
-  store::SampleView parsed;
-  if (Status read = dataset_->ReadSample(global, parsed); !read.ok()) return context(read);
-  Result<std::span<const int32_t>> ids = dataset_->Tokens(global);
-  if (!ids.ok()) return context(ids.status());
+  if (Status status = store::RenderSample(*renderer_, parsed, &rendered); !status.ok()) {
+    return context(status);
+  }
+  Result<std::span<const int32_t>> stored = dataset_->Tokens(global);
+  if (!stored.ok()) return context(stored.status());
+  if (!std::equal(rendered.ids.begin(), rendered.ids.end(), stored->begin(), stored->end())) {
+    return Status::InvalidArgument(
+        "{}: renders to other token ids than prepare stored ({} vs {} ids): tokenizer {} is not "
+        "the one the dataset was prepared with ({})",
+        name, rendered.ids.size(), stored->size(), tokenizer_path_, dataset_->manifest().tokenizer);
+  }
   std::span<const store::MediaMeta> media = dataset_->media_meta(global);
+  if (rendered.image_positions.size() != media.size()) {
+    return Status::Corrupt("{}: renders {} images where .meta has {}", name,
+                           rendered.image_positions.size(), media.size());
+  }
 
   // Planned images by their index within the sample.
   std::span<const plan::PlannedImage> planned = plan.Images(sequence);
-  std::vector<const plan::PlannedImage*> planned_of(parsed.media.size(), nullptr);
+  std::vector<const plan::PlannedImage*> planned_of(media.size(), nullptr);
   for (const plan::PlannedImage& image : planned) {
     if (image.sample_image >= planned_of.size()) {
       return Status::Internal("{}: the plan names image {} but the sample has {}", name,
@@ -98,47 +133,42 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   out.index = sequence.index;
   out.tokens.reserve(sequence.tokens);
   out.has_loss.reserve(sequence.tokens);
-  uint64_t id_offset = 0;
-  uint64_t text_left = sequence.text_tokens;
-  for (const store::SegmentView& segment : parsed.segments) {
-    if (!segment.is_media) {
-      if (segment.text_tokens < 0 || id_offset + segment.text_tokens > ids->size()) {
-        return Status::Corrupt("{}: segment token counts disagree with the {} stored ids", name,
-                               ids->size());
-      }
-      const uint64_t take = std::min<uint64_t>(text_left, segment.text_tokens);
-      const uint8_t loss = options_.loss == LossMode::kAllText || segment.role == "assistant";
-      out.tokens.insert(out.tokens.end(), ids->begin() + id_offset,
-                        ids->begin() + id_offset + take);
-      out.has_loss.insert(out.has_loss.end(), take, loss);
-      id_offset += segment.text_tokens;
-      text_left -= take;
-      continue;
+  // The plan keeps the first text_tokens ids (it truncates from the end); an image past the
+  // cut goes at the end of what is kept, as the planner placed it.
+  const size_t kept = std::min<size_t>(sequence.text_tokens, rendered.ids.size());
+  size_t cursor = 0;
+  auto copy_text = [&](size_t end) {
+    out.tokens.insert(out.tokens.end(), rendered.ids.begin() + cursor, rendered.ids.begin() + end);
+    if (options_.loss == LossMode::kAllText) {
+      out.has_loss.insert(out.has_loss.end(), end - cursor, 1);
+    } else {
+      out.has_loss.insert(out.has_loss.end(), rendered.target.begin() + cursor,
+                          rendered.target.begin() + end);
     }
-    const uint32_t k = segment.media_index;
-    const plan::PlannedImage* image = k < planned_of.size() ? planned_of[k] : nullptr;
+    cursor = end;
+  };
+  for (uint32_t k = 0; k < media.size(); ++k) {
+    const plan::PlannedImage* image = planned_of[k];
     if (image == nullptr) {
-      return Status::Internal("{}: image {} is in the sample but not in the plan", name, k);
+      return Status::Internal("{}: {} is in the sample but not in the plan", name, image_name(k));
     }
-    if (k >= media.size()) {
-      return Status::Corrupt("{}: image {} has no .meta record ({} records)", name, k,
-                             media.size());
-    }
+    copy_text(std::max(cursor, std::min<size_t>(rendered.image_positions[k], kept)));
     Result<std::span<const std::byte>> bytes = dataset_->Media(global, k);
-    if (!bytes.ok()) return context(bytes.status());
+    if (!bytes.ok()) return context(bytes.status().WithContext(image_name(k)));
     if (bytes->empty()) {
-      return Status::InvalidArgument("{}: image {} is metadata-only (no bytes to load)", name, k);
+      return Status::InvalidArgument("{}: {} is metadata-only (no bytes to load)", name,
+                                     image_name(k));
     }
     if (options_.verify_crc && Crc32(*bytes) != media[k].crc32) {
-      return Status::Corrupt("{}: image {} fails its CRC-32 check ({:08x}, .meta says {:08x}): "
+      return Status::Corrupt("{}: {} fails its CRC-32 check ({:08x}, .meta says {:08x}): "
                              "the zip changed after prepare",
-                             name, k, Crc32(*bytes), media[k].crc32);
+                             name, image_name(k), Crc32(*bytes), media[k].crc32);
     }
     Result<media::ImageInfo> info = media::ProbeImage(*bytes);
-    if (!info.ok()) return context(info.status().WithContext(fmt::format("image {}", k)));
+    if (!info.ok()) return context(info.status().WithContext(image_name(k)));
     Result<media::ResizedSize> size =
         media::PreprocessedSize(*info, options_.preprocess.resize);
-    if (!size.ok()) return context(size.status().WithContext(fmt::format("image {}", k)));
+    if (!size.ok()) return context(size.status().WithContext(image_name(k)));
     const uint32_t patch = options_.preprocess.patch.patch_size;
     const uint32_t merge = options_.preprocess.patch.merge_size;
     RenderedImage r;
@@ -150,22 +180,23 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     r.sample_image = k;
     if (r.token_count != image->llm_tokens) {
       return Status::Internal(
-          "{}: image {} resizes to {}x{} = {} tokens but the plan counted {} (plan made for "
+          "{}: {} resizes to {}x{} = {} tokens but the plan counted {} (plan made for "
           "another vision config?)",
-          name, k, size->width, size->height, r.token_count, image->llm_tokens);
+          name, image_name(k), size->width, size->height, r.token_count, image->llm_tokens);
     }
     if (r.token_start != image->token_start) {
-      return Status::Internal("{}: image {} renders at token {} but the plan put it at {} (plan "
+      return Status::Internal("{}: {} renders at token {} but the plan put it at {} (plan "
                               "made from another dataset?)",
-                              name, k, r.token_start, image->token_start);
+                              name, image_name(k), r.token_start, image->token_start);
     }
-    out.tokens.insert(out.tokens.end(), r.token_count, options_.image_pad_token_id);
+    out.tokens.insert(out.tokens.end(), r.token_count, renderer_->image_pad_id());
     out.has_loss.insert(out.has_loss.end(), r.token_count, 0);
     out.images.push_back(r);
   }
+  copy_text(std::max(cursor, kept));
   if (out.tokens.size() != sequence.tokens) {
     return Status::Internal("{}: renders to {} tokens but the plan placed {} (plan made from "
-                            "another dataset or tokenizer?)",
+                            "another dataset?)",
                             name, out.tokens.size(), sequence.tokens);
   }
   return out;
@@ -176,13 +207,18 @@ Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedIma
   MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
                         dataset_->Media(global, image.sample_image));
-  MMPT_ASSIGN_OR_RETURN(media::GridThw grid,
-                        media::PreprocessImageInto(bytes, options_.preprocess, out));
-  if (grid.t != image.grid_t || grid.h != image.grid_h || grid.w != image.grid_w) {
-    return Status::Internal("image decodes to grid {}x{}x{}, its header said {}x{}x{}", grid.t,
-                            grid.h, grid.w, image.grid_t, image.grid_h, image.grid_w);
+  Result<media::GridThw> grid = media::PreprocessImageInto(bytes, options_.preprocess, out);
+  Status status = grid.status();
+  if (grid.ok() && (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {
+    status = Status::Internal("decodes to grid {}x{}x{}, its header said {}x{}x{}", grid->t,
+                              grid->h, grid->w, image.grid_t, image.grid_h, image.grid_w);
   }
-  return Status::OK();
+  if (status.ok()) return status;
+  // Only now read what names the sample and the image.
+  store::SampleView parsed;
+  if (Status read = dataset_->ReadSample(global, parsed); !read.ok()) return read;
+  return status.WithContext(ImageName(parsed, image.sample_image))
+      .WithContext(SampleName(*dataset_, global, parsed));
 }
 
 }  // namespace mmpt::load

@@ -1,7 +1,8 @@
 #pragma once
 
-// The SampleSource of a prepared dataset: token ids stored at prepare, media bytes read
-// zero-copy from the shard zips, images decoded and preprocessed by media.
+// The SampleSource of a prepared dataset: samples rendered through the dataset's chat template
+// (checked against the ids prepare stored), media bytes read zero-copy from the shard zips,
+// images decoded and preprocessed by media.
 
 #include <cstdint>
 #include <memory>
@@ -12,13 +13,17 @@
 #include "mmpt/load/sample_source.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/store/dataset.h"
+#include "mmpt/text/chat_template.h"
 
 namespace mmpt::load {
 
 /// Which tokens carry loss.
 enum class LossMode : uint8_t {
-  kAllText,        // every text token (plain pretraining on captions and documents)
-  kAssistantOnly,  // only tokens of segments whose role is "assistant" (conversations)
+  /// The chat template's targets (text::RenderedText::target): in a conversation the content
+  /// and end marker of the assistant's turns (roles with "loss"), in a document its text.
+  kAssistantOnly,
+  /// Every text token, template tokens included; only image pads carry no loss.
+  kAllText,
 };
 /// "all" / "assistant".
 std::string_view LossModeName(LossMode mode);
@@ -26,23 +31,25 @@ std::string_view LossModeName(LossMode mode);
 Result<LossMode> ParseLossMode(std::string_view name);
 
 struct DatasetSourceOptions {
-  LossMode loss = LossMode::kAllText;
-  /// Id of the image placeholder token (Qwen2/2.5/3-VL's "<|image_pad|>" is 151655).
-  int32_t image_pad_token_id = 151655;
-  /// Decode, resize, normalize, patchify (defaults: Qwen2-VL).
+  LossMode loss = LossMode::kAssistantOnly;
+  /// The tokenizer to render with: "" = the one the manifest records (text::FindTokenizer).
+  /// Its ids must be those prepare stored, or Render fails naming it.
+  std::string tokenizer;
+  /// Decode, resize, normalize, patchify: the resize rule and patch geometry of the manifest's
+  /// vision preset and its decode budget (the ones prepare checked images against) replace
+  /// these; the rest (normalization, JPEG DCT scaling) is used as given.
   media::ImagePreprocessConfig preprocess;
-  /// Take the resize rule and patch geometry from the dataset manifest's vision preset (the
-  /// one prepare checked image sizes against), when the manifest names one.
-  bool resize_from_manifest = true;
   /// Check every planned image's CRC-32 against the .meta record when rendering (catches an
   /// image changed after prepare on every rank alike, before any pixel is decoded).
   bool verify_crc = true;
 };
 
-/// Renders planned samples from the dataset's stored token ids (no chat template: a sample's
-/// text segments' ids, then each image's placeholders where its segment sits), so the rendered
-/// length is exactly what the planner counted from `.meta`: text tokens (cut from the end when
-/// the plan truncated the sample) plus the images' LLM tokens.
+/// Renders planned samples through the chat template the manifest records
+/// (store::RenderSample), with each image's pad tokens between its start and end markers, so
+/// the ids are those of Hugging Face's processor for the same conversation or document, and
+/// the rendered length is exactly what the planner counted from `.meta`: text tokens (cut from
+/// the end when the plan truncated the sample) plus the images' LLM tokens. Errors name the
+/// sample's shard line ("DIR/coco/00000.jsonl:12"), its key and the media path.
 ///
 /// Samples are named as the planner names them (store::PlanningTable): source s is
 /// Dataset::sources()[s], and a sample's index counts through that source's shards in manifest
@@ -67,12 +74,16 @@ class DatasetSource final : public SampleSource {
 
   const store::Dataset& dataset() const { return *dataset_; }
   const DatasetSourceOptions& options() const { return options_; }
+  const text::ChatRenderer& renderer() const { return *renderer_; }
 
  private:
   DatasetSource() = default;
 
   std::shared_ptr<const store::Dataset> dataset_;
   DatasetSourceOptions options_;
+  std::unique_ptr<text::Tokenizer> tokenizer_;
+  std::unique_ptr<text::ChatRenderer> renderer_;  // borrows *tokenizer_
+  std::string tokenizer_path_;
 };
 
 }  // namespace mmpt::load

@@ -118,10 +118,9 @@ TEST_F(DatasetLoadTest, BatchesHoldStoredIdsPlaceholdersAndPreprocessedPixels) {
   EXPECT_EQ(patch_row, b.num_patches());
 }
 
+// The default loss: the caption (the assistant's turn) and its end marker "<|im_end|>\n".
 TEST_F(DatasetLoadTest, AssistantOnlyLossCountsCaptionTokens) {
-  DatasetSourceOptions options;
-  options.loss = LossMode::kAssistantOnly;
-  auto source = DatasetSource::Open(dir_, options);
+  auto source = DatasetSource::Open(dir_);
   ASSERT_TRUE(source.ok());
   auto loader = Loader::Start(*source, Plans(dir_)->AsFunction(), Options(0, 1));
   ASSERT_TRUE(loader.ok());
@@ -134,7 +133,8 @@ TEST_F(DatasetLoadTest, AssistantOnlyLossCountsCaptionTokens) {
     auto global = (*source)->dataset().GlobalIndex(0, (*batch)->sample_index[s]);
     store::SampleView sample;
     ASSERT_TRUE((*source)->dataset().ReadSample(*global, sample).ok());
-    caption_tokens += sample.segments.back().text_tokens;
+    const text::Tokenizer& tokenizer = (*source)->renderer().tokenizer();
+    caption_tokens += *tokenizer.Count(sample.segments.back().text) + 2;
   }
   EXPECT_EQ(targets, static_cast<double>(caption_tokens));
 }

@@ -329,7 +329,7 @@ Status DecodeImageInto(std::span<const std::byte> bytes, const DecodeOptions& op
   if (pixels > options.max_pixels) {
     return Status::InvalidArgument(
         "{} image of {}x{} = {} pixels exceeds the decode budget of {} pixels (a possible "
-        "decompression bomb; raise max_pixels to allow it)",
+        "decompression bomb)",
         ImageFormatName(info.format), info.width, info.height, pixels, options.max_pixels);
   }
   Status status;

@@ -98,6 +98,19 @@ void AppendMedia(MediaRef media, std::string_view role, Sample& sample) {
   sample.segments.push_back(std::move(segment));
 }
 
+void AppendDocumentText(std::string_view text, std::string_view separator, Sample& sample) {
+  if (text.empty()) return;
+  if (!sample.segments.empty() && !sample.segments.back().is_media) {
+    std::string& last = sample.segments.back().text;
+    last.append(separator);
+    last.append(text);
+    return;
+  }
+  Segment segment;
+  segment.text = std::string(text);
+  sample.segments.push_back(std::move(segment));
+}
+
 Status AppendTextWithMarkers(std::string_view text, std::string_view role,
                              std::string_view marker, const std::vector<MediaRef>& media,
                              size_t* next_media, Sample& sample) {
@@ -151,6 +164,15 @@ Status ParseCanonical(const object& obj, Sample& sample) {
     Segment segment;
     MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> role, OptionalString(seg, "role"));
     if (role) segment.role = std::string(*role);
+    element turn;
+    if (seg.at_key("turn").get(turn) == simdjson::SUCCESS) {
+      uint64_t value = 0;
+      if (turn.get_uint64().get(value) != simdjson::SUCCESS || value > UINT32_MAX) {
+        return Status::InvalidArgument("segment {}: \"turn\" is not a turn index",
+                                       sample.segments.size());
+      }
+      segment.turn = static_cast<uint32_t>(value);
+    }
     MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> text, OptionalString(seg, "text"));
     element index;
     if (seg.at_key("media").get(index) == simdjson::SUCCESS) {
@@ -164,15 +186,6 @@ Status ParseCanonical(const object& obj, Sample& sample) {
       segment.media_index = static_cast<uint32_t>(std::min<uint64_t>(value, UINT32_MAX));
     } else if (text) {
       segment.text = std::string(*text);
-      element tokens;
-      if (seg.at_key("tokens").get(tokens) == simdjson::SUCCESS) {
-        int64_t count = -1;
-        if (tokens.get_int64().get(count) != simdjson::SUCCESS || count < 0) {
-          return Status::InvalidArgument("segment {}: \"tokens\" is not a count",
-                                         sample.segments.size());
-        }
-        segment.text_tokens = count;
-      }
     } else {
       return Status::InvalidArgument("segment {} has neither \"text\" nor \"media\"",
                                      sample.segments.size());

@@ -1,4 +1,6 @@
 // Conversation formats: LLaVA / ShareGPT and Hugging Face chat `messages`.
+#include <algorithm>
+
 #include "mmpt/store/adapter_internal.h"
 
 namespace mmpt::store::internal {
@@ -34,25 +36,40 @@ Result<std::vector<MediaRef>> TopLevelImages(const object& obj) {
   return media;
 }
 
-// Images given but never placed by a marker go before the first turn, as LLaVA does; a partial
-// placement is an error because the intended positions are unknowable.
+// Images given but never placed by a marker go at the start of the first user turn, as LLaVA
+// does; a partial placement is an error because the intended positions are unknowable.
 Status PlaceUnmarkedImages(const std::vector<MediaRef>& media, size_t used, Sample& sample) {
   if (used == media.size()) return Status::OK();
   if (used > 0) {
     return Status::InvalidArgument("{} images but {} \"<image>\" markers", media.size(), used);
   }
-  std::string role = sample.segments.empty() ? "user" : sample.segments.front().role;
-  Sample front;
-  for (const MediaRef& item : media) AppendMedia(item, role, front);
-  for (Segment& segment : sample.segments) {
-    if (segment.is_media) segment.media_index += static_cast<uint32_t>(media.size());
+  auto at = std::find_if(sample.segments.begin(), sample.segments.end(),
+                         [](const Segment& s) { return s.role == "user"; });
+  if (at == sample.segments.end()) at = sample.segments.begin();
+  const Segment& turn = *at;  // there is one: an empty turn is an empty text segment
+  std::vector<Segment> images(media.size());
+  for (size_t k = 0; k < media.size(); ++k) {
+    images[k].role = turn.role;
+    images[k].turn = turn.turn;
+    images[k].is_media = true;
+    images[k].media_index = static_cast<uint32_t>(sample.media.size() + k);
   }
-  front.segments.insert(front.segments.end(), std::make_move_iterator(sample.segments.begin()),
-                        std::make_move_iterator(sample.segments.end()));
-  front.media.insert(front.media.end(), sample.media.begin(), sample.media.end());
-  sample.segments = std::move(front.segments);
-  sample.media = std::move(front.media);
+  sample.media.insert(sample.media.end(), media.begin(), media.end());
+  sample.segments.insert(at, images.begin(), images.end());
   return Status::OK();
+}
+
+// Give the segments from `first` on (one turn's) its index; a turn with no content is one empty
+// text segment, which the chat template renders as an empty turn.
+void EndTurn(size_t first, size_t turn, std::string_view role, Sample& sample) {
+  if (first == sample.segments.size()) {
+    Segment empty;
+    empty.role = std::string(role);
+    sample.segments.push_back(std::move(empty));
+  }
+  for (size_t i = first; i < sample.segments.size(); ++i) {
+    sample.segments[i].turn = static_cast<uint32_t>(turn);
+  }
 }
 
 }  // namespace
@@ -73,8 +90,10 @@ Status ParseLlava(const object& obj, Sample& sample) {
       return Status::InvalidArgument("conversations[{}] needs string \"from\" and \"value\"",
                                      index);
     }
+    const size_t first = sample.segments.size();
     MMPT_RETURN_IF_ERROR(AppendTextWithMarkers(*value, NormalizeRole(*from), kImageMarker, media,
                                                &next_media, sample));
+    EndTurn(first, index, NormalizeRole(*from), sample);
     ++index;
   }
   if (index == 0) return Status::InvalidArgument("\"conversations\" is empty");
@@ -97,6 +116,7 @@ Status ParseChat(const object& obj, Sample& sample) {
     if (message.at_key("content").get(content) != simdjson::SUCCESS) {
       return Status::InvalidArgument("messages[{}] has no \"content\"", index);
     }
+    const size_t first = sample.segments.size();
     std::string_view text;
     simdjson::dom::array parts;
     if (content.get_string().get(text) == simdjson::SUCCESS) {
@@ -154,6 +174,7 @@ Status ParseChat(const object& obj, Sample& sample) {
       return Status::InvalidArgument("messages[{}].content is neither a string nor a list",
                                      index);
     }
+    EndTurn(first, index, *role, sample);
     ++index;
   }
   if (index == 0) return Status::InvalidArgument("\"messages\" is empty");

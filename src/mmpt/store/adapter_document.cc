@@ -54,10 +54,7 @@ Status ParseMmc4(const object& obj, Sample& sample) {
     while (next_image < images.size() && images[next_image].first == i) {
       AppendMedia(std::move(images[next_image++].second), "", sample);
     }
-    if (texts[i].empty()) continue;
-    Segment segment;
-    segment.text = std::string(texts[i]);
-    sample.segments.push_back(std::move(segment));
+    AppendDocumentText(texts[i], " ", sample);
   }
   return Status::OK();
 }
@@ -91,10 +88,7 @@ Status ParseObelics(const object& obj, Sample& sample) {
     if (text_value.get_string().get(text) != simdjson::SUCCESS) {
       return Status::InvalidArgument("texts[{}] is not a string", i);
     }
-    if (text.empty()) continue;
-    Segment segment;
-    segment.text = std::string(text);
-    sample.segments.push_back(std::move(segment));
+    AppendDocumentText(text, "\n\n", sample);
   }
   return Status::OK();
 }

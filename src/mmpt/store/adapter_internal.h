@@ -37,6 +37,11 @@ Status AppendTextWithMarkers(std::string_view text, std::string_view role,
 /// Append a media segment for `media` to `sample`.
 void AppendMedia(MediaRef media, std::string_view role, Sample& sample);
 
+/// Append a document's `text` (no role) to `sample`: joined to a text segment just before it
+/// with `separator` between (the document's text reads as one string: mmc4's sentences with a
+/// space, OBELICS's paragraphs with a blank line), else as a new segment. Empty text is dropped.
+void AppendDocumentText(std::string_view text, std::string_view separator, Sample& sample);
+
 Status ParseCanonical(const object& obj, Sample& sample);
 Status ParseLlava(const object& obj, Sample& sample);
 Status ParseChat(const object& obj, Sample& sample);

@@ -121,6 +121,11 @@ Result<std::string_view> Dataset::Line(uint64_t i) const {
   return LineAt(files->jsonl.text(), files->index, local);
 }
 
+std::string Dataset::Where(uint64_t i) const {
+  auto [shard, local] = Locate(i);
+  return fmt::format("{}/{}.jsonl:{}", dir_, manifest_.shards[shard].stem, local + 1);
+}
+
 Status Dataset::ReadSample(uint64_t i, SampleView& out) const {
   if (i >= num_samples()) {
     return Status::OutOfRange("{}: sample {} of {}", dir_, i, num_samples());
@@ -132,10 +137,7 @@ Status Dataset::ReadSample(uint64_t i, SampleView& out) const {
     status = CheckSampleAgainstMeta(out, metas_[shard].sample(local),
                                     metas_[shard].media_of(local));
   }
-  if (!status.ok()) {
-    return Status::Corrupt("{}/{}.jsonl:{}: {}", dir_, manifest_.shards[shard].stem, local + 1,
-                           status.message());
-  }
+  if (!status.ok()) return Status::Corrupt("{}: {}", Where(i), status.message());
   return Status::OK();
 }
 

@@ -59,6 +59,9 @@ class Dataset {
   std::span<const MediaMeta> media_meta(uint64_t i) const;
   uint32_t source_of(uint64_t i) const;
 
+  /// Where sample `i` is stored, for messages: "DIR/STEM.jsonl:LINE"; `i` < num_samples()
+  /// (unchecked).
+  std::string Where(uint64_t i) const;
   /// The canonical JSON line of sample `i` (without '\n'), a view into the mapped `.jsonl`.
   /// Errors: OutOfRange, IOError/Corrupt for a shard file that cannot be opened or checked.
   Result<std::string_view> Line(uint64_t i) const;
@@ -69,7 +72,8 @@ class Dataset {
   /// keep, use `out.ToSample()`. Errors: as Line, plus Corrupt naming the shard's `.jsonl` and
   /// line for a line that does not parse or disagrees with `.meta`; `out` is then unspecified.
   Status ReadSample(uint64_t i, SampleView& out) const;
-  /// The token ids of sample `i`'s text segments, concatenated, as a view into `.tok`.
+  /// The token ids of sample `i` rendered through the manifest's chat template (image pads left
+  /// out; .meta's media text positions say where they go), as a view into `.tok`.
   Result<std::span<const int32_t>> Tokens(uint64_t i) const;
   /// The bytes of media item `k` of sample `i`, a view into the mapped zip (empty for a
   /// metadata-only item). Errors: OutOfRange, Corrupt if the range leaves the zip.

@@ -36,7 +36,9 @@ std::string ManifestToJson(const Manifest& manifest) {
   doc["format_version"] = manifest.format_version;
   doc["tokenizer"] = {{"path", manifest.tokenizer},
                       {"xxh3", ChecksumHex(manifest.tokenizer_xxh3)}};
-  doc["vision"] = {{"preset", manifest.vision_preset}};
+  doc["vision"] = {{"preset", manifest.vision_preset},
+                   {"max_decode_pixels", manifest.max_decode_pixels}};
+  doc["chat_template"] = json::parse(manifest.chat_template, nullptr, /*allow_exceptions=*/false);
   json sources = json::array();
   for (const std::string& name : manifest.sources()) {
     uint64_t samples = 0, media = 0, tokens = 0, shards = 0;
@@ -112,8 +114,11 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
     }
     MMPT_ASSIGN_OR_RETURN(uint64_t version, Count(doc, "format_version", std::string(name)));
     if (version != kFormatVersion) {
-      return Status::Corrupt("{}: format_version {} (this build reads {})", name, version,
-                             kFormatVersion);
+      return Status::Corrupt(
+          "{}: format_version {} (this build reads {}{})", name, version, kFormatVersion,
+          version < kFormatVersion
+              ? "; version 2 renders samples through a chat template: prepare the dataset again"
+              : "");
     }
     manifest.format_version = kFormatVersion;
     const json& tokenizer = doc.at("tokenizer");
@@ -121,6 +126,12 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
     MMPT_ASSIGN_OR_RETURN(manifest.tokenizer_xxh3,
                           ParseHex(tokenizer.at("xxh3"), fmt::format("{}: tokenizer", name)));
     manifest.vision_preset = doc.at("vision").at("preset").get<std::string>();
+    MMPT_ASSIGN_OR_RETURN(manifest.max_decode_pixels,
+                          Count(doc.at("vision"), "max_decode_pixels", std::string(name)));
+    if (!doc.at("chat_template").is_object()) {
+      return Status::Corrupt("{}: \"chat_template\" is not an object", name);
+    }
+    manifest.chat_template = doc.at("chat_template").dump();
     size_t index = 0;
     for (const json& item : doc.at("shards")) {
       const std::string where = fmt::format("{}: shard {}", name, index);

@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/media/image_decode.h"
 
 namespace mmpt::store {
 
 inline constexpr char kManifestName[] = "mmpt.json";
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
 /// The files of a shard, by the suffix after its stem ("<source>/<n>").
 inline constexpr const char* kShardSuffixes[] = {".jsonl", ".jsonl.idx", ".zip", ".meta", ".tok"};
 
@@ -40,6 +41,12 @@ struct Manifest {
   /// The vision preset (cost::LoadVisionPreset) images were checked against; image tokens
   /// are not stored but derive from each image's width and height under it.
   std::string vision_preset;
+  /// The decode budget every image with bytes was checked against at prepare (width × height
+  /// as stored); the loader decodes with it, so what prepare accepts, the loader can load.
+  uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
+  /// The chat template every sample was rendered through (text::ChatTemplate's JSON, whole:
+  /// the dataset carries it, and the loader renders with exactly it).
+  std::string chat_template;
   std::vector<ShardInfo> shards;  // in global sample order
 
   uint64_t num_samples() const;

@@ -60,13 +60,20 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
   const Manifest& first = parts.front().manifest;
   for (const Part& part : parts) {
     const Manifest& m = part.manifest;
-    if (m.tokenizer_xxh3 != first.tokenizer_xxh3 || m.vision_preset != first.vision_preset) {
+    if (m.chat_template != first.chat_template) {
       return Status::InvalidArgument(
-          "{} was prepared with tokenizer {} ({}) and vision '{}', {} with {} ({}) and '{}': "
-          "token counts would not be comparable",
+          "{} and {} were rendered through different chat templates (their \"chat_template\" "
+          "differs): prepare them with the same --chat-template",
+          part.manifest_path, parts.front().manifest_path);
+    }
+    if (m.tokenizer_xxh3 != first.tokenizer_xxh3 || m.vision_preset != first.vision_preset ||
+        m.max_decode_pixels != first.max_decode_pixels) {
+      return Status::InvalidArgument(
+          "{} was prepared with tokenizer {} ({}), vision '{}' and decode budget {}, {} with {} "
+          "({}), '{}' and {}: token counts would not be comparable",
           part.manifest_path, m.tokenizer, ChecksumHex(m.tokenizer_xxh3), m.vision_preset,
-          parts.front().manifest_path, first.tokenizer, ChecksumHex(first.tokenizer_xxh3),
-          first.vision_preset);
+          m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
+          ChecksumHex(first.tokenizer_xxh3), first.vision_preset, first.max_decode_pixels);
     }
   }
   std::error_code error;
@@ -117,6 +124,8 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
   merged.tokenizer = first.tokenizer;
   merged.tokenizer_xxh3 = first.tokenizer_xxh3;
   merged.vision_preset = first.vision_preset;
+  merged.chat_template = first.chat_template;
+  merged.max_decode_pixels = first.max_decode_pixels;
   for (Keyed& keyed : shards) merged.shards.push_back(std::move(keyed.shard));
   MMPT_RETURN_IF_ERROR(WriteManifest(out_dir, merged));
   return merged;

@@ -18,6 +18,7 @@
 #include "mmpt/core/thread_pool.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/media/image_probe.h"
+#include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
 
 namespace mmpt::store {
@@ -163,6 +164,7 @@ struct Context {
   const std::vector<std::string>& sources;
   const std::vector<std::string>& media_roots;  // per input
   const cost::VisionConfig& vision;
+  const text::ChatRenderer& renderer;
   // (chunk, line) of each duplicate → "file:line" where its key was first seen.
   const std::unordered_map<uint64_t, std::string>& duplicates;
   std::atomic<bool>& stop;
@@ -189,6 +191,14 @@ Status LoadMedia(const Context& ctx, size_t input, MediaRef& media, MediaBlob& b
       reason = "corrupt or unsupported image";
       return Status(info.status().code(),
                     fmt::format("image '{}': {}", media.path, info.status().message()));
+    }
+    if (uint64_t{info->width} * info->height > ctx.options.max_decode_pixels) {
+      reason = "image above the decode budget";
+      return Status::InvalidArgument(
+          "image '{}': {}x{} = {} pixels exceeds the decode budget of {} pixels (a possible "
+          "decompression bomb; --max-decode-pixels raises it)",
+          media.path, info->width, info->height, uint64_t{info->width} * info->height,
+          ctx.options.max_decode_pixels);
     }
     bool transposed = info->exif_orientation >= 5 && info->exif_orientation <= 8;
     media.width = transposed ? info->height : info->width;
@@ -221,7 +231,7 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
   ChunkResult result;
   ShardWriter writer(options.out_dir, fmt::format("{}/{:05}", source, chunk.number), source);
   RecordParser parser;
-  std::vector<int32_t> tokens;
+  text::RenderedText rendered;
 
   auto bad_record = [&](uint64_t line, const std::string& reason, const Status& error) {
     ++result.skipped_by_reason[reason];
@@ -265,23 +275,21 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
         return;
       }
     }
-    tokens.clear();
-    for (Segment& segment : sample.segments) {
-      if (segment.is_media) continue;
-      auto ids = options.tokenizer->Encode(segment.text);
-      if (!ids.ok()) {
-        bad_record(line_number, "tokenizer error", ids.status());
-        return;
-      }
-      segment.text_tokens = static_cast<int64_t>(ids->size());
-      tokens.insert(tokens.end(), ids->begin(), ids->end());
+    if (Status status = RenderSample(ctx.renderer, sample, &rendered); !status.ok()) {
+      bad_record(line_number,
+                 status.code() == StatusCode::kInvalidArgument ? "not in the chat template"
+                                                               : "tokenizer error",
+                 status);
+      return;
     }
-    if (Status added = writer.Add(std::move(sample), std::move(blobs), tokens); !added.ok()) {
+    if (Status added = writer.Add(std::move(sample), std::move(blobs), rendered.ids,
+                                  rendered.image_positions);
+        !added.ok()) {
       bad_record(line_number, "invalid record", added);
       return;
     }
     result.input_bytes += line.size() + 1 + media_bytes;
-    result.text_tokens += tokens.size();
+    result.text_tokens += rendered.ids.size();
   });
   if (!result.status.ok() || writer.num_samples() == 0) return result;
   auto shard = writer.Finish();
@@ -367,6 +375,10 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
                                    options.num_parts);
   }
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(options.vision_preset));
+  MMPT_ASSIGN_OR_RETURN(text::ChatTemplate chat, text::ChatTemplate::Load(options.chat_template));
+  const std::string chat_json = chat.json;
+  MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
+                        text::ChatRenderer::Create(std::move(chat), *options.tokenizer));
 
   std::vector<MappedFile> files;
   std::vector<std::string> sources;
@@ -411,7 +423,7 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   std::atomic<bool> stop{false};
   std::optional<ProgressBar> progress;
   if (options.progress) progress.emplace("prepare", total_records, "records");
-  Context ctx{options, files, sources, media_roots, vision, duplicates, stop,
+  Context ctx{options, files, sources, media_roots, vision, renderer, duplicates, stop,
               progress ? &*progress : nullptr};
   std::vector<ChunkResult> results(mine.size());
   pool.ParallelFor(0, mine.size(), [&](size_t m) { results[m] = ProcessChunk(ctx, chunks, mine[m]); });
@@ -422,6 +434,8 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   manifest.tokenizer = options.tokenizer_path;
   manifest.tokenizer_xxh3 = options.tokenizer_xxh3;
   manifest.vision_preset = options.vision_preset;
+  manifest.chat_template = chat_json;
+  manifest.max_decode_pixels = options.max_decode_pixels;
   for (ChunkResult& result : results) {
     if (!result.status.ok()) return result.status;  // the first failure in input order
     report.records += result.records;

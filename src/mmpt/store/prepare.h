@@ -12,6 +12,7 @@
 #include "mmpt/comm/communicator.h"
 #include "mmpt/core/status.h"
 #include "mmpt/cost/presets.h"
+#include "mmpt/media/image_decode.h"
 #include "mmpt/store/adapter.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/text/tokenizer.h"
@@ -42,6 +43,13 @@ struct PrepareOptions {
   std::string tokenizer_path;   // recorded in the manifest
   uint64_t tokenizer_xxh3 = 0;  // recorded in the manifest
   std::string vision_preset{cost::Defaults::kVision};  // images the preset rejects are bad records
+  /// Every sample is rendered through this chat template (a presets/chat name or a .json path;
+  /// text::ChatTemplate::Load): `.tok` holds the rendered ids and `.meta` counts them, so the
+  /// plan counts exactly what the loader emits. Recorded whole in the manifest.
+  std::string chat_template{cost::Defaults::kChatTemplate};
+  /// An image whose stored width × height exceeds this is a bad record (a possible
+  /// decompression bomb): the loader decodes with the same budget, recorded in the manifest.
+  uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
   uint64_t samples_per_shard = 1000;       // input records per shard (fewer when some skip)
   size_t jobs = 0;                         // worker threads; 0 = one per hardware thread
   ErrorPolicy on_error = ErrorPolicy::kSkip;

@@ -48,14 +48,12 @@ void AppendSampleJson(const Sample& sample, std::string& out) {
       AppendJsonString(segment.role, out);
       out.push_back(',');
     }
+    if (segment.turn > 0) fmt::format_to(std::back_inserter(out), "\"turn\":{},", segment.turn);
     if (segment.is_media) {
       fmt::format_to(std::back_inserter(out), "\"media\":{}", segment.media_index);
     } else {
       out.append("\"text\":");
       AppendJsonString(segment.text, out);
-      if (segment.text_tokens >= 0) {
-        fmt::format_to(std::back_inserter(out), ",\"tokens\":{}", segment.text_tokens);
-      }
     }
     out.push_back('}');
   }

@@ -27,12 +27,14 @@ struct MediaRef {
 };
 
 /// One segment of an interleaved sample: text with a role, or a reference to a media item.
+/// Its tokens are not stored here: they depend on the chat template the dataset renders
+/// samples through (text::ChatRenderer), and .meta/.tok hold the rendered sample.
 struct Segment {
   std::string role;          // "user", "assistant", "system", or "" for plain documents
+  uint32_t turn = 0;         // the conversation turn it belongs to (0 for documents)
   bool is_media = false;
-  std::string text;          // UTF-8, when !is_media
+  std::string text;          // UTF-8, when !is_media; an empty turn is one empty text
   uint32_t media_index = 0;  // index into Sample::media, when is_media
-  int64_t text_tokens = -1;  // tokens of `text`, once prepare has counted them; -1 before
 
   bool operator==(const Segment&) const = default;
 };
@@ -54,7 +56,7 @@ struct Sample {
 Status ValidateSample(const Sample& sample);
 
 /// Append `sample` as one canonical JSON line (with the trailing '\n') to `out`:
-/// {"key":..,"source":..,"segments":[{"role":..,"text":..,"tokens":..}|{"role":..,"media":i}],
+/// {"key":..,"source":..,"segments":[{"role":..,"turn":..,"text":..}|{"role":..,"turn":..,"media":i}],
 ///  "media":[{"path":..,"entry":..,"width":..,"height":..,"frames":..}]}
 /// Fields with default values are left out. Text must be valid UTF-8 (adapters guarantee it).
 void AppendSampleJson(const Sample& sample, std::string& out);

@@ -261,11 +261,16 @@ class LineScanner {
     return true;
   }
 
-  // {"role":..,"media":i} or {"role":..,"text":..,"tokens":n}, "role" and "tokens" optional.
+  // {"role":..,"turn":t,"media":i} or {"role":..,"turn":t,"text":..}, "role" and "turn"
+  // optional.
   bool Segment() {
     SegmentView& segment = out_.segments.emplace_back();
     if (!Expect("{")) return false;
     if (Literal("\"role\":") && !(String("segment role", segment.role) && Expect(","))) {
+      return false;
+    }
+    if (Literal("\"turn\":") &&
+        !(Unsigned("segment \"turn\"", 1, UINT32_MAX, segment.turn) && Expect(","))) {
       return false;
     }
     if (Literal("\"media\":")) {
@@ -273,10 +278,6 @@ class LineScanner {
       if (!Unsigned("segment \"media\"", 0, UINT32_MAX, segment.media_index)) return false;
     } else if (Literal("\"text\":")) {
       if (!String("segment text", segment.text)) return false;
-      if (Literal(",\"tokens\":") &&
-          !Unsigned("segment \"tokens\"", 0, INT64_MAX, segment.text_tokens)) {
-        return false;
-      }
     } else {
       return Syntax("\"media\": or \"text\":");
     }
@@ -350,18 +351,14 @@ Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
                            sample.segments.size(), sample.media.size(), meta.num_segments,
                            media.size());
   }
-  uint64_t tokens = 0;
+  // Media are stored in segment order, so .meta's records (and their token positions, which
+  // meta.h checks for order) follow the segments.
+  uint32_t next = 0;
   for (const SegmentView& segment : sample.segments) {
-    if (!segment.is_media) {
-      tokens += static_cast<uint64_t>(std::max<int64_t>(0, segment.text_tokens));
-    } else if (segment.media_index >= media.size() ||
-               media[segment.media_index].text_position != tokens) {
-      return Status::Corrupt("media {} after {} text tokens disagrees with .meta",
-                             segment.media_index, tokens);
+    if (segment.is_media && segment.media_index != next++) {
+      return Status::Corrupt("media {} is not in segment order (expected {})",
+                             segment.media_index, next - 1);
     }
-  }
-  if (tokens != meta.text_tokens) {
-    return Status::Corrupt("{} tokens where .meta says {}", tokens, meta.text_tokens);
   }
   for (size_t k = 0; k < media.size(); ++k) {
     if (media[k].width != sample.media[k].width || media[k].height != sample.media[k].height) {

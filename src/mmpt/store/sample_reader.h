@@ -33,8 +33,8 @@ namespace mmpt::store {
 Status ReadSampleLine(std::string_view line, SampleView& out);
 
 /// Check a sample read from a shard line against the shard's `.meta` record of it (`meta` and
-/// its `media`): the counts of segments and media items, the sum of the text segments' token
-/// counts, and each item's width and height. Errors: Corrupt naming the first disagreement
+/// its `media`): the counts of segments and media items, media in segment order, and each
+/// item's width and height. Errors: Corrupt naming the first disagreement
 /// (no file or line: the caller adds them).
 Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
                               std::span<const MediaMeta> media);

@@ -12,10 +12,10 @@ Sample SampleView::ToSample() const {
   for (const SegmentView& view : segments) {
     Segment& segment = sample.segments.emplace_back();
     segment.role = std::string(view.role);
+    segment.turn = view.turn;
     segment.is_media = view.is_media;
     segment.text = std::string(view.text);
     segment.media_index = view.media_index;
-    segment.text_tokens = view.text_tokens;
   }
   sample.media.reserve(media.size());
   for (const MediaView& view : media) {

@@ -17,7 +17,7 @@ namespace mmpt::store {
 struct SegmentView {
   std::string_view role;     // "" for plain documents
   std::string_view text;     // UTF-8, when !is_media
-  int64_t text_tokens = -1;  // tokens of `text` counted by prepare; -1 if not recorded
+  uint32_t turn = 0;         // conversation turn
   uint32_t media_index = 0;  // index into SampleView::media, when is_media
   bool is_media = false;
 };

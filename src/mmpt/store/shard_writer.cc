@@ -30,7 +30,8 @@ ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string 
     : dataset_dir_(std::move(dataset_dir)), stem_(std::move(stem)), source_(std::move(source)) {}
 
 Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
-                        std::span<const int32_t> tokens) {
+                        std::span<const int32_t> tokens,
+                        std::span<const uint32_t> image_positions) {
   if (blobs.size() != sample.media.size()) {
     return Status::InvalidArgument("sample '{}': {} media items but {} blobs", sample.key,
                                    sample.media.size(), blobs.size());
@@ -40,26 +41,19 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
                                    sample.media.size(), UINT16_MAX);
   }
   // Media are stored in segment order (the canonical form may name them in any order), so an
-  // item's index, its `.meta` record and its place among the sample's tokens agree; each item's
-  // text_position is the text tokens before its segment.
+  // item's index, its `.meta` record and its position among the rendered tokens agree.
   std::vector<MediaRef> media_in_order;
   std::vector<MediaBlob> blobs_in_order;
-  std::vector<uint32_t> text_position;
-  uint64_t counted = 0;
   uint32_t segments_count = 0;
   for (Segment& segment : sample.segments) {
     ++segments_count;
-    if (!segment.is_media) {
-      counted += static_cast<uint64_t>(std::max<int64_t>(0, segment.text_tokens));
-      continue;
-    }
+    if (!segment.is_media) continue;
     if (segment.media_index >= sample.media.size()) {
       return Status::InvalidArgument("sample '{}': segment names media {} of {}", sample.key,
                                      segment.media_index, sample.media.size());
     }
     media_in_order.push_back(std::move(sample.media[segment.media_index]));
     blobs_in_order.push_back(std::move(blobs[segment.media_index]));
-    text_position.push_back(static_cast<uint32_t>(std::min<uint64_t>(counted, UINT32_MAX)));
     segment.media_index = static_cast<uint32_t>(media_in_order.size() - 1);
   }
   if (media_in_order.size() != sample.media.size()) {
@@ -68,9 +62,12 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
   }
   sample.media = std::move(media_in_order);
   blobs = std::move(blobs_in_order);
-  if (counted != tokens.size() || tokens.size() > UINT32_MAX) {
-    return Status::InvalidArgument("sample '{}': segments count {} tokens but {} ids given",
-                                   sample.key, counted, tokens.size());
+  if (image_positions.size() != sample.media.size() || tokens.size() > UINT32_MAX ||
+      !std::is_sorted(image_positions.begin(), image_positions.end()) ||
+      (!image_positions.empty() && image_positions.back() > tokens.size())) {
+    return Status::InvalidArgument(
+        "sample '{}': {} image positions in {} tokens do not place its {} media in order",
+        sample.key, image_positions.size(), tokens.size(), sample.media.size());
   }
   SampleMeta meta{};
   meta.token_begin = tokens_.size();
@@ -85,7 +82,7 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     media.width = ref.width;
     media.height = ref.height;
     media.frames = std::clamp<uint32_t>(ref.frames, 1, UINT16_MAX);
-    media.text_position = text_position[k];
+    media.text_position = image_positions[k];
     media.kind = MediaKind::kImage;
     media.format = blobs[k].format;
     if (blobs[k].bytes.empty()) {
