@@ -79,7 +79,10 @@ def test_prepare_then_read_the_real_mix_back(tmp_path):
         assert not ids.flags.writeable
         assert dataset.media(i, 0) == b""  # metadata-only: a size, no bytes
     tokenizer = mmpt.Tokenizer.load()
-    assert tokenizer.decode(dataset.tokens(0).tolist()).endswith(coco[0][2].strip())
+    # Stored ids are the sample rendered through the chat template (image pads left out).
+    text = tokenizer.decode(dataset.tokens(0).tolist())
+    assert text.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n")
+    assert text.endswith("<|im_start|>assistant\n" + coco[0][2].strip() + "<|im_end|>\n")
     doc = dataset.sample_meta(20)
     assert doc["source"] == "mmc4" and len(doc["images"]) >= 2
     with pytest.raises(mmpt.OutOfRangeError, match="sample 24"):

@@ -86,18 +86,28 @@ TEST_F(DatasetLoadTest, BatchesHoldStoredIdsPlaceholdersAndPreprocessedPixels) {
     const store::Dataset& dataset = (*source)->dataset();
     auto ids = dataset.Tokens(*global);
     ASSERT_TRUE(ids.ok());
-    // The sample is: its image's placeholders, then the prompt and caption ids.
+    // The sample is its rendered ids (system turn, user turn opening with <|vision_start|>)
+    // with the image's placeholders at the position .meta records, right after
+    // <|vision_start|>, and <|vision_end|> after them.
     const int32_t begin = b.cu_seqlens_padded[s];
     const int32_t length = b.cu_seqlens[s + 1] - b.cu_seqlens[s];
     const int32_t image_tokens = length - static_cast<int32_t>(ids->size());
+    const uint32_t at = dataset.media_meta(*global)[0].text_position;
+    const text::Tokenizer& tokenizer = (*source)->renderer().tokenizer();
     ASSERT_GT(image_tokens, 0);
-    for (int32_t i = 0; i < image_tokens; ++i) ASSERT_EQ(b.tokens[begin + i], 151655);
-    for (size_t i = 0; i < ids->size(); ++i) {
-      ASSERT_EQ(b.tokens[begin + image_tokens + i], (*ids)[i]) << "sample " << s << " id " << i;
+    ASSERT_GT(at, 0u);
+    EXPECT_EQ((*ids)[at - 1], *tokenizer.TokenToId("<|vision_start|>"));
+    EXPECT_EQ((*ids)[at], *tokenizer.TokenToId("<|vision_end|>"));
+    for (int32_t i = 0; i < length; ++i) {
+      const int32_t want = i < int32_t(at)                ? (*ids)[i]
+                           : i < int32_t(at) + image_tokens ? *tokenizer.TokenToId("<|image_pad|>")
+                                                            : (*ids)[i - image_tokens];
+      ASSERT_EQ(b.tokens[begin + i], want) << "sample " << s << " token " << i;
     }
-    // Every text token after the first is a target; no image placeholder is.
-    EXPECT_EQ(b.labels[begin + image_tokens - 1], (*ids)[0]);
-    EXPECT_EQ(b.labels[begin], kIgnoreLabel);
+    // No placeholder is a target, and no token of the system turn.
+    for (int32_t i = 0; i <= int32_t(at) + image_tokens; ++i) {
+      EXPECT_EQ(b.labels[begin + i], kIgnoreLabel) << i;
+    }
     // Pixels equal the media pipeline's on the same bytes.
     auto bytes = dataset.Media(*global, 0);
     ASSERT_TRUE(bytes.ok());
@@ -110,10 +120,12 @@ TEST_F(DatasetLoadTest, BatchesHoldStoredIdsPlaceholdersAndPreprocessedPixels) {
     EXPECT_TRUE(std::equal(expected->pixel_values.begin(), expected->pixel_values.end(),
                            b.pixel_values.begin() + patch_row * b.patch_dim));
     patch_row += expected->grid.patches();
-    // M-RoPE: the image spans grid_h/2 rows and grid_w/2 columns from position 0.
+    // M-RoPE: the image spans grid_h/2 rows and grid_w/2 columns from position `at`, after
+    // the `at` text tokens before it.
     const size_t t = b.tokens.size();
-    EXPECT_EQ(b.position_ids[t + begin + image_tokens - 1], int32_t(expected->grid.h / 2 - 1));
-    EXPECT_EQ(b.position_ids[2 * t + begin + image_tokens - 1], int32_t(expected->grid.w / 2 - 1));
+    const int32_t last = begin + at + image_tokens - 1;
+    EXPECT_EQ(b.position_ids[t + last], int32_t(at + expected->grid.h / 2 - 1));
+    EXPECT_EQ(b.position_ids[2 * t + last], int32_t(at + expected->grid.w / 2 - 1));
   }
   EXPECT_EQ(patch_row, b.num_patches());
 }
@@ -192,9 +204,16 @@ TEST_F(DatasetLoadTest, ImageCorruptedAfterPrepareFailsOrIsDroppedByPolicy) {
   auto error = (*failing)->Next();
   ASSERT_FALSE(error.ok());
   EXPECT_EQ(error.status().code(), StatusCode::kCorrupt);
-  EXPECT_NE(error.status().message().find("sample " + std::to_string(bad) + " of source 'coco'"),
-            std::string::npos)
-      << error.status().message();
+  // The error names the shard line, the sample's key and the image's path.
+  const store::Dataset& dataset = (*source)->dataset();
+  const uint64_t global = *dataset.GlobalIndex(0, bad);
+  store::SampleView sample;
+  ASSERT_TRUE(dataset.ReadSample(global, sample).ok());
+  for (const std::string& part : {dataset.Where(global), std::string(sample.key),
+                                  "image 0 ('" + std::string(sample.media[0].path) + "')"}) {
+    EXPECT_NE(error.status().message().find(part), std::string::npos)
+        << part << " in " << error.status().message();
+  }
   EXPECT_NE(error.status().message().find("CRC-32"), std::string::npos);
 
   LoaderOptions drop = Options(0, 1);

@@ -150,10 +150,10 @@ TEST(AdapterTest, CanonicalRoundTripsThroughItsJsonLine) {
   sample.source = "src";
   sample.media.push_back({"dir/a.jpg", "000001.0.jpg", 640, 480, 1});
   sample.media.push_back({"", "", 32, 16, 3});
-  sample.segments.push_back({"user", true, "", 0, -1});
-  sample.segments.push_back({"user", false, "Tab\tand \x01 ünïcode ✓", 0, 9});
-  sample.segments.push_back({"assistant", true, "", 1, -1});
-  sample.segments.push_back({"", false, "plain", 0, -1});
+  sample.segments.push_back({"user", 0, true, "", 0});
+  sample.segments.push_back({"user", 0, false, "Tab\tand \x01 ünïcode ✓", 0});
+  sample.segments.push_back({"assistant", 1, true, "", 1});
+  sample.segments.push_back({"", 0, false, "plain", 0});
   std::string line;
   AppendSampleJson(sample, line);
   ASSERT_EQ(line.back(), '\n');

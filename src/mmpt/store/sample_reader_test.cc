@@ -24,12 +24,12 @@ Sample RichSample() {
   Sample s;
   s.key = "doc-\"7\"\\x";
   s.source = "web";
-  s.segments.push_back({"system", false, "plain ascii text", 0, 3});
-  s.segments.push_back({"user", false, "tab\there, newline\nthere, cr\r, bell\x07, unit\x1f.", 0, 9});
-  s.segments.push_back({"user", true, "", 1, -1});
-  s.segments.push_back({"assistant", false, "café, 東京, emoji 🙂, quote \" backslash \\", 0, 12});
-  s.segments.push_back({"", true, "", 0, -1});
-  s.segments.push_back({"", false, "no token count", 0, -1});
+  s.segments.push_back({"system", 0, false, "plain ascii text", 0});
+  s.segments.push_back({"user", 1, false, "tab\there, newline\nthere, cr\r, bell\x07, unit\x1f.", 0});
+  s.segments.push_back({"user", 1, true, "", 1});
+  s.segments.push_back({"assistant", 2, false, "café, 東京, emoji 🙂, quote \" backslash \\", 0});
+  s.segments.push_back({"", 0, true, "", 0});
+  s.segments.push_back({"", 0, false, "a document", 0});
   s.media.push_back({"imgs/a b/ü.jpg", "000003.0.jpg", 640, 480, 1});
   s.media.push_back({"", "", 1920, 1080, 24});  // metadata-only, a clip
   return s;
@@ -70,7 +70,7 @@ TEST(SampleReaderTest, WhatTheWriterWritesReadsBackEqualAsViewsIntoTheLine) {
 
   // Reading another line into another view leaves the first intact; moving keeps it.
   SampleView other;
-  ASSERT_TRUE(ReadSampleLine(LineOf(Sample{"k", "s", {{"", false, "x", 0, 1}}, {}}), other).ok());
+  ASSERT_TRUE(ReadSampleLine(LineOf(Sample{"k", "s", {{"", 0, false, "x", 0}}, {}}), other).ok());
   EXPECT_EQ(view.ToSample(), sample);
   SampleView moved = std::move(view);
   EXPECT_EQ(moved.ToSample(), sample);
@@ -102,7 +102,7 @@ TEST(SampleReaderTest, ReadingIntoAViewReplacesEverythingAndReusesCapacity) {
   Sample small;
   small.key = "k";
   small.source = "s";
-  small.segments.push_back({"", false, "one", 0, 1});
+  small.segments.push_back({"", 0, false, "one", 0});
   const std::string line = LineOf(small);
   ASSERT_TRUE(ReadSampleLine(line, view).ok());
   EXPECT_EQ(view.ToSample(), small);
@@ -113,7 +113,7 @@ TEST(SampleReaderTest, OnlyTheWritersLayoutIsAcceptedWhileInputsMayUseAnyJson) {
   // The same record with whitespace and another field order: valid JSON, and a valid input
   // record for prepare (RecordParser), but never a line AppendSampleJson writes.
   const std::string line =
-      " { \"media\" : [ ] ,\t\"segments\":[ {\"tokens\":2, \"text\" : \"a b\" , \"role\":\"user\"} ],"
+      " { \"media\" : [ ] ,\t\"segments\":[ {\"turn\":2, \"text\" : \"a b\" , \"role\":\"user\"} ],"
       "\"source\":\"s\" , \"key\" : \"k\" } ";
   SampleView view;
   EXPECT_EQ(ReadSampleLine(line, view).code(), StatusCode::kCorrupt);
@@ -129,7 +129,7 @@ TEST(SampleReaderTest, OnlyTheWritersLayoutIsAcceptedWhileInputsMayUseAnyJson) {
 
 TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
   const std::string ok_media = R"("media":[{"path":"a.jpg","width":2,"height":3}])";
-  const std::string ok_segments = R"("segments":[{"text":"t","tokens":1},{"media":0}])";
+  const std::string ok_segments = R"("segments":[{"turn":1,"text":"t"},{"media":0}])";
   auto record = [&](const std::string& segments, const std::string& media) {
     return "{\"key\":\"k\",\"source\":\"s\"," + segments + "," + media + "}";
   };
@@ -143,7 +143,7 @@ TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
       {"[1,2]", "'{\"key\":' expected at column 1, found '[1,2]'"},
       {record(ok_segments, ok_media).substr(0, 40), "not a canonical record"},
       {record(ok_segments, ok_media).substr(0, 33) + "}", "not a canonical record"},
-      {record(ok_segments, ok_media) + "{}", "bytes after the record at column 122"},
+      {record(ok_segments, ok_media) + "{}", "bytes after the record at column 120"},
       {record(ok_segments, ok_media) + " 7", "bytes after the record"},
       // Only the writer's layout: its field order, no whitespace, no other fields.
       {"{\"source\":\"s\",\"key\":\"k\"," + ok_segments + "," + ok_media + "}",
@@ -160,18 +160,20 @@ TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
       {record(R"("segments":[1])", ok_media), "'{' expected at column 37"},
       {record(R"("segments":[{"text":"t","media":0}])", ok_media), "'}' expected"},
       {record(R"("segments":[{"role":"user"},{"media":0}])", ok_media), "',' expected"},
-      {record(R"("segments":[{"tokens":1,"text":"t"},{"media":0}])", ok_media),
+      {record(R"("segments":[{"text":"t","turn":1},{"media":0}])", ok_media), "'}' expected"},
+      {record(R"("segments":[{"turn":1,"role":"user","text":"t"},{"media":0}])", ok_media),
        "'\"media\": or \"text\":' expected"},
-      {record(R"("segments":[{"text":"t"},{"media":0,"tokens":1}])", ok_media), "'}' expected"},
-      {record(R"("segments":[{"text":"t","tokens":-1},{"media":0}])", ok_media),
-       "segment \"tokens\" is not an integer"},
-      {record(R"("segments":[{"text":"t","tokens":1.5},{"media":0}])", ok_media),
-       "segment \"tokens\" is not an integer"},
-      {record(R"("segments":[{"text":"t","tokens":01},{"media":0}])", ok_media),
-       "segment \"tokens\" is not an integer"},
-      {record(R"("segments":[{"text":"t","tokens":99999999999999999999},{"media":0}])",
+      {record(R"("segments":[{"turn":-1,"text":"t"},{"media":0}])", ok_media),
+       "segment \"turn\" is not an integer"},
+      {record(R"("segments":[{"turn":0,"text":"t"},{"media":0}])", ok_media),
+       "segment \"turn\" is not an integer"},
+      {record(R"("segments":[{"turn":1.5,"text":"t"},{"media":0}])", ok_media),
+       "segment \"turn\" is not an integer"},
+      {record(R"("segments":[{"turn":01,"text":"t"},{"media":0}])", ok_media),
+       "segment \"turn\" is not an integer"},
+      {record(R"("segments":[{"turn":99999999999999999999,"text":"t"},{"media":0}])",
               ok_media),
-       "segment \"tokens\" is not an integer"},
+       "segment \"turn\" is not an integer"},
       {record(R"("segments":[{"text":"t","color":1},{"media":0}])", ok_media),
        "'}' expected at column 48, found ',\"color\":1}"},
       {record(R"("segments":[{"text":"bad \q escape"},{"media":0}])", ok_media),
@@ -301,10 +303,10 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
     }
     EXPECT_EQ(dataset->ReadSample(6, view).code(), StatusCode::kOutOfRange);
   }
-  // Line 2 of shard 1: its first ':' changed, then a token count changed (valid JSON that
+  // Line 2 of shard 1: its first ':' changed, then an image width changed (valid JSON that
   // disagrees with .meta). The same length keeps the index valid.
   const size_t second = bytes.find('\n') + 1;
-  const size_t tokens = bytes.find("\"tokens\":", second) + 9;
+  const size_t tokens = bytes.find("\"width\":", second) + 8;
   struct Damage {
     size_t at;
     char byte;

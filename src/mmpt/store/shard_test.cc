@@ -94,11 +94,11 @@ TEST(ZipTest, EveryTruncationIsAnErrorNotACrash) {
 Sample MakeSample(int i, int num_media) {
   Sample s;
   s.key = "key" + std::to_string(i);
-  s.segments.push_back({"user", false, "text of sample " + std::to_string(i), 0, 3});
+  s.segments.push_back({"user", 0, false, "text of sample " + std::to_string(i), 0});
   for (int k = 0; k < num_media; ++k) {
     s.media.push_back({"img/" + std::to_string(i) + "_" + std::to_string(k) + ".jpg", "",
                        static_cast<uint32_t>(100 + i), static_cast<uint32_t>(50 + k), 1});
-    s.segments.push_back({"user", true, "", static_cast<uint32_t>(k), -1});
+    s.segments.push_back({"user", 0, true, "", static_cast<uint32_t>(k)});
   }
   return s;
 }
@@ -108,6 +108,7 @@ TEST(ShardTest, WriterThenDatasetReadsEqualInputs) {
   Manifest manifest;
   manifest.tokenizer = "stand-in";
   manifest.vision_preset = "qwen2-vl";
+  manifest.chat_template = "{}";  // not rendered here: the test hands the writer its tokens
   std::vector<Sample> inputs;
   std::vector<std::vector<std::string>> media_bytes;
   for (int shard = 0; shard < 2; ++shard) {
@@ -129,7 +130,9 @@ TEST(ShardTest, WriterThenDatasetReadsEqualInputs) {
       std::vector<int32_t> tokens = {global, global + 1, global + 2};
       inputs.push_back(s);
       media_bytes.push_back(bytes);
-      ASSERT_TRUE(writer.Add(s, std::move(blobs), tokens).ok());
+      // Every image after the text's 3 tokens.
+      const std::vector<uint32_t> positions(s.media.size(), 3);
+      ASSERT_TRUE(writer.Add(s, std::move(blobs), tokens, positions).ok());
     }
     auto info = writer.Finish();
     ASSERT_TRUE(info.ok()) << info.status().ToString();
@@ -173,7 +176,7 @@ TEST(ShardTest, WriterThenDatasetReadsEqualInputs) {
 TEST(ShardTest, NoManifestMeansNoDataset) {
   std::string dir = TempDir("nomanifest");
   ShardWriter writer(dir, "s/00000", "s");
-  ASSERT_TRUE(writer.Add(MakeSample(0, 0), {}, std::vector<int32_t>{1, 2, 3}).ok());
+  ASSERT_TRUE(writer.Add(MakeSample(0, 0), {}, std::vector<int32_t>{1, 2, 3}, {}).ok());
   ASSERT_TRUE(writer.Finish().ok());
   auto dataset = Dataset::Open(dir);
   ASSERT_FALSE(dataset.ok());
