@@ -63,7 +63,8 @@ TEST(AdapterTest, Mmc4PlacesImagesBeforeTheirMatchedSentence) {
   auto s = ParseLine(
       R"({"url":"http://x","text_list":["First.","Second.","Third."],"image_info":[{"image_name":"b.jpg","matched_text_index":2},{"image_name":"a.jpg","matched_text_index":0,"raw_url":"http://a"}]})");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  EXPECT_EQ(Describe(*s), ":<a.jpg>|:First.|:Second.|:<b.jpg>|:Third.|");
+  // Sentences between images read as one text, joined with a space as OpenFlamingo does.
+  EXPECT_EQ(Describe(*s), ":<a.jpg>|:First. Second.|:<b.jpg>|:Third.|");
   EXPECT_EQ(s->key, "in.jsonl:7");
   auto bad = ParseLine(R"({"text_list":["a"],"image_info":[{"image_name":"x","matched_text_index":3}]})");
   ASSERT_FALSE(bad.ok());

@@ -38,7 +38,9 @@ std::string ManifestToJson(const Manifest& manifest) {
                       {"xxh3", ChecksumHex(manifest.tokenizer_xxh3)}};
   doc["vision"] = {{"preset", manifest.vision_preset},
                    {"max_decode_pixels", manifest.max_decode_pixels}};
-  doc["chat_template"] = json::parse(manifest.chat_template, nullptr, /*allow_exceptions=*/false);
+  doc["chat_template"] = manifest.chat_template.empty()
+                             ? json::object()
+                             : json::parse(manifest.chat_template, nullptr, /*allow_exceptions=*/false);
   json sources = json::array();
   for (const std::string& name : manifest.sources()) {
     uint64_t samples = 0, media = 0, tokens = 0, shards = 0;

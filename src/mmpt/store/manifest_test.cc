@@ -50,7 +50,7 @@ TEST(ManifestTest, CountsMustBeNonNegativeIntegers) {
       << bytes.status().message();
   // 2^32 + 1 must not pass for format version 1.
   auto version = ManifestFromJson(
-      Replace(seed, "\"format_version\": 1", "\"format_version\": 4294967297"), "m.json");
+      Replace(seed, "\"format_version\": 2", "\"format_version\": 4294967297"), "m.json");
   ASSERT_FALSE(version.ok());
   EXPECT_NE(version.status().message().find("format_version 4294967297"), std::string::npos);
 }

@@ -116,12 +116,20 @@ TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
   EXPECT_EQ(dataset->media_meta(0)[0].width, 64u);
   EXPECT_EQ(dataset->media_meta(0)[0].height, 48u);
   EXPECT_EQ(dataset->media_meta(1)[0].height, 90u);
-  // Token ids are the tokenizer's, segment by segment.
+  // Token ids are the sample rendered through the default chat template (qwen_vl), encoded by
+  // the tokenizer; an image splits the text, its pads going after its start marker.
+  const std::string system = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n";
   auto tokens = dataset->Tokens(3);
   ASSERT_TRUE(tokens.ok());
-  auto expected = tokenizer_.Encode("text only sample here");
+  auto expected =
+      tokenizer_.Encode(system + "<|im_start|>user\ntext only sample here<|im_end|>\n");
   EXPECT_EQ(std::vector<int32_t>(tokens->begin(), tokens->end()), *expected);
-  EXPECT_EQ(dataset->meta(0).text_tokens, 6u);  // "what is this" + "a test image"
+  const size_t before_image = tokenizer_.Encode(system + "<|im_start|>user\n<|vision_start|>")->size();
+  EXPECT_EQ(dataset->media_meta(0)[0].text_position, before_image);
+  EXPECT_EQ(dataset->meta(0).text_tokens,
+            before_image + tokenizer_.Encode("<|vision_end|> what is this<|im_end|>\n"
+                                             "<|im_start|>assistant\na test image<|im_end|>\n")
+                               ->size());
   // The metadata-only sample keeps its size and has no bytes.
   EXPECT_EQ(dataset->media_meta(2)[0].width, 1280u);
   EXPECT_TRUE(dataset->media_meta(2)[0].flags & kMediaWithoutData);

@@ -30,7 +30,11 @@ class WordTokenizer : public text::Tokenizer {
   Result<std::string> Decode(const std::vector<text::TokenId>&) const override {
     return Status::InvalidArgument("WordTokenizer cannot decode");
   }
-  std::optional<text::TokenId> TokenToId(std::string_view) const override { return std::nullopt; }
+  /// Special tokens of a chat template ("<|image_pad|>", ...) exist, with their word's id.
+  std::optional<text::TokenId> TokenToId(std::string_view token) const override {
+    if (!token.starts_with("<|") || !token.ends_with("|>")) return std::nullopt;
+    return static_cast<text::TokenId>(Hash64(token) % 50000);
+  }
   size_t vocab_size() const override { return 50000; }
 };
 
