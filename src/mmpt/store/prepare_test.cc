@@ -138,6 +138,39 @@ TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
   EXPECT_EQ(dataset->num_shards(), 3u);
 }
 
+// Prepare and load apply one decode budget: an image whose header claims more pixels is a bad
+// record naming the file, line and option; a raised budget accepts it and the manifest records
+// the budget the loader decodes with.
+TEST_F(PrepareTest, ImagesAboveTheDecodeBudgetAreRejectedOrRecordedWithTheirBudget) {
+  // A PNG header claiming 60000 x 60000 pixels, and no pixel data.
+  const std::string bomb(
+      "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\xea\x60\x00\x00\xea\x60\x08\x02"
+      "\x00\x00\x00\x00\x00\x00\x00",
+      33);
+  ASSERT_TRUE(WriteFileAtomic(in_ + "/img/bomb.png", bomb).ok());
+  WriteInput("in.jsonl", {
+      R"({"id":"ok","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
+      R"({"id":"bomb","image":"img/bomb.png","conversations":[{"from":"human","value":"<image> x"}]})",
+  });
+  options_.inputs = {{in_ + "/in.jsonl", "in"}};
+  auto report = Prepare(options_);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->samples, 1u);
+  EXPECT_EQ(report->skipped_by_reason["image above the decode budget"], 1u);
+  ASSERT_EQ(report->examples.size(), 1u);
+  const std::string& example = report->examples[0];
+  EXPECT_EQ(example.rfind(in_ + "/in.jsonl:2: ", 0), 0u) << example;
+  EXPECT_NE(example.find("img/bomb.png"), std::string::npos) << example;
+  EXPECT_NE(example.find("--max-decode-pixels"), std::string::npos) << example;
+  EXPECT_EQ(Dataset::Open(out_)->manifest().max_decode_pixels, media::kDefaultMaxDecodePixels);
+
+  options_.max_decode_pixels = uint64_t{60000} * 60000;
+  report = Prepare(options_);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->samples, 2u);
+  EXPECT_EQ(Dataset::Open(out_)->manifest().max_decode_pixels, uint64_t{60000} * 60000);
+}
+
 TEST_F(PrepareTest, FailPolicyStopsAtTheFirstBadRecordAndLeavesNoDataset) {
   WriteInput("in.jsonl", {R"({"id":"a","conversations":[{"from":"human","value":"ok"}]})",
                           R"(not json)"});
