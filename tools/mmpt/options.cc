@@ -51,6 +51,16 @@ Result<cost::CostModel> PresetOptions::CostModelFor(const std::string& input) co
   return cost::CostModel::FromPresets(chosen, llm, hardware);
 }
 
+void AddAllowRepeat(CLI::App& app, bool* allow_repeat) {
+  app.add_flag("--allow-repeat", *allow_repeat,
+               "Let a step hold a sample more than once: for a corpus smaller than a step, or a "
+               "small source weighted beyond its size. Without it a step holds each sample at "
+               "most once (one drawn again waits for the next step), no pack is empty (a "
+               "micro-batch needs tokens), so a corpus with fewer samples than dp*ga*mbs packs "
+               "is an error, and one with fewer tokens than a step gives packs short of "
+               "--seq-len");
+}
+
 void AddDataset(CLI::App& app, std::string* dir) {
   app.add_option("dataset", *dir, "Prepared dataset directory (holding mmpt.json)")->required();
 }

@@ -31,13 +31,14 @@ const Fixture& Coco() {
 }
 
 // DP 512 × GA 100 packs of 8192 tokens of COCO caption pairs (~430 tokens each): ~977k samples
-// per global batch.
+// per global batch, ~39 times the corpus, so samples repeat (allow_repeat).
 void BM_PlanStepMillionSamples(benchmark::State& state) {
   const Fixture& f = Coco();
   PlannerConfig config;
   config.layout.dp = 512;
   config.layout.ep = 8;
   config.layout.ga = 100;
+  config.allow_repeat = true;
   auto planner = Planner::Create(f.table, f.costs, f.model, config);
   if (!planner.ok()) std::abort();
   uint64_t samples = 0;

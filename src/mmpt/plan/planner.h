@@ -34,6 +34,11 @@ struct PlannerConfig {
   /// Under CP (layout.cp > 1): how the cp stage assigns a pack's images to the CP ranks.
   /// mmpt uses this; vanilla always uses cp::VisionPolicy::kCount, as Megatron Bridge does.
   cp::VisionPolicy cp_vision = cp::VisionPolicy::kCost;
+  /// Let a step hold a sample more than once: the stream is then packed as it is drawn. Off,
+  /// a step holds each sample at most once (Planner says how); on, a corpus smaller than a
+  /// step can be planned (a benchmark of a large cluster on a small corpus, a small source
+  /// weighted up beyond its size), at the price of repeats within a step.
+  bool allow_repeat = false;
 
   /// Errors: InvalidArgument for a bad layout or option.
   Status Validate() const;
@@ -43,8 +48,9 @@ struct PlannerConfig {
 struct StepStats {
   uint64_t drawn = 0;           // new samples taken from the stream this step
   uint64_t placed = 0;          // samples in the step's packs
-  uint64_t carried = 0;         // samples carried into the next step
-  uint64_t dropped = 0;         // over-long samples dropped this step
+  uint64_t carried = 0;         // samples carried into the next step (deferred included)
+  uint64_t deferred = 0;        // drawn again while the step held them: kept for a later step
+  uint64_t dropped = 0;         // over-long samples dropped this step (StepPlan::dropped)
   uint64_t truncated = 0;       // over-long samples truncated this step
   uint64_t packs = 0;           // dp × ga × mbs
   uint64_t candidate_packs = 0; // packs the pool made before choosing the step's
@@ -60,16 +66,37 @@ struct StepStats {
 /// applies the over-long policy, packs the pool with best-fit decreasing, keeps the
 /// dp × ga × mbs fullest packs (carrying the rest's samples over), balances them over
 /// (rank, micro-step) and assembles the StepPlan.
+///
+/// Each sample at most once per step (unless PlannerConfig::allow_repeat): the step's packs,
+/// over every rank and micro-step and carried samples included, hold each (source, index)
+/// once. When the stream draws a sample the step already holds (it wrapped into the next
+/// epoch while the last one's samples are still in the step), that draw is deferred: carried
+/// into the next step like a sample left out, never repeated and never lost. What follows
+/// from it:
+/// - No pack is empty, so a step needs at least dp × ga × mbs samples that fit: a micro-batch
+///   without tokens breaks the trainer (THD cu_seqlens, loss normalized per token) and the
+///   loader refuses one. Create rejects a corpus with fewer, naming both numbers.
+/// - A corpus with enough samples but fewer tokens than a step holds gives steps that hold
+///   every sample once, in packs short of seq_len (the fullest halved until every pack has a
+///   sample); StepStats::efficiency shows it.
+/// - A blend that draws a source again while the step holds every sample of it (its weight
+///   asks for more of it per step than it has) cannot honor its weights without a repeat:
+///   PlanStep fails, naming the source.
+/// With allow_repeat the stream is packed as drawn and none of this applies.
+///
 /// The table, costs and model are borrowed and must outlive the planner. Not thread-safe; one
 /// planner per thread.
 class Planner {
  public:
-  /// Errors: InvalidArgument for a bad config (naming it), or costs that do not match table.
+  /// Errors: InvalidArgument for a bad config (naming it), costs that do not match table,
+  /// a corpus of which every sample is dropped, or (unless allow_repeat) one with fewer
+  /// samples that fit than a step has packs.
   static Result<Planner> Create(const cost::SampleTable& table, const cost::CostedSamples& costs,
                                 const cost::CostModel& model, PlannerConfig config);
 
-  /// Plan step next_step() and advance. Errors: InvalidArgument if the corpus cannot fill a
-  /// step (every sample dropped by the over-long policy).
+  /// Plan step next_step() and advance. Errors: InvalidArgument (unless allow_repeat) when the
+  /// blend asks for a sample of a source whose every sample is already in the step. After an
+  /// error the planner is mid-step: RestoreState() a saved state to plan again.
   Result<StepPlan> PlanStep();
   /// Statistics of the last PlanStep().
   const StepStats& last_stats() const { return stats_; }
@@ -86,7 +113,8 @@ class Planner {
 
  private:
   Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
-          const cost::CostModel& model, PlannerConfig config, SampleOrder order);
+          const cost::CostModel& model, PlannerConfig config, SampleOrder order,
+          std::vector<uint64_t> placeable);
   // What a saved state is valid only under, by name: the layout, the other planner settings
   // and the corpus's shape.
   std::vector<std::pair<std::string, std::string>> Settings() const;
@@ -98,7 +126,12 @@ class Planner {
   SampleOrder order_;
   uint64_t step_ = 0;
   std::vector<PlacedSample> carry_;  // samples carried into the next step
-  std::vector<uint8_t> carry_age_;              // steps each has been carried
+  std::vector<uint8_t> carry_age_;   // steps each has been carried
+  std::vector<uint64_t> placeable_;  // per source: samples that fit (0 if never drawn)
+  uint64_t placeable_total_ = 0;
+  // Without allow_repeat: one bit per table row, set while the step being planned holds the
+  // row (clear between steps). A bit per sample is far below the table's own tens of bytes.
+  std::vector<bool> in_step_;
   StepStats stats_;
 };
 

@@ -39,6 +39,8 @@ class SampleOrder {
   };
   Draw Next();
 
+  /// Whether the stream ever draws from `source` (it has samples and a positive weight).
+  bool Draws(uint32_t source) const { return strides_[source] != 0; }
   const std::vector<SourceCursor>& cursors() const { return cursors_; }
   /// Resume from saved cursors. Errors: InvalidArgument if the count or a position is out of
   /// range for this corpus.
