@@ -71,10 +71,11 @@ class Planner:
     exchange); the plan decides it and every loader executes it. ``overlong``: a sample longer
     than ``seq_len`` is ``"truncate"``-d (text cut, images kept; dropped if its images alone do
     not fit) or ``"drop"``-ped; :meth:`plan` lists the dropped ones. A step holds each sample at
-    most once: a sample the stream draws again while the step holds it waits for the next step,
-    and a dataset with fewer samples than a step has packs (``dp * ga * mbs``: no pack is empty)
-    raises InvalidArgumentError. ``allow_repeat=True`` lets a step repeat samples instead (a
-    dataset smaller than a step, or a small source weighted beyond its size). An argument left
+    most once: a sample the stream draws again while the step holds it waits for the next step.
+    So the dataset must fill a step with distinct samples, one per pack at least (``dp * ga *
+    mbs``: no pack is empty) and each source as much as its weight asks, or InvalidArgumentError
+    names the numbers; ``allow_repeat=True`` lets a step repeat samples instead (a dataset
+    smaller than a step, or a small source weighted beyond its size). An argument left
     out (None) takes the default the ``mmpt`` command uses too (one table, in C++:
     ``plan::Layout``, ``plan::PlannerConfig`` and ``cost::Defaults``); ``vision`` defaults to
     the preset the dataset was prepared with (its ``mmpt.json``), and another one raises

@@ -150,14 +150,13 @@ def test_plans_and_batches_count_the_samples_the_plan_dropped(dataset_dir):
 
 def test_a_dataset_smaller_than_a_step_needs_allow_repeat(tmp_path):
     path = load_corpus.build(str(tmp_path), samples=3)
-    # Three caption pairs (about 1,200 tokens) in one pack of 2,048: each once, not repeated
-    # to fill the pack.
-    once = mmpt.Planner(path, seq_len=2048).plan(0)["rank_samples"][0]
-    assert sorted(once) == [(0, 0), (0, 1), (0, 2)]
     # Eight packs cannot each get a sample of their own.
     with pytest.raises(mmpt.InvalidArgumentError,
                        match=r"step needs 8 packs .* 3 samples .*allow_repeat=True"):
         mmpt.Planner(path, seq_len=2048, dp=2, ga=2, mbs=2)
+    # Three caption pairs (about 1,200 tokens) cannot fill a pack of 2,048 once each.
+    with pytest.raises(mmpt.InvalidArgumentError, match=r"but the corpus has 3,"):
+        mmpt.Planner(path, seq_len=2048)
     plan = mmpt.Planner(path, seq_len=2048, dp=2, ga=2, mbs=2, allow_repeat=True).plan(0)
     samples = [s for rank in plan["rank_samples"] for s in rank]
     assert len(samples) >= 8 and len(set(samples)) == 3

@@ -17,18 +17,20 @@ pack::Fitted FitRow(const cost::SampleTable& table, const cost::CostedSamples& c
   return fit;
 }
 
-Result<std::vector<uint64_t>> PlaceableBySource(const cost::SampleTable& table,
-                                                const cost::CostedSamples& costs,
-                                                const PlannerConfig& config,
-                                                const SampleOrder& order) {
-  std::vector<uint64_t> placeable(table.num_sources(), 0);
+Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
+                                                 const cost::CostedSamples& costs,
+                                                 const PlannerConfig& config,
+                                                 const SampleOrder& order) {
+  std::vector<Placeable> placeable(table.num_sources());
   uint64_t total = 0;
   for (uint32_t s = 0; s < table.num_sources(); ++s) {
-    if (!order.Draws(s)) continue;
+    if (order.Share(s) == 0) continue;
     for (uint64_t row = table.source_begin[s]; row < table.source_begin[s + 1]; ++row) {
-      placeable[s] += !FitRow(table, costs, config, row).dropped;
+      const pack::Fitted fit = FitRow(table, costs, config, row);
+      placeable[s].samples += !fit.dropped;
+      placeable[s].tokens += fit.tokens;
     }
-    total += placeable[s];
+    total += placeable[s].samples;
   }
   if (total == 0) {
     return Status::InvalidArgument(

@@ -35,12 +35,18 @@ struct PackList {
 pack::Fitted FitRow(const cost::SampleTable& table, const cost::CostedSamples& costs,
                     const PlannerConfig& config, uint64_t row);
 
-/// Per source, the samples FitRow keeps (0 for a source `order` never draws).
-/// Errors: InvalidArgument when that leaves none: every sample the stream can draw is dropped.
-Result<std::vector<uint64_t>> PlaceableBySource(const cost::SampleTable& table,
-                                                const cost::CostedSamples& costs,
-                                                const PlannerConfig& config,
-                                                const SampleOrder& order);
+/// What a source can put in packs: its samples FitRow keeps, and their tokens after it.
+struct Placeable {
+  uint64_t samples = 0;
+  uint64_t tokens = 0;
+};
+
+/// Per source, what it can put in packs (nothing for a source `order` never draws).
+/// Errors: InvalidArgument when that is nothing: every sample the stream can draw is dropped.
+Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
+                                                 const cost::CostedSamples& costs,
+                                                 const PlannerConfig& config,
+                                                 const SampleOrder& order);
 
 /// The balance grid of a layout: sync groups of ep DP ranks.
 balance::Grid GridOf(const Layout& layout);

@@ -67,6 +67,60 @@ class Reader {
   bool overrun_ = false;
 };
 
+// Tokens a step draws into its pool: its packs' capacity and the slack beyond it.
+double PoolTarget(const PlannerConfig& config) {
+  return static_cast<double>(config.layout.packs_per_step()) * config.layout.seq_len *
+         (1.0 + config.pool_slack);
+}
+
+// Without allow_repeat a step fills its packs from distinct samples: at least one sample per
+// pack, and no source asked by the blend for more samples a step than it has (its share of the
+// draws a step takes, at the blend's mean tokens per draw; with one source: the corpus holds a
+// step's tokens).
+Status CheckCorpusFillsAStep(const cost::SampleTable& table, const PlannerConfig& config,
+                             const SampleOrder& order,
+                             std::span<const internal::Placeable> placeable) {
+  const Layout& l = config.layout;
+  uint64_t samples = 0;
+  double tokens_per_draw = 0;
+  for (uint32_t s = 0; s < placeable.size(); ++s) {
+    samples += placeable[s].samples;
+    if (order.Share(s) > 0) {
+      tokens_per_draw += order.Share(s) * static_cast<double>(placeable[s].tokens) /
+                         static_cast<double>(table.source_size(s));
+    }
+  }
+  if (samples < l.packs_per_step()) {
+    return Status::InvalidArgument(
+        "step needs {} packs (dp {} × ga {} × mbs {}) but the corpus has {} samples that fit "
+        "seq_len {}, and a step holds each sample once; lower --dp/--ga/--mbs or pass "
+        "--allow-repeat (Python: allow_repeat=True)",
+        l.packs_per_step(), l.dp, l.ga, l.mbs, samples, l.seq_len);
+  }
+  const double draws = PoolTarget(config) / tokens_per_draw;
+  const bool blended = std::count_if(placeable.begin(), placeable.end(),
+                                     [](const internal::Placeable& p) { return p.tokens > 0; }) > 1;
+  for (uint32_t s = 0; s < placeable.size(); ++s) {
+    const double of_source = draws * order.Share(s);
+    if (of_source <= static_cast<double>(table.source_size(s))) continue;
+    if (!blended) {
+      return Status::InvalidArgument(
+          "a step of {} packs of {} tokens takes about {:.1f} samples but the corpus has {}, "
+          "and a step holds each sample once; lower --dp/--ga/--mbs or pass --allow-repeat "
+          "(Python: allow_repeat=True)",
+          l.packs_per_step(), l.seq_len, draws, table.source_size(s));
+    }
+    return Status::InvalidArgument(
+        "a step of {} packs of {} tokens takes about {:.1f} samples, {:.1f} of them from source "
+        "'{}' by its weight, but the source has {}, and a step holds each sample once; lower "
+        "--dp/--ga/--mbs or the source's weight, or pass --allow-repeat (Python: "
+        "allow_repeat=True)",
+        l.packs_per_step(), l.seq_len, draws, of_source, table.source_names[s],
+        table.source_size(s));
+  }
+  return Status::OK();
+}
+
 // Halve the fullest pack of two or more items (the first of equals) until there are `count`
 // packs: any part of a pack fits where the whole did. There must be `count` items at least.
 void HalveUntil(std::span<const pack::PackItem> items, size_t count,
@@ -117,7 +171,6 @@ Planner::Planner(const cost::SampleTable& table, const cost::CostedSamples& cost
                  std::vector<uint64_t> placeable)
     : table_(&table), costs_(&costs), model_(&model), config_(std::move(config)),
       order_(std::move(order)), placeable_(std::move(placeable)) {
-  placeable_total_ = std::accumulate(placeable_.begin(), placeable_.end(), uint64_t{0});
   if (!config_.allow_repeat) in_step_.assign(table.num_samples(), false);
 }
 
@@ -137,18 +190,14 @@ Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::Cost
   for (size_t s = 0; s < sizes.size(); ++s) sizes[s] = table.source_size(s);
   MMPT_ASSIGN_OR_RETURN(SampleOrder order,
                         SampleOrder::Create(sizes, config.source_weights, config.seed));
-  MMPT_ASSIGN_OR_RETURN(std::vector<uint64_t> placeable,
+  MMPT_ASSIGN_OR_RETURN(std::vector<internal::Placeable> placeable,
                         internal::PlaceableBySource(table, costs, config, order));
-  const uint64_t total = std::accumulate(placeable.begin(), placeable.end(), uint64_t{0});
-  const Layout& l = config.layout;
-  if (!config.allow_repeat && total < l.packs_per_step()) {
-    return Status::InvalidArgument(
-        "step needs {} packs (dp {} × ga {} × mbs {}) but the corpus has {} samples that fit "
-        "seq_len {}, and a step holds each sample once; lower --dp/--ga/--mbs or pass "
-        "--allow-repeat (Python: allow_repeat=True)",
-        l.packs_per_step(), l.dp, l.ga, l.mbs, total, l.seq_len);
+  if (!config.allow_repeat) {
+    MMPT_RETURN_IF_ERROR(CheckCorpusFillsAStep(table, config, order, placeable));
   }
-  return Planner(table, costs, model, std::move(config), std::move(order), std::move(placeable));
+  std::vector<uint64_t> samples;
+  for (const internal::Placeable& p : placeable) samples.push_back(p.samples);
+  return Planner(table, costs, model, std::move(config), std::move(order), std::move(samples));
 }
 
 Result<StepPlan> Planner::PlanStep() {
@@ -157,12 +206,11 @@ Result<StepPlan> Planner::PlanStep() {
   const Layout& layout = config_.layout;
   const uint32_t seq_len = layout.seq_len;
   const uint64_t num_packs = layout.packs_per_step();
-  const double target_tokens =
-      static_cast<double>(num_packs) * seq_len * (1.0 + config_.pool_slack);
+  const double target_tokens = PoolTarget(config_);
 
   // 1. The pool: last step's carry, then new samples until the step's capacity is covered.
   // Without allow_repeat a sample the pool already holds is deferred (to `deferred`, carried
-  // into the next step), and drawing stops once the pool holds every sample that fits.
+  // into the next step); one of a source whose every sample is in the pool ends the drawing.
   std::vector<PlacedSample> carried_in = std::move(carry_);
   std::vector<uint8_t> carried_age = std::move(carry_age_);
   carry_.clear();
@@ -172,7 +220,6 @@ Result<StepPlan> Planner::PlanStep() {
   std::vector<std::pair<PlacedSample, uint8_t>> deferred;  // with the steps each waited
   std::vector<uint64_t> dropped_rows;
   std::vector<uint64_t> pooled(config_.allow_repeat ? 0 : table_->num_sources(), 0);
-  uint64_t pooled_total = 0;
   double pool_tokens = 0;
   pool.reserve(carried_in.size() + static_cast<size_t>(target_tokens / 64));
   // Whether `sample` joins the pool (false: the pool holds it, so it is deferred).
@@ -184,7 +231,6 @@ Result<StepPlan> Planner::PlanStep() {
       }
       in_step_[sample.row] = true;
       ++pooled[source];
-      ++pooled_total;
     }
     pool.push_back(sample);
     pool_tokens += sample.tokens;
@@ -198,9 +244,13 @@ Result<StepPlan> Planner::PlanStep() {
   const size_t num_carried_in = pool.size();
   bool any_old = false;
   for (uint8_t a : age) any_old |= a >= config_.max_carry_steps;
-  Status blend_error;
-  while (pool_tokens < target_tokens) {
-    if (!config_.allow_repeat && pooled_total == placeable_total_) break;  // the whole corpus
+  // Set at a draw of a source whose every sample the pool holds: Create checked that the blend
+  // asks no source for more samples a step than it has, on average, but near that limit a
+  // step can still meet one. The step then ends short of its tokens once it has a sample per
+  // pack (it has, at the latest, when the pool holds the whole corpus), rather than the
+  // stream running ahead of what steps can hold.
+  bool exhausted = false;
+  while (pool_tokens < target_tokens && !(exhausted && pool.size() >= num_packs)) {
     SampleOrder::Draw draw = order_.Next();
     uint64_t row = table_->source_begin[draw.source] + draw.index;
     ++stats_.drawn;
@@ -209,25 +259,17 @@ Result<StepPlan> Planner::PlanStep() {
       dropped_rows.push_back(row);
       continue;
     }
-    // Every sample of this source that fits is in the step already, this one too.
-    if (!config_.allow_repeat && pooled[draw.source] == placeable_[draw.source]) {
-      blend_error = Status::InvalidArgument(
-          "step {} draws source '{}' again while it holds all {} of its samples that fit: its "
-          "weight asks for more of them per step than it has; lower its weight or --dp/--ga/"
-          "--mbs, or pass --allow-repeat (Python: allow_repeat=True)",
-          step_, table_->source_names[draw.source], placeable_[draw.source]);
-      break;
-    }
     stats_.truncated += fit.truncated;
+    exhausted |= !config_.allow_repeat && pooled[draw.source] == placeable_[draw.source];
     join({row, fit.tokens, fit.text_tokens}, draw.source, 0);
   }
   // The marks are needed only while drawing: clear them for the next step.
   if (!config_.allow_repeat) {
     for (const PlacedSample& s : pool) in_step_[s.row] = false;
   }
-  if (!blend_error.ok()) return blend_error;
   stats_.dropped = dropped_rows.size();
   stats_.deferred = deferred.size();
+  stats_.source_exhausted = exhausted;
 
   // 2. Pack the pool; keep the step's packs: those holding a long-carried sample, then the
   // fullest; everything else carries over.
@@ -257,8 +299,8 @@ Result<StepPlan> Planner::PlanStep() {
     return packing.pack_tokens[a] > packing.pack_tokens[b];
   });
   // The step's packs, then tightened with the items left out (they would carry over anyway).
-  // A pool of the whole corpus may pack into fewer packs than the step has: all are kept and
-  // halved until every pack has a sample.
+  // A pool cut short by an exhausted source may pack into fewer packs than the step has: all
+  // are kept and halved until every pack has a sample.
   const uint64_t kept = std::min<uint64_t>(num_packs, packing.num_packs());
   std::vector<uint8_t> chosen(packing.num_packs(), 0);
   std::vector<std::vector<uint32_t>> step_packs(kept);

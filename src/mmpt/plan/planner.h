@@ -58,6 +58,7 @@ struct StepStats {
   uint64_t lower_bound_packs = 0;  // ⌈tokens / seq_len⌉
   double efficiency = 0;        // tokens / (packs × seq_len)
   uint32_t max_carry_age = 0;   // steps the oldest carried sample has waited
+  bool source_exhausted = false;  // drawing ended at a source the step held all of (Planner)
   double plan_seconds = 0;      // wall time of planning this step
 };
 
@@ -71,32 +72,35 @@ struct StepStats {
 /// over every rank and micro-step and carried samples included, hold each (source, index)
 /// once. When the stream draws a sample the step already holds (it wrapped into the next
 /// epoch while the last one's samples are still in the step), that draw is deferred: carried
-/// into the next step like a sample left out, never repeated and never lost. What follows
-/// from it:
-/// - No pack is empty, so a step needs at least dp × ga × mbs samples that fit: a micro-batch
-///   without tokens breaks the trainer (THD cu_seqlens, loss normalized per token) and the
-///   loader refuses one. Create rejects a corpus with fewer, naming both numbers.
-/// - A corpus with enough samples but fewer tokens than a step holds gives steps that hold
-///   every sample once, in packs short of seq_len (the fullest halved until every pack has a
-///   sample); StepStats::efficiency shows it.
-/// - A blend that draws a source again while the step holds every sample of it (its weight
-///   asks for more of it per step than it has) cannot honor its weights without a repeat:
-///   PlanStep fails, naming the source.
-/// With allow_repeat the stream is packed as drawn and none of this applies.
+/// into the next step like a sample left out, never repeated and never lost. So the corpus
+/// must fill a step with distinct samples, which Create checks:
+/// - no pack is empty: a micro-batch without tokens breaks the trainer (THD cu_seqlens, loss
+///   normalized per token) and the loader refuses one, so a step needs dp × ga × mbs samples
+///   that fit at least;
+/// - no source is asked by the blend for more samples a step than it has (its share of a
+///   step's draws at the blend's mean tokens per draw): with one source, the corpus holds a
+///   step's tokens; with several, a small source is not weighted beyond its size. Packs left
+///   short for want of samples would waste the step (a 25k-sample corpus fills 14% of a
+///   67M-token step) and let the stream run ahead of the steps.
+/// Near that limit a step can still draw a sample of a source whose every sample it holds:
+/// the draw is deferred, and the step ends short of its tokens once it has a sample per pack
+/// (its fullest packs halved if it has fewer packs than it needs). Planning never fails for
+/// want of samples after Create.
+/// With allow_repeat the stream is packed as drawn (a sample may come back in any pack, one
+/// pack included) and none of this applies.
 ///
 /// The table, costs and model are borrowed and must outlive the planner. Not thread-safe; one
 /// planner per thread.
 class Planner {
  public:
   /// Errors: InvalidArgument for a bad config (naming it), costs that do not match table,
-  /// a corpus of which every sample is dropped, or (unless allow_repeat) one with fewer
-  /// samples that fit than a step has packs.
+  /// a corpus of which every sample is dropped, or (unless allow_repeat) one that cannot fill
+  /// a step with distinct samples (naming the numbers and the fixes).
   static Result<Planner> Create(const cost::SampleTable& table, const cost::CostedSamples& costs,
                                 const cost::CostModel& model, PlannerConfig config);
 
-  /// Plan step next_step() and advance. Errors: InvalidArgument (unless allow_repeat) when the
-  /// blend asks for a sample of a source whose every sample is already in the step. After an
-  /// error the planner is mid-step: RestoreState() a saved state to plan again.
+  /// Plan step next_step() and advance. Errors: those of packing, balance and the cp stage
+  /// (none expected of a planner Create accepted).
   Result<StepPlan> PlanStep();
   /// Statistics of the last PlanStep().
   const StepStats& last_stats() const { return stats_; }
@@ -128,7 +132,6 @@ class Planner {
   std::vector<PlacedSample> carry_;  // samples carried into the next step
   std::vector<uint8_t> carry_age_;   // steps each has been carried
   std::vector<uint64_t> placeable_;  // per source: samples that fit (0 if never drawn)
-  uint64_t placeable_total_ = 0;
   // Without allow_repeat: one bit per table row, set while the step being planned holds the
   // row (clear between steps). A bit per sample is far below the table's own tens of bytes.
   std::vector<bool> in_step_;

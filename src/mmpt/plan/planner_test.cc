@@ -248,7 +248,7 @@ TEST(PlannerTest, StateRejectsCorruptionAndOtherConfigs) {
 }
 
 TEST(PlannerTest, StateUnderAnotherLayoutSaysWhatDiffers) {
-  RandomCorpus c = MakeCorpus(5, 500);
+  RandomCorpus c = MakeCorpus(5, 2000);  // fills a step of the doubled layout
   PlannerConfig config = SmallConfig(1);
   const std::string state = StateAfterOneStep(c, config);
   const uint32_t saved_dp = config.layout.dp;
