@@ -210,7 +210,7 @@ Result<StepPlan> Planner::PlanStep() {
 
   // 1. The pool: last step's carry, then new samples until the step's capacity is covered.
   // Without allow_repeat a sample the pool already holds is deferred (to `deferred`, carried
-  // into the next step); one of a source whose every sample is in the pool ends the drawing.
+  // into the next step).
   std::vector<PlacedSample> carried_in = std::move(carry_);
   std::vector<uint8_t> carried_age = std::move(carry_age_);
   carry_.clear();
