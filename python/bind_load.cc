@@ -96,6 +96,7 @@ py::dict BatchToDict(std::shared_ptr<load::Batch> batch) {
   d["cp_rank"] = b.cp_rank;
   d["cp_size"] = b.cp_size;
   d["plan_hash"] = b.plan_hash;
+  d["plan_dropped"] = b.plan_dropped;
   return d;
 }
 
@@ -130,6 +131,12 @@ py::dict PlanSummary(const plan::StepPlan& plan) {
     ranks.append(samples);
   }
   d["rank_samples"] = ranks;
+  // The samples the plan drew and dropped (over-long, or too many images), in draw order.
+  py::list dropped;
+  for (const plan::SampleId& sample : plan.dropped) {
+    dropped.append(py::make_tuple(sample.source, sample.index));
+  }
+  d["dropped"] = dropped;
   d["step_seconds"] = plan.estimate.step_seconds;
   d["lower_bound_seconds"] = plan.estimate.lower_bound_seconds;
   return d;
@@ -176,7 +183,8 @@ void BindLoad(py::module_& m) {
                        uint32_t mbs, uint32_t cp, uint32_t tp, uint32_t pp, uint32_t ep,
                        const std::string& sync, uint64_t seed, const std::string& vision,
                        const std::string& llm, const std::string& hardware,
-                       const std::string& vision_policy) {
+                       const std::string& vision_policy, const std::string& overlong,
+                       bool allow_repeat) {
              load::PlanStreamConfig config;
              plan::Layout& layout = config.planner.layout;
              layout.seq_len = seq_len;
@@ -190,6 +198,8 @@ void BindLoad(py::module_& m) {
              layout.sync = ValueOrThrow(plan::ParseSyncModel(sync));
              config.planner.seed = seed;
              config.planner.cp_vision = ValueOrThrow(cp::ParseVisionPolicy(vision_policy));
+             config.planner.overlong = ValueOrThrow(pack::ParseOverlongPolicy(overlong));
+             config.planner.allow_repeat = allow_repeat;
              config.llm = llm;
              config.hardware = hardware;
              return ValueOrThrow(WithoutGil([&]() -> Result<std::shared_ptr<load::PlanStream>> {
@@ -211,14 +221,19 @@ void BindLoad(py::module_& m) {
            py::arg("seed") = plan::PlannerConfig{}.seed, py::arg("vision") = "",
            py::arg("llm") = std::string(cost::Defaults::kLlm),
            py::arg("hardware") = std::string(cost::Defaults::kHardware),
-           py::arg("vision_policy") = "cost")
+           py::arg("vision_policy") = "cost",
+           py::arg("overlong") =
+               std::string(pack::OverlongPolicyName(plan::PlannerConfig{}.overlong)),
+           py::arg("allow_repeat") = plan::PlannerConfig{}.allow_repeat)
       .def_property_readonly("layout",
                              [](const load::PlanStream& s) { return LayoutDict(s.layout()); })
       .def("plan",
            [](load::PlanStream& s, uint64_t step) {
              return PlanSummary(*ValueOrThrow(WithoutGil([&] { return s.Plan(step); })));
            },
-           py::arg("step"), "Summary of the plan of `step`: hash, layout, each rank's samples.")
+           py::arg("step"),
+           "Summary of the plan of `step`: hash, layout, each rank's samples, and the samples "
+           "it dropped.")
       .def("state_at",
            [](load::PlanStream& s, uint64_t step) {
              return py::bytes(ValueOrThrow(WithoutGil([&] { return s.StateAt(step); })));

@@ -13,7 +13,8 @@ images this CP rank encodes), ``image_grid_thw`` ([images, 3]), vision-DP routin
 (``encoded_images``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer, image,
 row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
 ``dropped`` (samples left out under ``on_bad_sample="drop"``, with the reason), ``step``,
-``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size`` and ``plan_hash``.
+``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size``, ``plan_hash`` and ``plan_dropped`` (samples
+the step's plan dropped as over-long, over every rank: the same in each batch of the step).
 """
 
 from __future__ import annotations
@@ -69,11 +70,18 @@ class Planner:
     ``llm`` and ``hardware`` name cost presets. ``vision_policy`` says who encodes a pack's
     images under CP: ``"cost"`` (vision DP balanced by encoder cost), ``"count"`` (by image
     count, as Megatron Bridge does) or ``"naive"`` (each CP rank encodes what its shard needs, no
-    exchange); the plan decides it and every loader executes it. An argument left out (None)
-    takes the default the ``mmpt`` command uses too (one table, in C++: ``plan::Layout`` and
-    ``cost::Defaults``); ``vision`` defaults to the preset the dataset was prepared with (its
-    ``mmpt.json``), and another one raises InvalidArgumentError naming both. ``layout`` holds the
-    values used.
+    exchange); the plan decides it and every loader executes it. ``overlong``: a sample longer
+    than ``seq_len`` is ``"truncate"``-d (text cut, images kept; dropped if its images alone do
+    not fit) or ``"drop"``-ped; :meth:`plan` lists the dropped ones. A step holds each sample at
+    most once: a sample the stream draws again while the step holds it waits for the next step.
+    So the dataset must fill a step with distinct samples, one per pack at least (``dp * ga *
+    mbs``: no pack is empty) and each source as much as its weight asks, or InvalidArgumentError
+    names the numbers; ``allow_repeat=True`` lets a step repeat samples instead (a dataset
+    smaller than a step, or a small source weighted beyond its size). An argument left
+    out (None) takes the default the ``mmpt`` command uses too (one table, in C++:
+    ``plan::Layout``, ``plan::PlannerConfig`` and ``cost::Defaults``); ``vision`` defaults to
+    the preset the dataset was prepared with (its ``mmpt.json``), and another one raises
+    InvalidArgumentError naming both. ``layout`` holds the values used.
     """
 
     def __init__(self, dataset, seq_len: Optional[int] = None, dp: Optional[int] = None,
@@ -81,16 +89,19 @@ class Planner:
                  tp: Optional[int] = None, pp: Optional[int] = None, ep: Optional[int] = None,
                  sync: Optional[str] = None, seed: Optional[int] = None,
                  vision: Optional[str] = None, llm: Optional[str] = None,
-                 hardware: Optional[str] = None, vision_policy: Optional[str] = None):
+                 hardware: Optional[str] = None, vision_policy: Optional[str] = None,
+                 overlong: Optional[str] = None, allow_repeat: Optional[bool] = None):
         path = dataset.path if isinstance(dataset, Dataset) else str(dataset)
         given = dict(seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp, tp=tp, pp=pp, ep=ep,
                      sync=sync, seed=seed, vision=vision, llm=llm, hardware=hardware,
-                     vision_policy=vision_policy)
+                     vision_policy=vision_policy, overlong=overlong, allow_repeat=allow_repeat)
         self._stream = _mmpt.PlanStream(path, **{k: v for k, v in given.items() if v is not None})
         self.layout = self._stream.layout
 
     def plan(self, step: int) -> Dict[str, Any]:
-        """Summary of step ``step``'s plan: ``hash``, layout, ``rank_samples`` per DP rank."""
+        """Summary of step ``step``'s plan: ``hash``, layout, ``rank_samples`` per DP rank (a
+        list of ``(source, index)``), and ``dropped``: the ``(source, index)`` of every sample
+        the step drew and dropped as over-long, in draw order (its length is the step's count)."""
         return self._stream.plan(step)
 
     def state_dict(self, step: int) -> Dict[str, Any]:

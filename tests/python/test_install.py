@@ -103,7 +103,8 @@ def test_mmpt_prepares_verifies_and_plans_from_the_install_alone(prefix, tmp_pat
         os.path.realpath(prefix / "share" / "mmpt" / "tokenizer.json")
     rc, out = run_hidden(prefix, tmp_path, "mmpt", "verify", "ds")
     assert rc == 0, out
-    rc, out = run_hidden(prefix, tmp_path, "mmpt", "plan", "ds", "--seq-len", "4096", "--dp", "2",
+    # 4 packs of 1024 tokens: the 24 samples fill a step without repeating one.
+    rc, out = run_hidden(prefix, tmp_path, "mmpt", "plan", "ds", "--seq-len", "1024", "--dp", "2",
                          "--ga", "2", "--steps", "1", "--json")
     assert rc == 0, out
     assert json.loads(out), out

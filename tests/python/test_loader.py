@@ -104,6 +104,64 @@ def test_state_saved_under_another_layout_says_what_differs(dataset_dir):
         mmpt.Planner(dataset_dir, ga=2).load_state_dict(state)
 
 
+def test_a_step_holds_each_sample_once_across_epochs(dataset_dir):
+    # 96 caption pairs, about 20 a step: the stream wraps into the next epoch every few steps,
+    # and a sample drawn again while its step holds it waits for the next step.
+    dataset = mmpt.Dataset(dataset_dir)
+    planner = mmpt.Planner(dataset, seq_len=2048, dp=2, cp=2, ga=2, seed=5, vision="qwen2-vl")
+    placed, first_wrap = 0, None
+    for step in range(30):
+        samples = [s for rank in planner.plan(step)["rank_samples"] for s in rank]
+        assert len(samples) == len(set(samples)), f"step {step} holds a sample twice"
+        placed += len(samples)
+        if first_wrap is None and placed > dataset.num_samples:
+            first_wrap = step
+    assert placed > 3 * dataset.num_samples
+    # The loaders of both DP ranks deliver the step that crosses the first wrap as planned.
+    expected = planner.plan(first_wrap)["rank_samples"]
+    loaded = []
+    for rank in range(2):
+        own = mmpt.Planner(dataset, seq_len=2048, dp=2, cp=2, ga=2, seed=5, vision="qwen2-vl")
+        samples = []
+        for batch in mmpt.Loader(dataset, own, dp_rank=rank, steps=1, start_step=first_wrap):
+            samples += zip(batch["sample_source"].tolist(), batch["sample_index"].tolist())
+        assert samples == expected[rank]
+        loaded += samples
+    assert len(loaded) == len(set(loaded))
+
+
+def test_plans_and_batches_count_the_samples_the_plan_dropped(dataset_dir):
+    # At seq_len 384 a 640x480 image (391 tokens under qwen2-vl) is longer than a pack, and
+    # overlong="drop" drops a caption pair that overflows with its text too: the plan lists
+    # each, and every batch of the step carries the step's count.
+    dataset = mmpt.Dataset(dataset_dir)
+    planner = mmpt.Planner(dataset, seq_len=384, dp=1, ga=2, seed=5, vision="qwen2-vl",
+                           overlong="drop")
+    plans = [planner.plan(step) for step in range(3)]
+    assert sum(len(p["dropped"]) for p in plans) > 0
+    for p in plans:
+        placed = {tuple(s) for rank in p["rank_samples"] for s in rank}
+        assert placed and not placed & {tuple(d) for d in p["dropped"]}
+    batches = list(mmpt.Loader(dataset, planner, steps=3))
+    assert len(batches) == 6
+    for batch in batches:
+        assert batch["plan_dropped"] == len(plans[batch["step"]]["dropped"])
+
+
+def test_a_dataset_smaller_than_a_step_needs_allow_repeat(tmp_path):
+    path = load_corpus.build(str(tmp_path), samples=3)
+    # Eight packs cannot each get a sample of their own.
+    with pytest.raises(mmpt.InvalidArgumentError,
+                       match=r"step needs 8 packs .* 3 samples .*allow_repeat=True"):
+        mmpt.Planner(path, seq_len=2048, dp=2, ga=2, mbs=2)
+    # Three caption pairs (about 1,200 tokens) cannot fill a pack of 2,048 once each.
+    with pytest.raises(mmpt.InvalidArgumentError, match=r"but the corpus has 3,"):
+        mmpt.Planner(path, seq_len=2048)
+    plan = mmpt.Planner(path, seq_len=2048, dp=2, ga=2, mbs=2, allow_repeat=True).plan(0)
+    samples = [s for rank in plan["rank_samples"] for s in rank]
+    assert len(samples) >= 8 and len(set(samples)) == 3
+
+
 def test_blocking_next_releases_the_gil(dataset_dir):
     loader = make_loader(dataset_dir, steps=4, num_threads=1, prefetch=1)
     done = threading.Event()

@@ -90,6 +90,7 @@ Command BenchLoadCommand() {
         app.add_option("--seconds", b.long_run_seconds, "Length of the long run (mmpt alone)")
             ->capture_default_str();
         app.add_option("--seed", b.plans.planner.seed, "Planner seed")->capture_default_str();
+        AddAllowRepeat(app, &b.plans.planner.allow_repeat);
         app.add_option("--python", b.python, "Python for the baseline")->capture_default_str();
         app.add_option("--baseline", b.baseline_script,
                        "Baseline loader script (its worker processes: --threads); default: "

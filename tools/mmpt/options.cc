@@ -51,6 +51,16 @@ Result<cost::CostModel> PresetOptions::CostModelFor(const std::string& input) co
   return cost::CostModel::FromPresets(chosen, llm, hardware);
 }
 
+void AddAllowRepeat(CLI::App& app, bool* allow_repeat) {
+  app.add_flag("--allow-repeat", *allow_repeat,
+               "Let a step hold a sample more than once: for a corpus smaller than a step, or a "
+               "small source weighted beyond its size. Without it a step holds each sample at "
+               "most once (one drawn again waits for the next step), so the corpus must fill a "
+               "step with distinct samples: one per pack at least (no pack is empty: a "
+               "micro-batch needs tokens), and no source asked by its weight for more samples a "
+               "step than it has; else the command stops with the numbers");
+}
+
 void AddDataset(CLI::App& app, std::string* dir) {
   app.add_option("dataset", *dir, "Prepared dataset directory (holding mmpt.json)")->required();
 }

@@ -45,6 +45,8 @@ struct PresetOptions {
   Result<cost::CostModel> CostModelFor(const std::string& input) const;
 };
 
+/// `--allow-repeat`: let a step hold a sample more than once (plan::PlannerConfig::allow_repeat).
+void AddAllowRepeat(CLI::App& app, bool* allow_repeat);
 /// `dataset`: the prepared dataset directory a command works on (positional, required).
 void AddDataset(CLI::App& app, std::string* dir);
 /// `--threads`: worker threads, 0 (the default) for one per core.

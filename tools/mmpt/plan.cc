@@ -106,6 +106,7 @@ Command PlanCommand() {
                        "mmpt: fraction of a step's tokens drawn beyond its capacity (choice of "
                        "packs; the rest carries over)")
             ->capture_default_str();
+        AddAllowRepeat(app, &o->config.allow_repeat);
         AddJson(app, &o->json);
         return [o] { return Run(*o); };
       }};

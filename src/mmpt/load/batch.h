@@ -50,6 +50,9 @@ struct Batch {
   uint32_t cp_rank = 0;
   uint32_t cp_size = 1;
   uint64_t plan_hash = 0;  // StepPlan::Hash() of the step, for the agreement check
+  /// Samples the plan dropped from the whole step (StepPlan::dropped: over-long, or too many
+  /// images), over every rank: the same in every batch of the step, so count it once per step.
+  uint64_t plan_dropped = 0;
 
   std::vector<int32_t> tokens;        // [T]
   std::vector<int32_t> labels;        // [T]

@@ -144,6 +144,7 @@ void Loader::WorkerLoop() {
         built->micro_step = pos.micro_step;
         built->dp_rank = options_.dp_rank;
         built->plan_hash = (*plan)->Hash();
+        built->plan_dropped = (*plan)->dropped.size();
         result = std::make_shared<Batch>(std::move(*built));
       } else {
         result = built.status().WithContext(

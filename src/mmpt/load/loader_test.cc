@@ -12,7 +12,8 @@ namespace mmpt::load {
 namespace {
 
 // Plans where sample indices say where they sit: step s, DP rank r, micro-step m, sample j has
-// index s·1000 + r·100 + m·10 + j; every first sample of a pack has one image of 4 tokens.
+// index s·1000 + r·100 + m·10 + j; every first sample of a pack has one image of 4 tokens. The
+// plan of step s dropped s mod 3 samples (over-long, never placed).
 std::shared_ptr<const plan::StepPlan> MakePlan(uint64_t step, uint32_t dp, uint32_t ga,
                                                uint32_t cp = 1) {
   auto plan = std::make_shared<plan::StepPlan>();
@@ -50,6 +51,7 @@ std::shared_ptr<const plan::StepPlan> MakePlan(uint64_t step, uint32_t dp, uint3
       plan->packs.push_back(pack);
     }
   }
+  for (uint64_t k = 0; k < step % 3; ++k) plan->dropped.push_back({1, 900 + k});
   EXPECT_TRUE(plan::AddCpStage(*plan, cp::VisionPolicy::kCost).ok());
   EXPECT_TRUE(plan->Validate().ok());
   return plan;
@@ -123,6 +125,7 @@ TEST(Loader, BatchesComeInOrderWithTheirRanksSamples) {
       EXPECT_EQ((*batch)->step, step);
       EXPECT_EQ((*batch)->micro_step, m);
       EXPECT_EQ((*batch)->plan_hash, MakePlan(step, 2, 3)->Hash());
+      EXPECT_EQ((*batch)->plan_dropped, step % 3);  // the step's, in each of its batches
       const uint64_t base = step * 1000 + 100 + m * 10;
       EXPECT_EQ((*batch)->sample_index, (std::vector<uint64_t>{base, base + 1, base + 2}));
       EXPECT_EQ((*batch)->tokens.front(), static_cast<int32_t>(base));

@@ -2,7 +2,46 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace mmpt::plan::internal {
+
+pack::Fitted FitRow(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                    const PlannerConfig& config, uint64_t row) {
+  pack::Fitted fit = pack::FitToLength(table.text_tokens[row], costs.image_tokens[row],
+                                       config.layout.seq_len, config.overlong);
+  if (config.max_images_per_pack != 0 &&
+      table.image_begin[row + 1] - table.image_begin[row] > config.max_images_per_pack) {
+    fit = pack::Fitted{.dropped = true};
+  }
+  return fit;
+}
+
+Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
+                                                 const cost::CostedSamples& costs,
+                                                 const PlannerConfig& config,
+                                                 const SampleOrder& order) {
+  std::vector<Placeable> placeable(table.num_sources());
+  uint64_t total = 0;
+  for (uint32_t s = 0; s < table.num_sources(); ++s) {
+    if (order.Share(s) == 0) continue;
+    for (uint64_t row = table.source_begin[s]; row < table.source_begin[s + 1]; ++row) {
+      const pack::Fitted fit = FitRow(table, costs, config, row);
+      placeable[s].samples += !fit.dropped;
+      placeable[s].tokens += fit.tokens;
+    }
+    total += placeable[s].samples;
+  }
+  if (total == 0) {
+    return Status::InvalidArgument(
+        "every sample of the corpus is dropped: none fits seq_len {} under the '{}' policy{}",
+        config.layout.seq_len, pack::OverlongPolicyName(config.overlong),
+        config.max_images_per_pack == 0
+            ? ""
+            : fmt::format(" with at most {} images", config.max_images_per_pack));
+  }
+  return placeable;
+}
 
 balance::Grid GridOf(const Layout& layout) {
   return balance::Grid{layout.dp, layout.ga, layout.mbs, layout.ep, layout.pp, layout.sync};
@@ -25,7 +64,8 @@ std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::Cost
 
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
                   std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
-                  const cost::SampleTable& table, const cost::CostedSamples& costed) {
+                  const cost::SampleTable& table, const cost::CostedSamples& costed,
+                  std::span<const uint64_t> dropped_rows) {
   StepPlan plan;
   plan.step = step;
   plan.layout = layout;
@@ -68,6 +108,11 @@ StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
     pack.vision_seconds = costs[p].vision;
     pack.llm_seconds = costs[p].llm;
     plan.packs.push_back(pack);
+  }
+  plan.dropped.reserve(dropped_rows.size());
+  for (uint64_t row : dropped_rows) {
+    const uint32_t source = table.SourceOfRow(row);
+    plan.dropped.push_back({source, row - table.source_begin[source]});
   }
   return plan;
 }

@@ -10,7 +10,10 @@
 #include "mmpt/balance/balancer.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/sample_table.h"
+#include "mmpt/pack/overlong.h"
 #include "mmpt/plan/placed_sample.h"
+#include "mmpt/plan/planner.h"
+#include "mmpt/plan/sample_order.h"
 #include "mmpt/plan/step_plan.h"
 
 namespace mmpt::plan::internal {
@@ -27,6 +30,24 @@ struct PackList {
   void Close() { begin.push_back(static_cast<uint32_t>(samples.size())); }
 };
 
+/// Sample `row` after the over-long policy; dropped too when it holds more images than a pack
+/// may (config.max_images_per_pack).
+pack::Fitted FitRow(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                    const PlannerConfig& config, uint64_t row);
+
+/// What a source can put in packs: its samples FitRow keeps, and their tokens after it.
+struct Placeable {
+  uint64_t samples = 0;
+  uint64_t tokens = 0;
+};
+
+/// Per source, what it can put in packs (nothing for a source `order` never draws).
+/// Errors: InvalidArgument when that is nothing: every sample the stream can draw is dropped.
+Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
+                                                 const cost::CostedSamples& costs,
+                                                 const PlannerConfig& config,
+                                                 const SampleOrder& order);
+
 /// The balance grid of a layout: sync groups of ep DP ranks.
 balance::Grid GridOf(const Layout& layout);
 
@@ -35,9 +56,11 @@ balance::Grid GridOf(const Layout& layout);
 std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostedSamples& costs,
                                          const cost::CostModel& model, uint32_t seq_len);
 
-/// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]].
+/// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]];
+/// `dropped_rows` are the table rows the step drew and dropped, in draw order.
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
                   std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
-                  const cost::SampleTable& table, const cost::CostedSamples& costed);
+                  const cost::SampleTable& table, const cost::CostedSamples& costed,
+                  std::span<const uint64_t> dropped_rows);
 
 }  // namespace mmpt::plan::internal

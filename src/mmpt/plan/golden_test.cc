@@ -151,6 +151,7 @@ Result<std::string> RunPlan(const Case& c) {
   config.seed = std::stoull(c.Get("seed", "0"));
   MMPT_ASSIGN_OR_RETURN(config.overlong, pack::ParseOverlongPolicy(c.Get("overlong", "truncate")));
   config.max_images_per_pack = static_cast<uint32_t>(std::stoul(c.Get("max_images", "0")));
+  config.allow_repeat = c.Get("allow_repeat", "no") == "yes";
   std::vector<std::string> models = Words(c.Get("models", "qwen2.5-vl qwen3-30b-a3b b200"));
   if (models.size() != 3) return Status::InvalidArgument("models: vision llm hardware");
   MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
@@ -195,8 +196,9 @@ Result<std::string> RunPlan(const Case& c) {
       }
     }
     const StepStats& st = planner->last_stats();
-    out += fmt::format("step {}: placed {} carried {} dropped {} truncated {} efficiency {:.6f}\n",
-                       step, st.placed, st.carried, st.dropped, st.truncated, st.efficiency);
+    out += fmt::format(
+        "step {}: placed {} carried {} (deferred {}) dropped {} truncated {} efficiency {:.6f}\n",
+        step, st.placed, st.carried, st.deferred, st.dropped, st.truncated, st.efficiency);
   }
   return out;
 }

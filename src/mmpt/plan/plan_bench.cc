@@ -17,27 +17,58 @@ struct Fixture {
   cost::CostedSamples costs;
 };
 
+Fixture* Costed(cost::SampleTable table) {
+  auto model = cost::CostModel::FromPresets(cost::Defaults::kVision, cost::Defaults::kLlm,
+                                            cost::Defaults::kHardware);
+  if (!model.ok()) std::abort();
+  auto costs = cost::CostSamples(table, *model);
+  if (!costs.ok()) std::abort();
+  return new Fixture{std::move(table), std::move(*model), std::move(*costs)};
+}
+
 const Fixture& Coco() {
   static Fixture* f = [] {
     auto table = corpora::CocoCaptionsCorpus();
-    auto model = cost::CostModel::FromPresets(cost::Defaults::kVision, cost::Defaults::kLlm,
-                                              cost::Defaults::kHardware);
-    if (!table.ok() || !model.ok()) std::abort();
-    auto costs = cost::CostSamples(*table, *model);
-    if (!costs.ok()) std::abort();
-    return new Fixture{std::move(*table), std::move(*model), std::move(*costs)};
+    if (!table.ok()) std::abort();
+    return Costed(std::move(*table));
   }();
   return *f;
 }
 
-// DP 512 × GA 100 packs of 8192 tokens of COCO caption pairs (~430 tokens each): ~977k samples
-// per global batch.
-void BM_PlanStepMillionSamples(benchmark::State& state) {
-  const Fixture& f = Coco();
+// The COCO pairs 100 times over as distinct samples (2.5M): larger than a ~1M-sample step, so
+// it is planned with each sample once per step as well as with repeats allowed.
+const Fixture& CocoTimes100() {
+  static Fixture* f = [] {
+    const cost::SampleTable& coco = Coco().table;
+    cost::SampleTableBuilder builder;
+    const uint32_t source = builder.AddSource("coco");
+    for (int copy = 0; copy < 100; ++copy) {
+      for (uint64_t row = 0; row < coco.num_samples(); ++row) {
+        std::span<const uint32_t> positions(&coco.image_text_positions[coco.image_begin[row]],
+                                            coco.ImagesOf(row).size());
+        if (!builder.Add(source, coco.text_tokens[row], coco.ImagesOf(row), positions).ok()) {
+          std::abort();
+        }
+      }
+    }
+    auto table = std::move(builder).Finish();
+    if (!table.ok()) std::abort();
+    return Costed(std::move(*table));
+  }();
+  return *f;
+}
+
+// A step of DP 512 × GA 100 packs of 8192 tokens (EP 8).
+PlannerConfig MillionSampleStep(bool allow_repeat) {
   PlannerConfig config;
   config.layout.dp = 512;
   config.layout.ep = 8;
   config.layout.ga = 100;
+  config.allow_repeat = allow_repeat;
+  return config;
+}
+
+void PlanSteps(benchmark::State& state, const Fixture& f, const PlannerConfig& config) {
   auto planner = Planner::Create(f.table, f.costs, f.model, config);
   if (!planner.ok()) std::abort();
   uint64_t samples = 0;
@@ -51,7 +82,24 @@ void BM_PlanStepMillionSamples(benchmark::State& state) {
   state.counters["samples_per_second"] =
       benchmark::Counter(static_cast<double>(samples), benchmark::Counter::kIsRate);
 }
+
+// DP 512 × GA 100 packs of 8192 tokens of COCO caption pairs (~430 tokens each): ~977k samples
+// per global batch, ~39 times the corpus, so samples repeat (allow_repeat).
+void BM_PlanStepMillionSamples(benchmark::State& state) {
+  PlanSteps(state, Coco(), MillionSampleStep(true));
+}
 BENCHMARK(BM_PlanStepMillionSamples)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// The same step on 100 × COCO: each sample once per step (argument 0: the marks of the samples
+// in the step, deferral at the wraps) against the stream packed as drawn (1).
+void BM_PlanStepMillionSamplesLargeCorpus(benchmark::State& state) {
+  PlanSteps(state, CocoTimes100(), MillionSampleStep(state.range(0) != 0));
+}
+BENCHMARK(BM_PlanStepMillionSamplesLargeCorpus)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
 
 void BM_BestFitDecreasingMillionItems(benchmark::State& state) {
   const Fixture& f = Coco();

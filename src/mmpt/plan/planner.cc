@@ -20,8 +20,9 @@ namespace {
 
 constexpr char kStateMagic[8] = {'M', 'M', 'P', 'T', 'P', 'S', 'T', '1'};
 // Version 2 records the settings a state was saved under by name (version 1: their hash), so a
-// restore under others says which differ.
-constexpr uint32_t kStateVersion = 2;
+// restore under others says which differ. Version 3: allow_repeat is a setting, and without it
+// the carried samples may name a row twice (a draw deferred beside its earlier copy).
+constexpr uint32_t kStateVersion = 3;
 
 template <typename T>
 void Put(std::string* out, T value) {
@@ -66,6 +67,91 @@ class Reader {
   bool overrun_ = false;
 };
 
+// Tokens a step draws into its pool: its packs' capacity and the slack beyond it.
+double PoolTarget(const PlannerConfig& config) {
+  return static_cast<double>(config.layout.packs_per_step()) * config.layout.seq_len *
+         (1.0 + config.pool_slack);
+}
+
+// Without allow_repeat a step fills its packs from distinct samples: at least one sample per
+// pack, and no source asked by the blend for more samples a step than it has (its share of the
+// draws a step takes, at the blend's mean tokens per draw; with one source: the corpus holds a
+// step's tokens).
+Status CheckCorpusFillsAStep(const cost::SampleTable& table, const PlannerConfig& config,
+                             const SampleOrder& order,
+                             std::span<const internal::Placeable> placeable) {
+  const Layout& l = config.layout;
+  uint64_t samples = 0;
+  double tokens_per_draw = 0;
+  for (uint32_t s = 0; s < placeable.size(); ++s) {
+    samples += placeable[s].samples;
+    if (order.Share(s) > 0) {
+      tokens_per_draw += order.Share(s) * static_cast<double>(placeable[s].tokens) /
+                         static_cast<double>(table.source_size(s));
+    }
+  }
+  if (samples < l.packs_per_step()) {
+    return Status::InvalidArgument(
+        "step needs {} packs (dp {} × ga {} × mbs {}) but the corpus has {} samples that fit "
+        "seq_len {}, and a step holds each sample once; lower --dp/--ga/--mbs or pass "
+        "--allow-repeat (Python: allow_repeat=True)",
+        l.packs_per_step(), l.dp, l.ga, l.mbs, samples, l.seq_len);
+  }
+  const double draws = PoolTarget(config) / tokens_per_draw;
+  const bool blended = std::count_if(placeable.begin(), placeable.end(),
+                                     [](const internal::Placeable& p) { return p.tokens > 0; }) > 1;
+  for (uint32_t s = 0; s < placeable.size(); ++s) {
+    const double of_source = draws * order.Share(s);
+    if (of_source <= static_cast<double>(table.source_size(s))) continue;
+    if (!blended) {
+      return Status::InvalidArgument(
+          "a step of {} packs of {} tokens takes about {:.1f} samples but the corpus has {}, "
+          "and a step holds each sample once; lower --dp/--ga/--mbs or pass --allow-repeat "
+          "(Python: allow_repeat=True)",
+          l.packs_per_step(), l.seq_len, draws, table.source_size(s));
+    }
+    return Status::InvalidArgument(
+        "a step of {} packs of {} tokens takes about {:.1f} samples, {:.1f} of them from source "
+        "'{}' by its weight, but the source has {}, and a step holds each sample once; lower "
+        "--dp/--ga/--mbs or the source's weight, or pass --allow-repeat (Python: "
+        "allow_repeat=True)",
+        l.packs_per_step(), l.seq_len, draws, of_source, table.source_names[s],
+        table.source_size(s));
+  }
+  return Status::OK();
+}
+
+// Halve the fullest pack of two or more items (the first of equals) until there are `count`
+// packs: any part of a pack fits where the whole did. There must be `count` items at least.
+void HalveUntil(std::span<const pack::PackItem> items, size_t count,
+                std::vector<std::vector<uint32_t>>* packs) {
+  std::vector<uint64_t> tokens;
+  for (const auto& pack : *packs) {
+    tokens.push_back(0);
+    for (uint32_t i : pack) tokens.back() += items[i].tokens;
+  }
+  while (packs->size() < count) {
+    size_t fullest = packs->size();
+    for (size_t p = 0; p < packs->size(); ++p) {
+      if ((*packs)[p].size() >= 2 && (fullest == packs->size() || tokens[p] > tokens[fullest])) {
+        fullest = p;
+      }
+    }
+    MMPT_CHECK(fullest < packs->size());
+    std::vector<uint32_t> keep, half;
+    uint64_t half_tokens = 0;
+    for (size_t k = 0; k < (*packs)[fullest].size(); ++k) {
+      const uint32_t i = (*packs)[fullest][k];
+      (k % 2 == 0 ? keep : half).push_back(i);
+      if (k % 2 == 1) half_tokens += items[i].tokens;
+    }
+    (*packs)[fullest] = std::move(keep);
+    tokens[fullest] -= half_tokens;
+    packs->push_back(std::move(half));
+    tokens.push_back(half_tokens);
+  }
+}
+
 }  // namespace
 
 Status PlannerConfig::Validate() const {
@@ -81,9 +167,12 @@ Status PlannerConfig::Validate() const {
 }
 
 Planner::Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                 const cost::CostModel& model, PlannerConfig config, SampleOrder order)
+                 const cost::CostModel& model, PlannerConfig config, SampleOrder order,
+                 std::vector<uint64_t> placeable)
     : table_(&table), costs_(&costs), model_(&model), config_(std::move(config)),
-      order_(std::move(order)) {}
+      order_(std::move(order)), placeable_(std::move(placeable)) {
+  if (!config_.allow_repeat) in_step_.assign(table.num_samples(), false);
+}
 
 Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::CostedSamples& costs,
                                 const cost::CostModel& model, PlannerConfig config) {
@@ -101,7 +190,14 @@ Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::Cost
   for (size_t s = 0; s < sizes.size(); ++s) sizes[s] = table.source_size(s);
   MMPT_ASSIGN_OR_RETURN(SampleOrder order,
                         SampleOrder::Create(sizes, config.source_weights, config.seed));
-  return Planner(table, costs, model, std::move(config), std::move(order));
+  MMPT_ASSIGN_OR_RETURN(std::vector<internal::Placeable> placeable,
+                        internal::PlaceableBySource(table, costs, config, order));
+  if (!config.allow_repeat) {
+    MMPT_RETURN_IF_ERROR(CheckCorpusFillsAStep(table, config, order, placeable));
+  }
+  std::vector<uint64_t> samples;
+  for (const internal::Placeable& p : placeable) samples.push_back(p.samples);
+  return Planner(table, costs, model, std::move(config), std::move(order), std::move(samples));
 }
 
 Result<StepPlan> Planner::PlanStep() {
@@ -110,43 +206,70 @@ Result<StepPlan> Planner::PlanStep() {
   const Layout& layout = config_.layout;
   const uint32_t seq_len = layout.seq_len;
   const uint64_t num_packs = layout.packs_per_step();
-  const double target_tokens =
-      static_cast<double>(num_packs) * seq_len * (1.0 + config_.pool_slack);
+  const double target_tokens = PoolTarget(config_);
 
   // 1. The pool: last step's carry, then new samples until the step's capacity is covered.
-  std::vector<PlacedSample> pool = std::move(carry_);
-  std::vector<uint8_t> age = std::move(carry_age_);  // of the carried prefix of the pool
+  // Without allow_repeat a sample the pool already holds is deferred (to `deferred`, carried
+  // into the next step).
+  std::vector<PlacedSample> carried_in = std::move(carry_);
+  std::vector<uint8_t> carried_age = std::move(carry_age_);
   carry_.clear();
   carry_age_.clear();
+  std::vector<PlacedSample> pool;
+  std::vector<uint8_t> age;  // of the carried prefix of the pool
+  std::vector<std::pair<PlacedSample, uint8_t>> deferred;  // with the steps each waited
+  std::vector<uint64_t> dropped_rows;
+  std::vector<uint64_t> pooled(config_.allow_repeat ? 0 : table_->num_sources(), 0);
+  double pool_tokens = 0;
+  pool.reserve(carried_in.size() + static_cast<size_t>(target_tokens / 64));
+  // Whether `sample` joins the pool (false: the pool holds it, so it is deferred).
+  auto join = [&](const PlacedSample& sample, uint32_t source, uint8_t waited) {
+    if (!config_.allow_repeat) {
+      if (in_step_[sample.row]) {
+        deferred.emplace_back(sample, waited);
+        return false;
+      }
+      in_step_[sample.row] = true;
+      ++pooled[source];
+    }
+    pool.push_back(sample);
+    pool_tokens += sample.tokens;
+    return true;
+  };
+  for (size_t i = 0; i < carried_in.size(); ++i) {
+    if (join(carried_in[i], table_->SourceOfRow(carried_in[i].row), carried_age[i])) {
+      age.push_back(carried_age[i]);
+    }
+  }
   const size_t num_carried_in = pool.size();
   bool any_old = false;
   for (uint8_t a : age) any_old |= a >= config_.max_carry_steps;
-  double pool_tokens = 0;
-  for (const PlacedSample& s : pool) pool_tokens += s.tokens;
-  pool.reserve(pool.size() + static_cast<size_t>(target_tokens / 64));
-  uint64_t dropped_in_a_row = 0;
-  while (pool_tokens < target_tokens) {
+  // Set at a draw of a source whose every sample the pool holds: Create checked that the blend
+  // asks no source for more samples a step than it has, on average, but near that limit a
+  // step can still meet one. The step then ends short of its tokens once it has a sample per
+  // pack (it has, at the latest, when the pool holds the whole corpus), rather than the
+  // stream running ahead of what steps can hold.
+  bool exhausted = false;
+  while (pool_tokens < target_tokens && !(exhausted && pool.size() >= num_packs)) {
     SampleOrder::Draw draw = order_.Next();
     uint64_t row = table_->source_begin[draw.source] + draw.index;
     ++stats_.drawn;
-    pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
-                                         seq_len, config_.overlong);
-    if (fit.dropped || (config_.max_images_per_pack != 0 &&
-                        table_->image_begin[row + 1] - table_->image_begin[row] >
-                            config_.max_images_per_pack)) {
-      ++stats_.dropped;
-      if (++dropped_in_a_row > 2 * table_->num_samples() + 1) {
-        return Status::InvalidArgument(
-            "every sample of the corpus is dropped: none fits seq_len {} under the '{}' policy",
-            seq_len, pack::OverlongPolicyName(config_.overlong));
-      }
+    pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
+    if (fit.dropped) {
+      dropped_rows.push_back(row);
       continue;
     }
-    dropped_in_a_row = 0;
     stats_.truncated += fit.truncated;
-    pool.push_back({row, fit.tokens, fit.text_tokens});
-    pool_tokens += fit.tokens;
+    exhausted |= !config_.allow_repeat && pooled[draw.source] == placeable_[draw.source];
+    join({row, fit.tokens, fit.text_tokens}, draw.source, 0);
   }
+  // The marks are needed only while drawing: clear them for the next step.
+  if (!config_.allow_repeat) {
+    for (const PlacedSample& s : pool) in_step_[s.row] = false;
+  }
+  stats_.dropped = dropped_rows.size();
+  stats_.deferred = deferred.size();
+  stats_.source_exhausted = exhausted;
 
   // 2. Pack the pool; keep the step's packs: those holding a long-carried sample, then the
   // fullest; everything else carries over.
@@ -176,13 +299,17 @@ Result<StepPlan> Planner::PlanStep() {
     return packing.pack_tokens[a] > packing.pack_tokens[b];
   });
   // The step's packs, then tightened with the items left out (they would carry over anyway).
+  // A pool cut short by an exhausted source may pack into fewer packs than the step has: all
+  // are kept and halved until every pack has a sample.
+  const uint64_t kept = std::min<uint64_t>(num_packs, packing.num_packs());
   std::vector<uint8_t> chosen(packing.num_packs(), 0);
-  std::vector<std::vector<uint32_t>> step_packs(num_packs);
-  for (uint64_t k = 0; k < num_packs; ++k) {
+  std::vector<std::vector<uint32_t>> step_packs(kept);
+  for (uint64_t k = 0; k < kept; ++k) {
     chosen[ranked[k]] = 1;
     auto pack = packing.Pack(ranked[k]);
     step_packs[k].assign(pack.begin(), pack.end());
   }
+  if (kept < num_packs) HalveUntil(items, num_packs, &step_packs);
   std::vector<uint32_t> spare;
   for (size_t p = 0; p < packing.num_packs(); ++p) {
     if (chosen[p]) continue;
@@ -204,20 +331,22 @@ Result<StepPlan> Planner::PlanStep() {
     }
     packs.Close();
   }
-  // Carried samples in row order (then age): the order a restored planner rebuilds.
-  std::vector<std::pair<uint64_t, uint8_t>> carried;
-  for (uint32_t i : spare) {
-    uint8_t a = i < num_carried_in ? age[i] : 0;
-    a = static_cast<uint8_t>(std::min<uint32_t>(a + 1u, 255u));
-    stats_.max_carry_age = std::max<uint32_t>(stats_.max_carry_age, a);
-    carried.emplace_back(pool[i].row, a);
+  // Carried: the spare and the deferred draws, in row order, the older first of two copies of
+  // a row: the order a restored planner rebuilds. The older copy joins the next pool (the other
+  // waits again), so it ages into a kept pack (max_carry_steps) even while the stream keeps
+  // drawing younger copies.
+  std::vector<std::pair<PlacedSample, uint8_t>> carried = std::move(deferred);
+  for (uint32_t i : spare) carried.emplace_back(pool[i], i < num_carried_in ? age[i] : 0);
+  for (auto& [sample, waited] : carried) {
+    waited = static_cast<uint8_t>(std::min<uint32_t>(waited + 1u, 255u));
+    stats_.max_carry_age = std::max<uint32_t>(stats_.max_carry_age, waited);
   }
-  std::sort(carried.begin(), carried.end());
-  for (const auto& [row, a] : carried) {
-    pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
-                                         seq_len, config_.overlong);
-    carry_.push_back({row, fit.tokens, fit.text_tokens});
-    carry_age_.push_back(a);
+  std::sort(carried.begin(), carried.end(), [](const auto& a, const auto& b) {
+    return a.first.row != b.first.row ? a.first.row < b.first.row : a.second > b.second;
+  });
+  for (const auto& [sample, waited] : carried) {
+    carry_.push_back(sample);
+    carry_age_.push_back(waited);
   }
 
   // 3. Balance the packs over (rank, micro-step) and assemble the plan.
@@ -225,8 +354,8 @@ Result<StepPlan> Planner::PlanStep() {
       internal::CostPacks(packs, *costs_, *model_, seq_len);
   balance::Grid grid = internal::GridOf(layout);
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(pack_costs, grid));
-  StepPlan plan =
-      internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *costs_);
+  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_,
+                                     *costs_, dropped_rows);
   // plan ▸ cp: every pack is split over its CP group (padded as TE and sequence parallelism
   // need), and its images assigned to the CP ranks that encode them.
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
@@ -262,6 +391,7 @@ std::vector<std::pair<std::string, std::string>> Planner::Settings() const {
           {"max_carry_steps", fmt::format("{}", config_.max_carry_steps)},
           {"seed", fmt::format("{}", config_.seed)},
           {"pool_slack", fmt::format("{}", config_.pool_slack)},
+          {"allow_repeat", config_.allow_repeat ? "yes" : "no"},
           {"source_weights", list(config_.source_weights)},
           {"samples", fmt::format("{}", table_->num_samples())},
           {"images", fmt::format("{}", table_->num_images())},
@@ -371,8 +501,7 @@ Status Planner::RestoreState(std::string_view bytes) {
       return Status::Corrupt("planner state: carried sample {} has row {} past the corpus", i,
                              row);
     }
-    pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
-                                         config_.layout.seq_len, config_.overlong);
+    pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
     if (fit.dropped) {
       return Status::Corrupt("planner state: carried sample {} (row {}) cannot be packed", i, row);
     }

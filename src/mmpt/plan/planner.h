@@ -34,6 +34,11 @@ struct PlannerConfig {
   /// Under CP (layout.cp > 1): how the cp stage assigns a pack's images to the CP ranks.
   /// mmpt uses this; vanilla always uses cp::VisionPolicy::kCount, as Megatron Bridge does.
   cp::VisionPolicy cp_vision = cp::VisionPolicy::kCost;
+  /// Let a step hold a sample more than once: the stream is then packed as it is drawn. Off,
+  /// a step holds each sample at most once (Planner says how); on, a corpus smaller than a
+  /// step can be planned (a benchmark of a large cluster on a small corpus, a small source
+  /// weighted up beyond its size), at the price of repeats within a step.
+  bool allow_repeat = false;
 
   /// Errors: InvalidArgument for a bad layout or option.
   Status Validate() const;
@@ -43,8 +48,9 @@ struct PlannerConfig {
 struct StepStats {
   uint64_t drawn = 0;           // new samples taken from the stream this step
   uint64_t placed = 0;          // samples in the step's packs
-  uint64_t carried = 0;         // samples carried into the next step
-  uint64_t dropped = 0;         // over-long samples dropped this step
+  uint64_t carried = 0;         // samples carried into the next step (deferred included)
+  uint64_t deferred = 0;        // drawn again while the step held them: kept for a later step
+  uint64_t dropped = 0;         // over-long samples dropped this step (StepPlan::dropped)
   uint64_t truncated = 0;       // over-long samples truncated this step
   uint64_t packs = 0;           // dp × ga × mbs
   uint64_t candidate_packs = 0; // packs the pool made before choosing the step's
@@ -52,6 +58,7 @@ struct StepStats {
   uint64_t lower_bound_packs = 0;  // ⌈tokens / seq_len⌉
   double efficiency = 0;        // tokens / (packs × seq_len)
   uint32_t max_carry_age = 0;   // steps the oldest carried sample has waited
+  bool source_exhausted = false;  // drawing ended at a source the step held all of (Planner)
   double plan_seconds = 0;      // wall time of planning this step
 };
 
@@ -60,16 +67,40 @@ struct StepStats {
 /// applies the over-long policy, packs the pool with best-fit decreasing, keeps the
 /// dp × ga × mbs fullest packs (carrying the rest's samples over), balances them over
 /// (rank, micro-step) and assembles the StepPlan.
+///
+/// Each sample at most once per step (unless PlannerConfig::allow_repeat): the step's packs,
+/// over every rank and micro-step and carried samples included, hold each (source, index)
+/// once. When the stream draws a sample the step already holds (it wrapped into the next
+/// epoch while the last one's samples are still in the step), that draw is deferred: carried
+/// into the next step like a sample left out, never repeated and never lost. So the corpus
+/// must fill a step with distinct samples, which Create checks:
+/// - no pack is empty: a micro-batch without tokens breaks the trainer (THD cu_seqlens, loss
+///   normalized per token) and the loader refuses one, so a step needs dp × ga × mbs samples
+///   that fit at least;
+/// - no source is asked by the blend for more samples a step than it has (its share of a
+///   step's draws at the blend's mean tokens per draw): with one source, the corpus holds a
+///   step's tokens; with several, a small source is not weighted beyond its size. Packs left
+///   short for want of samples would waste the step (a 25k-sample corpus fills 14% of a
+///   67M-token step) and let the stream run ahead of the steps.
+/// Near that limit a step can still draw a sample of a source whose every sample it holds:
+/// the draw is deferred, and the step ends short of its tokens once it has a sample per pack
+/// (its fullest packs halved if it has fewer packs than it needs). Planning never fails for
+/// want of samples after Create.
+/// With allow_repeat the stream is packed as drawn (a sample may come back in any pack, one
+/// pack included) and none of this applies.
+///
 /// The table, costs and model are borrowed and must outlive the planner. Not thread-safe; one
 /// planner per thread.
 class Planner {
  public:
-  /// Errors: InvalidArgument for a bad config (naming it), or costs that do not match table.
+  /// Errors: InvalidArgument for a bad config (naming it), costs that do not match table,
+  /// a corpus of which every sample is dropped, or (unless allow_repeat) one that cannot fill
+  /// a step with distinct samples (naming the numbers and the fixes).
   static Result<Planner> Create(const cost::SampleTable& table, const cost::CostedSamples& costs,
                                 const cost::CostModel& model, PlannerConfig config);
 
-  /// Plan step next_step() and advance. Errors: InvalidArgument if the corpus cannot fill a
-  /// step (every sample dropped by the over-long policy).
+  /// Plan step next_step() and advance. Errors: those of packing, balance and the cp stage
+  /// (none expected of a planner Create accepted).
   Result<StepPlan> PlanStep();
   /// Statistics of the last PlanStep().
   const StepStats& last_stats() const { return stats_; }
@@ -86,7 +117,8 @@ class Planner {
 
  private:
   Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
-          const cost::CostModel& model, PlannerConfig config, SampleOrder order);
+          const cost::CostModel& model, PlannerConfig config, SampleOrder order,
+          std::vector<uint64_t> placeable);
   // What a saved state is valid only under, by name: the layout, the other planner settings
   // and the corpus's shape.
   std::vector<std::pair<std::string, std::string>> Settings() const;
@@ -98,7 +130,11 @@ class Planner {
   SampleOrder order_;
   uint64_t step_ = 0;
   std::vector<PlacedSample> carry_;  // samples carried into the next step
-  std::vector<uint8_t> carry_age_;              // steps each has been carried
+  std::vector<uint8_t> carry_age_;   // steps each has been carried
+  std::vector<uint64_t> placeable_;  // per source: samples that fit (0 if never drawn)
+  // Without allow_repeat: one bit per table row, set while the step being planned holds the
+  // row (clear between steps). A bit per sample is far below the table's own tens of bytes.
+  std::vector<bool> in_step_;
   StepStats stats_;
 };
 

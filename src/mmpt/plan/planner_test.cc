@@ -140,6 +140,7 @@ TEST_P(PlannerPropertyTest, EverySampleIsPlacedOnceCarriedOrDropped) {
     auto planner = Planner::Create(c.table, c.costs, c.model, config);
     ASSERT_TRUE(planner.ok());
     std::map<uint64_t, int> placed;  // row → times placed
+    std::vector<uint64_t> dropped_rows;  // StepPlan::dropped of every step, in order
     uint64_t drawn = 0, dropped = 0;
     for (int step = 0; step < 6; ++step) {
       auto plan = planner->PlanStep();
@@ -151,6 +152,9 @@ TEST_P(PlannerPropertyTest, EverySampleIsPlacedOnceCarriedOrDropped) {
         EXPECT_LE(s.tokens, config.layout.seq_len);
       }
       for (const PlannedPack& p : plan->packs) EXPECT_LE(p.images, 12u);
+      for (const SampleId& d : plan->dropped) {
+        dropped_rows.push_back(c.table.source_begin[d.source] + d.index);
+      }
       drawn += planner->last_stats().drawn;
       dropped += planner->last_stats().dropped;
       EXPECT_GE(planner->last_stats().efficiency, 0.97);
@@ -162,19 +166,20 @@ TEST_P(PlannerPropertyTest, EverySampleIsPlacedOnceCarriedOrDropped) {
     auto order = SampleOrder::Create(sizes, {}, config.seed);
     ASSERT_TRUE(order.ok());
     std::map<uint64_t, int> expected;
-    uint64_t expected_dropped = 0;
+    std::vector<uint64_t> expected_dropped;
     for (uint64_t k = 0; k < drawn; ++k) {
       auto d = order->Next();
       uint64_t row = c.table.source_begin[d.source] + d.index;
       auto fit = pack::FitToLength(c.table.text_tokens[row], c.costs.image_tokens[row],
                                    config.layout.seq_len, overlong);
       if (fit.dropped || c.table.ImagesOf(row).size() > 12) {
-        ++expected_dropped;
+        expected_dropped.push_back(row);
       } else {
         ++expected[row];
       }
     }
-    EXPECT_EQ(dropped, expected_dropped);
+    EXPECT_EQ(dropped, expected_dropped.size());
+    EXPECT_EQ(dropped_rows, expected_dropped);
     EXPECT_EQ(placed, expected);
   }
 }
@@ -243,7 +248,7 @@ TEST(PlannerTest, StateRejectsCorruptionAndOtherConfigs) {
 }
 
 TEST(PlannerTest, StateUnderAnotherLayoutSaysWhatDiffers) {
-  RandomCorpus c = MakeCorpus(5, 500);
+  RandomCorpus c = MakeCorpus(5, 2000);  // fills a step of the doubled layout
   PlannerConfig config = SmallConfig(1);
   const std::string state = StateAfterOneStep(c, config);
   const uint32_t saved_dp = config.layout.dp;
@@ -283,12 +288,51 @@ TEST(PlannerTest, ImpossibleInputsGetClearErrors) {
   config = SmallConfig(1);
   config.overlong = pack::OverlongPolicy::kDrop;
   auto planner = Planner::Create(*table, *costs, c.model, config);
-  ASSERT_TRUE(planner.ok());
-  auto plan = planner->PlanStep();
-  ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.status().message().find("every sample"), std::string::npos);
+  ASSERT_FALSE(planner.ok());
+  EXPECT_NE(planner.status().message().find("every sample"), std::string::npos);
   config.source_weights = {1, 2};
   EXPECT_FALSE(Planner::Create(*table, *costs, c.model, config).ok());
+}
+
+// The case: one image of 3600×3700 (about 16k tokens under Qwen2.5-VL) in a corpus
+// planned at seq_len 8192 never enters a pack; each step that draws it names it in
+// StepPlan::dropped and counts it in StepStats::dropped, once per draw.
+TEST(PlannerTest, AnImageLongerThanAPackIsDroppedAndNamedByTheStepThatDrewIt) {
+  cost::SampleTableBuilder builder;
+  const uint32_t coco = builder.AddSource("coco");
+  constexpr uint64_t kHuge = 17;
+  for (uint64_t i = 0; i < 40; ++i) {
+    const std::vector<cost::ImageSize> image = {i == kHuge ? cost::ImageSize{3600, 3700}
+                                                           : cost::ImageSize{640, 480}};
+    ASSERT_TRUE(builder.Add(coco, 20, image).ok());
+  }
+  auto table = std::move(builder).Finish();
+  auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  ASSERT_TRUE(table.ok() && model.ok());
+  auto costs = cost::CostSamples(*table, *model);
+  ASSERT_TRUE(costs.ok());
+  ASSERT_GT(costs->image_tokens[kHuge], 8192u);
+  PlannerConfig config;
+  config.layout.seq_len = 8192;
+  config.overlong = pack::OverlongPolicy::kDrop;
+  auto planner = Planner::Create(*table, *costs, *model, config);
+  ASSERT_TRUE(planner.ok()) << planner.status().ToString();
+  uint64_t drawn = 0, dropped = 0;
+  while (drawn < 3 * 40) {  // three epochs: the huge sample is drawn three times at least
+    auto plan = planner->PlanStep();
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    drawn += planner->last_stats().drawn;
+    EXPECT_EQ(plan->dropped.size(), planner->last_stats().dropped);
+    for (const SampleId& d : plan->dropped) EXPECT_EQ(d, (SampleId{coco, kHuge}));
+    for (const PlannedSequence& s : plan->sequences) EXPECT_NE(s.index, kHuge);
+    dropped += plan->dropped.size();
+  }
+  auto order = SampleOrder::Create(std::vector<uint64_t>{40}, {}, config.seed);
+  ASSERT_TRUE(order.ok());
+  uint64_t huge_draws = 0;
+  for (uint64_t k = 0; k < drawn; ++k) huge_draws += order->Next().index == kHuge;
+  EXPECT_GE(huge_draws, 3u);
+  EXPECT_EQ(dropped, huge_draws);
 }
 
 TEST(VanillaTest, PacksEachRanksShareAndBalancesNothing) {

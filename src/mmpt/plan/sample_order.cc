@@ -37,7 +37,9 @@ Result<SampleOrder> SampleOrder::Create(std::span<const uint64_t> source_sizes,
     return Status::InvalidArgument("no source has both samples and a positive weight");
   }
   order.strides_.resize(w.size());
+  order.shares_.resize(w.size());
   for (size_t s = 0; s < w.size(); ++s) {
+    order.shares_[s] = w[s] / total;
     order.strides_[s] =
         w[s] > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(kStrideScale * total / w[s])))
                  : 0;

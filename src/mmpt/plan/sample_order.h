@@ -39,6 +39,8 @@ class SampleOrder {
   };
   Draw Next();
 
+  /// The fraction of draws that come from `source` (0: never drawn; no samples or weight 0).
+  double Share(uint32_t source) const { return shares_[source]; }
   const std::vector<SourceCursor>& cursors() const { return cursors_; }
   /// Resume from saved cursors. Errors: InvalidArgument if the count or a position is out of
   /// range for this corpus.
@@ -51,6 +53,7 @@ class SampleOrder {
 
   std::vector<uint64_t> sizes_;
   std::vector<uint64_t> strides_;  // 0 for a source that is never drawn
+  std::vector<double> shares_;     // weights normalized to sum 1
   uint64_t seed_ = 0;
   std::vector<SourceCursor> cursors_;
   std::vector<Permutation> permutations_;  // current epoch's permutation per source

@@ -65,6 +65,11 @@ uint64_t StepPlan::Hash() const {
       words.insert(words.end(), encoders.begin(), encoders.end());
     }
   }
+  put64(dropped.size());
+  for (const SampleId& d : dropped) {
+    words.push_back(d.source);
+    put64(d.index);
+  }
   return Hash64(std::as_bytes(std::span<const uint32_t>(words)), 0x6d6d7074706c616eULL);
 }
 

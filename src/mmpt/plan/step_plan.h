@@ -67,6 +67,14 @@ struct PlannedSequence {
   bool truncated = false;     // true when the sample was cut to fit the sequence length
 };
 
+/// A sample by its source and its index within the source, as a PlannedSequence names it.
+struct SampleId {
+  uint32_t source = 0;
+  uint64_t index = 0;
+
+  bool operator==(const SampleId&) const = default;
+};
+
 /// One pack: a packed sequence of at most Layout::seq_len tokens, and its cost.
 struct PlannedPack {
   uint32_t sequence_begin = 0;  // sub-sequences: StepPlan::sequences[sequence_begin, sequence_end)
@@ -107,6 +115,10 @@ struct StepPlan {
   std::vector<PlannedSequence> sequences;  // every placed sample once
   std::vector<PlannedImage> images;        // every image of every placed sample
   std::vector<PackCp> cp;                  // per pack (the cp stage); empty before it runs
+  /// Samples drawn for this step and left out of every pack, in draw order: over-long under
+  /// the over-long policy, or holding more images than a pack may (StepStats::dropped). A
+  /// sample drawn twice and dropped twice is listed twice.
+  std::vector<SampleId> dropped;
   StepEstimate estimate;
 
   /// Index of pack (rank, micro_step, slot) in `packs`.

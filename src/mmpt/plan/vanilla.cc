@@ -25,6 +25,7 @@ Result<VanillaPlanner> VanillaPlanner::Create(const cost::SampleTable& table,
   for (size_t s = 0; s < sizes.size(); ++s) sizes[s] = table.source_size(s);
   MMPT_ASSIGN_OR_RETURN(SampleOrder order,
                         SampleOrder::Create(sizes, config.source_weights, config.seed));
+  MMPT_RETURN_IF_ERROR(internal::PlaceableBySource(table, costs, config, order).status());
   return VanillaPlanner(table, costs, model, std::move(config), std::move(order));
 }
 
@@ -54,7 +55,7 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   stats_ = StepStats{};
   const Layout& layout = config_.layout;
   const uint32_t per_rank = layout.ga * layout.mbs;
-  uint64_t dropped_in_a_row = 0;
+  std::vector<uint64_t> dropped_rows;
   auto short_of_packs = [&] {
     for (uint32_t r = 0; r < layout.dp; ++r) {
       if (ready_[r].size() < per_rank) return true;
@@ -65,18 +66,11 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
     SampleOrder::Draw draw = order_.Next();
     uint64_t row = table_->source_begin[draw.source] + draw.index;
     ++stats_.drawn;
-    uint64_t images = table_->image_begin[row + 1] - table_->image_begin[row];
-    pack::Fitted fit = pack::FitToLength(table_->text_tokens[row], costs_->image_tokens[row],
-                                         layout.seq_len, config_.overlong);
-    if (fit.dropped || (config_.max_images_per_pack != 0 && images > config_.max_images_per_pack)) {
-      ++stats_.dropped;
-      if (++dropped_in_a_row > 2 * table_->num_samples() + 1) {
-        return Status::InvalidArgument("every sample of the corpus is dropped: none fits seq_len {}",
-                                       layout.seq_len);
-      }
+    pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
+    if (fit.dropped) {
+      dropped_rows.push_back(row);
       continue;
     }
-    dropped_in_a_row = 0;
     stats_.truncated += fit.truncated;
     uint32_t rank = static_cast<uint32_t>(dealt_++ % layout.dp);
     buffers_[rank].push_back({row, fit.tokens, fit.text_tokens});
@@ -97,10 +91,12 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   std::vector<uint32_t> assignment(packs.size());
   for (uint32_t i = 0; i < assignment.size(); ++i) assignment[i] = i;
   std::vector<balance::PackCost> costs = internal::CostPacks(packs, *costs_, *model_, layout.seq_len);
-  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_);
+  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_,
+                                     dropped_rows);
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
   plan.estimate = balance::Evaluate(costs, assignment, internal::GridOf(layout));
 
+  stats_.dropped = dropped_rows.size();
   stats_.packs = packs.size();
   stats_.placed = packs.samples.size();
   for (uint32_t r = 0; r < layout.dp; ++r) {

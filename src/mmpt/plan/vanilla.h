@@ -17,16 +17,19 @@ namespace mmpt::plan {
 /// today: the same blended sample stream is dealt round-robin to the DP ranks; each rank fills
 /// a local buffer of `config.vanilla_buffer` samples, packs it with first-fit decreasing, and
 /// trains on those packs in the order they come out, ga × mbs per step, with no view of any
-/// other rank. Over-long samples follow the same policy as mmpt.
+/// other rank. Over-long samples follow the same policy as mmpt. Like Energon's buffers, it
+/// takes the stream as drawn, so at an epoch boundary a step may hold a sample twice (what
+/// Planner prevents); allow_repeat does not apply to it. It is a baseline for comparison and
+/// simulation: no loader executes its plans.
 /// Borrowed table, costs and model must outlive it. Not thread-safe.
 class VanillaPlanner {
  public:
-  /// Errors: as Planner::Create.
+  /// Errors: as Planner::Create, but for a corpus smaller than a step (it repeats samples).
   static Result<VanillaPlanner> Create(const cost::SampleTable& table,
                                        const cost::CostedSamples& costs,
                                        const cost::CostModel& model, PlannerConfig config);
 
-  /// Plan the next step. Errors: InvalidArgument if the corpus cannot fill a step.
+  /// Plan the next step. Errors: those of PackItems and the cp stage.
   Result<StepPlan> PlanStep();
   /// Statistics of the last PlanStep() (carried counts samples waiting in rank buffers).
   const StepStats& last_stats() const { return stats_; }
