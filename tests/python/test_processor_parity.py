@@ -22,8 +22,6 @@ REFERENCE = os.path.join(ROOT, "tests", "load", "reference_processor.js")
 VISION = "qwen2.5-vl"
 PRESET = json.load(open(os.path.join(ROOT, "presets", "vision", VISION + ".json")))["resolution"]
 
-pytestmark = pytest.mark.slow
-
 
 def hand_cases(raw):
     """Chat records for the template's corners, using images synth wrote under `raw`."""
@@ -173,6 +171,7 @@ def image_tokens(width, height):
     return (h // PRESET["patch_size"]) * (w // PRESET["patch_size"]) // PRESET["spatial_merge"] ** 2
 
 
+@pytest.mark.slow
 def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(corpus, tmp_path):
     records = stored_records(corpus)
     loaded = load_epoch(corpus)
@@ -213,6 +212,7 @@ def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(cor
     print(f"{len(records)} samples equal the reference; {ties} images at a rounding tie")
 
 
+@pytest.mark.slow
 def test_loss_is_on_the_assistants_turns_or_on_every_text_token(corpus):
     records = stored_records(corpus)
     tokenizer = mmpt.Tokenizer.load()
@@ -242,3 +242,27 @@ def test_loss_is_on_the_assistants_turns_or_on_every_text_token(corpus):
                 markers = {pad, tokenizer.token_to_id("<|vision_start|>"),
                            tokenizer.token_to_id("<|vision_end|>")}
                 assert targets.tolist() == [t for t in tokens[1:].tolist() if t not in markers]
+
+
+def test_a_datasets_own_chat_template_renders_its_samples(tmp_path):
+    """The template is data chosen at prepare: the manifest carries it and the loader uses it."""
+    template = json.load(open(os.path.join(ROOT, "presets", "chat", "qwen_vl.json")))
+    template["name"] = "terse"
+    template["default_system"] = "Be terse."
+    path = tmp_path / "terse.json"
+    path.write_text(json.dumps(template))
+    records = tmp_path / "chat.jsonl"
+    records.write_text(json.dumps({"id": "a", "image": {"width": 56, "height": 56},
+                                   "conversations": [{"from": "human", "value": "<image>Hi"},
+                                                     {"from": "gpt", "value": "Hello."}]}) + "\n")
+    mmpt.prepare([("chat", str(records))], str(tmp_path / "ds"), jobs=1, on_error="fail",
+                 chat_template=str(path))
+    manifest = json.load(open(tmp_path / "ds" / "mmpt.json"))
+    assert manifest["chat_template"]["default_system"] == "Be terse."
+    tokenizer = mmpt.Tokenizer.load()
+    text = tokenizer.decode(mmpt.DatasetReader.open(str(tmp_path / "ds")).tokens(0).tolist())
+    assert text == ("<|im_start|>system\nBe terse.<|im_end|>\n<|im_start|>user\n"
+                    "<|vision_start|><|vision_end|>Hi<|im_end|>\n"
+                    "<|im_start|>assistant\nHello.<|im_end|>\n")
+    with pytest.raises(mmpt.NotFoundError, match="no_such_template"):
+        mmpt.prepare([("chat", str(records))], str(tmp_path / "ds2"), chat_template="no_such_template")
