@@ -43,6 +43,8 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   report.dir = dataset.dir();
   report.vision_preset = manifest.vision_preset;
   report.tokenizer = manifest.tokenizer;
+  const nlohmann::json chat = nlohmann::json::parse(manifest.chat_template, nullptr, false);
+  report.chat_template = chat.is_object() ? chat.value("name", std::string()) : std::string();
   struct Values {
     std::vector<uint64_t> text, images, image_tokens, tokens, each;
     uint64_t shards = 0, metadata_only = 0;
@@ -121,8 +123,9 @@ nlohmann::json ToJson(const Distribution& d) {
 }  // namespace
 
 std::string RenderInspectText(const InspectReport& report) {
-  std::string out = fmt::format("dataset {}  (tokenizer {}, vision {})\n", report.dir,
-                                report.tokenizer, report.vision_preset);
+  std::string out = fmt::format("dataset {}  (tokenizer {}, vision {}, chat template {})\n",
+                                report.dir, report.tokenizer, report.vision_preset,
+                                report.chat_template);
   for (const SourceSummary& s : report.sources) {
     out += fmt::format("\nsource {}: {} samples, {} images ({} metadata-only), {} shards\n",
                        s.name, s.tokens.count, s.images.total, s.metadata_only_media, s.shards);
@@ -144,6 +147,7 @@ std::string RenderInspectJson(const InspectReport& report) {
   doc["dir"] = report.dir;
   doc["tokenizer"] = report.tokenizer;
   doc["vision_preset"] = report.vision_preset;
+  doc["chat_template"] = report.chat_template;
   doc["sources"] = nlohmann::json::array();
   for (const SourceSummary& s : report.sources) {
     doc["sources"].push_back({{"name", s.name},

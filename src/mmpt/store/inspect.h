@@ -37,6 +37,7 @@ struct InspectReport {
   std::string dir;
   std::string vision_preset;
   std::string tokenizer;
+  std::string chat_template;  // the name of the template samples are rendered through
   std::vector<SourceSummary> sources;
 };
 
