@@ -150,20 +150,20 @@ void BindLoad(py::module_& m) {
   py::class_<load::DatasetSource, std::shared_ptr<load::DatasetSource>>(
       m, "DatasetSource",
       "A prepared dataset as the loader reads it: stored token ids, media bytes from the zips.")
+      // Images are resized by the dataset's vision preset (its manifest), the rule the plan
+      // counted their tokens with, so nothing here may change it.
       .def(py::init([](const std::string& path, const std::string& loss, int32_t image_pad_id,
-                       bool verify_crc, uint64_t min_pixels, uint64_t max_pixels) {
+                       bool verify_crc) {
              load::DatasetSourceOptions options;
              options.loss = ValueOrThrow(load::ParseLossMode(loss));
              options.image_pad_token_id = image_pad_id;
              options.verify_crc = verify_crc;
-             options.resize_from_manifest = min_pixels == 0 && max_pixels == 0;
-             if (min_pixels != 0) options.preprocess.resize.min_pixels = min_pixels;
-             if (max_pixels != 0) options.preprocess.resize.max_pixels = max_pixels;
              return ValueOrThrow(
                  WithoutGil([&] { return load::DatasetSource::Open(path, options); }));
            }),
-           py::arg("path"), py::arg("loss") = "all", py::arg("image_pad_token_id") = 151655,
-           py::arg("verify_crc") = true, py::arg("min_pixels") = 0, py::arg("max_pixels") = 0)
+           py::arg("path"), py::arg("loss") = "all",
+           py::arg("image_pad_token_id") = load::DatasetSourceOptions{}.image_pad_token_id,
+           py::arg("verify_crc") = true)
       .def_property_readonly("num_samples",
                              [](const load::DatasetSource& s) { return s.dataset().num_samples(); })
       .def_property_readonly("sources",

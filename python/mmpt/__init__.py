@@ -41,14 +41,12 @@ from .routing import RowSegment, VisionRouting  # noqa: F401,E402
 for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "merge",
               "DatasetReader",
               "ThdSplit", "split_thd", "assign_vision", "place_images", "image_cost",
-              "simulate_cp_vision"):
+              "list_presets", "simulate_cp_vision"):
     if hasattr(_mmpt, _name):
         globals()[_name] = getattr(_mmpt, _name)
 del _name
 
 # The loader (built with the load module): Dataset, Planner, Loader and the plan agreement check.
-# Its Dataset (a prepared dataset opened for loading) is mmpt.Dataset; the store's reader
-# binding stays reachable as _mmpt.Dataset.
 if hasattr(_mmpt, "Loader"):
     from ._mmpt import check_plan_agreement  # noqa: F401,E402
 

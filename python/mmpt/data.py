@@ -9,11 +9,14 @@ Batch keys (T = this CP rank's tokens): ``tokens``, ``labels`` (-100 where no lo
 shifted convention: ``labels[i]`` is the token after ``tokens[i]``), ``loss_mask`` (float32),
 ``position_ids`` ([T] or [3, T] M-RoPE), ``cu_seqlens`` / ``cu_seqlens_padded`` (int32, whole
 micro-step), ``max_seqlen``, ``pixel_values`` ([patches, 1176] float32, Qwen layout; only the
-images this CP rank encodes), ``image_grid_thw`` ([images, 3]), vision-DP routing
-(``encoded_images``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer, image,
-row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
+images this CP rank encodes), ``image_grid_thw`` ([images, 3]), ``routing`` (the
+:class:`mmpt.VisionRouting` of the micro-step's images: who encodes each, which rows go to which
+token positions of which CP rank; at CP 1 every image is this rank's) and the arrays it is read
+from (``encoded_images``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer,
+image, row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
 ``dropped`` (samples left out under ``on_bad_sample="drop"``, with the reason), ``step``,
 ``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size`` and ``plan_hash``.
+``mmpt.torch.to_tensors(batch)`` turns the arrays into torch tensors without copying.
 """
 
 from __future__ import annotations
@@ -21,29 +24,25 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, Optional
 
 from . import _mmpt
+from .routing import VisionRouting
 
 
 class Dataset:
     """A prepared dataset (``mmpt prepare``) opened for loading.
 
     ``loss``: ``"all"`` (every text token is a target) or ``"assistant"`` (only assistant turns).
-    ``verify_crc`` checks every image against its recorded CRC-32 before decoding, so an image
-    changed after prepare is caught the same way on every rank. Raises ``mmpt.NotFoundError``
-    for a directory that is not a dataset.
+    ``image_pad_token_id``: the placeholder token of image rows (None: the loader's default,
+    Qwen-VL's ``<|image_pad|>``). ``verify_crc`` checks every image against its recorded CRC-32
+    before decoding, so an image changed after prepare is caught the same way on every rank.
+    Raises ``mmpt.NotFoundError`` for a directory that is not a dataset. (``mmpt.DatasetReader``
+    reads a dataset's samples and media by index instead.)
     """
 
-    def __init__(self, path: str, loss: str = "all", image_pad_token_id: int = 151655,
+    def __init__(self, path: str, loss: str = "all", image_pad_token_id: Optional[int] = None,
                  verify_crc: bool = True):
         self.path = str(path)
-        self._source = _mmpt.DatasetSource(self.path, loss=loss,
-                                           image_pad_token_id=image_pad_token_id,
-                                           verify_crc=verify_crc)
-
-    @staticmethod
-    def open(path: str):
-        """The store's reader of a prepared dataset (``_mmpt.Dataset.open``: samples and media
-        by index), for code that reads rather than loads."""
-        return _mmpt.Dataset.open(path)
+        given = {} if image_pad_token_id is None else {"image_pad_token_id": image_pad_token_id}
+        self._source = _mmpt.DatasetSource(self.path, loss=loss, verify_crc=verify_crc, **given)
 
     @property
     def num_samples(self) -> int:
@@ -103,6 +102,8 @@ class Planner:
 class Loader:
     """One rank's batches, one per micro-step, in order, loaded ahead by native threads.
 
+    ``dataset`` is a :class:`Dataset` or its path (as for :class:`Planner`), ``planner`` the
+    plans to execute; ``dp_rank`` and ``cp_rank`` say which share of them is this rank's.
     ``steps``: how many steps to load (None: until stopped). ``num_threads`` workers assemble
     micro-steps in parallel, at most ``prefetch`` finished ones wait, and the batches being
     built or waiting hold at most ``max_bytes``. ``on_bad_sample``: ``"fail"`` (raise, naming
@@ -111,11 +112,11 @@ class Loader:
     and restore the position together with the planner's state.
     """
 
-    def __init__(self, dataset: Dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
+    def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
                  num_threads: int = 2, prefetch: int = 4, max_bytes: int = 4 << 30,
                  on_bad_sample: str = "fail", mrope: bool = True,
                  steps: Optional[int] = None, start_step: int = 0):
-        self.dataset = dataset
+        self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self.planner = planner
         self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, num_threads=num_threads,
                           prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
@@ -137,6 +138,7 @@ class Loader:
         batch = self._native.next()
         if batch is None:
             raise StopIteration
+        batch["routing"] = VisionRouting.from_batch(batch)
         return batch
 
     @property
