@@ -3,9 +3,9 @@ by doc_blocks.py (its docstring gives the fence conventions), or is marked as ou
 a later block runs, as slow, or as not tested with its reason.
 
 Each document runs in its own temporary folder that stands for the checkout: a link to every
-top-level entry of the source tree, and build/release a link to this build (whatever its preset),
-so commands written for the checkout's root work while what they write stays in the temporary
-folder. The build's ``mmpt`` is on PATH and its package on PYTHONPATH.
+top-level entry of the source tree, build/release a link to this build (whatever its preset),
+and ../shared the checkout's, so commands written for the checkout's root work while what they
+write stays in the temporary folder. The build's ``mmpt`` is on PATH and its package on PYTHONPATH.
 """
 
 import glob
@@ -27,9 +27,11 @@ DOCS = ["README.md"] + sorted(os.path.relpath(p, ROOT)
 
 
 def checkout_folder(tmp_path):
-    """A folder standing for the checkout (see the module docstring)."""
+    """A folder standing for the checkout (see the module docstring), beside a link to the
+    checkout's ../shared, where the documents' real data lives."""
     work = tmp_path / "checkout"
     work.mkdir()
+    os.symlink(os.path.join(ROOT, "..", "shared"), tmp_path / "shared")
     for entry in os.listdir(ROOT):
         if entry != "build" and not entry.startswith("."):
             os.symlink(os.path.join(ROOT, entry), work / entry)
@@ -130,7 +132,8 @@ def test_unmarked_or_malformed_blocks_fail(tmp_path, text, message):
 
 
 def test_a_failing_block_is_named_and_stops_the_file(tmp_path):
-    text = "intro\n\n```sh\ntrue\n```\n\n```sh\nfalse | cat\necho after\n```\n\n```sh\necho next\n```\n"
+    text = ("intro\n\n```sh\ntrue\n```\n\n```sh\nfalse | cat\necho after\n```\n\n"
+            "```sh\necho next\n```\n")
     rc, out = run_text(tmp_path, text)
     assert rc != 0 and "doc.md:7: a command failed" in out and "after" not in out, out
     assert "next" not in out

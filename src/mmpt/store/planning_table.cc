@@ -126,9 +126,9 @@ Status RawRecordError(std::string_view line, const std::vector<std::string>& pat
   const fs::path first(paths.front());
   const std::string out = (first.parent_path() / (first.stem().string() + "-dataset")).string();
   return Status::InvalidArgument(
-      "a {} record: raw data, not planning metadata ('text_tokens' or 'text', 'images'); its "
-      "exact token count is what `mmpt prepare` renders, so prepare it and plan the dataset: "
-      "mmpt prepare {}--out {}",
+      "a {} record (raw data), not planning metadata ('text_tokens' or 'text', 'images'): "
+      "only `mmpt prepare` counts its tokens exactly, as the loader renders them; prepare it, "
+      "then plan the dataset: mmpt prepare {}--out {}",
       InputFormatName(format), inputs, ShellWord(out));
 }
 
