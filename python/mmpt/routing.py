@@ -20,7 +20,7 @@ Terms:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Sequence, Set, Tuple
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class VisionRouting:
         row_begin, row_count, local_offset, source_rank)`` (a list of tuples or an [N, 6]
         array). A rank encodes the images named its encoder and those it is the source of a
         segment of (under the naive policy an image straddling ranks is encoded by each)."""
-        encoded: List[set] = [set() for _ in range(int(cp_size))]
+        encoded: List[Set[int]] = [set() for _ in range(int(cp_size))]
         for image, rank in enumerate(image_encoder):
             if not 0 <= int(rank) < int(cp_size):
                 raise ValueError(f"routing: image {image}'s encoder {rank} is not in the group")

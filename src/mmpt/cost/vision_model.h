@@ -54,9 +54,8 @@ struct ImageCost {
   double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + merger
 };
 
-/// The resize rule of a kSmartResize preset: factor patch_size × spatial_merge, the preset's
-/// pixel bounds (the one place a preset becomes a media::ResizeRule). Errors: InvalidArgument
-/// naming the preset when it resizes by another rule.
+/// The resize rule of a kSmartResize preset: factor patch_size × spatial_merge and the preset's
+/// pixel bounds. Errors: InvalidArgument naming the preset when it resizes by another rule.
 Result<media::ResizeRule> ResizeRuleOf(const VisionConfig& config);
 
 /// Cost one `width` × `height` image. `llm_hidden` is the merger's output width.
