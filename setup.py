@@ -10,7 +10,9 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-ROOT = os.path.dirname(os.path.abspath(__file__))
+# The checkout, also when this file is reached through a link (the doc test's folder standing
+# for the checkout): build/pip is then the checkout's, built once and reused.
+ROOT = os.path.dirname(os.path.realpath(__file__))
 
 
 class CMakeBuild(build_ext):

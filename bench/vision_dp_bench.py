@@ -147,7 +147,7 @@ def main():
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
 
-    tokenizer = mmpt.Tokenizer.load()
+    tokenizer = mmpt.Tokenizer()
     packs = pack_samples(load_mix(args.seed, tokenizer), args.seq_len, args.packs,
                          vision_preset(args.max_tokens))
     encoder = SmallEncoder(HIDDEN, OUT, HEADS, LAYERS, patch_dim=3 * TEMPORAL * PATCH * PATCH)

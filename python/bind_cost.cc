@@ -1,12 +1,16 @@
-// Bindings of mmpt::cost: what an image becomes under a vision preset, and what it costs.
+// Bindings of mmpt::cost: what an image becomes under a vision preset, and what it costs. Every
+// default is a preset's: cost::Defaults names them, the preset files hold their numbers.
 
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "bind_common.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/vision_model.h"
+#include "mmpt/media/smart_resize.h"
 
 namespace mmpt::python {
 namespace {
@@ -23,10 +27,37 @@ cost::VisionConfig VisionConfigFrom(const std::string& vision) {
 
 void BindCost(py::module_& m) {
   m.def(
+      "smart_resize",
+      [](uint32_t height, uint32_t width, const std::string& vision,
+         std::optional<uint32_t> factor, std::optional<uint64_t> min_pixels,
+         std::optional<uint64_t> max_pixels, std::optional<double> max_aspect_ratio) {
+        media::ResizeRule rule = ValueOrThrow(cost::ResizeRuleOf(VisionConfigFrom(vision)));
+        if (factor) rule.factor = *factor;
+        if (min_pixels) rule.min_pixels = *min_pixels;
+        if (max_pixels) rule.max_pixels = *max_pixels;
+        if (max_aspect_ratio) rule.max_aspect_ratio = *max_aspect_ratio;
+        media::ResizedSize size = ValueOrThrow(media::SmartResize(height, width, rule));
+        return std::make_pair(size.height, size.width);
+      },
+      py::arg("height"), py::arg("width"), py::kw_only(),
+      py::arg("vision") = std::string(cost::Defaults::kVision), py::arg("factor") = py::none(),
+      py::arg("min_pixels") = py::none(), py::arg("max_pixels") = py::none(),
+      py::arg("max_aspect_ratio") = py::none(),
+      "(height, width) an image is resized to by the Qwen-VL rule of vision preset `vision` "
+      "(default: the one `mmpt prepare` and the loader use unless told otherwise): both "
+      "multiples of patch × merge, area within the preset's [min_pixels, max_pixels]. "
+      "`factor`, `min_pixels`, `max_pixels` and `max_aspect_ratio` override the preset's. "
+      "Raises NotFoundError (unknown preset), InvalidArgumentError for a preset with another "
+      "rule, a zero side or an aspect ratio above max_aspect_ratio.");
+  m.def(
       "image_cost",
-      [](uint32_t width, uint32_t height, const std::string& vision, uint32_t llm_hidden) {
+      [](uint32_t width, uint32_t height, const std::string& vision,
+         std::optional<uint32_t> llm_hidden) {
+        if (!llm_hidden) {
+          llm_hidden = ValueOrThrow(cost::LoadLlmPreset(cost::Defaults::kLlm)).hidden;
+        }
         cost::ImageCost c =
-            ValueOrThrow(cost::CostImage(VisionConfigFrom(vision), width, height, llm_hidden));
+            ValueOrThrow(cost::CostImage(VisionConfigFrom(vision), width, height, *llm_hidden));
         py::dict out;
         out["resized_width"] = c.resized_width;
         out["resized_height"] = c.resized_height;
@@ -37,10 +68,11 @@ void BindCost(py::module_& m) {
         return out;
       },
       py::arg("width"), py::arg("height"), py::arg("vision") = std::string(cost::Defaults::kVision),
-      py::arg("llm_hidden") = 3584,
+      py::arg("llm_hidden") = py::none(),
       "What a width×height image becomes under a vision preset (a name under presets/vision, "
       "or a preset's JSON text): resized size, LLM tokens, encoder patches, and training FLOPs "
-      "of encoder + merger. Raises NotFoundError (unknown preset), InvalidArgumentError.");
+      "of encoder + merger into an LLM of width `llm_hidden` (default: the default LLM "
+      "preset's). Raises NotFoundError (unknown preset), InvalidArgumentError.");
   m.def("list_presets", &cost::ListPresets, py::arg("kind"),
         "Names of the presets of one kind: \"vision\", \"llm\" or \"hardware\".");
 }

@@ -87,16 +87,15 @@ void BindStore(py::module_& m) {
       m, "DatasetReader",
       "Random access to a prepared dataset through mmap (thread-safe, read-only): planning "
       "metadata, token ids, media bytes. mmpt.Dataset is the loader's view of one.")
-      .def_static(
-          "open",
-          [](const std::string& dir) {
-            Result<store::Dataset> dataset = [&] {
-              py::gil_scoped_release release;
-              return store::Dataset::Open(dir);
-            }();
-            return std::make_shared<store::Dataset>(ValueOrThrow(std::move(dataset)));
-          },
-          py::arg("dir"), "Open a prepared dataset. Raises NotFoundError, CorruptError, IOError.")
+      .def(py::init([](const std::string& dir) {
+             Result<store::Dataset> dataset = [&] {
+               py::gil_scoped_release release;
+               return store::Dataset::Open(dir);
+             }();
+             return std::make_shared<store::Dataset>(ValueOrThrow(std::move(dataset)));
+           }),
+           py::arg("dir"),
+           "Open the prepared dataset in `dir`. Raises NotFoundError, CorruptError, IOError.")
       .def_property_readonly("num_samples", &store::Dataset::num_samples)
       .def_property_readonly("sources", &store::Dataset::sources)
       .def(

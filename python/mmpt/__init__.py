@@ -7,7 +7,10 @@ engine reports is raised as a subclass of :class:`mmpt.Error` whose text is the 
 each also derives from the matching built-in exception (``NotFoundError`` from
 ``FileNotFoundError``, ``InvalidArgumentError`` from ``ValueError``, ...).
 
-``mmpt.torch`` holds the PyTorch helpers (vision data parallelism under context parallelism).
+``mmpt.Dataset``, ``mmpt.Planner`` and ``mmpt.Loader`` take a prepared dataset to batches;
+``mmpt.torch`` holds the PyTorch helpers: ``to_tensors`` (a batch as tensors, no copy),
+``megatron_batch``, and vision data parallelism under context parallelism (``vision_dp_embed``).
+docs/python.md is the guide.
 """
 
 try:
@@ -41,14 +44,12 @@ from .routing import RowSegment, VisionRouting  # noqa: F401,E402
 for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "merge",
               "DatasetReader",
               "ThdSplit", "split_thd", "assign_vision", "place_images", "image_cost",
-              "simulate_cp_vision"):
+              "list_presets", "simulate_cp_vision"):
     if hasattr(_mmpt, _name):
         globals()[_name] = getattr(_mmpt, _name)
 del _name
 
 # The loader (built with the load module): Dataset, Planner, Loader and the plan agreement check.
-# Its Dataset (a prepared dataset opened for loading) is mmpt.Dataset; the store's reader
-# binding stays reachable as _mmpt.Dataset.
 if hasattr(_mmpt, "Loader"):
     from ._mmpt import check_plan_agreement  # noqa: F401,E402
 

@@ -9,12 +9,14 @@ Batch keys (T = this CP rank's tokens): ``tokens``, ``labels`` (-100 where no lo
 shifted convention: ``labels[i]`` is the token after ``tokens[i]``), ``loss_mask`` (float32),
 ``position_ids`` ([T] or [3, T] M-RoPE), ``cu_seqlens`` / ``cu_seqlens_padded`` (int32, whole
 micro-step), ``max_seqlen``, ``pixel_values`` ([patches, 1176] float32, Qwen layout; only the
-images this CP rank encodes), ``image_grid_thw`` ([images, 3]), vision-DP routing
-(``encoded_images``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer, image,
-row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
+images this CP rank encodes), ``image_grid_thw`` ([images, 3]), ``routing`` (the
+:class:`mmpt.VisionRouting` of the micro-step's images: who encodes each, which rows go to which
+token positions of which CP rank; at CP 1 every image is this rank's) and the arrays it is read
+from (``encoded_images``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer,
+image, row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
 ``dropped`` (samples left out under ``on_bad_sample="drop"``, with the reason), ``step``,
-``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size``, ``plan_hash`` and ``plan_dropped`` (samples
-the step's plan dropped as over-long, over every rank: the same in each batch of the step).
+``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size`` and ``plan_hash``.
+``mmpt.torch.to_tensors(batch)`` turns the arrays into torch tensors without copying.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, Optional
 
 from . import _mmpt
+from .routing import VisionRouting
 
 
 class Dataset:
@@ -33,7 +36,8 @@ class Dataset:
     text token). ``tokenizer``: a tokenizer path, default the one the manifest records.
     ``verify_crc`` checks every image against its recorded CRC-32 before decoding, so an image
     changed after prepare is caught the same way on every rank. Raises ``mmpt.NotFoundError``
-    for a directory that is not a dataset.
+    for a directory that is not a dataset. (``mmpt.DatasetReader`` reads a dataset's samples and
+    media by index instead.)
     """
 
     def __init__(self, path: str, loss: str = "assistant", tokenizer: str = "",
@@ -41,12 +45,6 @@ class Dataset:
         self.path = str(path)
         self._source = _mmpt.DatasetSource(self.path, loss=loss, tokenizer=tokenizer,
                                            verify_crc=verify_crc)
-
-    @staticmethod
-    def open(path: str):
-        """The store's reader of a prepared dataset (``_mmpt.Dataset.open``: samples and media
-        by index), for code that reads rather than loads."""
-        return _mmpt.Dataset.open(path)
 
     @property
     def num_samples(self) -> int:
@@ -116,6 +114,8 @@ class Planner:
 class Loader:
     """One rank's batches, one per micro-step, in order, loaded ahead by native threads.
 
+    ``dataset`` is a :class:`Dataset` or its path (as for :class:`Planner`), ``planner`` the
+    plans to execute; ``dp_rank`` and ``cp_rank`` say which share of them is this rank's.
     ``steps``: how many steps to load (None: until stopped). ``num_threads`` workers assemble
     micro-steps in parallel, at most ``prefetch`` finished ones wait, and the batches being
     built or waiting hold at most ``max_bytes``. ``on_bad_sample``: ``"fail"`` (raise, naming
@@ -124,11 +124,11 @@ class Loader:
     and restore the position together with the planner's state.
     """
 
-    def __init__(self, dataset: Dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
+    def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
                  num_threads: int = 2, prefetch: int = 4, max_bytes: int = 4 << 30,
                  on_bad_sample: str = "fail", mrope: bool = True,
                  steps: Optional[int] = None, start_step: int = 0):
-        self.dataset = dataset
+        self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self.planner = planner
         self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, num_threads=num_threads,
                           prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
@@ -150,6 +150,7 @@ class Loader:
         batch = self._native.next()
         if batch is None:
             raise StopIteration
+        batch["routing"] = VisionRouting.from_batch(batch)
         return batch
 
     @property

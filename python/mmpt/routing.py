@@ -20,7 +20,7 @@ Terms:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Sequence, Set, Tuple
 
 
 @dataclass(frozen=True)
@@ -95,45 +95,41 @@ class VisionRouting:
         policy: str = "",
     ) -> "VisionRouting":
         """Build from the flat arrays a loaded Batch carries (``load::Batch``): per image its
-        rows and its encoding CP rank, and every segment as a row ``(consumer, image,
+        rows and its (first) encoding CP rank, and every segment as a row ``(consumer, image,
         row_begin, row_count, local_offset, source_rank)`` (a list of tuples or an [N, 6]
-        array). One encoder per image (vision DP; the naive policy has no Batch form)."""
-        encoded: List[List[int]] = [[] for _ in range(int(cp_size))]
+        array). A rank encodes the images named its encoder and those it is the source of a
+        segment of (under the naive policy an image straddling ranks is encoded by each)."""
+        encoded: List[Set[int]] = [set() for _ in range(int(cp_size))]
         for image, rank in enumerate(image_encoder):
             if not 0 <= int(rank) < int(cp_size):
                 raise ValueError(f"routing: image {image}'s encoder {rank} is not in the group")
-            encoded[int(rank)].append(image)
+            encoded[int(rank)].add(image)
         consumed: List[List[RowSegment]] = [[] for _ in range(int(cp_size))]
         for row in routes:
             consumer, image, row_begin, row_count, local_offset, source = (int(v) for v in row)
             if not 0 <= consumer < int(cp_size):
                 raise ValueError(f"routing: a segment of image {image} names consumer {consumer}")
+            if not 0 <= source < int(cp_size):
+                raise ValueError(f"routing: a segment of image {image} names source {source}")
             consumed[consumer].append(RowSegment(image, row_begin, row_count, local_offset, source))
+            encoded[source].add(image)
         for segments in consumed:
             segments.sort(key=lambda seg: seg.local_offset)
-        return VisionRouting.create(cp_size, image_rows, encoded, consumed, policy)
+        return VisionRouting.create(cp_size, image_rows, [sorted(images) for images in encoded],
+                                    consumed, policy)
 
     @staticmethod
     def from_batch(batch) -> "VisionRouting":
         """The routing of a batch dict from ``mmpt.Loader`` (keys ``cp_size``, ``image_rows``,
-        ``image_encoder``, ``routes``). Raises ValueError for a batch without routing (CP 1:
-        the loader sends none; every image is local, encode them all)."""
-        cp_size = int(batch["cp_size"])
-        if cp_size < 2:
-            raise ValueError("routing: a CP 1 batch carries no vision-DP routing; encode its "
-                             "pixel_values and write the rows at its image-pad tokens")
-        return VisionRouting.from_arrays(cp_size, batch["image_rows"], batch["image_encoder"],
-                                         batch["routes"], "")
+        ``image_encoder``, ``routes``), at any CP size; the loader puts it in every batch as
+        ``batch["routing"]``."""
+        return VisionRouting.from_arrays(int(batch["cp_size"]), batch["image_rows"],
+                                         batch["image_encoder"], batch["routes"], "")
 
     def to_arrays(self):
-        """(image_rows, image_encoder, routes): the inverse of :meth:`from_arrays`; raises
-        ValueError when an image has several encoders (naive policy)."""
-        encoder = []
-        for image in range(self.num_images):
-            ranks = self.encoders(image)
-            if len(ranks) != 1:
-                raise ValueError(f"routing: image {image} has encoders {ranks}, not one")
-            encoder.append(ranks[0])
+        """(image_rows, image_encoder, routes): the inverse of :meth:`from_arrays`, in the
+        loader's form (an image's first encoder; the others are the sources of its segments)."""
+        encoder = [self.encoders(image)[0] for image in range(self.num_images)]
         routes = [(rank, s.image, s.row_begin, s.row_count, s.local_offset, s.source_rank)
                   for rank in range(self.cp_size) for s in self.consumed[rank]]
         return list(self.image_rows), encoder, routes

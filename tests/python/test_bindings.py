@@ -71,12 +71,12 @@ def test_every_status_code_has_its_class():
         assert cls.__module__ == "mmpt"
 
 
-@pytest.mark.skipif(not hasattr(mmpt, "smart_resize"), reason="media module not built")
+@pytest.mark.skipif(not hasattr(mmpt, "smart_resize"), reason="cost module not built")
 def test_smart_resize_follows_the_qwen_rule_and_raises_on_bad_sizes():
     # COCO's most common size: 640x427 (w x h). Multiples of 28, area within bounds.
     height, width = mmpt.smart_resize(427, 640)
     assert (height, width) == (420, 644)
-    height, width = mmpt.smart_resize(4000, 3000)
+    height, width = mmpt.smart_resize(4000, 3000, max_pixels=28 * 28 * 1280)
     assert height % 28 == 0 and width % 28 == 0 and height * width <= 28 * 28 * 1280
     # Rounding gives 96x96, above max_pixels, so both sides shrink by sqrt(area/max) and floor.
     assert mmpt.smart_resize(100, 100, factor=32, min_pixels=32 * 32, max_pixels=64 * 64) == (

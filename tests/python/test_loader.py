@@ -234,3 +234,69 @@ def test_missing_shard_is_named(dataset_dir, tmp_path):
     reasons = [d["reason"] for b in make_loader(path, steps=3, on_bad_sample="drop")
                for d in b["dropped"]]
     assert reasons and all(".zip" in r for r in reasons)
+
+
+def image_pad_positions(tokens):
+    pad = mmpt.Tokenizer().token_to_id("<|image_pad|>")
+    return np.flatnonzero(np.asarray(tokens) == pad).tolist()
+
+
+def test_every_batch_carries_its_routing_at_cp_1(dataset_dir):
+    # Planner and Loader both take the dataset's path as well as a Dataset.
+    batch = next(mmpt.Loader(dataset_dir, mmpt.Planner(dataset_dir, seq_len=2048), steps=1))
+    routing = batch["routing"]
+    assert isinstance(routing, mmpt.VisionRouting) and routing.cp_size == 1
+    images = len(batch["image_grid_thw"])
+    assert images > 0 and routing.encoded == (tuple(range(images)),)
+    # One row per image token (2×2 merge), at exactly the image placeholders, in token order.
+    rows = (np.prod(batch["image_grid_thw"], axis=1) // 4).tolist()
+    assert list(routing.image_rows) == rows
+    assert routing.indices(0).positions == image_pad_positions(batch["tokens"])
+    assert routing.cross_rank_rows() == 0
+
+
+@pytest.mark.parametrize("policy", ["cost", "count", "naive"])
+def test_cp_ranks_get_the_same_routing_and_pixels_of_their_images_only(dataset_dir, policy):
+    dataset = mmpt.Dataset(dataset_dir)
+    planner = mmpt.Planner(dataset, seq_len=2048, ga=2, cp=2, seed=5, vision_policy=policy)
+    ranks = [list(mmpt.Loader(dataset, planner, cp_rank=r, steps=1)) for r in range(2)]
+    crossed = 0
+    for pair in zip(*ranks):
+        routing = pair[0]["routing"]
+        assert pair[1]["routing"] == routing  # the plan's, the same on every rank
+        crossed += routing.cross_rank_rows()
+        for r, batch in enumerate(pair):
+            mine = list(routing.encoded[r])
+            assert batch["encoded_images"].tolist() == mine
+            assert batch["pixel_values"].shape[0] == 4 * sum(routing.image_rows[i] for i in mine)
+            assert routing.indices(r).positions == image_pad_positions(batch["tokens"])
+    assert (crossed == 0) == (policy == "naive")  # vision DP moves rows; naive never does
+
+
+def test_a_training_step_runs_on_one_process_with_the_batch_routing(dataset_dir):
+    """README "Python": tensors in one call, batch["routing"], no process group at CP 1."""
+    import torch
+    from mmpt.torch import vision_dp_embed
+
+    batch = to_tensors(next(make_loader(dataset_dir, steps=1)))
+    assert isinstance(batch["tokens"], torch.Tensor) and batch["routing"].cp_size == 1
+
+    class Visual(torch.nn.Module):  # one row per image token: Qwen's 2×2 merge
+        def __init__(self, patch_dim, hidden):
+            super().__init__()
+            self.merge = torch.nn.Linear(4 * patch_dim, hidden)
+
+        def forward(self, pixel_values, image_grid_thw):
+            return self.merge(pixel_values.reshape(-1, 4 * pixel_values.shape[1]))
+
+    embed = torch.nn.Embedding(mmpt.Tokenizer().vocab_size, 8)
+    visual = Visual(batch["pixel_values"].shape[1], 8)
+    tokens = embed(batch["tokens"])
+    embeds = vision_dp_embed(visual, batch["pixel_values"], batch["image_grid_thw"], tokens,
+                             batch["routing"])
+    positions = image_pad_positions(batch["tokens"])
+    torch.testing.assert_close(embeds[positions], visual(batch["pixel_values"], None))
+    others = sorted(set(range(len(tokens))) - set(positions))
+    torch.testing.assert_close(embeds[others], tokens[others])
+    embeds.sum().backward()
+    assert visual.merge.weight.grad.abs().sum() > 0 and embed.weight.grad is not None

@@ -9,7 +9,7 @@ needs = pytest.mark.skipif
 
 @needs(not hasattr(mmpt, "Tokenizer"), reason="text module not built")
 def test_tokenizer_round_trips_and_knows_qwen_special_tokens(tmp_path):
-    tokenizer = mmpt.Tokenizer.load()
+    tokenizer = mmpt.Tokenizer()
     text = "A man is in a kitchen making pizzas."
     ids = tokenizer.encode(text)
     assert tokenizer.decode(ids) == text
@@ -21,7 +21,7 @@ def test_tokenizer_round_trips_and_knows_qwen_special_tokens(tmp_path):
     with pytest.raises(mmpt.OutOfRangeError):
         tokenizer.decode([tokenizer.vocab_size + 10])
     with pytest.raises(mmpt.NotFoundError, match="missing.json"):
-        mmpt.Tokenizer.load(str(tmp_path / "missing.json"))
+        mmpt.Tokenizer(str(tmp_path / "missing.json"))
 
 
 @needs(not hasattr(mmpt, "image_cost"), reason="cost module not built")
@@ -69,7 +69,7 @@ def test_prepare_then_read_the_real_mix_back(tmp_path):
     inputs = write_real_mix(str(tmp_path / "inputs"), coco, num_captions=20, num_docs=4)
     report = mmpt.prepare(inputs, str(tmp_path / "ds"), jobs=1, on_error="fail")
     assert (report["samples"], report["skipped"]) == (24, 0)
-    dataset = mmpt.DatasetReader.open(str(tmp_path / "ds"))
+    dataset = mmpt.DatasetReader(str(tmp_path / "ds"))
     assert dataset.num_samples == 24 and dataset.sources == ["coco", "mmc4"]
     for i in range(20):
         meta = dataset.sample_meta(i)
@@ -78,7 +78,7 @@ def test_prepare_then_read_the_real_mix_back(tmp_path):
         assert ids.dtype.name == "int32" and len(ids) == meta["text_tokens"] > 0
         assert not ids.flags.writeable
         assert dataset.media(i, 0) == b""  # metadata-only: a size, no bytes
-    tokenizer = mmpt.Tokenizer.load()
+    tokenizer = mmpt.Tokenizer()
     # Stored ids are the sample rendered through the chat template (image pads left out).
     text = tokenizer.decode(dataset.tokens(0).tolist())
     assert text.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n")
@@ -88,7 +88,7 @@ def test_prepare_then_read_the_real_mix_back(tmp_path):
     with pytest.raises(mmpt.OutOfRangeError, match="sample 24"):
         dataset.sample_meta(24)
     with pytest.raises(mmpt.NotFoundError):
-        mmpt.DatasetReader.open(str(tmp_path / "nothing-here"))
+        mmpt.DatasetReader(str(tmp_path / "nothing-here"))
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "image": {"width": 0, "height": 5}, "conversations": []}\n')
     with pytest.raises(mmpt.Error, match="bad.jsonl:1"):

@@ -186,7 +186,7 @@ def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(cor
     expected = [json.loads(line) for line in reference.read_text().splitlines()]
     assert len(expected) == len(records)
 
-    reader = mmpt.DatasetReader.open(corpus)
+    reader = mmpt.DatasetReader(corpus)
     kinds = set()
     ties = 0
     for i, (record, want) in enumerate(zip(records, expected)):
@@ -215,7 +215,7 @@ def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(cor
 @pytest.mark.slow
 def test_loss_is_on_the_assistants_turns_or_on_every_text_token(corpus):
     records = stored_records(corpus)
-    tokenizer = mmpt.Tokenizer.load()
+    tokenizer = mmpt.Tokenizer()
     for loss in ("assistant", "all"):
         source = mmpt.Dataset(corpus, loss=loss)
         planner = mmpt.Planner(source, seq_len=32768, dp=1, ga=1, vision=VISION)
@@ -259,8 +259,8 @@ def test_a_datasets_own_chat_template_renders_its_samples(tmp_path):
                  chat_template=str(path))
     manifest = json.load(open(tmp_path / "ds" / "mmpt.json"))
     assert manifest["chat_template"]["default_system"] == "Be terse."
-    tokenizer = mmpt.Tokenizer.load()
-    text = tokenizer.decode(mmpt.DatasetReader.open(str(tmp_path / "ds")).tokens(0).tolist())
+    tokenizer = mmpt.Tokenizer()
+    text = tokenizer.decode(mmpt.DatasetReader(str(tmp_path / "ds")).tokens(0).tolist())
     assert text == ("<|im_start|>system\nBe terse.<|im_end|>\n<|im_start|>user\n"
                     "<|vision_start|><|vision_end|>Hi<|im_end|>\n"
                     "<|im_start|>assistant\nHello.<|im_end|>\n")

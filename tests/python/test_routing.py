@@ -110,7 +110,7 @@ def test_invalid_routings_are_rejected_with_the_fault_named(change, message):
         VisionRouting.create(**spec)
 
 
-@pytest.mark.parametrize("policy", ["count", "cost"])
+@pytest.mark.parametrize("policy", ["count", "cost", "naive"])
 def test_the_flat_batch_form_round_trips(policy):
     rng = random.Random(7)
     for _ in range(50):
@@ -121,14 +121,13 @@ def test_the_flat_batch_form_round_trips(policy):
         assert VisionRouting.from_arrays(4, rows, encoder, routes, policy) == routing
 
 
-def test_the_flat_form_rejects_bad_ranks_and_naive_routings():
+def test_the_flat_form_rejects_bad_ranks():
     with pytest.raises(ValueError, match="encoder 5"):
         VisionRouting.from_arrays(2, [1], [5], [(0, 0, 0, 1, 0, 5)])
     with pytest.raises(ValueError, match="consumer 3"):
         VisionRouting.from_arrays(2, [1], [0], [(3, 0, 0, 1, 0, 0)])
-    naive = mmpt.assign_vision(mmpt.split_thd([40], 2), [(5, 30, 1.0)], "naive")
-    with pytest.raises(ValueError, match="encoders \\[0, 1\\]"):
-        naive.to_arrays()
+    with pytest.raises(ValueError, match="source 4"):
+        VisionRouting.from_arrays(2, [1], [0], [(0, 0, 0, 1, 0, 4)])
 
 
 def test_from_batch_reads_the_loader_batch_keys():
@@ -141,6 +140,7 @@ def test_from_batch_reads_the_loader_batch_keys():
              "image_encoder": np.array(encoder, dtype=np.int32),
              "routes": np.array(routes, dtype=np.int32).reshape(-1, 6)}
     assert VisionRouting.from_batch(batch).consumed == routing.consumed
-    with pytest.raises(ValueError, match="CP 1"):
-        VisionRouting.from_batch({"cp_size": 1, "image_rows": [], "image_encoder": [],
-                                  "routes": []})
+    # CP 1: one rank encodes and consumes every image.
+    single = VisionRouting.from_batch({"cp_size": 1, "image_rows": [6], "image_encoder": [0],
+                                       "routes": [(0, 0, 0, 6, 3, 0)]})
+    assert single.encoded == ((0,),) and single.indices(0).positions == list(range(3, 9))

@@ -52,7 +52,7 @@ SCENARIOS = {
 def pack_for(spec, coco):
     """The pack of a scenario, as every worker builds it."""
     if spec.get("dataset"):
-        return pack_from_dataset(mmpt.DatasetReader.open(spec["dataset"]), spec["indices"])
+        return pack_from_dataset(mmpt.DatasetReader(spec["dataset"]), spec["indices"])
     return make_pack(coco, spec["seed"], spec["samples"], text_only=spec.get("text_only", ()))
 
 

@@ -29,9 +29,9 @@ def test_cp1_embed_places_every_image_row_at_its_pad_token():
     text = (tokens != IMAGE_PAD).nonzero().reshape(-1)
     torch.testing.assert_close(embeds[text], lm.embed_tokens(tokens)[text], rtol=0, atol=0)
     assert stats.collectives == 0 and stats.forward_bytes_sent == 0
-    # [1, tokens, hidden] works the same way.
+    # [1, tokens, hidden] works the same way, and at CP 1 no rank nor process group is needed.
     batched = vision_dp_embed(encoder, torch.cat(pack.pixels), torch.tensor(pack.grids),
-                              lm.embed_tokens(tokens).unsqueeze(0), routing, None, 0)
+                              lm.embed_tokens(tokens).unsqueeze(0), routing)
     torch.testing.assert_close(batched[0], embeds, rtol=0, atol=0)
 
 
@@ -52,5 +52,6 @@ def test_bad_calls_raise_with_the_reason():
     with pytest.raises(ValueError, match=r"\[tokens, hidden\]"):
         vision_dp_embed(encoder, torch.cat(pack.pixels), torch.tensor(pack.grids),
                         embeds.reshape(2, -1, 32), routing, None, 0)
+    cp2 = mmpt.assign_vision(mmpt.split_thd(pack.seq_lengths, 2), pack.images(), "cost")
     with pytest.raises(RuntimeError, match="not initialized"):
-        exchange_embeddings(torch.zeros(0, 32), routing)
+        exchange_embeddings(torch.zeros(0, 32), cp2)

@@ -34,7 +34,7 @@ def run_scenario(name, spec, coco, global_rank, world, out_dir):
     dtype = getattr(torch, spec.get("dtype", "float64"))
     frozen = spec.get("frozen", False)
     if spec.get("dataset"):
-        pack = pack_from_dataset(mmpt.DatasetReader.open(spec["dataset"]), spec["indices"])
+        pack = pack_from_dataset(mmpt.DatasetReader(spec["dataset"]), spec["indices"])
     else:
         pack = make_pack(coco, spec["seed"], spec["samples"],
                          text_only=spec.get("text_only", ()))

@@ -92,9 +92,11 @@ class _AllToAllV(torch.autograd.Function):
 
 
 
-def _group_rank(group, rank: Optional[int]) -> int:
+def _group_rank(group, rank: Optional[int], routing: VisionRouting) -> int:
     if rank is not None:
         return int(rank)
+    if routing.cp_size == 1:
+        return 0  # CP 1 needs no process group: nothing crosses ranks
     if not dist.is_initialized():
         raise RuntimeError("vision_dp: torch.distributed is not initialized and no rank was given")
     return dist.get_rank(group)
@@ -157,7 +159,7 @@ def exchange_embeddings(
     every rank to skip it when no rank needs vision gradients.
     Raises ValueError when `local_embeds` does not match the routing.
     """
-    rank = _group_rank(group, rank)
+    rank = _group_rank(group, rank, routing)
     rows, _ = _exchange(local_embeds, routing, group, rank, stats, requires_grad)
     return rows
 
@@ -195,7 +197,8 @@ def vision_dp_embed(
 ) -> torch.Tensor:
     """Encode this rank's images, exchange, and write the rows into the token embeddings.
 
-    The whole vision-DP step for a Qwen-style model, under any policy (cost, count, naive):
+    The whole vision-DP step for a Qwen-style model, under any policy (cost, count, naive) and
+    at any CP size (`group` None at CP 1), on a batch of ``mmpt.torch.to_tensors``:
 
         embeds = model.embed_tokens(batch["tokens"])
         embeds = vision_dp_embed(model.visual, batch["pixel_values"], batch["image_grid_thw"],
@@ -210,7 +213,7 @@ def vision_dp_embed(
     When `input_ids` and `image_token_id` are given, those positions are checked against the
     image-pad tokens of the shard (ValueError if they differ).
     """
-    rank = _group_rank(group, rank)
+    rank = _group_rank(group, rank, routing)
     batched = inputs_embeds.dim() == 3
     if batched and inputs_embeds.shape[0] != 1:
         raise ValueError(

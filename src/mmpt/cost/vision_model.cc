@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mmpt/media/smart_resize.h"
-
 namespace mmpt::cost {
 namespace {
 
@@ -94,6 +92,17 @@ Status VisionConfig::Validate() const {
   return Status::OK();
 }
 
+Result<media::ResizeRule> ResizeRuleOf(const VisionConfig& c) {
+  if (c.rule != ResolutionRule::kSmartResize) {
+    return Status::InvalidArgument("vision preset '{}' does not resize by smart_resize", c.name);
+  }
+  media::ResizeRule rule;
+  rule.factor = c.patch_size * c.spatial_merge;
+  rule.min_pixels = c.min_pixels;
+  rule.max_pixels = c.max_pixels;
+  return rule;
+}
+
 Result<ImageCost> CostImage(const VisionConfig& c, uint32_t width, uint32_t height,
                             uint32_t llm_hidden) {
   if (width == 0 || height == 0) {
@@ -102,10 +111,7 @@ Result<ImageCost> CostImage(const VisionConfig& c, uint32_t width, uint32_t heig
   ImageCost cost;
   switch (c.rule) {
     case ResolutionRule::kSmartResize: {
-      media::ResizeRule rule;
-      rule.factor = c.patch_size * c.spatial_merge;
-      rule.min_pixels = c.min_pixels;
-      rule.max_pixels = c.max_pixels;
+      MMPT_ASSIGN_OR_RETURN(media::ResizeRule rule, ResizeRuleOf(c));
       MMPT_ASSIGN_OR_RETURN(media::ResizedSize size, media::SmartResize(height, width, rule));
       cost.resized_width = size.width;
       cost.resized_height = size.height;

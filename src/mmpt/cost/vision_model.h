@@ -4,6 +4,7 @@
 #include <string>
 
 #include "mmpt/core/status.h"
+#include "mmpt/media/smart_resize.h"
 
 namespace mmpt::cost {
 
@@ -52,6 +53,10 @@ struct ImageCost {
   uint32_t tiles = 1;           // encoder passes (kTiles: grid + thumbnail; else 1)
   double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + merger
 };
+
+/// The resize rule of a kSmartResize preset: factor patch_size × spatial_merge and the preset's
+/// pixel bounds. Errors: InvalidArgument naming the preset when it resizes by another rule.
+Result<media::ResizeRule> ResizeRuleOf(const VisionConfig& config);
 
 /// Cost one `width` × `height` image. `llm_hidden` is the merger's output width.
 /// Linear layers cost ∝ patches; attention ∝ patches² on full-attention layers and

@@ -163,17 +163,16 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
           static_cast<int32_t>(split.cu_seqlens_padded[s + 1] - split.cu_seqlens_padded[s]));
     }
 
-    // Routing only matters under CP; without it every image is this rank's.
-    if (split.cp_size > 1) {
-      for (uint32_t r = 0; r < split.cp_size; ++r) {
-        for (const cp::RowSegment& seg : vision.consumed[r]) {
-          batch.routes.push_back({static_cast<int32_t>(r),
-                                  image_base + static_cast<int32_t>(seg.image),
-                                  static_cast<int32_t>(seg.row_begin),
-                                  static_cast<int32_t>(seg.row_count),
-                                  local_base + static_cast<int32_t>(seg.local_offset),
-                                  static_cast<int32_t>(seg.source_rank)});
-        }
+    // Routed at CP 1 too (every segment this rank's own), so a trainer writes image rows at
+    // the positions the plan gives, the same way at every CP size.
+    for (uint32_t r = 0; r < split.cp_size; ++r) {
+      for (const cp::RowSegment& seg : vision.consumed[r]) {
+        batch.routes.push_back({static_cast<int32_t>(r),
+                                image_base + static_cast<int32_t>(seg.image),
+                                static_cast<int32_t>(seg.row_begin),
+                                static_cast<int32_t>(seg.row_count),
+                                local_base + static_cast<int32_t>(seg.local_offset),
+                                static_cast<int32_t>(seg.source_rank)});
       }
     }
     for (size_t k = 0; k < image_refs.size(); ++k) {

@@ -74,8 +74,9 @@ struct Batch {
   /// Index of each encoded image among all images of the micro-step (token order).
   std::vector<int32_t> encoded_images;
 
-  /// Vision DP (cp_size > 1): for every image of the micro-step its LLM rows, which CP rank
-  /// encodes it, and every rank's consumed row segments, so each rank can run the exchange.
+  /// Vision DP: for every image of the micro-step its LLM rows, which CP rank encodes it (the
+  /// first, when several do), and every rank's consumed row segments, so each rank can run the
+  /// exchange; at CP 1 one rank encodes and consumes everything.
   std::vector<int32_t> image_rows;     // [images]
   std::vector<int32_t> image_encoder;  // [images]: CP rank that encodes the image
   std::vector<RouteSegment> routes;    // all ranks' consumed segments, by consumer

@@ -120,15 +120,13 @@ void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout) {
         }
         EXPECT_EQ(batch.encoded_images, encoded);
         std::vector<RouteSegment> routes;
-        if (layout.cp > 1) {
-          for (uint32_t c = 0; c < layout.cp; ++c) {
-            for (const cp::RowSegment& s : planned.vision.consumed[c]) {
-              routes.push_back({static_cast<int32_t>(c), static_cast<int32_t>(s.image),
-                                static_cast<int32_t>(s.row_begin),
-                                static_cast<int32_t>(s.row_count),
-                                static_cast<int32_t>(s.local_offset),
-                                static_cast<int32_t>(s.source_rank)});
-            }
+        for (uint32_t c = 0; c < layout.cp; ++c) {
+          for (const cp::RowSegment& s : planned.vision.consumed[c]) {
+            routes.push_back({static_cast<int32_t>(c), static_cast<int32_t>(s.image),
+                              static_cast<int32_t>(s.row_begin),
+                              static_cast<int32_t>(s.row_count),
+                              static_cast<int32_t>(s.local_offset),
+                              static_cast<int32_t>(s.source_rank)});
           }
         }
         EXPECT_EQ(batch.routes, routes);

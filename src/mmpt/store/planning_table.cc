@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <string>
+#include <utility>
 
 #include <simdjson.h>
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/cost/text_estimate.h"
+#include "mmpt/store/adapter.h"
 
 namespace mmpt::store {
 namespace {
@@ -97,6 +100,38 @@ Status ParseLine(simdjson::ondemand::document& doc, std::string* source, uint32_
   return Status::OK();
 }
 
+// `path` as one shell word: as is when it holds only characters no shell treats specially.
+std::string ShellWord(const std::string& path) {
+  constexpr std::string_view kPlain =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+=.,:/@%";
+  if (!path.empty() && path.find_first_not_of(kPlain) == std::string::npos) return path;
+  std::string quoted = "'";
+  for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The error for a line that is no planning metadata but a record `mmpt prepare` reads (a
+// LLaVA conversation, a chat, a document), or OK for any other line. Such a record is raw
+// data: its tokens are what prepare renders (chat template, tokenizer, image placeholders),
+// which only prepare does exactly, so the error names that command for every input instead of
+// guessing a count.
+Status RawRecordError(std::string_view line, const std::vector<std::string>& paths,
+                      const std::string& path, uint64_t line_no) {
+  InputFormat format = InputFormat::kAuto;
+  if (!RecordParser().Parse(line, InputFormat::kAuto, {path, line_no}, &format).ok()) {
+    return Status::OK();
+  }
+  std::string inputs;
+  for (const std::string& input : paths) inputs += ShellWord(input) + " ";
+  const fs::path first(paths.front());
+  const std::string out = (first.parent_path() / (first.stem().string() + "-dataset")).string();
+  return Status::InvalidArgument(
+      "a {} record (raw data), not planning metadata ('text_tokens' or 'text', 'images'): "
+      "only `mmpt prepare` counts its tokens exactly, as the loader renders them; prepare it, "
+      "then plan the dataset: mmpt prepare {}--out {}",
+      InputFormatName(format), inputs, ShellWord(out));
+}
+
 }  // namespace
 
 Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& paths) {
@@ -126,6 +161,10 @@ Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& path
         status = Status::Corrupt("not JSON");
       } else {
         status = ParseLine(doc, &source, &text_tokens, &images);
+        if (!status.ok()) {
+          Status raw = RawRecordError(line, paths, path, line_no);
+          if (!raw.ok()) status = std::move(raw);
+        }
       }
       if (status.ok()) {
         auto [it, inserted] = source_ids.try_emplace(source, 0);

@@ -26,7 +26,10 @@ namespace mmpt::store {
 /// - `template_tokens` (integer, optional): added to the text tokens (chat template overhead).
 /// Blank lines are skipped. Errors: NotFound/IOError for a file, Corrupt naming file:line and
 /// the field for a malformed line, InvalidArgument for a zero-length sample or a zero-sized
-/// image (file:line), or when the files hold no sample.
+/// image (file:line), or when the files hold no sample; InvalidArgument naming file:line, the
+/// record's format and the `mmpt prepare` command for `paths` when a line is a raw record
+/// prepare reads (LLaVA, chat, mmc4, OBELICS, canonical), whose exact token count only
+/// prepare makes.
 Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& paths);
 
 /// The planning table of an open dataset, in its manifest's order: sources in order of first

@@ -85,6 +85,31 @@ TEST_F(PlanningTableTest, BadLinesAreNamedByFileAndLine) {
             StatusCode::kNotFound);
 }
 
+TEST_F(PlanningTableTest, RawRecordsNameThePrepareCommandForEveryInput) {
+  // Token counts of raw records come from prepare alone; the error gives its command line.
+  std::string meta = Write("meta.jsonl", "{\"text_tokens\": 5}\n");
+  std::string llava = Write("raw data/llava.jsonl",
+                            "{\"text_tokens\": 5}\n"
+                            "{\"image\": \"a.jpg\", \"conversations\": [{\"from\": \"human\", "
+                            "\"value\": \"<image>\\nWhat?\"}, {\"from\": \"gpt\", \"value\": "
+                            "\"A cat.\"}]}\n");
+  auto table = ReadMetadataJsonl({llava, meta});
+  ASSERT_FALSE(table.ok());
+  EXPECT_EQ(table.status().code(), StatusCode::kInvalidArgument);
+  const std::string message = table.status().ToString();
+  EXPECT_NE(message.find(llava + ":2: a llava record"), std::string::npos) << message;
+  const std::string command = "mmpt prepare '" + llava + "' " + meta + " --out '" +
+                              (dir_ / "raw data" / "llava-dataset").string() + "'";
+  EXPECT_NE(message.find(command), std::string::npos) << message;
+
+  std::string chat = Write("chat.jsonl",
+                           "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}\n");
+  table = ReadMetadataJsonl({chat});
+  ASSERT_FALSE(table.ok());
+  EXPECT_NE(table.status().ToString().find("a chat record"), std::string::npos)
+      << table.status().ToString();
+}
+
 TEST_F(PlanningTableTest, RandomBytesNeverCrash) {
   std::mt19937 rng(1);
   const std::string alphabet = "{}[]\":,0123456789 \ntext_tokensimageswidthheight-";

@@ -1,0 +1,84 @@
+"""The Python API as its documentation says: constructors that find what the mmpt command finds,
+and defaults that are the presets' (cost::Defaults and the preset files), never a second copy."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+import load_corpus
+import mmpt
+
+PRESETS = os.path.join(load_corpus.ROOT, "presets")
+
+
+def preset(kind, name):
+    with open(os.path.join(PRESETS, kind, f"{name}.json")) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def default_dataset(tmp_path_factory):
+    """A dataset prepared by `mmpt prepare` with no --vision: the default preset."""
+    root = tmp_path_factory.mktemp("default")
+    with open(root / "tiny.jsonl", "w") as f:
+        for i in range(8):
+            f.write(json.dumps({"conversations": [
+                {"from": "human", "value": "<image>\nWhat is it?"},
+                {"from": "gpt", "value": "A cat on a mat. " * (1 + i)}],
+                "image": {"width": 640 + 64 * i, "height": 480}}) + "\n")
+    subprocess.run([load_corpus.MMPT, "prepare", str(root / "tiny.jsonl"), "--out",
+                    str(root / "ds"), "--on-error", "fail"], check=True, capture_output=True)
+    return str(root / "ds")
+
+
+def test_tokenizer_constructor_finds_the_default_or_takes_a_path(tmp_path, monkeypatch):
+    default = mmpt.Tokenizer()
+    text = "A cat on a mat."
+    assert default.encode(text) == mmpt.Tokenizer(mmpt.default_tokenizer_path()).encode(text)
+    assert not hasattr(mmpt.Tokenizer, "load")  # one way to load one
+    with pytest.raises(mmpt.NotFoundError, match="missing.json"):
+        mmpt.Tokenizer(str(tmp_path / "missing.json"))
+    # Found as the mmpt command finds it: $MMPT_TOKENIZER before the data directory's.
+    monkeypatch.setenv("MMPT_TOKENIZER", str(tmp_path / "elsewhere.json"))
+    with pytest.raises(mmpt.NotFoundError, match="elsewhere.json"):
+        mmpt.Tokenizer()
+
+
+def test_classes_construct_from_a_path(default_dataset):
+    reader = mmpt.DatasetReader(default_dataset)
+    assert reader.num_samples == 8 and reader.sample_meta(0)["images"] == [(640, 480)]
+    dataset = mmpt.Dataset(default_dataset)
+    assert len(dataset) == 8 and dataset.sources == reader.sources
+    assert mmpt.Planner(default_dataset).layout == mmpt.Planner(dataset).layout
+    assert not hasattr(mmpt.Dataset, "open")  # the reader is mmpt.DatasetReader
+
+
+def test_smart_resize_defaults_are_the_default_vision_presets(default_dataset):
+    with open(os.path.join(default_dataset, "mmpt.json")) as f:
+        prepared_with = json.load(f)["vision"]["preset"]
+    resolution = preset("vision", prepared_with)["resolution"]
+    # 2048² is under this preset's max_pixels: only rounded to multiples of 28, not shrunk.
+    assert 2048 * 2048 <= resolution["max_pixels"]
+    assert mmpt.smart_resize(2048, 2048) == (2044, 2044)
+    assert mmpt.smart_resize(2048, 2048) == mmpt.smart_resize(2048, 2048, vision=prepared_with)
+    cost = mmpt.image_cost(2048, 2048)
+    assert (cost["resized_height"], cost["resized_width"]) == (2044, 2044)
+    # Another preset, and explicit bounds over the preset's.
+    assert all(side % 32 == 0 for side in mmpt.smart_resize(2048, 2048, vision="qwen3-vl"))
+    height, width = mmpt.smart_resize(2048, 2048, max_pixels=28 * 28 * 1280)
+    assert height * width <= 28 * 28 * 1280 and height % 28 == 0
+    with pytest.raises(mmpt.InvalidArgumentError, match="smart_resize"):
+        mmpt.smart_resize(100, 100, vision="siglip-so400m-384")
+    with pytest.raises(mmpt.NotFoundError, match="no-such-encoder"):
+        mmpt.smart_resize(100, 100, vision="no-such-encoder")
+    assert prepared_with in mmpt.list_presets("vision")
+
+
+def test_image_cost_defaults_to_the_default_llm_presets_width():
+    # The README's defaults: Qwen2.5-VL's encoder into Qwen3-30B-A3B (cost::Defaults).
+    hidden = preset("llm", "qwen3-30b-a3b")["hidden"]
+    assert mmpt.image_cost(640, 480) == mmpt.image_cost(640, 480, "qwen2.5-vl", hidden)
+    assert mmpt.image_cost(640, 480)["train_flops"] != mmpt.image_cost(
+        640, 480, llm_hidden=hidden * 2)["train_flops"]
