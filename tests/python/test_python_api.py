@@ -51,7 +51,9 @@ def test_classes_construct_from_a_path(default_dataset):
     assert reader.num_samples == 8 and reader.sample_meta(0)["images"] == [(640, 480)]
     dataset = mmpt.Dataset(default_dataset)
     assert len(dataset) == 8 and dataset.sources == reader.sources
-    assert mmpt.Planner(default_dataset).layout == mmpt.Planner(dataset).layout
+    # 8 samples fill a step of 2048 tokens, each once.
+    assert (mmpt.Planner(default_dataset, seq_len=2048).layout ==
+            mmpt.Planner(dataset, seq_len=2048).layout)
     assert not hasattr(mmpt.Dataset, "open")  # the reader is mmpt.DatasetReader
 
 
