@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "mmpt/cost/presets.h"
+#include "mmpt/cost/vision_model.h"
 #include "mmpt/media/image_probe.h"
 #include "mmpt/store/sample_render.h"
 
@@ -62,15 +63,13 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
   std::shared_ptr<DatasetSource> source(new DatasetSource());
   const store::Manifest& manifest = dataset->manifest();
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(manifest.vision_preset));
-  if (vision.rule != cost::ResolutionRule::kSmartResize) {
-    return Status::InvalidArgument(
-        "{}: vision preset '{}' does not use smart_resize; the loader preprocesses images "
-        "for Qwen-VL encoders only",
-        dataset->dir(), manifest.vision_preset);
+  Result<media::ResizeRule> resize = cost::ResizeRuleOf(vision);
+  if (!resize.ok()) {
+    return resize.status().WithContext(
+        fmt::format("{}: the loader preprocesses images for Qwen-VL (smart_resize) encoders only",
+                    dataset->dir()));
   }
-  options.preprocess.resize.factor = vision.patch_size * vision.spatial_merge;
-  options.preprocess.resize.min_pixels = vision.min_pixels;
-  options.preprocess.resize.max_pixels = vision.max_pixels;
+  options.preprocess.resize = *resize;
   options.preprocess.patch.patch_size = vision.patch_size;
   options.preprocess.patch.merge_size = vision.spatial_merge;
   options.preprocess.patch.temporal_patch_size = vision.temporal_patch;
