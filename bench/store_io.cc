@@ -161,7 +161,8 @@ int main(int argc, char** argv) {
       return std::vector<text::TokenId>{};
     }
     Result<std::string> Decode(const std::vector<text::TokenId>&) const override { return std::string(); }
-    std::optional<text::TokenId> TokenToId(std::string_view) const override { return std::nullopt; }
+    // Every token exists (the chat template's image pad must), all as id 0.
+    std::optional<text::TokenId> TokenToId(std::string_view) const override { return 0; }
     size_t vocab_size() const override { return 1; }
   } null_tokenizer;
   no_tokens.tokenizer = &null_tokenizer;
