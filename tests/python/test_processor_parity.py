@@ -166,9 +166,8 @@ def with_pads(ids, k, count, pad=151655):
 
 
 def image_tokens(width, height):
-    h, w = mmpt.smart_resize(height, width, factor=PRESET["patch_size"] * PRESET["spatial_merge"],
-                             min_pixels=PRESET["min_pixels"], max_pixels=PRESET["max_pixels"])
-    return (h // PRESET["patch_size"]) * (w // PRESET["patch_size"]) // PRESET["spatial_merge"] ** 2
+    t, h, w = python_grid(width, height)
+    return t * h * w // PRESET["spatial_merge"] ** 2
 
 
 @pytest.mark.slow
@@ -199,7 +198,7 @@ def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(cor
         for k, (js, py) in enumerate(zip(want["image_grid_thw"], grids)):
             if tuple(js) != py:
                 assert is_rounding_tie(record["media"][k]), (where, k, js, py)
-                want_ids = with_pads(want_ids, k, py[0] * py[1] * py[2] // 4)
+                want_ids = with_pads(want_ids, k, py[0] * py[1] * py[2] // PRESET["spatial_merge"] ** 2)
                 ties += 1
         assert len(want["image_grid_thw"]) == len(grids), where
         assert loaded[i] == want_ids, where
