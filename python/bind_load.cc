@@ -235,15 +235,24 @@ void BindLoad(py::module_& m) {
            "Summary of the plan of `step`: hash, layout, each rank's samples, and the samples "
            "it dropped.")
       .def("state_at",
-           [](load::PlanStream& s, uint64_t step) {
-             return py::bytes(ValueOrThrow(WithoutGil([&] { return s.StateAt(step); })));
+           [](load::PlanStream& s, uint64_t step, uint32_t micro_step) {
+             return py::bytes(
+                 ValueOrThrow(WithoutGil([&] { return s.StateAt(step, micro_step); })));
            },
-           py::arg("step"), "The planner's state just before planning `step` (bytes).")
+           py::arg("step"), py::arg("micro_step") = 0,
+           "The planner's state where a loader stands before `micro_step` of `step` (bytes).")
       .def("restore",
            [](load::PlanStream& s, const py::bytes& state) {
-             ThrowIfError(s.Restore(std::string(state)));
+             plan::Planner::ResumePoint resume = ValueOrThrow(s.Restore(std::string(state)));
+             py::dict d;
+             d["step"] = resume.step;
+             d["micro_step"] = resume.micro_step;
+             d["changed"] = resume.changed;
+             return d;
            },
-           py::arg("state"));
+           py::arg("state"),
+           "Resume from state_at() bytes: where the next batch comes from (step, micro_step) "
+           "and the settings that changed (elastic resume).");
 
   py::class_<load::Loader>(m, "Loader", "The prefetching loader of one (DP rank, CP rank).")
       .def(py::init([](std::shared_ptr<load::DatasetSource> source,

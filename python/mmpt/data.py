@@ -102,13 +102,22 @@ class Planner:
         the step drew and dropped as over-long, in draw order (its length is the step's count)."""
         return self._stream.plan(step)
 
-    def state_dict(self, step: int) -> Dict[str, Any]:
-        """The planner's state just before ``step`` (a few KB)."""
-        return {"step": int(step), "planner_state": self._stream.state_at(step)}
+    def state_dict(self, step: int, micro_step: int = 0) -> Dict[str, Any]:
+        """The planner's state where a loader stands before ``micro_step`` of ``step`` (a few KB;
+        inside a step, a few bytes more per sample the step's later micro-steps hold)."""
+        return {"step": int(step), "micro_step": int(micro_step),
+                "planner_state": self._stream.state_at(step, micro_step)}
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Resume from :meth:`state_dict`: the next plan made is that state's step."""
-        self._stream.restore(state["planner_state"])
+    def load_state_dict(self, state: Dict[str, Any]) -> Dict[str, Any]:
+        """Resume from :meth:`state_dict`, under this planner's layout, which may differ from the
+        one the state was saved under (elastic resume: DP, GA, MBS, CP, EP, TP, PP and seq_len may
+        change; the dataset, seed and blend may not). Returns where the next batch comes from,
+        ``step`` and ``micro_step``, and ``changed``: each setting that differs ("dp 8 → 4").
+        Under the same layout the same batches follow, from the saved micro-step. Under another,
+        the sample stream goes on where it stood: no sample is lost or repeated; the samples the
+        saved step had not delivered yet, and those it carried, enter the next step (the saved
+        step + 1 when saved inside a step)."""
+        return self._stream.restore(state["planner_state"])
 
 
 class Loader:
@@ -162,13 +171,13 @@ class Loader:
         return self._native.stats()
 
     def state_dict(self) -> Dict[str, Any]:
-        """Where the next batch comes from, with the planner's state there."""
+        """Where the next batch comes from, with the planner's state there (the same on every
+        rank: saving one rank's is enough)."""
         step, micro = self._native.position
-        state = self.planner.state_dict(step)
-        state["micro_step"] = int(micro)
-        return state
+        return self.planner.state_dict(step, micro)
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Continue exactly where :meth:`state_dict` was taken (same batches follow)."""
-        self.planner.load_state_dict(state)
-        self._start(int(state["step"]), int(state["micro_step"]))
+        """Continue where :meth:`state_dict` was taken: the same batches follow under the same
+        layout; under another, the stream goes on (:meth:`Planner.load_state_dict`)."""
+        resume = self.planner.load_state_dict(state)
+        self._start(int(resume["step"]), int(resume["micro_step"]))

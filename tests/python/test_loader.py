@@ -98,10 +98,12 @@ def test_planner_takes_the_datasets_vision_preset_and_the_shared_defaults(datase
         mmpt.Planner(dataset_dir, vision="qwen3-vl")
 
 
-def test_state_saved_under_another_layout_says_what_differs(dataset_dir):
+def test_state_restores_under_another_layout_but_not_another_stream(dataset_dir):
     state = mmpt.Planner(dataset_dir, dp=2, ga=2).state_dict(1)
-    with pytest.raises(mmpt.InvalidArgumentError, match="saved at dp 2, now dp 1"):
-        mmpt.Planner(dataset_dir, ga=2).load_state_dict(state)
+    resume = mmpt.Planner(dataset_dir, ga=2).load_state_dict(state)
+    assert resume == dict(step=1, micro_step=0, changed=["dp 2 → 1"])
+    with pytest.raises(mmpt.InvalidArgumentError, match="saved at seed 0, now seed 1"):
+        mmpt.Planner(dataset_dir, dp=2, ga=2, seed=1).load_state_dict(state)
 
 
 def test_a_step_holds_each_sample_once_across_epochs(dataset_dir):

@@ -55,6 +55,10 @@ Status PlanStream::AdvanceTo(uint64_t step) {
 
 Result<std::shared_ptr<const plan::StepPlan>> PlanStream::Plan(uint64_t step) {
   std::lock_guard lock(mu_);
+  return PlanLocked(step);
+}
+
+Result<std::shared_ptr<const plan::StepPlan>> PlanStream::PlanLocked(uint64_t step) {
   auto it = plans_.find(step);
   if (it != plans_.end()) return it->second;
   if (step < first_step_) {
@@ -69,9 +73,9 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::Plan(uint64_t step) {
                                 parts_->planner->next_step());
     }
     const std::string resume = parts_->planner->SaveState();
-    MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(saved->second));
+    MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(saved->second).status());
     Result<plan::StepPlan> made = parts_->planner->PlanStep();
-    MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(resume));
+    MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(resume).status());
     if (!made.ok()) return made.status();
     return std::make_shared<const plan::StepPlan>(std::move(*made));
   }
@@ -79,29 +83,42 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::Plan(uint64_t step) {
   return plans_.at(step);
 }
 
-Result<std::string> PlanStream::StateAt(uint64_t step) {
+Result<std::string> PlanStream::StateAt(uint64_t step, uint32_t micro_step) {
   std::lock_guard lock(mu_);
   if (step < first_step_) {
     return Status::OutOfRange("planner state of step {}: this planner starts at step {}", step,
                               first_step_);
   }
-  if (step == parts_->planner->next_step()) return parts_->planner->SaveState();
-  MMPT_RETURN_IF_ERROR(AdvanceTo(step));
-  auto saved = states_.find(step);
-  if (saved == states_.end()) {
-    return Status::OutOfRange("planner state of step {}: only the last {} steps are kept", step,
-                              kKeptStates);
+  if (micro_step >= parts_->layout.ga) {
+    return Status::InvalidArgument("planner state of step {}: micro-step {} of a step of {}",
+                                   step, micro_step, parts_->layout.ga);
   }
-  return saved->second;
+  // Inside a step the state needs the planner before and after it, and its plan.
+  const uint64_t last = micro_step == 0 ? step : step + 1;
+  if (last > 0) MMPT_RETURN_IF_ERROR(AdvanceTo(last - 1));
+  auto state_before = [&](uint64_t s) -> Result<std::string> {
+    if (s == parts_->planner->next_step()) return parts_->planner->SaveState();
+    auto saved = states_.find(s);
+    if (saved == states_.end()) {
+      return Status::OutOfRange("planner state of step {}: only the last {} steps are kept", s,
+                                kKeptStates);
+    }
+    return saved->second;
+  };
+  MMPT_ASSIGN_OR_RETURN(std::string before, state_before(step));
+  if (micro_step == 0) return before;
+  MMPT_ASSIGN_OR_RETURN(std::string after, state_before(step + 1));
+  MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::StepPlan> current, PlanLocked(step));
+  return parts_->planner->StateWithinStep(before, after, *current, micro_step);
 }
 
-Status PlanStream::Restore(std::string_view state) {
+Result<plan::Planner::ResumePoint> PlanStream::Restore(std::string_view state) {
   std::lock_guard lock(mu_);
-  MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(state));
+  MMPT_ASSIGN_OR_RETURN(plan::Planner::ResumePoint resume, parts_->planner->RestoreState(state));
   plans_.clear();
   states_.clear();
   first_step_ = parts_->planner->next_step();
-  return Status::OK();
+  return resume;
 }
 
 PlanFunction PlanStream::AsFunction() {

@@ -46,12 +46,16 @@ class PlanStream : public std::enable_shared_from_this<PlanStream> {
   /// Errors: the planner's; OutOfRange for a step before the first this stream can reach
   /// (before a restored state) or more than 64 steps behind.
   Result<std::shared_ptr<const plan::StepPlan>> Plan(uint64_t step);
-  /// The planner's serialized state just before planning `step` (what Restore needs to make
-  /// `step` next). Plans up to `step` if needed. Errors: as Plan.
-  Result<std::string> StateAt(uint64_t step);
-  /// Resume from StateAt() bytes: the next plan made is that state's step. Forgets cached plans.
-  /// Errors: those of Planner::RestoreState (Corrupt, InvalidArgument).
-  Status Restore(std::string_view state);
+  /// The planner's serialized state where a loader stands before micro-step `micro_step` of
+  /// `step` (0: just before planning `step`; else Planner::StateWithinStep, which a restore
+  /// under another layout needs). Plans up to `step` + 1 if needed. Errors: as Plan, and
+  /// InvalidArgument for a micro-step past the step's.
+  Result<std::string> StateAt(uint64_t step, uint32_t micro_step = 0);
+  /// Resume from StateAt() bytes: the next plan made is the returned point's step, and a loader
+  /// starts at its micro-step (Planner::RestoreState: exact under the same layout, elastic
+  /// under another). Forgets cached plans. Errors: those of Planner::RestoreState (Corrupt,
+  /// InvalidArgument).
+  Result<plan::Planner::ResumePoint> Restore(std::string_view state);
   /// A PlanFunction for Loader::Start that keeps this stream alive.
   PlanFunction AsFunction();
 
@@ -63,6 +67,8 @@ class PlanStream : public std::enable_shared_from_this<PlanStream> {
   explicit PlanStream(std::unique_ptr<Parts> parts);
   // Plan steps until next_step() > step (mu_ held).
   Status AdvanceTo(uint64_t step);
+  // Plan(step) with mu_ held.
+  Result<std::shared_ptr<const plan::StepPlan>> PlanLocked(uint64_t step);
 
   std::unique_ptr<Parts> parts_;
   std::mutex mu_;

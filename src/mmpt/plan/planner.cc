@@ -3,69 +3,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <numeric>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "mmpt/core/hash.h"
 #include "mmpt/pack/refill.h"
 #include "mmpt/plan/assemble_internal.h"
 #include "mmpt/plan/cp_stage.h"
+#include "mmpt/plan/planner_state_internal.h"
 
 namespace mmpt::plan {
 namespace {
-
-constexpr char kStateMagic[8] = {'M', 'M', 'P', 'T', 'P', 'S', 'T', '1'};
-// Version 2 records the settings a state was saved under by name (version 1: their hash), so a
-// restore under others says which differ. Version 3: allow_repeat is a setting, and without it
-// the carried samples may name a row twice (a draw deferred beside its earlier copy).
-constexpr uint32_t kStateVersion = 3;
-
-template <typename T>
-void Put(std::string* out, T value) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));  // little-endian hosts only (checked in store/meta.h)
-  out->append(bytes, sizeof(T));
-}
-
-// Reads fixed-width values from a byte string, remembering if it ran past the end.
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : bytes_(bytes) {}
-  template <typename T>
-  T Get() {
-    T value{};
-    if (pos_ + sizeof(T) > bytes_.size()) {
-      overrun_ = true;
-      return value;
-    }
-    std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return value;
-  }
-  // A string stored as its uint32 length, then its bytes.
-  std::string GetString() {
-    const uint32_t size = Get<uint32_t>();
-    if (overrun_ || pos_ + size > bytes_.size()) {
-      overrun_ = true;
-      return {};
-    }
-    std::string value(bytes_.substr(pos_, size));
-    pos_ += size;
-    return value;
-  }
-  bool overrun() const { return overrun_; }
-  size_t position() const { return pos_; }
-
- private:
-  std::string_view bytes_;
-  size_t pos_ = 0;
-  bool overrun_ = false;
-};
 
 // Tokens a step draws into its pool: its packs' capacity and the slack beyond it.
 double PoolTarget(const PlannerConfig& config) {
@@ -119,6 +69,19 @@ Status CheckCorpusFillsAStep(const cost::SampleTable& table, const PlannerConfig
         table.source_size(s));
   }
   return Status::OK();
+}
+
+uint64_t RowOf(uint64_t row) { return row; }
+uint64_t RowOf(const PlacedSample& sample) { return sample.row; }
+
+// Carried samples (a sample or its row, with the steps it waited) in the order a planner keeps
+// them and a restored one rebuilds: rows ascending, the older first of two copies of a row.
+template <typename Sample>
+void SortCarried(std::vector<std::pair<Sample, uint8_t>>* carried) {
+  std::sort(carried->begin(), carried->end(), [](const auto& a, const auto& b) {
+    const uint64_t row_a = RowOf(a.first), row_b = RowOf(b.first);
+    return row_a != row_b ? row_a < row_b : a.second > b.second;
+  });
 }
 
 // Halve the fullest pack of two or more items (the first of equals) until there are `count`
@@ -237,7 +200,15 @@ Result<StepPlan> Planner::PlanStep() {
     return true;
   };
   for (size_t i = 0; i < carried_in.size(); ++i) {
-    if (join(carried_in[i], table_->SourceOfRow(carried_in[i].row), carried_age[i])) {
+    // Fitted again: a state restored under another seq_len or policy carries samples fitted
+    // under the one it was saved under (the same fit otherwise).
+    const uint64_t row = carried_in[i].row;
+    const pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
+    if (fit.dropped) {
+      dropped_rows.push_back(row);
+      continue;
+    }
+    if (join({row, fit.tokens, fit.text_tokens}, table_->SourceOfRow(row), carried_age[i])) {
       age.push_back(carried_age[i]);
     }
   }
@@ -341,9 +312,7 @@ Result<StepPlan> Planner::PlanStep() {
     waited = static_cast<uint8_t>(std::min<uint32_t>(waited + 1u, 255u));
     stats_.max_carry_age = std::max<uint32_t>(stats_.max_carry_age, waited);
   }
-  std::sort(carried.begin(), carried.end(), [](const auto& a, const auto& b) {
-    return a.first.row != b.first.row ? a.first.row < b.first.row : a.second > b.second;
-  });
+  SortCarried(&carried);
   for (const auto& [sample, waited] : carried) {
     carry_.push_back(sample);
     carry_age_.push_back(waited);
@@ -372,148 +341,155 @@ Result<StepPlan> Planner::PlanStep() {
   return plan;
 }
 
-std::vector<std::pair<std::string, std::string>> Planner::Settings() const {
-  const Layout& l = config_.layout;
+namespace {
+
+// The settings a state is saved under, by name: the corpus's shape, the seed and the blend
+// define the sample stream (a restore needs them unchanged); the layout and the packing options
+// only how it is planned.
+std::vector<internal::Setting> SettingsOf(const PlannerConfig& config,
+                                          const cost::SampleTable& table) {
+  const Layout& l = config.layout;
   auto list = [](const auto& values) { return fmt::format("{}", fmt::join(values, ",")); };
-  return {{"dp", fmt::format("{}", l.dp)},
-          {"tp", fmt::format("{}", l.tp)},
-          {"pp", fmt::format("{}", l.pp)},
-          {"cp", fmt::format("{}", l.cp)},
-          {"ep", fmt::format("{}", l.ep)},
-          {"ga", fmt::format("{}", l.ga)},
-          {"mbs", fmt::format("{}", l.mbs)},
-          {"seq_len", fmt::format("{}", l.seq_len)},
+  auto number = [](auto value) { return fmt::format("{}", value); };
+  return {{"dp", number(l.dp)},
+          {"tp", number(l.tp)},
+          {"pp", number(l.pp)},
+          {"cp", number(l.cp)},
+          {"ep", number(l.ep)},
+          {"ga", number(l.ga)},
+          {"mbs", number(l.mbs)},
+          {"seq_len", number(l.seq_len)},
           {"sync", std::string(SyncModelName(l.sync))},
-          {"overlong", std::string(pack::OverlongPolicyName(config_.overlong))},
-          {"algorithm", std::string(pack::AlgorithmName(config_.algorithm))},
-          {"max_samples_per_pack", fmt::format("{}", config_.max_samples_per_pack)},
-          {"max_images_per_pack", fmt::format("{}", config_.max_images_per_pack)},
-          {"max_carry_steps", fmt::format("{}", config_.max_carry_steps)},
-          {"seed", fmt::format("{}", config_.seed)},
-          {"pool_slack", fmt::format("{}", config_.pool_slack)},
-          {"allow_repeat", config_.allow_repeat ? "yes" : "no"},
-          {"source_weights", list(config_.source_weights)},
-          {"samples", fmt::format("{}", table_->num_samples())},
-          {"images", fmt::format("{}", table_->num_images())},
-          {"source_begin", list(table_->source_begin)}};
+          {"overlong", std::string(pack::OverlongPolicyName(config.overlong))},
+          {"algorithm", std::string(pack::AlgorithmName(config.algorithm))},
+          {"max_samples_per_pack", number(config.max_samples_per_pack)},
+          {"max_images_per_pack", number(config.max_images_per_pack)},
+          {"max_carry_steps", number(config.max_carry_steps)},
+          {"pool_slack", number(config.pool_slack)},
+          {"seed", number(config.seed), true},
+          {"allow_repeat", config.allow_repeat ? "yes" : "no", true},
+          {"source_weights", list(config.source_weights), true},
+          {"samples", number(table.num_samples()), true},
+          {"images", number(table.num_images()), true},
+          {"source_begin", list(table.source_begin), true}};
 }
+
+}  // namespace
 
 std::string Planner::SaveState() const {
-  std::string out(kStateMagic, sizeof(kStateMagic));
-  Put(&out, kStateVersion);
-  const auto settings = Settings();
-  Put(&out, static_cast<uint32_t>(settings.size()));
-  for (const auto& [name, value] : settings) {
-    Put(&out, static_cast<uint32_t>(name.size()));
-    out += name;
-    Put(&out, static_cast<uint32_t>(value.size()));
-    out += value;
-  }
-  Put(&out, step_);
-  Put(&out, static_cast<uint32_t>(order_.cursors().size()));
-  for (const SourceCursor& c : order_.cursors()) {
-    Put(&out, c.position);
-    Put(&out, c.epoch);
-    Put(&out, c.pass);
-  }
-  // Carried samples: rows ascending as varint deltas, then one age byte each (a few bytes per
-  // sample); their token counts follow from the rows.
-  Put(&out, static_cast<uint64_t>(carry_.size()));
-  uint64_t previous = 0;
-  for (const PlacedSample& sample : carry_) {
-    uint64_t delta = sample.row - previous;
-    previous = sample.row;
-    while (delta >= 0x80) {
-      out.push_back(static_cast<char>((delta & 0x7f) | 0x80));
-      delta >>= 7;
-    }
-    out.push_back(static_cast<char>(delta));
-  }
-  out.append(reinterpret_cast<const char*>(carry_age_.data()), carry_age_.size());
-  Put(&out, Hash64(out));
-  return out;
+  internal::SavedState state;
+  state.settings = SettingsOf(config_, *table_);
+  state.step = step_;
+  state.before.cursors = order_.cursors();
+  for (const PlacedSample& sample : carry_) state.before.carried_rows.push_back(sample.row);
+  state.before.carried_ages = carry_age_;
+  return internal::EncodeState(state);
 }
 
-Status Planner::RestoreState(std::string_view bytes) {
-  if (bytes.size() < sizeof(kStateMagic) + 8 ||
-      std::memcmp(bytes.data(), kStateMagic, sizeof(kStateMagic)) != 0) {
-    return Status::Corrupt("planner state: bad magic or too short ({} bytes)", bytes.size());
+Result<std::string> Planner::StateWithinStep(std::string_view before, std::string_view after,
+                                             const StepPlan& current,
+                                             uint32_t micro_step) const {
+  MMPT_ASSIGN_OR_RETURN(internal::SavedState state, internal::DecodeState(before));
+  MMPT_ASSIGN_OR_RETURN(internal::SavedState next, internal::DecodeState(after));
+  if (state.step != current.step || next.step != current.step + 1 || state.micro_step != 0 ||
+      next.micro_step != 0) {
+    return Status::InvalidArgument(
+        "state within step {}: the states given are before steps {} and {} (want {} and {})",
+        current.step, state.step, next.step, current.step, current.step + 1);
   }
-  uint64_t stored_hash;
-  std::memcpy(&stored_hash, bytes.data() + bytes.size() - 8, 8);
-  if (Hash64(bytes.substr(0, bytes.size() - 8)) != stored_hash) {
-    return Status::Corrupt("planner state: checksum mismatch");
+  const Layout& layout = current.layout;
+  if (micro_step == 0 || micro_step >= layout.ga) {
+    return Status::InvalidArgument("state within step {}: micro-step {} is not within [1, {})",
+                                   current.step, micro_step, layout.ga);
   }
-  Reader in(bytes.substr(sizeof(kStateMagic), bytes.size() - sizeof(kStateMagic) - 8));
-  if (uint32_t version = in.Get<uint32_t>(); version != kStateVersion) {
-    return Status::Corrupt("planner state: version {} (this build reads {})", version,
-                           kStateVersion);
+  auto values = [](const std::vector<internal::Setting>& settings) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const internal::Setting& s : settings) out.emplace_back(s.name, s.value);
+    return out;
+  };
+  const auto mine = values(SettingsOf(config_, *table_));
+  if (values(state.settings) != mine || values(next.settings) != mine) {
+    return Status::InvalidArgument("state within step {}: states of another planner",
+                                   current.step);
   }
+  // The step's samples no rank has consumed: those of micro-steps micro_step.. of every rank.
+  // They join the samples carried past the step, as ones that waited their limit (they were
+  // due this step), so they are placed first.
+  std::vector<std::pair<uint64_t, uint8_t>> carried;
+  for (size_t i = 0; i < next.before.carried_rows.size(); ++i) {
+    carried.emplace_back(next.before.carried_rows[i], next.before.carried_ages[i]);
+  }
+  for (uint32_t rank = 0; rank < layout.dp; ++rank) {
+    for (uint32_t micro = micro_step; micro < layout.ga; ++micro) {
+      for (uint32_t slot = 0; slot < layout.mbs; ++slot) {
+        for (const PlannedSequence& seq : current.Sequences(current.Pack(rank, micro, slot))) {
+          carried.emplace_back(table_->source_begin[seq.source] + seq.index,
+                               static_cast<uint8_t>(config_.max_carry_steps));
+        }
+      }
+    }
+  }
+  SortCarried(&carried);
+  internal::StreamPoint rest{std::move(next.before.cursors), {}, {}};
+  for (const auto& [row, age] : carried) {
+    rest.carried_rows.push_back(row);
+    rest.carried_ages.push_back(age);
+  }
+  state.micro_step = micro_step;
+  state.rest = std::move(rest);
+  return internal::EncodeState(state);
+}
+
+Result<Planner::ResumePoint> Planner::RestoreState(std::string_view bytes) {
+  MMPT_ASSIGN_OR_RETURN(internal::SavedState saved, internal::DecodeState(bytes));
   // The settings the state was saved under, each compared with this planner's by name.
-  std::map<std::string, std::string> saved;
-  const uint32_t num_settings = in.Get<uint32_t>();
-  for (uint32_t i = 0; i < num_settings && !in.overrun(); ++i) {
-    std::string name = in.GetString();
-    saved[name] = in.GetString();
-  }
-  if (in.overrun()) return Status::Corrupt("planner state: truncated");
-  std::vector<std::string> differences;
-  for (const auto& [name, value] : Settings()) {
-    auto it = saved.find(name);
-    const std::string then = it == saved.end() ? "(not recorded)" : it->second;
-    if (then != value) {
-      differences.push_back(fmt::format("saved at {} {}, now {} {}", name, then, name, value));
+  std::map<std::string, std::string> then;
+  for (const internal::Setting& s : saved.settings) then[s.name] = s.value;
+  std::vector<std::string> stream_differs;
+  ResumePoint resume;
+  for (const internal::Setting& s : SettingsOf(config_, *table_)) {
+    auto it = then.find(s.name);
+    const std::string was = it == then.end() ? "(not recorded)" : it->second;
+    if (was == s.value) continue;
+    if (s.stream) {
+      stream_differs.push_back(fmt::format("saved at {} {}, now {} {}", s.name, was, s.name,
+                                           s.value));
+    } else {
+      resume.changed.push_back(fmt::format("{} {} → {}", s.name, was, s.value));
     }
   }
-  if (!differences.empty()) {
-    return Status::InvalidArgument("planner state is of another corpus or config: {}",
-                                   fmt::join(differences, "; "));
+  if (!stream_differs.empty()) {
+    return Status::InvalidArgument(
+        "planner state is of another corpus, seed or blend (a restore may change the layout, "
+        "not the sample stream): {}",
+        fmt::join(stream_differs, "; "));
   }
-  uint64_t step = in.Get<uint64_t>();
-  uint32_t num_sources = in.Get<uint32_t>();
-  if (num_sources != table_->num_sources()) {
-    return Status::InvalidArgument("planner state has {} sources, the corpus {}", num_sources,
-                                   table_->num_sources());
+  // Exact: the same settings resume at the saved micro-step of the same plan. Elastic: the
+  // stream goes on, from the point after the step when the state was saved inside it.
+  const bool inside = saved.micro_step > 0 && !resume.changed.empty();
+  const internal::StreamPoint& point = inside ? *saved.rest : saved.before;
+  resume.step = saved.step + (inside ? 1 : 0);
+  resume.micro_step = resume.changed.empty() ? saved.micro_step : 0;
+  if (resume.micro_step >= config_.layout.ga) {
+    return Status::Corrupt("planner state: micro-step {} of a step of {}", resume.micro_step,
+                           config_.layout.ga);
   }
-  std::vector<SourceCursor> cursors(num_sources);
-  for (SourceCursor& c : cursors) {
-    c.position = in.Get<uint64_t>();
-    c.epoch = in.Get<uint64_t>();
-    c.pass = in.Get<uint64_t>();
-  }
-  uint64_t num_carry = in.Get<uint64_t>();
-  if (in.overrun() || num_carry > bytes.size()) {
-    return Status::Corrupt("planner state: truncated");
-  }
-  std::vector<PlacedSample> carry(num_carry);
-  std::vector<uint8_t> carry_age(num_carry);
-  uint64_t row = 0;
-  for (size_t i = 0; i < num_carry && !in.overrun(); ++i) {
-    uint64_t delta = 0;
-    for (int shift = 0;; shift += 7) {
-      uint8_t byte = in.Get<uint8_t>();
-      if (in.overrun() || shift > 63) break;
-      delta |= uint64_t{byte & 0x7fu} << shift;
-      if ((byte & 0x80) == 0) break;
-    }
-    row += delta;
+  std::vector<PlacedSample> carry;
+  for (uint64_t row : point.carried_rows) {
     if (row >= table_->num_samples()) {
-      return Status::Corrupt("planner state: carried sample {} has row {} past the corpus", i,
-                             row);
+      return Status::Corrupt("planner state: carried row {} is past the corpus ({} samples)", row,
+                             table_->num_samples());
     }
-    pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
-    if (fit.dropped) {
-      return Status::Corrupt("planner state: carried sample {} (row {}) cannot be packed", i, row);
-    }
-    carry[i] = {row, fit.tokens, fit.text_tokens};
+    // Fitted under this planner's config; one it drops is listed by the next step (PlanStep
+    // fits carried samples again).
+    const pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
+    carry.push_back({row, fit.tokens, fit.text_tokens});
   }
-  for (size_t i = 0; i < num_carry; ++i) carry_age[i] = in.Get<uint8_t>();
-  if (in.overrun()) return Status::Corrupt("planner state: truncated");
-  MMPT_RETURN_IF_ERROR(order_.Restore(cursors));
-  step_ = step;
+  MMPT_RETURN_IF_ERROR(order_.Restore(point.cursors));
+  step_ = resume.step;
   carry_ = std::move(carry);
-  carry_age_ = std::move(carry_age);
-  return Status::OK();
+  carry_age_ = point.carried_ages;
+  return resume;
 }
 
 }  // namespace mmpt::plan

@@ -108,20 +108,46 @@ class Planner {
   /// Samples waiting for the next step (carried over), in pool order.
   std::span<const PlacedSample> carried() const { return carry_; }
 
-  /// Serialize the planner's state (step, stream cursors, carried samples): a few KB.
+  /// Serialize the planner's state before next_step() (the step, stream cursors, carried
+  /// samples and the settings it holds under): a few KB.
   std::string SaveState() const;
-  /// Resume from SaveState() bytes: later plans are byte-identical to an uninterrupted run.
-  /// Errors: Corrupt (bad magic, version, size or checksum), InvalidArgument (state of another
-  /// corpus or config, naming each setting that differs: "saved at dp 64, now dp 32").
-  Status RestoreState(std::string_view bytes);
+  /// The state inside step `current.step`, before its micro-step `micro_step` (1 ≤ micro_step <
+  /// ga): where a loader that delivered the earlier micro-steps of every rank stands. `before`
+  /// and `after` are this planner's SaveState() just before and just after planning `current`.
+  /// The state holds both: restored under the same settings it resumes at that micro-step of
+  /// the same plan; under another layout the samples of the micro-steps before it count as
+  /// consumed and the step's others are carried into the next step. A few bytes per unconsumed
+  /// sample. Errors: InvalidArgument when the states or plan are not of consecutive steps of
+  /// this planner, or micro_step is out of range.
+  Result<std::string> StateWithinStep(std::string_view before, std::string_view after,
+                                      const StepPlan& current, uint32_t micro_step) const;
+
+  /// Where a restored planner resumes: the step it plans next and the first micro-step of it a
+  /// loader delivers. `changed` names each setting that differs from the saved state's
+  /// ("dp 8 → 4"); empty for an exact resume.
+  struct ResumePoint {
+    uint64_t step = 0;
+    uint32_t micro_step = 0;
+    std::vector<std::string> changed;
+  };
+  /// Resume from SaveState() or StateWithinStep() bytes.
+  /// - Under the settings it was saved under, later plans are byte-identical to an
+  ///   uninterrupted run, from the saved micro-step.
+  /// - Elastic: under another layout (dp, tp, pp, cp, ep, ga, mbs, seq_len, sync) or packing
+  ///   option, the sample stream goes on where it stood: no sample of the epoch is lost or
+  ///   repeated. Carried samples, and those of a step saved inside, enter the next step's pool,
+  ///   fitted again under the new seq_len (one that no longer fits is listed in that step's
+  ///   `dropped`, as a draw would be). A state saved inside step s resumes at step s + 1,
+  ///   micro-step 0.
+  /// Errors: Corrupt (bad magic, version, size or checksum; an older format is named as such),
+  /// InvalidArgument (state of another corpus, seed or blend, naming each setting that
+  /// differs: "saved at seed 1, now seed 2"; nothing is restored).
+  Result<ResumePoint> RestoreState(std::string_view bytes);
 
  private:
   Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
           const cost::CostModel& model, PlannerConfig config, SampleOrder order,
           std::vector<uint64_t> placeable);
-  // What a saved state is valid only under, by name: the layout, the other planner settings
-  // and the corpus's shape.
-  std::vector<std::pair<std::string, std::string>> Settings() const;
 
   const cost::SampleTable* table_;
   const cost::CostedSamples* costs_;
