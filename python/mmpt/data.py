@@ -95,6 +95,7 @@ class Planner:
                      vision_policy=vision_policy, overlong=overlong, allow_repeat=allow_repeat)
         self._stream = _mmpt.PlanStream(path, **{k: v for k, v in given.items() if v is not None})
         self.layout = self._stream.layout
+        self.resume_point = (0, 0)  # (step, micro_step) a new Loader starts at
 
     def plan(self, step: int) -> Dict[str, Any]:
         """Summary of step ``step``'s plan: ``hash``, layout, ``rank_samples`` per DP rank (a
@@ -116,8 +117,10 @@ class Planner:
         Under the same layout the same batches follow, from the saved micro-step. Under another,
         the sample stream goes on where it stood: no sample is lost or repeated; the samples the
         saved step had not delivered yet, and those it carried, enter the next step (the saved
-        step + 1 when saved inside a step)."""
-        return self._stream.restore(state["planner_state"])
+        step + 1 when saved inside a step). A :class:`Loader` made after it starts there."""
+        resume = self._stream.restore(state["planner_state"])
+        self.resume_point = (int(resume["step"]), int(resume["micro_step"]))
+        return resume
 
 
 class Loader:
@@ -125,7 +128,8 @@ class Loader:
 
     ``dataset`` is a :class:`Dataset` or its path (as for :class:`Planner`), ``planner`` the
     plans to execute; ``dp_rank`` and ``cp_rank`` say which share of them is this rank's.
-    ``steps``: how many steps to load (None: until stopped). ``num_threads`` workers assemble
+    ``steps``: how many steps to load (None: until stopped), from ``start_step`` (None: where
+    the planner resumes, step 0 unless it was restored). ``num_threads`` workers assemble
     micro-steps in parallel, at most ``prefetch`` finished ones wait, and the batches being
     built or waiting hold at most ``max_bytes``. ``on_bad_sample``: ``"fail"`` (raise, naming
     the sample) or ``"drop"`` (leave it out; the batch's ``dropped`` says which and why).
@@ -136,15 +140,16 @@ class Loader:
     def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
                  num_threads: int = 2, prefetch: int = 4, max_bytes: int = 4 << 30,
                  on_bad_sample: str = "fail", mrope: bool = True,
-                 steps: Optional[int] = None, start_step: int = 0):
+                 steps: Optional[int] = None, start_step: Optional[int] = None):
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self.planner = planner
         self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, num_threads=num_threads,
                           prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
                           mrope=mrope)
-        self._end_step = None if steps is None else start_step + steps
+        step, micro = planner.resume_point if start_step is None else (start_step, 0)
+        self._end_step = None if steps is None else step + steps
         self._native = None
-        self._start(start_step, 0)
+        self._start(step, micro)
 
     def _start(self, step: int, micro_step: int) -> None:
         self._native = None  # stop the old pipeline before starting the new one
