@@ -168,6 +168,7 @@ Result<Sample> WdsToSample(WdsSample& wds, std::string_view file,
   auto fail = [&](const WdsMember& member, const Status& status) {
     return Status(status.code(), fmt::format("{}:{}: {}", file, member.name, status.message()));
   };
+  if (wds.members.empty()) return Status::InvalidArgument("{}: a sample with no members", file);
   Sample sample;
   sample.key = wds.key;
   images->clear();

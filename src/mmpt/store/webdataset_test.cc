@@ -112,7 +112,7 @@ Result<Sample> Map(std::vector<WdsMember> members, std::vector<std::string>* ima
 TEST(WebDatasetTest, CaptionFieldOrder) {
   std::vector<std::string> images;
   auto caption_of = [&](std::vector<WdsMember> members) {
-    members.insert(members.begin(), {"k.jpg", "J", {}});
+    members.insert(members.begin(), WdsMember{"k.jpg", "J", {}});
     auto sample = Map(std::move(members), &images);
     return sample.ok() ? sample->segments.back().text : sample.status().ToString();
   };
