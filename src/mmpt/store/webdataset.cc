@@ -55,7 +55,10 @@ std::string_view WebDatasetKey(std::string_view member) {
 struct WdsReader::Impl {
   archive* reader = nullptr;
   std::string file;
-  std::optional<WdsMember> pending;  // the first member of the next sample, already read
+  // The first member of the next sample: the archive's current entry, its data not yet read
+  // (the next call decides whether to read or skip it).
+  std::optional<std::string> pending;
+  archive_entry* pending_entry = nullptr;
   std::string last_member;           // for errors between members
   bool done = false;
 
@@ -71,7 +74,19 @@ struct WdsReader::Impl {
                            text != nullptr ? text : "unknown libarchive error");
   }
 
-  // Read the current member's data into `out`, or skip it (marking it too large) past the limit.
+  // Read the current entry's data into `member` (or only skip it); a member above the limit is
+  // skipped and marked with `error`.
+  Status TakeData(archive_entry* entry, WdsMember& member, bool with_data) {
+    if (!with_data) {
+      return archive_read_data_skip(reader) == ARCHIVE_OK ? Status::OK() : Error(member.name);
+    }
+    Status read = ReadData(entry, member.name, member.bytes);
+    if (read.code() != StatusCode::kInvalidArgument) return read;
+    member.error = read.message();  // a bad sample, not a bad archive
+    return Status::OK();
+  }
+
+  // Read the current member's data into `out`, or skip it past the limit (InvalidArgument).
   Status ReadData(archive_entry* entry, std::string_view name, std::string& out) {
     if (archive_entry_size_is_set(entry) &&
         static_cast<uint64_t>(archive_entry_size(entry)) > kMaxWdsMemberBytes) {
@@ -118,9 +133,11 @@ Result<std::optional<WdsSample>> WdsReader::Next(bool with_data) {
   Impl& s = *impl_;
   WdsSample sample;
   if (s.pending) {
-    sample.key = std::string(WebDatasetKey(s.pending->name));
-    sample.members.push_back(std::move(*s.pending));
+    WdsMember member{std::move(*s.pending), {}, {}};
     s.pending.reset();
+    MMPT_RETURN_IF_ERROR(s.TakeData(s.pending_entry, member, with_data));
+    sample.key = std::string(WebDatasetKey(member.name));
+    sample.members.push_back(std::move(member));
   }
   while (!s.done) {
     archive_entry* entry = nullptr;
@@ -140,23 +157,13 @@ Result<std::optional<WdsSample>> WdsReader::Next(bool with_data) {
     }
     std::string_view key = WebDatasetKey(member.name);
     if (key.empty()) continue;
-    if (with_data) {
-      Status read = s.ReadData(entry, member.name, member.bytes);
-      // A member too large to hold is a bad sample, not a bad archive: it keeps a marker.
-      if (read.code() == StatusCode::kInvalidArgument) {
-        member.error = read.message();
-      } else if (!read.ok()) {
-        return read;
-      }
-    } else if (archive_read_data_skip(s.reader) != ARCHIVE_OK) {
-      return s.Error(member.name);
-    }
-    if (sample.members.empty()) {
-      sample.key = std::string(key);
-    } else if (key != sample.key) {
-      s.pending = std::move(member);
+    if (!sample.members.empty() && key != sample.key) {
+      s.pending = std::move(member.name);
+      s.pending_entry = entry;
       break;
     }
+    if (sample.members.empty()) sample.key = std::string(key);
+    MMPT_RETURN_IF_ERROR(s.TakeData(entry, member, with_data));
     sample.members.push_back(std::move(member));
   }
   if (sample.members.empty()) return std::optional<WdsSample>();

@@ -221,7 +221,7 @@ TEST_F(WebDatasetPrepareTest, PreparesTarsAndGzipIntoOneSource) {
   auto report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->records, 4u);
-  EXPECT_EQ(report->samples, 4u);
+  EXPECT_EQ(report->samples, 4u) << report->Summary();
   EXPECT_EQ(report->skipped, 0u);
   EXPECT_EQ(report->shards, 3u);  // 2 + 1 from the first tar, 1 from the second
   auto dataset = Dataset::Open(out_);
@@ -246,7 +246,7 @@ TEST_F(WebDatasetPrepareTest, SkipKeepsTheRestAndFailNamesFileAndMember) {
   auto report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->records, 6u);
-  EXPECT_EQ(report->samples, 3u);
+  EXPECT_EQ(report->samples, 3u) << report->Summary();
   EXPECT_EQ(report->skipped, 3u);
   EXPECT_EQ(report->skipped_by_reason["corrupt or unsupported image"], 1u);
   EXPECT_EQ(report->skipped_by_reason["duplicate key"], 1u);
@@ -269,7 +269,9 @@ TEST_F(WebDatasetPrepareTest, TruncatedTarFailsBeforeWritingAnything) {
   const std::string shard = WriteShard("shard-000.tar", 3);
   auto bytes = ReadFileToString(shard);
   ASSERT_TRUE(bytes.ok());
-  ASSERT_TRUE(WriteFileAtomic(shard, bytes->substr(0, bytes->size() / 2)).ok());
+  const size_t third_image = bytes->find(Jpeg(42, 30));  // cut inside sample 000002's image
+  ASSERT_NE(third_image, std::string::npos);
+  ASSERT_TRUE(WriteFileAtomic(shard, bytes->substr(0, third_image + 100)).ok());
   options_.inputs = {{shard, "laion"}};
   auto report = Prepare(options_);
   ASSERT_FALSE(report.ok());
@@ -294,7 +296,7 @@ TEST_F(WebDatasetPrepareTest, SynthWdsPreparesLikeItsJsonl) {
   options_.inputs = {{tar->path, "wds"}, {jsonl->path, "llava"}};
   auto report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(report->samples, 10u);
+  EXPECT_EQ(report->samples, 10u) << report->Summary();
   auto dataset = Dataset::Open(out_);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   for (uint64_t i = 0; i < 5; ++i) {  // the same keys, images and captions
