@@ -57,6 +57,12 @@ TEST(WebDatasetTest, KeysAndPaths) {
   EXPECT_TRUE(IsWebDatasetPath("shard.tgz"));
   EXPECT_FALSE(IsWebDatasetPath("data.jsonl"));
   EXPECT_FALSE(IsWebDatasetPath("shard.tar.zst"));
+  auto format = ParseInputFormat("wds");
+  ASSERT_TRUE(format.ok());
+  EXPECT_EQ(*format, InputFormat::kWebDataset);
+  EXPECT_EQ(InputFormatName(*format), "wds");
+  RecordParser parser;  // a tar's samples are not JSON lines
+  EXPECT_FALSE(parser.Parse(R"({"id":"k"})", InputFormat::kWebDataset, {"f.jsonl", 1}).ok());
 }
 
 TEST(WebDatasetTest, GroupsConsecutiveMembersByKey) {
