@@ -135,14 +135,14 @@ int main(int argc, char** argv) {
 
   // 3. prepare vs copy (first, so the dataset it writes serves the read benchmark).
   const uint64_t input_bytes = DirBytes(dir + "/corpus");
-  Check(ReadFileToString(coco_report->jsonl_path).status());  // warm the page cache
+  Check(ReadFileToString(coco_report->path).status());  // warm the page cache
   std::string copy_cmd = fmt::format("cp -r {0}/corpus {0}/copy && sync -f {0}/copy", dir);
   double copy_s = BestOf(3, [&] {
     fs::remove_all(dir + "/copy");
     if (std::system(copy_cmd.c_str()) != 0) Check(Status::IOError("cp failed"));
   });
   store::PrepareOptions prepare;
-  prepare.inputs = {{coco_report->jsonl_path, "coco"}, {mmc4_report->jsonl_path, "mmc4"}};
+  prepare.inputs = {{coco_report->path, "coco"}, {mmc4_report->path, "mmc4"}};
   prepare.out_dir = dir + "/dataset";
   prepare.jobs = threads;
   prepare.progress = false;

@@ -68,7 +68,8 @@ void BindStore(py::module_& m) {
       py::arg("tokenizer") = "", py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
       py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
       "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "
-      "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}), "
+      "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}) "
+      "or WebDataset tars (.tar, .tar.gz, .tgz), "
       "as `mmpt prepare` does. Returns the report (records, samples, skipped, ..., summary). "
       "Raises InvalidArgumentError, NotFoundError, IOError, or the first bad record's error "
       "with on_error='fail'.");

@@ -1,4 +1,4 @@
-// `mmpt prepare`: input JSONL + media → an indexed, sharded dataset (src/mmpt/store/prepare.h).
+// `mmpt prepare`: input JSONL + media, or WebDataset tars → an indexed, sharded dataset (src/mmpt/store/prepare.h).
 #include "mmpt/store/prepare.h"
 
 #include <cstdio>
@@ -85,7 +85,8 @@ Command PrepareCommand() {
       [](CLI::App& app) -> Action {
         auto args = std::make_shared<PrepareArgs>();
         app.add_option("inputs", args->inputs,
-                       "Input JSONL files, each PATH or SOURCE=PATH (source: the file name's stem)")
+                       "Input JSONL files or WebDataset tars (.tar, .tar.gz, .tgz), each PATH or "
+                       "SOURCE=PATH (source: the file name's stem)")
             ->required();
         app.add_option("--out", args->out, "Dataset directory to write")->required();
         app.add_option(
@@ -104,7 +105,8 @@ Command PrepareCommand() {
                        "loader decodes with the same budget (Pillow's MAX_IMAGE_PIXELS)")
             ->capture_default_str();
         app.add_option("--format", args->format,
-                       "Input format: auto, canonical, llava, mmc4, obelics, chat")
+                       "Input format: auto, canonical, llava, mmc4, obelics, chat, or wds (every input "
+                       "a WebDataset tar; auto takes .tar, .tar.gz, .tgz as tars)")
             ->capture_default_str();
         app.add_option("--samples-per-shard", args->samples_per_shard, "Input records per shard")
             ->capture_default_str();

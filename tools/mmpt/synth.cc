@@ -19,7 +19,7 @@ Status Run(SynthArgs args) {
   MMPT_ASSIGN_OR_RETURN(args.options.format, store::ParseInputFormat(args.format));
   MMPT_ASSIGN_OR_RETURN(corpora::SynthReport report, corpora::Synthesize(args.options));
   if (args.json) {
-    nlohmann::ordered_json out = {{"jsonl", report.jsonl_path},
+    nlohmann::ordered_json out = {{"path", report.path},
                                   {"samples", report.samples},
                                   {"images", report.images},
                                   {"image_bytes", report.image_bytes},
@@ -27,7 +27,7 @@ Status Run(SynthArgs args) {
     std::printf("%s\n", out.dump(2).c_str());
     return Status::OK();
   }
-  std::printf("wrote %s: %llu samples, %llu images (%llu bytes)%s\n", report.jsonl_path.c_str(),
+  std::printf("wrote %s: %llu samples, %llu images (%llu bytes)%s\n", report.path.c_str(),
               static_cast<unsigned long long>(report.samples),
               static_cast<unsigned long long>(report.images),
               static_cast<unsigned long long>(report.image_bytes),
@@ -57,11 +57,12 @@ Command SynthCommand() {
         app.add_option("--coco", o.coco_path,
                        "mmc4: COCO captions file whose image sizes its images take "
                        "(default: the real one)");
-        app.add_option("--out", o.out_dir, "Output directory (<name>.jsonl and images/)")
+        app.add_option("--out", o.out_dir, "Output directory (<name>.jsonl and images/, or <name>.tar)")
             ->required();
         app.add_option("--name", o.name, "Corpus name (default: the profile)");
         app.add_option("--format", args->format,
-                       "Input format to write: canonical, llava, mmc4, obelics, chat")
+                       "Input format to write: canonical, llava, mmc4, obelics, chat, or wds "
+                       "(a WebDataset tar <name>.tar of caption pairs: profile coco or tiny)")
             ->capture_default_str();
         app.add_option("--samples", o.samples, "Samples to write (0: all of the source; tiny: 100)")
             ->capture_default_str();

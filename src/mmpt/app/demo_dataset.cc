@@ -23,7 +23,7 @@ Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options) {
   MMPT_ASSIGN_OR_RETURN(demo.mmc4, Synthesize(synth));
 
   PrepareOptions prepare;
-  prepare.inputs = {{demo.coco.jsonl_path, "coco"}, {demo.mmc4.jsonl_path, "mmc4"}};
+  prepare.inputs = {{demo.coco.path, "coco"}, {demo.mmc4.path, "mmc4"}};
   prepare.out_dir = options.work_dir + "/dataset";
   prepare.vision_preset = options.vision_preset;
   prepare.jobs = options.jobs;

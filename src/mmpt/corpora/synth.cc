@@ -11,6 +11,7 @@
 #include "mmpt/core/thread_pool.h"
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/store/shard_writer.h"
+#include "mmpt/store/webdataset.h"
 #include "mmpt/corpora/real_data.h"
 
 namespace mmpt::corpora {
@@ -206,9 +207,25 @@ std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
       out["images"] = images;
       break;
     }
+    case InputFormat::kWebDataset:  // written by WebDatasetMembers
     case InputFormat::kAuto: break;
   }
   return out.dump() + "\n";
+}
+
+// A caption pair (coco's or tiny's: the image first, the caption last) as WebDataset members,
+// LAION's way: <key>.<image ext>, <key>.txt (the caption) and <key>.json ({"key", "caption",
+// "width", "height"}); the user's prompt has no place in a WebDataset sample.
+void AppendWebDatasetMembers(const Doc& doc, std::string image_bytes,
+                             std::vector<WdsMember>& members) {
+  const Item* image = &doc.items.front();
+  const Item* caption = &doc.items.back();
+  const std::string ext = image->path.substr(image->path.rfind('.'));
+  members.push_back({doc.key + ext, std::move(image_bytes), {}});
+  members.push_back({doc.key + ".txt", caption->text, {}});
+  json meta = {{"key", doc.key}, {"caption", caption->text}, {"width", image->width},
+               {"height", image->height}};
+  members.push_back({doc.key + ".json", meta.dump(), {}});
 }
 
 Result<media::ImageFormat> PickFormat(const std::string& name, uint64_t counter) {
@@ -230,6 +247,12 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
     return Status::InvalidArgument("synth needs a concrete --format, not auto");
   }
   if (options.out_dir.empty()) return Status::InvalidArgument("synth: no --out directory");
+  const bool wds = options.format == InputFormat::kWebDataset;
+  if (wds && (options.metadata_only || options.profile == "mmc4")) {
+    return Status::InvalidArgument(
+        "--format wds writes caption pairs with their images: profile coco or tiny, without "
+        "--metadata-only");
+  }
   MMPT_RETURN_IF_ERROR(PickFormat(options.image_format, 0).status());
   SynthReport report;
   std::vector<Doc> docs;
@@ -263,11 +286,12 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
 
   const std::string name = options.name.empty() ? options.profile : options.name;
   std::error_code error;
-  fs::create_directories(fs::path(options.out_dir) / "images", error);
+  fs::create_directories(fs::path(options.out_dir) / (wds ? "" : "images"), error);
   if (error) return Status::IOError("{}: cannot create: {}", options.out_dir, error.message());
 
   // Name every image first (a running counter picks the format for "mix"), then encode in
-  // parallel; each image's pixels depend only on its size and seed.
+  // parallel; each image's pixels depend only on its size and seed. A WebDataset keeps the
+  // encoded bytes for its tar instead of writing files.
   struct Job {
     Item* item;
     media::ImageFormat format;
@@ -285,9 +309,11 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
     }
   }
   report.images = jobs.size();
+  std::vector<std::string> encoded;  // per image, for a WebDataset
   if (!options.metadata_only) {
     std::vector<Status> statuses(jobs.size());
     std::vector<uint64_t> sizes(jobs.size(), 0);
+    if (wds) encoded.resize(jobs.size());
     ThreadPool pool(options.jobs);
     pool.ParallelFor(0, jobs.size(), [&](size_t j) {
       corpora::EncodeOptions encode;
@@ -299,21 +325,33 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
         statuses[j] = bytes.status().WithContext(jobs[j].item->path);
         return;
       }
+      sizes[j] = bytes->size();
+      if (wds) {
+        encoded[j] = std::move(*bytes);
+        return;
+      }
       std::string path = (fs::path(options.out_dir) / jobs[j].item->path).string();
       std::ofstream file(path, std::ios::binary | std::ios::trunc);
       file.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
       if (!file) statuses[j] = Status::IOError("{}: cannot write", path);
-      sizes[j] = bytes->size();
     });
     for (size_t j = 0; j < jobs.size(); ++j) {
       MMPT_RETURN_IF_ERROR(statuses[j]);
       report.image_bytes += sizes[j];
     }
   }
-  std::string jsonl;
-  for (const Doc& doc : docs) jsonl += RenderDoc(doc, options.format, options.metadata_only);
-  report.jsonl_path = (fs::path(options.out_dir) / (name + ".jsonl")).string();
-  MMPT_RETURN_IF_ERROR(WriteFileAtomic(report.jsonl_path, jsonl));
+  std::string out;
+  if (wds) {
+    std::vector<WdsMember> members;
+    for (size_t d = 0; d < docs.size(); ++d) {  // one image a document, in order
+      AppendWebDatasetMembers(docs[d], std::move(encoded[d]), members);
+    }
+    MMPT_ASSIGN_OR_RETURN(out, WriteWebDatasetTar(members, /*gzip=*/false));
+  } else {
+    for (const Doc& doc : docs) out += RenderDoc(doc, options.format, options.metadata_only);
+  }
+  report.path = (fs::path(options.out_dir) / (name + (wds ? ".tar" : ".jsonl"))).string();
+  MMPT_RETURN_IF_ERROR(WriteFileAtomic(report.path, out));
   report.samples = docs.size();
   return report;
 }

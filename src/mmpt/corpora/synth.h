@@ -23,9 +23,11 @@ struct SynthOptions {
   std::string profile = "coco";
   std::string source_path;        // "" = the profile's default real file
   std::string coco_path;          // COCO file for mmc4's sizes; "" = the real one
-  std::string out_dir;            // receives <name>.jsonl and images/
+  std::string out_dir;            // receives <name>.jsonl and images/, or <name>.tar (wds)
   std::string name;               // "" = the profile name
-  store::InputFormat format = store::InputFormat::kLlava;  // any but kAuto
+  /// Any but kAuto; kWebDataset writes one tar of caption pairs (profiles coco and tiny):
+  /// <key>.<image ext>, <key>.txt with the caption, <key>.json with it and the image's size.
+  store::InputFormat format = store::InputFormat::kLlava;
   uint64_t samples = 0;           // 0 = every record of the source (tiny: 100)
   std::string image_format = "jpeg";  // jpeg, png, webp, or mix (cycled per image)
   bool metadata_only = false;     // write width/height instead of image files
@@ -36,7 +38,7 @@ struct SynthOptions {
 };
 
 struct SynthReport {
-  std::string jsonl_path;
+  std::string path;  // the .jsonl written, or the .tar
   uint64_t samples = 0;
   uint64_t images = 0;
   uint64_t image_bytes = 0;

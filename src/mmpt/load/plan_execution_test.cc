@@ -2,7 +2,8 @@
 // cu_seqlens_padded, padding and vision-DP routing are the ones the plan's cp stage decided,
 // and every routed embedding row lands on an image placeholder of its consumer. The corpus is
 // prepared (`mmpt prepare`'s code path) from ../shared/data/real: COCO caption pairs (image
-// first) and mmc4 documents (images between paragraphs), so token positions are not trivial.
+// first, also as a WebDataset tar) and mmc4 documents (images between paragraphs), so token
+// positions are not trivial.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -30,17 +31,25 @@ class PlanExecutionSlow : public ::testing::Test {
                 .string();
     fs::remove_all(root_);
     store::PrepareOptions prepare;
-    for (auto [profile, samples] : {std::pair{"coco", 40}, std::pair{"mmc4", 6}}) {
+    struct Input {
+      const char* profile;
+      store::InputFormat format;
+      uint64_t samples;
+      const char* source;
+    };
+    // The COCO pairs also as a WebDataset tar, which plans and loads like any other input.
+    for (const Input& input : {Input{"coco", store::InputFormat::kLlava, 40, "coco"},
+                               Input{"mmc4", store::InputFormat::kMmc4, 6, "mmc4"},
+                               Input{"coco", store::InputFormat::kWebDataset, 12, "coco-wds"}}) {
       corpora::SynthOptions synth;
-      synth.profile = profile;
-      synth.samples = samples;
+      synth.profile = input.profile;
+      synth.samples = input.samples;
       synth.out_dir = root_ + "/raw";
-      synth.format = profile == std::string("coco") ? store::InputFormat::kLlava
-                                                    : store::InputFormat::kMmc4;
+      synth.format = input.format;
       synth.jobs = 2;
       auto report = corpora::Synthesize(synth);
       ASSERT_TRUE(report.ok()) << report.status().ToString();
-      prepare.inputs.push_back({report->jsonl_path, profile});
+      prepare.inputs.push_back({report->path, input.source});
     }
     prepare.out_dir = root_ + "/ds";
     prepare.samples_per_shard = 16;
@@ -66,7 +75,7 @@ void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout) {
   PlanStreamConfig config;
   config.planner.layout = layout;
   config.planner.seed = 3;
-  // The 46 samples hold fewer tokens than a step of 4 packs of 8192: a step repeats some, which
+  // The 58 samples hold fewer tokens than a step of 4 packs of 8192: a step repeats some, which
   // the loader executes like any other plan.
   config.planner.allow_repeat = true;
   auto stream = PlanStream::Create(std::move(*table), config);

@@ -199,8 +199,8 @@ Status ParseCanonical(const object& obj, Sample& sample) {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kFormatNames = {"auto",    "canonical", "llava",
-                                                          "mmc4",    "obelics",   "chat"};
+constexpr std::array<std::string_view, 7> kFormatNames = {
+    "auto", "canonical", "llava", "mmc4", "obelics", "chat", "wds"};
 
 bool Has(const simdjson::dom::object& obj, std::string_view key) {
   simdjson::dom::element value;
@@ -227,7 +227,7 @@ Result<InputFormat> ParseInputFormat(std::string_view name) {
     if (kFormatNames[i] == name) return static_cast<InputFormat>(i);
   }
   return Status::InvalidArgument(
-      "unknown input format '{}' (expected auto, canonical, llava, mmc4, obelics or chat)", name);
+      "unknown input format '{}' (expected auto, canonical, llava, mmc4, obelics, chat or wds)", name);
 }
 
 struct RecordParser::Impl {
@@ -288,6 +288,9 @@ Result<Sample> RecordParser::Parse(std::string_view line, InputFormat format,
     case InputFormat::kMmc4: status = internal::ParseMmc4(obj, sample); break;
     case InputFormat::kObelics: status = internal::ParseObelics(obj, sample); break;
     case InputFormat::kChat: status = internal::ParseChat(obj, sample); break;
+    case InputFormat::kWebDataset:
+      status = Status::InvalidArgument("wds samples come from tar members, not JSON lines");
+      break;
     case InputFormat::kAuto: status = Status::Internal("format not resolved"); break;
   }
   if (!status.ok()) return fail(status);

@@ -20,10 +20,12 @@ enum class InputFormat : uint8_t {
   kMmc4,       // mmc4: "text_list" + "image_info"[{image_name, matched_text_index}]
   kObelics,    // OBELICS: parallel "texts" / "images" lists, exactly one non-null per position
   kChat,       // Hugging Face chat: "messages" [{role, content: str | [{type: text|image}]}]
+  kWebDataset,  // WebDataset tar shards (webdataset.h), not JSON lines: prepare reads every
+                // input as a tar; without it, inputs named .tar, .tar.gz or .tgz are tars
 };
 
 /// Name of a format as `--format` takes it ("auto", "canonical", "llava", "mmc4", "obelics",
-/// "chat").
+/// "chat", "wds").
 std::string_view InputFormatName(InputFormat format);
 /// Parse a `--format` value. Errors: InvalidArgument listing the names.
 Result<InputFormat> ParseInputFormat(std::string_view name);
@@ -50,8 +52,8 @@ class RecordParser {
   /// Parse one JSON line (without its '\n'). `format` kAuto detects it from the fields; the
   /// detected format is stored in `*detected` when given.
   /// Errors: Corrupt (not JSON, not UTF-8), InvalidArgument (a field missing or of the wrong
-  /// type, markers and images that do not match, unknown format, zero or absurd sizes); every
-  /// message starts with "file:line: ".
+  /// type, markers and images that do not match, unknown format or kWebDataset, zero or absurd
+  /// sizes); every message starts with "file:line: ".
   Result<Sample> Parse(std::string_view line, InputFormat format, const RecordLocation& where,
                        InputFormat* detected = nullptr);
 

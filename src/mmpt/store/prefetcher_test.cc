@@ -31,7 +31,7 @@ const Dataset& TinyDataset() {
     MMPT_CHECK(report.ok());
     static testing::WordTokenizer tokenizer;
     PrepareOptions options;
-    options.inputs = {{report->jsonl_path, "tiny"}};
+    options.inputs = {{report->path, "tiny"}};
     options.out_dir = out;
     options.tokenizer = &tokenizer;
     options.samples_per_shard = 16;

@@ -20,6 +20,7 @@
 #include "mmpt/media/image_probe.h"
 #include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
+#include "mmpt/store/webdataset.h"
 
 namespace mmpt::store {
 namespace fs = std::filesystem;
@@ -78,9 +79,9 @@ namespace {
 // A run of up to samples_per_shard records of one input: it becomes one shard.
 struct Chunk {
   size_t input = 0;
-  uint64_t begin = 0;       // byte range in the input
+  uint64_t begin = 0;       // byte range in a JSONL input; sample range in a tar input
   uint64_t end = 0;
-  uint64_t first_line = 0;  // 1-based line number of the byte at `begin`
+  uint64_t first_line = 0;  // 1-based line number of the byte at `begin`; begin + 1 in a tar
   uint32_t source = 0;      // index into the source list
   uint64_t number = 0;      // shard number within its source
 };
@@ -102,12 +103,48 @@ void ForEachLine(std::string_view text, uint64_t begin, uint64_t end, uint64_t f
   }
 }
 
+// A tar input's samples as its key scan found them: what chunking and the duplicate pass need.
+struct TarSampleInfo {
+  std::string key;
+  std::string first_member;
+};
+using TarIndex = std::optional<std::vector<TarSampleInfo>>;  // nullopt for a JSONL input
+
+Result<std::vector<TarSampleInfo>> ScanTar(const MappedFile& file, const std::string& path) {
+  MMPT_ASSIGN_OR_RETURN(std::unique_ptr<WdsReader> reader, WdsReader::Open(file.bytes(), path));
+  std::vector<TarSampleInfo> samples;
+  while (true) {
+    MMPT_ASSIGN_OR_RETURN(std::optional<WdsSample> sample, reader->Next(/*with_data=*/false));
+    if (!sample) return samples;
+    samples.push_back({std::move(sample->key), std::move(sample->members.front().name)});
+  }
+}
+
+// Where record `line` (1-based) of an input is, for messages: "file:line", or in a tar
+// "file:member" of the sample's first member.
+std::string RecordWhere(const PrepareOptions& options, const std::vector<TarIndex>& tars,
+                        size_t input, uint64_t line) {
+  const std::string& file = options.inputs[input].path;
+  if (tars[input]) return fmt::format("{}:{}", file, (*tars[input])[line - 1].first_member);
+  return fmt::format("{}:{}", file, line);
+}
+
 std::vector<Chunk> SplitIntoChunks(const std::vector<MappedFile>& files,
+                                   const std::vector<TarIndex>& tars,
                                    const std::vector<uint32_t>& input_source,
                                    uint64_t samples_per_shard, size_t num_sources) {
   std::vector<Chunk> chunks;
   std::vector<uint64_t> next_number(num_sources, 0);
   for (size_t input = 0; input < files.size(); ++input) {
+    if (tars[input]) {
+      const uint64_t n = tars[input]->size();
+      for (uint64_t b = 0; b < n; b += samples_per_shard) {
+        const uint32_t source = input_source[input];
+        chunks.push_back({input, b, std::min(n, b + samples_per_shard), b + 1, source,
+                          next_number[source]++});
+      }
+      continue;
+    }
     std::string_view text = files[input].text();
     Chunk chunk{input, 0, 0, 1, input_source[input], 0};
     uint64_t records = 0;
@@ -163,6 +200,7 @@ struct Context {
   const std::vector<MappedFile>& files;
   const std::vector<std::string>& sources;
   const std::vector<std::string>& media_roots;  // per input
+  const std::vector<TarIndex>& tars;            // per input
   const cost::VisionConfig& vision;
   const text::ChatRenderer& renderer;
   // (chunk, line) of each duplicate → "file:line" where its key was first seen.
@@ -173,18 +211,23 @@ struct Context {
 
 uint64_t RecordId(uint64_t chunk, uint64_t line) { return (chunk << 40) ^ line; }
 
-// Load, probe and check one media item; fills `blob` and the item's size.
-Status LoadMedia(const Context& ctx, size_t input, MediaRef& media, MediaBlob& blob,
-                 uint64_t& input_bytes, std::string& reason) {
+// Load (from disk, unless `bytes` holds them already: a tar member's), probe and check one
+// media item; fills `blob` and the item's size.
+Status LoadMedia(const Context& ctx, size_t input, MediaRef& media,
+                 std::optional<std::string> bytes, MediaBlob& blob, uint64_t& input_bytes,
+                 std::string& reason) {
   if (!media.metadata_only()) {
-    fs::path path(media.path);
-    if (path.is_relative()) path = fs::path(ctx.media_roots[input]) / path;
-    auto bytes = ReadFileToString(path.string());
-    if (!bytes.ok()) {
-      reason = bytes.status().code() == StatusCode::kNotFound ? "missing image"
-                                                              : "unreadable image";
-      return Status(bytes.status().code(),
-                    fmt::format("image '{}': {}", media.path, bytes.status().message()));
+    if (!bytes) {
+      fs::path path(media.path);
+      if (path.is_relative()) path = fs::path(ctx.media_roots[input]) / path;
+      auto read = ReadFileToString(path.string());
+      if (!read.ok()) {
+        reason = read.status().code() == StatusCode::kNotFound ? "missing image"
+                                                               : "unreadable image";
+        return Status(read.status().code(),
+                      fmt::format("image '{}': {}", media.path, read.status().message()));
+      }
+      bytes = std::move(*read);
     }
     auto info = media::ProbeImage(std::as_bytes(std::span(*bytes)));
     if (!info.ok()) {
@@ -230,37 +273,30 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
   const std::string& source = ctx.sources[chunk.source];
   ChunkResult result;
   ShardWriter writer(options.out_dir, fmt::format("{}/{:05}", source, chunk.number), source);
-  RecordParser parser;
   text::RenderedText rendered;
 
-  auto bad_record = [&](uint64_t line, const std::string& reason, const Status& error) {
+  // `where` is "file:line" or "file:member"; messages that name their file already keep theirs.
+  auto bad_record = [&](std::string_view where, const std::string& reason, const Status& error) {
     ++result.skipped_by_reason[reason];
     std::string message = error.message();
-    if (message.rfind(file + ":", 0) != 0) message = fmt::format("{}:{}: {}", file, line, message);
+    if (message.rfind(file + ":", 0) != 0) message = fmt::format("{}: {}", where, message);
     if (result.examples.size() < options.max_examples) result.examples.push_back(message);
     if (options.on_error == ErrorPolicy::kFail && result.status.ok()) {
       result.status = Status(error.code(), message);
       ctx.stop = true;
     }
   };
-
-  ForEachLine(ctx.files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
-              [&](std::string_view line, uint64_t line_number) {
-    if (ctx.stop.load(std::memory_order_relaxed)) return;
-    ++result.records;
-    if (ctx.progress) ctx.progress->Add(1);
-    auto parsed = parser.Parse(line, options.format, {file, line_number});
-    if (!parsed.ok()) {
-      bad_record(line_number,
-                 parsed.status().code() == StatusCode::kCorrupt ? "malformed JSON or not UTF-8"
-                                                                : "invalid record",
-                 parsed.status());
-      return;
-    }
-    Sample sample = std::move(*parsed);
+  auto parse_reason = [](const Status& status) -> std::string {
+    return status.code() == StatusCode::kCorrupt ? "malformed JSON or not UTF-8"
+                                                 : "invalid record";
+  };
+  // Every input's parsed sample goes on alike: the duplicate check, its media (from disk, or
+  // `tar_images` for a tar's), rendering, the shard. `record_bytes`: input bytes besides media.
+  auto add_sample = [&](Sample sample, std::vector<std::string>* tar_images, uint64_t line_number,
+                        std::string_view where, uint64_t record_bytes) {
     if (auto dup = ctx.duplicates.find(RecordId(index, line_number));
         dup != ctx.duplicates.end()) {
-      bad_record(line_number, "duplicate key",
+      bad_record(where, "duplicate key",
                  Status::InvalidArgument("duplicate key '{}' in source '{}' (first at {})",
                                          sample.key, source, dup->second));
       return;
@@ -268,15 +304,20 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
     std::vector<MediaBlob> blobs(sample.media.size());
     uint64_t media_bytes = 0;
     for (size_t k = 0; k < sample.media.size(); ++k) {
+      std::optional<std::string> bytes;
+      if (tar_images != nullptr) bytes = std::move((*tar_images)[k]);
       std::string reason;
-      Status status = LoadMedia(ctx, chunk.input, sample.media[k], blobs[k], media_bytes, reason);
+      Status status = LoadMedia(ctx, chunk.input, sample.media[k], std::move(bytes), blobs[k],
+                                media_bytes, reason);
       if (!status.ok()) {
-        bad_record(line_number, reason, status);
+        bad_record(tar_images ? fmt::format("{}:{}", file, sample.media[k].path)
+                              : std::string(where),
+                   reason, status);
         return;
       }
     }
     if (Status status = RenderSample(ctx.renderer, sample, &rendered); !status.ok()) {
-      bad_record(line_number,
+      bad_record(where,
                  status.code() == StatusCode::kInvalidArgument ? "not in the chat template"
                                                                : "tokenizer error",
                  status);
@@ -285,12 +326,64 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
     if (Status added = writer.Add(std::move(sample), std::move(blobs), rendered.ids,
                                   rendered.image_positions);
         !added.ok()) {
-      bad_record(line_number, "invalid record", added);
+      bad_record(where, "invalid record", added);
       return;
     }
-    result.input_bytes += line.size() + 1 + media_bytes;
+    result.input_bytes += record_bytes + media_bytes;
     result.text_tokens += rendered.ids.size();
-  });
+  };
+  auto count_record = [&] {
+    ++result.records;
+    if (ctx.progress) ctx.progress->Add(1);
+  };
+
+  if (ctx.tars[chunk.input]) {
+    auto reader = WdsReader::Open(ctx.files[chunk.input].bytes(), file);
+    std::vector<std::string> images;
+    for (uint64_t i = 0; reader.ok() && i < chunk.end; ++i) {
+      if (ctx.stop.load(std::memory_order_relaxed)) break;
+      // The samples before the chunk's are skipped, not read (cheap in a plain tar).
+      auto next = (*reader)->Next(/*with_data=*/i >= chunk.begin);
+      if (!next.ok() || !*next) {  // the scan read these bytes whole: only a changed file fails
+        result.status = next.ok() ? Status::IOError("{}: changed while prepare read it", file)
+                                  : next.status();
+        ctx.stop = true;
+        return result;
+      }
+      if (i < chunk.begin) continue;
+      count_record();
+      WdsSample& wds = **next;
+      uint64_t member_bytes = 0;
+      for (const WdsMember& member : wds.members) member_bytes += member.bytes.size();
+      const std::string where = fmt::format("{}:{}", file, wds.members.front().name);
+      auto parsed = WdsToSample(wds, file, &images);
+      if (!parsed.ok()) {
+        bad_record(where, parse_reason(parsed.status()), parsed.status());
+        continue;
+      }
+      for (const std::string& image : images) member_bytes -= image.size();
+      add_sample(std::move(*parsed), &images, i + 1, where, member_bytes);
+    }
+    if (!reader.ok()) {
+      result.status = reader.status();
+      ctx.stop = true;
+      return result;
+    }
+  } else {
+    RecordParser parser;
+    ForEachLine(ctx.files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
+                [&](std::string_view line, uint64_t line_number) {
+      if (ctx.stop.load(std::memory_order_relaxed)) return;
+      count_record();
+      const std::string where = fmt::format("{}:{}", file, line_number);
+      auto parsed = parser.Parse(line, options.format, {file, line_number});
+      if (!parsed.ok()) {
+        bad_record(where, parse_reason(parsed.status()), parsed.status());
+        return;
+      }
+      add_sample(std::move(*parsed), nullptr, line_number, where, line.size() + 1);
+    });
+  }
   if (!result.status.ok() || writer.num_samples() == 0) return result;
   auto shard = writer.Finish();
   if (!shard.ok()) {
@@ -308,23 +401,30 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
 // same answer, so parts of a scaled-out run agree on which records are duplicates.
 std::unordered_map<uint64_t, std::string> FindDuplicates(const PrepareOptions& options,
                                                          const std::vector<MappedFile>& files,
+                                                         const std::vector<TarIndex>& tars,
                                                          const std::vector<std::string>& sources,
                                                          const std::vector<Chunk>& chunks,
                                                          ThreadPool& pool) {
   std::vector<std::vector<KeySeen>> seen(chunks.size());
   pool.ParallelFor(0, chunks.size(), [&](size_t c) {
     const Chunk& chunk = chunks[c];
+    auto see = [&](std::string_view key, uint64_t line_number) {
+      Hasher hasher;
+      hasher.Update(sources[chunk.source]);
+      hasher.Update(std::string_view("\0", 1));
+      hasher.Update(key);
+      seen[c].push_back({hasher.Digest(), static_cast<uint32_t>(c), line_number});
+    };
+    if (tars[chunk.input]) {  // a tar's keys come from its scan
+      for (uint64_t i = chunk.begin; i < chunk.end; ++i) see((*tars[chunk.input])[i].key, i + 1);
+      return;
+    }
     RecordParser parser;
     ForEachLine(files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
                 [&](std::string_view line, uint64_t line_number) {
       auto sample = parser.Parse(line, options.format, {options.inputs[chunk.input].path,
                                                         line_number});
-      if (!sample.ok()) return;  // reported by the main pass
-      Hasher hasher;
-      hasher.Update(sources[chunk.source]);
-      hasher.Update(std::string_view("\0", 1));
-      hasher.Update(sample->key);
-      seen[c].push_back({hasher.Digest(), static_cast<uint32_t>(c), line_number});
+      if (sample.ok()) see(sample->key, line_number);  // else reported by the main pass
     });
   });
   std::vector<KeySeen> all;
@@ -338,7 +438,7 @@ std::unordered_map<uint64_t, std::string> FindDuplicates(const PrepareOptions& o
     while (i < all.size() && all[i].hash == all[first].hash) {
       const KeySeen& original = all[first];
       duplicates[RecordId(all[i].chunk, all[i].line)] =
-          fmt::format("{}:{}", options.inputs[chunks[original.chunk].input].path, original.line);
+          RecordWhere(options, tars, chunks[original.chunk].input, original.line);
       ++i;
     }
   }
@@ -395,6 +495,20 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
                               : fs::path(input.path).parent_path().string());
   }
 
+  // Tar inputs are scanned for their samples' keys first (in parallel): a truncated or corrupt
+  // archive fails the run here, naming the file, before anything is written.
+  ThreadPool pool(options.jobs);
+  std::vector<TarIndex> tars(files.size());
+  std::vector<Status> scanned(files.size());
+  pool.ParallelFor(0, files.size(), [&](size_t i) {
+    const std::string& path = options.inputs[i].path;
+    if (options.format != InputFormat::kWebDataset && !IsWebDatasetPath(path)) return;
+    auto samples = ScanTar(files[i], path);
+    if (samples.ok()) tars[i] = std::move(*samples);
+    scanned[i] = samples.status();
+  });
+  for (const Status& status : scanned) MMPT_RETURN_IF_ERROR(status);
+
   std::error_code error;
   fs::create_directories(options.out_dir, error);
   if (error) {
@@ -407,9 +521,8 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   fs::remove(fs::path(options.out_dir) / manifest_name, error);
 
   std::vector<Chunk> chunks =
-      SplitIntoChunks(files, input_source, options.samples_per_shard, sources.size());
-  ThreadPool pool(options.jobs);
-  auto duplicates = FindDuplicates(options, files, sources, chunks, pool);
+      SplitIntoChunks(files, tars, input_source, options.samples_per_shard, sources.size());
+  auto duplicates = FindDuplicates(options, files, tars, sources, chunks, pool);
 
   std::vector<size_t> mine;
   for (size_t c = 0; c < chunks.size(); ++c) {
@@ -417,13 +530,15 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   }
   uint64_t total_records = 0;
   for (size_t c : mine) {
+    if (tars[chunks[c].input]) total_records += chunks[c].end - chunks[c].begin;
+    if (tars[chunks[c].input]) continue;
     ForEachLine(files[chunks[c].input].text(), chunks[c].begin, chunks[c].end, 1,
                 [&](std::string_view, uint64_t) { ++total_records; });
   }
   std::atomic<bool> stop{false};
   std::optional<ProgressBar> progress;
   if (options.progress) progress.emplace("prepare", total_records, "records");
-  Context ctx{options, files, sources, media_roots, vision, renderer, duplicates, stop,
+  Context ctx{options, files, sources, media_roots, tars, vision, renderer, duplicates, stop,
               progress ? &*progress : nullptr};
   std::vector<ChunkResult> results(mine.size());
   pool.ParallelFor(0, mine.size(), [&](size_t m) { results[m] = ProcessChunk(ctx, chunks, mine[m]); });

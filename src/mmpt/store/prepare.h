@@ -19,7 +19,8 @@
 
 namespace mmpt::store {
 
-/// One input file and the source its samples belong to.
+/// One input file and the source its samples belong to: JSONL, or a WebDataset tar shard
+/// (webdataset.h) when named .tar, .tar.gz or .tgz or under InputFormat::kWebDataset.
 struct InputSpec {
   std::string path;
   std::string source;  // a directory name: letters, digits, '-', '_', '.'
@@ -64,13 +65,13 @@ struct PrepareOptions {
 
 /// What prepare did, for the summary it prints and for tests.
 struct PrepareReport {
-  uint64_t records = 0;      // non-blank input lines seen (by this part)
+  uint64_t records = 0;      // non-blank JSONL lines and tar samples seen (by this part)
   uint64_t samples = 0;      // written
   uint64_t skipped = 0;      // bad records skipped
   uint64_t shards = 0;
   uint64_t media = 0;
   uint64_t text_tokens = 0;
-  uint64_t input_bytes = 0;   // JSONL plus media bytes read
+  uint64_t input_bytes = 0;   // JSONL plus media bytes read (a tar's: its samples' members)
   uint64_t output_bytes = 0;  // bytes of the shard files written
   double seconds = 0;
   std::map<std::string, uint64_t> skipped_by_reason;  // reason → count
@@ -91,7 +92,10 @@ Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
 /// (atomically), after first removing any existing manifest there — so an interrupted run
 /// leaves a directory that does not open as a dataset. Bad records (malformed JSON, bad fields,
 /// missing or corrupt media, sizes the vision preset rejects, duplicate keys within a source,
-/// tokenizer errors) are skipped and counted, or fail the run, per `on_error`.
+/// tokenizer errors) are skipped and counted, or fail the run, per `on_error`; a tar's errors
+/// name "file:member". Tar inputs are scanned for their keys first, so a truncated or corrupt
+/// tar fails the run (Corrupt, naming the file) before anything is written; each tar is cut
+/// into shards by sample (a gzip tar is decompressed again up to each shard's first sample).
 /// Errors: InvalidArgument (options), NotFound/IOError (inputs, output), or the first bad
 /// record's error under ErrorPolicy::kFail.
 Result<PrepareReport> Prepare(const PrepareOptions& options);

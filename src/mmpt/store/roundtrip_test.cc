@@ -63,7 +63,7 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
 
   WordTokenizer tokenizer;
   PrepareOptions options;
-  options.inputs = {{coco->jsonl_path, "coco"}, {mmc4->jsonl_path, "mmc4"}};
+  options.inputs = {{coco->path, "coco"}, {mmc4->path, "mmc4"}};
   options.out_dir = out;
   options.tokenizer = &tokenizer;
   options.samples_per_shard = 10;
@@ -79,8 +79,8 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(verified.samples, 29u);
 
-  auto inputs = ReadInputs(coco->jsonl_path);
-  auto more = ReadInputs(mmc4->jsonl_path);
+  auto inputs = ReadInputs(coco->path);
+  auto more = ReadInputs(mmc4->path);
   inputs.insert(more.begin(), more.end());
   auto dataset = Dataset::Open(out);
   ASSERT_TRUE(dataset.ok());
@@ -139,7 +139,7 @@ TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
   auto report = corpora::Synthesize(synth);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->samples, 6u);
-  const auto inputs = ReadInputs(report->jsonl_path);
+  const auto inputs = ReadInputs(report->path);
   ASSERT_EQ(inputs.size(), 6u);
   for (size_t d = 0; d < 6; ++d) {
     const corpora::Mmc4Document& document = (*documents)[d];
@@ -183,7 +183,7 @@ class VerifyTest : public ::testing::Test {
     auto corpus = corpora::Synthesize(synth);
     ASSERT_TRUE(corpus.ok()) << corpus.status().ToString();
     PrepareOptions options;
-    options.inputs = {{corpus->jsonl_path, "tiny"}};
+    options.inputs = {{corpus->path, "tiny"}};
     options.out_dir = out_;
     options.tokenizer = &tokenizer_;
     options.samples_per_shard = 6;

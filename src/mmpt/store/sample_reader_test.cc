@@ -281,7 +281,7 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   testing::WordTokenizer tokenizer;
   PrepareOptions options;
-  options.inputs = {{report->jsonl_path, "tiny"}};
+  options.inputs = {{report->path, "tiny"}};
   options.out_dir = out;
   options.tokenizer = &tokenizer;
   options.samples_per_shard = 3;
