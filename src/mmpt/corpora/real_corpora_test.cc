@@ -163,6 +163,15 @@ TEST_P(RealCorporaSlow, SeedConfigurationIsFullAndWithinThreePercentOfTheBound) 
   std::printf("%s: planner state %zu bytes, %zu samples carried\n", name.c_str(), state.size(),
               planner->carried().size());
   EXPECT_LT(state.size(), 16384u);
+  // Inside a step, half way, the state also lists the step's undelivered samples (for a restore
+  // under another layout): a few bytes each.
+  auto plan = planner->PlanStep();
+  ASSERT_TRUE(plan.ok());
+  auto within = planner->StateWithinStep(state, planner->SaveState(), *plan, config.layout.ga / 2);
+  ASSERT_TRUE(within.ok()) << within.status().ToString();
+  std::printf("%s: planner state half way through a step %zu bytes (%zu samples in the step)\n",
+              name.c_str(), within->size(), plan->sequences.size());
+  EXPECT_LT(within->size(), 2 * state.size() + 4 * plan->sequences.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpora, RealCorporaSlow, ::testing::Values("coco", "mmc4", "mix"));
