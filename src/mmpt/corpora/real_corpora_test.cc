@@ -61,6 +61,43 @@ TEST(RealCorporaTest, CorporaHaveTheDocumentedShape) {
   EXPECT_EQ(CocoCaptionsCorpus("/nonexistent").status().code(), StatusCode::kNotFound);
 }
 
+// Photo posts: a COCO caption with 2 to 6 photos at Open Images sizes, drawn by the seed, the
+// text the chat template renders for that many images.
+TEST(RealCorporaTest, PhotoPostsHaveTheDocumentedShape) {
+  auto photos = PhotoPostsCorpus();
+  auto coco = CocoCaptionsCorpus();
+  ASSERT_TRUE(photos.ok() && coco.ok()) << photos.status().ToString();
+  ASSERT_EQ(photos->num_samples(), 25014u);
+  std::vector<uint64_t> by_count(7, 0);
+  for (uint64_t r = 0; r < photos->num_samples(); ++r) {
+    const size_t count = photos->ImagesOf(r).size();
+    ASSERT_GE(count, 2u);
+    ASSERT_LE(count, 6u);
+    ++by_count[count];
+    for (uint32_t j = 0; j < count; ++j) {
+      const cost::ImageSize image = photos->ImagesOf(r)[j];
+      EXPECT_EQ(std::max(image.width, image.height), 1024u);
+      EXPECT_GE(std::min(image.width, image.height), 576u);
+      EXPECT_EQ(image.width, OpenImagesPhoto(1, r, j).width);
+      EXPECT_EQ(image.height, OpenImagesPhoto(1, r, j).height);
+    }
+    // Each photo beyond the first adds its two markers to the caption pair's text.
+    ASSERT_EQ(photos->text_tokens[r], coco->text_tokens[r] + 2 * (count - 1)) << "row " << r;
+  }
+  for (size_t count = 2; count <= 6; ++count) EXPECT_NEAR(by_count[count], 25014 / 5, 300);
+  auto again = PhotoPostsCorpus(corpora::RealDataDir(), 1);
+  auto other = PhotoPostsCorpus(corpora::RealDataDir(), 2);
+  ASSERT_TRUE(again.ok() && other.ok());
+  EXPECT_EQ(again->image_begin, photos->image_begin);
+  EXPECT_NE(other->image_begin, photos->image_begin);
+  auto builtin = LoadBuiltinCorpus("photos");
+  ASSERT_TRUE(builtin.ok());
+  EXPECT_EQ(builtin->table.image_begin, photos->image_begin);
+  EXPECT_TRUE(builtin->weights.empty());
+  EXPECT_EQ(LoadBuiltinCorpus("mix")->weights.size(), 4u);
+  EXPECT_EQ(LoadBuiltinCorpus("nope").status().code(), StatusCode::kInvalidArgument);
+}
+
 // Built-in corpora count text with the real tokenizer: a caption pair is exactly what the chat
 // template renders (default system turn, roles, image markers; the image's pads excluded), and
 // an mmc4 document is its sentences' tokens plus two markers per image and one end token.
