@@ -68,6 +68,10 @@ class Reader {
   bool overrun_ = false;
 };
 
+// Without allow_repeat, a step draws the large-item slack only from a corpus of at least this
+// many times its pool's samples.
+constexpr uint64_t kLargePoolCorpusFactor = 4;
+
 // Tokens a step draws into its pool: its packs' capacity and the slack beyond it.
 double PoolTarget(const PlannerConfig& config) {
   return static_cast<double>(config.layout.packs_per_step()) * config.layout.seq_len *
@@ -269,8 +273,10 @@ Result<StepPlan> Planner::PlanStep() {
   draw_until(target_tokens);
   // Items each a large share of a pack (photo posts) fill packs only in certain combinations:
   // a larger pool gives the packer that choice, and what it leaves carries over
-  // (docs/benchmarks.md).
-  if (config_.pool_slack < kLargeItemPoolSlack) {
+  // (docs/benchmarks.md). Each sample once a step: only where the corpus holds several pools,
+  // else the draws the pool already holds would be deferred faster than steps place them.
+  if (config_.pool_slack < kLargeItemPoolSlack && !exhausted &&
+      (config_.allow_repeat || kLargePoolCorpusFactor * pool.size() <= table_->num_samples())) {
     std::vector<uint32_t> pool_tokens_each(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) pool_tokens_each[i] = pool[i].tokens;
     if (pack::LargeItems(pool_tokens_each, seq_len)) {

@@ -23,6 +23,7 @@ namespace mmpt::plan {
 /// The pool slack of a step whose pool holds large items (pack::LargeItems) when
 /// PlannerConfig::pool_slack is smaller: such items fill a pack only in certain combinations,
 /// and a larger pool lets the fullest packs be chosen (docs/benchmarks.md, photo posts).
+/// Without allow_repeat only on a corpus of several pools (a step holds each sample once).
 inline constexpr double kLargeItemPoolSlack = 0.25;
 
 /// Everything that decides a plan besides the corpus and the cost model.
