@@ -57,7 +57,7 @@ class Tally {
 };
 
 nlohmann::json FiguresJson(const PlannerFigures& f) {
-  return {{"packing_efficiency", f.efficiency},
+  nlohmann::json j = {{"packing_efficiency", f.efficiency},
           {"packs", f.packs},
           {"lower_bound_packs", f.lower_bound_packs},
           {"tokens", f.tokens},
@@ -72,9 +72,12 @@ nlohmann::json FiguresJson(const PlannerFigures& f) {
           {"mean_llm_imbalance", f.mean_llm_imbalance},
           {"tokens_per_second_per_replica", f.tokens_per_second},
           {"plan_seconds_per_step", f.plan_seconds_per_step},
-          {"packing_bound", f.bound_efficiency},
-          {"packing_bound_seconds_per_step", f.bound_seconds_per_step},
           {"last_plan_hash", fmt::format("{:016x}", f.last_plan_hash)}};
+  if (f.bound_efficiency > 0) {  // computed by mmpt's planner only
+    j["packing_bound"] = f.bound_efficiency;
+    j["packing_bound_seconds_per_step"] = f.bound_seconds_per_step;
+  }
+  return j;
 }
 
 }  // namespace
