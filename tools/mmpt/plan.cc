@@ -26,14 +26,13 @@ struct PlanOptions {
   bool json = false;
 };
 
-Result<cost::SampleTable> LoadInput(const PlanOptions& o) {
+// The corpus; a built-in one sets its source weights unless --weights gave them.
+Result<cost::SampleTable> LoadInput(PlanOptions& o) {
   if (!o.builtin.empty()) {
     if (!o.inputs.empty()) return Status::InvalidArgument("give either inputs or --builtin");
-    if (o.builtin == "coco") return corpora::CocoCaptionsCorpus();
-    if (o.builtin == "mmc4") return corpora::Mmc4DocumentsCorpus();
-    if (o.builtin == "mix") return corpora::PretrainingMixCorpus();
-    return Status::InvalidArgument("unknown --builtin '{}' (expected coco, mmc4 or mix)",
-                                   o.builtin);
+    MMPT_ASSIGN_OR_RETURN(corpora::BuiltinCorpus corpus, corpora::LoadBuiltinCorpus(o.builtin));
+    if (o.weights.empty()) o.weights = std::move(corpus.weights);
+    return std::move(corpus.table);
   }
   if (o.inputs.empty()) {
     return Status::InvalidArgument(
@@ -62,10 +61,6 @@ Status Run(PlanOptions o) {
   MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
                         o.presets.CostModelFor(o.inputs.size() == 1 ? o.inputs[0] : ""));
   MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, LoadInput(o));
-  if (o.builtin == "mix" && o.weights.empty()) {
-    o.weights.assign(std::begin(corpora::kPretrainingMixWeights),
-                     std::end(corpora::kPretrainingMixWeights));
-  }
   o.config.source_weights = o.weights;
   MMPT_ASSIGN_OR_RETURN(plan::Comparison comparison,
                         plan::ComparePlanners(table, model, o.config, o.steps));
@@ -87,7 +82,8 @@ Command PlanCommand() {
                        "A prepared dataset directory, or metadata-only JSONL file(s): one object "
                        "per line with text_tokens (or text) and images [{width, height}]");
         app.add_option("--builtin", o->builtin,
-                       "Plan a corpus built from ../shared/data/real: coco, mmc4 or mix");
+                       fmt::format("Plan a corpus built from ../shared/data/real: {}",
+                                   corpora::kBuiltinCorpusNames));
         o->layout.Add(app);
         o->presets.Add(app);
         app.add_option("--steps", o->steps, "Steps to plan")->capture_default_str();

@@ -32,16 +32,9 @@ Result<cost::SampleTable> LoadCorpus(SimulateOptions& o) {
     return Status::InvalidArgument("give either a corpus path or --builtin");
   }
   if (o.corpus.size() > 0) return store::ReadPlanningTable(o.corpus);
-  if (o.builtin == "coco") return corpora::CocoCaptionsCorpus();
-  if (o.builtin == "mmc4") return corpora::Mmc4DocumentsCorpus();
-  if (o.builtin != "mix") {
-    return Status::InvalidArgument("unknown --builtin '{}' (coco, mmc4 or mix)", o.builtin);
-  }
-  if (o.weights.empty()) {
-    o.weights.assign(std::begin(corpora::kPretrainingMixWeights),
-                     std::end(corpora::kPretrainingMixWeights));
-  }
-  return corpora::PretrainingMixCorpus();
+  MMPT_ASSIGN_OR_RETURN(corpora::BuiltinCorpus corpus, corpora::LoadBuiltinCorpus(o.builtin));
+  if (o.weights.empty()) o.weights = std::move(corpus.weights);
+  return std::move(corpus.table);
 }
 
 Status RunSimulate(SimulateOptions& o) {
@@ -72,8 +65,9 @@ Command SimulateCommand() {
         app.add_option("corpus", o->corpus,
                        "Prepared dataset directory or metadata-only JSONL (see `mmpt plan`)");
         app.add_option("--builtin", o->builtin,
-                       "A corpus built from ../shared/data/real: coco, mmc4 or mix (the "
-                       "pretraining-like mix, with its source weights)");
+                       fmt::format("A corpus built from ../shared/data/real: {} (the mix "
+                                   "with its source weights)",
+                                   corpora::kBuiltinCorpusNames));
         app.add_option("--weights", o->weights, "Blend weight per source (default: by size)");
         o->presets.Add(app);
         o->layout.Add(app);

@@ -132,11 +132,60 @@ Result<uint32_t> CorpusTokenizer::TextTokens(std::string_view text) const {
   return static_cast<uint32_t>(count);
 }
 
-Result<uint32_t> CorpusTokenizer::CaptionPairTokens(std::string_view caption) const {
-  const text::ChatPiece pieces[] = {{"user", 0, true, {}}, {"assistant", 1, false, caption}};
+Result<uint32_t> CorpusTokenizer::CaptionPairTokens(std::string_view caption,
+                                                    uint32_t images) const {
+  std::vector<text::ChatPiece> pieces(images, text::ChatPiece{"user", 0, true, {}});
+  pieces.push_back({"assistant", 1, false, caption});
   text::RenderedText rendered;
   MMPT_RETURN_IF_ERROR(renderer_->Render(pieces, &rendered));
   return static_cast<uint32_t>(rendered.ids.size());
+}
+
+cost::ImageSize OpenImagesPhoto(uint64_t seed, uint64_t k, uint32_t j) {
+  const uint64_t h = Mix64(Mix64(seed * 0x9e3779b97f4a7c15ull + k) + j + 1);
+  const uint64_t u = h % 1000;
+  const uint32_t short_side = u < 400   ? 768
+                              : u < 600 ? 683
+                                        : 576 + static_cast<uint32_t>((h >> 20) % 449);
+  const bool portrait = (h >> 40) % 4 == 0;
+  return portrait ? cost::ImageSize{short_side, 1024} : cost::ImageSize{1024, short_side};
+}
+
+Result<cost::SampleTable> PhotoPostsCorpus(const std::string& data_dir, uint64_t seed,
+                                           const CorpusTokenizer* tokenizer) {
+  const std::string path = data_dir + "/" + corpora::kCocoCaptionsFile;
+  MMPT_ASSIGN_OR_RETURN(corpora::CocoCaptions coco, corpora::ReadCocoCaptions(path));
+  MMPT_ASSIGN_OR_RETURN(const CorpusTokenizer* tok, Resolve(tokenizer));
+  cost::SampleTableBuilder builder;
+  const uint32_t source = builder.AddSource("photos");
+  std::vector<cost::ImageSize> photos;
+  for (size_t k = 0; k < coco.captions.size(); ++k) {
+    const uint32_t count = 2 + static_cast<uint32_t>(Mix64(seed * 0x9e3779b97f4a7c15ull + k) % 5);
+    photos.clear();
+    for (uint32_t j = 0; j < count; ++j) photos.push_back(OpenImagesPhoto(seed, k, j));
+    auto tokens = tok->CaptionPairTokens(coco.captions[k].text, count);
+    if (!tokens.ok()) return tokens.status().WithContext(fmt::format("{}: annotations[{}]", path, k));
+    MMPT_RETURN_IF_ERROR(builder.Add(source, *tokens, photos));
+  }
+  return std::move(builder).Finish();
+}
+
+Result<BuiltinCorpus> LoadBuiltinCorpus(std::string_view name) {
+  BuiltinCorpus out;
+  if (name == "coco") {
+    MMPT_ASSIGN_OR_RETURN(out.table, CocoCaptionsCorpus());
+  } else if (name == "mmc4") {
+    MMPT_ASSIGN_OR_RETURN(out.table, Mmc4DocumentsCorpus());
+  } else if (name == "mix") {
+    MMPT_ASSIGN_OR_RETURN(out.table, PretrainingMixCorpus());
+    out.weights.assign(std::begin(kPretrainingMixWeights), std::end(kPretrainingMixWeights));
+  } else if (name == "photos") {
+    MMPT_ASSIGN_OR_RETURN(out.table, PhotoPostsCorpus());
+  } else {
+    return Status::InvalidArgument("unknown built-in corpus '{}' (expected {})", name,
+                                   kBuiltinCorpusNames);
+  }
+  return out;
 }
 
 Result<cost::SampleTable> CocoCaptionsCorpus(const std::string& data_dir,

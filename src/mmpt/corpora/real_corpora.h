@@ -36,8 +36,9 @@ class CorpusTokenizer {
   /// Text tokens of a caption pair rendered through the chat template (text::ChatRenderer: a
   /// user turn holding the image and an assistant turn holding the caption, after the default
   /// system turn), as `mmpt prepare` counts a LLaVA record: every token but the image's pads,
-  /// which the vision preset counts. Errors: the tokenizer's.
-  Result<uint32_t> CaptionPairTokens(std::string_view caption) const;
+  /// which the vision preset counts. With `images` > 1 the user turn holds that many images,
+  /// each with its markers. Errors: the tokenizer's.
+  Result<uint32_t> CaptionPairTokens(std::string_view caption, uint32_t images = 1) const;
   /// Tokens of one sentence alone. Errors: the tokenizer's.
   Result<uint32_t> TextTokens(std::string_view text) const;
 
@@ -77,5 +78,34 @@ Result<cost::SampleTable> PretrainingMixCorpus(const std::string& data_dir = cor
                                          const CorpusTokenizer* tokenizer = nullptr);
 /// Blend weights (per drawn sample) of PretrainingMix's sources, in source order.
 inline constexpr double kPretrainingMixWeights[4] = {0.70, 0.10, 0.12, 0.08};
+
+/// The size of photo `j` of PhotoPosts sample `k` under `seed`: Open Images serves its photos
+/// with the long side 1024 px; the short side is 768 (4:3) with probability 0.4, 683 (3:2)
+/// with 0.2, else uniform in [576, 1024]; portrait with probability 1/4. Under qwen2.5-vl
+/// (smart_resize to multiples of 28) a photo is 777 to 1369 tokens, 999 at 4:3.
+cost::ImageSize OpenImagesPhoto(uint64_t seed, uint64_t k, uint32_t j);
+
+/// An image-heavy corpus, each sample a large share of a pack: one sample per COCO val2017
+/// caption (25,014), its user turn holding 2 to 6 photos (uniform), then the caption as the
+/// assistant's turn (text counted as CaptionPairTokens with that many images). The photo count
+/// and sizes (OpenImagesPhoto) are drawn per caption from `seed` with Mix64, so the corpus is
+/// the same on every machine. About 1,000 tokens per photo under qwen2.5-vl: a sample is 1.6k
+/// to 6.6k tokens, a fifth to four fifths of an 8192-token pack.
+/// Errors: as CocoCaptionsCorpus.
+Result<cost::SampleTable> PhotoPostsCorpus(const std::string& data_dir = corpora::RealDataDir(),
+                                           uint64_t seed = 1,
+                                           const CorpusTokenizer* tokenizer = nullptr);
+
+/// A built-in corpus by name, with the source weights it is planned with (empty: by size).
+struct BuiltinCorpus {
+  cost::SampleTable table;
+  std::vector<double> weights;
+};
+/// The names LoadBuiltinCorpus takes, for help texts.
+inline constexpr std::string_view kBuiltinCorpusNames = "coco, mmc4, mix or photos";
+/// `coco` (CocoCaptions), `mmc4` (Mmc4Documents), `mix` (PretrainingMix with
+/// kPretrainingMixWeights) or `photos` (PhotoPosts), built from the default data directory and
+/// seed. Errors: InvalidArgument for another name; those of the corpus.
+Result<BuiltinCorpus> LoadBuiltinCorpus(std::string_view name);
 
 }  // namespace mmpt::corpora

@@ -7,6 +7,7 @@
 
 #include "mmpt/plan/compare.h"
 #include "mmpt/plan/planner.h"
+#include "mmpt/sim/corpus_ablation.h"
 #include "mmpt/corpora/real_data.h"
 
 namespace mmpt::corpora {
@@ -59,6 +60,43 @@ TEST(RealCorporaTest, CorporaHaveTheDocumentedShape) {
   EXPECT_EQ(mmc4->ImagesOf(3)[1].width, files->images[k].width);
   EXPECT_EQ(mmc4->ImagesOf(3)[1].height, files->images[k].height);
   EXPECT_EQ(CocoCaptionsCorpus("/nonexistent").status().code(), StatusCode::kNotFound);
+}
+
+// Photo posts: a COCO caption with 2 to 6 photos at Open Images sizes, drawn by the seed, the
+// text the chat template renders for that many images.
+TEST(RealCorporaTest, PhotoPostsHaveTheDocumentedShape) {
+  auto photos = PhotoPostsCorpus();
+  auto coco = CocoCaptionsCorpus();
+  ASSERT_TRUE(photos.ok() && coco.ok()) << photos.status().ToString();
+  ASSERT_EQ(photos->num_samples(), 25014u);
+  std::vector<uint64_t> by_count(7, 0);
+  for (uint64_t r = 0; r < photos->num_samples(); ++r) {
+    const size_t count = photos->ImagesOf(r).size();
+    ASSERT_GE(count, 2u);
+    ASSERT_LE(count, 6u);
+    ++by_count[count];
+    for (uint32_t j = 0; j < count; ++j) {
+      const cost::ImageSize image = photos->ImagesOf(r)[j];
+      EXPECT_EQ(std::max(image.width, image.height), 1024u);
+      EXPECT_GE(std::min(image.width, image.height), 576u);
+      EXPECT_EQ(image.width, OpenImagesPhoto(1, r, j).width);
+      EXPECT_EQ(image.height, OpenImagesPhoto(1, r, j).height);
+    }
+    // Each photo beyond the first adds its two markers to the caption pair's text.
+    ASSERT_EQ(photos->text_tokens[r], coco->text_tokens[r] + 2 * (count - 1)) << "row " << r;
+  }
+  for (size_t count = 2; count <= 6; ++count) EXPECT_NEAR(by_count[count], 25014 / 5, 300);
+  auto again = PhotoPostsCorpus(corpora::RealDataDir(), 1);
+  auto other = PhotoPostsCorpus(corpora::RealDataDir(), 2);
+  ASSERT_TRUE(again.ok() && other.ok());
+  EXPECT_EQ(again->image_begin, photos->image_begin);
+  EXPECT_NE(other->image_begin, photos->image_begin);
+  auto builtin = LoadBuiltinCorpus("photos");
+  ASSERT_TRUE(builtin.ok());
+  EXPECT_EQ(builtin->table.image_begin, photos->image_begin);
+  EXPECT_TRUE(builtin->weights.empty());
+  EXPECT_EQ(LoadBuiltinCorpus("mix")->weights.size(), 4u);
+  EXPECT_EQ(LoadBuiltinCorpus("nope").status().code(), StatusCode::kInvalidArgument);
 }
 
 // Built-in corpora count text with the real tokenizer: a caption pair is exactly what the chat
@@ -122,6 +160,30 @@ TEST(RealCorporaTest, MixPlansFullPacksNearTheBoundAndBeatsVanilla) {
   EXPECT_GT(c->throughput_speedup(), 1.0);
   EXPECT_NE(FormatComparison(*c).find("vanilla"), std::string::npos);
   EXPECT_NE(ComparisonJson(*c).find("\"throughput_speedup\""), std::string::npos);
+}
+
+// Photo posts (items a fifth to four fifths of a pack), at a smaller layout than the seed's to
+// stay in the unit tier: mmpt packs fuller than vanilla, the bound holds, and in the ablation at
+// CP 1 '+ global packing' (mmpt's packs in packing order, before reordering) does not lose to
+// vanilla. At CP 2 this layout loses 0.7% (docs/benchmarks.md): not yet fixed, so not asserted.
+TEST(RealCorporaTest, PhotoPostsPackFullerAndGlobalPackingBeatsVanillaAtCp1) {
+  auto photos = PhotoPostsCorpus();
+  auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  ASSERT_TRUE(photos.ok() && model.ok());
+  PlannerConfig config;
+  config.layout.dp = 16;
+  config.layout.ep = 4;
+  config.layout.ga = 64;
+  config.allow_repeat = true;
+  auto c = ComparePlanners(*photos, *model, config, 4);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_GT(c->mmpt.efficiency, c->vanilla.efficiency + 0.005);
+  EXPECT_GE(c->mmpt.bound_efficiency, c->mmpt.efficiency);
+  EXPECT_LE(c->mmpt.step_seconds, 1.01 * c->mmpt.lower_bound_seconds);
+  auto ablation = sim::RunCorpusAblation(*photos, *model, config, {});
+  ASSERT_TRUE(ablation.ok()) << ablation.status().ToString();
+  ASSERT_EQ(ablation->rows[1].stage, "+ global packing");
+  EXPECT_GE(ablation->rows[1].tokens_per_second, ablation->rows[0].tokens_per_second);
 }
 
 // The seed's configuration: EP 8, TP/PP/CP 1, GA 128, DP 64, a 30B-A3B MoE LLM with a

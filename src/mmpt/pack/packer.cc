@@ -127,8 +127,7 @@ Result<Algorithm> ParseAlgorithm(std::string_view name) {
   return Status::InvalidArgument("unknown packing algorithm '{}' (expected ffd or bfd)", name);
 }
 
-Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints& c,
-                          Algorithm algorithm) {
+Status ValidateItems(std::span<const PackItem> items, const PackConstraints& c) {
   if (c.seq_len == 0) return Status::InvalidArgument("sequence length must be at least 1");
   if (items.size() >= kNoBin) return Status::InvalidArgument("too many items: {}", items.size());
   for (size_t i = 0; i < items.size(); ++i) {
@@ -142,6 +141,12 @@ Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints
                                      items[i].images, c.max_images);
     }
   }
+  return Status::OK();
+}
+
+Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints& c,
+                          Algorithm algorithm) {
+  MMPT_RETURN_IF_ERROR(ValidateItems(items, c));
   std::vector<uint32_t> order = SortDecreasing(items, c.seq_len);
   std::vector<uint32_t> bin_of(items.size());
   Bins bins;
@@ -211,6 +216,14 @@ PackStats ComputeStats(const Packing& packing, uint32_t seq_len) {
                                       : static_cast<double>(stats.tokens) /
                                             (static_cast<double>(stats.packs) * seq_len);
   return stats;
+}
+
+bool LargeItems(std::span<const uint32_t> tokens, uint32_t seq_len) {
+  if (tokens.empty()) return false;
+  std::vector<uint32_t> sorted(tokens.begin(), tokens.end());
+  auto middle = sorted.begin() + static_cast<ptrdiff_t>(sorted.size() / 2);
+  std::nth_element(sorted.begin(), middle, sorted.end());
+  return uint64_t{*middle} * kLargeItemFraction >= seq_len;
 }
 
 }  // namespace mmpt::pack

@@ -46,12 +46,16 @@ struct Packing {
   }
 };
 
+/// Check that every item fits an empty pack. Errors: InvalidArgument naming the first item
+/// that can never fit (zero tokens, more tokens than seq_len, more images than max_images) —
+/// apply the over-long policy first — or a zero seq_len, or more than 2³² − 1 items.
+Status ValidateItems(std::span<const PackItem> items, const PackConstraints& constraints);
+
 /// Pack every item: items sorted by tokens, largest first (ties by input position), each placed
 /// by `algorithm` or opening a new pack. O(n log n) (counting sort by tokens, O(log) placement);
 /// an item whose image count rules out the first candidate pack scans on to the next one.
 /// Deterministic: the same input gives the same packing on every machine.
-/// Errors: InvalidArgument naming the first item that can never fit (zero tokens, more tokens
-/// than seq_len, more images than max_images) — apply the over-long policy first.
+/// Errors: those of ValidateItems.
 Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints& constraints,
                           Algorithm algorithm = Algorithm::kBestFitDecreasing);
 
@@ -63,5 +67,11 @@ struct PackStats {
   double efficiency = 0;           // tokens / (packs × seq_len)
 };
 PackStats ComputeStats(const Packing& packing, uint32_t seq_len);
+
+/// Whether items of these token counts are large beside seq_len: their median is at least
+/// seq_len / kLargeItemFraction (photo posts, interleaved documents). Such items fill a pack
+/// only in certain combinations, so a pool of them needs more choice (plan::Planner). O(n).
+bool LargeItems(std::span<const uint32_t> tokens, uint32_t seq_len);
+inline constexpr uint32_t kLargeItemFraction = 4;
 
 }  // namespace mmpt::pack

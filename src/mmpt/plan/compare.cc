@@ -27,6 +27,8 @@ class Tally {
     sum_mean_v_ += plan.estimate.mean_vision_imbalance;
     sum_mean_l_ += plan.estimate.mean_llm_imbalance;
     f_.plan_seconds_per_step += stats.plan_seconds;
+    bound_tokens_ += stats.bound.tokens;
+    f_.bound_seconds_per_step += stats.bound.seconds;
     f_.last_plan_hash = plan.Hash();
     seq_len_ = seq_len;
     ++steps_;
@@ -40,18 +42,22 @@ class Tally {
     f_.mean_vision_imbalance = sum_mean_v_ / steps_;
     f_.mean_llm_imbalance = sum_mean_l_ / steps_;
     f_.plan_seconds_per_step /= steps_;
+    f_.bound_efficiency =
+        static_cast<double>(bound_tokens_) / (static_cast<double>(f_.packs) * seq_len_);
+    f_.bound_seconds_per_step /= steps_;
     return f_;
   }
 
  private:
   PlannerFigures f_;
   double sum_mean_v_ = 0, sum_mean_l_ = 0;
+  uint64_t bound_tokens_ = 0;
   uint32_t seq_len_ = 1;
   uint32_t steps_ = 0;
 };
 
 nlohmann::json FiguresJson(const PlannerFigures& f) {
-  return {{"packing_efficiency", f.efficiency},
+  nlohmann::json j = {{"packing_efficiency", f.efficiency},
           {"packs", f.packs},
           {"lower_bound_packs", f.lower_bound_packs},
           {"tokens", f.tokens},
@@ -67,6 +73,11 @@ nlohmann::json FiguresJson(const PlannerFigures& f) {
           {"tokens_per_second_per_replica", f.tokens_per_second},
           {"plan_seconds_per_step", f.plan_seconds_per_step},
           {"last_plan_hash", fmt::format("{:016x}", f.last_plan_hash)}};
+  if (f.bound_efficiency > 0) {  // computed by mmpt's planner only
+    j["packing_bound"] = f.bound_efficiency;
+    j["packing_bound_seconds_per_step"] = f.bound_seconds_per_step;
+  }
+  return j;
 }
 
 }  // namespace
@@ -117,6 +128,8 @@ std::string FormatComparison(const Comparison& c) {
   auto sec = [](double x) { return fmt::format("{:.3f} s", x); };
   auto ratio = [](double x) { return fmt::format("{:.3f}", x); };
   row("packing efficiency", pct(c.vanilla.efficiency), pct(c.mmpt.efficiency));
+  row("packing bound (of the pool)", "-", pct(c.mmpt.bound_efficiency));
+  row("time to bound per step", "-", fmt::format("{:.1f} ms", 1e3 * c.mmpt.bound_seconds_per_step));
   row("packs (lower bound)",
       fmt::format("{} ({})", c.vanilla.packs, c.vanilla.lower_bound_packs),
       fmt::format("{} ({})", c.mmpt.packs, c.mmpt.lower_bound_packs));

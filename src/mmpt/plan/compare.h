@@ -27,6 +27,10 @@ struct PlannerFigures {
   double mean_llm_imbalance = 1;
   double tokens_per_second = 0;      // Σ tokens / Σ step seconds, per DP replica
   double plan_seconds_per_step = 0;  // mean wall time to plan one step (this process)
+  /// mmpt: Σ StepStats::bound tokens / (Σ packs × seq_len), the best efficiency any packing of
+  /// each step's pool could reach, and the mean time to compute it (within planning time).
+  double bound_efficiency = 0;
+  double bound_seconds_per_step = 0;
   uint64_t last_plan_hash = 0;       // StepPlan::Hash() of the last step
 };
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "mmpt/pack/fill_bound.h"
 #include "mmpt/pack/refill.h"
 #include "mmpt/plan/assemble_internal.h"
 #include "mmpt/plan/cp_stage.h"
@@ -16,6 +17,10 @@
 
 namespace mmpt::plan {
 namespace {
+
+// Without allow_repeat, a step draws the large-item slack only from a corpus of at least this
+// many times its pool's samples.
+constexpr uint64_t kLargePoolCorpusFactor = 4;
 
 // Tokens a step draws into its pool: its packs' capacity and the slack beyond it.
 double PoolTarget(const PlannerConfig& config) {
@@ -221,18 +226,33 @@ Result<StepPlan> Planner::PlanStep() {
   // pack (it has, at the latest, when the pool holds the whole corpus), rather than the
   // stream running ahead of what steps can hold.
   bool exhausted = false;
-  while (pool_tokens < target_tokens && !(exhausted && pool.size() >= num_packs)) {
-    SampleOrder::Draw draw = order_.Next();
-    uint64_t row = table_->source_begin[draw.source] + draw.index;
-    ++stats_.drawn;
-    pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
-    if (fit.dropped) {
-      dropped_rows.push_back(row);
-      continue;
+  auto draw_until = [&](double target) {
+    while (pool_tokens < target && !(exhausted && pool.size() >= num_packs)) {
+      SampleOrder::Draw draw = order_.Next();
+      uint64_t row = table_->source_begin[draw.source] + draw.index;
+      ++stats_.drawn;
+      pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
+      if (fit.dropped) {
+        dropped_rows.push_back(row);
+        continue;
+      }
+      stats_.truncated += fit.truncated;
+      exhausted |= !config_.allow_repeat && pooled[draw.source] == placeable_[draw.source];
+      join({row, fit.tokens, fit.text_tokens}, draw.source, 0);
     }
-    stats_.truncated += fit.truncated;
-    exhausted |= !config_.allow_repeat && pooled[draw.source] == placeable_[draw.source];
-    join({row, fit.tokens, fit.text_tokens}, draw.source, 0);
+  };
+  draw_until(target_tokens);
+  // Items each a large share of a pack (photo posts) fill packs only in certain combinations:
+  // a larger pool gives the packer that choice, and what it leaves carries over
+  // (docs/benchmarks.md). Each sample once a step: only where the corpus holds several pools,
+  // else the draws the pool already holds would be deferred faster than steps place them.
+  if (config_.pool_slack < kLargeItemPoolSlack && !exhausted &&
+      (config_.allow_repeat || kLargePoolCorpusFactor * pool.size() <= table_->num_samples())) {
+    std::vector<uint32_t> pool_tokens_each(pool.size());
+    for (size_t i = 0; i < pool.size(); ++i) pool_tokens_each[i] = pool[i].tokens;
+    if (pack::LargeItems(pool_tokens_each, seq_len)) {
+      draw_until(static_cast<double>(num_packs) * seq_len * (1.0 + kLargeItemPoolSlack));
+    }
   }
   // The marks are needed only while drawing: clear them for the next step.
   if (!config_.allow_repeat) {
@@ -254,6 +274,7 @@ Result<StepPlan> Planner::PlanStep() {
                                     config_.max_images_per_pack};
   MMPT_ASSIGN_OR_RETURN(pack::Packing packing,
                         pack::PackItems(items, constraints, config_.algorithm));
+  stats_.bound = pack::BoundFill(items, seq_len, num_packs);
   stats_.candidate_packs = packing.num_packs();
   std::vector<uint8_t> has_old(packing.num_packs(), 0);
   if (any_old) {

@@ -11,6 +11,7 @@
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/cp/vision_assign.h"
+#include "mmpt/pack/fill_bound.h"
 #include "mmpt/pack/overlong.h"
 #include "mmpt/pack/packer.h"
 #include "mmpt/plan/placed_sample.h"
@@ -18,6 +19,12 @@
 #include "mmpt/plan/step_plan.h"
 
 namespace mmpt::plan {
+
+/// The pool slack of a step whose pool holds large items (pack::LargeItems) when
+/// PlannerConfig::pool_slack is smaller: such items fill a pack only in certain combinations,
+/// and a larger pool lets the fullest packs be chosen (docs/benchmarks.md, photo posts).
+/// Without allow_repeat only on a corpus of several pools (a step holds each sample once).
+inline constexpr double kLargeItemPoolSlack = 0.25;
 
 /// Everything that decides a plan besides the corpus and the cost model.
 struct PlannerConfig {
@@ -29,6 +36,7 @@ struct PlannerConfig {
   uint32_t max_images_per_pack = 0;   // 0 = no limit
   std::vector<double> source_weights; // per source; empty = proportional to source size
   double pool_slack = 0.002;          // draw this fraction of tokens beyond the step's capacity
+                                      // (at least kLargeItemPoolSlack for large items)
   uint32_t max_carry_steps = 3;       // a sample carried this many steps is placed first
   uint32_t vanilla_buffer = 1024;     // vanilla: samples per rank in its packing buffer
   /// Under CP (layout.cp > 1): how the cp stage assigns a pack's images to the CP ranks.
@@ -57,6 +65,8 @@ struct StepStats {
   uint64_t tokens = 0;          // Σ tokens of the step's packs
   uint64_t lower_bound_packs = 0;  // ⌈tokens / seq_len⌉
   double efficiency = 0;        // tokens / (packs × seq_len)
+  /// What any packing of this step's pool into its packs could hold at most (mmpt only).
+  pack::FillBound bound;
   uint32_t max_carry_age = 0;   // steps the oldest carried sample has waited
   bool source_exhausted = false;  // drawing ended at a source the step held all of (Planner)
   double plan_seconds = 0;      // wall time of planning this step
@@ -64,7 +74,9 @@ struct StepStats {
 
 /// The mmpt planner: the pure function every rank runs for step s, with no communication.
 /// Each step draws samples from the blended, seeded stream (plus what the last step carried),
-/// applies the over-long policy, packs the pool with best-fit decreasing, keeps the
+/// applies the over-long policy (a pool of large items, pack::LargeItems, draws on to
+/// kLargeItemPoolSlack), packs the pool with best-fit decreasing, bounds what the pool could
+/// fill (StepStats::bound), keeps the
 /// dp × ga × mbs fullest packs (carrying the rest's samples over), balances them over
 /// (rank, micro-step) and assembles the StepPlan.
 ///
