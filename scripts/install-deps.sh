@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 DEBIAN_PACKAGES=(
   cmake ninja-build g++ pkg-config make
   libgtest-dev libgmock-dev libbenchmark-dev
-  libsimdjson-dev nlohmann-json3-dev libzip-dev libarchive-dev zlib1g-dev zip unzip libpcre2-dev libicu-dev
+  libsimdjson-dev nlohmann-json3-dev libzip-dev libarchive-dev libglpk-dev zlib1g-dev zip unzip libpcre2-dev libicu-dev
   libsentencepiece-dev libtbb-dev libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libstb-dev
   libopenmpi-dev openmpi-bin

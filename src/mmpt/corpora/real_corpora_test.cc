@@ -163,10 +163,13 @@ TEST(RealCorporaTest, MixPlansFullPacksNearTheBoundAndBeatsVanilla) {
 }
 
 // Photo posts (items a fifth to four fifths of a pack), at a smaller layout than the seed's to
-// stay in the unit tier: mmpt packs fuller than vanilla, the bound holds, and in the ablation at
-// CP 1 '+ global packing' (mmpt's packs in packing order, before reordering) does not lose to
-// vanilla. At CP 2 this layout loses 0.7% (docs/benchmarks.md): not yet fixed, so not asserted.
-TEST(RealCorporaTest, PhotoPostsPackFullerAndGlobalPackingBeatsVanillaAtCp1) {
+// stay in the unit tier: over 16 steps (about 12 epochs) mmpt packs fuller than vanilla, and with
+// its carried samples packed it is within 0.2 point of the LP bound (below it: the bound is
+// valid), which is itself far from 100% (photo posts over half a pack leave room only for the
+// small posts that fit beside them). In the ablation at CP 1 '+ global packing' (mmpt's packs in
+// packing order, before reordering) does not lose to vanilla. At CP 2 this layout loses 0.7%
+// (docs/benchmarks.md): not yet fixed, so not asserted.
+TEST(RealCorporaTest, PhotoPostsPackWithinAFifthOfAPointOfTheBound) {
   auto photos = PhotoPostsCorpus();
   auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
   ASSERT_TRUE(photos.ok() && model.ok());
@@ -175,10 +178,12 @@ TEST(RealCorporaTest, PhotoPostsPackFullerAndGlobalPackingBeatsVanillaAtCp1) {
   config.layout.ep = 4;
   config.layout.ga = 64;
   config.allow_repeat = true;
-  auto c = ComparePlanners(*photos, *model, config, 4);
+  auto c = ComparePlanners(*photos, *model, config, 16);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_GT(c->mmpt.efficiency, c->vanilla.efficiency + 0.005);
-  EXPECT_GE(c->mmpt.bound_efficiency, c->mmpt.efficiency);
+  EXPECT_GT(c->mmpt.efficiency, c->vanilla.efficiency);
+  EXPECT_LE(c->mmpt_limit.settled, c->mmpt_limit.bound + 1e-9);
+  EXPECT_GE(c->mmpt_limit.settled, c->mmpt_limit.bound - 0.002);
+  EXPECT_LT(c->mmpt_limit.bound, 0.985);
   EXPECT_LE(c->mmpt.step_seconds, 1.01 * c->mmpt.lower_bound_seconds);
   auto ablation = sim::RunCorpusAblation(*photos, *model, config, {});
   ASSERT_TRUE(ablation.ok()) << ablation.status().ToString();

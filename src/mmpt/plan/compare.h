@@ -27,11 +27,20 @@ struct PlannerFigures {
   double mean_llm_imbalance = 1;
   double tokens_per_second = 0;      // Σ tokens / Σ step seconds, per DP replica
   double plan_seconds_per_step = 0;  // mean wall time to plan one step (this process)
-  /// mmpt: Σ StepStats::bound tokens / (Σ packs × seq_len), the best efficiency any packing of
-  /// each step's pool could reach, and the mean time to compute it (within planning time).
-  double bound_efficiency = 0;
-  double bound_seconds_per_step = 0;
   uint64_t last_plan_hash = 0;       // StepPlan::Hash() of the last step
+};
+
+/// mmpt's packing against the best possible. Every sample the run drew and did not drop must be
+/// packed, by these steps or later ones (the carried): pack::BoundPacking over all of them says
+/// how full any packing of them can be. mmpt's figure over the planned steps can exceed it for a
+/// while, by carrying the samples that pack worst; `settled` counts them packed as well as the
+/// bound allows, so it never exceeds `bound`.
+struct PackingLimit {
+  double bound = 0;         // Σ tokens / (⌈LP packs⌉ × seq_len) over placed and carried samples
+  double settled = 0;       // Σ those tokens / ((packs + ⌈LP packs of the carried⌉) × seq_len)
+  uint64_t carried = 0;     // samples carried past the last step
+  uint32_t grain_tokens = 1;
+  double seconds = 0;       // time to compute both bounds
 };
 
 /// Vanilla beside mmpt on the same corpus, cost model and config.
@@ -47,6 +56,7 @@ struct Comparison {
   uint32_t vanilla_buffer = 0;  // samples per rank in vanilla's packing buffer
   PlannerFigures vanilla;
   PlannerFigures mmpt;
+  PackingLimit mmpt_limit;
   /// vanilla step time / mmpt step time, and the same for tokens per second.
   double step_speedup() const { return vanilla.step_seconds / mmpt.step_seconds; }
   double throughput_speedup() const { return mmpt.tokens_per_second / vanilla.tokens_per_second; }

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "mmpt/pack/fill_bound.h"
 #include "mmpt/pack/refill.h"
 #include "mmpt/plan/assemble_internal.h"
 #include "mmpt/plan/cp_stage.h"
@@ -274,7 +273,6 @@ Result<StepPlan> Planner::PlanStep() {
                                     config_.max_images_per_pack};
   MMPT_ASSIGN_OR_RETURN(pack::Packing packing,
                         pack::PackItems(items, constraints, config_.algorithm));
-  stats_.bound = pack::BoundFill(items, seq_len, num_packs);
   stats_.candidate_packs = packing.num_packs();
   std::vector<uint8_t> has_old(packing.num_packs(), 0);
   if (any_old) {

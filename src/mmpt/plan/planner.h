@@ -11,7 +11,6 @@
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/cp/vision_assign.h"
-#include "mmpt/pack/fill_bound.h"
 #include "mmpt/pack/overlong.h"
 #include "mmpt/pack/packer.h"
 #include "mmpt/plan/placed_sample.h"
@@ -65,8 +64,6 @@ struct StepStats {
   uint64_t tokens = 0;          // Σ tokens of the step's packs
   uint64_t lower_bound_packs = 0;  // ⌈tokens / seq_len⌉
   double efficiency = 0;        // tokens / (packs × seq_len)
-  /// What any packing of this step's pool into its packs could hold at most (mmpt only).
-  pack::FillBound bound;
   uint32_t max_carry_age = 0;   // steps the oldest carried sample has waited
   bool source_exhausted = false;  // drawing ended at a source the step held all of (Planner)
   double plan_seconds = 0;      // wall time of planning this step
@@ -75,9 +72,8 @@ struct StepStats {
 /// The mmpt planner: the pure function every rank runs for step s, with no communication.
 /// Each step draws samples from the blended, seeded stream (plus what the last step carried),
 /// applies the over-long policy (a pool of large items, pack::LargeItems, draws on to
-/// kLargeItemPoolSlack), packs the pool with best-fit decreasing, bounds what the pool could
-/// fill (StepStats::bound), keeps the
-/// dp × ga × mbs fullest packs (carrying the rest's samples over), balances them over
+/// kLargeItemPoolSlack), packs the pool with best-fit decreasing, keeps the dp × ga × mbs
+/// fullest packs (carrying the rest's samples over), balances them over
 /// (rank, micro-step) and assembles the StepPlan.
 ///
 /// Each sample at most once per step (unless PlannerConfig::allow_repeat): the step's packs,
