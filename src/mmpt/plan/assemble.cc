@@ -17,6 +17,21 @@ pack::Fitted FitRow(const cost::SampleTable& table, const cost::CostedSamples& c
   return fit;
 }
 
+std::optional<Drawn> DrawNext(SampleOrder& order, const cost::SampleTable& table,
+                              const cost::CostedSamples& costs, const PlannerConfig& config,
+                              StepStats* stats, std::vector<uint64_t>* dropped_rows) {
+  const SampleOrder::Draw draw = order.Next();
+  const uint64_t row = table.source_begin[draw.source] + draw.index;
+  ++stats->drawn;
+  const pack::Fitted fit = FitRow(table, costs, config, row);
+  if (fit.dropped) {
+    dropped_rows->push_back(row);
+    return std::nullopt;
+  }
+  stats->truncated += fit.truncated;
+  return Drawn{draw.source, {row, fit.tokens, fit.text_tokens}};
+}
+
 Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
                                                  const cost::CostedSamples& costs,
                                                  const PlannerConfig& config,

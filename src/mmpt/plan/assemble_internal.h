@@ -4,6 +4,7 @@
 // the StepPlan built from packs and an assignment.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -34,6 +35,17 @@ struct PackList {
 /// may (config.max_images_per_pack).
 pack::Fitted FitRow(const cost::SampleTable& table, const cost::CostedSamples& costs,
                     const PlannerConfig& config, uint64_t row);
+
+/// A sample drawn from the stream, after FitRow.
+struct Drawn {
+  uint32_t source = 0;
+  PlacedSample sample;
+};
+/// Draw the stream's next sample and fit it: counts the draw (stats->drawn) and a truncation
+/// (stats->truncated); a sample FitRow drops is appended to `dropped_rows` and gives nullopt.
+std::optional<Drawn> DrawNext(SampleOrder& order, const cost::SampleTable& table,
+                              const cost::CostedSamples& costs, const PlannerConfig& config,
+                              StepStats* stats, std::vector<uint64_t>* dropped_rows);
 
 /// What a source can put in packs: its samples FitRow keeps, and their tokens after it.
 struct Placeable {

@@ -227,17 +227,11 @@ Result<StepPlan> Planner::PlanStep() {
   bool exhausted = false;
   auto draw_until = [&](double target) {
     while (pool_tokens < target && !(exhausted && pool.size() >= num_packs)) {
-      SampleOrder::Draw draw = order_.Next();
-      uint64_t row = table_->source_begin[draw.source] + draw.index;
-      ++stats_.drawn;
-      pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
-      if (fit.dropped) {
-        dropped_rows.push_back(row);
-        continue;
-      }
-      stats_.truncated += fit.truncated;
-      exhausted |= !config_.allow_repeat && pooled[draw.source] == placeable_[draw.source];
-      join({row, fit.tokens, fit.text_tokens}, draw.source, 0);
+      const std::optional<internal::Drawn> drawn =
+          internal::DrawNext(order_, *table_, *costs_, config_, &stats_, &dropped_rows);
+      if (!drawn) continue;
+      exhausted |= !config_.allow_repeat && pooled[drawn->source] == placeable_[drawn->source];
+      join(drawn->sample, drawn->source, 0);
     }
   };
   draw_until(target_tokens);

@@ -63,17 +63,11 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
     return false;
   };
   while (short_of_packs()) {
-    SampleOrder::Draw draw = order_.Next();
-    uint64_t row = table_->source_begin[draw.source] + draw.index;
-    ++stats_.drawn;
-    pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
-    if (fit.dropped) {
-      dropped_rows.push_back(row);
-      continue;
-    }
-    stats_.truncated += fit.truncated;
+    const std::optional<internal::Drawn> drawn =
+        internal::DrawNext(order_, *table_, *costs_, config_, &stats_, &dropped_rows);
+    if (!drawn) continue;
     uint32_t rank = static_cast<uint32_t>(dealt_++ % layout.dp);
-    buffers_[rank].push_back({row, fit.tokens, fit.text_tokens});
+    buffers_[rank].push_back(drawn->sample);
     if (buffers_[rank].size() >= config_.vanilla_buffer) MMPT_RETURN_IF_ERROR(FlushBuffer(rank));
   }
   // Each rank trains on its next ga × mbs packs in the order its packer made them.
