@@ -218,11 +218,10 @@ PackStats ComputeStats(const Packing& packing, uint32_t seq_len) {
   return stats;
 }
 
-bool LargeItems(std::span<const uint32_t> tokens, uint32_t seq_len) {
+bool LargeItems(std::vector<uint32_t> tokens, uint32_t seq_len) {
   if (tokens.empty()) return false;
-  std::vector<uint32_t> sorted(tokens.begin(), tokens.end());
-  auto middle = sorted.begin() + static_cast<ptrdiff_t>(sorted.size() / 2);
-  std::nth_element(sorted.begin(), middle, sorted.end());
+  auto middle = tokens.begin() + static_cast<ptrdiff_t>(tokens.size() / 2);
+  std::nth_element(tokens.begin(), middle, tokens.end());
   return uint64_t{*middle} * kLargeItemFraction >= seq_len;
 }
 

@@ -70,8 +70,9 @@ PackStats ComputeStats(const Packing& packing, uint32_t seq_len);
 
 /// Whether items of these token counts are large beside seq_len: their median is at least
 /// seq_len / kLargeItemFraction (photo posts, interleaved documents). Such items fill a pack
-/// only in certain combinations, so a pool of them needs more choice (plan::Planner). O(n).
-bool LargeItems(std::span<const uint32_t> tokens, uint32_t seq_len);
+/// only in certain combinations, so a pool of them needs more choice (plan::Planner). O(n);
+/// reorders `tokens` (a copy the caller hands over).
+bool LargeItems(std::vector<uint32_t> tokens, uint32_t seq_len);
 inline constexpr uint32_t kLargeItemFraction = 4;
 
 }  // namespace mmpt::pack

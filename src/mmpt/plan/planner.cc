@@ -243,7 +243,7 @@ Result<StepPlan> Planner::PlanStep() {
       (config_.allow_repeat || kLargePoolCorpusFactor * pool.size() <= table_->num_samples())) {
     std::vector<uint32_t> pool_tokens_each(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) pool_tokens_each[i] = pool[i].tokens;
-    if (pack::LargeItems(pool_tokens_each, seq_len)) {
+    if (pack::LargeItems(std::move(pool_tokens_each), seq_len)) {
       draw_until(static_cast<double>(num_packs) * seq_len * (1.0 + kLargeItemPoolSlack));
     }
   }
