@@ -125,5 +125,31 @@ TEST(EncoderTest, BadInputIsNamed) {
       << r.status().message();
 }
 
+// The same encoder on a CUDA device gives the CPU's embeddings and gradients (bf16 and fp32 run
+// the same ATen code there); skipped without one.
+TEST(EncoderGpu, MatchesTheCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  EncoderConfig c = SmallConfig("qwen2.5-vl");
+  torch::manual_seed(4);
+  std::vector<at::Tensor> cpu, gpu;
+  for (const at::Tensor& w : Weights(c)) {
+    cpu.push_back(w.detach().to(torch::kFloat).requires_grad_(true));
+    gpu.push_back(cpu.back().detach().to(torch::kCUDA).requires_grad_(true));
+  }
+  auto grid = torch::tensor({1, 24, 20, 1, 4, 6}, torch::kLong).view({2, 3});
+  auto pixels = torch::randn({504, 1176});
+  for (Recompute mode : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+    auto a = Encode(c, cpu, pixels, grid, mode);
+    auto b = Encode(c, gpu, pixels.to(torch::kCUDA), grid, mode);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_TRUE(torch::allclose(*a, b->cpu(), 1e-3, 1e-4));
+    auto ga = torch::autograd::grad({a->sum()}, cpu);
+    auto gb = torch::autograd::grad({b->sum()}, gpu);
+    for (size_t i = 0; i < ga.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(ga[i], gb[i].cpu(), 1e-3, 1e-4)) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mmpt::vision
