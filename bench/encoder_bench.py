@@ -162,6 +162,10 @@ def patches_of(grids):
     return sum(t * h * w for t, h, w in grids)
 
 
+def patches_of_one(grid):
+    return grid[0] * grid[1] * grid[2]
+
+
 def attention_gib(grids, impl, heads, bytes_per):
     """Rough size of one [heads, n, n] score tensor of the largest attention in a block: the
     whole pack for the Hugging Face-style mask, the largest image for mmpt."""
@@ -188,12 +192,13 @@ def main():
     ap.add_argument("--coco-images", type=int, default=2, help="COCO images per pack")
     ap.add_argument("--large-images", type=int, default=1, help="large images per pack")
     ap.add_argument("--large-max-pixels", type=int, default=None,
-                    help="max_pixels of the large images (CPU default 602112 = 3072 patches; "
+                    help="max_pixels of the large images (CPU default 451584 = 2304 patches; "
                          f"GPU default Qwen2.5-VL's {QWEN25_MAX_PIXELS})")
     ap.add_argument("--budget-gib", type=float, default=None,
                     help="memory budget of the recompute study (default: CPU 2, GPU 40)")
-    ap.add_argument("--recompute-packs", default="1,2",
-                    help="COCO images per pack measured for the recompute fit")
+    ap.add_argument("--recompute-packs", default=None,
+                    help="comma list: the recompute study measures packs of the first k images "
+                         "of the COCO pack, smallest first (default: every k)")
     ap.add_argument("--verify", action="store_true",
                     help="also run each recompute mode at its predicted largest pack")
     ap.add_argument("--repeats", type=int, default=0,
@@ -213,7 +218,7 @@ def main():
                else [1] if gpu else sorted({1, os.cpu_count() or 1}))
     width = dict(WIDTH_7B)
     depth = args.depth
-    large_max = args.large_max_pixels or (QWEN25_MAX_PIXELS if gpu else 602112)
+    large_max = args.large_max_pixels or (QWEN25_MAX_PIXELS if gpu else 451584)
     budget = (args.budget_gib or (40.0 if gpu else 2.0)) * GIB
     coco_count = args.coco_images * (8 if gpu else 1)
     large_count = args.large_images
@@ -243,8 +248,11 @@ def main():
     print(header)
     print("-" * len(header))
     results = []
+    cache = {}  # (threads, grids) -> mmpt result at recompute none, reused by the recompute study
     for name, grids in packs:
-        for t in threads:
+        # The large pack runs at all threads only on the CPU: its Hugging Face-style step alone
+        # takes minutes here.
+        for t in (threads if name.startswith("COCO") or gpu else threads[-1:]):
             row = {}
             for impl in ("hf", "mmpt"):
                 # Refuse cases that cannot fit rather than let the kernel kill the machine.
@@ -253,6 +261,8 @@ def main():
                     row[impl] = {"error": f"needs ~{est:.0f} GiB", "oom": True}
                     continue
                 row[impl] = run_case(dict(base, impl=impl, threads=t, grids=grids), args.timeout)
+                if impl == "mmpt":
+                    cache[(t, json.dumps(grids))] = row[impl]
             hf, mm = row["hf"], row["mmpt"]
             n = patches_of(grids)
 
@@ -271,25 +281,28 @@ def main():
             results.append({"pack": name, "patches": n, "threads": t, **{k: v for k, v in row.items()}})
             sys.stdout.flush()
 
-    # Recomputation: peak memory per mode at growing packs, the largest pack under the budget.
-    sizes = [int(s) for s in args.recompute_packs.split(",")]
-    if args.tiny:
-        sizes = [1, 2]
+    # Recomputation: peak memory per mode at growing packs (the table's COCO pack, smallest
+    # images first: its first k images for each k), the largest pack under the budget.
+    ordered = sorted(coco, key=patches_of_one)
+    sizes = [int(s) for s in args.recompute_packs.split(",")] if args.recompute_packs else None
+    n = len(ordered)
+    sizes = sizes or (sorted({max(1, n // 4), max(1, n // 2), n}) if gpu else list(range(1, n + 1)))
     print()
     print(f"Recomputation (mmpt, {threads[-1]} threads): peak GiB per pack, and the most patches "
           f"per pack under a {budget / GIB:.1f} GiB budget (straight-line fit of the peaks)")
-    all_coco = coco_grids(max(sizes) * (8 if gpu else 1))
-    if args.tiny:
-        all_coco = [[g[0], min(g[1], 16), min(g[2], 20)] for g in all_coco]
-    head = f"{'recompute':<10} " + " ".join(f"{patches_of(all_coco[:k * (8 if gpu else 1)]):>9}p" for k in sizes)
+    head = f"{'recompute':<10} " + " ".join(f"{patches_of(ordered[:k]):>9}p" for k in sizes)
     print(head + f" | {'GiB/1k p':>8} {'fits':>8} {'vs none':>7}")
     fits = {}
     for mode in ("none", "selective", "full"):
         points = []
         for k in sizes:
-            grids = all_coco[:k * (8 if gpu else 1)]
-            r = run_case(dict(base, impl="mmpt", threads=threads[-1], grids=grids, recompute=mode,
-                              repeats=0), args.timeout)
+            grids = ordered[:k]
+            key = (threads[-1], json.dumps(grids))
+            if mode == "none" and key in cache and args.repeats == 0:
+                r = cache[key]
+            else:
+                r = run_case(dict(base, impl="mmpt", threads=threads[-1], grids=grids,
+                                  recompute=mode, repeats=0), args.timeout)
             points.append((patches_of(grids), r.get("peak_bytes"), r.get("error")))
         ok = [(n, p) for n, p, e in points if p is not None]
         if len(ok) >= 2:
