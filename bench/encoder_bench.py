@@ -1,0 +1,342 @@
+"""The native vision encoder (mmpt.torch.VisionEncoder) against the Hugging Face-style PyTorch
+tower (tests/python/qwen_vision_ref.py: attention over the whole pack with a block-diagonal
+[N, N] mask, as Hugging Face's eager and SDPA paths do), Qwen2.5-VL, in one run, as ratios.
+
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/encoder_bench.py
+
+1. Forward + backward time and peak memory, one thread and all threads (CPU), on packs of
+   COCO val2017 images at their real sizes as Qwen2.5-VL resizes them (mmpt.smart_resize), and
+   on large images (the same rule with max_pixels capped by --large-max-pixels; Qwen2.5-VL's own
+   cap is 12845056 pixels, 65536 patches per image).
+2. Recomputation (mmpt only): peak memory with none / selective / full at packs of 1..k COCO
+   images, a straight-line fit peak = a + b * patches per mode, and from it the most patches per
+   pack under a fixed budget (--budget-gib). The fit is linear because a pack of COCO-size
+   images costs memory per image, never per pack squared; --verify runs each mode once at its
+   predicted size to check it.
+
+Every measurement runs in a fresh child process (this file with --worker), which builds the
+model and its inputs, then reads its resident set (VmRSS) as the baseline, resets the kernel's
+high-water mark (``echo 5 > /proc/self/clear_refs``), runs one forward + backward and reads the
+high-water mark (VmHWM): peak = VmHWM - baseline, the memory the step itself needed (activations,
+gradients, workspace, the [N, N] mask), counted by the kernel whatever allocated it (libtorch,
+oneDNN, glibc). A fresh process per case keeps one case's freed-but-kept heap from hiding the
+next one's. The step is then timed --repeats more times (fastest kept). On a GPU
+(``torch.cuda.is_available()``, or --device cuda) the same cases run there, peak from
+torch.cuda.max_memory_allocated over the allocated baseline, with sizes meant to finish in a few
+minutes (--gpu-scale).
+
+Models: Qwen2.5-VL-7B's vision width (hidden 1280, 16 heads, SwiGLU 3420, merger to 3584) at
+depth --depth (default 4, its last block full attention, the others 112-px windows, as 7 in 8
+of the 7B's blocks are), weights random. dtype --dtype (default bf16 on the CPU: Debian's
+PyTorch links the reference netlib BLAS, whose fp32 GEMM runs at ~2 GFLOP/s here, while bf16
+GEMMs go through oneDNN at ~60; both towers use the same libtorch, so the ratio is fair either
+way).
+"""
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+COCO = os.path.join(ROOT, "..", "shared", "data", "real", "coco_val2017_captions.json")
+QWEN25_MAX_PIXELS = 12845056
+PATCH = 14
+WIDTH_7B = dict(hidden=1280, heads=16, mlp_hidden=3420, out_hidden=3584)
+GIB = float(1 << 30)
+
+
+# ---------------------------------------------------------------------------------------------
+# The child: one model, one pack, one measurement.
+
+def _status_kib(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def _reset_peak_rss():
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def worker(spec):
+    import torch
+
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(0)
+    device = torch.device(spec["device"])
+    dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[spec["dtype"]]
+    dims = dict(layers=spec["depth"], full_attention_layers=spec["full_attention_layers"],
+                **spec["width"])
+    if spec["impl"] == "hf":
+        from qwen_vision_ref import QwenVisionRef
+        model = QwenVisionRef("qwen2.5-vl", **dims).to(device=device, dtype=dtype)
+    else:
+        import mmpt.torch
+        model = mmpt.torch.VisionEncoder("qwen2.5-vl", recompute=spec["recompute"], dtype=dtype,
+                                         **dims).to(device)
+    grid = torch.tensor(spec["grids"], dtype=torch.int64)
+    patches = int(grid.prod(1).sum())
+    pixels = torch.randn(patches, 1176, device=device, dtype=dtype)
+
+    def step():
+        model.zero_grad(set_to_none=True)
+        px = pixels.detach().requires_grad_(True)
+        out = model(px, grid)
+        out.float().square().mean().backward()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+    else:
+        base = _status_kib("VmRSS") * 1024
+        _reset_peak_rss()
+    start = time.perf_counter()
+    step()
+    seconds = [time.perf_counter() - start]
+    if device.type == "cuda":
+        peak = torch.cuda.max_memory_allocated() - base
+    else:
+        peak = _status_kib("VmHWM") * 1024 - base
+    for _ in range(spec["repeats"]):
+        start = time.perf_counter()
+        step()
+        seconds.append(time.perf_counter() - start)
+    timed = seconds[1:] or seconds  # the first step pays one-time costs unless it is the only one
+    print(json.dumps({"seconds": min(timed), "peak_bytes": peak, "patches": patches}))
+
+
+def run_case(spec, timeout):
+    """Run one spec in a fresh process: its result dict, or {"error": why}."""
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(spec["threads"])
+    try:
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"over {timeout:.0f} s"}
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["?"])[-1]
+        if done.returncode == -9 or "out of memory" in done.stderr.lower():
+            return {"error": "out of memory", "oom": True}
+        return {"error": f"exit {done.returncode}: {last[:120]}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs: real COCO sizes, resized by mmpt's rule.
+
+def coco_grids(count, skip=0, max_pixels=QWEN25_MAX_PIXELS):
+    import mmpt
+    with open(COCO) as f:
+        images = json.load(f)["images"]
+    grids = []
+    for image in images[skip:skip + count]:
+        h, w = mmpt.smart_resize(image["height"], image["width"], vision="qwen2.5-vl",
+                                 max_pixels=max_pixels)
+        grids.append([1, h // PATCH, w // PATCH])
+    return grids
+
+
+def large_grids(count, max_pixels):
+    """`count` 4:3 photos from a 12-megapixel camera (4032 x 3024), resized by Qwen2.5-VL's rule
+    with max_pixels capped at `max_pixels` (Qwen2.5-VL's own cap: 12845056)."""
+    import mmpt
+    h, w = mmpt.smart_resize(3024, 4032, vision="qwen2.5-vl", max_pixels=max_pixels)
+    return [[1, h // PATCH, w // PATCH]] * count
+
+
+def patches_of(grids):
+    return sum(t * h * w for t, h, w in grids)
+
+
+def patches_of_one(grid):
+    return grid[0] * grid[1] * grid[2]
+
+
+def attention_gib(grids, impl, heads, bytes_per):
+    """Rough size of one [heads, n, n] score tensor of the largest attention in a block: the
+    whole pack for the Hugging Face-style mask, the largest image for mmpt."""
+    n = patches_of(grids) if impl == "hf" else max(t * h * w for t, h, w in grids)
+    return heads * n * n * bytes_per / GIB
+
+
+# ---------------------------------------------------------------------------------------------
+# The parent: cases, table.
+
+def fmt_gib(b):
+    return f"{b / GIB:7.2f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
+    ap.add_argument("--dtype", default=None, choices=["bf16", "fp32"],
+                    help="default bf16 (see the module docstring for why on this CPU)")
+    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--threads", default=None,
+                    help="comma list of thread counts (default: 1 and all cores; GPU: 1)")
+    ap.add_argument("--coco-images", type=int, default=2, help="COCO images per pack")
+    ap.add_argument("--large-images", type=int, default=1, help="large images per pack")
+    ap.add_argument("--large-max-pixels", type=int, default=None,
+                    help="max_pixels of the large images (CPU default 451584 = 2304 patches; "
+                         f"GPU default Qwen2.5-VL's {QWEN25_MAX_PIXELS})")
+    ap.add_argument("--budget-gib", type=float, default=None,
+                    help="memory budget of the recompute study (default: CPU 2, GPU 40)")
+    ap.add_argument("--recompute-packs", default=None,
+                    help="comma list: the recompute study measures packs of the first k images "
+                         "of the COCO pack, smallest first (default: every k)")
+    ap.add_argument("--verify", action="store_true",
+                    help="also run each recompute mode at its predicted largest pack")
+    ap.add_argument("--repeats", type=int, default=0,
+                    help="timed steps after the first (0: time the first, memory step itself)")
+    ap.add_argument("--tiny", action="store_true",
+                    help="a seconds-long smoke run (hidden 64, depth 2, small images): the test")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per case")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(json.loads(args.worker))
+
+    import torch
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    gpu = device == "cuda"
+    dtype = args.dtype or "bf16"
+    threads = ([int(t) for t in args.threads.split(",")] if args.threads
+               else [1] if gpu else sorted({1, os.cpu_count() or 1}))
+    width = dict(WIDTH_7B)
+    depth = args.depth
+    large_max = args.large_max_pixels or (QWEN25_MAX_PIXELS if gpu else 451584)
+    budget = (args.budget_gib or (40.0 if gpu else 2.0)) * GIB
+    coco_count = args.coco_images * (8 if gpu else 1)
+    large_count = args.large_images
+    if args.tiny:
+        width = dict(hidden=64, heads=4, mlp_hidden=96, out_hidden=80)
+        depth, large_max, coco_count, large_count = 2, 28 * 28 * 64, 2, 1
+    full_layers = [depth - 1]
+    base = dict(device=device, dtype=dtype, depth=depth, width=width,
+                full_attention_layers=full_layers, repeats=args.repeats, recompute="none")
+    if args.tiny:
+        coco = [[g[0], min(g[1], 16), min(g[2], 20)] for g in coco_grids(coco_count)]
+    else:
+        coco = coco_grids(coco_count)
+    packs = [(f"COCO x{len(coco)}", coco),
+             (f"large x{large_count}", large_grids(large_count, large_max))]
+    bytes_per = 2 if dtype == "bf16" else 4
+    print(f"Qwen2.5-VL vision tower, depth {depth} (block {full_layers[0]} full attention, the "
+          f"others 112-px windows), hidden {width['hidden']}, {width['heads']} heads, MLP "
+          f"{width['mlp_hidden']}, out {width['out_hidden']}; {dtype} on {device}")
+    print("HF = Hugging Face-style tower, [N, N] block-diagonal mask over the pack; "
+          "mmpt = mmpt.torch.VisionEncoder (recompute none)")
+    print(f"peak = memory the forward + backward step needed over the built model and inputs "
+          f"({'torch.cuda.max_memory_allocated' if gpu else 'VmHWM - VmRSS, fresh process per case'})")
+    print()
+    header = (f"{'pack':<12} {'patches':>7} {'threads':>7} | {'HF s':>8} {'mmpt s':>8} {'speedup':>7}"
+              f" | {'HF GiB':>7} {'mmpt GiB':>8} {'mem ratio':>9}")
+    print(header)
+    print("-" * len(header))
+    results = []
+    cache = {}  # (threads, grids) -> mmpt result at recompute none, reused by the recompute study
+    for name, grids in packs:
+        # The large pack runs at all threads only on the CPU: its Hugging Face-style step alone
+        # takes minutes here.
+        for t in (threads if name.startswith("COCO") or gpu else threads[-1:]):
+            row = {}
+            for impl in ("hf", "mmpt"):
+                # Refuse cases that cannot fit rather than let the kernel kill the machine.
+                est = attention_gib(grids, impl, width["heads"], bytes_per) * 3
+                if not gpu and est > 16:
+                    row[impl] = {"error": f"needs ~{est:.0f} GiB", "oom": True}
+                    continue
+                row[impl] = run_case(dict(base, impl=impl, threads=t, grids=grids), args.timeout)
+                if impl == "mmpt":
+                    cache[(t, json.dumps(grids))] = row[impl]
+            hf, mm = row["hf"], row["mmpt"]
+            n = patches_of(grids)
+
+            def cell(r, key, f):
+                return f(r[key]) if key in r else "  --"
+            speed = (f"{hf['seconds'] / mm['seconds']:6.2f}x" if "seconds" in hf and "seconds" in mm
+                     else "    --")
+            mem = (f"{hf['peak_bytes'] / max(mm['peak_bytes'], 1):8.2f}x"
+                   if "peak_bytes" in hf and "peak_bytes" in mm else "      --")
+            print(f"{name:<12} {n:>7} {t:>7} | {cell(hf, 'seconds', lambda s: f'{s:8.2f}'):>8} "
+                  f"{cell(mm, 'seconds', lambda s: f'{s:8.2f}'):>8} {speed:>7} | "
+                  f"{cell(hf, 'peak_bytes', fmt_gib):>7} {cell(mm, 'peak_bytes', fmt_gib):>8} {mem:>9}")
+            for impl in ("hf", "mmpt"):
+                if "error" in row[impl]:
+                    print(f"    {impl}: {row[impl]['error']}")
+            results.append({"pack": name, "patches": n, "threads": t, **{k: v for k, v in row.items()}})
+            sys.stdout.flush()
+
+    # Recomputation: peak memory per mode at growing packs (the table's COCO pack, smallest
+    # images first: its first k images for each k), the largest pack under the budget.
+    ordered = sorted(coco, key=patches_of_one)
+    sizes = [int(s) for s in args.recompute_packs.split(",")] if args.recompute_packs else None
+    n = len(ordered)
+    sizes = sizes or (sorted({max(1, n // 4), max(1, n // 2), n}) if gpu else list(range(1, n + 1)))
+    print()
+    print(f"Recomputation (mmpt, {threads[-1]} threads): peak GiB per pack, and the most patches "
+          f"per pack under a {budget / GIB:.1f} GiB budget (straight-line fit of the peaks)")
+    head = f"{'recompute':<10} " + " ".join(f"{patches_of(ordered[:k]):>9}p" for k in sizes)
+    print(head + f" | {'GiB/1k p':>8} {'fits':>8} {'vs none':>7}")
+    fits = {}
+    for mode in ("none", "selective", "full"):
+        points = []
+        for k in sizes:
+            grids = ordered[:k]
+            key = (threads[-1], json.dumps(grids))
+            if mode == "none" and key in cache and args.repeats == 0:
+                r = cache[key]
+            else:
+                r = run_case(dict(base, impl="mmpt", threads=threads[-1], grids=grids,
+                                  recompute=mode, repeats=0), args.timeout)
+            points.append((patches_of(grids), r.get("peak_bytes"), r.get("error")))
+        ok = [(n, p) for n, p, e in points if p is not None]
+        if len(ok) >= 2:
+            n0, p0 = ok[0]
+            n1, p1 = ok[-1]
+            slope = (p1 - p0) / max(n1 - n0, 1)
+            fit = int((budget - (p0 - slope * n0)) / slope) if slope > 0 else None
+        else:
+            slope, fit = None, None
+        fits[mode] = fit
+        cells = " ".join(f"{p / GIB:>10.2f}" if p is not None else f"{'--':>10}" for _, p, _ in points)
+        per_k = f"{slope * 1000 / GIB:8.3f}" if slope else f"{'--':>8}"
+        ratio = (f"{fit / fits['none']:6.2f}x" if fit and fits.get("none") else f"{'':>7}")
+        print(f"{mode:<10} {cells} | {per_k} {fit if fit else '--':>8} {ratio}")
+        for n, p, e in points:
+            if e:
+                print(f"    {mode} at {n} patches: {e}")
+        if args.verify and fit:
+            # Build a pack of COCO images whose patch count is just under the prediction.
+            pack, total, i = [], 0, 0
+            more = coco_grids(400)
+            while i < len(more) and total + patches_of([more[i]]) <= fit:
+                pack.append(more[i])
+                total += patches_of([more[i]])
+                i += 1
+            r = run_case(dict(base, impl="mmpt", threads=threads[-1], grids=pack, recompute=mode),
+                         args.timeout)
+            print(f"    verify: {total} patches -> peak "
+                  f"{r['peak_bytes'] / GIB:.2f} GiB" if "peak_bytes" in r else f"    verify: {r}")
+        sys.stdout.flush()
+    # Not fitting is a result; any other failure of a case fails the run.
+    failed = [r for r in results for i in ("hf", "mmpt") if "error" in r[i] and not r[i].get("oom")]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

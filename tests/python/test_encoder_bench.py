@@ -1,0 +1,32 @@
+"""bench/encoder_bench.py at a tiny size, so that it cannot rot: every case runs in its child
+process and the table has the figures it promises."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.mark.slow
+def test_encoder_bench_runs_at_a_tiny_size():
+    env = dict(os.environ)
+    build = os.path.join(ROOT, "build", os.environ.get("MMPT_PRESET", "release"), "python")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (build, env.get("PYTHONPATH")) if p)
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "encoder_bench.py"), "--tiny",
+                           "--device", "cpu", "--threads", "1"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout
+    rows = re.findall(r"^(COCO x2|large x1)\s+(\d+)\s+1 \|\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x \|"
+                      r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x$", done.stdout, re.M)
+    assert [r[0] for r in rows] == ["COCO x2", "large x1"], done.stdout
+    for row in rows:
+        assert int(row[1]) > 0 and float(row[2]) > 0 and float(row[3]) > 0, row
+    modes = re.findall(r"^(none|selective|full)\s+([\d.]+)\s+([\d.]+) \|\s+[\d.]+\s+(\d+)",
+                       done.stdout, re.M)
+    assert [m[0] for m in modes] == ["none", "selective", "full"], done.stdout
+    assert all(int(m[3]) > 0 for m in modes)
