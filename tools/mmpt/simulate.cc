@@ -74,9 +74,6 @@ Command SimulateCommand() {
         app.add_option("--seed", o->planner.seed, "Planner seed")->capture_default_str();
         app.add_option("--steps", o->ablation.steps, "Steps simulated per stage")
             ->capture_default_str();
-        app.add_option("--native-encoder-factor", o->ablation.native_encoder_factor,
-                       "Assumed speed-up of the native encoder (replace with a measured ratio)")
-            ->capture_default_str();
         app.add_option("--cp-llm-overhead", o->ablation.params.cp_llm_overhead,
                        "LLM time added per CP rank for unhidden KV exchange")
             ->capture_default_str();

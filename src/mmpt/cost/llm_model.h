@@ -39,6 +39,10 @@ struct HardwareConfig {
   double bf16_flops = 0;  // dense peak, FLOP/s
   double mfu = 0;         // achieved fraction of peak in the LLM
   double vision_mfu = 0;  // achieved fraction of peak in the vision encoder
+  /// The Hugging Face-style encoder's time over mmpt's native encoder's on this device, as
+  /// bench/encoder_bench.py measures it (the comment names the device); then vision_mfu is the
+  /// native encoder's. 0: not measured here, and the ablation has no native-encoder stage.
+  double native_encoder_factor = 0;
 
   double LlmSeconds(double flops) const { return flops / (bf16_flops * mfu); }
   double VisionSeconds(double flops) const { return flops / (bf16_flops * vision_mfu); }

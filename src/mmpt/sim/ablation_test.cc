@@ -35,15 +35,25 @@ TEST(AblationTest, StagesAreComputedFromThePlans) {
   };
   AblationOptions options;
   options.steps = 3;
+  // Unmeasured on this hardware: no native-encoder stage.
+  auto unmeasured = RunAblation(vanilla, mmpt, options);
+  ASSERT_TRUE(unmeasured.ok()) << unmeasured.status().ToString();
+  ASSERT_EQ(unmeasured->rows.size(), 5u);
+  EXPECT_EQ(unmeasured->rows[3].stage, "+ vision DP when CP (by cost, mmpt)");
+  EXPECT_NE(FormatAblation(*unmeasured).find("not measured on this hardware"), std::string::npos);
+  step = 0;
+  options.native_encoder_factor = 1.5;  // as a hardware preset that measured it says
   auto ablation = RunAblation(vanilla, mmpt, options);
   ASSERT_TRUE(ablation.ok()) << ablation.status().ToString();
   ASSERT_EQ(ablation->rows.size(), 6u);
+  // The costed vision time is the native encoder's: from it on, nothing depends on the factor.
+  EXPECT_DOUBLE_EQ(ablation->rows[3].tokens_per_second, unmeasured->rows[2].tokens_per_second);
   EXPECT_EQ(ablation->rows[0].stage, "vanilla");
   EXPECT_DOUBLE_EQ(ablation->rows[0].relative, 1.0);
   EXPECT_EQ(ablation->rows[4].stage, "+ vision DP when CP (by cost, mmpt)");
   EXPECT_FALSE(ablation->rows[5].cumulative);
-  // Each recomputed from its own simulation: the native encoder divides vision time, so it
-  // can only help; reordering a balanced plan beats or equals any deal of it.
+  // Each recomputed from its own simulation: the stages before the native encoder run a
+  // slower one, so it can only help; reordering a balanced plan beats or equals any deal of it.
   EXPECT_GE(ablation->rows[2].tokens_per_second, ablation->rows[1].tokens_per_second);
   EXPECT_GT(ablation->rows[3].tokens_per_second, ablation->rows[2].tokens_per_second);
   EXPECT_GE(ablation->rows[4].tokens_per_second, ablation->rows[5].tokens_per_second);

@@ -14,9 +14,9 @@ namespace mmpt::sim {
 /// vision and LLM seconds; these parameters say how ranks overlap, wait and communicate. Print
 /// them with every result (Describe) so a measured value can replace any of them.
 struct SimParams {
-  /// Encoder speed-up of a framework-native encoder over the one the cost model describes:
-  /// vision seconds are divided by it. 1 = the costed (Hugging Face) encoder. Assumed, not
-  /// measured: replace with a measured ratio.
+  /// Speed of the encoder run over the one the plans were costed for: vision seconds are
+  /// divided by it. 1 = the costed encoder; the ablation's stages before '+ native encoder'
+  /// set 1 / native_encoder_factor (the Hugging Face-style encoder, measured per device).
   double vision_speed_factor = 1.0;
   /// Fraction of a CP rank's LLM time added for the ring exchange of keys and values that
   /// attention compute does not hide (only when CP > 1).
