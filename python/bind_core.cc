@@ -57,6 +57,17 @@ void RegisterErrors(py::module_& m) {
     g_error_classes[static_cast<size_t>(spec.code)] =
         NewErrorClass(m, spec.name, bases.ptr(), spec.doc);
   }
+  // For extension modules of the package (mmpt._vision), which raise these same classes.
+  m.def(
+      "_error_class",
+      [](int code) {
+        PyObject* cls = code >= 0 && static_cast<size_t>(code) < g_error_classes.size()
+                            ? g_error_classes[code]
+                            : nullptr;
+        if (cls == nullptr) cls = g_error_classes[static_cast<size_t>(StatusCode::kInternal)];
+        return py::reinterpret_borrow<py::object>(cls);
+      },
+      py::arg("code"), "The exception class mmpt raises for a StatusCode.");
 }
 
 void ThrowStatus(const Status& status) {

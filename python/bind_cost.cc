@@ -16,12 +16,8 @@
 namespace mmpt::python {
 namespace {
 
-// A preset name, or a preset's JSON text (starts with '{') for an encoder with no preset file.
 cost::VisionConfig VisionConfigFrom(const std::string& vision) {
-  if (!vision.empty() && vision.front() == '{') {
-    return ValueOrThrow(cost::ParseVisionPreset(vision, "<vision preset from Python>"));
-  }
-  return ValueOrThrow(cost::LoadVisionPreset(vision));
+  return ValueOrThrow(cost::VisionPresetFrom(vision));
 }
 
 }  // namespace

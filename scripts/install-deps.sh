@@ -13,7 +13,7 @@ DEBIAN_PACKAGES=(
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   nodejs npm
-  python3 python3-numpy python3-pytest python3-pil pybind11-dev python3-dev python3-torch
+  python3 python3-numpy python3-pytest python3-pil pybind11-dev python3-dev python3-torch libtorch-dev
   python3-pip python3-setuptools python3-wheel  # `pip install .` (offline: --no-build-isolation)
   chromium fonts-dejavu-core  # the report's slow test renders report.html headless
 )

@@ -135,9 +135,13 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
   MMPT_RETURN_IF_ERROR(Get(enc, "gated_mlp", &c.gated_mlp, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "window_size", &c.window_size, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "merger_hidden", &c.merger_hidden, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "norm", &c.norm, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "activation", &c.activation, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "norm_eps", &c.norm_eps, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "rope_theta", &c.rope_theta, origin));
   auto full = enc.find("full_attention_layers");
   if (full == enc.end() || (full->is_string() && *full == "all")) {
-    c.full_attention_layers = c.layers;
+    for (uint32_t layer = 0; layer < c.layers; ++layer) c.full_attention_layers.push_back(layer);
   } else if (full->is_array()) {
     for (const json& layer : *full) {
       if (!layer.is_number_unsigned() || layer.get<uint64_t>() >= c.layers) {
@@ -145,8 +149,8 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
                                        "below {}",
                                        origin, layer.dump(), c.layers);
       }
+      c.full_attention_layers.push_back(layer.get<uint32_t>());
     }
-    c.full_attention_layers = static_cast<uint32_t>(full->size());
   } else {
     return Status::Corrupt("{}: full_attention_layers must be \"all\" or a list of layer indices",
                            origin);
@@ -189,6 +193,13 @@ Result<HardwareConfig> ParseHardwarePreset(std::string_view text, std::string_vi
 
 Result<VisionConfig> LoadVisionPreset(std::string_view name) {
   return LoadPreset<VisionConfig>("vision", name, ParseVisionPreset);
+}
+
+Result<VisionConfig> VisionPresetFrom(std::string_view name_or_json) {
+  if (name_or_json.starts_with('{')) {
+    return ParseVisionPreset(name_or_json, "<vision preset JSON>");
+  }
+  return LoadVisionPreset(name_or_json);
 }
 Result<LlmConfig> LoadLlmPreset(std::string_view name) {
   return LoadPreset<LlmConfig>("llm", name, ParseLlmPreset);

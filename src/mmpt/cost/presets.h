@@ -21,6 +21,11 @@ Result<VisionConfig> LoadVisionPreset(std::string_view name);
 Result<LlmConfig> LoadLlmPreset(std::string_view name);
 Result<HardwareConfig> LoadHardwarePreset(std::string_view name);
 
+/// A vision preset by name, or from its JSON text (starting with '{') for an encoder with no
+/// preset file: how the Python API takes a vision preset. Errors: those of LoadVisionPreset and
+/// ParseVisionPreset.
+Result<VisionConfig> VisionPresetFrom(std::string_view name_or_json);
+
 /// Parse a preset from JSON text; `origin` names it in errors. Errors: Corrupt (not JSON, wrong
 /// types), InvalidArgument (missing or invalid field).
 Result<VisionConfig> ParseVisionPreset(std::string_view json, std::string_view origin);

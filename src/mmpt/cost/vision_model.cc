@@ -18,8 +18,9 @@ double EncoderForwardFlops(const VisionConfig& c, double n, uint32_t llm_hidden)
     window_patches = std::min(n, side * side);
   }
   double windowed_attention = 4.0 * n * window_patches * h;
-  uint32_t windowed_layers = c.layers - c.full_attention_layers;
-  double flops = c.layers * linear_per_layer + c.full_attention_layers * full_attention +
+  const auto full_layers = static_cast<uint32_t>(c.full_attention_layers.size());
+  uint32_t windowed_layers = c.layers - full_layers;
+  double flops = c.layers * linear_per_layer + full_layers * full_attention +
                  windowed_layers * windowed_attention;
   // Patch embedding: a linear map of C × T × P × P pixels to `hidden`.
   flops += 2.0 * n * (3.0 * c.temporal_patch * c.patch_size * c.patch_size) * h;
@@ -74,8 +75,19 @@ Status VisionConfig::Validate() const {
   if (layers == 0) return bad("encoder.layers");
   if (heads == 0) return bad("encoder.heads");
   if (mlp_hidden == 0) return bad("encoder.mlp_hidden");
-  if (full_attention_layers > layers) return bad("encoder.full_attention_layers");
-  if (full_attention_layers < layers && window_size == 0) return bad("encoder.window_size");
+  for (size_t i = 0; i < full_attention_layers.size(); ++i) {
+    if (full_attention_layers[i] >= layers ||
+        (i > 0 && full_attention_layers[i] <= full_attention_layers[i - 1])) {
+      return bad("encoder.full_attention_layers");
+    }
+  }
+  if (full_attention_layers.size() < layers && window_size == 0) return bad("encoder.window_size");
+  if (!norm.empty() && norm != "layer_norm" && norm != "rms_norm") return bad("encoder.norm");
+  if (!activation.empty() && activation != "quick_gelu" && activation != "silu") {
+    return bad("encoder.activation");
+  }
+  if (!(norm_eps > 0)) return bad("encoder.norm_eps");
+  if (!(rope_theta > 0)) return bad("encoder.rope_theta");
   switch (rule) {
     case ResolutionRule::kSmartResize:
       if (max_pixels == 0 || min_pixels > max_pixels) return bad("resolution.max_pixels");

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "mmpt/core/status.h"
 #include "mmpt/media/smart_resize.h"
@@ -36,9 +37,16 @@ struct VisionConfig {
   uint32_t heads = 0;
   uint32_t mlp_hidden = 0;
   bool gated_mlp = false;         // SwiGLU (3 matrices) instead of a 2-matrix MLP
-  uint32_t full_attention_layers = 0;  // layers with full attention; the rest use windows
+  std::vector<uint32_t> full_attention_layers;  // indices of full-attention layers, ascending;
+                                                // the rest attend within windows
   uint32_t window_size = 0;       // window side in pixels for windowed layers (0: none)
   uint32_t merger_hidden = 0;     // input width of the merger / projector into the LLM
+  // The block's parts, as the native encoder (vision/) builds them; empty where a preset only
+  // costs the encoder ("norm": "layer_norm" | "rms_norm", "activation": "quick_gelu" | "silu").
+  std::string norm;
+  std::string activation;
+  double norm_eps = 1e-6;
+  double rope_theta = 10000;      // base of the 2-D rotary position embedding
 
   /// Errors: InvalidArgument naming the preset and the bad field.
   Status Validate() const;
