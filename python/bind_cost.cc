@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "bind_common.h"
+#include "mmpt/core/data_dir.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/vision_model.h"
 #include "mmpt/media/smart_resize.h"
@@ -71,6 +72,47 @@ void BindCost(py::module_& m) {
       "preset's). Raises NotFoundError (unknown preset), InvalidArgumentError.");
   m.def("list_presets", &cost::ListPresets, py::arg("kind"),
         "Names of the presets of one kind: \"vision\", \"llm\" or \"hardware\".");
+  m.def(
+      "preset_dir", [] { return ValueOrThrow(PresetDir()); },
+      "The folder the presets are read from: presets/ of mmpt's data directory ($MMPT_HOME "
+      "when set). Raises NotFoundError.");
+  m.def(
+      "llm_preset",
+      [](const std::string& name) {
+        cost::LlmConfig c = ValueOrThrow(cost::LoadLlmPreset(name));
+        py::dict out;
+        out["name"] = c.name;
+        out["hidden"] = c.hidden;
+        out["layers"] = c.layers;
+        out["heads"] = c.heads;
+        out["kv_heads"] = c.kv_heads;
+        out["head_dim"] = c.head_dim;
+        out["vocab"] = c.vocab;
+        out["ffn"] = c.ffn;
+        out["moe_experts"] = c.moe_experts;
+        out["moe_active"] = c.moe_active;
+        out["moe_ffn"] = c.moe_ffn;
+        out["linear_train_flops_per_token"] = c.LinearTrainFlopsPerToken();
+        return out;
+      },
+      py::arg("name"),
+      "An LLM preset as the cost model reads it, with its training FLOPs per token of the linear "
+      "layers. Raises NotFoundError, CorruptError, InvalidArgumentError.");
+  m.def(
+      "hardware_preset",
+      [](const std::string& name) {
+        cost::HardwareConfig c = ValueOrThrow(cost::LoadHardwarePreset(name));
+        py::dict out;
+        out["name"] = c.name;
+        out["bf16_flops"] = c.bf16_flops;
+        out["mfu"] = c.mfu;
+        out["vision_mfu"] = c.vision_mfu;
+        return out;
+      },
+      py::arg("name"),
+      "A hardware preset as the cost model reads it: peak FLOP/s and the utilizations that turn "
+      "LLM and encoder FLOPs into seconds. Raises NotFoundError, CorruptError, "
+      "InvalidArgumentError.");
 }
 
 }  // namespace mmpt::python

@@ -184,8 +184,15 @@ void BindLoad(py::module_& m) {
                        const std::string& sync, uint64_t seed, const std::string& vision,
                        const std::string& llm, const std::string& hardware,
                        const std::string& vision_policy, const std::string& overlong,
-                       bool allow_repeat) {
+                       bool allow_repeat, const std::string& planner,
+                       uint32_t vanilla_buffer) {
              load::PlanStreamConfig config;
+             if (planner != "mmpt" && planner != "vanilla") {
+               ThrowIfError(Status::InvalidArgument(
+                   "unknown planner '{}' (expected mmpt or vanilla)", planner));
+             }
+             config.vanilla = planner == "vanilla";
+             config.planner.vanilla_buffer = vanilla_buffer;
              plan::Layout& layout = config.planner.layout;
              layout.seq_len = seq_len;
              layout.dp = dp;
@@ -224,7 +231,13 @@ void BindLoad(py::module_& m) {
            py::arg("vision_policy") = "cost",
            py::arg("overlong") =
                std::string(pack::OverlongPolicyName(plan::PlannerConfig{}.overlong)),
-           py::arg("allow_repeat") = plan::PlannerConfig{}.allow_repeat)
+           py::arg("allow_repeat") = plan::PlannerConfig{}.allow_repeat,
+           py::arg("planner") = "mmpt",
+           py::arg("vanilla_buffer") = plan::PlannerConfig{}.vanilla_buffer)
+      .def_property_readonly("planner",
+                             [](const load::PlanStream& s) {
+                               return std::string(s.vanilla() ? "vanilla" : "mmpt");
+                             })
       .def_property_readonly("layout",
                              [](const load::PlanStream& s) { return LayoutDict(s.layout()); })
       .def("plan",

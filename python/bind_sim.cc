@@ -1,9 +1,11 @@
 // Bindings of mmpt::sim: the step-time model's prediction of CP vision load, for a plan given
-// from Python as packs of sub-sequences with their images.
+// from Python as packs of sub-sequences with their images; and, with the loader's bindings, its
+// prediction for a step a PlanStream serves (the plan the loader executes).
 
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,6 +16,9 @@
 #include "mmpt/plan/cp_stage.h"
 #include "mmpt/plan/step_plan.h"
 #include "mmpt/sim/step_model.h"
+#ifdef MMPT_BIND_LOAD
+#include "mmpt/load/plan_stream.h"
+#endif
 
 namespace mmpt::python {
 namespace {
@@ -69,6 +74,60 @@ plan::StepPlan MakePlan(const std::vector<std::vector<Sequence>>& packs, uint32_
 }  // namespace
 
 void BindSim(py::module_& m) {
+#ifdef MMPT_BIND_LOAD
+  m.def(
+      "simulate_step",
+      [](load::PlanStream& stream, uint64_t step, double vision_speed_factor,
+         double cp_llm_overhead, double vision_dp_exchange_overhead,
+         double microstep_overhead_seconds, double grad_allreduce_seconds) {
+        Result<std::shared_ptr<const plan::StepPlan>> planned = [&] {
+          py::gil_scoped_release release;  // planning may take a while; loaders share the stream
+          return stream.Plan(step);
+        }();
+        std::shared_ptr<const plan::StepPlan> plan = ValueOrThrow(std::move(planned));
+        sim::SimParams params;
+        params.vision_speed_factor = vision_speed_factor;
+        params.cp_llm_overhead = cp_llm_overhead;
+        params.vision_dp_exchange_overhead = vision_dp_exchange_overhead;
+        params.microstep_overhead_seconds = microstep_overhead_seconds;
+        params.grad_allreduce_seconds = grad_allreduce_seconds;
+        params.attention_pair_weight = sim::AttentionPairWeight(stream.model().llm());
+        sim::StepSim sim = ValueOrThrow(sim::SimulateStep(*plan, params));
+        // [dp][ga][cp], as the loader's (dp_rank, micro_step, cp_rank).
+        std::vector<std::vector<std::vector<double>>> vision(
+            sim.dp, std::vector<std::vector<double>>(sim.ga, std::vector<double>(sim.cp)));
+        auto llm = vision;
+        for (uint32_t d = 0; d < sim.dp; ++d) {
+          for (uint32_t m = 0; m < sim.ga; ++m) {
+            for (uint32_t r = 0; r < sim.cp; ++r) {
+              vision[d][m][r] = sim.at(d, m, r).vision_seconds;
+              llm[d][m][r] = sim.at(d, m, r).llm_seconds;
+            }
+          }
+        }
+        py::dict out;
+        out["step"] = plan->step;
+        out["vision_seconds"] = vision;
+        out["llm_seconds"] = llm;
+        out["step_seconds"] = sim.step_seconds;
+        out["lower_bound_seconds"] = sim.lower_bound_seconds;
+        out["tokens"] = sim.tokens;
+        out["hardware"] = stream.model().hardware().name;
+        out["parameters"] = params.Describe();
+        return out;
+      },
+      py::arg("stream"), py::arg("step"), py::kw_only(),
+      py::arg("vision_speed_factor") = sim::SimParams{}.vision_speed_factor,
+      py::arg("cp_llm_overhead") = sim::SimParams{}.cp_llm_overhead,
+      py::arg("vision_dp_exchange_overhead") = sim::SimParams{}.vision_dp_exchange_overhead,
+      py::arg("microstep_overhead_seconds") = sim::SimParams{}.microstep_overhead_seconds,
+      py::arg("grad_allreduce_seconds") = sim::SimParams{}.grad_allreduce_seconds,
+      "Run the step-time model (sim::SimulateStep) on the plan of `step` a PlanStream serves, "
+      "with its cost model (presets) and the LLM's attention pair weight. Returns "
+      "{'vision_seconds', 'llm_seconds': per [dp_rank][micro_step][cp_rank], before waiting; "
+      "'step_seconds' under the layout's sync model; 'lower_bound_seconds'; 'tokens'; "
+      "'hardware'; 'parameters'}.");
+#endif
   m.def(
       "simulate_cp_vision",
       [](const std::vector<std::vector<Sequence>>& packs, uint32_t cp, const std::string& policy,

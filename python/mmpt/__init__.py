@@ -44,7 +44,8 @@ from .routing import RowSegment, VisionRouting  # noqa: F401,E402
 for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "merge",
               "DatasetReader",
               "ThdSplit", "split_thd", "assign_vision", "place_images", "image_cost",
-              "list_presets", "simulate_cp_vision"):
+              "list_presets", "preset_dir", "llm_preset", "hardware_preset",
+              "simulate_cp_vision"):
     if hasattr(_mmpt, _name):
         globals()[_name] = getattr(_mmpt, _name)
 del _name

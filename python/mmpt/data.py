@@ -80,6 +80,12 @@ class Planner:
     ``plan::Layout``, ``plan::PlannerConfig`` and ``cost::Defaults``); ``vision`` defaults to
     the preset the dataset was prepared with (its ``mmpt.json``), and another one raises
     InvalidArgumentError naming both. ``layout`` holds the values used.
+
+    ``planner="vanilla"`` serves the baseline's plans instead of mmpt's: the blended stream
+    dealt round-robin to the DP ranks, each packing a buffer of ``vanilla_buffer`` samples
+    first-fit decreasing, as Megatron Bridge with Megatron Energon does (``mmpt plan`` prints
+    it beside mmpt's), so a training run can measure what mmpt's plans buy. Its plans cannot be
+    saved or resumed (:meth:`state_dict` raises InvalidArgumentError).
     """
 
     def __init__(self, dataset, seq_len: Optional[int] = None, dp: Optional[int] = None,
@@ -88,11 +94,13 @@ class Planner:
                  sync: Optional[str] = None, seed: Optional[int] = None,
                  vision: Optional[str] = None, llm: Optional[str] = None,
                  hardware: Optional[str] = None, vision_policy: Optional[str] = None,
-                 overlong: Optional[str] = None, allow_repeat: Optional[bool] = None):
+                 overlong: Optional[str] = None, allow_repeat: Optional[bool] = None,
+                 planner: Optional[str] = None, vanilla_buffer: Optional[int] = None):
         path = dataset.path if isinstance(dataset, Dataset) else str(dataset)
         given = dict(seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp, tp=tp, pp=pp, ep=ep,
                      sync=sync, seed=seed, vision=vision, llm=llm, hardware=hardware,
-                     vision_policy=vision_policy, overlong=overlong, allow_repeat=allow_repeat)
+                     vision_policy=vision_policy, overlong=overlong, allow_repeat=allow_repeat,
+                     planner=planner, vanilla_buffer=vanilla_buffer)
         self._stream = _mmpt.PlanStream(path, **{k: v for k, v in given.items() if v is not None})
         self.layout = self._stream.layout
         self.resume_point = (0, 0)  # (step, micro_step) a new Loader starts at
@@ -102,6 +110,16 @@ class Planner:
         list of ``(source, index)``), and ``dropped``: the ``(source, index)`` of every sample
         the step drew and dropped as over-long, in draw order (its length is the step's count)."""
         return self._stream.plan(step)
+
+    def simulate(self, step: int, **params) -> Dict[str, Any]:
+        """What mmpt's step-time model (``sim::SimulateStep``, as ``mmpt simulate`` runs it)
+        predicts for step ``step``'s plan on this planner's presets: ``vision_seconds`` and
+        ``llm_seconds`` per ``[dp_rank][micro_step][cp_rank]`` before any wait, ``step_seconds``
+        under the layout's sync model, ``lower_bound_seconds``, ``tokens``, ``hardware`` and
+        ``parameters``. Keyword arguments set the model's parameters (``vision_speed_factor``,
+        ``cp_llm_overhead``, ``vision_dp_exchange_overhead``, ``microstep_overhead_seconds``,
+        ``grad_allreduce_seconds``); the others keep ``mmpt simulate``'s defaults."""
+        return _mmpt.simulate_step(self._stream, step, **params)
 
     def state_dict(self, step: int, micro_step: int = 0) -> Dict[str, Any]:
         """The planner's state where a loader stands before ``micro_step`` of ``step`` (a few KB;

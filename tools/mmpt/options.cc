@@ -61,6 +61,12 @@ void AddAllowRepeat(CLI::App& app, bool* allow_repeat) {
                "step than it has; else the command stops with the numbers");
 }
 
+void AddVanillaBuffer(CLI::App& app, uint32_t* vanilla_buffer) {
+  app.add_option("--vanilla-buffer", *vanilla_buffer,
+                 "Vanilla: samples in each rank's packing buffer")
+      ->capture_default_str();
+}
+
 void AddDataset(CLI::App& app, std::string* dir) {
   app.add_option("dataset", *dir, "Prepared dataset directory (holding mmpt.json)")->required();
 }

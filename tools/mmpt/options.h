@@ -47,6 +47,9 @@ struct PresetOptions {
 
 /// `--allow-repeat`: let a step hold a sample more than once (plan::PlannerConfig::allow_repeat).
 void AddAllowRepeat(CLI::App& app, bool* allow_repeat);
+/// `--vanilla-buffer`: samples in each vanilla rank's packing buffer
+/// (plan::PlannerConfig::vanilla_buffer).
+void AddVanillaBuffer(CLI::App& app, uint32_t* vanilla_buffer);
 /// `dataset`: the prepared dataset directory a command works on (positional, required).
 void AddDataset(CLI::App& app, std::string* dir);
 /// `--threads`: worker threads, 0 (the default) for one per core.

@@ -95,9 +95,7 @@ Command PlanCommand() {
         app.add_option("--max-images", o->config.max_images_per_pack, "Images per pack (0: any)")
             ->capture_default_str();
         app.add_option("--weights", o->weights, "Blend weight per source (default: by size)");
-        app.add_option("--vanilla-buffer", o->config.vanilla_buffer,
-                       "Vanilla: samples in each rank's packing buffer")
-            ->capture_default_str();
+        AddVanillaBuffer(app, &o->config.vanilla_buffer);
         app.add_option("--pool-slack", o->config.pool_slack,
                        "mmpt: fraction of a step's tokens drawn beyond its capacity (choice of "
                        "packs; the rest carries over)")

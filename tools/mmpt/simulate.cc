@@ -87,6 +87,7 @@ Command SimulateCommand() {
         app.add_option("--allreduce-seconds", o->ablation.params.grad_allreduce_seconds,
                        "Unhidden gradient all-reduce seconds per step")
             ->capture_default_str();
+        AddVanillaBuffer(app, &o->planner.vanilla_buffer);
         AddAllowRepeat(app, &o->planner.allow_repeat);
         AddJson(app, &o->json);
         return [o] { return RunSimulate(*o); };

@@ -67,9 +67,10 @@ class PlanExecutionSlow : public ::testing::Test {
 };
 std::string PlanExecutionSlow::root_;
 
-// Every (DP rank, micro-step, CP rank) batch of step 0 against the plan, under `layout`.
-void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout) {
-  SCOPED_TRACE(fmt::format("cp {} tp {}", layout.cp, layout.tp));
+// Every (DP rank, micro-step, CP rank) batch of step 0 against the plan, under `layout`, of
+// mmpt's planner or the vanilla baseline's.
+void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout, bool vanilla = false) {
+  SCOPED_TRACE(fmt::format("cp {} tp {} vanilla {}", layout.cp, layout.tp, vanilla));
   auto table = store::ReadPlanningTable(dir);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   PlanStreamConfig config;
@@ -78,6 +79,7 @@ void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout) {
   // The 58 samples hold fewer tokens than a step of 4 packs of 8192: a step repeats some, which
   // the loader executes like any other plan.
   config.planner.allow_repeat = true;
+  config.vanilla = vanilla;
   auto stream = PlanStream::Create(std::move(*table), config);
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
   auto source = DatasetSource::Open(dir);
@@ -182,6 +184,40 @@ TEST_F(PlanExecutionSlow, LoaderShardsAndRoutingAreThePlansAtEveryCpAndTp) {
                                                 .sync = plan::SyncModel::kStep});
     }
   }
+}
+
+// The baseline's plans reach the loader as mmpt's do, so a training run can measure both;
+// they are the VanillaPlanner's own, step by step, and cannot be saved or replayed.
+TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
+  const std::string dir = root_ + "/ds";
+  const plan::Layout layout{.dp = 2, .cp = 2, .ga = 2, .seq_len = 4096,
+                            .sync = plan::SyncModel::kStep};
+  CheckLoaderExecutesPlan(dir, layout, /*vanilla=*/true);
+
+  auto table = store::ReadPlanningTable(dir);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  PlanStreamConfig config;
+  config.planner.layout = layout;
+  config.planner.vanilla_buffer = 8;
+  config.vanilla = true;
+  auto stream = PlanStream::Create(*table, config);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  EXPECT_TRUE((*stream)->vanilla());
+  auto model = cost::CostModel::FromPresets(config.vision, config.llm, config.hardware);
+  ASSERT_TRUE(model.ok());
+  auto costs = cost::CostSamples(*table, *model);
+  ASSERT_TRUE(costs.ok());
+  auto direct = plan::VanillaPlanner::Create(*table, *costs, *model, config.planner);
+  ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+  for (uint64_t step = 0; step < 6; ++step) {
+    auto served = (*stream)->Plan(step);
+    auto planned = direct->PlanStep();
+    ASSERT_TRUE(served.ok() && planned.ok()) << step;
+    EXPECT_EQ((*served)->Hash(), planned->Hash()) << step;
+  }
+  EXPECT_EQ((*stream)->Plan(0).status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ((*stream)->StateAt(6).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*stream)->Restore("state").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(PlanExecutionSlow, InterleavedImagesSitWhereTheirTextPutsThem) {

@@ -7,7 +7,9 @@ struct PlanStream::Parts {
   cost::SampleTable table;
   cost::CostedSamples costs;
   cost::CostModel model;
-  std::optional<plan::Planner> planner;
+  std::optional<plan::Planner> planner;            // mmpt's, or
+  std::optional<plan::VanillaPlanner> vanilla;     // the baseline's
+  uint64_t vanilla_next_step = 0;
   plan::Layout layout;
 };
 
@@ -23,24 +25,43 @@ Result<std::shared_ptr<PlanStream>> PlanStream::Create(cost::SampleTable table,
   MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
                         cost::CostModel::FromPresets(config.vision, config.llm, config.hardware));
   auto parts = std::unique_ptr<Parts>(
-      new Parts{std::move(table), {}, std::move(model), {}, config.planner.layout});
+      new Parts{std::move(table), {}, std::move(model), {}, {}, 0, config.planner.layout});
   MMPT_ASSIGN_OR_RETURN(parts->costs, cost::CostSamples(parts->table, parts->model));
-  MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
-                        plan::Planner::Create(parts->table, parts->costs, parts->model,
-                                              config.planner));
-  parts->planner.emplace(std::move(planner));
+  if (config.vanilla) {
+    MMPT_ASSIGN_OR_RETURN(plan::VanillaPlanner vanilla,
+                          plan::VanillaPlanner::Create(parts->table, parts->costs, parts->model,
+                                                       config.planner));
+    parts->vanilla.emplace(std::move(vanilla));
+  } else {
+    MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
+                          plan::Planner::Create(parts->table, parts->costs, parts->model,
+                                                config.planner));
+    parts->planner.emplace(std::move(planner));
+  }
   return std::shared_ptr<PlanStream>(new PlanStream(std::move(parts)));
 }
 
 PlanStream::PlanStream(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {
-  first_step_ = parts_->planner->next_step();
+  first_step_ = NextStep();
 }
 
 PlanStream::~PlanStream() = default;
 
 const cost::SampleTable& PlanStream::table() const { return parts_->table; }
 
+uint64_t PlanStream::NextStep() const {
+  return parts_->vanilla ? parts_->vanilla_next_step : parts_->planner->next_step();
+}
+
 Status PlanStream::AdvanceTo(uint64_t step) {
+  if (parts_->vanilla) {
+    while (parts_->vanilla_next_step <= step) {
+      MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, parts_->vanilla->PlanStep());
+      plans_[parts_->vanilla_next_step++] = std::make_shared<const plan::StepPlan>(std::move(made));
+      while (plans_.size() > kCachedPlans) plans_.erase(plans_.begin());
+    }
+    return Status::OK();
+  }
   plan::Planner& planner = *parts_->planner;
   while (planner.next_step() <= step) {
     const uint64_t s = planner.next_step();
@@ -65,7 +86,12 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::PlanLocked(uint64_t st
     return Status::OutOfRange("plan of step {}: this planner starts at step {}", step,
                               first_step_);
   }
-  if (step < parts_->planner->next_step()) {
+  if (step < NextStep() && parts_->vanilla) {
+    return Status::OutOfRange("plan of step {}: the vanilla planner is at step {} and cannot "
+                              "replay older steps",
+                              step, NextStep());
+  }
+  if (step < NextStep()) {
     // Behind the cache: replay from the state saved before `step`, then come back.
     auto saved = states_.find(step);
     if (saved == states_.end()) {
@@ -85,6 +111,11 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::PlanLocked(uint64_t st
 
 Result<std::string> PlanStream::StateAt(uint64_t step, uint32_t micro_step) {
   std::lock_guard lock(mu_);
+  if (parts_->vanilla) {
+    return Status::InvalidArgument("planner state of step {}: the vanilla planner's state is not "
+                                   "saved (it is a baseline to measure against)",
+                                   step);
+  }
   if (step < first_step_) {
     return Status::OutOfRange("planner state of step {}: this planner starts at step {}", step,
                               first_step_);
@@ -114,6 +145,10 @@ Result<std::string> PlanStream::StateAt(uint64_t step, uint32_t micro_step) {
 
 Result<plan::Planner::ResumePoint> PlanStream::Restore(std::string_view state) {
   std::lock_guard lock(mu_);
+  if (parts_->vanilla) {
+    return Status::InvalidArgument("the vanilla planner cannot restore a saved state (it is a "
+                                   "baseline to measure against)");
+  }
   MMPT_ASSIGN_OR_RETURN(plan::Planner::ResumePoint resume, parts_->planner->RestoreState(state));
   plans_.clear();
   states_.clear();
@@ -126,5 +161,9 @@ PlanFunction PlanStream::AsFunction() {
 }
 
 const plan::Layout& PlanStream::layout() const { return parts_->layout; }
+
+const cost::CostModel& PlanStream::model() const { return parts_->model; }
+
+bool PlanStream::vanilla() const { return parts_->vanilla.has_value(); }
 
 }  // namespace mmpt::load

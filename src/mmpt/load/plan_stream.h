@@ -2,7 +2,8 @@
 
 // Plans by step number for the loader, from the sequential planner: plans are made in order,
 // once, remembered for a few steps, and the planner's state before every planned step is kept
-// so a loader can save its place and resume at it.
+// so a loader can save its place and resume at it. A stream of the vanilla baseline's plans
+// serves them the same way, without saving or resuming: to measure what mmpt's plans buy.
 
 #include <cstdint>
 #include <map>
@@ -18,6 +19,7 @@
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/plan/planner.h"
+#include "mmpt/plan/vanilla.h"
 
 namespace mmpt::load {
 
@@ -25,6 +27,11 @@ namespace mmpt::load {
 /// planner's config.
 struct PlanStreamConfig {
   plan::PlannerConfig planner;
+  /// Serve the baseline's plans (plan::VanillaPlanner, Megatron Bridge + Energon packing) instead
+  /// of mmpt's, so a training run can measure what mmpt's plans buy. They cannot be saved or
+  /// restored (StateAt and Restore return InvalidArgument) nor served more than a few steps
+  /// behind the newest.
+  bool vanilla = false;
   /// Vision preset: the dataset's (store::DatasetVisionPreset), for its image tokens.
   std::string vision{cost::Defaults::kVision};
   std::string llm{cost::Defaults::kLlm};
@@ -36,36 +43,42 @@ struct PlanStreamConfig {
 class PlanStream : public std::enable_shared_from_this<PlanStream> {
  public:
   /// Plan over `table` (e.g. store::ReadPlanningTable of the dataset the loader reads).
-  /// Errors: those of CostModel::FromPresets, CostSamples and Planner::Create.
+  /// Errors: those of CostModel::FromPresets, CostSamples and Planner::Create (or
+  /// VanillaPlanner::Create).
   static Result<std::shared_ptr<PlanStream>> Create(cost::SampleTable table,
                                                     const PlanStreamConfig& config);
   ~PlanStream();
 
   /// The plan of `step`. Steps ahead are planned in order; a step behind the cached ones is
-  /// re-planned from the planner state saved before it (kept for the last 64 steps).
-  /// Errors: the planner's; OutOfRange for a step before the first this stream can reach
-  /// (before a restored state) or more than 64 steps behind.
+  /// re-planned from the planner state saved before it (kept for the last 64 steps; a vanilla
+  /// stream keeps only its last 4 plans). Errors: the planner's; OutOfRange for a step before
+  /// the first this stream can reach (before a restored state) or too far behind.
   Result<std::shared_ptr<const plan::StepPlan>> Plan(uint64_t step);
   /// The planner's serialized state where a loader stands before micro-step `micro_step` of
   /// `step` (0: just before planning `step`; else Planner::StateWithinStep, which a restore
   /// under another layout needs). Plans up to `step` + 1 if needed. Errors: as Plan, and
-  /// InvalidArgument for a micro-step past the step's.
+  /// InvalidArgument for a micro-step past the step's, or on a vanilla stream.
   Result<std::string> StateAt(uint64_t step, uint32_t micro_step = 0);
   /// Resume from StateAt() bytes: the next plan made is the returned point's step, and a loader
   /// starts at its micro-step (Planner::RestoreState: exact under the same layout, elastic
   /// under another). Forgets cached plans. Errors: those of Planner::RestoreState (Corrupt,
-  /// InvalidArgument).
+  /// InvalidArgument; InvalidArgument on a vanilla stream).
   Result<plan::Planner::ResumePoint> Restore(std::string_view state);
   /// A PlanFunction for Loader::Start that keeps this stream alive.
   PlanFunction AsFunction();
 
   const cost::SampleTable& table() const;
   const plan::Layout& layout() const;
+  /// The cost model the plans were made with (their packs' vision and LLM seconds).
+  const cost::CostModel& model() const;
+  bool vanilla() const;
 
  private:
   struct Parts;
   explicit PlanStream(std::unique_ptr<Parts> parts);
-  // Plan steps until next_step() > step (mu_ held).
+  // The step the planner plans next.
+  uint64_t NextStep() const;
+  // Plan steps until NextStep() > step (mu_ held).
   Status AdvanceTo(uint64_t step);
   // Plan(step) with mu_ held.
   Result<std::shared_ptr<const plan::StepPlan>> PlanLocked(uint64_t step);

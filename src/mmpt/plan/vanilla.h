@@ -19,8 +19,9 @@ namespace mmpt::plan {
 /// trains on those packs in the order they come out, ga × mbs per step, with no view of any
 /// other rank. Over-long samples follow the same policy as mmpt. Like Energon's buffers, it
 /// takes the stream as drawn, so at an epoch boundary a step may hold a sample twice (what
-/// Planner prevents); allow_repeat does not apply to it. It is a baseline for comparison and
-/// simulation: no loader executes its plans.
+/// Planner prevents); allow_repeat does not apply to it. It is a baseline for comparison,
+/// simulation and measurement (load::PlanStreamConfig::vanilla serves its plans to a loader);
+/// its state is not saved.
 /// Borrowed table, costs and model must outlive it. Not thread-safe.
 class VanillaPlanner {
  public:
