@@ -146,13 +146,9 @@ def prepare(work, env, args):
 
 def model_args(args):
     """examples/train_vlm.py's options for this run's model and layout."""
-    return ["--world", "2", "--ga", str(args.ga), "--seq-len", str(args.seq_len),
-            "--steps", str(args.steps), "--vocab", str(args.vocab), "--hidden", str(args.hidden),
-            "--layers", str(args.layers), "--heads", str(args.heads),
-            "--kv-heads", str(args.kv_heads), "--ffn", str(args.ffn),
-            "--vit-layers", str(args.vit_layers), "--vit-hidden", str(args.vit_hidden),
-            "--vit-heads", str(args.vit_heads), "--vit-mlp-hidden", str(args.vit_mlp_hidden),
-            "--vanilla-buffer", str(args.vanilla_buffer), "--seed", str(args.seed)]
+    return (["--world", "2", "--ga", str(args.ga), "--seq-len", str(args.seq_len),
+             "--steps", str(args.steps), "--vanilla-buffer", str(args.vanilla_buffer),
+             "--seed", str(args.seed)] + train_vlm.model_argv(args))
 
 
 def train(planner, dataset, out, env, args):
@@ -289,16 +285,7 @@ def main(argv=None):
     p.add_argument("--seq-len", type=int, default=512)
     p.add_argument("--vanilla-buffer", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--vocab", type=int, default=2048)
-    p.add_argument("--hidden", type=int, default=128)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--kv-heads", type=int, default=2)
-    p.add_argument("--ffn", type=int, default=384)
-    p.add_argument("--vit-layers", type=int, default=2)
-    p.add_argument("--vit-hidden", type=int, default=128)
-    p.add_argument("--vit-heads", type=int, default=4)
-    p.add_argument("--vit-mlp-hidden", type=int, default=512)
+    train_vlm.add_model_arguments(p, vocab=2048)
     p.add_argument("--preset-name", default=None,
                    help="name of the calibrated hardware preset (default: the CPU's, e.g. "
                         "amd-epyc-1core)")

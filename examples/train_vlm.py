@@ -392,6 +392,34 @@ def worker(rank, args):
         dist.destroy_process_group()
 
 
+MODEL_OPTIONS = ("vocab", "hidden", "layers", "heads", "kv_heads", "ffn",
+                 "vit_layers", "vit_hidden", "vit_heads", "vit_mlp_hidden")
+
+
+def add_model_arguments(p, vocab=8192):
+    """The model's sizes (bench/train_step_bench.py takes the same options)."""
+    # The LM; its vocabulary folds the tokenizer's ids when smaller.
+    p.add_argument("--vocab", type=int, default=vocab)
+    p.add_argument("--hidden", type=int, default=128)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--kv-heads", type=int, default=2)
+    p.add_argument("--ffn", type=int, default=384)
+    # The encoder: the dataset's vision preset, with these sizes.
+    p.add_argument("--vit-layers", type=int, default=2)
+    p.add_argument("--vit-hidden", type=int, default=128)
+    p.add_argument("--vit-heads", type=int, default=4)
+    p.add_argument("--vit-mlp-hidden", type=int, default=512)
+
+
+def model_argv(args):
+    """`args`' model sizes as this script's command-line options."""
+    argv = []
+    for name in MODEL_OPTIONS:
+        argv += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+    return argv
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -408,18 +436,7 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--no-pad", dest="pad", action="store_false",
                    help="do not pad packs to --seq-len (the cost model assumes padded packs)")
-    # The LM; its vocabulary folds the tokenizer's ids when smaller.
-    p.add_argument("--vocab", type=int, default=8192)
-    p.add_argument("--hidden", type=int, default=128)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--kv-heads", type=int, default=2)
-    p.add_argument("--ffn", type=int, default=384)
-    # The encoder: the dataset's vision preset, with these sizes (None: the preset's).
-    p.add_argument("--vit-layers", type=int, default=2)
-    p.add_argument("--vit-hidden", type=int, default=128)
-    p.add_argument("--vit-heads", type=int, default=4)
-    p.add_argument("--vit-mlp-hidden", type=int, default=512)
+    add_model_arguments(p)
     p.add_argument("--recompute", choices=["none", "selective", "full"], default="none")
     # Presets mmpt's planner costs the steps with (see Planner.simulate).
     p.add_argument("--llm-preset", default=None, help="LLM preset (presets/llm) of this LM")
