@@ -107,12 +107,13 @@ void BindCost(py::module_& m) {
         out["bf16_flops"] = c.bf16_flops;
         out["mfu"] = c.mfu;
         out["vision_mfu"] = c.vision_mfu;
+        out["native_encoder_factor"] = c.native_encoder_factor;  // 0: not measured
         return out;
       },
       py::arg("name"),
-      "A hardware preset as the cost model reads it: peak FLOP/s and the utilizations that turn "
-      "LLM and encoder FLOPs into seconds. Raises NotFoundError, CorruptError, "
-      "InvalidArgumentError.");
+      "A hardware preset as the cost model reads it: peak FLOP/s, the utilizations that turn "
+      "LLM and encoder FLOPs into seconds, and the measured native-encoder factor (0: none). "
+      "Raises NotFoundError, CorruptError, InvalidArgumentError.");
 }
 
 }  // namespace mmpt::python

@@ -141,6 +141,8 @@ def test_calibration_round_trips_through_the_simulator(tmp_path, monkeypatch):
     path = train_step_bench.write_preset(home, "hardware", preset)
     assert json.load(open(path))["vision_mfu"] == pytest.approx(1 / 3, rel=1e-3)
     assert mmpt.hardware_preset("cpu-test")["mfu"] == pytest.approx(0.2)
+    # The training bench does not measure the Hugging Face-style encoder: no factor is claimed.
+    assert mmpt.hardware_preset("cpu-test")["native_encoder_factor"] == 0
 
     def planner(hardware):
         return mmpt.Planner(mmpt.Dataset(dataset), seq_len=args.seq_len, dp=2, ga=2,
