@@ -20,6 +20,7 @@ enum class StatusCode {
   kOutOfRange,
   kCancelled,
   kInternal,
+  kTimeout,  // a peer did not answer in time
 };
 
 /// Name a status code the way messages print it ("InvalidArgument", ...).
@@ -59,6 +60,11 @@ class [[nodiscard]] Status {
   template <typename... Args>
   static Status Internal(fmt::format_string<Args...> f, Args&&... args) {
     return Status(StatusCode::kInternal, fmt::format(f, std::forward<Args>(args)...));
+  }
+
+  template <typename... Args>
+  static Status Timeout(fmt::format_string<Args...> f, Args&&... args) {
+    return Status(StatusCode::kTimeout, fmt::format(f, std::forward<Args>(args)...));
   }
 
   bool ok() const { return code_ == StatusCode::kOk; }

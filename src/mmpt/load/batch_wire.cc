@@ -1,0 +1,269 @@
+#include "mmpt/load/batch_wire.h"
+
+#include <cstring>
+#include <string>
+
+namespace mmpt::load {
+namespace {
+
+constexpr uint32_t kMagic = 0x4250'4d4d;  // "MMPB"
+constexpr uint16_t kVersion = 1;
+constexpr uint64_t kAlign = 64;
+
+// Fixed-size head of the encoding; the array table follows it.
+struct Header {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t arrays;
+  uint32_t fields;
+  uint32_t micro_step;
+  uint64_t step;
+  uint32_t dp_rank, cp_rank, cp_size, position_rows;
+  uint64_t plan_hash, plan_dropped, num_tokens;
+  int32_t max_seqlen;
+  uint32_t pad_multiple, patch_dim, reserved;
+};
+struct Entry {
+  uint64_t offset;
+  uint64_t bytes;
+};
+
+// Calls f(field, span) for every array of a view, in wire order (the table's order).
+template <typename View, typename F>
+void ForEachArray(View& v, F&& f) {
+  f(kTokenField, v.tokens);
+  f(kLabelField, v.labels);
+  f(kLossMaskField, v.loss_mask);
+  f(kPositionField, v.position_ids);
+  f(kShapeFields, v.cu_seqlens);
+  f(kShapeFields, v.cu_seqlens_padded);
+  f(kPixelField, v.pixel_values);
+  f(kPixelField, v.image_grid_thw);
+  f(kPixelField, v.encoded_images);
+  f(kRoutingField, v.image_rows);
+  f(kRoutingField, v.image_encoder);
+  f(kRoutingField, v.routes);
+  f(kShapeFields, v.sample_source);
+  f(kShapeFields, v.sample_index);
+}
+constexpr uint16_t kArrays = 15;  // the above, then the dropped samples
+constexpr uint64_t kTableEnd = sizeof(Header) + kArrays * sizeof(Entry);
+
+uint64_t AlignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// The dropped samples: count, then per sample source, pack, index, reason length, reason.
+std::vector<std::byte> EncodeDropped(const std::vector<DroppedSample>& dropped) {
+  std::vector<std::byte> out;
+  auto put = [&](const void* p, size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    out.insert(out.end(), b, b + n);
+  };
+  const uint32_t count = static_cast<uint32_t>(dropped.size());
+  put(&count, 4);
+  for (const DroppedSample& d : dropped) {
+    const uint32_t reason = static_cast<uint32_t>(d.reason.size());
+    put(&d.source, 4);
+    put(&d.pack, 4);
+    put(&d.index, 8);
+    put(&reason, 4);
+    put(d.reason.data(), d.reason.size());
+  }
+  return out;
+}
+
+Result<std::vector<DroppedSample>> DecodeDropped(std::span<const std::byte> in) {
+  size_t at = 0;
+  auto get = [&](void* p, size_t n) {
+    if (in.size() - at < n) return false;
+    std::memcpy(p, in.data() + at, n);
+    at += n;
+    return true;
+  };
+  uint32_t count = 0;
+  if (!get(&count, 4)) return Status::Corrupt("encoded batch: dropped samples cut short");
+  std::vector<DroppedSample> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    DroppedSample d;
+    uint32_t reason = 0;
+    if (!get(&d.source, 4) || !get(&d.pack, 4) || !get(&d.index, 8) || !get(&reason, 4) ||
+        in.size() - at < reason) {
+      return Status::Corrupt("encoded batch: dropped sample {} of {} cut short", i, count);
+    }
+    d.reason.assign(reinterpret_cast<const char*>(in.data() + at), reason);
+    at += reason;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+BatchView ViewOf(const Batch& b) {
+  BatchView v;
+  v.step = b.step;
+  v.micro_step = b.micro_step;
+  v.dp_rank = b.dp_rank;
+  v.cp_rank = b.cp_rank;
+  v.cp_size = b.cp_size;
+  v.plan_hash = b.plan_hash;
+  v.plan_dropped = b.plan_dropped;
+  v.num_tokens = b.tokens.size();
+  v.position_rows = b.position_rows;
+  v.max_seqlen = b.max_seqlen;
+  v.pad_multiple = b.pad_multiple;
+  v.patch_dim = b.patch_dim;
+  v.tokens = b.tokens;
+  v.labels = b.labels;
+  v.loss_mask = b.loss_mask;
+  v.position_ids = b.position_ids;
+  v.cu_seqlens = b.cu_seqlens;
+  v.cu_seqlens_padded = b.cu_seqlens_padded;
+  v.pixel_values = b.pixel_values;
+  v.image_grid_thw = b.image_grid_thw;
+  v.encoded_images = b.encoded_images;
+  v.image_rows = b.image_rows;
+  v.image_encoder = b.image_encoder;
+  v.routes = b.routes;
+  v.sample_source = b.sample_source;
+  v.sample_index = b.sample_index;
+  v.dropped = b.dropped;
+  return v;
+}
+
+uint64_t EncodedSize(const BatchView& view, uint32_t fields) {
+  fields |= kShapeFields;
+  uint64_t size = AlignUp(kTableEnd);
+  ForEachArray(view, [&](uint32_t field, const auto& span) {
+    if ((fields & field) == field) size += AlignUp(span.size_bytes());
+  });
+  return size + AlignUp(EncodeDropped(view.dropped).size());
+}
+
+void EncodeBatch(const BatchView& view, uint32_t fields, std::span<std::byte> out) {
+  fields |= kShapeFields;
+  Header h{};
+  h.magic = kMagic;
+  h.version = kVersion;
+  h.arrays = kArrays;
+  h.fields = fields;
+  h.micro_step = view.micro_step;
+  h.step = view.step;
+  h.dp_rank = view.dp_rank;
+  h.cp_rank = view.cp_rank;
+  h.cp_size = view.cp_size;
+  h.position_rows = view.position_rows;
+  h.plan_hash = view.plan_hash;
+  h.plan_dropped = view.plan_dropped;
+  h.num_tokens = view.num_tokens;
+  h.max_seqlen = view.max_seqlen;
+  h.pad_multiple = view.pad_multiple;
+  h.patch_dim = view.patch_dim;
+  std::memset(out.data(), 0, AlignUp(kTableEnd));
+  std::memcpy(out.data(), &h, sizeof(h));
+  uint64_t at = AlignUp(kTableEnd);
+  int index = 0;
+  auto put = [&](std::span<const std::byte> bytes) {
+    const Entry e{at, bytes.size()};
+    std::memcpy(out.data() + sizeof(Header) + index * sizeof(Entry), &e, sizeof(e));
+    if (!bytes.empty()) std::memcpy(out.data() + at, bytes.data(), bytes.size());
+    at += AlignUp(bytes.size());
+    ++index;
+  };
+  ForEachArray(view, [&](uint32_t field, const auto& span) {
+    put((fields & field) == field ? std::as_bytes(span) : std::span<const std::byte>());
+  });
+  put(EncodeDropped(view.dropped));
+}
+
+Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
+  Header h;
+  if (bytes.size() < kTableEnd) {
+    return Status::Corrupt("encoded batch: {} bytes, shorter than its header", bytes.size());
+  }
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  if (h.magic != kMagic) return Status::Corrupt("encoded batch: bad magic {:#x}", h.magic);
+  if (h.version != kVersion || h.arrays != kArrays) {
+    return Status::Corrupt("encoded batch: version {} with {} arrays (expected {} with {})",
+                           h.version, h.arrays, kVersion, kArrays);
+  }
+  if ((h.fields & ~kAllFields) != 0 || (h.fields & kShapeFields) == 0) {
+    return Status::Corrupt("encoded batch: bad field mask {:#x}", h.fields);
+  }
+  if (h.position_rows != 1 && h.position_rows != 3) {
+    return Status::Corrupt("encoded batch: {} position rows (expected 1 or 3)", h.position_rows);
+  }
+  BatchView v;
+  v.fields = h.fields;
+  v.step = h.step;
+  v.micro_step = h.micro_step;
+  v.dp_rank = h.dp_rank;
+  v.cp_rank = h.cp_rank;
+  v.cp_size = h.cp_size;
+  v.plan_hash = h.plan_hash;
+  v.plan_dropped = h.plan_dropped;
+  v.num_tokens = h.num_tokens;
+  v.position_rows = h.position_rows;
+  v.max_seqlen = h.max_seqlen;
+  v.pad_multiple = h.pad_multiple;
+  v.patch_dim = h.patch_dim;
+  int index = 0;
+  Status status;
+  auto entry = [&](size_t size, size_t align) -> Result<std::span<const std::byte>> {
+    Entry e;
+    std::memcpy(&e, bytes.data() + sizeof(Header) + index * sizeof(Entry), sizeof(e));
+    ++index;
+    if (e.offset > bytes.size() || e.bytes > bytes.size() - e.offset) {
+      return Status::Corrupt("encoded batch: array {} ({} bytes at {}) outside the {} bytes",
+                             index - 1, e.bytes, e.offset, bytes.size());
+    }
+    const std::byte* p = bytes.data() + e.offset;
+    if (e.bytes % size != 0 || reinterpret_cast<uintptr_t>(p) % align != 0) {
+      return Status::Corrupt("encoded batch: array {} misaligned or of {} bytes", index - 1,
+                             e.bytes);
+    }
+    return std::span<const std::byte>(p, e.bytes);
+  };
+  ForEachArray(v, [&](uint32_t, auto& span) {
+    using T = typename std::remove_reference_t<decltype(span)>::element_type;
+    Result<std::span<const std::byte>> raw = entry(sizeof(T), alignof(T));
+    if (!raw.ok()) {
+      if (status.ok()) status = raw.status();
+      return;
+    }
+    span = {reinterpret_cast<const T*>(raw->data()), raw->size() / sizeof(T)};
+  });
+  MMPT_RETURN_IF_ERROR(status);
+  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> dropped, entry(1, 1));
+  MMPT_ASSIGN_OR_RETURN(v.dropped, DecodeDropped(dropped));
+  // Arrays present must agree with the shapes the header states.
+  const uint64_t t = v.num_tokens;
+  auto expect = [&](uint32_t field, uint64_t got, uint64_t want, const char* name) -> Status {
+    if ((v.fields & field) == field && got != want) {
+      return Status::Corrupt("encoded batch: {} has {} elements, expected {}", name, got, want);
+    }
+    return Status::OK();
+  };
+  MMPT_RETURN_IF_ERROR(expect(kTokenField, v.tokens.size(), t, "tokens"));
+  MMPT_RETURN_IF_ERROR(expect(kLabelField, v.labels.size(), t, "labels"));
+  MMPT_RETURN_IF_ERROR(expect(kLossMaskField, v.loss_mask.size(), t, "loss_mask"));
+  MMPT_RETURN_IF_ERROR(
+      expect(kPositionField, v.position_ids.size(), t * v.position_rows, "position_ids"));
+  MMPT_RETURN_IF_ERROR(expect(kShapeFields, v.cu_seqlens_padded.size(), v.cu_seqlens.size(),
+                              "cu_seqlens_padded"));
+  MMPT_RETURN_IF_ERROR(
+      expect(kShapeFields, v.sample_index.size(), v.sample_source.size(), "sample_index"));
+  if (v.has(kPixelField)) {
+    if (v.image_grid_thw.size() % 3 != 0 ||
+        (v.patch_dim == 0 ? !v.pixel_values.empty() : v.pixel_values.size() % v.patch_dim != 0)) {
+      return Status::Corrupt("encoded batch: {} pixel floats of {} per patch, {} grid values",
+                             v.pixel_values.size(), v.patch_dim, v.image_grid_thw.size());
+    }
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_images.size(),
+                                v.image_grid_thw.size() / 3, "encoded_images"));
+  }
+  MMPT_RETURN_IF_ERROR(
+      expect(kRoutingField, v.image_encoder.size(), v.image_rows.size(), "image_encoder"));
+  return v;
+}
+
+}  // namespace mmpt::load
