@@ -16,7 +16,7 @@ namespace {
 
 // One class per StatusCode, indexed by the code's value; kOk's slot stays empty. The objects
 // live as long as the interpreter (the module keeps references too).
-std::array<PyObject*, static_cast<size_t>(StatusCode::kInternal) + 1> g_error_classes{};
+std::array<PyObject*, static_cast<size_t>(StatusCode::kTimeout) + 1> g_error_classes{};
 
 PyObject* NewErrorClass(py::module_& m, const char* name, PyObject* bases, const char* doc) {
   std::string qualified = std::string("mmpt.") + name;
@@ -49,6 +49,8 @@ void RegisterErrors(py::module_& m) {
        "A value or index outside what is supported."},
       {StatusCode::kCancelled, "CancelledError", nullptr, "An operation that was cancelled."},
       {StatusCode::kInternal, "InternalError", PyExc_RuntimeError, "A bug in mmpt."},
+      {StatusCode::kTimeout, "TimeoutError", PyExc_TimeoutError,
+       "A peer rank that did not answer in time (it died or fell behind)."},
   };
   for (const Spec& spec : specs) {
     py::tuple bases = spec.builtin == nullptr

@@ -1,20 +1,27 @@
 // Bindings of mmpt::load: the dataset as a sample source, the planner as a stream of plans by
-// step, and the loader whose batches reach Python as NumPy arrays over mmpt's own memory
-// (each array's base is a capsule holding the Batch, so no byte is copied).
+// step, the loader whose batches reach Python as NumPy arrays over mmpt's own memory (each
+// array's base keeps the Batch, a shared-memory message or a received buffer alive, so no byte
+// is copied), and the pieces of one load per replica.
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "bind_common.h"
 #include "mmpt/comm/communicator.h"
+#include "mmpt/comm/shm_ring.h"
 #include "mmpt/cost/presets.h"
+#include "mmpt/load/batch_wire.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
+#include "mmpt/load/replica.h"
 #include "mmpt/store/planning_table.h"
 #include "mmpt/store/vision_preset.h"
 
@@ -29,59 +36,58 @@ auto WithoutGil(Fn&& fn) -> decltype(fn()) {
   return fn();
 }
 
-// A NumPy array viewing `data` (shape in elements), kept alive by `owner`.
+// A NumPy array of `data` (shape in elements) kept alive by `owner`, or a fresh empty one.
 template <typename T>
-py::array View(const std::vector<T>& data, std::vector<py::ssize_t> shape,
-               const py::capsule& owner) {
+py::array View(std::span<const T> data, std::vector<py::ssize_t> shape, py::handle owner) {
   if (data.empty()) return py::array(py::dtype::of<T>(), shape);
   return py::array(py::dtype::of<T>(), shape, {}, data.data(), owner);
 }
+py::array View1(auto data, py::handle owner) {
+  return View(data, {static_cast<py::ssize_t>(data.size())}, owner);
+}
 
-py::dict BatchToDict(std::shared_ptr<load::Batch> batch) {
-  const load::Batch& b = *batch;
-  py::capsule owner(new std::shared_ptr<load::Batch>(std::move(batch)), [](void* p) {
-    delete static_cast<std::shared_ptr<load::Batch>*>(p);
-  });
-  const auto t = static_cast<py::ssize_t>(b.tokens.size());
+// The fields of `v` within `fields` as a dict of NumPy arrays over `owner`'s memory (the
+// batch, a shared-memory message or a received buffer): no byte is copied.
+py::dict ViewToDict(const load::BatchView& v, uint32_t fields, py::handle owner) {
+  fields &= v.fields;
+  auto has = [&](uint32_t field) { return (fields & field) == field; };
+  const auto t = static_cast<py::ssize_t>(v.num_tokens);
   py::dict d;
-  d["tokens"] = View(b.tokens, {t}, owner);
-  d["labels"] = View(b.labels, {t}, owner);
-  d["loss_mask"] = View(b.loss_mask, {t}, owner);
-  if (b.position_rows == 1) {
-    d["position_ids"] = View(b.position_ids, {t}, owner);
-  } else {
-    d["position_ids"] = View(b.position_ids, {static_cast<py::ssize_t>(b.position_rows), t}, owner);
+  if (has(load::kTokenField)) d["tokens"] = View1(v.tokens, owner);
+  if (has(load::kLabelField)) d["labels"] = View1(v.labels, owner);
+  if (has(load::kLossMaskField)) d["loss_mask"] = View1(v.loss_mask, owner);
+  if (has(load::kPositionField)) {
+    d["position_ids"] = v.position_rows == 1
+                            ? View(v.position_ids, {t}, owner)
+                            : View(v.position_ids, {static_cast<py::ssize_t>(v.position_rows), t},
+                                   owner);
   }
-  d["cu_seqlens"] = View(b.cu_seqlens, {static_cast<py::ssize_t>(b.cu_seqlens.size())}, owner);
-  d["cu_seqlens_padded"] =
-      View(b.cu_seqlens_padded, {static_cast<py::ssize_t>(b.cu_seqlens_padded.size())}, owner);
-  d["max_seqlen"] = b.max_seqlen;
-  d["pixel_values"] = View(b.pixel_values,
-                           {static_cast<py::ssize_t>(b.num_patches()),
-                            static_cast<py::ssize_t>(b.patch_dim)},
-                           owner);
-  d["image_grid_thw"] =
-      View(b.image_grid_thw, {static_cast<py::ssize_t>(b.image_grid_thw.size() / 3), 3}, owner);
-  d["encoded_images"] =
-      View(b.encoded_images, {static_cast<py::ssize_t>(b.encoded_images.size())}, owner);
-  d["image_rows"] = View(b.image_rows, {static_cast<py::ssize_t>(b.image_rows.size())}, owner);
-  d["image_encoder"] =
-      View(b.image_encoder, {static_cast<py::ssize_t>(b.image_encoder.size())}, owner);
-  // RouteSegment is six int32 fields with no padding: a [segments, 6] view.
-  static_assert(sizeof(load::RouteSegment) == 6 * sizeof(int32_t));
-  if (b.routes.empty()) {
-    d["routes"] = py::array(py::dtype::of<int32_t>(), {py::ssize_t{0}, py::ssize_t{6}});
-  } else {
-    d["routes"] = py::array(py::dtype::of<int32_t>(),
-                            {static_cast<py::ssize_t>(b.routes.size()), py::ssize_t{6}}, {},
-                            reinterpret_cast<const int32_t*>(b.routes.data()), owner);
+  d["num_tokens"] = v.num_tokens;
+  d["cu_seqlens"] = View1(v.cu_seqlens, owner);
+  d["cu_seqlens_padded"] = View1(v.cu_seqlens_padded, owner);
+  d["max_seqlen"] = v.max_seqlen;
+  if (has(load::kPixelField)) {
+    d["pixel_values"] = View(v.pixel_values,
+                             {static_cast<py::ssize_t>(v.num_patches()),
+                              static_cast<py::ssize_t>(v.patch_dim)},
+                             owner);
+    d["image_grid_thw"] =
+        View(v.image_grid_thw, {static_cast<py::ssize_t>(v.image_grid_thw.size() / 3), 3}, owner);
+    d["encoded_images"] = View1(v.encoded_images, owner);
   }
-  d["sample_source"] =
-      View(b.sample_source, {static_cast<py::ssize_t>(b.sample_source.size())}, owner);
-  d["sample_index"] =
-      View(b.sample_index, {static_cast<py::ssize_t>(b.sample_index.size())}, owner);
+  if (has(load::kRoutingField)) {
+    d["image_rows"] = View1(v.image_rows, owner);
+    d["image_encoder"] = View1(v.image_encoder, owner);
+    // RouteSegment is six int32 fields with no padding: a [segments, 6] view.
+    static_assert(sizeof(load::RouteSegment) == 6 * sizeof(int32_t));
+    d["routes"] = View(std::span<const int32_t>(
+                           reinterpret_cast<const int32_t*>(v.routes.data()), v.routes.size() * 6),
+                       {static_cast<py::ssize_t>(v.routes.size()), py::ssize_t{6}}, owner);
+  }
+  d["sample_source"] = View1(v.sample_source, owner);
+  d["sample_index"] = View1(v.sample_index, owner);
   py::list dropped;
-  for (const load::DroppedSample& s : b.dropped) {
+  for (const load::DroppedSample& s : v.dropped) {
     py::dict item;
     item["source"] = s.source;
     item["index"] = s.index;
@@ -90,14 +96,29 @@ py::dict BatchToDict(std::shared_ptr<load::Batch> batch) {
     dropped.append(item);
   }
   d["dropped"] = dropped;
-  d["step"] = b.step;
-  d["micro_step"] = b.micro_step;
-  d["dp_rank"] = b.dp_rank;
-  d["cp_rank"] = b.cp_rank;
-  d["cp_size"] = b.cp_size;
-  d["plan_hash"] = b.plan_hash;
-  d["plan_dropped"] = b.plan_dropped;
+  d["step"] = v.step;
+  d["micro_step"] = v.micro_step;
+  d["dp_rank"] = v.dp_rank;
+  d["cp_rank"] = v.cp_rank;
+  d["cp_size"] = v.cp_size;
+  d["plan_hash"] = v.plan_hash;
+  d["plan_dropped"] = v.plan_dropped;
   return d;
+}
+
+// An owner object (a capsule) keeping `value` alive while any array over it lives.
+template <typename T>
+py::capsule Keep(std::shared_ptr<T> value) {
+  return py::capsule(new std::shared_ptr<T>(std::move(value)),
+                     [](void* p) { delete static_cast<std::shared_ptr<T>*>(p); });
+}
+
+// A uint8 NumPy array's bytes; InvalidArgument unless it is one contiguous array.
+std::span<const std::byte> BytesOf(const py::array& array) {
+  if (array.dtype().itemsize() != 1 || !(array.flags() & py::array::c_style)) {
+    ThrowIfError(Status::InvalidArgument("expected a contiguous uint8 array"));
+  }
+  return {static_cast<const std::byte*>(array.data()), static_cast<size_t>(array.nbytes())};
 }
 
 // Every field of a layout, by its CLI and keyword name.
@@ -142,6 +163,145 @@ py::dict PlanSummary(const plan::StepPlan& plan) {
   return d;
 }
 
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+// The pieces of one load per replica (load/replica.h): batches as handles to encode or view,
+// the rank grid, and the shared-memory ring.
+void BindReplica(py::module_& m) {
+  m.attr("ALL_FIELDS") = static_cast<uint32_t>(load::kAllFields);
+  m.def(
+      "stage_fields",
+      [](const std::string& role) -> uint32_t {
+        for (load::StageRole r : {load::StageRole::kOnly, load::StageRole::kFirst,
+                                  load::StageRole::kMiddle, load::StageRole::kLast}) {
+          if (load::StageRoleName(r) == role) return load::FieldsOf(r);
+        }
+        ThrowIfError(Status::InvalidArgument(
+            "unknown stage role '{}' (expected only, first, middle or last)", role));
+        return 0;
+      },
+      py::arg("role"), "The batch fields a pipeline stage's role needs (a bit mask).");
+  py::class_<load::Batch, std::shared_ptr<load::Batch>>(
+      m, "Batch", "One loaded micro-step, owned by mmpt; as_dict() views it without copies.")
+      .def(
+          "as_dict",
+          [](std::shared_ptr<load::Batch> batch, uint32_t fields) {
+            const load::BatchView view = load::ViewOf(*batch);
+            return ViewToDict(view, fields, Keep(std::move(batch)));
+          },
+          py::arg("fields") = static_cast<uint32_t>(load::kAllFields))
+      .def(
+          "encode",
+          [](const load::Batch& batch, uint32_t fields) {
+            const load::BatchView view = load::ViewOf(batch);
+            py::array_t<uint8_t> out(static_cast<py::ssize_t>(load::EncodedSize(view, fields)));
+            load::EncodeBatch(view, fields,
+                              {reinterpret_cast<std::byte*>(out.mutable_data()),
+                               static_cast<size_t>(out.size())});
+            return out;
+          },
+          py::arg("fields"), "The fields as bytes (a uint8 array) for decode_batch elsewhere.");
+  m.def(
+      "decode_batch",
+      [](const py::array& buffer, uint32_t fields) {
+        const load::BatchView view = ValueOrThrow(load::DecodeBatch(BytesOf(buffer)));
+        return ViewToDict(view, fields, buffer);
+      },
+      py::arg("buffer"), py::arg("fields") = static_cast<uint32_t>(load::kAllFields),
+      "View an encoded batch (Batch.encode) as a dict of arrays over `buffer`'s memory.");
+
+  py::class_<load::RankGrid>(m, "RankGrid", "A job's ranks as a (DP, CP, TP, PP) grid.")
+      .def(py::init([](uint32_t dp, uint32_t cp, uint32_t tp, uint32_t pp,
+                       const std::string& order) {
+             plan::Layout layout;
+             layout.dp = dp;
+             layout.cp = cp;
+             layout.tp = tp;
+             layout.pp = pp;
+             return ValueOrThrow(
+                 load::RankGrid::Create(layout, ValueOrThrow(load::ParseRankOrder(order))));
+           }),
+           py::arg("dp"), py::arg("cp"), py::arg("tp"), py::arg("pp"),
+           py::arg("order") = load::RankOrderName(load::kMegatronOrder))
+      .def_property_readonly("world_size", &load::RankGrid::world_size)
+      .def("place",
+           [](const load::RankGrid& grid, uint32_t rank) {
+             const load::RankPlace p = ValueOrThrow(grid.Place(rank));
+             py::dict d;
+             d["rank"] = p.rank;
+             d["dp"] = p.dp;
+             d["cp"] = p.cp;
+             d["tp"] = p.tp;
+             d["pp"] = p.pp;
+             d["role"] = std::string(load::StageRoleName(p.role));
+             return d;
+           })
+      .def("replica", &load::RankGrid::Replica, py::arg("dp"), py::arg("cp"),
+           "The ranks sharing one load, the loading rank first.");
+
+  py::class_<comm::ShmRingWriter>(m, "ShmRingWriter",
+                                  "The loading rank's end of a node's shared-memory ring.")
+      .def(py::init([](const std::string& name, uint32_t writer_rank,
+                       std::vector<uint32_t> reader_ranks, uint32_t slots, uint64_t capacity,
+                       double timeout) {
+             comm::ShmRingOptions options;
+             options.name = name;
+             options.writer_rank = writer_rank;
+             options.reader_ranks = std::move(reader_ranks);
+             options.slots = slots;
+             options.capacity_bytes = capacity;
+             options.timeout = Millis(timeout);
+             return ValueOrThrow(comm::ShmRingWriter::Create(options));
+           }),
+           py::arg("name"), py::arg("writer_rank"), py::arg("reader_ranks"), py::arg("slots"),
+           py::arg("capacity"), py::arg("timeout"))
+      .def(
+          "publish",
+          [](comm::ShmRingWriter& ring, const load::Batch& batch, uint32_t fields) {
+            const load::BatchView view = load::ViewOf(batch);
+            ThrowIfError(WithoutGil([&] {
+              return ring.Write(load::EncodedSize(view, fields), [&](std::span<std::byte> out) {
+                load::EncodeBatch(view, fields, out);
+              });
+            }));
+          },
+          py::arg("batch"), py::arg("fields"))
+      .def("publish_bytes",
+           [](comm::ShmRingWriter& ring, const py::array& buffer) {
+             const std::span<const std::byte> bytes = BytesOf(buffer);
+             ThrowIfError(WithoutGil([&] {
+               return ring.Write(bytes.size(), [&](std::span<std::byte> out) {
+                 std::memcpy(out.data(), bytes.data(), bytes.size());
+               });
+             }));
+           })
+      .def("close", &comm::ShmRingWriter::Close)
+      .def("fail", [](comm::ShmRingWriter& ring, int code, const std::string& message) {
+        ring.Fail(Status(static_cast<StatusCode>(code), message));
+      });
+
+  py::class_<comm::ShmRingReader>(m, "ShmRingReader", "A reader of a node's shared-memory ring.")
+      .def(py::init([](const std::string& name, uint32_t reader, double timeout) {
+             return ValueOrThrow(
+                 WithoutGil([&] { return comm::ShmRingReader::Open(name, reader, Millis(timeout)); }));
+           }),
+           py::arg("name"), py::arg("reader"), py::arg("timeout"))
+      .def(
+          "next",
+          [](comm::ShmRingReader& ring, uint32_t fields) -> py::object {
+            std::shared_ptr<comm::ShmMessage> message =
+                ValueOrThrow(WithoutGil([&] { return ring.Next(); }));
+            if (message == nullptr) return py::none();
+            const load::BatchView view = ValueOrThrow(load::DecodeBatch(message->bytes()));
+            return ViewToDict(view, fields, Keep(std::move(message)));
+          },
+          py::arg("fields"),
+          "The next batch, viewed in shared memory (None at the end). The message is released "
+          "when the last array over it is gone.");
+}
+
 }  // namespace
 
 void BindLoad(py::module_& m) {
@@ -175,6 +335,14 @@ void BindLoad(py::module_& m) {
       .def_property_readonly("path", [](const load::DatasetSource& s) { return s.dataset().dir(); })
       .def("global_index", [](const load::DatasetSource& s, uint32_t source, uint64_t index) {
         return ValueOrThrow(s.dataset().GlobalIndex(source, index));
+      })
+      .def("reads", [](const load::DatasetSource& s) {
+        const load::SourceReads r = s.reads();
+        py::dict d;
+        d["samples"] = r.samples;
+        d["images"] = r.images;
+        d["bytes"] = r.bytes;
+        return d;
       });
 
   py::class_<load::PlanStream, std::shared_ptr<load::PlanStream>>(
@@ -267,6 +435,8 @@ void BindLoad(py::module_& m) {
            "Resume from state_at() bytes: where the next batch comes from (step, micro_step) "
            "and the settings that changed (elastic resume).");
 
+  BindReplica(m);
+
   py::class_<load::Loader>(m, "Loader", "The prefetching loader of one (DP rank, CP rank).")
       .def(py::init([](std::shared_ptr<load::DatasetSource> source,
                        std::shared_ptr<load::PlanStream> plans, uint32_t dp_rank,
@@ -294,14 +464,10 @@ void BindLoad(py::module_& m) {
            py::arg("mrope") = true, py::arg("start_step") = 0,
            py::arg("start_micro_step") = 0, py::arg("end_step") = py::none())
       .def("next",
-           [](load::Loader& loader) -> py::object {
-             std::shared_ptr<load::Batch> batch =
-                 ValueOrThrow(WithoutGil([&] { return loader.Next(); }));
-             if (batch == nullptr) return py::none();
-             return BatchToDict(std::move(batch));
+           [](load::Loader& loader) -> std::shared_ptr<load::Batch> {
+             return ValueOrThrow(WithoutGil([&] { return loader.Next(); }));
            },
-           "The next batch as a dict of NumPy arrays (None after end_step). Blocks without the "
-           "GIL.")
+           "The next batch (None after end_step). Blocks without the GIL.")
       .def_property_readonly("position",
                              [](const load::Loader& loader) {
                                load::LoaderPosition p = loader.position();

@@ -31,6 +31,7 @@ from ._mmpt import (  # noqa: F401 - re-exported
     IOError,
     NotFoundError,
     OutOfRangeError,
+    TimeoutError,
     __version__,
     hash64,
     read_file,
@@ -52,6 +53,6 @@ del _name
 
 # The loader (built with the load module): Dataset, Planner, Loader and the plan agreement check.
 if hasattr(_mmpt, "Loader"):
-    from ._mmpt import check_plan_agreement  # noqa: F401,E402
+    from ._mmpt import RankGrid, check_plan_agreement  # noqa: F401,E402
 
     from .data import Dataset, Loader, Planner  # noqa: F401,E402

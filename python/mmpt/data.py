@@ -15,7 +15,9 @@ token positions of which CP rank; at CP 1 every image is this rank's) and the ar
 from (``encoded_images``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer,
 image, row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
 ``dropped`` (samples left out under ``on_bad_sample="drop"``, with the reason), ``step``,
-``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size`` and ``plan_hash``.
+``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size``, ``plan_hash`` and ``num_tokens`` (T).
+Under TP or PP with one load per replica (``Loader(rank=...)``), a rank's batch holds only
+what its pipeline stage consumes.
 ``mmpt.torch.to_tensors(batch)`` turns the arrays into torch tensors without copying.
 """
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, Optional
 
 from . import _mmpt
+from ._mmpt import Error
 from .routing import VisionRouting
 
 
@@ -49,6 +52,12 @@ class Dataset:
     @property
     def num_samples(self) -> int:
         return self._source.num_samples
+
+    def reads(self) -> Dict[str, int]:
+        """What this process has read of the dataset so far: ``samples`` rendered, ``images``
+        decoded, and ``bytes`` of sample lines, token ids and media (media twice when
+        ``verify_crc`` checks them before decoding)."""
+        return self._source.reads()
 
     @property
     def sources(self):
@@ -146,6 +155,20 @@ class Loader:
 
     ``dataset`` is a :class:`Dataset` or its path (as for :class:`Planner`), ``planner`` the
     plans to execute; ``dp_rank`` and ``cp_rank`` say which share of them is this rank's.
+
+    Under tensor or pipeline parallelism pass ``rank`` (the global rank) instead: the planner's
+    layout places it (``order``, Megatron's ``"tp-cp-dp-pp"`` by default), and the TP × PP
+    ranks of each (DP rank, CP rank) share one load (:mod:`mmpt.replica`): the first of them
+    loads, the others receive its batches through shared memory on its node (``share_bytes``
+    of ring, viewed in place) and a ``torch.distributed`` broadcast to other nodes. Each rank's
+    batch holds only what its pipeline stage consumes: the first stage ``tokens``,
+    ``position_ids``, pixels and routing; the last ``labels`` and ``loss_mask``; stages between
+    only ``cu_seqlens``, ``num_tokens`` and the ids (with no pipeline parallelism, everything).
+    Every rank of the job constructs its Loader at the same time (and calls
+    ``load_state_dict`` together), with ``torch.distributed`` initialized when there is more
+    than one rank. ``node`` labels this rank's machine (default: its host name). A rank that
+    dies or falls behind makes the others raise :class:`mmpt.TimeoutError` (or
+    :class:`mmpt.IOError` for a rank that exited) naming it, within ``timeout`` seconds.
     ``steps``: how many steps to load (None: until stopped), from ``start_step`` (None: where
     the planner resumes, step 0 unless it was restored). ``num_threads`` workers assemble
     micro-steps in parallel, at most ``prefetch`` finished ones wait, and the batches being
@@ -158,19 +181,42 @@ class Loader:
     def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
                  num_threads: int = 2, prefetch: int = 4, max_bytes: int = 4 << 30,
                  on_bad_sample: str = "fail", mrope: bool = True,
-                 steps: Optional[int] = None, start_step: Optional[int] = None):
+                 steps: Optional[int] = None, start_step: Optional[int] = None,
+                 rank: Optional[int] = None, order: str = "tp-cp-dp-pp",
+                 node: Optional[str] = None, timeout: float = 300.0,
+                 share_bytes: int = 1 << 30):
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self.planner = planner
+        self._share_args = None
+        if rank is not None:
+            layout = planner.layout
+            self._share_args = dict(layout=layout, rank=rank, order=order, node=node,
+                                    timeout=timeout, capacity=share_bytes,
+                                    slots=prefetch + 2 * layout["pp"])
+            place = _mmpt.RankGrid(layout["dp"], layout["cp"], layout["tp"], layout["pp"],
+                                   order).place(rank)
+            dp_rank, cp_rank = place["dp"], place["cp"]
         self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, num_threads=num_threads,
                           prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
                           mrope=mrope)
         step, micro = planner.resume_point if start_step is None else (start_step, 0)
         self._end_step = None if steps is None else step + steps
         self._native = None
+        self._share = None
+        self._generation = 0
         self._start(step, micro)
 
     def _start(self, step: int, micro_step: int) -> None:
         self._native = None  # stop the old pipeline before starting the new one
+        self._share = None
+        self._position = (step, micro_step)
+        self._received = 0
+        if self._share_args is not None:
+            from .replica import ReplicaShare
+            self._generation += 1
+            self._share = ReplicaShare(generation=self._generation, **self._share_args)
+            if self._share.rank != self._share.loading_rank:
+                return  # this rank receives; it loads nothing
         self._native = _mmpt.Loader(self.dataset._source, self.planner._stream,
                                     start_step=step, start_micro_step=micro_step,
                                     end_step=self._end_step, **self._args)
@@ -179,24 +225,65 @@ class Loader:
         return self
 
     def __next__(self) -> Dict[str, Any]:
-        batch = self._native.next()
+        if self._native is None:
+            batch = self._share.receive()
+            if batch is not None:
+                self._received += 1
+        else:
+            batch = self._load()
         if batch is None:
             raise StopIteration
-        batch["routing"] = VisionRouting.from_batch(batch)
+        step, micro = batch["step"], batch["micro_step"] + 1
+        self._position = (step + 1, 0) if micro == self.planner.layout["ga"] else (step, micro)
+        if "routes" in batch:
+            batch["routing"] = VisionRouting.from_batch(batch)
         return batch
+
+    def _load(self) -> Optional[Dict[str, Any]]:
+        """The next batch of this rank's own loader, handed to the rest of its replica first."""
+        try:
+            native = self._native.next()
+        except Error as error:
+            if self._share is not None:
+                self._share.end(error)
+            raise
+        if self._share is None:
+            return None if native is None else native.as_dict()
+        if native is None:
+            self._share.end()
+            return None
+        self._share.publish(native)
+        return native.as_dict(self._share.fields)
 
     @property
     def position(self):
         """(step, micro_step) of the next batch."""
-        return self._native.position
+        return self._position
+
+    @property
+    def role(self) -> Dict[str, Any]:
+        """This rank's place (``rank``, ``dp``, ``cp``, ``tp``, ``pp``, ``role``: ``"only"``,
+        ``"first"``, ``"middle"`` or ``"last"``) and ``loading_rank``, the rank that loads
+        for it; for a loader made with ``dp_rank``/``cp_rank``, that it loads itself."""
+        if self._share is None:
+            return dict(dp=self._args["dp_rank"], cp=self._args["cp_rank"], role="only",
+                        loading_rank=None)
+        return dict(self._share.place, loading_rank=self._share.loading_rank)
 
     def stats(self) -> Dict[str, int]:
-        return self._native.stats()
+        """The loader's counters (``batches``, ``samples``, ``images``, ``dropped``, bytes in
+        flight); on a rank that receives from its replica's loading rank, ``batches`` received
+        and zero loaded, with ``bytes_received`` by broadcast."""
+        if self._native is not None:
+            return self._native.stats()
+        return dict(batches=self._received, samples=0, images=0, dropped=0,
+                    bytes_in_flight=0, peak_bytes_in_flight=0, peak_micro_steps_in_flight=0,
+                    bytes_received=self._share.bytes_received)
 
     def state_dict(self) -> Dict[str, Any]:
         """Where the next batch comes from, with the planner's state there (the same on every
         rank: saving one rank's is enough)."""
-        step, micro = self._native.position
+        step, micro = self._position
         return self.planner.state_dict(step, micro)
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,6 +130,15 @@ Result<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingOption
       AlignUp(AlignUp(sizeof(RingHeader), kAlign) + options.slots * sizeof(Slot), 4096);
   const uint64_t capacity = AlignUp(options.capacity_bytes, kAlign);
   const uint64_t total = data_offset + capacity;
+  // tmpfs allocates pages on first write, and a write past its limit kills the process
+  // (SIGBUS): refuse a ring /dev/shm cannot hold now.
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) == 0 && uint64_t{fs.f_bavail} * fs.f_frsize < total) {
+    return Status::IOError(
+        "shared-memory ring {} needs {} bytes but /dev/shm has {} free: raise the container's "
+        "shared memory (docker --shm-size) or lower the ring's bytes",
+        options.name, total, uint64_t{fs.f_bavail} * fs.f_frsize);
+  }
   shm_unlink(options.name.c_str());  // a stale segment of a job that died
   const int fd = shm_open(options.name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) {

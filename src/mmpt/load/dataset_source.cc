@@ -95,6 +95,10 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   thread_local store::SampleView parsed;
   thread_local text::RenderedText rendered;
   MMPT_RETURN_IF_ERROR(dataset_->ReadSample(global, parsed));
+  samples_read_.fetch_add(1, std::memory_order_relaxed);
+  if (Result<std::string_view> line = dataset_->Line(global); line.ok()) {
+    bytes_read_.fetch_add(line->size(), std::memory_order_relaxed);
+  }
   const std::string name = SampleName(*dataset_, global, parsed);
   auto context = [&](const Status& s) { return s.WithContext(name); };
   auto image_name = [&](uint32_t k) { return ImageName(parsed, k); };
@@ -104,6 +108,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   }
   Result<std::span<const int32_t>> stored = dataset_->Tokens(global);
   if (!stored.ok()) return context(stored.status());
+  bytes_read_.fetch_add(stored->size_bytes(), std::memory_order_relaxed);
   if (!std::equal(rendered.ids.begin(), rendered.ids.end(), stored->begin(), stored->end())) {
     return Status::InvalidArgument(
         "{}: renders to other token ids than prepare stored ({} vs {} ids): tokenizer {} is not "
@@ -158,6 +163,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
       return Status::InvalidArgument("{}: {} is metadata-only (no bytes to load)", name,
                                      image_name(k));
     }
+    if (options_.verify_crc) bytes_read_.fetch_add(bytes->size(), std::memory_order_relaxed);
     if (options_.verify_crc && Crc32(*bytes) != media[k].crc32) {
       return Status::Corrupt("{}: {} fails its CRC-32 check ({:08x}, .meta says {:08x}): "
                              "the zip changed after prepare",
@@ -206,6 +212,8 @@ Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedIma
   MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
                         dataset_->Media(global, image.sample_image));
+  images_read_.fetch_add(1, std::memory_order_relaxed);
+  bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
   Result<media::GridThw> grid = media::PreprocessImageInto(bytes, options_.preprocess, out);
   Status status = grid.status();
   if (grid.ok() && (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {

@@ -4,6 +4,7 @@
 // (checked against the ids prepare stored), media bytes read zero-copy from the shard zips,
 // images decoded and preprocessed by media.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +45,15 @@ struct DatasetSourceOptions {
   bool verify_crc = true;
 };
 
+/// What a DatasetSource has read so far: samples rendered, images decoded, and the bytes of
+/// the shards they came from (sample lines, stored token ids, and media bytes, once for the
+/// CRC check and once to decode).
+struct SourceReads {
+  uint64_t samples = 0;
+  uint64_t images = 0;
+  uint64_t bytes = 0;
+};
+
 /// Renders planned samples through the chat template the manifest records
 /// (store::RenderSample), with each image's pad tokens between its start and end markers, so
 /// the ids are those of Hugging Face's processor for the same conversation or document, and
@@ -73,6 +83,9 @@ class DatasetSource final : public SampleSource {
   uint32_t merge_size() const override { return options_.preprocess.patch.merge_size; }
 
   const store::Dataset& dataset() const { return *dataset_; }
+  SourceReads reads() const {
+    return {samples_read_.load(), images_read_.load(), bytes_read_.load()};
+  }
   const DatasetSourceOptions& options() const { return options_; }
   const text::ChatRenderer& renderer() const { return *renderer_; }
 
@@ -84,6 +97,9 @@ class DatasetSource final : public SampleSource {
   std::unique_ptr<text::Tokenizer> tokenizer_;
   std::unique_ptr<text::ChatRenderer> renderer_;  // borrows *tokenizer_
   std::string tokenizer_path_;
+  mutable std::atomic<uint64_t> samples_read_{0};
+  mutable std::atomic<uint64_t> images_read_{0};
+  mutable std::atomic<uint64_t> bytes_read_{0};
 };
 
 }  // namespace mmpt::load

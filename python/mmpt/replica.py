@@ -1,0 +1,194 @@
+"""One load per replica: the ranks of a model-parallel job that train on the same data share
+one loader.
+
+A DP replica is TP × PP ranks (for each CP rank). Its first rank (TP 0 of the first pipeline
+stage) runs the loader; the others receive its batches, each only the fields its pipeline stage
+consumes (``mmpt._mmpt.stage_fields``): the first stage the model's inputs (tokens, positions,
+pixels, vision routing), the last the targets (labels, loss mask), stages between only the
+sequence boundaries and shapes; a job without pipeline parallelism gets every field. On the
+loading rank's node the batch goes through a bounded shared-memory ring (``ShmRingWriter``),
+which readers view in place; to each other node it goes once, by a ``torch.distributed``
+broadcast to that node's first rank of the replica, which puts it in its own node's ring. A
+rank that dies or falls behind turns into an error naming it, within ``timeout`` seconds.
+
+EP needs nothing here: expert parallelism reuses the DP × CP ranks, which load their own data.
+"""
+
+from __future__ import annotations
+
+import datetime
+import socket
+import uuid
+from typing import Any, Dict, List, Optional
+
+from . import _mmpt
+
+_KIND_BATCH, _KIND_END, _KIND_ERROR = 0, 1, 2
+
+
+def _error_code(error: BaseException) -> int:
+    """The StatusCode of an mmpt exception (Internal for anything else)."""
+    for code in range(1, 16):
+        if type(error) is _mmpt._error_class(code):
+            return code
+    return 7  # Internal
+
+
+def _fields_of(roles) -> int:
+    fields = 0
+    for role in roles:
+        fields |= _mmpt.stage_fields(role)
+    return fields
+
+
+class ReplicaShare:
+    """This rank's part in sharing its replica's load: what it is (the loading rank, a remote
+    node's receiving rank, or a reader of its node's ring) and the transports it uses. Every
+    rank of the job constructs one at the same time (it runs collectives to learn each rank's
+    node and to create the broadcast groups)."""
+
+    def __init__(self, layout: Dict[str, Any], rank: int, order: str, node: Optional[str],
+                 timeout: float, slots: int, capacity: int, generation: int):
+        grid = _mmpt.RankGrid(layout["dp"], layout["cp"], layout["tp"], layout["pp"], order)
+        self.rank = rank
+        self.place = grid.place(rank)
+        self.fields = _mmpt.stage_fields(self.place["role"])
+        self.timeout = timeout
+        roles = [grid.place(r)["role"] for r in range(grid.world_size)]
+        nodes, token = self._gather_nodes(grid.world_size, node)
+        self._dist = None
+        self.writer = None   # this node's ring, when this rank feeds it
+        self.reader = None   # this node's ring, when this rank reads it
+        self.source = None   # (group, loading rank) this rank receives broadcasts from
+        self.sends = []      # (group, fields) this loading rank broadcasts to
+        self.ring_fields = 0
+        self.bytes_received = 0
+        members = grid.replica(self.place["dp"], self.place["cp"])
+        self.loading_rank = members[0]
+        # Every replica's broadcast groups, created in the same order on every rank.
+        for dp in range(layout["dp"]):
+            for cp in range(layout["cp"]):
+                self._plan_replica(grid.replica(dp, cp), nodes, roles, timeout)
+        on_node = [r for r in members if nodes[r] == nodes[rank]]
+        leader, readers = on_node[0], on_node[1:]
+        if readers:
+            name = f"/mmpt-{token}-{generation}-{leader}"
+            if rank == leader:
+                self.ring_fields = _fields_of(roles[r] for r in readers)
+                self.writer = _mmpt.ShmRingWriter(name, leader, readers, slots, capacity, timeout)
+            else:
+                self.reader = _mmpt.ShmRingReader(name, readers.index(rank), timeout)
+
+    @staticmethod
+    def _gather_nodes(world: int, node: Optional[str]):
+        """Each rank's node label and a token naming this job's rings, agreed by all ranks."""
+        label = node if node is not None else socket.gethostname()
+        if world == 1:
+            return [label], uuid.uuid4().hex[:12]
+        import torch.distributed as dist
+        if not dist.is_available() or not dist.is_initialized() or dist.get_world_size() != world:
+            raise _mmpt.InvalidArgumentError(
+                f"sharing one load over {world} ranks needs torch.distributed initialized with "
+                f"world size {world} (the layout's dp × cp × tp × pp)")
+        gathered: List[Any] = [None] * world
+        dist.all_gather_object(gathered, (label, uuid.uuid4().hex[:12]))
+        return [g[0] for g in gathered], gathered[0][1]
+
+    def _plan_replica(self, members, nodes, roles, timeout) -> None:
+        loading = members[0]
+        by_node: Dict[str, List[int]] = {}
+        for r in members:
+            by_node.setdefault(nodes[r], []).append(r)
+        leaders: Dict[int, List[int]] = {}  # fields -> receiving ranks, one per remote node
+        for node, ranks in by_node.items():
+            if node != nodes[loading]:
+                leaders.setdefault(_fields_of(roles[r] for r in ranks), []).append(ranks[0])
+        if not leaders:
+            return
+        import torch.distributed as dist
+        self._dist = dist
+        for fields in sorted(leaders):
+            ranks = [loading] + leaders[fields]
+            group = dist.new_group(ranks, timeout=datetime.timedelta(seconds=timeout))
+            if self.rank == loading:
+                self.sends.append((group, fields))
+            elif self.rank in ranks:
+                self.source = (group, loading)
+
+    # ---- the loading rank ----
+
+    def publish(self, batch) -> None:
+        """Hand `batch` (a native Batch) to every other rank of the replica."""
+        if self.writer is not None:
+            self.writer.publish(batch, self.ring_fields)
+        for group, fields in self.sends:
+            import torch
+            data = torch.from_numpy(batch.encode(fields))
+            self._broadcast_header(group, _KIND_BATCH, data.numel())
+            self._dist.broadcast(data, self.loading_rank, group=group)
+
+    def end(self, error: Optional[BaseException] = None) -> None:
+        """The stream ends (error None) or fails with `error` on every rank of the replica."""
+        if error is None:
+            if self.writer is not None:
+                self.writer.close()
+            for group, _ in self.sends:
+                self._broadcast_header(group, _KIND_END, 0)
+            return
+        code, message = _error_code(error), str(error)
+        if self.writer is not None:
+            self.writer.fail(code, message)
+        for group, _ in self.sends:
+            import torch
+            data = torch.frombuffer(bytearray(message.encode()), dtype=torch.uint8)
+            self._broadcast_header(group, _KIND_ERROR, data.numel(), code)
+            self._dist.broadcast(data, self.loading_rank, group=group)
+
+    def _broadcast_header(self, group, kind: int, size: int, code: int = 0):
+        import torch
+        header = torch.tensor([kind, size, code], dtype=torch.int64)
+        self._dist.broadcast(header, self.loading_rank, group=group)
+        return header
+
+    # ---- the other ranks ----
+
+    def receive(self) -> Optional[Dict[str, Any]]:
+        """The next batch's fields for this rank's stage (None at the end of the stream)."""
+        if self.reader is not None:
+            return self.reader.next(self.fields)
+        try:
+            return self._receive_broadcast()
+        except RuntimeError as error:
+            if isinstance(error, _mmpt.Error):
+                raise  # the loading rank's own failure, passed on
+            failure = _mmpt.TimeoutError(
+                f"rank {self.rank}: nothing received from rank {self.loading_rank}, which loads "
+                f"this replica's batches, within {self.timeout:g} s or its connection broke "
+                f"(it died or fell behind): {error}")
+            if self.writer is not None:  # this node's readers fail the same way
+                self.writer.fail(_error_code(failure), str(failure))
+            raise failure from error
+
+    def _receive_broadcast(self):
+        import torch
+        group, loading = self.source
+        header = torch.zeros(3, dtype=torch.int64)
+        self._dist.broadcast(header, loading, group=group)
+        kind, size, code = (int(v) for v in header)
+        data = torch.empty(size, dtype=torch.uint8)
+        if kind != _KIND_END:
+            self._dist.broadcast(data, loading, group=group)
+        if kind == _KIND_END:
+            if self.writer is not None:
+                self.writer.close()
+            return None
+        if kind == _KIND_ERROR:
+            message = bytes(data.numpy()).decode()
+            if self.writer is not None:
+                self.writer.fail(code, message)
+            raise _mmpt._error_class(code)(message)
+        self.bytes_received += size
+        buffer = data.numpy()
+        if self.writer is not None:
+            self.writer.publish_bytes(buffer)
+        return _mmpt.decode_batch(buffer, self.fields)
