@@ -62,6 +62,12 @@ def test_batches_are_views_of_mmpt_memory_with_the_documented_shapes(dataset_dir
     meg = megatron_batch(batch)
     assert meg["tokens"].shape == (1, t) and meg["position_ids"].shape == (3, 1, t)
     assert meg["packed_seq_params"]["qkv_format"] == "thd"
+    # A last pipeline stage's batch (Loader(rank=...)) has no inputs: None, as Megatron has it.
+    last = {k: v for k, v in batch.items()
+            if k not in ("tokens", "position_ids", "pixel_values", "image_grid_thw")}
+    meg = megatron_batch(last)
+    assert meg["tokens"] is None and meg["position_ids"] is None and meg["pixel_values"] is None
+    assert meg["labels"].shape == (1, t) and meg["loss_mask"].shape == (1, t)
 
 
 def test_ranks_get_different_samples_and_plan_hashes_agree(dataset_dir):

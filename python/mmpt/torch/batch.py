@@ -26,23 +26,28 @@ def megatron_batch(batch: Dict[str, Any], device: Any = None) -> Dict[str, Any]:
     ``tokens``, ``labels`` and ``position_ids`` become int64 with a leading batch dimension of 1
     (``position_ids`` [3, 1, T] with M-RoPE, as Qwen-VL's rotary embedding takes it): Megatron
     wants int64, so these are copies; ``loss_mask`` ([1, T] float32) and the pixel values are not.
+    A pipeline stage's batch (``mmpt.Loader(rank=...)``) lacks what the stage does not consume;
+    those entries are None, as in Megatron's ``get_batch`` on that stage.
     ``packed_seq_params`` holds the THD boundaries as Transformer Engine takes them
     (``cu_seqlens_q``/``_kv`` unpadded, ``..._padded`` padded, int32; ``max_seqlen_q``/``_kv``;
     ``qkv_format="thd"``); pass it to ``megatron.core.packed_seq_params.PackedSeqParams(**...)``.
     """
     t = to_tensors(batch)
-    positions = t["position_ids"].long()
-    positions = positions.unsqueeze(0) if positions.dim() == 1 else positions.unsqueeze(1)
+    positions = t.get("position_ids")
+    if positions is not None:
+        positions = positions.long()
+        positions = positions.unsqueeze(0) if positions.dim() == 1 else positions.unsqueeze(1)
     cu = t["cu_seqlens"]
     cu_padded = t["cu_seqlens_padded"]
+    row = lambda key: None if key not in t else t[key].unsqueeze(0)  # noqa: E731
     out = {
-        "tokens": t["tokens"].long().unsqueeze(0),
-        "labels": t["labels"].long().unsqueeze(0),
-        "loss_mask": t["loss_mask"].unsqueeze(0),
+        "tokens": None if "tokens" not in t else t["tokens"].long().unsqueeze(0),
+        "labels": None if "labels" not in t else t["labels"].long().unsqueeze(0),
+        "loss_mask": row("loss_mask"),
         "position_ids": positions,
         "attention_mask": None,
-        "pixel_values": t["pixel_values"],
-        "image_grid_thw": t["image_grid_thw"],
+        "pixel_values": t.get("pixel_values"),
+        "image_grid_thw": t.get("image_grid_thw"),
         "packed_seq_params": {
             "qkv_format": "thd",
             "cu_seqlens_q": cu,

@@ -130,8 +130,6 @@ Result<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingOption
       AlignUp(AlignUp(sizeof(RingHeader), kAlign) + options.slots * sizeof(Slot), 4096);
   const uint64_t capacity = AlignUp(options.capacity_bytes, kAlign);
   const uint64_t total = data_offset + capacity;
-  // tmpfs allocates pages on first write, and a write past its limit kills the process
-  // (SIGBUS): refuse a ring /dev/shm cannot hold now.
   struct statvfs fs {};
   if (statvfs("/dev/shm", &fs) == 0 && uint64_t{fs.f_bavail} * fs.f_frsize < total) {
     return Status::IOError(
@@ -144,14 +142,16 @@ Result<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingOption
   if (fd < 0) {
     return Status::IOError("shm_open {}: {}", options.name, std::strerror(errno));
   }
-  if (ftruncate(fd, static_cast<off_t>(total)) != 0) {
-    const int err = errno;
+  // Allocate every page now: a full /dev/shm is an error here, never a SIGBUS mid-run, and
+  // writes never pay for first touches.
+  if (const int err = posix_fallocate(fd, 0, static_cast<off_t>(total)); err != 0) {
     close(fd);
     shm_unlink(options.name.c_str());
-    return Status::IOError("shared-memory ring {}: cannot size it to {} bytes: {}", options.name,
-                           total, std::strerror(err));
+    return Status::IOError("shared-memory ring {}: cannot allocate {} bytes in /dev/shm: {}",
+                           options.name, total, std::strerror(err));
   }
-  void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* base =
+      mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   close(fd);
   if (base == MAP_FAILED) {
     shm_unlink(options.name.c_str());
@@ -162,7 +162,7 @@ Result<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingOption
   segment->name = options.name;
   segment->base = static_cast<std::byte*>(base);
   segment->size = total;
-  // ftruncate zero-fills, so every atomic starts at 0.
+  // Fresh pages are zero, so every atomic starts at 0.
   RingHeader& h = segment->header();
   h.version = kVersion;
   h.readers = static_cast<uint32_t>(readers);
@@ -325,7 +325,8 @@ Result<std::unique_ptr<ShmRingReader>> ShmRingReader::Open(const std::string& na
       struct stat st {};
       const bool sized = fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >
                                                      sizeof(RingHeader);
-      void* base = sized ? mmap(nullptr, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+      void* base = sized ? mmap(nullptr, st.st_size, PROT_READ | PROT_WRITE,
+                                MAP_SHARED | MAP_POPULATE, fd, 0)
                          : MAP_FAILED;
       close(fd);
       if (base != MAP_FAILED) {
