@@ -38,10 +38,10 @@ def mmpt_binary():
 
 
 def prepare(work, samples):
-    dataset = os.path.join(work, "dataset")
+    dataset = os.path.join(work, f"dataset-{samples}")
     if os.path.exists(os.path.join(dataset, "mmpt.json")):
         return dataset
-    raw = os.path.join(work, "raw")
+    raw = os.path.join(work, f"raw-{samples}")
     for args in (["synth", "--profile", "coco", "--source", REAL_COCO, "--format", "llava",
                   "--samples", str(samples), "--out", raw],
                  ["prepare", os.path.join(raw, "coco.jsonl"), "--out", dataset, "--vision",
