@@ -59,7 +59,7 @@ class ReplicaShare:
         self._dist = None
         self.writer = None   # this node's ring, when this rank feeds it
         self.reader = None   # this node's ring, when this rank reads it
-        self.source = None   # (group, loading rank) this rank receives broadcasts from
+        self.source = None   # the group this rank receives the loading rank's broadcasts in
         self.sends = []      # (group, fields) this loading rank broadcasts to
         self.ring_fields = 0
         self.bytes_received = 0
@@ -113,7 +113,7 @@ class ReplicaShare:
             if self.rank == loading:
                 self.sends.append((group, fields))
             elif self.rank in ranks:
-                self.source = (group, loading)
+                self.source = group
 
     # ---- the loading rank ----
 
@@ -125,7 +125,7 @@ class ReplicaShare:
             import torch
             data = torch.from_numpy(batch.encode(fields))
             self._broadcast_header(group, _KIND_BATCH, data.numel())
-            self._dist.broadcast(data, self.loading_rank, group=group)
+            self._broadcast(group, data)
 
     def end(self, error: Optional[BaseException] = None) -> None:
         """The stream ends (error None) or fails with `error` on every rank of the replica."""
@@ -140,15 +140,24 @@ class ReplicaShare:
             self.writer.fail(code, message)
         for group, _ in self.sends:
             import torch
-            data = torch.frombuffer(bytearray(message.encode()), dtype=torch.uint8)
+            data = torch.tensor(list(message.encode()), dtype=torch.uint8)
             self._broadcast_header(group, _KIND_ERROR, data.numel(), code)
-            self._dist.broadcast(data, self.loading_rank, group=group)
+            self._broadcast(group, data)
 
-    def _broadcast_header(self, group, kind: int, size: int, code: int = 0):
+    def _broadcast_header(self, group, kind: int, size: int, code: int = 0) -> None:
         import torch
-        header = torch.tensor([kind, size, code], dtype=torch.int64)
-        self._dist.broadcast(header, self.loading_rank, group=group)
-        return header
+        self._broadcast(group, torch.tensor([kind, size, code], dtype=torch.int64))
+
+    def _broadcast(self, group, tensor):
+        """Broadcast `tensor` from the loading rank over `group`; returns it on the CPU. The
+        group is the job's backend: gloo carries CPU tensors, NCCL CUDA ones (through the
+        current device)."""
+        if self._dist.get_backend(group) == "nccl":
+            on_device = tensor.cuda()
+            self._dist.broadcast(on_device, self.loading_rank, group=group)
+            return on_device.cpu()
+        self._dist.broadcast(tensor, self.loading_rank, group=group)
+        return tensor
 
     # ---- the other ranks ----
 
@@ -171,17 +180,14 @@ class ReplicaShare:
 
     def _receive_broadcast(self):
         import torch
-        group, loading = self.source
-        header = torch.zeros(3, dtype=torch.int64)
-        self._dist.broadcast(header, loading, group=group)
+        group = self.source
+        header = self._broadcast(group, torch.zeros(3, dtype=torch.int64))
         kind, size, code = (int(v) for v in header)
-        data = torch.empty(size, dtype=torch.uint8)
-        if kind != _KIND_END:
-            self._dist.broadcast(data, loading, group=group)
         if kind == _KIND_END:
             if self.writer is not None:
                 self.writer.close()
             return None
+        data = self._broadcast(group, torch.empty(size, dtype=torch.uint8))
         if kind == _KIND_ERROR:
             message = bytes(data.numpy()).decode()
             if self.writer is not None:

@@ -346,6 +346,13 @@ Result<std::unique_ptr<ShmRingReader>> ShmRingReader::Open(const std::string& na
                                    name, h.readers, reader);
           }
           h.reader[reader].pid.store(getpid(), std::memory_order_release);
+          // The last to attach unlinks the name too, in case the writer dies before it sees
+          // everyone attached: nothing is left in /dev/shm.
+          bool all = true;
+          for (uint32_t i = 0; i < h.readers; ++i) {
+            all = all && h.reader[i].pid.load(std::memory_order_acquire) != 0;
+          }
+          if (all || !Running(h.writer_pid)) shm_unlink(name.c_str());
           return std::unique_ptr<ShmRingReader>(
               new ShmRingReader(std::move(segment), reader, timeout));
         }
@@ -373,6 +380,7 @@ Result<std::shared_ptr<ShmMessage>> ShmRingReader::Next() {
       return Status(static_cast<StatusCode>(h.error_code), std::string(h.error));
     }
     if (!Running(h.writer_pid)) {
+      shm_unlink(segment_->name.c_str());  // the writer cannot any more
       return Status::IOError(
           "rank {} (pid {}), which loads these batches, exited before publishing message {} "
           "of shared-memory ring {}",
