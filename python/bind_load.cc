@@ -50,26 +50,27 @@ py::array View1(auto data, py::handle owner) {
 // batch, a shared-memory message or a received buffer): no byte is copied.
 py::dict ViewToDict(const load::BatchView& v, uint32_t fields, py::handle owner) {
   fields &= v.fields;
+  const load::BatchScalars& scalars = v.scalars;
   auto has = [&](uint32_t field) { return (fields & field) == field; };
-  const auto t = static_cast<py::ssize_t>(v.num_tokens);
+  const auto t = static_cast<py::ssize_t>(scalars.num_tokens);
   py::dict d;
   if (has(load::kTokenField)) d["tokens"] = View1(v.tokens, owner);
   if (has(load::kLabelField)) d["labels"] = View1(v.labels, owner);
   if (has(load::kLossMaskField)) d["loss_mask"] = View1(v.loss_mask, owner);
   if (has(load::kPositionField)) {
-    d["position_ids"] = v.position_rows == 1
+    d["position_ids"] = scalars.position_rows == 1
                             ? View(v.position_ids, {t}, owner)
-                            : View(v.position_ids, {static_cast<py::ssize_t>(v.position_rows), t},
+                            : View(v.position_ids, {static_cast<py::ssize_t>(scalars.position_rows), t},
                                    owner);
   }
-  d["num_tokens"] = v.num_tokens;
+  d["num_tokens"] = scalars.num_tokens;
   d["cu_seqlens"] = View1(v.cu_seqlens, owner);
   d["cu_seqlens_padded"] = View1(v.cu_seqlens_padded, owner);
-  d["max_seqlen"] = v.max_seqlen;
+  d["max_seqlen"] = scalars.max_seqlen;
   if (has(load::kPixelField)) {
     d["pixel_values"] = View(v.pixel_values,
                              {static_cast<py::ssize_t>(v.num_patches()),
-                              static_cast<py::ssize_t>(v.patch_dim)},
+                              static_cast<py::ssize_t>(scalars.patch_dim)},
                              owner);
     d["image_grid_thw"] =
         View(v.image_grid_thw, {static_cast<py::ssize_t>(v.image_grid_thw.size() / 3), 3}, owner);
@@ -96,13 +97,13 @@ py::dict ViewToDict(const load::BatchView& v, uint32_t fields, py::handle owner)
     dropped.append(item);
   }
   d["dropped"] = dropped;
-  d["step"] = v.step;
-  d["micro_step"] = v.micro_step;
-  d["dp_rank"] = v.dp_rank;
-  d["cp_rank"] = v.cp_rank;
-  d["cp_size"] = v.cp_size;
-  d["plan_hash"] = v.plan_hash;
-  d["plan_dropped"] = v.plan_dropped;
+  d["step"] = scalars.step;
+  d["micro_step"] = scalars.micro_step;
+  d["dp_rank"] = scalars.dp_rank;
+  d["cp_rank"] = scalars.cp_rank;
+  d["cp_size"] = scalars.cp_size;
+  d["plan_hash"] = scalars.plan_hash;
+  d["plan_dropped"] = scalars.plan_dropped;
   return d;
 }
 

@@ -16,13 +16,10 @@ struct Header {
   uint16_t version;
   uint16_t arrays;
   uint32_t fields;
-  uint32_t micro_step;
-  uint64_t step;
-  uint32_t dp_rank, cp_rank, cp_size, position_rows;
-  uint64_t plan_hash, plan_dropped, num_tokens;
-  int32_t max_seqlen;
-  uint32_t pad_multiple, patch_dim, reserved;
+  uint32_t reserved;
+  BatchScalars scalars;
 };
+static_assert(sizeof(BatchScalars) == 64 && sizeof(Header) == 80);
 struct Entry {
   uint64_t offset;
   uint64_t bytes;
@@ -100,18 +97,9 @@ Result<std::vector<DroppedSample>> DecodeDropped(std::span<const std::byte> in) 
 
 BatchView ViewOf(const Batch& b) {
   BatchView v;
-  v.step = b.step;
-  v.micro_step = b.micro_step;
-  v.dp_rank = b.dp_rank;
-  v.cp_rank = b.cp_rank;
-  v.cp_size = b.cp_size;
-  v.plan_hash = b.plan_hash;
-  v.plan_dropped = b.plan_dropped;
-  v.num_tokens = b.tokens.size();
-  v.position_rows = b.position_rows;
-  v.max_seqlen = b.max_seqlen;
-  v.pad_multiple = b.pad_multiple;
-  v.patch_dim = b.patch_dim;
+  v.scalars = {b.step,         b.micro_step,   b.dp_rank,       b.cp_rank,
+               b.cp_size,      b.plan_hash,    b.plan_dropped,  b.tokens.size(),
+               b.position_rows, b.max_seqlen, b.pad_multiple, b.patch_dim};
   v.tokens = b.tokens;
   v.labels = b.labels;
   v.loss_mask = b.loss_mask;
@@ -146,18 +134,7 @@ void EncodeBatch(const BatchView& view, uint32_t fields, std::span<std::byte> ou
   h.version = kVersion;
   h.arrays = kArrays;
   h.fields = fields;
-  h.micro_step = view.micro_step;
-  h.step = view.step;
-  h.dp_rank = view.dp_rank;
-  h.cp_rank = view.cp_rank;
-  h.cp_size = view.cp_size;
-  h.position_rows = view.position_rows;
-  h.plan_hash = view.plan_hash;
-  h.plan_dropped = view.plan_dropped;
-  h.num_tokens = view.num_tokens;
-  h.max_seqlen = view.max_seqlen;
-  h.pad_multiple = view.pad_multiple;
-  h.patch_dim = view.patch_dim;
+  h.scalars = view.scalars;
   std::memset(out.data(), 0, AlignUp(kTableEnd));
   std::memcpy(out.data(), &h, sizeof(h));
   uint64_t at = AlignUp(kTableEnd);
@@ -189,23 +166,13 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
   if ((h.fields & ~kAllFields) != 0 || (h.fields & kShapeFields) == 0) {
     return Status::Corrupt("encoded batch: bad field mask {:#x}", h.fields);
   }
-  if (h.position_rows != 1 && h.position_rows != 3) {
-    return Status::Corrupt("encoded batch: {} position rows (expected 1 or 3)", h.position_rows);
+  if (h.scalars.position_rows != 1 && h.scalars.position_rows != 3) {
+    return Status::Corrupt("encoded batch: {} position rows (expected 1 or 3)",
+                           h.scalars.position_rows);
   }
   BatchView v;
   v.fields = h.fields;
-  v.step = h.step;
-  v.micro_step = h.micro_step;
-  v.dp_rank = h.dp_rank;
-  v.cp_rank = h.cp_rank;
-  v.cp_size = h.cp_size;
-  v.plan_hash = h.plan_hash;
-  v.plan_dropped = h.plan_dropped;
-  v.num_tokens = h.num_tokens;
-  v.position_rows = h.position_rows;
-  v.max_seqlen = h.max_seqlen;
-  v.pad_multiple = h.pad_multiple;
-  v.patch_dim = h.patch_dim;
+  v.scalars = h.scalars;
   int index = 0;
   Status status;
   auto entry = [&](size_t size, size_t align) -> Result<std::span<const std::byte>> {
@@ -236,7 +203,7 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> dropped, entry(1, 1));
   MMPT_ASSIGN_OR_RETURN(v.dropped, DecodeDropped(dropped));
   // Arrays present must agree with the shapes the header states.
-  const uint64_t t = v.num_tokens;
+  const uint64_t t = v.scalars.num_tokens;
   auto expect = [&](uint32_t field, uint64_t got, uint64_t want, const char* name) -> Status {
     if ((v.fields & field) == field && got != want) {
       return Status::Corrupt("encoded batch: {} has {} elements, expected {}", name, got, want);
@@ -247,16 +214,17 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
   MMPT_RETURN_IF_ERROR(expect(kLabelField, v.labels.size(), t, "labels"));
   MMPT_RETURN_IF_ERROR(expect(kLossMaskField, v.loss_mask.size(), t, "loss_mask"));
   MMPT_RETURN_IF_ERROR(
-      expect(kPositionField, v.position_ids.size(), t * v.position_rows, "position_ids"));
+      expect(kPositionField, v.position_ids.size(), t * v.scalars.position_rows, "position_ids"));
   MMPT_RETURN_IF_ERROR(expect(kShapeFields, v.cu_seqlens_padded.size(), v.cu_seqlens.size(),
                               "cu_seqlens_padded"));
   MMPT_RETURN_IF_ERROR(
       expect(kShapeFields, v.sample_index.size(), v.sample_source.size(), "sample_index"));
   if (v.has(kPixelField)) {
+    const uint32_t patch_dim = v.scalars.patch_dim;
     if (v.image_grid_thw.size() % 3 != 0 ||
-        (v.patch_dim == 0 ? !v.pixel_values.empty() : v.pixel_values.size() % v.patch_dim != 0)) {
+        (patch_dim == 0 ? !v.pixel_values.empty() : v.pixel_values.size() % patch_dim != 0)) {
       return Status::Corrupt("encoded batch: {} pixel floats of {} per patch, {} grid values",
-                             v.pixel_values.size(), v.patch_dim, v.image_grid_thw.size());
+                             v.pixel_values.size(), patch_dim, v.image_grid_thw.size());
     }
     MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_images.size(),
                                 v.image_grid_thw.size() / 3, "encoded_images"));

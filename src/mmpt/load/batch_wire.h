@@ -34,10 +34,9 @@ inline constexpr uint32_t kInputFields =
 inline constexpr uint32_t kTargetFields = kShapeFields | kLabelField | kLossMaskField;
 inline constexpr uint32_t kAllFields = kInputFields | kTargetFields;
 
-/// A Batch's fields as views: of a Batch (ViewOf) or of encoded bytes (DecodeBatch). Arrays
-/// outside `fields` are empty.
-struct BatchView {
-  uint32_t fields = kAllFields;
+/// A Batch's scalars (Batch's fields of the same names), as they travel: fixed width, no
+/// padding.
+struct BatchScalars {
   uint64_t step = 0;
   uint32_t micro_step = 0;
   uint32_t dp_rank = 0;
@@ -50,6 +49,13 @@ struct BatchView {
   int32_t max_seqlen = 0;
   uint32_t pad_multiple = 1;
   uint32_t patch_dim = 0;
+};
+
+/// A Batch's fields as views: of a Batch (ViewOf) or of encoded bytes (DecodeBatch). Arrays
+/// outside `fields` are empty.
+struct BatchView {
+  uint32_t fields = kAllFields;
+  BatchScalars scalars;
 
   std::span<const int32_t> tokens;
   std::span<const int32_t> labels;
@@ -68,7 +74,9 @@ struct BatchView {
   std::vector<DroppedSample> dropped;
 
   bool has(uint32_t field) const { return (fields & field) == field; }
-  uint64_t num_patches() const { return patch_dim == 0 ? 0 : pixel_values.size() / patch_dim; }
+  uint64_t num_patches() const {
+    return scalars.patch_dim == 0 ? 0 : pixel_values.size() / scalars.patch_dim;
+  }
 };
 
 /// Every field of `batch`, viewed (valid while `batch` lives).

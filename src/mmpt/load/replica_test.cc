@@ -111,11 +111,11 @@ TEST(BatchWire, EveryFieldRoundTrips) {
   auto v = DecodeBatch(bytes);
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_EQ(v->fields, kAllFields);
-  EXPECT_EQ(v->step, 9u);
-  EXPECT_EQ(v->micro_step, 2u);
-  EXPECT_EQ(v->cp_size, 2u);
-  EXPECT_EQ(v->plan_hash, b.plan_hash);
-  EXPECT_EQ(v->num_tokens, 4u);
+  EXPECT_EQ(v->scalars.step, 9u);
+  EXPECT_EQ(v->scalars.micro_step, 2u);
+  EXPECT_EQ(v->scalars.cp_size, 2u);
+  EXPECT_EQ(v->scalars.plan_hash, b.plan_hash);
+  EXPECT_EQ(v->scalars.num_tokens, 4u);
   EXPECT_EQ(Vec(v->tokens), b.tokens);
   EXPECT_EQ(Vec(v->labels), b.labels);
   EXPECT_EQ(Vec(v->loss_mask), b.loss_mask);
@@ -143,7 +143,7 @@ TEST(BatchWire, AStageGetsOnlyItsFieldsAndFewerBytes) {
   EXPECT_TRUE(v->pixel_values.empty());
   EXPECT_EQ(Vec(v->labels), b.labels);
   EXPECT_EQ(Vec(v->cu_seqlens), b.cu_seqlens);
-  EXPECT_EQ(v->num_tokens, 4u);
+  EXPECT_EQ(v->scalars.num_tokens, 4u);
   const auto middle = Encode(b, FieldsOf(StageRole::kMiddle));
   EXPECT_LT(middle.size(), last.size());
   EXPECT_LT(last.size(), Encode(b, kAllFields).size());
@@ -161,7 +161,7 @@ TEST(BatchWire, BadBytesAreCorruptNeverACrash) {
   // Claim more tokens than the arrays hold.
   bad = good;
   const uint64_t tokens = 5;
-  std::memcpy(bad.data() + 56, &tokens, 8);  // Header::num_tokens
+  std::memcpy(bad.data() + 16 + 40, &tokens, 8);  // Header::scalars.num_tokens
   auto v = DecodeBatch(bad);
   EXPECT_EQ(v.status().code(), StatusCode::kCorrupt);
   EXPECT_NE(v.status().message().find("tokens"), std::string::npos) << v.status().message();
