@@ -55,3 +55,4 @@ if hasattr(_mmpt, "Loader"):
     from ._mmpt import check_plan_agreement  # noqa: F401,E402
 
     from .data import Dataset, Loader, Planner  # noqa: F401,E402
+    from .exchange import Exchange, Placement, place_dataset  # noqa: F401,E402

@@ -152,14 +152,18 @@ class Loader:
     built or waiting hold at most ``max_bytes``. ``on_bad_sample``: ``"fail"`` (raise, naming
     the sample) or ``"drop"`` (leave it out; the batch's ``dropped`` says which and why).
     Iteration blocks without holding the GIL. ``state_dict()`` / ``load_state_dict()`` save
-    and restore the position together with the planner's state.
+    and restore the position together with the planner's state. ``exchange``: a
+    :class:`mmpt.Exchange` when this node holds only part of the dataset; the loader then reads
+    the samples the exchange received (the same batches as on shared storage).
     """
 
     def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
                  num_threads: int = 2, prefetch: int = 4, max_bytes: int = 4 << 30,
                  on_bad_sample: str = "fail", mrope: bool = True,
-                 steps: Optional[int] = None, start_step: Optional[int] = None):
+                 steps: Optional[int] = None, start_step: Optional[int] = None,
+                 exchange=None):
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+        self._exchange = exchange
         self.planner = planner
         self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, num_threads=num_threads,
                           prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
@@ -171,7 +175,11 @@ class Loader:
 
     def _start(self, step: int, micro_step: int) -> None:
         self._native = None  # stop the old pipeline before starting the new one
-        self._native = _mmpt.Loader(self.dataset._source, self.planner._stream,
+        source = self.dataset._source
+        if self._exchange is not None:
+            self._exchange.start(step, self._end_step)
+            source = self._exchange.source
+        self._native = _mmpt.Loader(source, self.planner._stream,
                                     start_step=step, start_micro_step=micro_step,
                                     end_step=self._end_step, **self._args)
 
@@ -182,6 +190,8 @@ class Loader:
         batch = self._native.next()
         if batch is None:
             raise StopIteration
+        if self._exchange is not None:
+            self._exchange.consumed(batch["step"])
         batch["routing"] = VisionRouting.from_batch(batch)
         return batch
 

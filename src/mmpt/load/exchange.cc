@@ -340,6 +340,12 @@ void ExchangeSource::Release(uint64_t step) {
   steps_.erase(steps_.begin(), steps_.lower_bound(step));
 }
 
+void ExchangeSource::Reset() {
+  std::lock_guard lock(mu_);
+  steps_.clear();
+  failed_ = Status::OK();
+}
+
 void ExchangeSource::Put(uint64_t step, std::shared_ptr<const Step> received) {
   {
     std::lock_guard lock(mu_);

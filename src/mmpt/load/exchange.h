@@ -86,8 +86,8 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
 /// exactly as with shared storage.
 inline constexpr uint32_t kExchangeRecordMagic = 0x3153584d;  // "MXS1"
 
-/// Bytes of one sample's record: `tokens` ids, and per image its pixel floats (0 for an image
-/// that failed) and message bytes. Used to size buffers and by tests to check what was sent.
+/// Bytes of the record of a sample that rendered, with `tokens` ids, whose images all decoded
+/// into `image_floats[i]` floats each: what a trainer can check it received.
 uint64_t ExchangeRecordBytes(uint32_t tokens, std::span<const uint64_t> image_floats);
 
 /// Counters of what the exchange moved, per peer (bytes include this peer's own share, which
@@ -125,6 +125,8 @@ class ExchangeSource final : public SampleSource {
   void Fail(Status status);
   /// Forget the steps before `step` (the loader is done with them).
   void Release(uint64_t step);
+  /// Forget every step and any failure (the exchange restarts, perhaps under other plans).
+  void Reset();
 
   /// What arrived for one step, as Exchanger::Unpack parsed it.
   struct Image {
@@ -193,6 +195,7 @@ class Exchanger {
   Result<ExchangeLists> Lists(uint64_t step);
 
   const std::shared_ptr<ExchangeSource>& source() const { return source_; }
+  const PlanFunction& plans() const { return plans_; }
   const Placement& placement() const { return placement_; }
   uint32_t peer() const { return options_.peer; }
   ExchangeStats stats() const;
