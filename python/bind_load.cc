@@ -391,32 +391,36 @@ void BindExchange(py::module_& m) {
            py::arg("local"), py::arg("plans"), py::arg("placement"), py::arg("peer"),
            py::arg("trainer_peers"), py::arg("num_threads") = 2,
            py::arg("timeout_seconds") = load::ExchangerOptions{}.timeout_seconds)
+      // The arrays view the exchanger's reused buffers (their base keeps it alive): pack's
+      // until the next pack, receive's until unpack.
       .def(
           "pack",
-          [](load::Exchanger& x, uint64_t step) {
-            auto out = std::make_shared<load::Exchanger::Outgoing>(
-                ValueOrThrow(WithoutGil([&] { return x.Pack(step); })));
-            py::capsule owner(new std::shared_ptr<load::Exchanger::Outgoing>(out), [](void* p) {
-              delete static_cast<std::shared_ptr<load::Exchanger::Outgoing>*>(p);
-            });
-            const auto size = static_cast<py::ssize_t>(out->buffer.size() * sizeof(uint32_t));
-            py::array bytes(py::dtype::of<uint8_t>(), {size}, {},
-                            reinterpret_cast<const uint8_t*>(out->buffer.data()), owner);
-            return py::make_tuple(bytes, out->bytes);
+          [](py::object self, uint64_t step) {
+            load::Exchanger& x = self.cast<load::Exchanger&>();
+            load::Exchanger::Outgoing out =
+                ValueOrThrow(WithoutGil([&] { return x.Pack(step); }));
+            py::array bytes(py::dtype::of<uint8_t>(),
+                            {static_cast<py::ssize_t>(out.buffer.size())}, {},
+                            reinterpret_cast<const uint8_t*>(out.buffer.data()), self);
+            return py::make_tuple(bytes, out.bytes);
           },
           py::arg("step"),
           "Render what this peer sends at `step`: (uint8 array, bytes per destination peer).")
       .def(
-          "unpack",
-          [](load::Exchanger& x, uint64_t step,
-             py::array_t<uint8_t, py::array::c_style | py::array::forcecast> received,
-             std::vector<uint64_t> bytes) {
-            std::span<const std::byte> data(reinterpret_cast<const std::byte*>(received.data()),
-                                            static_cast<size_t>(received.size()));
-            ThrowIfError(WithoutGil([&] { return x.Unpack(step, data, bytes); }));
+          "receive",
+          [](py::object self, uint64_t step, const std::vector<uint64_t>& bytes) {
+            std::span<std::byte> into = self.cast<load::Exchanger&>().Receive(step, bytes);
+            return py::array(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(into.size())},
+                             {}, reinterpret_cast<uint8_t*>(into.data()), self);
           },
-          py::arg("step"), py::arg("received"), py::arg("bytes"),
-          "Hand what arrived at `step` (bytes[q] from peer q, in peer order) to the source.")
+          py::arg("step"), py::arg("bytes"),
+          "A uint8 array for what arrives at `step` (bytes[q] from peer q, in peer order).")
+      .def(
+          "unpack",
+          [](load::Exchanger& x, uint64_t step) {
+            ThrowIfError(WithoutGil([&] { return x.Unpack(step); }));
+          },
+          py::arg("step"), "Hand what receive(step)'s array holds to the source.")
       .def(
           "fail",
           [](load::Exchanger& x, const std::string& message) {

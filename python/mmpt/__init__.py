@@ -7,7 +7,8 @@ engine reports is raised as a subclass of :class:`mmpt.Error` whose text is the 
 each also derives from the matching built-in exception (``NotFoundError`` from
 ``FileNotFoundError``, ``InvalidArgumentError`` from ``ValueError``, ...).
 
-``mmpt.Dataset``, ``mmpt.Planner`` and ``mmpt.Loader`` take a prepared dataset to batches;
+``mmpt.Dataset``, ``mmpt.Planner`` and ``mmpt.Loader`` take a prepared dataset to batches
+(``mmpt.Exchange`` when each node holds only its part of it);
 ``mmpt.torch`` holds the PyTorch helpers: ``to_tensors`` (a batch as tensors, no copy),
 ``megatron_batch``, and vision data parallelism under context parallelism (``vision_dp_embed``).
 docs/python.md is the guide.

@@ -177,13 +177,13 @@ class Exchange:
         self._store.add(f"{self._key}/{self.peer}", 1)
         self._collective(step, lambda: self._dist.all_to_all_single(
             recv_sizes, send_sizes, group=self._group))
-        received = torch.empty(int(recv_sizes.sum()), dtype=torch.uint8)
         recv_bytes = recv_sizes.tolist()
+        received = torch.from_numpy(self._native.receive(step, recv_bytes))
         self._collective(step, lambda: self._dist.all_to_all_single(
             received, torch.from_numpy(buffer), output_split_sizes=recv_bytes,
             input_split_sizes=list(send_bytes), group=self._group))
         exchanged = time.perf_counter()
-        self._native.unpack(step, received.numpy(), recv_bytes)
+        self._native.unpack(step)
         self._seconds["pack"] += packed - begin
         self._seconds["all_to_all"] += exchanged - packed
         self._seconds["unpack"] += time.perf_counter() - exchanged

@@ -190,11 +190,12 @@ class RecordReader {
   std::string where_;
 };
 
-// The record of planned sample `k` of `plan`, rendered by `source`.
-std::vector<uint32_t> EncodeSample(const SampleSource& source, const plan::StepPlan& plan,
-                                   uint32_t k) {
+// The record of planned sample `k` of `plan`, rendered by `source`, into `out` (emptied
+// first; its capacity is kept).
+void EncodeSample(const SampleSource& source, const plan::StepPlan& plan, uint32_t k,
+                  std::vector<uint32_t>& out) {
   const plan::PlannedSequence& seq = plan.sequences[k];
-  std::vector<uint32_t> out;
+  out.clear();
   RecordWriter w(out);
   w.Word(kExchangeRecordMagic);
   w.Word(k);
@@ -204,7 +205,7 @@ std::vector<uint32_t> EncodeSample(const SampleSource& source, const plan::StepP
   Result<RenderedSample> rendered = source.Render(plan, seq);
   if (!rendered.ok()) {
     w.StatusOf(rendered.status());
-    return out;
+    return;
   }
   w.StatusOf(Status::OK());
   const RenderedSample& sample = *rendered;
@@ -228,7 +229,6 @@ std::vector<uint32_t> EncodeSample(const SampleSource& source, const plan::StepP
       w.StatusOf(status);
     }
   }
-  return out;
 }
 
 // Parse one record of `reader` into `out`, checking it is planned sample `k` of `plan`.
@@ -273,6 +273,28 @@ Status DecodeSample(RecordReader& reader, const plan::StepPlan& plan, uint32_t k
 }
 
 }  // namespace
+
+// Buffers of the steps a trainer released, kept for the next steps' receptions (their pages
+// stay mapped: faulting in a fresh buffer of hundreds of MB every step is slow).
+class ExchangeBufferPool {
+ public:
+  std::vector<uint32_t> Take() {
+    std::lock_guard lock(mu_);
+    if (free_.empty()) return {};
+    std::vector<uint32_t> buffer = std::move(free_.back());
+    free_.pop_back();
+    return buffer;
+  }
+  void Give(std::vector<uint32_t> buffer) {
+    std::lock_guard lock(mu_);
+    if (free_.size() < kKept) free_.push_back(std::move(buffer));
+  }
+
+ private:
+  static constexpr size_t kKept = 4;  // steps held at once: those ahead and the one in use
+  std::mutex mu_;
+  std::vector<std::vector<uint32_t>> free_;
+};
 
 uint64_t ExchangeRecordBytes(uint32_t tokens, std::span<const uint64_t> image_floats) {
   uint64_t words = kHeaderWords + 1 + tokens + WordsOf(tokens) + 1;
@@ -392,7 +414,7 @@ Exchanger::Exchanger(std::shared_ptr<const DatasetSource> local, PlanFunction pl
       options_(std::move(options)),
       source_(std::make_shared<ExchangeSource>(local_->patch_dim(), local_->merge_size(),
                                                options_.timeout_seconds)),
-      pool_(options_.num_threads) {
+      pool_(options_.num_threads), buffers_(std::make_shared<ExchangeBufferPool>()) {
   const uint32_t peers = placement_.peers();
   stats_.bytes_sent.assign(peers, 0);
   stats_.bytes_received.assign(peers, 0);
@@ -413,42 +435,63 @@ Result<Exchanger::Outgoing> Exchanger::Pack(uint64_t step) {
                                           options_.trainer_peer, options_.peer));
   std::vector<uint32_t> items;
   for (const std::vector<uint32_t>& to : lists.send) items.insert(items.end(), to.begin(), to.end());
-  std::vector<std::vector<uint32_t>> records(items.size());
+  if (records_.size() < items.size()) records_.resize(items.size());
   pool_.ParallelFor(0, items.size(),
-                    [&](size_t i) { records[i] = EncodeSample(*local_, *plan, items[i]); });
+                    [&](size_t i) { EncodeSample(*local_, *plan, items[i], records_[i]); });
   Outgoing out;
-  size_t total = 0;
-  for (const std::vector<uint32_t>& r : records) total += r.size();
-  out.buffer.reserve(total);
+  send_.clear();
   size_t i = 0;
   std::lock_guard lock(mu_);
   for (uint32_t q = 0; q < lists.send.size(); ++q) {
-    const size_t begin = out.buffer.size();
+    const size_t begin = send_.size();
     for (size_t n = 0; n < lists.send[q].size(); ++n, ++i) {
-      out.buffer.insert(out.buffer.end(), records[i].begin(), records[i].end());
+      send_.insert(send_.end(), records_[i].begin(), records_[i].end());
     }
-    out.bytes.push_back((out.buffer.size() - begin) * sizeof(uint32_t));
+    out.bytes.push_back((send_.size() - begin) * sizeof(uint32_t));
     stats_.bytes_sent[q] += out.bytes.back();
     stats_.samples_sent[q] += lists.send[q].size();
   }
+  out.buffer = std::as_bytes(std::span<const uint32_t>(send_));
   return out;
 }
 
-Status Exchanger::Unpack(uint64_t step, std::span<const std::byte> received,
-                         std::span<const uint64_t> bytes) {
+std::span<std::byte> Exchanger::Receive(uint64_t step, std::span<const uint64_t> bytes) {
+  uint64_t total = 0;
+  for (uint64_t b : bytes) total += b;
+  const size_t words = (total + 3) / 4;
+  if (pending_.capacity() == 0) pending_ = buffers_->Take();
+  // Room for steps a little larger than this one, so a reused buffer rarely grows (growing
+  // moves it into fresh pages).
+  if (pending_.capacity() < words) pending_.reserve(words + words / 4);
+  pending_.resize(words);
+  pending_step_ = step;
+  pending_bytes_.assign(bytes.begin(), bytes.end());
+  return std::as_writable_bytes(std::span<uint32_t>(pending_)).first(total);
+}
+
+Status Exchanger::Unpack(uint64_t step) {
+  if (pending_step_ != step) {
+    return Status::InvalidArgument("exchange step {}: unpacked before its buffer was received",
+                                   step);
+  }
+  pending_step_ = UINT64_MAX;
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::StepPlan> plan, plans_(step));
   MMPT_ASSIGN_OR_RETURN(ExchangeLists lists,
                         PlanExchangeLists(*plan, placement_, local_->dataset(),
                                           options_.trainer_peer, options_.peer));
-  uint64_t total = 0;
-  for (uint64_t b : bytes) total += b;
-  if (bytes.size() != lists.receive.size() || total != received.size()) {
-    return Status::Corrupt("exchange step {}: {} bytes from {} peers, the sizes say {} from {}",
-                           step, received.size(), lists.receive.size(), total, bytes.size());
+  const std::vector<uint64_t> bytes = std::move(pending_bytes_);
+  if (bytes.size() != lists.receive.size()) {
+    return Status::Corrupt("exchange step {}: sizes from {} peers, the placement has {}", step,
+                           bytes.size(), lists.receive.size());
   }
-  auto held = std::make_shared<ExchangeSource::Step>();
-  held->buffer.resize(received.size() / 4);
-  std::memcpy(held->buffer.data(), received.data(), held->buffer.size() * 4);
+  // The step owns the buffer; when the trainer releases the step it returns to the pool.
+  std::shared_ptr<ExchangeSource::Step> held(new ExchangeSource::Step(),
+                                             [pool = buffers_](ExchangeSource::Step* s) {
+                                               pool->Give(std::move(s->buffer));
+                                               delete s;
+                                             });
+  held->buffer = std::move(pending_);
+  pending_ = {};
   size_t at = 0;
   for (uint32_t q = 0; q < bytes.size(); ++q) {
     const std::string where = fmt::format("exchange step {}, from peer {}", step, q);

@@ -159,6 +159,8 @@ class ExchangeSource final : public SampleSource {
   Status failed_;
 };
 
+class ExchangeBufferPool;
+
 struct ExchangerOptions {
   uint32_t peer = 0;                   // this peer
   std::vector<uint32_t> trainer_peer;  // per DP rank, the peer that trains it
@@ -179,18 +181,22 @@ class Exchanger {
                                                    ExchangerOptions options);
 
   /// This peer's records for every peer at `step`, concatenated in peer order, and the bytes
-  /// of each peer's part. A sample that fails to render is sent as its error.
+  /// of each peer's part. A sample that fails to render is sent as its error. The buffer is
+  /// valid until the next Pack: buffers are reused from step to step, since touching hundreds
+  /// of MB of fresh pages every step costs more than rendering into warm ones.
   /// Errors: the plan's, the lists'.
   struct Outgoing {
-    std::vector<uint32_t> buffer;
+    std::span<const std::byte> buffer;
     std::vector<uint64_t> bytes;  // per destination peer
   };
   Result<Outgoing> Pack(uint64_t step);
-  /// Parse what arrived at `step` (`bytes[q]` from peer q, concatenated in peer order) and hand
-  /// it to source(). Errors: Corrupt naming the peer and step for records that are not the
-  /// ones the plan's lists expect, or are cut short.
-  Status Unpack(uint64_t step, std::span<const std::byte> received,
-                std::span<const uint64_t> bytes);
+  /// A buffer for what arrives at `step`, `bytes[q]` from peer q in peer order, for the caller
+  /// (the all-to-all-v) to fill before Unpack(step); valid until then.
+  std::span<std::byte> Receive(uint64_t step, std::span<const uint64_t> bytes);
+  /// Parse what Receive(step)'s buffer holds and hand it to source(). Errors: Corrupt naming
+  /// the peer and step for records that are not the ones the plan's lists expect, or are cut
+  /// short; InvalidArgument when Receive(step) came before.
+  Status Unpack(uint64_t step);
   /// The lists of this peer at `step`.
   Result<ExchangeLists> Lists(uint64_t step);
 
@@ -210,6 +216,12 @@ class Exchanger {
   const ExchangerOptions options_;
   const std::shared_ptr<ExchangeSource> source_;
   ThreadPool pool_;
+  const std::shared_ptr<ExchangeBufferPool> buffers_;  // received steps' buffers, for reuse
+  std::vector<std::vector<uint32_t>> records_;         // Pack's, one per sample sent
+  std::vector<uint32_t> send_;                         // Pack's
+  uint64_t pending_step_ = UINT64_MAX;                 // Receive's, until Unpack
+  std::vector<uint64_t> pending_bytes_;
+  std::vector<uint32_t> pending_;
   mutable std::mutex mu_;
   ExchangeStats stats_;
 };

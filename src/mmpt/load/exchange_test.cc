@@ -166,6 +166,26 @@ TEST_F(ExchangeTest, ListsSendEachTrainerItsPacksFromTheirHoldersInPlanOrder) {
   EXPECT_NE(refused.status().message().find("CP 2"), std::string::npos);
 }
 
+// Every batch of DP rank `dp_rank`'s loader on `source` for the test's steps.
+std::vector<std::shared_ptr<Batch>> LoadAll(std::shared_ptr<const SampleSource> source,
+                                            PlanStream& plans, uint32_t dp_rank,
+                                            BadSamplePolicy policy) {
+  LoaderOptions options;
+  options.dp_rank = dp_rank;
+  options.end_step = kSteps;
+  options.on_bad_sample = policy;
+  auto loader = Loader::Start(std::move(source), plans.AsFunction(), options);
+  EXPECT_TRUE(loader.ok()) << loader.status().ToString();
+  std::vector<std::shared_ptr<Batch>> batches;
+  while (loader.ok()) {
+    auto batch = (*loader)->Next();
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok() || *batch == nullptr) break;
+    batches.push_back(*batch);
+  }
+  return batches;
+}
+
 // Run the exchange of `steps` among four peers over node-local copies of `full` (an in-process
 // all-to-all-v), then each peer's loader on what it received; return the batches by peer.
 std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(
@@ -193,33 +213,22 @@ std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(
       out.push_back(std::move(*packed));
     }
     for (uint32_t q = 0; q < kPeers; ++q) {
-      std::vector<std::byte> received;
       std::vector<uint64_t> bytes;
+      for (uint32_t p = 0; p < kPeers; ++p) bytes.push_back(out[p].bytes[q]);
+      std::span<std::byte> into = peers[q]->Receive(step, bytes);
       for (uint32_t p = 0; p < kPeers; ++p) {
         uint64_t offset = 0;
         for (uint32_t r = 0; r < q; ++r) offset += out[p].bytes[r];
-        const auto* begin = reinterpret_cast<const std::byte*>(out[p].buffer.data()) + offset;
-        received.insert(received.end(), begin, begin + out[p].bytes[q]);
-        bytes.push_back(out[p].bytes[q]);
+        std::memcpy(into.data(), out[p].buffer.data() + offset, bytes[p]);
+        into = into.subspan(bytes[p]);
       }
-      Status unpacked = peers[q]->Unpack(step, received, bytes);
+      Status unpacked = peers[q]->Unpack(step);
       EXPECT_TRUE(unpacked.ok()) << unpacked.ToString();
     }
   }
-  std::vector<std::vector<std::shared_ptr<Batch>>> batches(kPeers);
+  std::vector<std::vector<std::shared_ptr<Batch>>> batches;
   for (uint32_t q = 0; q < kPeers; ++q) {
-    LoaderOptions options;
-    options.dp_rank = q;
-    options.end_step = kSteps;
-    options.on_bad_sample = policy;
-    auto loader = Loader::Start(peers[q]->source(), plans[q]->AsFunction(), options);
-    EXPECT_TRUE(loader.ok()) << loader.status().ToString();
-    while (true) {
-      auto batch = (*loader)->Next();
-      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-      if (!batch.ok() || *batch == nullptr) break;
-      batches[q].push_back(*batch);
-    }
+    batches.push_back(LoadAll(peers[q]->source(), *plans[q], q, policy));
     stats->push_back(peers[q]->stats());
   }
   return batches;
@@ -231,21 +240,8 @@ std::vector<std::vector<std::shared_ptr<Batch>>> LoadShared(const std::string& f
   auto source = DatasetSource::Open(full);
   EXPECT_TRUE(source.ok());
   auto plans = ExchangeTest::Plans(full);
-  std::vector<std::vector<std::shared_ptr<Batch>>> batches(kPeers);
-  for (uint32_t d = 0; d < kPeers; ++d) {
-    LoaderOptions options;
-    options.dp_rank = d;
-    options.end_step = kSteps;
-    options.on_bad_sample = policy;
-    auto loader = Loader::Start(*source, plans->AsFunction(), options);
-    EXPECT_TRUE(loader.ok());
-    while (true) {
-      auto batch = (*loader)->Next();
-      EXPECT_TRUE(batch.ok()) << batch.status().ToString();
-      if (!batch.ok() || *batch == nullptr) break;
-      batches[d].push_back(*batch);
-    }
-  }
+  std::vector<std::vector<std::shared_ptr<Batch>>> batches;
+  for (uint32_t d = 0; d < kPeers; ++d) batches.push_back(LoadAll(*source, *plans, d, policy));
   return batches;
 }
 
@@ -421,9 +417,10 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
     for (uint32_t q = 0; q < p; ++q) offset += out->bytes[q];
     std::vector<uint64_t> bytes(kPeers, 0);
     bytes[p] = out->bytes[p] - 4;
-    auto cut = (*self)->Unpack(
-        0, std::span(reinterpret_cast<const std::byte*>(out->buffer.data()) + offset, bytes[p]),
-        bytes);
+    std::span<std::byte> into = (*self)->Receive(0, bytes);
+    std::memcpy(into.data(), out->buffer.data() + offset, bytes[p]);
+    EXPECT_EQ((*self)->Unpack(1).code(), StatusCode::kInvalidArgument);  // not received
+    Status cut = (*self)->Unpack(0);
     ASSERT_FALSE(cut.ok());
     EXPECT_EQ(cut.code(), StatusCode::kCorrupt);
     EXPECT_NE(cut.message().find("exchange step 0, from peer "), std::string::npos);
@@ -435,6 +432,11 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
   auto failed = (*x)->source()->Render(**plan, seq);
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().message().find("peer 3"), std::string::npos);
+  // A restarted exchange forgets the failure: the trainer waits again.
+  (*x)->source()->Reset();
+  auto waiting = (*x)->source()->Render(**plan, seq);
+  ASSERT_FALSE(waiting.ok());
+  EXPECT_EQ(waiting.status().code(), StatusCode::kIOError);
 }
 
 }  // namespace
