@@ -438,7 +438,8 @@ void BindExchange(py::module_& m) {
               for (const std::vector<uint32_t>& items : by_peer) {
                 py::list samples;
                 for (uint32_t k : items) {
-                  samples.append(py::make_tuple(plan->sequences[k].source, plan->sequences[k].index));
+                  const plan::PlannedSequence& seq = plan->sequences[k];
+                  samples.append(py::make_tuple(seq.source, seq.index));
                 }
                 out.append(samples);
               }

@@ -386,7 +386,8 @@ Result<std::shared_ptr<const ExchangeSource::Step>> ExchangeSource::Wait(uint64_
     return Status::IOError(
         "exchange: the samples of step {} have not arrived after {} s (held: {} steps, last "
         "{}); the exchange thread is waiting for a peer",
-        step, timeout_seconds_, steps_.size(), steps_.empty() ? -1 : int64_t(steps_.rbegin()->first));
+        step, timeout_seconds_, steps_.size(),
+        steps_.empty() ? -1 : static_cast<int64_t>(steps_.rbegin()->first));
   }
   return steps_.at(step);
 }
@@ -434,7 +435,9 @@ Result<Exchanger::Outgoing> Exchanger::Pack(uint64_t step) {
                         PlanExchangeLists(*plan, placement_, local_->dataset(),
                                           options_.trainer_peer, options_.peer));
   std::vector<uint32_t> items;
-  for (const std::vector<uint32_t>& to : lists.send) items.insert(items.end(), to.begin(), to.end());
+  for (const std::vector<uint32_t>& to : lists.send) {
+    items.insert(items.end(), to.begin(), to.end());
+  }
   if (records_.size() < items.size()) records_.resize(items.size());
   pool_.ParallelFor(0, items.size(),
                     [&](size_t i) { EncodeSample(*local_, *plan, items[i], records_[i]); });
@@ -503,7 +506,9 @@ Status Exchanger::Unpack(uint64_t step) {
     for (uint32_t k : lists.receive[q]) {
       ExchangeSource::Sample& sample = held->by_sequence[k];
       MMPT_RETURN_IF_ERROR(DecodeSample(reader, *plan, k, local_->patch_dim(), sample));
-      if (sample.status.ok()) held->by_sample[{sample.rendered.source, sample.rendered.index}] = &sample;
+      if (sample.status.ok()) {
+        held->by_sample[{sample.rendered.source, sample.rendered.index}] = &sample;
+      }
     }
     if (!reader.done()) {
       return Status::Corrupt("{}: bytes left after the {} planned samples", where,

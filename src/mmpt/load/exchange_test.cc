@@ -155,12 +155,13 @@ TEST_F(ExchangeTest, ListsSendEachTrainerItsPacksFromTheirHoldersInPlanOrder) {
   }
 
   auto plan = plans->Plan(0);
-  auto wrong = PlanExchangeLists(**plan, *placement, *dataset, std::vector<uint32_t>{0, 1, 1, 2}, 0);
+  const std::vector<uint32_t> repeated = {0, 1, 1, 2}, too_few = {0, 1};
+  auto wrong = PlanExchangeLists(**plan, *placement, *dataset, repeated, 0);
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.status().message().find("DP rank 2 is trained by peer 1"), std::string::npos);
-  EXPECT_FALSE(PlanExchangeLists(**plan, *placement, *dataset, std::vector<uint32_t>{0, 1}, 0).ok());
+  EXPECT_FALSE(PlanExchangeLists(**plan, *placement, *dataset, too_few, 0).ok());
   auto cp2 = Plans(root_ + "/full", 2)->Plan(0);
-  auto refused = PlanExchangeLists(**cp2, *placement, *dataset, std::vector<uint32_t>{0, 1}, 0);
+  auto refused = PlanExchangeLists(**cp2, *placement, *dataset, too_few, 0);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("CP 2"), std::string::npos);
