@@ -7,7 +7,8 @@ engine reports is raised as a subclass of :class:`mmpt.Error` whose text is the 
 each also derives from the matching built-in exception (``NotFoundError`` from
 ``FileNotFoundError``, ``InvalidArgumentError`` from ``ValueError``, ...).
 
-``mmpt.Dataset``, ``mmpt.Planner`` and ``mmpt.Loader`` take a prepared dataset to batches;
+``mmpt.Dataset``, ``mmpt.Planner`` and ``mmpt.Loader`` take a prepared dataset to batches
+(``mmpt.Exchange`` when each node holds only its part of it);
 ``mmpt.torch`` holds the PyTorch helpers: ``to_tensors`` (a batch as tensors, no copy),
 ``megatron_batch``, and vision data parallelism under context parallelism (``vision_dp_embed``).
 docs/python.md is the guide.
@@ -56,3 +57,4 @@ if hasattr(_mmpt, "Loader"):
     from ._mmpt import RankGrid, check_plan_agreement  # noqa: F401,E402
 
     from .data import Dataset, Loader, Planner  # noqa: F401,E402
+    from .exchange import Exchange, Placement, place_dataset  # noqa: F401,E402

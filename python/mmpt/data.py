@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, Optional
 
 from . import _mmpt
-from ._mmpt import Error
+from ._mmpt import Error, InvalidArgumentError
 from .routing import VisionRouting
 
 
@@ -175,7 +175,9 @@ class Loader:
     built or waiting hold at most ``max_bytes``. ``on_bad_sample``: ``"fail"`` (raise, naming
     the sample) or ``"drop"`` (leave it out; the batch's ``dropped`` says which and why).
     Iteration blocks without holding the GIL. ``state_dict()`` / ``load_state_dict()`` save
-    and restore the position together with the planner's state.
+    and restore the position together with the planner's state. ``exchange``: a
+    :class:`mmpt.Exchange` when this node holds only part of the dataset; the loader then reads
+    the samples the exchange received (the same batches as on shared storage).
     """
 
     def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
@@ -184,10 +186,15 @@ class Loader:
                  steps: Optional[int] = None, start_step: Optional[int] = None,
                  rank: Optional[int] = None, order: str = "tp-cp-dp-pp",
                  node: Optional[str] = None, timeout: float = 300.0,
-                 share_bytes: int = 1 << 30):
+                 share_bytes: int = 1 << 30, exchange=None):
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+        self._exchange = exchange
         self.planner = planner
         self._share_args = None
+        if rank is not None and exchange is not None:
+            raise InvalidArgumentError(
+                "a Loader takes rank= (one load per TP/PP replica) or exchange= (node-local "
+                "data), not both yet: the exchange has one peer per DP rank")
         if rank is not None:
             layout = planner.layout
             self._share_args = dict(layout=layout, rank=rank, order=order, node=node,
@@ -217,7 +224,11 @@ class Loader:
             self._share = ReplicaShare(generation=self._generation, **self._share_args)
             if self._share.rank != self._share.loading_rank:
                 return  # this rank receives; it loads nothing
-        self._native = _mmpt.Loader(self.dataset._source, self.planner._stream,
+        source = self.dataset._source
+        if self._exchange is not None:
+            self._exchange.start(step, self._end_step)
+            source = self._exchange.source
+        self._native = _mmpt.Loader(source, self.planner._stream,
                                     start_step=step, start_micro_step=micro_step,
                                     end_step=self._end_step, **self._args)
 
@@ -235,6 +246,8 @@ class Loader:
             raise StopIteration
         step, micro = batch["step"], batch["micro_step"] + 1
         self._position = (step + 1, 0) if micro == self.planner.layout["ga"] else (step, micro)
+        if self._exchange is not None:
+            self._exchange.consumed(step)
         if "routes" in batch:
             batch["routing"] = VisionRouting.from_batch(batch)
         return batch

@@ -19,8 +19,9 @@ def _run(*args):
         raise RuntimeError(f"mmpt {args[0]} failed ({done.returncode}):\n{done.stdout}")
 
 
-def build(out_dir, samples):
-    """Synthesize and prepare `samples` COCO pairs under `out_dir`; return the dataset path.
+def build(out_dir, samples, shards=4):
+    """Synthesize and prepare `samples` COCO pairs as `shards` shards under `out_dir`; return
+    the dataset path.
     Raises (never skips) when the real data or the commands are missing."""
     if not os.path.exists(REAL_COCO):
         raise FileNotFoundError(f"{REAL_COCO}: the real data is missing")
@@ -29,5 +30,5 @@ def build(out_dir, samples):
     _run("synth", "--profile", "coco", "--source", REAL_COCO, "--format", "llava",
          "--samples", str(samples), "--out", raw)
     _run("prepare", os.path.join(raw, "coco.jsonl"), "--out", dataset, "--vision", "qwen2-vl",
-         "--samples-per-shard", str(max(1, samples // 4)), "--on-error", "fail")
+         "--samples-per-shard", str(max(1, -(-samples // shards))), "--on-error", "fail")
     return dataset

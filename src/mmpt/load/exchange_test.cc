@@ -1,0 +1,444 @@
+// The streaming exchange: placement, the per-step lists, and four peers that each hold a
+// quarter of the shards exchanging a step's samples in process; the loader on the received
+// samples gives the shared-storage batches byte for byte, bad samples included.
+#include "mmpt/load/exchange.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/load/coco_corpus_test_util.h"
+#include "mmpt/load/plan_stream.h"
+#include "mmpt/store/dataset.h"
+#include "mmpt/store/planning_table.h"
+
+namespace mmpt::load {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kPeers = 4;
+constexpr uint32_t kShards = 8;
+constexpr uint64_t kSteps = 2;
+
+class ExchangeTest : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    root_ = (fs::temp_directory_path() / ("mmpt_exchange_" + std::to_string(getpid()))).string();
+    Status built = testing::BuildCocoDataset(root_ + "/full", 64, kShards);
+    ASSERT_TRUE(built.ok()) << built.ToString();
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+
+  static const store::Manifest& Manifest() {
+    static const store::Manifest manifest = *store::ReadManifest(root_ + "/full");
+    return manifest;
+  }
+
+  // What `peer` holds of `full` under `placement`: the manifest and every `.meta`, and the
+  // other files of its own shards only (symlinks).
+  static std::string NodeLocal(const std::string& full, const Placement& placement,
+                               uint32_t peer) {
+    const std::string dir = fmt::format("{}_peer{}", full, peer);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy_file(full + "/mmpt.json", dir + "/mmpt.json");
+    for (size_t shard = 0; shard < Manifest().shards.size(); ++shard) {
+      const fs::path stem = Manifest().shards[shard].stem;
+      fs::create_directories(fs::path(dir) / stem.parent_path());
+      for (const auto& entry : fs::directory_iterator(fs::path(full) / stem.parent_path())) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(stem.filename().string() + ".", 0) != 0) continue;
+        if (placement.holder(shard) == peer || entry.path().extension() == ".meta") {
+          fs::create_symlink(entry.path(), fs::path(dir) / stem.parent_path() / name);
+        }
+      }
+    }
+    return dir;
+  }
+
+  static std::shared_ptr<PlanStream> Plans(const std::string& dir, uint32_t cp = 1) {
+    auto table = store::ReadPlanningTable(dir);
+    EXPECT_TRUE(table.ok()) << table.status().ToString();
+    PlanStreamConfig config;
+    config.planner.layout.dp = kPeers / cp;
+    config.planner.layout.cp = cp;
+    config.planner.layout.ga = 2;
+    config.planner.layout.seq_len = 1024;
+    config.planner.layout.sync = plan::SyncModel::kStep;
+    config.planner.seed = 11;
+    auto stream = PlanStream::Create(std::move(*table), config);
+    EXPECT_TRUE(stream.ok()) << stream.status().ToString();
+    return *stream;
+  }
+
+  static std::vector<uint32_t> Identity() { return {0, 1, 2, 3}; }
+
+  static std::string root_;
+};
+std::string ExchangeTest::root_;
+
+TEST_F(ExchangeTest, PlacementRoundTripsThroughItsFileAndNamesWhatIsWrong) {
+  auto placement = Placement::RoundRobin(Manifest(), 3);
+  ASSERT_TRUE(placement.ok());
+  EXPECT_EQ(placement->ShardsOf(1), (std::vector<size_t>{1, 4, 7}));
+  const std::string path = root_ + "/placement.json";
+  ASSERT_TRUE(placement->Write(path, Manifest()).ok());
+  auto read = Placement::Read(path, Manifest());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->peers(), 3u);
+  for (size_t shard = 0; shard < kShards; ++shard) {
+    EXPECT_EQ(read->holder(shard), shard % 3);
+  }
+  EXPECT_FALSE(Placement::RoundRobin(Manifest(), 0).ok());
+
+  auto expect_error = [&](const std::string& json, const std::string& part) {
+    ASSERT_TRUE(WriteFileAtomic(path, json).ok());
+    auto bad = Placement::Read(path, Manifest());
+    ASSERT_FALSE(bad.ok()) << json;
+    EXPECT_NE(bad.status().message().find(part), std::string::npos) << bad.status().ToString();
+    EXPECT_NE(bad.status().message().find(path), std::string::npos);
+  };
+  expect_error(R"({"peers": 2, "shards": {"coco/00000": 0}})", "'coco/00001' of the manifest");
+  std::string all = R"({"peers": 2, "shards": {)";
+  for (const store::ShardInfo& shard : Manifest().shards) all += "\"" + shard.stem + "\": 1, ";
+  expect_error(all + R"("coco/99999": 0}})", "'coco/99999' is not in the manifest");
+  std::string out_of_range = all;
+  out_of_range.replace(out_of_range.rfind(": 1"), 3, ": 2");
+  expect_error(out_of_range.substr(0, out_of_range.size() - 2) + "}}", "peer 2, outside 0..1");
+  expect_error("[1, 2]", "not a placement file");
+}
+
+TEST_F(ExchangeTest, ListsSendEachTrainerItsPacksFromTheirHoldersInPlanOrder) {
+  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  auto dataset = store::Dataset::Open(root_ + "/full");
+  ASSERT_TRUE(dataset.ok());
+  auto plans = Plans(root_ + "/full");
+  // Trainers in another order than the peers, so the two numberings cannot be confused.
+  const std::vector<uint32_t> trainer = {2, 0, 3, 1};
+  for (uint64_t step = 0; step < kSteps; ++step) {
+    auto plan = plans->Plan(step);
+    ASSERT_TRUE(plan.ok());
+    std::vector<ExchangeLists> lists;
+    for (uint32_t p = 0; p < kPeers; ++p) {
+      auto l = PlanExchangeLists(**plan, *placement, *dataset, trainer, p);
+      ASSERT_TRUE(l.ok()) << l.status().ToString();
+      lists.push_back(*l);
+    }
+    for (uint32_t d = 0; d < kPeers; ++d) {
+      const uint32_t q = trainer[d];
+      // What q receives from all holders is exactly its packs' samples.
+      std::vector<uint32_t> want, got;
+      for (const plan::PlannedPack& pack : (*plan)->RankPacks(d)) {
+        for (uint32_t k = pack.sequence_begin; k < pack.sequence_end; ++k) want.push_back(k);
+      }
+      for (uint32_t p = 0; p < kPeers; ++p) {
+        // What p sends to q is what q expects from p, in plan order, from p's shards.
+        EXPECT_EQ(lists[p].send[q], lists[q].receive[p]);
+        EXPECT_TRUE(std::is_sorted(lists[p].send[q].begin(), lists[p].send[q].end()));
+        for (uint32_t k : lists[p].send[q]) {
+          const plan::PlannedSequence& seq = (*plan)->sequences[k];
+          const uint64_t global = *dataset->GlobalIndex(seq.source, seq.index);
+          EXPECT_EQ(placement->holder(dataset->Locate(global).first), p);
+        }
+        got.insert(got.end(), lists[q].receive[p].begin(), lists[q].receive[p].end());
+      }
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want);
+    }
+    // Some samples cross peers (the test would be empty otherwise).
+    EXPECT_GT(lists[0].send[trainer[1]].size() + lists[1].send[trainer[0]].size(), 0u);
+  }
+
+  auto plan = plans->Plan(0);
+  const std::vector<uint32_t> repeated = {0, 1, 1, 2}, too_few = {0, 1};
+  auto wrong = PlanExchangeLists(**plan, *placement, *dataset, repeated, 0);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("DP rank 2 is trained by peer 1"), std::string::npos);
+  EXPECT_FALSE(PlanExchangeLists(**plan, *placement, *dataset, too_few, 0).ok());
+  auto cp2 = Plans(root_ + "/full", 2)->Plan(0);
+  auto refused = PlanExchangeLists(**cp2, *placement, *dataset, too_few, 0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("CP 2"), std::string::npos);
+}
+
+// Every batch of DP rank `dp_rank`'s loader on `source` for the test's steps.
+std::vector<std::shared_ptr<Batch>> LoadAll(std::shared_ptr<const SampleSource> source,
+                                            PlanStream& plans, uint32_t dp_rank,
+                                            BadSamplePolicy policy) {
+  LoaderOptions options;
+  options.dp_rank = dp_rank;
+  options.end_step = kSteps;
+  options.on_bad_sample = policy;
+  auto loader = Loader::Start(std::move(source), plans.AsFunction(), options);
+  EXPECT_TRUE(loader.ok()) << loader.status().ToString();
+  std::vector<std::shared_ptr<Batch>> batches;
+  while (loader.ok()) {
+    auto batch = (*loader)->Next();
+    EXPECT_TRUE(batch.ok()) << batch.status().ToString();
+    if (!batch.ok() || *batch == nullptr) break;
+    batches.push_back(*batch);
+  }
+  return batches;
+}
+
+// Run the exchange of `steps` among four peers over node-local copies of `full` (an in-process
+// all-to-all-v), then each peer's loader on what it received; return the batches by peer.
+std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(
+    const std::string& full, const Placement& placement, BadSamplePolicy policy,
+    std::vector<ExchangeStats>* stats) {
+  std::vector<std::unique_ptr<Exchanger>> peers;
+  std::vector<std::shared_ptr<PlanStream>> plans;
+  for (uint32_t p = 0; p < kPeers; ++p) {
+    const std::string local = ExchangeTest::NodeLocal(full, placement, p);
+    auto source = DatasetSource::Open(local);
+    EXPECT_TRUE(source.ok()) << source.status().ToString();
+    plans.push_back(ExchangeTest::Plans(local));  // planned from the node-local copy alone
+    ExchangerOptions options;
+    options.peer = p;
+    options.trainer_peer = ExchangeTest::Identity();
+    auto x = Exchanger::Create(*source, plans.back()->AsFunction(), placement, options);
+    EXPECT_TRUE(x.ok()) << x.status().ToString();
+    peers.push_back(std::move(*x));
+  }
+  for (uint64_t step = 0; step < kSteps; ++step) {
+    std::vector<Exchanger::Outgoing> out;
+    for (auto& x : peers) {
+      auto packed = x->Pack(step);
+      EXPECT_TRUE(packed.ok()) << packed.status().ToString();
+      out.push_back(std::move(*packed));
+    }
+    for (uint32_t q = 0; q < kPeers; ++q) {
+      std::vector<uint64_t> bytes;
+      for (uint32_t p = 0; p < kPeers; ++p) bytes.push_back(out[p].bytes[q]);
+      std::span<std::byte> into = peers[q]->Receive(step, bytes);
+      for (uint32_t p = 0; p < kPeers; ++p) {
+        uint64_t offset = 0;
+        for (uint32_t r = 0; r < q; ++r) offset += out[p].bytes[r];
+        std::memcpy(into.data(), out[p].buffer.data() + offset, bytes[p]);
+        into = into.subspan(bytes[p]);
+      }
+      Status unpacked = peers[q]->Unpack(step);
+      EXPECT_TRUE(unpacked.ok()) << unpacked.ToString();
+    }
+  }
+  std::vector<std::vector<std::shared_ptr<Batch>>> batches;
+  for (uint32_t q = 0; q < kPeers; ++q) {
+    batches.push_back(LoadAll(peers[q]->source(), *plans[q], q, policy));
+    stats->push_back(peers[q]->stats());
+  }
+  return batches;
+}
+
+// The batches of a loader on shared storage (the whole dataset).
+std::vector<std::vector<std::shared_ptr<Batch>>> LoadShared(const std::string& full,
+                                                           BadSamplePolicy policy) {
+  auto source = DatasetSource::Open(full);
+  EXPECT_TRUE(source.ok());
+  auto plans = ExchangeTest::Plans(full);
+  std::vector<std::vector<std::shared_ptr<Batch>>> batches;
+  for (uint32_t d = 0; d < kPeers; ++d) batches.push_back(LoadAll(*source, *plans, d, policy));
+  return batches;
+}
+
+void ExpectSameBatches(const std::vector<std::vector<std::shared_ptr<Batch>>>& got,
+                       const std::vector<std::vector<std::shared_ptr<Batch>>>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t d = 0; d < got.size(); ++d) {
+    ASSERT_EQ(got[d].size(), want[d].size());
+    ASSERT_EQ(got[d].size(), kSteps * 2);
+    for (size_t i = 0; i < got[d].size(); ++i) {
+      SCOPED_TRACE(fmt::format("dp rank {} batch {}", d, i));
+      const Batch& g = *got[d][i];
+      const Batch& w = *want[d][i];
+      EXPECT_EQ(g.plan_hash, w.plan_hash);
+      EXPECT_EQ(g.tokens, w.tokens);
+      EXPECT_EQ(g.labels, w.labels);
+      EXPECT_EQ(g.loss_mask, w.loss_mask);
+      EXPECT_EQ(g.position_ids, w.position_ids);
+      EXPECT_EQ(g.cu_seqlens, w.cu_seqlens);
+      EXPECT_EQ(g.cu_seqlens_padded, w.cu_seqlens_padded);
+      EXPECT_EQ(g.image_grid_thw, w.image_grid_thw);
+      EXPECT_EQ(g.image_rows, w.image_rows);
+      EXPECT_EQ(g.sample_index, w.sample_index);
+      ASSERT_EQ(g.pixel_values.size(), w.pixel_values.size());
+      EXPECT_EQ(std::memcmp(g.pixel_values.data(), w.pixel_values.data(),
+                            g.pixel_values.size() * sizeof(float)),
+                0);
+      ASSERT_EQ(g.dropped.size(), w.dropped.size());
+      for (size_t k = 0; k < g.dropped.size(); ++k) {
+        EXPECT_EQ(g.dropped[k].index, w.dropped[k].index);
+        // The same error, naming the holder's copy of the shard instead of the shared one.
+        const std::string_view gr = g.dropped[k].reason, wr = w.dropped[k].reason;
+        EXPECT_EQ(gr.substr(gr.find("/coco/")), wr.substr(wr.find("/coco/")));
+      }
+    }
+  }
+}
+
+TEST_F(ExchangeTest, FourPeersWithAQuarterOfTheShardsEachLoadTheSharedStorageBatches) {
+  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  std::vector<ExchangeStats> stats;
+  auto got = ExchangeAndLoad(root_ + "/full", *placement, BadSamplePolicy::kFail, &stats);
+  ExpectSameBatches(got, LoadShared(root_ + "/full", BadSamplePolicy::kFail));
+
+  // Every byte sent was received by its peer, and some crossed peers.
+  uint64_t crossed = 0;
+  for (uint32_t p = 0; p < kPeers; ++p) {
+    for (uint32_t q = 0; q < kPeers; ++q) {
+      EXPECT_EQ(stats[p].bytes_sent[q], stats[q].bytes_received[p]);
+      EXPECT_EQ(stats[p].samples_sent[q], stats[q].samples_received[p]);
+      if (p != q) crossed += stats[p].bytes_sent[q];
+    }
+    EXPECT_EQ(stats[p].steps, kSteps);
+  }
+  EXPECT_GT(crossed, 0u);
+  // The bytes a peer received are its batches' samples in the documented wire format.
+  for (uint32_t q = 0; q < kPeers; ++q) {
+    uint64_t want = 0;
+    for (const auto& batch : got[q]) {
+      size_t image = 0;
+      for (size_t s = 0; s + 1 < batch->cu_seqlens.size(); ++s) {
+        // The sample's tokens sit at its padded offset; its images are the placeholder runs
+        // starting inside it, in order.
+        const int32_t begin = batch->cu_seqlens_padded[s];
+        const int32_t end = begin + batch->cu_seqlens[s + 1] - batch->cu_seqlens[s];
+        std::vector<uint64_t> floats;
+        int32_t at = begin;
+        while (image < batch->image_rows.size()) {
+          auto pad = std::find(batch->tokens.begin() + at, batch->tokens.begin() + end, 151655);
+          if (pad == batch->tokens.begin() + end) break;
+          const int32_t* g = &batch->image_grid_thw[3 * image];
+          floats.push_back(uint64_t(g[0]) * g[1] * g[2] * batch->patch_dim);
+          at = static_cast<int32_t>(pad - batch->tokens.begin()) + batch->image_rows[image];
+          ++image;
+        }
+        want += ExchangeRecordBytes(static_cast<uint32_t>(end - begin), floats);
+      }
+      EXPECT_EQ(image, batch->image_rows.size());
+    }
+    uint64_t received = 0;
+    for (uint64_t b : stats[q].bytes_received) received += b;
+    EXPECT_EQ(received, want) << "peer " << q;
+  }
+}
+
+TEST_F(ExchangeTest, ABadSampleTravelsAsItsErrorAndIsDroppedAsWithSharedStorage) {
+  const std::string full = root_ + "/bad";
+  fs::remove_all(full);
+  fs::copy(root_ + "/full", full, fs::copy_options::recursive);
+  // Damage the first image of the first sample of DP rank 1's first pack.
+  auto plan = Plans(full)->Plan(0);
+  auto dataset = store::Dataset::Open(full);
+  const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(1, 0)).front();
+  const uint64_t global = *dataset->GlobalIndex(seq.source, seq.index);
+  auto [shard, local] = dataset->Locate(global);
+  const store::MediaMeta& m = dataset->meta_table(shard).media_of(local)[0];
+  {
+    std::fstream zip(full + "/" + Manifest().shards[shard].stem + ".zip",
+                     std::ios::in | std::ios::out | std::ios::binary);
+    zip.seekp(static_cast<std::streamoff>(m.data_offset + m.data_size / 2));
+    zip.write("\x5a\xa5\x5a\xa5", 4);
+  }
+  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  std::vector<ExchangeStats> stats;
+  auto got = ExchangeAndLoad(full, *placement, BadSamplePolicy::kDrop, &stats);
+  auto want = LoadShared(full, BadSamplePolicy::kDrop);
+  ASSERT_EQ(want[1][0]->dropped.size(), 1u);
+  EXPECT_EQ(want[1][0]->dropped[0].index, seq.index);
+  ExpectSameBatches(got, want);
+  // The error names the holder's shard line (not a path the trainer could read).
+  EXPECT_NE(got[1][0]->dropped[0].reason.find("CRC-32"), std::string::npos);
+  EXPECT_NE(got[1][0]->dropped[0].reason.find(Manifest().shards[shard].stem + ".jsonl:"),
+            std::string::npos);
+}
+
+TEST_F(ExchangeTest, APeerOpensItsPartOfTheDatasetAndNamesAShardItDoesNotHold) {
+  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  const std::string local = NodeLocal(root_ + "/full", *placement, 1);
+  auto source = DatasetSource::Open(local);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  auto plans = Plans(local);
+  auto plan = plans->Plan(0);
+  ASSERT_TRUE(plan.ok());
+  size_t held = 0, absent = 0;
+  for (const plan::PlannedSequence& seq : (*plan)->sequences) {
+    const uint64_t global = *(*source)->dataset().GlobalIndex(seq.source, seq.index);
+    const size_t shard = (*source)->dataset().Locate(global).first;
+    auto rendered = (*source)->Render(**plan, seq);
+    if (placement->holder(shard) == 1) {
+      EXPECT_TRUE(rendered.ok()) << rendered.status().ToString();
+      ++held;
+    } else {
+      ASSERT_FALSE(rendered.ok());
+      EXPECT_NE(rendered.status().message().find(Manifest().shards[shard].stem + ".jsonl"),
+                std::string::npos)
+          << rendered.status().ToString();
+      ++absent;
+    }
+  }
+  EXPECT_GT(held, 0u);
+  EXPECT_GT(absent, 0u);
+}
+
+TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesError) {
+  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  auto source = DatasetSource::Open(root_ + "/full");
+  auto plans = Plans(root_ + "/full");
+  ExchangerOptions options;
+  options.peer = 0;
+  options.trainer_peer = Identity();
+  options.timeout_seconds = 0.2;
+  auto x = Exchanger::Create(*source, plans->AsFunction(), *placement, options);
+  ASSERT_TRUE(x.ok());
+  auto plan = plans->Plan(0);
+  const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(0, 0)).front();
+  auto late = (*x)->source()->Render(**plan, seq);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), StatusCode::kIOError);
+  EXPECT_NE(late.status().message().find("step 0 have not arrived after 0.2 s"),
+            std::string::npos)
+      << late.status().ToString();
+
+  // What arrived cut short is named by its peer and step (a peer's own share, cut, and
+  // nothing from the others).
+  for (uint32_t p = 0; p < kPeers; ++p) {
+    options.peer = p;
+    auto self = Exchanger::Create(*source, plans->AsFunction(), *placement, options);
+    ASSERT_TRUE(self.ok());
+    auto out = (*self)->Pack(0);
+    ASSERT_TRUE(out.ok());
+    if (out->bytes[p] == 0) continue;
+    uint64_t offset = 0;
+    for (uint32_t q = 0; q < p; ++q) offset += out->bytes[q];
+    std::vector<uint64_t> bytes(kPeers, 0);
+    bytes[p] = out->bytes[p] - 4;
+    std::span<std::byte> into = (*self)->Receive(0, bytes);
+    std::memcpy(into.data(), out->buffer.data() + offset, bytes[p]);
+    EXPECT_EQ((*self)->Unpack(1).code(), StatusCode::kInvalidArgument);  // not received
+    Status cut = (*self)->Unpack(0);
+    ASSERT_FALSE(cut.ok());
+    EXPECT_EQ(cut.code(), StatusCode::kCorrupt);
+    EXPECT_NE(cut.message().find("exchange step 0, from peer "), std::string::npos);
+    EXPECT_NE(cut.message().find("cut short"), std::string::npos) << cut.ToString();
+    break;
+  }
+
+  (*x)->source()->Fail(Status::IOError("exchange step 0: peer 3 did not answer"));
+  auto failed = (*x)->source()->Render(**plan, seq);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("peer 3"), std::string::npos);
+  // A restarted exchange forgets the failure: the trainer waits again.
+  (*x)->source()->Reset();
+  auto waiting = (*x)->source()->Render(**plan, seq);
+  ASSERT_FALSE(waiting.ok());
+  EXPECT_EQ(waiting.status().code(), StatusCode::kIOError);
+}
+
+}  // namespace
+}  // namespace mmpt::load

@@ -1,0 +1,67 @@
+"""One peer of the streaming exchange (test_exchange.py): loads its DP rank's batches from its
+node-local part of the dataset through mmpt.Exchange and writes a digest of every array of
+every batch, the exchange's counters and its send lists.
+
+--mode late: rank 1 stops after step 0 (and stays alive), so rank 0's next step must fail
+with an error naming peer 1; rank 0 records that error.
+"""
+
+import argparse
+import hashlib
+import json
+import time
+
+import numpy as np
+import torch.distributed as dist
+
+import mmpt
+
+
+def digest(batch):
+    """sha256, dtype and shape of every array of the batch (the routing object aside)."""
+    out = {}
+    for key, value in batch.items():
+        if isinstance(value, np.ndarray):
+            out[key] = [hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest(),
+                        str(value.dtype), list(value.shape)]
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--rank", type=int, required=True)
+    p.add_argument("--world", type=int, required=True)
+    p.add_argument("--init", required=True)
+    p.add_argument("--local", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--ga", type=int, required=True)
+    p.add_argument("--seq-len", type=int, required=True)
+    p.add_argument("--timeout", type=float, default=60)
+    p.add_argument("--mode", choices=["exchange", "late"], default="exchange")
+    args = p.parse_args()
+    dist.init_process_group("gloo", init_method=args.init, rank=args.rank,
+                            world_size=args.world)
+
+    planner = mmpt.Planner(args.local, dp=args.world, ga=args.ga, seq_len=args.seq_len, seed=5,
+                           sync="step")
+    exchange = mmpt.Exchange(args.local, planner, timeout=args.timeout, ahead=1)
+    steps = 1 if args.mode == "late" and args.rank == 1 else args.steps
+    loader = mmpt.Loader(args.local, planner, dp_rank=args.rank, steps=steps, exchange=exchange)
+    record = {"digests": [], "error": None}
+    try:
+        for batch in loader:
+            record["digests"].append(digest(batch))
+    except mmpt.Error as error:
+        record["error"] = str(error)
+    if args.mode == "late" and args.rank == 1:
+        time.sleep(args.timeout + 5)  # alive while rank 0 waits for it, then gone
+    record["stats"] = exchange.stats()
+    record["send"] = [exchange.lists(step)["send"] for step in range(steps)]
+    exchange.close()
+    with open(f"{args.out}/exchange_{args.rank}.json", "w") as f:
+        json.dump(record, f)
+
+
+if __name__ == "__main__":
+    main()
