@@ -196,7 +196,7 @@ class Exchange:
             late = [p for p in range(self.peers) if entered[p] < entered[self.peer]]
             who = (f"peer rank(s) {late} did not reach it" if late
                    else "no peer is behind in the step count")
-            raise TimeoutError(f"the all-to-all of step {step} failed after up to "
+            raise _mmpt.TimeoutError(f"the all-to-all of step {step} failed after up to "
                                f"{self.timeout:g} s: {who} ({error})") from error
 
     def _started_steps(self) -> List[int]:

@@ -174,7 +174,7 @@ class RecordReader {
     MMPT_ASSIGN_OR_RETURN(uint32_t code, Word());
     MMPT_ASSIGN_OR_RETURN(uint32_t size, Word());
     MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> text, Words(WordsOf(size)));
-    if (code > static_cast<uint32_t>(StatusCode::kInternal)) {
+    if (code > static_cast<uint32_t>(StatusCode::kTimeout)) {
       return Status::Corrupt("{}: unknown status code {}", where_, code);
     }
     *out = code == 0 ? Status::OK()
@@ -383,7 +383,7 @@ Result<std::shared_ptr<const ExchangeSource::Step>> ExchangeSource::Wait(uint64_
       lock, timeout, [&] { return !failed_.ok() || steps_.count(step) > 0; });
   if (!failed_.ok()) return failed_;
   if (!arrived) {
-    return Status::IOError(
+    return Status::Timeout(
         "exchange: the samples of step {} have not arrived after {} s (held: {} steps, last "
         "{}); the exchange thread is waiting for a peer",
         step, timeout_seconds_, steps_.size(),

@@ -110,7 +110,7 @@ class ExchangeSource final : public SampleSource {
       : patch_dim_(patch_dim), merge_size_(merge_size), timeout_seconds_(timeout_seconds) {}
 
   /// The received sample at its place in `plan`, or the error its holder sent. Waits for the
-  /// step's samples. Errors: the holder's error for the sample; IOError when the step has not
+  /// step's samples. Errors: the holder's error for the sample; Timeout when the step has not
   /// arrived within the timeout; the exchange's failure (Fail); Internal for a sample that is
   /// not this rank's.
   Result<RenderedSample> Render(const plan::StepPlan& plan,

@@ -400,7 +400,7 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
   const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(0, 0)).front();
   auto late = (*x)->source()->Render(**plan, seq);
   ASSERT_FALSE(late.ok());
-  EXPECT_EQ(late.status().code(), StatusCode::kIOError);
+  EXPECT_EQ(late.status().code(), StatusCode::kTimeout);
   EXPECT_NE(late.status().message().find("step 0 have not arrived after 0.2 s"),
             std::string::npos)
       << late.status().ToString();
@@ -437,7 +437,7 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
   (*x)->source()->Reset();
   auto waiting = (*x)->source()->Render(**plan, seq);
   ASSERT_FALSE(waiting.ok());
-  EXPECT_EQ(waiting.status().code(), StatusCode::kIOError);
+  EXPECT_EQ(waiting.status().code(), StatusCode::kTimeout);
 }
 
 }  // namespace
