@@ -46,7 +46,8 @@ Result<Placement> Placement::Read(const std::string& path, const store::Manifest
     placement.holder_.push_back(it->get<uint32_t>());
   }
   if (shards.size() != manifest.shards.size()) {
-    for (const auto& [stem, peer] : shards.items()) {
+    for (const auto& item : shards.items()) {
+      const std::string& stem = item.key();
       auto known = std::find_if(manifest.shards.begin(), manifest.shards.end(),
                                 [&](const store::ShardInfo& s) { return s.stem == stem; });
       if (known == manifest.shards.end()) {
