@@ -70,6 +70,19 @@ void RegisterErrors(py::module_& m) {
         return py::reinterpret_borrow<py::object>(cls);
       },
       py::arg("code"), "The exception class mmpt raises for a StatusCode.");
+  m.def(
+      "_error_code",
+      [](const py::handle& error) {
+        for (size_t code = 1; code < g_error_classes.size(); ++code) {
+          if (g_error_classes[code] == reinterpret_cast<PyObject*>(Py_TYPE(error.ptr()))) {
+            return static_cast<int>(code);
+          }
+        }
+        return static_cast<int>(StatusCode::kInternal);
+      },
+      py::arg("error"),
+      "The StatusCode of an mmpt exception (Internal for any other), so a failure can be "
+      "passed on to other ranks as the same class.");
 }
 
 void ThrowStatus(const Status& status) {

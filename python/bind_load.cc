@@ -590,10 +590,11 @@ void BindExchange(py::module_& m) {
           py::arg("step"), "Hand what receive(step)'s array holds to the source.")
       .def(
           "fail",
-          [](load::Exchanger& x, const std::string& message) {
-            x.source()->Fail(Status::IOError("{}", message));
+          [](load::Exchanger& x, int code, const std::string& message) {
+            x.source()->Fail(Status(static_cast<StatusCode>(code), message));
           },
-          py::arg("message"), "Make the source's waiting and later reads fail with `message`.")
+          py::arg("code"), py::arg("message"),
+          "Make the source's waiting and later reads fail with this StatusCode and message.")
       .def(
           "lists",
           [](load::Exchanger& x, uint64_t step) {

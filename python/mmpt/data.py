@@ -195,6 +195,11 @@ class Loader:
             raise InvalidArgumentError(
                 "a Loader takes rank= (one load per TP/PP replica) or exchange= (node-local "
                 "data), not both yet: the exchange has one peer per DP rank")
+        if rank is not None and (dp_rank, cp_rank) != (0, 0):
+            raise InvalidArgumentError(
+                f"a Loader takes rank= (its DP and CP ranks follow from the layout) or "
+                f"dp_rank=/cp_rank=, not both (got rank {rank}, dp_rank {dp_rank}, "
+                f"cp_rank {cp_rank})")
         if rank is not None:
             layout = planner.layout
             self._share_args = dict(layout=layout, rank=rank, order=order, node=node,

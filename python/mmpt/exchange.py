@@ -164,7 +164,8 @@ class Exchange:
                 self._exchange(step)
                 step += 1
         except Exception as error:  # reaches the trainer through the loader's next()
-            self._native.fail(f"exchange step {step} (peer {self.peer}): {error}")
+            self._native.fail(_mmpt._error_code(error),
+                              f"exchange step {step} (peer {self.peer}): {error}")
 
     def _exchange(self, step: int) -> None:
         import torch
@@ -197,7 +198,7 @@ class Exchange:
             who = (f"peer rank(s) {late} did not reach it" if late
                    else "no peer is behind in the step count")
             raise _mmpt.TimeoutError(f"the all-to-all of step {step} failed after up to "
-                               f"{self.timeout:g} s: {who} ({error})") from error
+                                     f"{self.timeout:g} s: {who} ({error})") from error
 
     def _started_steps(self) -> List[int]:
         return [int(self._store.add(f"{self._key}/{p}", 0)) for p in range(self.peers)]

@@ -26,14 +26,6 @@ from . import _mmpt
 _KIND_BATCH, _KIND_END, _KIND_ERROR = 0, 1, 2
 
 
-def _error_code(error: BaseException) -> int:
-    """The StatusCode of an mmpt exception (Internal for anything else)."""
-    for code in range(1, 16):
-        if type(error) is _mmpt._error_class(code):
-            return code
-    return 7  # Internal
-
-
 def _fields_of(roles) -> int:
     fields = 0
     for role in roles:
@@ -135,7 +127,7 @@ class ReplicaShare:
             for group, _ in self.sends:
                 self._broadcast_header(group, _KIND_END, 0)
             return
-        code, message = _error_code(error), str(error)
+        code, message = _mmpt._error_code(error), str(error)
         if self.writer is not None:
             self.writer.fail(code, message)
         for group, _ in self.sends:
@@ -175,7 +167,7 @@ class ReplicaShare:
                 f"this replica's batches, within {self.timeout:g} s or its connection broke "
                 f"(it died or fell behind): {error}")
             if self.writer is not None:  # this node's readers fail the same way
-                self.writer.fail(_error_code(failure), str(failure))
+                self.writer.fail(_mmpt._error_code(failure), str(failure))
             raise failure from error
 
     def _receive_broadcast(self):

@@ -53,7 +53,7 @@ def main():
         for batch in loader:
             record["digests"].append(digest(batch))
     except mmpt.Error as error:
-        record["error"] = str(error)
+        record["error"] = f"{type(error).__name__}: {error}"
     if args.mode == "late" and args.rank == 1:
         time.sleep(args.timeout + 5)  # alive while rank 0 waits for it, then gone
     record["stats"] = exchange.stats()

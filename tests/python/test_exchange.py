@@ -126,6 +126,7 @@ def test_a_peer_that_does_not_come_is_named_in_the_error(dataset, tmp_path):
     _, records = run(dataset, tmp_path, 2, mode="late", timeout=3)
     error = records[0]["error"]
     assert error is not None
+    assert error.startswith("TimeoutError: ")  # the class crosses the exchange thread
     assert "exchange step 1 (peer 0)" in error
     assert "peer rank(s) [1] did not reach it" in error
     assert len(records[0]["digests"]) == GA  # step 0 arrived, step 1 did not

@@ -103,3 +103,10 @@ def test_killing_the_loading_rank_fails_the_others_within_the_timeout(dataset, t
         assert rec["error"].split(":")[0] in ("TimeoutError", "IOError"), rec["error"]
         assert rec["error_seconds"] < timeout + 5, rec
     assert time.monotonic() - start < 120
+
+
+def test_rank_and_dp_rank_together_are_refused(dataset):
+    import mmpt
+    planner = mmpt.Planner(dataset, seq_len=2048, tp=2, vision="qwen2-vl")
+    with pytest.raises(mmpt.InvalidArgumentError, match="not both"):
+        mmpt.Loader(dataset, planner, rank=1, dp_rank=1)
