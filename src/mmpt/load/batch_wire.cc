@@ -190,9 +190,13 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
     }
     return std::span<const std::byte>(p, e.bytes);
   };
-  ForEachArray(v, [&](uint32_t, auto& span) {
+  ForEachArray(v, [&](uint32_t field, auto& span) {
     using T = typename std::remove_reference_t<decltype(span)>::element_type;
     Result<std::span<const std::byte>> raw = entry(sizeof(T), alignof(T));
+    if (raw.ok() && (h.fields & field) != field && !raw->empty()) {
+      raw = Status::Corrupt("encoded batch: array {} has {} bytes but its field is not sent",
+                            index - 1, raw->size());
+    }
     if (!raw.ok()) {
       if (status.ok()) status = raw.status();
       return;
