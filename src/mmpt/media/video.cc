@@ -69,7 +69,7 @@ struct FrameTable {
   std::vector<int64_t> keyframes;  // ascending
 };
 
-Result<FrameTable> ReadFrameTable(AVFormatContext* format, int stream) {
+Result<FrameTable> ReadFrameTable(AVFormatContext* format, int stream, uint64_t max_frames) {
   std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
   FrameTable table;
   while (true) {
@@ -82,6 +82,10 @@ Result<FrameTable> ReadFrameTable(AVFormatContext* format, int stream) {
       if (t == AV_NOPTS_VALUE) {
         av_packet_unref(packet.get());
         return Status::Corrupt("video: packet {} has no timestamp", table.pts.size());
+      }
+      if (table.pts.size() == max_frames) {
+        av_packet_unref(packet.get());
+        return Status::InvalidArgument("video: more than {} frames, the limit", max_frames);
       }
       table.pts.push_back(t);
       if (packet->flags & AV_PKT_FLAG_KEY) table.keyframes.push_back(t);
@@ -245,11 +249,7 @@ Status DecodeChosenFrames(std::span<const std::byte> bytes, const AvLimits& limi
   FrameTable table;
   {
     MMPT_ASSIGN_OR_RETURN(std::unique_ptr<AvInput> input, AvInput::Open(bytes));
-    MMPT_ASSIGN_OR_RETURN(table, ReadFrameTable(input->format(), stream));
-  }
-  if (table.pts.size() > limits.max_frames) {
-    return Status::InvalidArgument("video: {} frames is above the limit of {}", table.pts.size(),
-                                   limits.max_frames);
+    MMPT_ASSIGN_OR_RETURN(table, ReadFrameTable(input->format(), stream, limits.max_frames));
   }
   MMPT_ASSIGN_OR_RETURN(std::vector<uint64_t> indices, choose(info, table.pts.size()));
   if (!std::is_sorted(indices.begin(), indices.end())) {

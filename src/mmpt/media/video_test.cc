@@ -110,6 +110,11 @@ TEST_F(VideoDecodeTest, SeekedFramesEqualSequentialDecode) {
     }
     // Neighbouring frames of a moving pattern differ: equality above is not vacuous.
     EXPECT_FALSE((*every)[10].pixels == (*every)[11].pixels);
+    // A video above the frame budget is refused (by the probe, or by the packet count).
+    auto counted = DecodeVideoFrames(AsBytes(bytes), std::vector<uint64_t>{0},
+                                     {.max_frames = 74});
+    ASSERT_FALSE(counted.ok());
+    EXPECT_EQ(counted.status().code(), StatusCode::kInvalidArgument);
     auto past = DecodeVideoFrames(AsBytes(bytes), std::vector<uint64_t>{75});
     ASSERT_FALSE(past.ok());
     EXPECT_EQ(past.status().code(), StatusCode::kOutOfRange);
