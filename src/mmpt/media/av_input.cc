@@ -42,7 +42,10 @@ int64_t Seek(void* opaque, int64_t offset, int whence) {
   auto* r = static_cast<MemoryReader*>(opaque);
   whence &= ~AVSEEK_FORCE;
   if (whence == AVSEEK_SIZE) return r->size;
-  int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? r->pos : whence == SEEK_END ? r->size : -1;
+  int64_t base = whence == SEEK_SET   ? 0
+                 : whence == SEEK_CUR ? r->pos
+                 : whence == SEEK_END ? r->size
+                                      : -1;
   int64_t target = 0;
   if (base < 0 || __builtin_add_overflow(base, offset, &target) || target < 0 || target > r->size) {
     return AVERROR(EINVAL);

@@ -153,7 +153,8 @@ Result<AvInfo> ProbeAv(std::span<const std::byte> bytes, const AvLimits& limits)
     return Status::InvalidArgument("media: {} holds no audio or video stream",
                                    format->iformat->name);
   }
-  if ((video != nullptr && NeedsStreamInfo(video)) || (audio != nullptr && NeedsStreamInfo(audio))) {
+  if ((video != nullptr && NeedsStreamInfo(video)) ||
+      (audio != nullptr && NeedsStreamInfo(audio))) {
     // Parses packets, and may decode a few, to fill what the header left out.
     int error = avformat_find_stream_info(format, nullptr);
     if (error < 0) {

@@ -102,7 +102,8 @@ Status NormalizePatchifyFrames(std::span<const Image* const> frames, const Patch
       for (uint32_t bw = 0; bw < grid.w / m; ++bw) {
         for (uint32_t mh = 0; mh < m; ++mh) {
           for (uint32_t mw = 0; mw < m; ++mw, dst += dim) {
-            const size_t base = size_t{(bh * m + mh) * p} * row_bytes + size_t{(bw * m + mw) * p} * 3;
+            const size_t base =
+                size_t{(bh * m + mh) * p} * row_bytes + size_t{(bw * m + mw) * p} * 3;
             for (uint32_t c = 0; c < 3; ++c) {
               // One channel plane in output order per temporal slot; a slot showing the same
               // frame as the one before (a still image) reuses it. The output, megabytes per

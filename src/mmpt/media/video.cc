@@ -205,7 +205,8 @@ Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint3
     double wanted = static_cast<double>(total_frames) / video_fps * rule.fps;
     double min_frames = static_cast<double>(CeilByFactor(rule.min_frames, ff));
     double max_frames = static_cast<double>(FloorByFactor(rule.max_frames, ff));
-    wanted = std::min({std::max(wanted, min_frames), max_frames, static_cast<double>(total_frames)});
+    wanted = std::min(
+        {std::max(wanted, min_frames), max_frames, static_cast<double>(total_frames)});
     n = FloorByFactor(wanted, ff);
   }
   if (n < ff || n > total_frames) {

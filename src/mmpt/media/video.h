@@ -40,7 +40,8 @@ struct VideoSampling {
 /// the count n from fps within [min_frames, max_frames] and the video's length, a multiple of
 /// frame_factor; indices round(linspace(0, total_frames − 1, n)) computed as torch computes
 /// them in float32, halves to even; per-frame max pixels
-/// max(min(max_pixels, total_pixels / n · frame_factor), ⌊1.05 · min_pixels⌋), then SmartResize.
+/// max(min(max_pixels, total_pixels / n · frame_factor), ⌊1.05 · min_pixels⌋), then
+/// SmartResize.
 /// Errors: InvalidArgument (fewer than frame_factor frames to sample, zero fps, a size
 /// SmartResize refuses). Thread safety: pure function.
 Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint32_t height,
