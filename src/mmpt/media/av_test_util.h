@@ -55,6 +55,16 @@ class GeneratedMedia {
   std::map<std::string, std::string> files_;
 };
 
+/// The media of all tests in this process: each file is made once, the folder removed at exit.
+inline GeneratedMedia& SharedMedia() {
+  static GeneratedMedia media;
+  return media;
+}
+
+/// Arguments of the h264 + AAC mp4 several tests share: 320x240, 25 fps, 2 s (50 frames),
+/// stereo 44.1 kHz; ffmpeg writes its moov index last.
+inline const char* kBaseMp4 = "base.mp4";
+
 /// ffmpeg input arguments for a moving test pattern of `seconds` at `fps`, `w`×`h`.
 inline std::string TestPattern(int w, int h, int fps, double seconds) {
   return "-f lavfi -i testsrc2=size=" + std::to_string(w) + "x" + std::to_string(h) +
@@ -65,6 +75,12 @@ inline std::string TestPattern(int w, int h, int fps, double seconds) {
 inline std::string Tone(int rate, int channels, double seconds) {
   return "-f lavfi -i sine=frequency=440:sample_rate=" + std::to_string(rate) +
          ":duration=" + std::to_string(seconds) + " -ac " + std::to_string(channels);
+}
+
+/// The shared h264 + AAC mp4 (kBaseMp4).
+inline std::string BaseMp4() {
+  return SharedMedia().Make(kBaseMp4, TestPattern(320, 240, 25, 2) + " " + Tone(44100, 2, 2) +
+                                          " -c:v libx264 -pix_fmt yuv420p -c:a aac -shortest");
 }
 
 }  // namespace mmpt::media

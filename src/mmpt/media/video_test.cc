@@ -74,12 +74,7 @@ TEST(SampleVideoTest, TooShortIsAnError) {
 
 class VideoDecodeTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { media_ = new GeneratedMedia(); }
-  static void TearDownTestSuite() {
-    delete media_;
-    media_ = nullptr;
-  }
-  static inline GeneratedMedia* media_ = nullptr;
+  GeneratedMedia* media_ = &SharedMedia();
 };
 
 // Frames reached by seeking equal the same frames reached by decoding everything in order.
@@ -141,11 +136,11 @@ TEST_F(VideoDecodeTest, PreprocessGivesQwenInputs) {
 }
 
 TEST_F(VideoDecodeTest, ErrorsAreClear) {
-  std::string mp4 = media_->Make("e.mp4", TestPattern(64, 48, 10, 2) + " -c:v libx264");
+  std::string mp4 = BaseMp4();
   auto truncated = PreprocessVideo(AsBytes(mp4.substr(0, mp4.size() / 3)));
   ASSERT_FALSE(truncated.ok());
   EXPECT_EQ(truncated.status().code(), StatusCode::kCorrupt);
-  std::string wav = media_->Make("e.wav", Tone(16000, 1, 1));
+  std::string wav = media_->Make("a.wav", Tone(16000, 1, 1.5));  // as AvProbeTest's
   auto audio_only = PreprocessVideo(AsBytes(wav));
   ASSERT_FALSE(audio_only.ok());
   EXPECT_NE(audio_only.status().message().find("no video stream"), std::string::npos);
