@@ -60,10 +60,15 @@ int RefuseNestedOpen(AVFormatContext*, AVIOContext**, const char*, int, AVDictio
   return AVERROR(EPERM);
 }
 
-void QuietFfmpeg() {
-  // Errors come back as Status values; FFmpeg's own log lines would only repeat them.
+// Process-wide FFmpeg settings, made once: errors come back as Status values, so FFmpeg's own
+// log lines would only repeat them; and no single allocation may exceed kMaxAllocBytes, which
+// stops headers that declare gigabyte chunks (a WAV LIST chunk of 1.5 GB made the demuxer
+// allocate and read it for seconds) without limiting real frames (8192² YUV is ~100 MB).
+constexpr size_t kMaxAllocBytes = size_t{512} << 20;
+void InitFfmpeg() {
   static const bool once = [] {
     av_log_set_level(AV_LOG_QUIET);
+    av_max_alloc(kMaxAllocBytes);
     return true;
   }();
   (void)once;
@@ -100,7 +105,7 @@ std::string AvErrorString(int error) {
 
 Result<std::unique_ptr<AvInput>> AvInput::Open(std::span<const std::byte> bytes) {
   if (bytes.empty()) return Status::InvalidArgument("media: empty input");
-  QuietFfmpeg();
+  InitFfmpeg();
   std::unique_ptr<AvInput> input(new AvInput());
   input->reader_ = {reinterpret_cast<const uint8_t*>(bytes.data()),
                     static_cast<int64_t>(bytes.size()), 0};

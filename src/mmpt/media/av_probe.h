@@ -60,7 +60,9 @@ struct AvInfo {
 /// Errors: InvalidArgument (empty, not a supported container, no audio or video stream, a
 /// codec FFmpeg cannot decode, a value above `limits`, naming which), Corrupt (truncated or
 /// malformed header, zero size, zero or no frame rate, zero-length audio, zero channels or
-/// sample rate). Thread safety: reentrant.
+/// sample rate). Thread safety: reentrant. On first use of any video or audio function, FFmpeg's
+/// process-wide settings change: its log is silenced and no single allocation may exceed
+/// 512 MB (headers declaring gigabyte chunks otherwise cost seconds).
 Result<AvInfo> ProbeAv(std::span<const std::byte> bytes, const AvLimits& limits = {});
 
 }  // namespace mmpt::media

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -141,6 +142,19 @@ TEST_F(AvProbeTest, ZeroChannelsIsAnError) {
   ASSERT_FALSE(info.ok());
   EXPECT_NE(info.status().message().find("channel"), std::string::npos)
       << info.status().ToString();
+}
+
+TEST_F(AvProbeTest, HugeDeclaredChunkFailsFast) {
+  // A WAV whose LIST chunk declares 1.5 GB: FFmpeg would allocate and read it for seconds
+  // (ffprobe takes ~10 s); the allocation cap makes it a quick Corrupt. Found by the fuzzer.
+  auto wav = ReadFileToString(MMPT_SOURCE_DIR "/tests/fuzz/av_probe_fuzz/wav_huge_list_chunk.wav");
+  ASSERT_TRUE(wav.ok()) << wav.status().ToString();
+  auto start = std::chrono::steady_clock::now();
+  auto info = ProbeAv(AsBytes(*wav));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), StatusCode::kCorrupt) << info.status().ToString();
+  EXPECT_LT(seconds, 3.0);
 }
 
 TEST_F(AvProbeTest, BudgetsRefuseBeforeDecoding) {
