@@ -222,13 +222,10 @@ Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint3
   double max_pixels = std::max(std::min(static_cast<double>(rule.max_pixels),
                                         rule.total_pixels / static_cast<double>(n) * ff),
                                std::floor(static_cast<double>(rule.min_pixels) * 1.05));
-  ResizeRule resize;
-  resize.factor = rule.factor;
-  resize.min_pixels = rule.min_pixels;
-  // The reference's bound is fractional when the total budget sets it; SmartResize takes
-  // whole pixels. The area test is the same for whole areas; the scale differs by < 1e-6.
-  resize.max_pixels = static_cast<uint64_t>(max_pixels);
-  MMPT_ASSIGN_OR_RETURN(s.size, SmartResize(height, width, resize));
+  // The bound is fractional when the total budget sets it, and the reference keeps the fraction.
+  MMPT_ASSIGN_OR_RETURN(s.size, SmartResize(height, width, rule.factor,
+                                            static_cast<double>(rule.min_pixels), max_pixels,
+                                            rule.max_aspect_ratio));
   return s;
 }
 

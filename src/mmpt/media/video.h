@@ -25,6 +25,7 @@ struct VideoSamplingRule {
   uint64_t min_pixels = 128 * 28 * 28;  // per frame
   uint64_t max_pixels = 768 * 28 * 28;  // per frame, before the total budget lowers it
   double total_pixels = 128000 * 28 * 28 * 0.9;  // budget over all frames / frame_factor
+  double max_aspect_ratio = 200.0;  // larger ratios are rejected, as smart_resize does
 };
 
 /// The sampling of one video.

@@ -56,6 +56,12 @@ TEST(SampleVideoTest, FramePixelsFromTheTotalBudget) {
   EXPECT_LE(area, 235200u);
   EXPECT_EQ(long_video->size.height % 28, 0u);
   EXPECT_EQ(long_video->size.width % 28, 0u);
+  // 712 frames: the cap is 253698.876..., and its fraction moves the size (floored: 644x364).
+  auto fractional = SampleVideo(712, 2.0, 890, 500);
+  ASSERT_TRUE(fractional.ok()) << fractional.status().ToString();
+  EXPECT_EQ(fractional->frame_indices.size(), 712u);
+  EXPECT_EQ(fractional->size.height, 672u);
+  EXPECT_EQ(fractional->size.width, 364u);
   // A tiny budget never sets the cap below ⌊1.05 · min_pixels⌋ = 105369; SmartResize's
   // shrinking branch floors both sides, landing below min_pixels, as the reference does.
   VideoSamplingRule rule;
