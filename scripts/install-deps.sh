@@ -10,6 +10,8 @@ DEBIAN_PACKAGES=(
   libsimdjson-dev nlohmann-json3-dev libzip-dev libarchive-dev libglpk-dev zlib1g-dev zip unzip libpcre2-dev libicu-dev
   libsentencepiece-dev libtbb-dev libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libstb-dev
+  libavformat-dev libavcodec-dev libswscale-dev libswresample-dev libavutil-dev  # video and audio
+  ffmpeg python3-av  # test media are made by the ffmpeg CLI; PyAV decodes the video fidelity reference
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   nodejs npm

@@ -46,10 +46,30 @@ Result<GridThw> PatchGrid(uint32_t height, uint32_t width, const PatchConfig& co
 }
 
 Status NormalizePatchify(const Image& rgb, const PatchConfig& config, std::span<float> out) {
-  if (rgb.channels != 3) {
-    return Status::InvalidArgument("patchify: needs RGB, got {} channels", rgb.channels);
+  // A still image fills every temporal slot of its one temporal patch.
+  std::vector<const Image*> frames(config.temporal_patch_size, &rgb);
+  return NormalizePatchifyFrames(frames, config, out);
+}
+
+Status NormalizePatchifyFrames(std::span<const Image* const> frames, const PatchConfig& config,
+                               std::span<float> out) {
+  const uint32_t tp = config.temporal_patch_size;
+  if (frames.empty() || tp == 0 || frames.size() % tp != 0) {
+    return Status::InvalidArgument("patchify: {} frames is not a multiple of the temporal patch {}",
+                                   frames.size(), tp);
   }
-  MMPT_ASSIGN_OR_RETURN(GridThw grid, PatchGrid(rgb.height, rgb.width, config));
+  const Image& first = *frames[0];
+  for (const Image* frame : frames) {
+    if (frame->channels != 3) {
+      return Status::InvalidArgument("patchify: needs RGB, got {} channels", frame->channels);
+    }
+    if (frame->width != first.width || frame->height != first.height) {
+      return Status::InvalidArgument("patchify: frames of {}x{} and {}x{}", first.width,
+                                     first.height, frame->width, frame->height);
+    }
+  }
+  MMPT_ASSIGN_OR_RETURN(GridThw grid, PatchGrid(first.height, first.width, config));
+  grid.t = static_cast<uint32_t>(frames.size() / tp);
   const uint64_t dim = PatchDim(config);
   if (out.size() != grid.patches() * dim) {
     return Status::InvalidArgument("patchify: output holds {} floats, needs {}", out.size(),
@@ -64,30 +84,38 @@ Status NormalizePatchify(const Image& rgb, const PatchConfig& config, std::span<
       table[c][v] = (scaled - config.mean[c]) / config.std[c];
     }
   }
-  const uint32_t p = config.patch_size, m = config.merge_size, tp = config.temporal_patch_size;
+  const uint32_t p = config.patch_size, m = config.merge_size;
   const size_t plane = size_t{p} * p;  // floats of one channel of one temporal slot
+  const size_t row_bytes = first.row_bytes();
   // Source byte offset of every position of a patch, in output order (y, x).
   std::vector<uint32_t> offsets(plane);
   for (uint32_t py = 0; py < p; ++py) {
     for (uint32_t px = 0; px < p; ++px) {
-      offsets[size_t{py} * p + px] = static_cast<uint32_t>(py * rgb.row_bytes() + px * 3);
+      offsets[size_t{py} * p + px] = static_cast<uint32_t>(py * row_bytes + px * 3);
     }
   }
   std::vector<float> values(plane);
   float* dst = out.data();
-  for (uint32_t bh = 0; bh < grid.h / m; ++bh) {
-    for (uint32_t bw = 0; bw < grid.w / m; ++bw) {
-      for (uint32_t mh = 0; mh < m; ++mh) {
-        for (uint32_t mw = 0; mw < m; ++mw, dst += dim) {
-          const uint8_t* base = rgb.row((bh * m + mh) * p) + size_t{(bw * m + mw) * p} * 3;
-          for (uint32_t c = 0; c < 3; ++c) {
-            // One channel plane in output order, then the same plane in every temporal slot
-            // (a still image repeats): the output, megabytes per image, is written once and
-            // sequentially.
-            const float* lut = table[c];
-            for (size_t i = 0; i < plane; ++i) values[i] = lut[base[offsets[i] + c]];
-            for (uint32_t t = 0; t < tp; ++t) {
-              StorePlane(values.data(), plane, dst + (size_t{c} * tp + t) * plane);
+  for (uint32_t gt = 0; gt < grid.t; ++gt) {
+    const Image* const* slots = frames.data() + size_t{gt} * tp;
+    for (uint32_t bh = 0; bh < grid.h / m; ++bh) {
+      for (uint32_t bw = 0; bw < grid.w / m; ++bw) {
+        for (uint32_t mh = 0; mh < m; ++mh) {
+          for (uint32_t mw = 0; mw < m; ++mw, dst += dim) {
+            const size_t base =
+                size_t{(bh * m + mh) * p} * row_bytes + size_t{(bw * m + mw) * p} * 3;
+            for (uint32_t c = 0; c < 3; ++c) {
+              // One channel plane in output order per temporal slot; a slot showing the same
+              // frame as the one before (a still image) reuses it. The output, megabytes per
+              // image, is written once and sequentially.
+              const float* lut = table[c];
+              for (uint32_t t = 0; t < tp; ++t) {
+                if (t == 0 || slots[t] != slots[t - 1]) {
+                  const uint8_t* src = slots[t]->pixels.data() + base;
+                  for (size_t i = 0; i < plane; ++i) values[i] = lut[src[offsets[i] + c]];
+                }
+                StorePlane(values.data(), plane, dst + (size_t{c} * tp + t) * plane);
+              }
             }
           }
         }

@@ -46,4 +46,14 @@ inline uint64_t PatchDim(const PatchConfig& config) {
 /// Thread safety: reentrant; writes only `out`.
 Status NormalizePatchify(const Image& rgb, const PatchConfig& config, std::span<float> out);
 
+/// As NormalizePatchify for a video: `frames` (all RGB, one size, a multiple of the temporal
+/// patch in number) become grid.t = frames / temporal patch temporal patches, rows ordered
+/// (t, h/merge, w/merge, merge_h, merge_w), each row (channel, temporal, patch_y, patch_x) as
+/// Qwen2VLImageProcessor orders `pixel_values_videos`. `out` must hold exactly
+/// grid.patches() × PatchDim(config) floats.
+/// Errors: InvalidArgument (frame count, channels, mismatched sizes, size not on the grid,
+/// wrong `out` size). Thread safety: reentrant; writes only `out`.
+Status NormalizePatchifyFrames(std::span<const Image* const> frames, const PatchConfig& config,
+                               std::span<float> out);
+
 }  // namespace mmpt::media

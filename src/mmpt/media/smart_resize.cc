@@ -12,22 +12,28 @@ double RoundHalfEven(double x) { return std::nearbyint(x); }
 }  // namespace
 
 Result<ResizedSize> SmartResize(uint32_t height, uint32_t width, const ResizeRule& rule) {
+  return SmartResize(height, width, rule.factor, static_cast<double>(rule.min_pixels),
+                     static_cast<double>(rule.max_pixels), rule.max_aspect_ratio);
+}
+
+Result<ResizedSize> SmartResize(uint32_t height, uint32_t width, uint32_t factor_pixels,
+                                double min_pixels, double max_pixels, double max_aspect_ratio) {
   if (height == 0 || width == 0) {
     return Status::InvalidArgument("image size {}x{} has a zero side", width, height);
   }
-  double h = height, w = width, factor = rule.factor;
-  if (std::max(h, w) / std::min(h, w) > rule.max_aspect_ratio) {
+  double h = height, w = width, factor = factor_pixels;
+  if (std::max(h, w) / std::min(h, w) > max_aspect_ratio) {
     return Status::InvalidArgument("image size {}x{}: aspect ratio above {}", width, height,
-                                   rule.max_aspect_ratio);
+                                   max_aspect_ratio);
   }
   double h_bar = std::max(factor, RoundHalfEven(h / factor) * factor);
   double w_bar = std::max(factor, RoundHalfEven(w / factor) * factor);
-  if (h_bar * w_bar > static_cast<double>(rule.max_pixels)) {
-    double beta = std::sqrt(h * w / static_cast<double>(rule.max_pixels));
+  if (h_bar * w_bar > max_pixels) {
+    double beta = std::sqrt(h * w / max_pixels);
     h_bar = std::max(factor, std::floor(h / beta / factor) * factor);
     w_bar = std::max(factor, std::floor(w / beta / factor) * factor);
-  } else if (h_bar * w_bar < static_cast<double>(rule.min_pixels)) {
-    double beta = std::sqrt(static_cast<double>(rule.min_pixels) / (h * w));
+  } else if (h_bar * w_bar < min_pixels) {
+    double beta = std::sqrt(min_pixels / (h * w));
     h_bar = std::ceil(h * beta / factor) * factor;
     w_bar = std::ceil(w * beta / factor) * factor;
   }

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/media/av_probe.h"
+#include "mmpt/media/image.h"
+#include "mmpt/media/patchify.h"
+#include "mmpt/media/smart_resize.h"
+
+namespace mmpt::media {
+
+/// Which frames of a video Qwen2-VL / Qwen2.5-VL see and at what size: the rule of
+/// qwen-vl-utils' fetch_video and smart_nframes. Defaults are qwen-vl-utils' for Qwen2.5-VL.
+struct VideoSamplingRule {
+  double fps = 2.0;            // frames sampled per second of video
+  uint32_t min_frames = 4;     // rounded up to frame_factor
+  uint32_t max_frames = 768;   // rounded down to frame_factor; never more than the video has
+  uint32_t nframes = 0;        // when nonzero: exactly this many (rounded), ignoring fps
+  uint32_t frame_factor = 2;   // the temporal patch: frame counts are multiples of it
+  uint32_t factor = 28;        // patch × merge: frame sides are multiples of it
+  uint64_t min_pixels = 128 * 28 * 28;  // per frame
+  uint64_t max_pixels = 768 * 28 * 28;  // per frame, before the total budget lowers it
+  double total_pixels = 128000 * 28 * 28 * 0.9;  // budget over all frames / frame_factor
+  double max_aspect_ratio = 200.0;  // larger ratios are rejected, as smart_resize does
+};
+
+/// The sampling of one video.
+struct VideoSampling {
+  uint64_t total_frames = 0;           // frames in the video
+  double video_fps = 0;                // its average frame rate
+  std::vector<uint64_t> frame_indices;  // ascending, in presentation order, from 0
+  double sample_fps = 0;               // frames sampled per second of video
+  ResizedSize size;                    // every sampled frame is resized to this
+};
+
+/// Sample a video of `total_frames` frames at `video_fps` whose frames are `height`×`width`:
+/// the count n from fps within [min_frames, max_frames] and the video's length, a multiple of
+/// frame_factor; indices round(linspace(0, total_frames − 1, n)) computed as torch computes
+/// them in float32, halves to even; per-frame max pixels
+/// max(min(max_pixels, total_pixels / n · frame_factor), ⌊1.05 · min_pixels⌋), then
+/// SmartResize.
+/// Errors: InvalidArgument (fewer than frame_factor frames to sample, zero fps, a size
+/// SmartResize refuses). Thread safety: pure function.
+Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint32_t height,
+                                  uint32_t width, const VideoSamplingRule& rule = {});
+
+/// Everything that turns video bytes into vision-encoder input. Defaults are Qwen2.5-VL's.
+struct VideoPreprocessConfig {
+  VideoSamplingRule sampling;
+  PatchConfig patch;  // patch.temporal_patch_size must equal sampling.frame_factor
+  AvLimits limits;
+};
+
+/// One video ready for the vision encoder.
+struct PreprocessedVideo {
+  GridThw grid;                          // video_grid_thw
+  uint32_t height = 0, width = 0;        // resized frame size in pixels
+  VideoSampling sampling;
+  double second_per_grid_t = 0;          // second_per_grid_ts: temporal patch / sample fps
+  std::vector<float, DefaultInitAllocator<float>> pixel_values;  // pixel_values_videos rows
+};
+
+/// Decode the frames at `frame_indices` (ascending; presentation order, from 0) of the first
+/// video stream as RGB at their coded size (rotation is not applied, as decord and
+/// torchvision do not), decoding only what the seeks leave: a seek to the last keyframe at or
+/// before a frame whenever one lies past the frame last decoded. Frames are counted by
+/// demuxing every packet of the stream first (no decoding).
+/// `total_frames`, when not null, receives that count.
+/// Errors: as ProbeAv; OutOfRange (an index past the last frame); Corrupt (a frame that does
+/// not decode, packets without timestamps, frames changing size). Thread safety: reentrant.
+Result<std::vector<Image>> DecodeVideoFrames(std::span<const std::byte> bytes,
+                                             std::span<const uint64_t> frame_indices,
+                                             const AvLimits& limits = {},
+                                             uint64_t* total_frames = nullptr);
+
+/// Probe (budgets checked on the header), count frames, sample (SampleVideo), decode only the
+/// sampled frames, convert to RGB (libswscale, as PyAV's to_ndarray("rgb24") does), resize
+/// each with Pillow's bicubic (ResizeBicubic), rescale, normalize and patchify in temporal
+/// pairs: `pixel_values_videos`, `video_grid_thw` and `second_per_grid_ts` of Qwen2.5-VL.
+/// Errors: as ProbeAv, SampleVideo and DecodeVideoFrames; InvalidArgument when the temporal
+/// patch and the frame factor differ. Thread safety: reentrant.
+Result<PreprocessedVideo> PreprocessVideo(std::span<const std::byte> bytes,
+                                          const VideoPreprocessConfig& config = {});
+
+}  // namespace mmpt::media

@@ -1,0 +1,159 @@
+#include "mmpt/media/video.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "mmpt/media/av_test_util.h"
+
+namespace mmpt::media {
+namespace {
+
+TEST(SampleVideoTest, CountFollowsFpsWithinBounds) {
+  // 2 s at 25 fps: 4 frames at 2 fps, from round(linspace(0, 49, 4)).
+  auto s = SampleVideo(50, 25.0, 240, 320);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->frame_indices, (std::vector<uint64_t>{0, 16, 33, 49}));
+  EXPECT_DOUBLE_EQ(s->sample_fps, 4.0 / 50 * 25);
+  // 10 s at 30 fps: 20 frames; 1 s: min_frames (4); 7 frames at 2 fps: all there are, floored
+  // to the factor (6).
+  EXPECT_EQ(SampleVideo(300, 30.0, 240, 320)->frame_indices.size(), 20u);
+  EXPECT_EQ(SampleVideo(30, 30.0, 240, 320)->frame_indices.size(), 4u);
+  EXPECT_EQ(SampleVideo(7, 2.0, 240, 320)->frame_indices.size(), 6u);
+  // An hour at 30 fps: max_frames.
+  auto hour = SampleVideo(108000, 30.0, 1080, 1920);
+  ASSERT_TRUE(hour.ok());
+  EXPECT_EQ(hour->frame_indices.size(), 768u);
+  EXPECT_EQ(hour->frame_indices.front(), 0u);
+  EXPECT_EQ(hour->frame_indices.back(), 107999u);
+}
+
+TEST(SampleVideoTest, TiesRoundToEven) {
+  // linspace(0, 7, 3) = 0, 3.5, 7: the half goes to 4 (torch.round, like Python's round).
+  VideoSamplingRule rule;
+  rule.nframes = 3;  // rounds (half to even) to 4 frames
+  auto s = SampleVideo(8, 30.0, 64, 64, rule);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->frame_indices.size(), 4u);
+  rule.nframes = 0;
+  rule.min_frames = 3;  // ceil to 4
+  rule.max_frames = 3;  // floor to 2
+  EXPECT_EQ(SampleVideo(8, 30.0, 64, 64, rule)->frame_indices, (std::vector<uint64_t>{0, 7}));
+}
+
+TEST(SampleVideoTest, FramePixelsFromTheTotalBudget) {
+  // Short video: the per-frame cap (768·28²) applies.
+  auto short_video = SampleVideo(100, 25.0, 1080, 1920);
+  ASSERT_TRUE(short_video.ok());
+  uint64_t area = uint64_t{short_video->size.height} * short_video->size.width;
+  EXPECT_LE(area, 768u * 28 * 28);
+  EXPECT_GT(area, 600u * 28 * 28);
+  // 768 frames: total_pixels / 768 · 2 = 235200 per frame.
+  auto long_video = SampleVideo(108000, 30.0, 1080, 1920);
+  area = uint64_t{long_video->size.height} * long_video->size.width;
+  EXPECT_LE(area, 235200u);
+  EXPECT_EQ(long_video->size.height % 28, 0u);
+  EXPECT_EQ(long_video->size.width % 28, 0u);
+  // 712 frames: the cap is 253698.876..., and its fraction moves the size (floored: 644x364).
+  auto fractional = SampleVideo(712, 2.0, 890, 500);
+  ASSERT_TRUE(fractional.ok()) << fractional.status().ToString();
+  EXPECT_EQ(fractional->frame_indices.size(), 712u);
+  EXPECT_EQ(fractional->size.height, 672u);
+  EXPECT_EQ(fractional->size.width, 364u);
+  // A tiny budget never sets the cap below ⌊1.05 · min_pixels⌋ = 105369; SmartResize's
+  // shrinking branch floors both sides, landing below min_pixels, as the reference does.
+  VideoSamplingRule rule;
+  rule.total_pixels = 1000;
+  auto tiny = SampleVideo(100, 25.0, 1080, 1920, rule);
+  EXPECT_EQ(tiny->size.height, 224u);
+  EXPECT_EQ(tiny->size.width, 420u);
+}
+
+TEST(SampleVideoTest, TooShortIsAnError) {
+  auto one = SampleVideo(1, 30.0, 64, 64);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(SampleVideo(100, 0.0, 64, 64).ok());
+}
+
+class VideoDecodeTest : public ::testing::Test {
+ protected:
+  GeneratedMedia* media_ = &SharedMedia();
+};
+
+// Frames reached by seeking equal the same frames reached by decoding everything in order.
+TEST_F(VideoDecodeTest, SeekedFramesEqualSequentialDecode) {
+  for (const auto& [name, args] : std::vector<std::pair<std::string, std::string>>{
+           {"gop.mp4", TestPattern(96, 64, 25, 3) + " -c:v libx264 -g 10 -bf 2 -pix_fmt yuv420p"},
+           {"gop.webm", TestPattern(96, 64, 25, 3) +
+                            " -c:v libvpx-vp9 -g 10 -deadline realtime -cpu-used 8"},
+           {"all.avi", TestPattern(96, 64, 25, 3) + " -c:v mjpeg"}}) {
+    SCOPED_TRACE(name);
+    std::string bytes = media_->Make(name, args);
+    uint64_t total = 0;
+    std::vector<uint64_t> all(75);
+    std::iota(all.begin(), all.end(), 0);
+    auto every = DecodeVideoFrames(AsBytes(bytes), all, {}, &total);
+    ASSERT_TRUE(every.ok()) << every.status().ToString();
+    EXPECT_EQ(total, 75u);
+    std::vector<uint64_t> chosen = {0, 9, 10, 11, 37, 38, 38, 61, 74};
+    auto some = DecodeVideoFrames(AsBytes(bytes), chosen);
+    ASSERT_TRUE(some.ok()) << some.status().ToString();
+    ASSERT_EQ(some->size(), chosen.size());
+    for (size_t k = 0; k < chosen.size(); ++k) {
+      const Image& a = (*some)[k];
+      const Image& b = (*every)[chosen[k]];
+      EXPECT_EQ(a.width, 96u);
+      EXPECT_EQ(a.height, 64u);
+      EXPECT_TRUE(a.pixels == b.pixels) << "frame " << chosen[k];
+    }
+    // Neighbouring frames of a moving pattern differ: equality above is not vacuous.
+    EXPECT_FALSE((*every)[10].pixels == (*every)[11].pixels);
+    // A video above the frame budget is refused (by the probe, or by the packet count).
+    auto counted = DecodeVideoFrames(AsBytes(bytes), std::vector<uint64_t>{0},
+                                     {.max_frames = 74});
+    ASSERT_FALSE(counted.ok());
+    EXPECT_EQ(counted.status().code(), StatusCode::kInvalidArgument);
+    auto past = DecodeVideoFrames(AsBytes(bytes), std::vector<uint64_t>{75});
+    ASSERT_FALSE(past.ok());
+    EXPECT_EQ(past.status().code(), StatusCode::kOutOfRange);
+  }
+}
+
+TEST_F(VideoDecodeTest, PreprocessGivesQwenInputs) {
+  std::string mp4 = media_->Make("p.mp4", TestPattern(320, 240, 25, 4) + " -c:v libx264 -g 12");
+  auto video = PreprocessVideo(AsBytes(mp4));
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  // 100 frames at 25 fps, 2 fps: 8 frames, 4 temporal patches.
+  EXPECT_EQ(video->sampling.total_frames, 100u);
+  EXPECT_EQ(video->sampling.frame_indices,
+            (std::vector<uint64_t>{0, 14, 28, 42, 57, 71, 85, 99}));
+  EXPECT_DOUBLE_EQ(video->sampling.sample_fps, 2.0);
+  EXPECT_DOUBLE_EQ(video->second_per_grid_t, 1.0);
+  // 320x240 is below 128·28² pixels: scaled up to 392x280 (both multiples of 28).
+  EXPECT_EQ(video->height, 280u);
+  EXPECT_EQ(video->width, 392u);
+  EXPECT_EQ(video->grid.t, 4u);
+  EXPECT_EQ(video->grid.h, 20u);
+  EXPECT_EQ(video->grid.w, 28u);
+  EXPECT_EQ(video->pixel_values.size(), video->grid.patches() * 1176);
+}
+
+TEST_F(VideoDecodeTest, ErrorsAreClear) {
+  std::string mp4 = BaseMp4();
+  auto truncated = PreprocessVideo(AsBytes(mp4.substr(0, mp4.size() / 3)));
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_EQ(truncated.status().code(), StatusCode::kCorrupt);
+  std::string wav = media_->Make("a.wav", Tone(16000, 1, 1.5));  // as AvProbeTest's
+  auto audio_only = PreprocessVideo(AsBytes(wav));
+  ASSERT_FALSE(audio_only.ok());
+  EXPECT_NE(audio_only.status().message().find("no video stream"), std::string::npos);
+  VideoPreprocessConfig config;
+  config.patch.temporal_patch_size = 1;
+  EXPECT_EQ(PreprocessVideo(AsBytes(mp4), config).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace mmpt::media
