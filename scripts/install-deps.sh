@@ -10,6 +10,7 @@ DEBIAN_PACKAGES=(
   libsimdjson-dev nlohmann-json3-dev libzip-dev libarchive-dev libglpk-dev zlib1g-dev zip unzip libpcre2-dev libicu-dev
   libsentencepiece-dev libtbb-dev libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libstb-dev
+  libfftw3-dev  # the STFT of audio encoders' log-mel features
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   nodejs npm
