@@ -1,0 +1,78 @@
+"""mmpt.log_mel equals an independent NumPy implementation of Whisper's feature extractor
+(whisper_ref.py) within 1e-4, on speech-like and edge-case signals, 80 and 128 bins."""
+
+import numpy as np
+import pytest
+
+import mmpt
+import whisper_ref
+from speech_like import RATE, vowels
+
+pytestmark = pytest.mark.skipif(not hasattr(mmpt, "log_mel"), reason="media module not built")
+
+PRESET_BINS = {"whisper": 80, "qwen2-audio": 128}
+TOLERANCE = 1e-4
+
+
+def _signals():
+    rng = np.random.default_rng(14)
+    t = np.arange(int(7.3 * RATE)) / RATE
+    return {
+        "sine_440": 0.5 * np.sin(2 * np.pi * 440 * t),
+        "chirp": 0.3 * np.sin(2 * np.pi * (100 * t + (7000 - 100) / (2 * 7.3) * t**2)),
+        "noise": 0.1 * rng.standard_normal(t.size),
+        "quiet_noise": 1e-4 * rng.standard_normal(t.size),
+        "silence": np.zeros(RATE),
+        "one_hop_and_a_sample": 0.2 * rng.standard_normal(161),
+        "vowels_half_second": vowels(0.5, rng),
+        "vowels_12s": vowels(12, rng),
+        "vowels_30s": vowels(30, rng),
+        "vowels_41s": vowels(41, rng),
+    }
+
+
+SIGNALS = _signals()
+
+
+@pytest.mark.parametrize("preset", PRESET_BINS)
+@pytest.mark.parametrize("name", SIGNALS)
+def test_log_mel_matches_numpy_reference(name, preset):
+    pcm = SIGNALS[name].astype(np.float32)
+    got = mmpt.log_mel(pcm, preset=preset)
+    want, want_mask, want_tokens = whisper_ref.log_mel(pcm, n_mels=PRESET_BINS[preset])
+
+    assert got["input_features"].dtype == np.float32
+    assert got["input_features"].shape == (PRESET_BINS[preset], 3000)
+    np.testing.assert_allclose(got["input_features"], want, rtol=0, atol=TOLERANCE)
+    np.testing.assert_array_equal(got["attention_mask"], want_mask)
+    assert got["tokens"] == want_tokens
+
+
+def test_mask_and_tokens_by_length():
+    # 1 s → 100 frames → 50 after the conv → 25 tokens; ≥ 30 s → 3000 → 750 (the window).
+    for seconds, frames, tokens in [(1, 100, 25), (30, 3000, 750), (41, 3000, 750)]:
+        got = mmpt.log_mel(SIGNALS["vowels_41s"][: seconds * RATE].astype(np.float32))
+        assert int(got["attention_mask"].sum()) == frames
+        assert got["tokens"] == tokens
+
+
+@pytest.mark.parametrize("preset", PRESET_BINS)
+def test_filter_bank_matches_reference(preset):
+    want = whisper_ref.mel_filter_bank(PRESET_BINS[preset])
+    np.testing.assert_allclose(mmpt.mel_filters(preset), want, rtol=1e-12, atol=1e-15)
+
+
+def test_audio_tokens_match_processor_formula():
+    for frames in range(0, 3001):
+        assert mmpt.audio_tokens(frames) == whisper_ref.audio_tokens(frames), frames
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(mmpt.InvalidArgumentError, match="no samples"):
+        mmpt.log_mel(np.zeros(0, dtype=np.float32))
+    pcm = np.zeros(500, dtype=np.float32)
+    pcm[321] = np.inf
+    with pytest.raises(mmpt.InvalidArgumentError, match="sample 321"):
+        mmpt.log_mel(pcm)
+    with pytest.raises(mmpt.NotFoundError, match="wav2vec"):
+        mmpt.log_mel(pcm, preset="wav2vec")
