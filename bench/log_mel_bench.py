@@ -27,7 +27,7 @@ import mmpt  # noqa: E402
 import whisper_ref  # noqa: E402
 from speech_like import vowels  # noqa: E402
 
-PRESET_BINS = {"whisper": 80, "qwen2-audio": 128}
+PRESETS = ("whisper", "qwen2-audio")  # 80 and 128 bins
 
 
 def _fastest(fn, clips, repeats):
@@ -45,7 +45,7 @@ def main():
     parser.add_argument("--lengths", type=float, nargs="+", default=[5.0, 30.0],
                         help="clip lengths in seconds")
     parser.add_argument("--clips", type=int, default=4, help="clips per length")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
     if hasattr(os, "sched_setaffinity"):
@@ -53,7 +53,8 @@ def main():
     rng = np.random.default_rng(14)
     print(f"{'preset':<12} {'clip s':>6} | {'reference audio s/s':>19} {'mmpt audio s/s':>15} "
           f"{'ratio':>7}")
-    for preset, n_mels in PRESET_BINS.items():
+    for preset in PRESETS:
+        n_mels = mmpt.mel_filters(preset).shape[0]
         filters = whisper_ref.mel_filter_bank(n_mels)
         for seconds in args.lengths:
             clips = [vowels(seconds, rng).astype(np.float32) for _ in range(args.clips)]

@@ -1,6 +1,11 @@
 """mmpt.log_mel equals an independent NumPy implementation of Whisper's feature extractor
 (whisper_ref.py) within 1e-4, on speech-like and edge-case signals, 80 and 128 bins."""
 
+import os
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -76,3 +81,18 @@ def test_errors_name_the_problem():
         mmpt.log_mel(pcm)
     with pytest.raises(mmpt.NotFoundError, match="wav2vec"):
         mmpt.log_mel(pcm, preset="wav2vec")
+
+
+@pytest.mark.slow
+def test_bench_runs_at_a_tiny_size():
+    """bench/log_mel_bench.py prints both figures and their ratio for every preset."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, os.path.join(root, "bench", "log_mel_bench.py"),
+                           "--lengths", "1", "--clips", "1", "--repeats", "1"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)), timeout=300)
+    assert done.returncode == 0, done.stdout
+    rows = re.findall(r"^(\S+)\s+1 \|\s+(\d+)\s+(\d+)\s+([\d.]+)x$", done.stdout, re.M)
+    assert [row[0] for row in rows] == ["whisper", "qwen2-audio"], done.stdout
+    for row in rows:
+        assert all(float(value) > 0 for value in row[1:]), row
