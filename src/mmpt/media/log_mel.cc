@@ -139,6 +139,7 @@ Result<std::shared_ptr<const LogMelExtractor>> LogMelExtractor::Create(
       Linspace(HzToMel(kMinHz), HzToMel(kMaxHz), size_t{config.n_mels} + 2);
   std::vector<double> edges_hz(edges_mel.size());
   std::transform(edges_mel.begin(), edges_mel.end(), edges_hz.begin(), MelToHz);
+  // Bin centres up to sampling_rate // 2, integer division as the reference writes it.
   const std::vector<double> bin_hz = Linspace(0.0, config.sample_rate / 2, bins);
   extractor->mel_filters_.assign(size_t{config.n_mels} * bins, 0.0);
   extractor->bands_.resize(config.n_mels);
