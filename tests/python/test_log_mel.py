@@ -1,5 +1,6 @@
 """mmpt.log_mel equals an independent NumPy implementation of Whisper's feature extractor
-(whisper_ref.py) within 1e-4, on speech-like and edge-case signals, 80 and 128 bins."""
+(whisper_ref.py) within 1e-4, on speech-like and edge-case signals: 80 and 128 bins, 30 s and
+300 s windows."""
 
 import os
 import re
@@ -15,7 +16,7 @@ from speech_like import RATE, vowels
 
 pytestmark = pytest.mark.skipif(not hasattr(mmpt, "log_mel"), reason="media module not built")
 
-PRESET_BINS = {"whisper": 80, "qwen2-audio": 128}
+PRESETS = {"whisper": (80, 30), "qwen2-audio": (128, 30), "qwen2.5-omni": (128, 300)}  # bins, s
 TOLERANCE = 1e-4
 
 
@@ -39,15 +40,21 @@ def _signals():
 SIGNALS = _signals()
 
 
-@pytest.mark.parametrize("preset", PRESET_BINS)
-@pytest.mark.parametrize("name", SIGNALS)
+# Every signal at 80 and 128 bins; Qwen2.5-Omni's 300 s window (ten times the work) on two.
+CASES = [(name, preset) for name in SIGNALS for preset in ("whisper", "qwen2-audio")] + [
+    ("vowels_half_second", "qwen2.5-omni"), ("vowels_41s", "qwen2.5-omni")]
+
+
+@pytest.mark.parametrize("name,preset", CASES)
 def test_log_mel_matches_numpy_reference(name, preset):
     pcm = SIGNALS[name].astype(np.float32)
+    n_mels, window_seconds = PRESETS[preset]
     got = mmpt.log_mel(pcm, preset=preset)
-    want, want_mask, want_tokens = whisper_ref.log_mel(pcm, n_mels=PRESET_BINS[preset])
+    want, want_mask, want_tokens = whisper_ref.log_mel(pcm, n_mels=n_mels,
+                                                       chunk_seconds=window_seconds)
 
     assert got["input_features"].dtype == np.float32
-    assert got["input_features"].shape == (PRESET_BINS[preset], 3000)
+    assert got["input_features"].shape == (n_mels, window_seconds * 100)  # 10 ms frames
     np.testing.assert_allclose(got["input_features"], want, rtol=0, atol=TOLERANCE)
     np.testing.assert_array_equal(got["attention_mask"], want_mask)
     assert got["tokens"] == want_tokens
@@ -55,15 +62,20 @@ def test_log_mel_matches_numpy_reference(name, preset):
 
 def test_mask_and_tokens_by_length():
     # 1 s → 100 frames → 50 after the conv → 25 tokens; ≥ 30 s → 3000 → 750 (the window).
-    for seconds, frames, tokens in [(1, 100, 25), (30, 3000, 750), (41, 3000, 750)]:
-        got = mmpt.log_mel(SIGNALS["vowels_41s"][: seconds * RATE].astype(np.float32))
+    # Qwen2.5-Omni's 300 s window keeps all 41 s: 4100 frames → 2050 → 1025 tokens.
+    for preset, seconds, frames, tokens in [("qwen2-audio", 1, 100, 25),
+                                            ("qwen2-audio", 30, 3000, 750),
+                                            ("qwen2-audio", 41, 3000, 750),
+                                            ("qwen2.5-omni", 41, 4100, 1025)]:
+        pcm = SIGNALS["vowels_41s"][: seconds * RATE].astype(np.float32)
+        got = mmpt.log_mel(pcm, preset=preset)
         assert int(got["attention_mask"].sum()) == frames
         assert got["tokens"] == tokens
 
 
-@pytest.mark.parametrize("preset", PRESET_BINS)
+@pytest.mark.parametrize("preset", ["whisper", "qwen2-audio"])
 def test_filter_bank_matches_reference(preset):
-    want = whisper_ref.mel_filter_bank(PRESET_BINS[preset])
+    want = whisper_ref.mel_filter_bank(PRESETS[preset][0])
     np.testing.assert_allclose(mmpt.mel_filters(preset), want, rtol=1e-12, atol=1e-15)
 
 

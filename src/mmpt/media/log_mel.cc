@@ -90,12 +90,15 @@ Status Validate(const LogMelConfig& config) {
 }  // namespace
 
 Result<LogMelConfig> AudioPreset(std::string_view name) {
-  // The preprocessor_config.json of each model: all 16 kHz, n_fft 400, hop 160, 30 s.
+  // The preprocessor_config.json of each model: all 16 kHz, n_fft 400, hop 160.
   LogMelConfig config;
   if (name == "whisper") {
     config.n_mels = 80;
-  } else if (name == "whisper-large-v3" || name == "qwen2-audio" || name == "qwen2.5-omni") {
+  } else if (name == "whisper-large-v3" || name == "qwen2-audio") {
     config.n_mels = 128;
+  } else if (name == "qwen2.5-omni") {
+    config.n_mels = 128;
+    config.chunk_seconds = 300;  // chunk_length 300: n_samples 4,800,000, nb_max_frames 30,000
   } else {
     return Status::NotFound("audio preset '{}': known are whisper, whisper-large-v3, "
                             "qwen2-audio, qwen2.5-omni",

@@ -18,7 +18,7 @@ struct LogMelConfig {
   uint32_t n_fft = 400;          // samples per STFT frame (25 ms), Hann-windowed
   uint32_t hop = 160;            // samples between frame centres (10 ms)
   uint32_t n_mels = 128;         // mel bins (feature_size)
-  uint32_t chunk_seconds = 30;   // input is zero-padded or cut to this many seconds
+  uint32_t chunk_seconds = 30;   // input is zero-padded or cut to this window, in seconds
 
   /// Samples in one window: chunk_seconds × sample_rate (480,000 by default).
   uint64_t WindowSamples() const { return uint64_t{chunk_seconds} * sample_rate; }
@@ -27,15 +27,16 @@ struct LogMelConfig {
   bool operator==(const LogMelConfig&) const = default;
 };
 
-/// The log-mel settings of an audio encoder by name: "whisper" (80 bins: Whisper tiny to
-/// large-v2), "whisper-large-v3", "qwen2-audio" and "qwen2.5-omni" (128 bins each).
+/// The log-mel settings of an audio encoder by name, from its preprocessor_config.json, with a
+/// 30 s window unless said: "whisper" (80 bins: Whisper tiny to large-v2), "whisper-large-v3"
+/// and "qwen2-audio" (128 bins), "qwen2.5-omni" (128 bins, a 300 s window).
 /// Errors: NotFound for another name.
 Result<LogMelConfig> AudioPreset(std::string_view name);
 
 /// Count the audio tokens Qwen2-Audio's and Qwen2.5-Omni's encoder hands the LLM for
 /// `valid_frames` unmasked mel frames: a stride-2 convolution, then average pooling by 2, as
-/// their processors count them ((n − 1) / 2 + 1, then (n − 2) / 2 + 1, Python's floor
-/// division; 750 for a full 30 s window, 0 for under 3 frames).
+/// their processors count them ((n − 1) / 2 + 1, then (n − 2) / 2 + 1, in Python's floor
+/// division): 25 per second of audio, 750 for a full 30 s window, 0 for under 3 frames.
 uint32_t AudioTokens(uint32_t valid_frames);
 
 /// Input features of one audio clip for a Whisper-style encoder.

@@ -34,7 +34,10 @@ TEST(LogMelTest, PresetsAndWindow) {
   EXPECT_EQ(qwen->n_mels, 128u);
   EXPECT_EQ(qwen->WindowSamples(), 480000u);
   EXPECT_EQ(qwen->Frames(), 3000u);
-  EXPECT_EQ(AudioPreset("qwen2.5-omni")->n_mels, 128u);
+  auto omni = AudioPreset("qwen2.5-omni");
+  ASSERT_TRUE(omni.ok());
+  EXPECT_EQ(omni->n_mels, 128u);
+  EXPECT_EQ(omni->Frames(), 30000u);  // a 300 s window
   EXPECT_EQ(AudioPreset("wav2vec").status().code(), StatusCode::kNotFound);
 }
 
