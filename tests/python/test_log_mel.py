@@ -1,9 +1,11 @@
 """mmpt.log_mel equals an independent NumPy implementation of Whisper's feature extractor
 (whisper_ref.py) within 1e-4, on speech-like and edge-case signals: 80 and 128 bins, 30 s and
-300 s windows."""
+300 s windows; and Hugging Face's own WhisperFeatureExtractor (@huggingface/transformers, run by
+tests/media/reference_whisper_features.js) on a few of them."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -15,6 +17,11 @@ import whisper_ref
 from speech_like import RATE, vowels
 
 pytestmark = pytest.mark.skipif(not hasattr(mmpt, "log_mel"), reason="media module not built")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HF_REFERENCE = os.path.join(ROOT, "tests", "media", "reference_whisper_features.js")
+HF_PACKAGE = os.path.join(ROOT, "third_party", "npm", "node_modules", "@huggingface",
+                          "transformers")
 
 PRESETS = {"whisper": (80, 30), "qwen2-audio": (128, 30), "qwen2.5-omni": (128, 300)}  # bins, s
 TOLERANCE = 1e-4
@@ -60,6 +67,23 @@ def test_log_mel_matches_numpy_reference(name, preset):
     assert got["tokens"] == want_tokens
 
 
+@pytest.mark.skipif(not (shutil.which("node") and os.path.isdir(HF_PACKAGE)),
+                    reason="node or @huggingface/transformers missing (scripts/install-deps.sh)")
+@pytest.mark.parametrize("name,preset", [("chirp", "whisper"), ("vowels_12s", "whisper"),
+                                         ("quiet_noise", "qwen2-audio"),
+                                         ("vowels_41s", "qwen2-audio")])
+def test_log_mel_matches_hugging_face(name, preset, tmp_path):
+    pcm = SIGNALS[name].astype(np.float32)
+    n_mels, window_seconds = PRESETS[preset]
+    pcm.tofile(tmp_path / "pcm.f32")
+    subprocess.run(["node", HF_REFERENCE, str(n_mels), str(window_seconds),
+                    str(tmp_path / "pcm.f32"), str(tmp_path / "features.f32")],
+                   check=True, capture_output=True, timeout=120)
+    want = np.fromfile(tmp_path / "features.f32", dtype=np.float32)
+    got = mmpt.log_mel(pcm, preset=preset)["input_features"]
+    np.testing.assert_allclose(got, want.reshape(got.shape), rtol=0, atol=TOLERANCE)
+
+
 def test_mask_and_tokens_by_length():
     # 1 s → 100 frames → 50 after the conv → 25 tokens; ≥ 30 s → 3000 → 750 (the window).
     # Qwen2.5-Omni's 300 s window keeps all 41 s: 4100 frames → 2050 → 1025 tokens.
@@ -98,8 +122,7 @@ def test_errors_name_the_problem():
 @pytest.mark.slow
 def test_bench_runs_at_a_tiny_size():
     """bench/log_mel_bench.py prints both figures and their ratio for every preset."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    done = subprocess.run([sys.executable, os.path.join(root, "bench", "log_mel_bench.py"),
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "log_mel_bench.py"),
                            "--lengths", "1", "--clips", "1", "--repeats", "1"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)), timeout=300)
