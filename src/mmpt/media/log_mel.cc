@@ -193,6 +193,27 @@ Result<std::shared_ptr<const LogMelExtractor>> LogMelExtractor::ForConfig(
 }
 
 Result<LogMelFeatures> LogMelExtractor::Extract(std::span<const float> pcm) const {
+  LogMelFeatures features;
+  features.n_mels = config_.n_mels;
+  features.frames = config_.Frames();
+  features.input_features.resize(size_t{features.n_mels} * features.frames);
+  features.attention_mask.resize(features.frames);
+  MMPT_ASSIGN_OR_RETURN(features.valid_frames,
+                        ExtractInto(pcm, features.input_features, features.attention_mask));
+  features.tokens = AudioTokens(features.valid_frames);
+  return features;
+}
+
+Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
+                                              std::span<float> input_features,
+                                              std::span<int32_t> attention_mask) const {
+  const uint32_t n_fft = config_.n_fft, hop = config_.hop, n_mels = config_.n_mels;
+  const uint32_t frames = config_.Frames();
+  if (input_features.size() != size_t{n_mels} * frames || attention_mask.size() != frames) {
+    return Status::InvalidArgument(
+        "log-mel: output of {} features and {} mask entries, expected {} × {} and {}",
+        input_features.size(), attention_mask.size(), n_mels, frames, frames);
+  }
   if (pcm.empty()) return Status::InvalidArgument("log-mel: the audio has no samples");
   const uint64_t window_samples = config_.WindowSamples();
   const size_t used = static_cast<size_t>(std::min<uint64_t>(pcm.size(), window_samples));
@@ -203,29 +224,22 @@ Result<LogMelFeatures> LogMelExtractor::Extract(std::span<const float> pcm) cons
     }
   }
 
-  const uint32_t n_fft = config_.n_fft, hop = config_.hop, n_mels = config_.n_mels;
-  const uint32_t frames = config_.Frames();
   const uint32_t bins = n_fft / 2 + 1;
   const int64_t half = n_fft / 2;
   const int64_t last = static_cast<int64_t>(window_samples) - 1;
   const auto audio_end = static_cast<int64_t>(used);
 
-  LogMelFeatures features;
-  features.n_mels = n_mels;
-  features.frames = frames;
-  features.input_features.resize(size_t{n_mels} * frames);
-  features.attention_mask.assign(frames, 0);
   // A frame counts when its first sample (t·hop, before centring) is audio: Hugging Face takes
   // every hop-th entry of the per-sample mask.
-  features.valid_frames =
+  const auto valid_frames =
       static_cast<uint32_t>(std::min<uint64_t>(frames, (used + hop - 1) / hop));
-  std::fill_n(features.attention_mask.begin(), features.valid_frames, 1);
-  features.tokens = AudioTokens(features.valid_frames);
+  std::fill(attention_mask.begin(), attention_mask.begin() + valid_frames, 1);
+  std::fill(attention_mask.begin() + valid_frames, attention_mask.end(), 0);
 
   Scratch& scratch = ThreadScratch(n_fft);
   auto plan = static_cast<fftw_plan>(plan_);
   auto* spectrum = reinterpret_cast<fftw_complex*>(scratch.spectrum.data());
-  float* out = features.input_features.data();
+  float* out = input_features.data();
   const auto kFloorLog = static_cast<float>(std::log10(kPowerFloor));
   float max_log = kFloorLog;
   for (uint32_t t = 0; t < frames; ++t) {
@@ -274,8 +288,8 @@ Result<LogMelFeatures> LogMelExtractor::Extract(std::span<const float> pcm) cons
 
   // Floor at the clip's maximum − 8 (over the padded window, padding included), then rescale.
   const float floor = max_log - static_cast<float>(kDynamicRange);
-  for (float& value : features.input_features) value = (std::max(value, floor) + 4.0f) / 4.0f;
-  return features;
+  for (float& value : input_features) value = (std::max(value, floor) + 4.0f) / 4.0f;
+  return valid_frames;
 }
 
 Result<LogMelFeatures> LogMel(std::span<const float> pcm, const LogMelConfig& config) {

@@ -50,9 +50,10 @@ struct LogMelFeatures {
 };
 
 /// Computes log-mel features with one precomputed Hann window, mel filter bank and FFT plan.
-/// Thread safety: immutable after Create; Extract may be called from many threads at once
-/// (each keeps a few KB of scratch between calls). Create serializes on FFTW's planner, which
-/// is not thread-safe: code elsewhere in the process must not plan with FFTW concurrently.
+/// Thread safety: immutable after Create; Extract and ExtractInto may be called from many
+/// threads at once (each thread keeps a few KB of scratch between calls). Create serializes on
+/// FFTW's planner, which is not thread-safe: code elsewhere in the process must not plan with
+/// FFTW concurrently.
 class LogMelExtractor {
  public:
   /// Prepare an extractor. Errors: InvalidArgument for a zero field, a window that is not a
@@ -77,6 +78,14 @@ class LogMelExtractor {
   /// the STFT's last frame dropped. Samples past the window are ignored.
   /// Errors: InvalidArgument for empty input or a non-finite sample (naming its index).
   [[nodiscard]] Result<LogMelFeatures> Extract(std::span<const float> pcm) const;
+
+  /// As Extract, writing into caller-owned memory (a batch buffer): `input_features` must hold
+  /// exactly n_mels × Frames() floats (mel bin, then frame) and `attention_mask` Frames()
+  /// entries. Returns the number of valid frames (AudioTokens gives the tokens).
+  /// Errors: as Extract, plus InvalidArgument for a wrongly sized output.
+  [[nodiscard]] Result<uint32_t> ExtractInto(std::span<const float> pcm,
+                                             std::span<float> input_features,
+                                             std::span<int32_t> attention_mask) const;
 
   const LogMelConfig& config() const { return config_; }
   /// The mel filter bank, n_mels × (n_fft / 2 + 1), row-major: weights on power-spectrum bins.

@@ -144,6 +144,24 @@ TEST(LogMelTest, SameResultOnManyThreads) {
   }
 }
 
+TEST(LogMelTest, ExtractIntoWritesTheSameIntoCallerMemory) {
+  auto extractor = LogMelExtractor::Create(*AudioPreset("whisper"));
+  ASSERT_TRUE(extractor.ok());
+  const std::vector<float> pcm = Sine(700, 0.3, 3 * kRate);
+  auto features = (*extractor)->Extract(pcm);
+  ASSERT_TRUE(features.ok());
+  std::vector<float> batch(80 * 3000, 7.0f);
+  std::vector<int32_t> mask(3000, 7);
+  auto valid = (*extractor)->ExtractInto(pcm, batch, mask);
+  ASSERT_TRUE(valid.ok());
+  EXPECT_EQ(*valid, 300u);
+  EXPECT_EQ(batch, features->input_features);
+  EXPECT_EQ(mask, features->attention_mask);
+  std::vector<float> short_batch(80 * 2999);
+  EXPECT_EQ((*extractor)->ExtractInto(pcm, short_batch, mask).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(LogMelTest, ForConfigSharesOneExtractor) {
   const LogMelConfig config = *AudioPreset("whisper");
   auto a = LogMelExtractor::ForConfig(config);
