@@ -37,6 +37,7 @@ T ValueOrThrow(Result<T> result) {
 
 void BindCore(py::module_& m);
 void BindText(py::module_& m);
+void BindMedia(py::module_& m);
 void BindCost(py::module_& m);
 void BindStore(py::module_& m);
 void BindCp(py::module_& m);

@@ -11,6 +11,9 @@ PYBIND11_MODULE(_mmpt, m) {
 #ifdef MMPT_BIND_TEXT
   mmpt::python::BindText(m);
 #endif
+#ifdef MMPT_BIND_MEDIA
+  mmpt::python::BindMedia(m);
+#endif
 #ifdef MMPT_BIND_COST
   mmpt::python::BindCost(m);
 #endif

@@ -1,0 +1,80 @@
+// Bindings of mmpt::media: Whisper-style log-mel features of audio encoders.
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bind_common.h"
+#include "mmpt/media/log_mel.h"
+
+namespace mmpt::python {
+namespace {
+
+// `values` as a NumPy array that owns them (moved to the heap, freed with the array).
+template <typename T>
+py::array Own(std::vector<T> values, std::vector<py::ssize_t> shape) {
+  auto* owned = new std::vector<T>(std::move(values));
+  py::capsule free(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array(py::dtype::of<T>(), std::move(shape), {}, owned->data(), free);
+}
+
+// The preset's config with the caller's overrides.
+media::LogMelConfig Config(const std::string& preset, std::optional<uint32_t> n_mels,
+                           std::optional<uint32_t> chunk_seconds) {
+  media::LogMelConfig config = ValueOrThrow(media::AudioPreset(preset));
+  if (n_mels) config.n_mels = *n_mels;
+  if (chunk_seconds) config.chunk_seconds = *chunk_seconds;
+  return config;
+}
+
+}  // namespace
+
+void BindMedia(py::module_& m) {
+  m.def(
+      "log_mel",
+      [](py::array_t<float, py::array::c_style | py::array::forcecast> pcm,
+         const std::string& preset, std::optional<uint32_t> n_mels,
+         std::optional<uint32_t> chunk_seconds) {
+        if (pcm.ndim() != 1) ThrowStatus(Status::InvalidArgument("log_mel: pcm must be 1-D"));
+        const media::LogMelConfig config = Config(preset, n_mels, chunk_seconds);
+        Result<media::LogMelFeatures> features = [&] {
+          py::gil_scoped_release release;
+          return media::LogMel({pcm.data(), static_cast<size_t>(pcm.size())}, config);
+        }();
+        media::LogMelFeatures f = ValueOrThrow(std::move(features));
+        py::dict d;
+        d["input_features"] = Own(std::move(f.input_features), {f.n_mels, f.frames});
+        d["attention_mask"] = Own(std::move(f.attention_mask), {f.frames});
+        d["tokens"] = f.tokens;
+        return d;
+      },
+      py::arg("pcm"), py::arg("preset") = "qwen2-audio", py::arg("n_mels") = py::none(),
+      py::arg("chunk_seconds") = py::none(),
+      "Whisper-style features of mono float PCM at the preset's rate (16 kHz): a dict of "
+      "input_features (float32, n_mels × frames), attention_mask (int32, frames) and tokens "
+      "(the encoder's output length for Qwen2-Audio / Qwen2.5-Omni). Presets: whisper, "
+      "whisper-large-v3, qwen2-audio, qwen2.5-omni; n_mels and chunk_seconds override it. "
+      "Raises InvalidArgumentError (empty or non-finite audio) or NotFoundError (preset).");
+  m.def(
+      "mel_filters",
+      [](const std::string& preset, std::optional<uint32_t> n_mels) {
+        auto extractor = ValueOrThrow(
+            media::LogMelExtractor::ForConfig(Config(preset, n_mels, std::nullopt)));
+        std::span<const double> filters = extractor->MelFilters();
+        const auto mels = static_cast<py::ssize_t>(extractor->config().n_mels);
+        return Own(std::vector<double>(filters.begin(), filters.end()),
+                   {mels, static_cast<py::ssize_t>(filters.size()) / mels});
+      },
+      py::arg("preset") = "qwen2-audio", py::arg("n_mels") = py::none(),
+      "The preset's Slaney mel filter bank (float64, n_mels × (n_fft / 2 + 1)).");
+  m.def("audio_tokens", &media::AudioTokens, py::arg("valid_frames"),
+        "Audio tokens Qwen2-Audio's / Qwen2.5-Omni's encoder gives for `valid_frames` mel "
+        "frames (stride-2 convolution, then pooling by 2).");
+}
+
+}  // namespace mmpt::python

@@ -1,0 +1,300 @@
+#include "mmpt/media/log_mel.h"
+
+#include <fftw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <mutex>
+#include <numbers>
+#include <utility>
+
+namespace mmpt::media {
+namespace {
+
+// Hugging Face's mel_filter_bank hard-codes this band for Whisper (min_frequency, max_frequency).
+constexpr double kMinHz = 0.0;
+constexpr double kMaxHz = 8000.0;
+constexpr double kPowerFloor = 1e-10;  // log10 is taken of at least this (-10)
+constexpr double kDynamicRange = 8.0;  // log10 units kept below the clip's maximum
+
+// Slaney's mel scale (librosa's default, htk=False): linear below 1 kHz, logarithmic above.
+constexpr double kHzPerMel = 200.0 / 3.0;
+constexpr double kLogStartHz = 1000.0;
+constexpr double kLogStartMel = kLogStartHz / kHzPerMel;  // 15
+const double kMelsPerLogStep = 27.0 / std::log(6.4);
+
+double HzToMel(double hz) {
+  if (hz < kLogStartHz) return hz / kHzPerMel;
+  return kLogStartMel + std::log(hz / kLogStartHz) * kMelsPerLogStep;
+}
+
+double MelToHz(double mel) {
+  if (mel < kLogStartMel) return mel * kHzPerMel;
+  return kLogStartHz * std::exp((mel - kLogStartMel) / kMelsPerLogStep);
+}
+
+// numpy.linspace's values: start + i·step, the last exactly `stop`.
+std::vector<double> Linspace(double start, double stop, size_t count) {
+  std::vector<double> values(count);
+  const double step = (stop - start) / static_cast<double>(count - 1);
+  for (size_t i = 0; i < count; ++i) values[i] = start + static_cast<double>(i) * step;
+  values.back() = stop;
+  return values;
+}
+
+// FFTW's planner (and plan destruction) is not thread-safe; execution with the new-array
+// functions is.
+std::mutex& PlannerMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Per-thread buffers of Extract, kept between calls.
+struct Scratch {
+  std::vector<double> frame;
+  std::vector<std::complex<double>> spectrum;
+  std::vector<double> power;
+};
+
+Scratch& ThreadScratch(uint32_t n_fft) {
+  thread_local Scratch scratch;
+  const size_t bins = n_fft / 2 + 1;
+  if (scratch.frame.size() != n_fft) scratch.frame.resize(n_fft);
+  if (scratch.spectrum.size() != bins) scratch.spectrum.resize(bins);
+  if (scratch.power.size() != bins) scratch.power.resize(bins);
+  return scratch;
+}
+
+Status Validate(const LogMelConfig& config) {
+  if (config.sample_rate == 0 || config.n_fft == 0 || config.hop == 0 || config.n_mels == 0 ||
+      config.chunk_seconds == 0) {
+    return Status::InvalidArgument(
+        "log-mel config: sample_rate {}, n_fft {}, hop {}, n_mels {}, chunk_seconds {}: none "
+        "may be zero",
+        config.sample_rate, config.n_fft, config.hop, config.n_mels, config.chunk_seconds);
+  }
+  if (config.WindowSamples() % config.hop != 0) {
+    return Status::InvalidArgument("log-mel config: window of {} samples is not a whole number "
+                                   "of {}-sample hops",
+                                   config.WindowSamples(), config.hop);
+  }
+  // Reflect padding by n_fft / 2 needs that many samples beyond the first and last.
+  if (config.n_fft / 2 >= config.WindowSamples()) {
+    return Status::InvalidArgument("log-mel config: n_fft {} exceeds the {}-sample window",
+                                   config.n_fft, config.WindowSamples());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<LogMelConfig> AudioPreset(std::string_view name) {
+  // The preprocessor_config.json of each model: all 16 kHz, n_fft 400, hop 160.
+  LogMelConfig config;
+  if (name == "whisper") {
+    config.n_mels = 80;
+  } else if (name == "whisper-large-v3" || name == "qwen2-audio") {
+    config.n_mels = 128;
+  } else if (name == "qwen2.5-omni") {
+    config.n_mels = 128;
+    config.chunk_seconds = 300;  // chunk_length 300: n_samples 4,800,000, nb_max_frames 30,000
+  } else {
+    return Status::NotFound("audio preset '{}': known are whisper, whisper-large-v3, "
+                            "qwen2-audio, qwen2.5-omni",
+                            name);
+  }
+  return config;
+}
+
+uint32_t AudioTokens(uint32_t valid_frames) {
+  if (valid_frames == 0) return 0;
+  const uint32_t after_conv = (valid_frames - 1) / 2 + 1;  // kernel 3, stride 2, padding 1
+  // Pooling by 2 over fewer than 2 frames: Python's (1 - 2) // 2 + 1 is 0.
+  return after_conv < 2 ? 0 : (after_conv - 2) / 2 + 1;
+}
+
+LogMelExtractor::LogMelExtractor(const LogMelConfig& config) : config_(config) {}
+
+LogMelExtractor::~LogMelExtractor() {
+  if (plan_ != nullptr) {
+    std::lock_guard lock(PlannerMutex());
+    fftw_destroy_plan(static_cast<fftw_plan>(plan_));
+  }
+}
+
+Result<std::shared_ptr<const LogMelExtractor>> LogMelExtractor::Create(
+    const LogMelConfig& config) {
+  MMPT_RETURN_IF_ERROR(Validate(config));
+  std::shared_ptr<LogMelExtractor> extractor(new LogMelExtractor(config));
+  const uint32_t n_fft = config.n_fft;
+  const uint32_t bins = n_fft / 2 + 1;
+
+  // Periodic Hann window (torch.hann_window's and window_function(..., "hann")'s default).
+  extractor->window_.resize(n_fft);
+  for (uint32_t n = 0; n < n_fft; ++n) {
+    extractor->window_[n] = 0.5 - 0.5 * std::cos(2.0 * std::numbers::pi * n / n_fft);
+  }
+
+  // Triangles between n_mels + 2 edge frequencies equally spaced in mel, each scaled by
+  // 2 / (its width in Hz) so that every band has about the same energy (Slaney's norm).
+  const std::vector<double> edges_mel =
+      Linspace(HzToMel(kMinHz), HzToMel(kMaxHz), size_t{config.n_mels} + 2);
+  std::vector<double> edges_hz(edges_mel.size());
+  std::transform(edges_mel.begin(), edges_mel.end(), edges_hz.begin(), MelToHz);
+  // Bin centres up to sampling_rate // 2, integer division as the reference writes it.
+  const std::vector<double> bin_hz = Linspace(0.0, config.sample_rate / 2, bins);
+  extractor->mel_filters_.assign(size_t{config.n_mels} * bins, 0.0);
+  extractor->bands_.resize(config.n_mels);
+  for (uint32_t m = 0; m < config.n_mels; ++m) {
+    const double lower = edges_hz[m], centre = edges_hz[m + 1], upper = edges_hz[m + 2];
+    const double norm = 2.0 / (upper - lower);
+    MelBand& band = extractor->bands_[m];
+    band.first_bin = bins;
+    for (uint32_t k = 0; k < bins; ++k) {
+      const double rising = (bin_hz[k] - lower) / (centre - lower);
+      const double falling = (upper - bin_hz[k]) / (upper - centre);
+      const double weight = std::max(0.0, std::min(rising, falling)) * norm;
+      extractor->mel_filters_[size_t{m} * bins + k] = weight;
+      if (weight > 0.0) {
+        band.first_bin = std::min(band.first_bin, k);
+        band.last_bin = k + 1;
+      }
+    }
+    if (band.first_bin > band.last_bin) band.first_bin = band.last_bin;  // an empty band
+  }
+
+  std::vector<double> in(n_fft);
+  std::vector<std::complex<double>> out(bins);
+  {
+    std::lock_guard lock(PlannerMutex());
+    extractor->plan_ =
+        fftw_plan_dft_r2c_1d(static_cast<int>(n_fft), in.data(),
+                             reinterpret_cast<fftw_complex*>(out.data()),
+                             FFTW_ESTIMATE | FFTW_UNALIGNED | FFTW_PRESERVE_INPUT);
+  }
+  if (extractor->plan_ == nullptr) {
+    return Status::Internal("log-mel: FFTW cannot plan a real FFT of {} points", n_fft);
+  }
+  return std::shared_ptr<const LogMelExtractor>(std::move(extractor));
+}
+
+Result<std::shared_ptr<const LogMelExtractor>> LogMelExtractor::ForConfig(
+    const LogMelConfig& config) {
+  static std::mutex mutex;
+  static std::vector<std::shared_ptr<const LogMelExtractor>> cache;
+  std::lock_guard lock(mutex);
+  for (const auto& extractor : cache) {
+    if (extractor->config() == config) return extractor;
+  }
+  MMPT_ASSIGN_OR_RETURN(auto extractor, Create(config));
+  cache.push_back(extractor);
+  return extractor;
+}
+
+Result<LogMelFeatures> LogMelExtractor::Extract(std::span<const float> pcm) const {
+  LogMelFeatures features;
+  features.n_mels = config_.n_mels;
+  features.frames = config_.Frames();
+  features.input_features.resize(size_t{features.n_mels} * features.frames);
+  features.attention_mask.resize(features.frames);
+  MMPT_ASSIGN_OR_RETURN(features.valid_frames,
+                        ExtractInto(pcm, features.input_features, features.attention_mask));
+  features.tokens = AudioTokens(features.valid_frames);
+  return features;
+}
+
+Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
+                                              std::span<float> input_features,
+                                              std::span<int32_t> attention_mask) const {
+  const uint32_t n_fft = config_.n_fft, hop = config_.hop, n_mels = config_.n_mels;
+  const uint32_t frames = config_.Frames();
+  if (input_features.size() != size_t{n_mels} * frames || attention_mask.size() != frames) {
+    return Status::InvalidArgument(
+        "log-mel: output of {} features and {} mask entries, expected {} × {} and {}",
+        input_features.size(), attention_mask.size(), n_mels, frames, frames);
+  }
+  if (pcm.empty()) return Status::InvalidArgument("log-mel: the audio has no samples");
+  const uint64_t window_samples = config_.WindowSamples();
+  const size_t used = static_cast<size_t>(std::min<uint64_t>(pcm.size(), window_samples));
+  for (size_t i = 0; i < used; ++i) {
+    if (!std::isfinite(pcm[i])) {
+      return Status::InvalidArgument("log-mel: sample {} of {} is not finite ({})", i,
+                                     pcm.size(), pcm[i]);
+    }
+  }
+
+  const uint32_t bins = n_fft / 2 + 1;
+  const int64_t half = n_fft / 2;
+  const int64_t last = static_cast<int64_t>(window_samples) - 1;
+  const auto audio_end = static_cast<int64_t>(used);
+
+  // A frame counts when its first sample (t·hop, before centring) is audio: Hugging Face takes
+  // every hop-th entry of the per-sample mask.
+  const auto valid_frames =
+      static_cast<uint32_t>(std::min<uint64_t>(frames, (used + hop - 1) / hop));
+  std::fill(attention_mask.begin(), attention_mask.begin() + valid_frames, 1);
+  std::fill(attention_mask.begin() + valid_frames, attention_mask.end(), 0);
+
+  Scratch& scratch = ThreadScratch(n_fft);
+  auto plan = static_cast<fftw_plan>(plan_);
+  auto* spectrum = reinterpret_cast<fftw_complex*>(scratch.spectrum.data());
+  float* out = input_features.data();
+  const auto kFloorLog = static_cast<float>(std::log10(kPowerFloor));
+  float max_log = kFloorLog;
+  for (uint32_t t = 0; t < frames; ++t) {
+    // The window-length signal zero-padded from `used`, reflected (without repeating the edge
+    // sample) by n_fft / 2 at both ends, as torch.stft(center=True) pads.
+    const int64_t start = int64_t{t} * hop - half;
+    bool silent = false;
+    if (start >= 0 && start + n_fft <= audio_end) {
+      // Inside the audio (most frames): no reflection, no padding, a loop the compiler
+      // vectorizes. A silent stretch here still goes through the FFT, to the same zeros.
+      const float* samples = pcm.data() + start;
+      for (uint32_t n = 0; n < n_fft; ++n) scratch.frame[n] = samples[n] * window_[n];
+    } else if (start >= audio_end && start + n_fft - 1 <= last) {
+      silent = true;  // past the audio and clear of the reflected end: all padding
+    } else {
+      silent = true;
+      for (uint32_t n = 0; n < n_fft; ++n) {
+        int64_t j = start + n;
+        if (j < 0) j = -j;
+        if (j > last) j = 2 * last - j;
+        const double sample = j < audio_end ? pcm[static_cast<size_t>(j)] : 0.0;
+        silent = silent && sample == 0.0;
+        scratch.frame[n] = sample * window_[n];
+      }
+    }
+    if (silent) {
+      // Zero in, zero power out: every band sits at the floor, no FFT needed.
+      for (uint32_t m = 0; m < n_mels; ++m) out[size_t{m} * frames + t] = kFloorLog;
+      continue;
+    }
+    fftw_execute_dft_r2c(plan, scratch.frame.data(), spectrum);
+    for (uint32_t k = 0; k < bins; ++k) scratch.power[k] = std::norm(scratch.spectrum[k]);
+    for (uint32_t m = 0; m < n_mels; ++m) {
+      const MelBand& band = bands_[m];
+      const double* weights = &mel_filters_[size_t{m} * bins];
+      double mel_power = 0.0;
+      for (uint32_t k = band.first_bin; k < band.last_bin; ++k) {
+        mel_power += weights[k] * scratch.power[k];
+      }
+      // In float: half the cost of log10 in double, and 1e-7 is far within the 1e-4 contract.
+      const float log_power = std::log10(static_cast<float>(std::max(mel_power, kPowerFloor)));
+      max_log = std::max(max_log, log_power);
+      out[size_t{m} * frames + t] = log_power;
+    }
+  }
+
+  // Floor at the clip's maximum − 8 (over the padded window, padding included), then rescale.
+  const float floor = max_log - static_cast<float>(kDynamicRange);
+  for (float& value : input_features) value = (std::max(value, floor) + 4.0f) / 4.0f;
+  return valid_frames;
+}
+
+Result<LogMelFeatures> LogMel(std::span<const float> pcm, const LogMelConfig& config) {
+  MMPT_ASSIGN_OR_RETURN(auto extractor, LogMelExtractor::ForConfig(config));
+  return extractor->Extract(pcm);
+}
+
+}  // namespace mmpt::media

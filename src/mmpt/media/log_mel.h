@@ -1,0 +1,112 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "mmpt/core/status.h"
+
+namespace mmpt::media {
+
+/// Parameters of a Whisper-style log-mel front end (Hugging Face's WhisperFeatureExtractor).
+/// The filter bank is always Slaney-style (Slaney mel scale, Slaney area normalization) from
+/// 0 Hz to 8 kHz, as the reference hard-codes it.
+struct LogMelConfig {
+  uint32_t sample_rate = 16000;  // Hz; input PCM must already be mono at this rate
+  uint32_t n_fft = 400;          // samples per STFT frame (25 ms), Hann-windowed
+  uint32_t hop = 160;            // samples between frame centres (10 ms)
+  uint32_t n_mels = 128;         // mel bins (feature_size)
+  uint32_t chunk_seconds = 30;   // input is zero-padded or cut to this window, in seconds
+
+  /// Samples in one window: chunk_seconds × sample_rate (480,000 by default).
+  uint64_t WindowSamples() const { return uint64_t{chunk_seconds} * sample_rate; }
+  /// Frames in one window: WindowSamples() / hop (3,000 by default).
+  uint32_t Frames() const { return static_cast<uint32_t>(WindowSamples() / hop); }
+  bool operator==(const LogMelConfig&) const = default;
+};
+
+/// The log-mel settings of an audio encoder by name, from its preprocessor_config.json, with a
+/// 30 s window unless said: "whisper" (80 bins: Whisper tiny to large-v2), "whisper-large-v3"
+/// and "qwen2-audio" (128 bins), "qwen2.5-omni" (128 bins, a 300 s window).
+/// Errors: NotFound for another name.
+Result<LogMelConfig> AudioPreset(std::string_view name);
+
+/// Count the audio tokens Qwen2-Audio's and Qwen2.5-Omni's encoder hands the LLM for
+/// `valid_frames` unmasked mel frames: a stride-2 convolution, then average pooling by 2, as
+/// their processors count them ((n − 1) / 2 + 1, then (n − 2) / 2 + 1, in Python's floor
+/// division): 25 per second of audio, 750 for a full 30 s window, 0 for under 3 frames.
+uint32_t AudioTokens(uint32_t valid_frames);
+
+/// Input features of one audio clip for a Whisper-style encoder.
+struct LogMelFeatures {
+  uint32_t n_mels = 0;
+  uint32_t frames = 0;                  // always config.Frames(): the window, padded or cut
+  std::vector<float> input_features;    // n_mels × frames, row-major (mel bin, then frame)
+  std::vector<int32_t> attention_mask;  // frames: 1 where the frame starts inside the audio
+  uint32_t valid_frames = 0;            // the mask's sum
+  uint32_t tokens = 0;                  // AudioTokens(valid_frames)
+};
+
+/// Computes log-mel features with one precomputed Hann window, mel filter bank and FFT plan.
+/// Thread safety: immutable after Create; Extract and ExtractInto may be called from many
+/// threads at once (each thread keeps a few KB of scratch between calls). Create serializes on
+/// FFTW's planner, which is not thread-safe: code elsewhere in the process must not plan with
+/// FFTW concurrently.
+class LogMelExtractor {
+ public:
+  /// Prepare an extractor. Errors: InvalidArgument for a zero field, a window that is not a
+  /// whole number of hops, or a frame (n_fft / 2) longer than the window; Internal if FFTW
+  /// cannot plan.
+  [[nodiscard]] static Result<std::shared_ptr<const LogMelExtractor>> Create(
+      const LogMelConfig& config);
+
+  /// The extractor for `config`, created on first use and shared after (a process-wide cache).
+  /// Errors: as Create.
+  [[nodiscard]] static Result<std::shared_ptr<const LogMelExtractor>> ForConfig(
+      const LogMelConfig& config);
+
+  ~LogMelExtractor();
+  LogMelExtractor(const LogMelExtractor&) = delete;
+  LogMelExtractor& operator=(const LogMelExtractor&) = delete;
+
+  /// Extract features from mono PCM at config().sample_rate, as WhisperFeatureExtractor does
+  /// with padding="max_length", truncation on and return_attention_mask: zero-pad or cut to
+  /// the window; centred STFT (reflect padding) with a periodic Hann window; power spectrum;
+  /// mel filter bank; log10 of at least 1e-10; floor at the clip's maximum − 8; (x + 4) / 4;
+  /// the STFT's last frame dropped. Samples past the window are ignored.
+  /// Errors: InvalidArgument for empty input or a non-finite sample (naming its index).
+  [[nodiscard]] Result<LogMelFeatures> Extract(std::span<const float> pcm) const;
+
+  /// As Extract, writing into caller-owned memory (a batch buffer): `input_features` must hold
+  /// exactly n_mels × Frames() floats (mel bin, then frame) and `attention_mask` Frames()
+  /// entries. Returns the number of valid frames (AudioTokens gives the tokens).
+  /// Errors: as Extract, plus InvalidArgument for a wrongly sized output.
+  [[nodiscard]] Result<uint32_t> ExtractInto(std::span<const float> pcm,
+                                             std::span<float> input_features,
+                                             std::span<int32_t> attention_mask) const;
+
+  const LogMelConfig& config() const { return config_; }
+  /// The mel filter bank, n_mels × (n_fft / 2 + 1), row-major: weights on power-spectrum bins.
+  std::span<const double> MelFilters() const { return mel_filters_; }
+
+ private:
+  explicit LogMelExtractor(const LogMelConfig& config);
+  struct MelBand {
+    uint32_t first_bin = 0;  // first bin with a nonzero weight
+    uint32_t last_bin = 0;   // one past the last
+  };
+
+  LogMelConfig config_;
+  std::vector<double> window_;       // n_fft
+  std::vector<double> mel_filters_;  // n_mels × bins, dense, for MelFilters()
+  std::vector<MelBand> bands_;       // each band's nonzero bins, so Extract skips the zeros
+  void* plan_ = nullptr;             // fftw_plan (opaque here to keep fftw3.h out of users)
+};
+
+/// LogMelExtractor::ForConfig(config), then Extract(pcm). Errors: as both.
+[[nodiscard]] Result<LogMelFeatures> LogMel(std::span<const float> pcm,
+                                            const LogMelConfig& config);
+
+}  // namespace mmpt::media
