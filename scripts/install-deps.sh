@@ -12,6 +12,7 @@ DEBIAN_PACKAGES=(
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libstb-dev
   libavformat-dev libavcodec-dev libswscale-dev libswresample-dev libavutil-dev  # video and audio
   ffmpeg python3-av  # test media are made by the ffmpeg CLI; PyAV decodes the video fidelity reference
+  espeak-ng  # `mmpt synth --profile audio|omni` speaks COCO captions
   libfftw3-dev  # the STFT of audio encoders' log-mel features
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev

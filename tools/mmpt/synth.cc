@@ -1,5 +1,6 @@
-// `mmpt synth`: write a corpus with real image files (src/mmpt/corpora/synth.h).
+// `mmpt synth`: write a corpus with real image, video and speech files (src/mmpt/corpora/synth.h).
 #include <cstdio>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "command.h"
@@ -23,6 +24,12 @@ Status Run(SynthArgs args) {
                                   {"samples", report.samples},
                                   {"images", report.images},
                                   {"image_bytes", report.image_bytes},
+                                  {"videos", report.videos},
+                                  {"video_bytes", report.video_bytes},
+                                  {"video_seconds", report.video_seconds},
+                                  {"audio_clips", report.audio_clips},
+                                  {"audio_bytes", report.audio_bytes},
+                                  {"audio_seconds", report.audio_seconds},
                                   {"sizes_drawn", report.sizes_drawn}};
     std::printf("%s\n", out.dump(2).c_str());
     return Status::OK();
@@ -35,6 +42,16 @@ Status Run(SynthArgs args) {
               : args.options.profile == "mmc4"
                   ? "; image sizes of seeded COCO images, not their own"
                   : "; image sizes drawn from a seeded distribution");
+  if (report.videos > 0) {
+    std::printf("  %llu videos, %.1f s (%llu bytes)\n",
+                static_cast<unsigned long long>(report.videos), report.video_seconds,
+                static_cast<unsigned long long>(report.video_bytes));
+  }
+  if (report.audio_clips > 0) {
+    std::printf("  %llu speech clips, %.1f s (%llu bytes)\n",
+                static_cast<unsigned long long>(report.audio_clips), report.audio_seconds,
+                static_cast<unsigned long long>(report.audio_bytes));
+  }
   return Status::OK();
 }
 
@@ -43,14 +60,17 @@ Status Run(SynthArgs args) {
 Command SynthCommand() {
   return {
       "synth",
-      "Generate a corpus with real image files (JPEG/PNG/WebP) of real or chosen sizes",
+      "Generate a corpus with real image (JPEG/PNG/WebP), video (ffmpeg) and speech "
+      "(espeak-ng) files of real or chosen sizes",
       [](CLI::App& app) -> Action {
         auto args = std::make_shared<SynthArgs>();
         corpora::SynthOptions& o = args->options;
         app.add_option(
                "--profile", o.profile,
                "coco (real COCO sizes + captions), mmc4 (real documents at seeded COCO image "
-               "sizes), tiny (drawn sizes)")
+               "sizes), tiny (drawn sizes), video (videos at COCO sizes + captions), audio "
+               "(COCO captions spoken), omni (caption pairs, videos, speech, documents with "
+               "videos)")
             ->capture_default_str();
         app.add_option("--source", o.source_path,
                        "Real metadata file (default: ../shared/data/real/...)");
@@ -64,16 +84,29 @@ Command SynthCommand() {
                        "Input format to write: canonical, llava, mmc4, obelics, chat, or wds "
                        "(a WebDataset tar <name>.tar of caption pairs: profile coco or tiny)")
             ->capture_default_str();
-        app.add_option("--samples", o.samples, "Samples to write (0: all of the source; tiny: 100)")
+        app.add_option("--samples", o.samples,
+                       "Samples to write (0: all of the source; tiny: 100; video, audio, omni: " +
+                           std::to_string(corpora::kDefaultAvSamples) + ")")
             ->capture_default_str();
         app.add_option("--image-format", o.image_format, "jpeg, png, webp or mix")
             ->capture_default_str();
+        app.add_option("--video-format", o.video_format,
+                       "mp4 (h264), webm (vp9), avi (mjpeg) or mix (cycled)")
+            ->capture_default_str();
+        app.add_option("--audio-format", o.audio_format,
+                       "wav, flac, mp3, ogg (vorbis) or mix (cycled)")
+            ->capture_default_str();
+        app.add_option("--min-duration", o.min_duration, "Shortest video, seconds")
+            ->capture_default_str();
+        app.add_option("--max-duration", o.max_duration, "Longest video, seconds")
+            ->capture_default_str();
         app.add_flag("--metadata-only", o.metadata_only,
-                     "Write image width/height instead of files");
+                     "Write image width/height, video duration/fps/width/height and speech "
+                     "duration/sample_rate instead of files");
         app.add_option("--min-side", o.min_side, "tiny: smallest image side")
             ->capture_default_str();
         app.add_option("--max-side", o.max_side, "tiny: largest image side")->capture_default_str();
-        app.add_option("--seed", o.seed, "Seed for drawn or picked sizes and image content")
+        app.add_option("--seed", o.seed, "Seed for drawn or picked sizes, video lengths and image content")
             ->capture_default_str();
         AddThreads(app, &o.jobs);
         AddJson(app, &args->json);
