@@ -79,6 +79,23 @@ void RemoveScratch(const std::string& path) {
   std::filesystem::remove(path, ignored);
 }
 
+// Run the ffmpeg command `make(output)` into a hidden file beside `path` (same extension, which
+// picks the muxer), then rename it to `path`: a failed or killed run leaves no partial file.
+template <typename MakeCommand>
+Status RunFfmpegInto(const std::string& path, MakeCommand make) {
+  const std::filesystem::path target(path);
+  const std::string partial = (target.parent_path() / ("." + target.filename().string())).string();
+  Status status = RunTool(make(ShellQuote(partial)));
+  if (!status.ok()) {
+    RemoveScratch(partial);
+    return status.WithContext("synth: ffmpeg");
+  }
+  std::error_code error;
+  std::filesystem::rename(partial, path, error);
+  if (error) return Status::IOError("{}: cannot rename from {}: {}", path, partial, error.message());
+  return Status::OK();
+}
+
 // Speak `text` into the wav `wav_path` (the text goes through a file, so no caption is ever
 // read as an option or shell syntax) and probe it.
 Result<SpeechInfo> Speak(std::string_view text, const std::string& wav_path) {
@@ -145,23 +162,24 @@ Status WriteVideo(const VideoSpec& spec, const std::string& path) {
         "{} frames",
         path, spec.width, spec.height, spec.fps, spec.frames);
   }
-  return RunTool(fmt::format(
-                     "ffmpeg -nostdin -hide_banner -loglevel error -y -filter_threads 1 "
-                     "-f lavfi -i testsrc2=size={}x{}:rate={} -frames:v {} -threads 1 {} {} {}",
-                     spec.width, spec.height, spec.fps, spec.frames, VideoCodecArgs(spec),
-                     kBitExact, ShellQuote(path)))
-      .WithContext("synth: ffmpeg");
+  return RunFfmpegInto(path, [&](const std::string& output) {
+    return fmt::format(
+        "ffmpeg -nostdin -hide_banner -loglevel error -y -filter_threads 1 "
+        "-f lavfi -i testsrc2=size={}x{}:rate={} -frames:v {} -threads 1 {} {} {}",
+        spec.width, spec.height, spec.fps, spec.frames, VideoCodecArgs(spec), kBitExact, output);
+  });
 }
 
 Result<SpeechInfo> WriteSpeech(std::string_view text, AudioFormat format,
                                const std::string& path) {
   const std::string wav_path = path + ".espeak.wav";
   MMPT_ASSIGN_OR_RETURN(SpeechInfo info, Speak(text, wav_path));
-  Status converted = RunTool(fmt::format(
-      "ffmpeg -nostdin -hide_banner -loglevel error -y -i {} -threads 1 {} {} {}",
-      ShellQuote(wav_path), AudioCodecArgs(format), kBitExact, ShellQuote(path)));
+  Status converted = RunFfmpegInto(path, [&](const std::string& output) {
+    return fmt::format("ffmpeg -nostdin -hide_banner -loglevel error -y -i {} -threads 1 {} {} {}",
+                       ShellQuote(wav_path), AudioCodecArgs(format), kBitExact, output);
+  });
   RemoveScratch(wav_path);
-  if (!converted.ok()) return converted.WithContext("synth: ffmpeg");
+  MMPT_RETURN_IF_ERROR(converted);
   return info;
 }
 

@@ -38,7 +38,8 @@ struct VideoSpec {
 };
 
 /// Write ffmpeg's moving test pattern (testsrc2) as `spec` says to `path`, with a keyframe
-/// every two seconds (h264 also with B-frames, as cameras and web video have them).
+/// every two seconds (h264 also with B-frames, as cameras and web video have them). ffmpeg
+/// writes a hidden file beside `path` (".<name>"), renamed to `path` when it succeeds.
 /// Errors: InvalidArgument (a zero or odd side, zero fps or frames), Internal naming the ffmpeg
 /// command and the tail of what it wrote to stderr. Thread safety: reentrant (one process per
 /// call).
@@ -51,14 +52,15 @@ struct SpeechInfo {
 };
 
 /// Speak `text` with espeak-ng's default voice (mono, 22050 Hz) and write it to `path` in
-/// `format` (converted by ffmpeg; wav too, so its header is ffmpeg's bit-exact one). Scratch
-/// files beside `path` (`path` + ".txt", + ".espeak.wav") are removed before returning.
+/// `format` (converted by ffmpeg; wav too, so its header is ffmpeg's bit-exact one), through a
+/// hidden file renamed at the end as WriteVideo does. Scratch files beside `path` (`path` +
+/// ".espeak.wav", + ".espeak.wav.txt") are removed before returning.
 /// Errors: Internal naming the espeak-ng or ffmpeg command and the tail of its output; IOError.
 /// Thread safety: reentrant for distinct paths.
 Result<SpeechInfo> WriteSpeech(std::string_view text, AudioFormat format, const std::string& path);
 
 /// The duration and rate WriteSpeech's file would have, without keeping a file: the speech is
-/// made at `scratch_path` (+ ".txt", + ".espeak.wav"), probed and removed.
+/// made at `scratch_path` + ".espeak.wav" (its text in + ".espeak.wav.txt"), probed and removed.
 /// Errors and thread safety: as WriteSpeech.
 Result<SpeechInfo> MeasureSpeech(std::string_view text, const std::string& scratch_path);
 

@@ -39,6 +39,7 @@ struct Item {
   std::string path;                // set once the media file is named
 
   bool is_media() const { return kind != Kind::kText; }
+  double video_seconds() const { return VideoSpec{width, height, fps, frames}.duration_seconds(); }
 };
 
 struct Doc {
@@ -232,7 +233,7 @@ json MediaValue(const Item& item, bool metadata_only) {
   if (!metadata_only) return item.path;
   switch (item.kind) {
     case Kind::kVideo:
-      return {{"duration", static_cast<double>(item.frames) / item.fps},
+      return {{"duration", item.video_seconds()},
               {"fps", item.fps},
               {"width", item.width},
               {"height", item.height}};
@@ -572,7 +573,7 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   }
   for (const Doc& doc : docs) {
     for (const Item& item : doc.items) {
-      if (item.kind == Kind::kVideo) report.video_seconds += static_cast<double>(item.frames) / item.fps;
+      if (item.kind == Kind::kVideo) report.video_seconds += item.video_seconds();
     }
   }
   std::string out;
