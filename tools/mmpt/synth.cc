@@ -77,12 +77,15 @@ Command SynthCommand() {
         app.add_option("--coco", o.coco_path,
                        "mmc4: COCO captions file whose image sizes its images take "
                        "(default: the real one)");
-        app.add_option("--out", o.out_dir, "Output directory (<name>.jsonl and images/, or <name>.tar)")
+        app.add_option("--out", o.out_dir,
+                       "Output directory (<name>.jsonl and images/, videos/, audio/, or "
+                       "<name>.tar)")
             ->required();
         app.add_option("--name", o.name, "Corpus name (default: the profile)");
         app.add_option("--format", args->format,
                        "Input format to write: canonical, llava, mmc4, obelics, chat, or wds "
-                       "(a WebDataset tar <name>.tar of caption pairs: profile coco or tiny)")
+                       "(a WebDataset tar <name>.tar of caption pairs: profile coco or tiny); "
+                       "video, audio and omni write llava (omni's documents as OBELICS)")
             ->capture_default_str();
         app.add_option("--samples", o.samples,
                        "Samples to write (0: all of the source; tiny: 100; video, audio, omni: " +
@@ -106,7 +109,8 @@ Command SynthCommand() {
         app.add_option("--min-side", o.min_side, "tiny: smallest image side")
             ->capture_default_str();
         app.add_option("--max-side", o.max_side, "tiny: largest image side")->capture_default_str();
-        app.add_option("--seed", o.seed, "Seed for drawn or picked sizes, video lengths and image content")
+        app.add_option("--seed", o.seed,
+                       "Seed for drawn or picked sizes, video lengths and image content")
             ->capture_default_str();
         AddThreads(app, &o.jobs);
         AddJson(app, &args->json);

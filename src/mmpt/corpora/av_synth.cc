@@ -92,7 +92,9 @@ Status RunFfmpegInto(const std::string& path, MakeCommand make) {
   }
   std::error_code error;
   std::filesystem::rename(partial, path, error);
-  if (error) return Status::IOError("{}: cannot rename from {}: {}", path, partial, error.message());
+  if (error) {
+    return Status::IOError("{}: cannot rename from {}: {}", path, partial, error.message());
+  }
   return Status::OK();
 }
 

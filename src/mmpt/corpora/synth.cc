@@ -313,7 +313,8 @@ std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
                 .push_back(MediaValue(item, metadata_only));
           }
         } else if (item.is_media()) {
-          turn["content"].push_back({{"type", "image"}, {"image", MediaValue(item, metadata_only)}});
+          turn["content"].push_back(
+              {{"type", "image"}, {"image", MediaValue(item, metadata_only)}});
         } else {
           turn["content"].push_back({{"type", "text"}, {"text", item.text}});
         }
