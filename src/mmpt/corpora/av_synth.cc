@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <span>
 
+#include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
 #include "mmpt/media/av_probe.h"
@@ -164,11 +165,19 @@ Status WriteVideo(const VideoSpec& spec, const std::string& path) {
         "{} frames",
         path, spec.width, spec.height, spec.fps, spec.frames);
   }
+  // The box: a quarter to a half of each side, anywhere inside the frame, any opaque colour.
+  const uint64_t a = Mix64(spec.seed), b = Mix64(a);
+  const uint32_t box_w = spec.width / 4 + static_cast<uint32_t>(a % (spec.width / 4 + 1));
+  const uint32_t box_h = spec.height / 4 + static_cast<uint32_t>((a >> 32) % (spec.height / 4 + 1));
+  const uint32_t x = static_cast<uint32_t>(b % (spec.width - box_w + 1));
+  const uint32_t y = static_cast<uint32_t>((b >> 32) % (spec.height - box_h + 1));
   return RunFfmpegInto(path, [&](const std::string& output) {
     return fmt::format(
         "ffmpeg -nostdin -hide_banner -loglevel error -y -filter_threads 1 "
-        "-f lavfi -i testsrc2=size={}x{}:rate={} -frames:v {} -threads 1 {} {} {}",
-        spec.width, spec.height, spec.fps, spec.frames, VideoCodecArgs(spec), kBitExact, output);
+        "-f lavfi -i testsrc2=size={}x{}:rate={} "
+        "-vf drawbox=x={}:y={}:w={}:h={}:color=0x{:06x}:t=fill -frames:v {} -threads 1 {} {} {}",
+        spec.width, spec.height, spec.fps, x, y, box_w, box_h, Mix64(b) & 0xffffff, spec.frames,
+        VideoCodecArgs(spec), kBitExact, output);
   });
 }
 

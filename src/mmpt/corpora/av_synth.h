@@ -33,11 +33,14 @@ struct VideoSpec {
   uint32_t fps = 25;               // frames per second
   uint32_t frames = 0;
   VideoFormat format = VideoFormat::kMp4;
+  uint64_t seed = 0;  // places and colours a box over the pattern: no two videos alike
 
   double duration_seconds() const { return static_cast<double>(frames) / fps; }
 };
 
-/// Write ffmpeg's moving test pattern (testsrc2) as `spec` says to `path`, with a keyframe
+/// Write ffmpeg's moving test pattern (testsrc2) under a filled box whose place, size and colour
+/// `spec.seed` picks (so videos of one size and length still differ) as `spec` says to `path`,
+/// with a keyframe
 /// every two seconds (h264 also with B-frames, as cameras and web video have them). ffmpeg
 /// writes a hidden file beside `path` (".<name>"), renamed to `path` when it succeeds.
 /// Errors: InvalidArgument (a zero or odd side, zero fps or frames), Internal naming the ffmpeg

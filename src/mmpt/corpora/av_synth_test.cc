@@ -271,6 +271,21 @@ TEST(AvSynthTest, RefusesWhatItCannotWrite) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(AvSynthTest, VideosOfOneShapeDifferBySeed) {
+  ScratchDir out("seeded");
+  fs::create_directories(out.str());
+  std::string bytes[2];
+  for (uint64_t seed : {1, 2}) {
+    const std::string path = out / ("s" + std::to_string(seed) + ".mp4");
+    ASSERT_TRUE(WriteVideo({96, 64, 10, 4, VideoFormat::kMp4, seed}, path).ok());
+    bytes[seed - 1] = *ReadFileToString(path);
+    const media::AvInfo info = Probe(path);
+    ASSERT_TRUE(info.video.has_value());
+    EXPECT_EQ(info.video->frames, 4u);
+  }
+  EXPECT_NE(bytes[0], bytes[1]);
+}
+
 TEST(AvSynthTest, AFailingFfmpegIsNamedWithItsError) {
   ScratchDir out("failing");
   const Status status =

@@ -393,7 +393,7 @@ Result<media::ImageFormat> PickFormat(const std::string& name, uint64_t counter)
 // One media file to make, or (a speech clip under --metadata-only) to measure.
 struct MediaJob {
   Item* item = nullptr;
-  uint64_t seed = 0;  // images
+  uint64_t seed = 0;  // images' and videos' content
   media::ImageFormat image_format = media::ImageFormat::kJpeg;
   VideoFormat video_format = VideoFormat::kMp4;
   AudioFormat audio_format = AudioFormat::kWav;
@@ -421,7 +421,7 @@ Status RunMediaJob(MediaJob& job, const SynthOptions& options, bool keep_bytes) 
     }
     case Kind::kVideo:
       MMPT_RETURN_IF_ERROR(WriteVideo(
-          {item.width, item.height, item.fps, item.frames, job.video_format}, path));
+          {item.width, item.height, item.fps, item.frames, job.video_format, job.seed}, path));
       break;
     case Kind::kAudio: {
       if (options.metadata_only) {
@@ -525,7 +525,8 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
                                   MediaExtension(static_cast<uint8_t>(job.image_format)));
           break;
         case Kind::kVideo:  // one video or speech clip a document, named after it
-          job.video_format = *PickVideoFormat(options.video_format, report.videos++);
+          job.video_format = *PickVideoFormat(options.video_format, report.videos);
+          job.seed = options.seed * 1000003 + report.videos++;
           item.path =
               fmt::format("videos/{}-{}.{}", name, docs[d].key, Extension(job.video_format));
           break;

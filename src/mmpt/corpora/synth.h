@@ -23,7 +23,7 @@ struct SynthOptions {
   /// "video": LLaVA-Video records, one video per COCO image of `source_path` in file order, at
   /// its real size rounded down to even (4:2:0 chroma), its first caption as the answer, fps
   /// drawn from 10, 24, 25, 30 and duration from [min_duration, max_duration] with the seed,
-  /// picture ffmpeg's moving testsrc2 (av_synth.h);
+  /// picture ffmpeg's moving testsrc2 under a box the seed places (av_synth.h);
   /// "audio": speech records, each COCO caption in file order spoken by espeak-ng, the caption
   /// as the transcript;
   /// "omni": records cycling COCO caption pair (as "coco"), video record, speech record and an
