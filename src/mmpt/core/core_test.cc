@@ -8,6 +8,7 @@
 #include "mmpt/core/bounded_queue.h"
 #include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/subprocess.h"
 #include "mmpt/core/thread_pool.h"
 
 namespace mmpt {
@@ -89,3 +90,17 @@ TEST(HashTest, IncrementalEqualsOneShot) {
 
 }  // namespace
 }  // namespace mmpt
+
+TEST(RunCommandTest, OutputOnSuccessExitCodeAndSignalOnFailure) {
+  auto ok = mmpt::RunCommand("printf hello");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(*ok, "hello");
+  auto failed = mmpt::RunCommand("echo oops; exit 3");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("exited with code 3\noops"), std::string::npos)
+      << failed.status().ToString();
+  auto killed = mmpt::RunCommand("kill -9 $$");
+  ASSERT_FALSE(killed.ok());
+  EXPECT_NE(killed.status().message().find("killed by signal 9"), std::string::npos)
+      << killed.status().ToString();
+}
