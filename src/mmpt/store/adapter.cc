@@ -117,8 +117,7 @@ Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
   }
   object obj;
   if (value.get_object().get(obj) != simdjson::SUCCESS) {
-    return Status::InvalidArgument("an {} must be a path string or an object",
-                                   kind == MediaKind::kImage ? "image" : "item");
+    return Status::InvalidArgument("{} must be a path string or an object", noun);
   }
   MMPT_ASSIGN_OR_RETURN(media.kind, KindOf(obj, kind));
   kind = media.kind;
