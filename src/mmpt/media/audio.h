@@ -28,8 +28,9 @@ struct DecodedAudio {
 /// `limits.max_duration_seconds` whatever the header declares.
 /// Errors: those of ProbeAv (not a container, no audio stream, unknown codec, 0 channels,
 /// zero length, a budget exceeded); InvalidArgument (no audio stream; `sample_rate` 0 or above
-/// `limits.max_sample_rate`); Corrupt (a packet that does not decode, no samples at all, a sample that is not finite, or
-/// much less audio than the header declares: a truncated file). Thread safety: reentrant.
+/// `limits.max_sample_rate`; more decoded audio than `limits` allow); Corrupt (a packet that
+/// does not decode, no samples at all, a sample that is not finite, or much less audio than the
+/// header declares: a truncated file). Thread safety: reentrant.
 Result<DecodedAudio> DecodeAudio(std::span<const std::byte> bytes,
                                  uint32_t sample_rate = kAudioEncoderSampleRate,
                                  const AvLimits& limits = {});
