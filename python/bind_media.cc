@@ -1,4 +1,5 @@
-// Bindings of mmpt::media: Whisper-style log-mel features of audio encoders.
+// Bindings of mmpt::media: audio decoding and the Whisper-style log-mel features of audio
+// encoders.
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "mmpt/media/audio.h"
 #include "mmpt/media/log_mel.h"
 
 namespace mmpt::python {
@@ -35,6 +37,25 @@ media::LogMelConfig Config(const std::string& preset, std::optional<uint32_t> n_
 }  // namespace
 
 void BindMedia(py::module_& m) {
+  m.def(
+      "decode_audio",
+      [](py::bytes data, uint32_t sample_rate) {
+        std::string_view bytes = data;
+        Result<media::DecodedAudio> decoded = [&] {
+          py::gil_scoped_release release;
+          return media::DecodeAudio(
+              {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, sample_rate);
+        }();
+        media::DecodedAudio audio = ValueOrThrow(std::move(decoded));
+        const auto n = static_cast<py::ssize_t>(audio.samples.size());
+        return Own(std::move(audio.samples), {n});
+      },
+      py::arg("data"), py::arg("sample_rate") = media::kAudioEncoderSampleRate,
+      "Decode the first audio stream of a file's bytes (WAV, FLAC, MP3, Ogg, AAC in mp4, ...) "
+      "to mono float32 PCM at sample_rate (16 kHz by default, what log_mel takes): the "
+      "samples `ffmpeg -i FILE -ac 1 -ar RATE -f f32le` writes. Raises InvalidArgumentError "
+      "(not a container, no audio stream, unknown codec, above the probe's limits) or "
+      "CorruptError (truncated, zero-length, 0 channels, undecodable).");
   m.def(
       "log_mel",
       [](py::array_t<float, py::array::c_style | py::array::forcecast> pcm,

@@ -141,4 +141,65 @@ AvInput::~AvInput() {
   }
 }
 
+Status FrameReader::Init() {
+  const AVCodecParameters* par = format_->streams[stream_]->codecpar;
+  const AVCodec* decoder = avcodec_find_decoder(par->codec_id);
+  if (decoder == nullptr) return Status::InvalidArgument("media: no decoder for the stream");
+  codec_.reset(avcodec_alloc_context3(decoder));
+  packet_.reset(av_packet_alloc());
+  frame_.reset(av_frame_alloc());
+  if (!codec_ || !packet_ || !frame_) return Status::Internal("media: out of memory");
+  int error = avcodec_parameters_to_context(codec_.get(), par);
+  if (error >= 0) {
+    codec_->thread_count = 1;  // one decode per loader thread; the loader parallelizes
+    codec_->pkt_timebase = format_->streams[stream_]->time_base;
+    error = avcodec_open2(codec_.get(), decoder, nullptr);
+  }
+  if (error < 0) return Status::Corrupt("media: cannot open decoder: {}", AvErrorString(error));
+  return Status::OK();
+}
+
+Status FrameReader::SeekTo(int64_t keyframe_pts) {
+  int error = av_seek_frame(format_, stream_, keyframe_pts, AVSEEK_FLAG_BACKWARD);
+  if (error < 0) return Status::Corrupt("media: cannot seek: {}", AvErrorString(error));
+  avcodec_flush_buffers(codec_.get());
+  draining_ = false;
+  return Status::OK();
+}
+
+Result<const AVFrame*> FrameReader::Next() {
+  while (true) {
+    int error = avcodec_receive_frame(codec_.get(), frame_.get());
+    if (error >= 0) return static_cast<const AVFrame*>(frame_.get());
+    if (error == AVERROR_EOF) return static_cast<const AVFrame*>(nullptr);
+    if (error != AVERROR(EAGAIN)) {
+      return Status::Corrupt("media: cannot decode a frame: {}", AvErrorString(error));
+    }
+    if (draining_) return static_cast<const AVFrame*>(nullptr);
+    MMPT_RETURN_IF_ERROR(SendPacket());
+  }
+}
+
+Status FrameReader::SendPacket() {
+  while (true) {
+    int error = av_read_frame(format_, packet_.get());
+    if (error == AVERROR_EOF) {
+      draining_ = true;
+      avcodec_send_packet(codec_.get(), nullptr);
+      return Status::OK();
+    }
+    if (error < 0) return Status::Corrupt("media: cannot read packets: {}", AvErrorString(error));
+    if (packet_->stream_index != stream_) {
+      av_packet_unref(packet_.get());
+      continue;
+    }
+    error = avcodec_send_packet(codec_.get(), packet_.get());
+    av_packet_unref(packet_.get());
+    if (error < 0 && error != AVERROR(EAGAIN)) {
+      return Status::Corrupt("media: cannot decode a packet: {}", AvErrorString(error));
+    }
+    return Status::OK();
+  }
+}
+
 }  // namespace mmpt::media::internal

@@ -1,7 +1,10 @@
 // libFuzzer target: ProbeAv on arbitrary bytes must never crash, read out of bounds, touch
-// a file, or report a stream with an empty size, rate or channel count as OK.
+// a file, or report a stream with an empty size, rate or channel count as OK; nor must
+// decoding its audio to 16 kHz mono, which must yield finite samples when it succeeds.
+#include <cmath>
 #include <cstdlib>
 
+#include "mmpt/media/audio.h"
 #include "mmpt/media/av_probe.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -18,6 +21,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   } else if (info.status().message().empty()) {
     std::abort();
+  }
+  if (info.ok() && info->audio) {
+    // Budgets small enough that a fuzzer's input decodes in milliseconds.
+    auto pcm = mmpt::media::DecodeAudio({reinterpret_cast<const std::byte*>(data), size},
+                                        mmpt::media::kAudioEncoderSampleRate,
+                                        {.max_duration_seconds = 60});
+    if (pcm.ok()) {
+      if (pcm->samples.empty() || pcm->samples.size() > 61 * 16000) std::abort();
+      for (float x : pcm->samples) {
+        if (!std::isfinite(x)) std::abort();
+      }
+    } else if (pcm.status().message().empty()) {
+      std::abort();
+    }
   }
   return 0;
 }

@@ -21,6 +21,8 @@ namespace {
 
 using internal::AvErrorString;
 using internal::AvInput;
+using internal::FrameReader;
+using internal::PacketDeleter;
 
 // Python's round(x / f) * f, halves to even, as qwen-vl-utils' round_by_factor.
 uint64_t RoundByFactor(double x, uint32_t f) {
@@ -48,15 +50,6 @@ std::vector<uint64_t> LinspaceIndices(uint64_t last, uint64_t n) {
   return indices;
 }
 
-struct FrameDeleter {
-  void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct PacketDeleter {
-  void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
-struct CodecDeleter {
-  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
-};
 struct SwsDeleter {
   void operator()(SwsContext* s) const { sws_freeContext(s); }
 };
@@ -96,82 +89,6 @@ Result<FrameTable> ReadFrameTable(AVFormatContext* format, int stream, uint64_t 
   std::sort(table.keyframes.begin(), table.keyframes.end());
   return table;
 }
-
-// Decodes one stream forward from wherever the demuxer was last put.
-class FrameReader {
- public:
-  FrameReader(AVFormatContext* format, int stream) : format_(format), stream_(stream) {}
-
-  Status Init() {
-    const AVCodecParameters* par = format_->streams[stream_]->codecpar;
-    const AVCodec* decoder = avcodec_find_decoder(par->codec_id);
-    if (decoder == nullptr) return Status::InvalidArgument("video: no decoder for the stream");
-    codec_.reset(avcodec_alloc_context3(decoder));
-    packet_.reset(av_packet_alloc());
-    frame_.reset(av_frame_alloc());
-    if (!codec_ || !packet_ || !frame_) return Status::Internal("video: out of memory");
-    int error = avcodec_parameters_to_context(codec_.get(), par);
-    if (error >= 0) {
-      codec_->thread_count = 1;  // one decode per loader thread; the loader parallelizes
-      codec_->pkt_timebase = format_->streams[stream_]->time_base;
-      error = avcodec_open2(codec_.get(), decoder, nullptr);
-    }
-    if (error < 0) return Status::Corrupt("video: cannot open decoder: {}", AvErrorString(error));
-    return Status::OK();
-  }
-
-  Status SeekTo(int64_t keyframe_pts) {
-    int error = av_seek_frame(format_, stream_, keyframe_pts, AVSEEK_FLAG_BACKWARD);
-    if (error < 0) return Status::Corrupt("video: cannot seek: {}", AvErrorString(error));
-    avcodec_flush_buffers(codec_.get());
-    draining_ = false;
-    return Status::OK();
-  }
-
-  /// The next decoded frame in presentation order, or null at the end of the stream.
-  Result<const AVFrame*> Next() {
-    while (true) {
-      int error = avcodec_receive_frame(codec_.get(), frame_.get());
-      if (error >= 0) return static_cast<const AVFrame*>(frame_.get());
-      if (error == AVERROR_EOF) return static_cast<const AVFrame*>(nullptr);
-      if (error != AVERROR(EAGAIN)) {
-        return Status::Corrupt("video: cannot decode a frame: {}", AvErrorString(error));
-      }
-      if (draining_) return static_cast<const AVFrame*>(nullptr);
-      MMPT_RETURN_IF_ERROR(SendPacket());
-    }
-  }
-
- private:
-  Status SendPacket() {
-    while (true) {
-      int error = av_read_frame(format_, packet_.get());
-      if (error == AVERROR_EOF) {
-        draining_ = true;
-        avcodec_send_packet(codec_.get(), nullptr);
-        return Status::OK();
-      }
-      if (error < 0) return Status::Corrupt("video: cannot read packets: {}", AvErrorString(error));
-      if (packet_->stream_index != stream_) {
-        av_packet_unref(packet_.get());
-        continue;
-      }
-      error = avcodec_send_packet(codec_.get(), packet_.get());
-      av_packet_unref(packet_.get());
-      if (error < 0 && error != AVERROR(EAGAIN)) {
-        return Status::Corrupt("video: cannot decode a packet: {}", AvErrorString(error));
-      }
-      return Status::OK();
-    }
-  }
-
-  AVFormatContext* format_;
-  int stream_;
-  std::unique_ptr<AVCodecContext, CodecDeleter> codec_;
-  std::unique_ptr<AVPacket, PacketDeleter> packet_;
-  std::unique_ptr<AVFrame, FrameDeleter> frame_;
-  bool draining_ = false;
-};
 
 // Convert a decoded frame to RGB at its size, as PyAV's to_ndarray(format="rgb24") does
 // (libswscale, bilinear flags, the default colorspace).

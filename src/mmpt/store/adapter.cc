@@ -1,6 +1,8 @@
 #include "mmpt/store/adapter.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "mmpt/store/adapter_internal.h"
 
@@ -33,35 +35,93 @@ Result<simdjson::dom::array> RequiredArray(const object& obj, std::string_view k
 
 namespace {
 
-Result<uint32_t> ImageSide(const object& obj, std::string_view key) {
+Result<uint32_t> ImageSide(const object& obj, std::string_view key, MediaKind kind) {
   element value;
   if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return uint32_t{0};
   uint64_t side = 0;
   if (value.get_uint64().get(side) != simdjson::SUCCESS) {
-    return Status::InvalidArgument("image \"{}\" is not a non-negative integer", key);
+    return Status::InvalidArgument("{} \"{}\" is not a non-negative integer",
+                                   MediaKindName(kind), key);
   }
   if (side == 0 || side > kMaxImageSide) {
-    return Status::InvalidArgument("image \"{}\" {} is outside [1, {}]", key, side,
-                                   kMaxImageSide);
+    return Status::InvalidArgument("{} \"{}\" {} is outside [1, {}]", MediaKindName(kind), key,
+                                   side, kMaxImageSide);
   }
   return static_cast<uint32_t>(side);
 }
 
+// A positive count the field `key` gives as an integer, 0 when absent.
+Result<uint32_t> PositiveInteger(const object& obj, std::string_view key, MediaKind kind) {
+  element value;
+  if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return uint32_t{0};
+  uint64_t count = 0;
+  if (value.get_uint64().get(count) != simdjson::SUCCESS || count == 0 || count > UINT32_MAX) {
+    return Status::InvalidArgument("{} \"{}\" must be an integer in [1, {}]",
+                                   MediaKindName(kind), key, UINT32_MAX);
+  }
+  return static_cast<uint32_t>(count);
+}
+
+// A positive number of seconds or frames per second, given as `key` (any JSON number) or,
+// as canonical records spell it, in thousandths as `milli_key`; stored in thousandths, 0 when
+// both are absent.
+Result<uint32_t> Thousandths(const object& obj, std::string_view key, std::string_view milli_key,
+                             MediaKind kind) {
+  MMPT_ASSIGN_OR_RETURN(uint32_t milli, PositiveInteger(obj, milli_key, kind));
+  element value;
+  if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return milli;
+  double x = 0;
+  if (value.get_double().get(x) != simdjson::SUCCESS || !(x * 1000 >= 0.5) ||
+      !(x * 1000 < UINT32_MAX)) {
+    return Status::InvalidArgument("{} \"{}\" must be a number in [0.0005, {}]",
+                                   MediaKindName(kind), key, UINT32_MAX / 1000);
+  }
+  return static_cast<uint32_t>(std::llround(x * 1000));
+}
+
+// The kind an object names: "kind" (canonical) or "type", or the key that holds its path
+// ("video", "audio"); `fallback` when none does.
+Result<MediaKind> KindOf(const object& obj, MediaKind fallback) {
+  std::optional<MediaKind> named;
+  for (std::string_view key : {"kind", "type"}) {
+    MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> name, OptionalString(obj, key));
+    if (!name) continue;
+    MMPT_ASSIGN_OR_RETURN(named, ParseMediaKind(*name));
+    break;
+  }
+  for (MediaKind kind : {MediaKind::kVideo, MediaKind::kAudio}) {
+    element value;
+    if (obj.at_key(MediaKindName(kind)).get(value) != simdjson::SUCCESS || value.is_null()) {
+      continue;
+    }
+    if (named && *named != kind) {
+      return Status::InvalidArgument("a media object of type \"{}\" gives a \"{}\" path",
+                                     MediaKindName(*named), MediaKindName(kind));
+    }
+    named = kind;
+  }
+  return named.value_or(fallback);
+}
+
 }  // namespace
 
-Result<MediaRef> ParseMediaRef(const element& value) {
+Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
   MediaRef media;
+  media.kind = kind;
+  const std::string_view noun = MediaKindName(kind);
   std::string_view path;
   if (value.get_string().get(path) == simdjson::SUCCESS) {
-    if (path.empty()) return Status::InvalidArgument("empty image path");
+    if (path.empty()) return Status::InvalidArgument("empty {} path", noun);
     media.path = std::string(path);
     return media;
   }
   object obj;
   if (value.get_object().get(obj) != simdjson::SUCCESS) {
-    return Status::InvalidArgument("an image must be a path string or an object");
+    return Status::InvalidArgument("{} must be a path string or an object", noun);
   }
-  for (std::string_view key : {"path", "file", "image", "image_name", "url"}) {
+  MMPT_ASSIGN_OR_RETURN(media.kind, KindOf(obj, kind));
+  kind = media.kind;
+  for (std::string_view key : {"path", "file", "image", "image_name", "url", "video", "audio"}) {
     MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> found, OptionalString(obj, key));
     if (found && !found->empty()) {
       media.path = std::string(*found);
@@ -70,22 +130,51 @@ Result<MediaRef> ParseMediaRef(const element& value) {
   }
   MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> entry, OptionalString(obj, "entry"));
   if (entry) media.entry = std::string(*entry);
-  MMPT_ASSIGN_OR_RETURN(media.width, ImageSide(obj, "width"));
-  MMPT_ASSIGN_OR_RETURN(media.height, ImageSide(obj, "height"));
-  element frames;
-  if (obj.at_key("frames").get(frames) == simdjson::SUCCESS) {
-    uint64_t count = 0;
-    if (frames.get_uint64().get(count) != simdjson::SUCCESS || count == 0 || count > 65535) {
-      return Status::InvalidArgument("image \"frames\" must be an integer in [1, 65535]");
-    }
-    media.frames = static_cast<uint32_t>(count);
+  MMPT_ASSIGN_OR_RETURN(media.width, ImageSide(obj, "width", kind));
+  MMPT_ASSIGN_OR_RETURN(media.height, ImageSide(obj, "height", kind));
+  MMPT_ASSIGN_OR_RETURN(uint32_t frames, PositiveInteger(obj, "frames", kind));
+  MMPT_ASSIGN_OR_RETURN(media.duration_ms, Thousandths(obj, "duration", "duration_ms", kind));
+  MMPT_ASSIGN_OR_RETURN(media.fps_milli, Thousandths(obj, "fps", "fps_milli", kind));
+  MMPT_ASSIGN_OR_RETURN(media.sample_rate_hz, PositiveInteger(obj, "sample_rate", kind));
+  if (media.sample_rate_hz == 0) {
+    MMPT_ASSIGN_OR_RETURN(media.sample_rate_hz, PositiveInteger(obj, "sample_rate_hz", kind));
   }
   if ((media.width == 0) != (media.height == 0)) {
-    return Status::InvalidArgument("image gives only one of width and height");
+    return Status::InvalidArgument("{} gives only one of width and height", MediaKindName(kind));
   }
-  if (media.path.empty() && media.entry.empty() && media.width == 0) {
-    return Status::InvalidArgument("image object has neither a path nor a width and height");
+  const bool has_path = !media.path.empty() || !media.entry.empty();
+  switch (kind) {
+    case MediaKind::kImage:
+      if (media.duration_ms != 0 || media.fps_milli != 0 || media.sample_rate_hz != 0) {
+        return Status::InvalidArgument("image gives a duration, frame rate or sample rate");
+      }
+      if (!has_path && media.width == 0) {
+        return Status::InvalidArgument("image object has neither a path nor a width and height");
+      }
+      break;
+    case MediaKind::kVideo:
+      if (media.sample_rate_hz != 0) return Status::InvalidArgument("video gives a sample rate");
+      if (!has_path && (media.width == 0 || media.duration_ms == 0 || media.fps_milli == 0)) {
+        return Status::InvalidArgument(
+            "video object has neither a path nor a width, height, duration and fps");
+      }
+      // A metadata-only video has as many frames as its length and rate make.
+      if (frames == 0 && !has_path) {
+        frames = static_cast<uint32_t>(std::clamp<int64_t>(
+            std::llround(static_cast<double>(media.duration_ms) * media.fps_milli / 1e6), 1,
+            UINT32_MAX));
+      }
+      break;
+    case MediaKind::kAudio:
+      if (media.width != 0 || media.fps_milli != 0 || frames > 1) {
+        return Status::InvalidArgument("audio gives a frame size, frame rate or frames");
+      }
+      if (!has_path && media.duration_ms == 0) {
+        return Status::InvalidArgument("audio object has neither a path nor a duration");
+      }
+      break;
   }
+  media.frames = std::max<uint32_t>(frames, 1);
   return media;
 }
 
@@ -112,8 +201,7 @@ void AppendDocumentText(std::string_view text, std::string_view separator, Sampl
 }
 
 Status AppendTextWithMarkers(std::string_view text, std::string_view role,
-                             std::string_view marker, const std::vector<MediaRef>& media,
-                             size_t* next_media, Sample& sample) {
+                             std::span<MarkedMedia> marked, Sample& sample) {
   auto add_text = [&](std::string_view piece) {
     if (piece.empty()) return;
     Segment segment;
@@ -121,21 +209,26 @@ Status AppendTextWithMarkers(std::string_view text, std::string_view role,
     segment.text = std::string(piece);
     sample.segments.push_back(std::move(segment));
   };
-  if (marker.empty()) {
-    add_text(text);
-    return Status::OK();
-  }
   size_t pos = 0;
   while (true) {
-    size_t hit = text.find(marker, pos);
-    if (hit == std::string_view::npos) break;
-    add_text(text.substr(pos, hit - pos));
-    if (*next_media >= media.size()) {
-      return Status::InvalidArgument("more \"{}\" markers than the {} images given", marker,
-                                     media.size());
+    // The earliest marker of any kind from `pos` on.
+    size_t hit = std::string_view::npos;
+    MarkedMedia* kind = nullptr;
+    for (MarkedMedia& m : marked) {
+      size_t at = text.find(m.marker, pos);
+      if (at < hit) {
+        hit = at;
+        kind = &m;
+      }
     }
-    AppendMedia(media[(*next_media)++], role, sample);
-    pos = hit + marker.size();
+    if (kind == nullptr) break;
+    add_text(text.substr(pos, hit - pos));
+    if (kind->next >= kind->items.size()) {
+      return Status::InvalidArgument("more \"{}\" markers than the {} {}s given", kind->marker,
+                                     kind->items.size(), MediaKindName(kind->kind));
+    }
+    AppendMedia(kind->items[kind->next++], role, sample);
+    pos = hit + kind->marker.size();
   }
   add_text(text.substr(pos));
   return Status::OK();

@@ -1,12 +1,11 @@
 // Conversation formats: LLaVA / ShareGPT and Hugging Face chat `messages`.
 #include <algorithm>
+#include <utility>
 
 #include "mmpt/store/adapter_internal.h"
 
 namespace mmpt::store::internal {
 namespace {
-
-constexpr std::string_view kImageMarker = "<image>";
 
 std::string_view NormalizeRole(std::string_view from) {
   if (from == "human") return "user";
@@ -14,48 +13,74 @@ std::string_view NormalizeRole(std::string_view from) {
   return from;
 }
 
-// The record's top-level images: "images" (a list) or "image" (one item), in order.
-Result<std::vector<MediaRef>> TopLevelImages(const object& obj) {
+// The record's top-level media of one kind: a list under the plural key ("images") or one item
+// under the singular ("image"), in order.
+Result<std::vector<MediaRef>> TopLevelMedia(const object& obj, MediaKind kind) {
+  const std::string singular(MediaKindName(kind));
+  const std::string plural = singular + "s";
   std::vector<MediaRef> media;
   element value;
-  if (obj.at_key("images").get(value) == simdjson::SUCCESS && !value.is_null()) {
+  if (obj.at_key(plural).get(value) == simdjson::SUCCESS && !value.is_null()) {
     simdjson::dom::array list;
     if (value.get_array().get(list) != simdjson::SUCCESS) {
-      return Status::InvalidArgument("field \"images\" is not an array");
+      return Status::InvalidArgument("field \"{}\" is not an array", plural);
     }
     for (element item : list) {
-      auto parsed = ParseMediaRef(item);
-      if (!parsed.ok()) return parsed.status().WithContext(fmt::format("images[{}]", media.size()));
+      auto parsed = ParseMediaRef(item, kind);
+      if (!parsed.ok()) {
+        return parsed.status().WithContext(fmt::format("{}[{}]", plural, media.size()));
+      }
       media.push_back(std::move(*parsed));
     }
-  } else if (obj.at_key("image").get(value) == simdjson::SUCCESS && !value.is_null()) {
-    auto parsed = ParseMediaRef(value);
-    if (!parsed.ok()) return parsed.status().WithContext("image");
+  } else if (obj.at_key(singular).get(value) == simdjson::SUCCESS && !value.is_null()) {
+    auto parsed = ParseMediaRef(value, kind);
+    if (!parsed.ok()) return parsed.status().WithContext(singular);
     media.push_back(std::move(*parsed));
   }
   return media;
 }
 
-// Images given but never placed by a marker go at the start of the first user turn, as LLaVA
-// does; a partial placement is an error because the intended positions are unknowable.
-Status PlaceUnmarkedImages(const std::vector<MediaRef>& media, size_t used, Sample& sample) {
-  if (used == media.size()) return Status::OK();
-  if (used > 0) {
-    return Status::InvalidArgument("{} images but {} \"<image>\" markers", media.size(), used);
+// Images, videos and audio given at the top level, each with its marker ("<image>", "<video>",
+// "<audio>": the placeholders of LLaVA, LLaVA-Video / ShareGPT4Video and audio conversations),
+// in MediaKind order, so that marked[kind] is that kind's.
+Result<std::vector<MarkedMedia>> TopLevelMarkedMedia(const object& obj) {
+  std::vector<MarkedMedia> marked;
+  for (auto [kind, marker] : {std::pair{MediaKind::kImage, std::string_view("<image>")},
+                              std::pair{MediaKind::kVideo, std::string_view("<video>")},
+                              std::pair{MediaKind::kAudio, std::string_view("<audio>")}}) {
+    MMPT_ASSIGN_OR_RETURN(std::vector<MediaRef> items, TopLevelMedia(obj, kind));
+    marked.push_back({kind, marker, std::move(items), 0});
   }
+  return marked;
+}
+
+// Media of a kind given but never placed by a marker go at the start of the first user turn,
+// as LLaVA does (images, then videos, then audio); a partial placement is an error because the
+// intended positions are unknowable.
+Status PlaceUnmarkedMedia(const std::vector<MarkedMedia>& marked, Sample& sample) {
+  std::vector<MediaRef> unplaced;
+  for (const MarkedMedia& m : marked) {
+    if (m.next == m.items.size()) continue;
+    if (m.next > 0) {
+      return Status::InvalidArgument("{} {}s but {} \"{}\" markers", m.items.size(),
+                                     MediaKindName(m.kind), m.next, m.marker);
+    }
+    unplaced.insert(unplaced.end(), m.items.begin(), m.items.end());
+  }
+  if (unplaced.empty()) return Status::OK();
   auto at = std::find_if(sample.segments.begin(), sample.segments.end(),
                          [](const Segment& s) { return s.role == "user"; });
   if (at == sample.segments.end()) at = sample.segments.begin();
   const Segment& turn = *at;  // there is one: an empty turn is an empty text segment
-  std::vector<Segment> images(media.size());
-  for (size_t k = 0; k < media.size(); ++k) {
-    images[k].role = turn.role;
-    images[k].turn = turn.turn;
-    images[k].is_media = true;
-    images[k].media_index = static_cast<uint32_t>(sample.media.size() + k);
+  std::vector<Segment> segments(unplaced.size());
+  for (size_t k = 0; k < unplaced.size(); ++k) {
+    segments[k].role = turn.role;
+    segments[k].turn = turn.turn;
+    segments[k].is_media = true;
+    segments[k].media_index = static_cast<uint32_t>(sample.media.size() + k);
   }
-  sample.media.insert(sample.media.end(), media.begin(), media.end());
-  sample.segments.insert(at, images.begin(), images.end());
+  sample.media.insert(sample.media.end(), unplaced.begin(), unplaced.end());
+  sample.segments.insert(at, segments.begin(), segments.end());
   return Status::OK();
 }
 
@@ -75,9 +100,8 @@ void EndTurn(size_t first, size_t turn, std::string_view role, Sample& sample) {
 }  // namespace
 
 Status ParseLlava(const object& obj, Sample& sample) {
-  MMPT_ASSIGN_OR_RETURN(std::vector<MediaRef> media, TopLevelImages(obj));
+  MMPT_ASSIGN_OR_RETURN(std::vector<MarkedMedia> marked, TopLevelMarkedMedia(obj));
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array turns, RequiredArray(obj, "conversations"));
-  size_t next_media = 0;
   size_t index = 0;
   for (element item : turns) {
     object turn;
@@ -91,19 +115,17 @@ Status ParseLlava(const object& obj, Sample& sample) {
                                      index);
     }
     const size_t first = sample.segments.size();
-    MMPT_RETURN_IF_ERROR(AppendTextWithMarkers(*value, NormalizeRole(*from), kImageMarker, media,
-                                               &next_media, sample));
+    MMPT_RETURN_IF_ERROR(AppendTextWithMarkers(*value, NormalizeRole(*from), marked, sample));
     EndTurn(first, index, NormalizeRole(*from), sample);
     ++index;
   }
   if (index == 0) return Status::InvalidArgument("\"conversations\" is empty");
-  return PlaceUnmarkedImages(media, next_media, sample);
+  return PlaceUnmarkedMedia(marked, sample);
 }
 
 Status ParseChat(const object& obj, Sample& sample) {
-  MMPT_ASSIGN_OR_RETURN(std::vector<MediaRef> media, TopLevelImages(obj));
+  MMPT_ASSIGN_OR_RETURN(std::vector<MarkedMedia> marked, TopLevelMarkedMedia(obj));
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array messages, RequiredArray(obj, "messages"));
-  size_t next_media = 0;
   size_t index = 0;
   for (element item : messages) {
     object message;
@@ -120,8 +142,7 @@ Status ParseChat(const object& obj, Sample& sample) {
     std::string_view text;
     simdjson::dom::array parts;
     if (content.get_string().get(text) == simdjson::SUCCESS) {
-      MMPT_RETURN_IF_ERROR(
-          AppendTextWithMarkers(text, *role, kImageMarker, media, &next_media, sample));
+      MMPT_RETURN_IF_ERROR(AppendTextWithMarkers(text, *role, marked, sample));
     } else if (content.get_array().get(parts) == simdjson::SUCCESS) {
       size_t part_index = 0;
       for (element part_value : parts) {
@@ -138,31 +159,39 @@ Status ParseChat(const object& obj, Sample& sample) {
             return Status::InvalidArgument("messages[{}].content[{}] has no string \"text\"",
                                            index, part_index);
           }
-          MMPT_RETURN_IF_ERROR(
-              AppendTextWithMarkers(*part_text, *role, "", media, &next_media, sample));
-        } else if (type == "image" || type == "image_url") {
+          MMPT_RETURN_IF_ERROR(AppendTextWithMarkers(*part_text, *role, {}, sample));
+        } else if (type == "image" || type == "image_url" || type == "video" ||
+                   type == "audio") {
+          // A part of a media type gives its item inline ({"type": "video", "video": path})
+          // or takes the next top-level item of its kind.
+          const MediaKind kind = type == "video"   ? MediaKind::kVideo
+                                 : type == "audio" ? MediaKind::kAudio
+                                                   : MediaKind::kImage;
+          const std::string_view kind_name = MediaKindName(kind);
           element source;
-          bool inline_image = false;
-          for (std::string_view key : {"image", "image_url", "path", "url"}) {
+          bool inline_media = false;
+          for (std::string_view key : {kind_name, std::string_view("image_url"),
+                                       std::string_view("path"), std::string_view("url")}) {
             if (part.at_key(key).get(source) == simdjson::SUCCESS && !source.is_null()) {
-              inline_image = true;
+              inline_media = true;
               break;
             }
           }
-          if (inline_image) {
-            auto parsed = ParseMediaRef(source);
+          if (inline_media) {
+            auto parsed = ParseMediaRef(source, kind);
             if (!parsed.ok()) {
               return parsed.status().WithContext(
                   fmt::format("messages[{}].content[{}]", index, part_index));
             }
             AppendMedia(std::move(*parsed), *role, sample);
           } else {
-            if (next_media >= media.size()) {
+            MarkedMedia& given = marked[static_cast<size_t>(kind)];
+            if (given.next >= given.items.size()) {
               return Status::InvalidArgument(
-                  "messages[{}].content[{}]: image part but only {} images given", index,
-                  part_index, media.size());
+                  "messages[{}].content[{}]: {} part but only {} {}s given", index, part_index,
+                  kind_name, given.items.size(), kind_name);
             }
-            AppendMedia(media[next_media++], *role, sample);
+            AppendMedia(given.items[given.next++], *role, sample);
           }
         } else {
           return Status::InvalidArgument("messages[{}].content[{}]: unsupported part type",
@@ -178,7 +207,7 @@ Status ParseChat(const object& obj, Sample& sample) {
     ++index;
   }
   if (index == 0) return Status::InvalidArgument("\"messages\" is empty");
-  return PlaceUnmarkedImages(media, next_media, sample);
+  return PlaceUnmarkedMedia(marked, sample);
 }
 
 }  // namespace mmpt::store::internal

@@ -5,8 +5,10 @@
 #include <simdjson.h>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mmpt/core/status.h"
 #include "mmpt/store/sample.h"
@@ -22,17 +24,30 @@ Result<std::optional<std::string_view>> OptionalString(const object& obj, std::s
 /// The array field `key` of `obj`; InvalidArgument if absent or not an array.
 Result<simdjson::dom::array> RequiredArray(const object& obj, std::string_view key);
 
-/// Parse a media item: a path string, or an object with a path and/or width/height.
-/// Errors: InvalidArgument for other types, zero or absurd sizes, or neither path nor size.
-Result<MediaRef> ParseMediaRef(const element& value);
+/// Parse a media item: a path string, or an object with a path and/or the facts planning needs.
+/// The item is of `kind` unless the object names another ("kind" or "type": "image", "video"
+/// or "audio"; or its path under "video" or "audio"). Objects may give "width", "height",
+/// "frames", "duration" (seconds) and "fps" (numbers) or "duration_ms" and "fps_milli", and
+/// "sample_rate" or "sample_rate_hz" (Hz); a metadata-only (no path) image needs a size, a
+/// video a size, duration and fps (its frames follow from them), an audio item a duration.
+/// Errors: InvalidArgument for other types, zero or absurd values, fields another kind owns,
+/// or neither a path nor the facts.
+Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind = MediaKind::kImage);
 
-/// Add `text` to `sample` as a text segment of `role`, splitting it at each `marker` (when not
-/// empty) into text and media segments that take the next of `media` in order, starting at
-/// `*next_media`. Empty text pieces are dropped. Errors: InvalidArgument when a marker has no
-/// media item left.
+/// One kind of media a conversation record gives at its top level, with the marker that
+/// places each item in the text ("<image>"), and how many are placed so far.
+struct MarkedMedia {
+  MediaKind kind = MediaKind::kImage;
+  std::string_view marker;
+  std::vector<MediaRef> items;
+  size_t next = 0;
+};
+
+/// Add `text` to `sample` as text segments of `role`, splitting it at each marker of
+/// `marked` into text and media segments; a marker takes the next item of its kind. Empty
+/// text pieces are dropped. Errors: InvalidArgument when a marker has no item left.
 Status AppendTextWithMarkers(std::string_view text, std::string_view role,
-                             std::string_view marker, const std::vector<MediaRef>& media,
-                             size_t* next_media, Sample& sample);
+                             std::span<MarkedMedia> marked, Sample& sample);
 
 /// Append a media segment for `media` to `sample`.
 void AppendMedia(MediaRef media, std::string_view role, Sample& sample);

@@ -174,6 +174,161 @@ TEST(AdapterTest, CanonicalMediaIndexMustBeUsedExactlyOnce) {
   EXPECT_FALSE(empty.ok());
 }
 
+// Describe(), with each media item's kind.
+std::string Kinds(const Sample& s) {
+  std::string out;
+  for (const Segment& seg : s.segments) {
+    if (seg.is_media) out += std::string(MediaKindName(s.media[seg.media_index].kind)) + ",";
+  }
+  return out;
+}
+
+TEST(AdapterTest, SynthVideoAndAudioConversationsParse) {
+  // The record shapes the synth corpora write (LLaVA-Video / ShareGPT4Video and audio).
+  auto video = ParseLine(
+      R"({"id":"v1","video":"videos/v1.mp4","conversations":[{"from":"human","value":"<video>\nDescribe the video."},{"from":"gpt","value":"caption"}]})");
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  EXPECT_EQ(Describe(*video), "user:<videos/v1.mp4>|user:\nDescribe the video.|assistant:caption|");
+  EXPECT_EQ(Kinds(*video), "video,");
+  auto audio = ParseLine(
+      R"({"id":"a1","audio":"audio/a1.wav","conversations":[{"from":"human","value":"<audio>\nTranscribe the speech."},{"from":"gpt","value":"caption"}]})");
+  ASSERT_TRUE(audio.ok()) << audio.status().ToString();
+  EXPECT_EQ(Describe(*audio),
+            "user:<audio/a1.wav>|user:\nTranscribe the speech.|assistant:caption|");
+  EXPECT_EQ(Kinds(*audio), "audio,");
+}
+
+TEST(AdapterTest, MixedMarkersTakeTheirOwnKind) {
+  auto s = ParseLine(
+      R"({"images":["i.jpg"],"videos":["a.mp4","b.webm"],"audios":["s.flac"],"conversations":[{"from":"human","value":"<video> then <image>, <audio> and <video>"},{"from":"gpt","value":"ok"}]})");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Describe(*s),
+            "user:<a.mp4>|user: then |user:<i.jpg>|user:, |user:<s.flac>|user: and |user:<b.webm>|"
+            "assistant:ok|");
+  EXPECT_EQ(Kinds(*s), "video,image,audio,video,");
+  // Unmarked media of a kind go first, images before videos before audio.
+  auto unmarked = ParseLine(
+      R"({"audio":"s.wav","video":"v.mp4","conversations":[{"from":"human","value":"Hi"}]})");
+  ASSERT_TRUE(unmarked.ok()) << unmarked.status().ToString();
+  EXPECT_EQ(Describe(*unmarked), "user:<v.mp4>|user:<s.wav>|user:Hi|");
+}
+
+TEST(AdapterTest, VideoAndAudioMarkerCountsMustMatch) {
+  auto fewer = ParseLine(
+      R"({"videos":["a.mp4","b.mp4"],"conversations":[{"from":"human","value":"<video> one"}]})");
+  ASSERT_FALSE(fewer.ok());
+  EXPECT_EQ(fewer.status().message().rfind("in.jsonl:7: ", 0), 0u) << fewer.status().ToString();
+  EXPECT_NE(fewer.status().message().find("2 videos but 1 \"<video>\" markers"), std::string::npos)
+      << fewer.status().ToString();
+  auto more = ParseLine(
+      R"({"audio":"a.wav","conversations":[{"from":"human","value":"<audio><audio>"}]})");
+  ASSERT_FALSE(more.ok());
+  EXPECT_NE(more.status().message().find("more \"<audio>\" markers than the 1 audios"),
+            std::string::npos)
+      << more.status().ToString();
+  // A <video> marker with only images given is no image marker.
+  auto wrong = ParseLine(
+      R"({"image":"a.jpg","conversations":[{"from":"human","value":"<video>"}]})");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("the 0 videos"), std::string::npos)
+      << wrong.status().ToString();
+}
+
+TEST(AdapterTest, ChatVideoAndAudioParts) {
+  auto s = ParseLine(
+      R"({"messages":[{"role":"user","content":[{"type":"video","video":"v.mp4"},{"type":"audio","audio":"s.mp3"},{"type":"text","text":"What?"}]},{"role":"assistant","content":"ok"}]})");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(Describe(*s), "user:<v.mp4>|user:<s.mp3>|user:What?|assistant:ok|");
+  EXPECT_EQ(Kinds(*s), "video,audio,");
+  // A part without its item takes the next top-level one of its kind.
+  auto top = ParseLine(
+      R"({"videos":["v.mp4"],"messages":[{"role":"user","content":[{"type":"video"},{"type":"text","text":"?"}]}]})");
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  EXPECT_EQ(Kinds(*top), "video,");
+  auto missing = ParseLine(
+      R"({"messages":[{"role":"user","content":[{"type":"audio"}]}]})");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("audio part but only 0 audios given"),
+            std::string::npos)
+      << missing.status().ToString();
+}
+
+TEST(AdapterTest, DocumentsCarryVideoAndAudioObjects) {
+  // The omni documents synth writes (OBELICS), and every spelling of a media object.
+  auto obelics = ParseLine(
+      R"({"id":"d1","texts":["t",null,"t2",null,null],"images":[null,{"video":"videos/x.webm"},null,{"type":"audio","path":"a.ogg"},"p.jpg"]})");
+  ASSERT_TRUE(obelics.ok()) << obelics.status().ToString();
+  EXPECT_EQ(Describe(*obelics), ":t|:<videos/x.webm>|:t2|:<a.ogg>|:<p.jpg>|");
+  EXPECT_EQ(Kinds(*obelics), "video,audio,image,");
+  auto mmc4 = ParseLine(
+      R"({"text_list":["a","b"],"image_info":[{"audio":"s.wav","matched_text_index":1}]})");
+  ASSERT_TRUE(mmc4.ok()) << mmc4.status().ToString();
+  EXPECT_EQ(Kinds(*mmc4), "audio,");
+  auto conflict = ParseLine(R"({"texts":[null],"images":[{"type":"audio","video":"v.mp4"}]})");
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_NE(conflict.status().message().find("of type \"audio\" gives a \"video\" path"),
+            std::string::npos)
+      << conflict.status().ToString();
+  auto unknown = ParseLine(R"({"texts":[null],"images":[{"type":"hologram","path":"h"}]})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown media kind 'hologram'"), std::string::npos)
+      << unknown.status().ToString();
+}
+
+TEST(AdapterTest, MetadataOnlyVideoAndAudio) {
+  auto s = ParseLine(
+      R"({"video":{"duration":12.5,"fps":29.97,"width":1280,"height":720},"audio":{"duration":3.2,"sample_rate":44100},"conversations":[{"from":"human","value":"<video><audio>"}]})");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->media.size(), 2u);
+  const MediaRef& v = s->media[0];
+  EXPECT_TRUE(v.metadata_only());
+  EXPECT_EQ(v.kind, MediaKind::kVideo);
+  EXPECT_EQ(v.width, 1280u);
+  EXPECT_EQ(v.height, 720u);
+  EXPECT_EQ(v.duration_ms, 12500u);
+  EXPECT_EQ(v.fps_milli, 29970u);
+  EXPECT_EQ(v.frames, 375u);  // round(12.5 × 29.97)
+  const MediaRef& a = s->media[1];
+  EXPECT_EQ(a.kind, MediaKind::kAudio);
+  EXPECT_EQ(a.duration_ms, 3200u);
+  EXPECT_EQ(a.sample_rate_hz, 44100u);
+  EXPECT_EQ(a.width, 0u);
+  // Each kind needs its own facts, and only those.
+  for (const char* line : {
+           R"({"video":{"duration":2,"width":64,"height":48},"conversations":[{"from":"human","value":"<video>"}]})",
+           R"({"video":{"duration":0,"fps":25,"width":64,"height":48},"conversations":[{"from":"human","value":"<video>"}]})",
+           R"({"audio":{"sample_rate":16000},"conversations":[{"from":"human","value":"<audio>"}]})",
+           R"({"audio":{"duration":1,"width":5,"height":5},"conversations":[{"from":"human","value":"<audio>"}]})",
+           R"({"image":{"width":5,"height":5,"duration":1},"conversations":[{"from":"human","value":"<image>"}]})",
+           R"({"audio":{"duration":"long"},"conversations":[{"from":"human","value":"<audio>"}]})"}) {
+    auto bad = ParseLine(line);
+    ASSERT_FALSE(bad.ok()) << line;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << line;
+    EXPECT_EQ(bad.status().message().rfind("in.jsonl:7: ", 0), 0u) << bad.status().ToString();
+  }
+}
+
+TEST(AdapterTest, CanonicalRoundTripsVideoAndAudio) {
+  Sample sample;
+  sample.key = "omni";
+  sample.media.push_back({"v.mp4", "000000.0.mp4", 320, 240, 50, MediaKind::kVideo, 2000, 25000});
+  sample.media.push_back({"", "", 0, 0, 1, MediaKind::kAudio, 1500, 0, 16000});
+  sample.media.push_back({"", "", 64, 48, 30, MediaKind::kVideo, 1000, 30000});
+  sample.segments.push_back({"user", 0, true, "", 0});
+  sample.segments.push_back({"user", 0, true, "", 1});
+  sample.segments.push_back({"user", 0, false, "and", 0});
+  sample.segments.push_back({"user", 0, true, "", 2});
+  std::string line;
+  AppendSampleJson(sample, line);
+  line.pop_back();
+  EXPECT_NE(line.find(R"("kind":"video","width":320,"height":240,"frames":50,"duration_ms":2000,"fps_milli":25000)"),
+            std::string::npos)
+      << line;
+  auto back = ParseLine(line, InputFormat::kAuto);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << line;
+  EXPECT_EQ(*back, sample);
+}
+
 // The adapter fuzzer's seeds (tests/fuzz/adapter_fuzz/<format>_*.json) reach every adapter's
 // success path: each seed parses, is detected as the format its name starts with, and every
 // format — plus metadata-only media in each of them — has at least one seed.

@@ -47,6 +47,7 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   report.chat_template = chat.is_object() ? chat.value("name", std::string()) : std::string();
   struct Values {
     std::vector<uint64_t> text, images, image_tokens, tokens, each;
+    std::vector<uint64_t> videos, audios, video_ms, audio_ms;
     uint64_t shards = 0, metadata_only = 0;
   };
   std::vector<Values> values(dataset.sources().size());
@@ -57,7 +58,20 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
     ++v.shards;
     for (size_t i = 0; i < table.num_samples(); ++i) {
       uint64_t image_tokens = 0;
+      uint64_t images = 0, videos = 0, audios = 0;
       for (const MediaMeta& m : table.media_of(i)) {
+        if (m.flags & kMediaWithoutData) ++v.metadata_only;
+        if (m.kind == MediaKind::kVideo) {
+          ++videos;
+          v.video_ms.push_back(m.duration_ms);
+          continue;
+        }
+        if (m.kind == MediaKind::kAudio) {
+          ++audios;
+          v.audio_ms.push_back(m.duration_ms);
+          continue;
+        }
+        ++images;
         auto [it, fresh] = cache.try_emplace({m.width, m.height}, 0);
         if (fresh) {
           auto cost = cost::CostImage(vision, m.width, m.height, 1);
@@ -65,11 +79,12 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
         }
         image_tokens += it->second;
         v.each.push_back(it->second);
-        if (m.flags & kMediaWithoutData) ++v.metadata_only;
       }
       const SampleMeta& s = table.sample(i);
       v.text.push_back(s.text_tokens);
-      v.images.push_back(s.num_media);
+      v.images.push_back(images);
+      v.videos.push_back(videos);
+      v.audios.push_back(audios);
       v.image_tokens.push_back(image_tokens);
       v.tokens.push_back(s.text_tokens + image_tokens);
     }
@@ -84,6 +99,10 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
     summary.image_tokens = Summarize(values[s].image_tokens);
     summary.tokens = Summarize(values[s].tokens);
     summary.image_tokens_each = Summarize(values[s].each);
+    summary.videos = Summarize(values[s].videos);
+    summary.audios = Summarize(values[s].audios);
+    summary.video_ms_each = Summarize(values[s].video_ms);
+    summary.audio_ms_each = Summarize(values[s].audio_ms);
     report.sources.push_back(std::move(summary));
   }
   return report;
@@ -94,6 +113,14 @@ namespace {
 std::string Row(std::string_view label, const Distribution& d) {
   return fmt::format("  {:<20} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, d.total,
                      d.min, d.p10, d.p50, d.p90, d.p99, d.max);
+}
+
+// A row of durations kept in milliseconds, shown in seconds.
+std::string SecondsRow(std::string_view label, const Distribution& d) {
+  auto s = [](uint64_t ms) { return static_cast<double>(ms) / 1000; };
+  return fmt::format("  {:<20} {:>12.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f}\n",
+                     label, s(d.total), s(d.min), s(d.p10), s(d.p50), s(d.p90), s(d.p99),
+                     s(d.max));
 }
 
 std::string Histogram(const Distribution& d) {
@@ -127,8 +154,14 @@ std::string RenderInspectText(const InspectReport& report) {
                                 report.dir, report.tokenizer, report.vision_preset,
                                 report.chat_template);
   for (const SourceSummary& s : report.sources) {
-    out += fmt::format("\nsource {}: {} samples, {} images ({} metadata-only), {} shards\n",
-                       s.name, s.tokens.count, s.images.total, s.metadata_only_media, s.shards);
+    const bool av = s.videos.total > 0 || s.audios.total > 0;
+    out += fmt::format("\nsource {}: {} samples, {} images{} ({} metadata-only media), {} shards\n",
+                       s.name, s.tokens.count, s.images.total,
+                       av ? fmt::format(", {} videos ({:.1f} s), {} audio ({:.1f} s)",
+                                        s.videos.total, s.video_ms_each.total / 1000.0,
+                                        s.audios.total, s.audio_ms_each.total / 1000.0)
+                          : std::string(),
+                       s.metadata_only_media, s.shards);
     out += fmt::format("  {:<20} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", "per sample",
                        "total", "min", "p10", "p50", "p90", "p99", "max");
     out += Row("text tokens", s.text_tokens);
@@ -136,6 +169,12 @@ std::string RenderInspectText(const InspectReport& report) {
     out += Row("image tokens", s.image_tokens);
     out += Row("all tokens", s.tokens);
     out += Row("tokens per image", s.image_tokens_each);
+    if (av) {
+      out += Row("videos", s.videos);
+      out += Row("audio items", s.audios);
+      out += SecondsRow("seconds per video", s.video_ms_each);
+      out += SecondsRow("seconds per audio", s.audio_ms_each);
+    }
     out += "  histogram of all tokens per sample:\n";
     out += Histogram(s.tokens);
   }
@@ -158,7 +197,11 @@ std::string RenderInspectJson(const InspectReport& report) {
                               {"images", ToJson(s.images)},
                               {"image_tokens", ToJson(s.image_tokens)},
                               {"tokens", ToJson(s.tokens)},
-                              {"tokens_per_image", ToJson(s.image_tokens_each)}});
+                              {"tokens_per_image", ToJson(s.image_tokens_each)},
+                              {"videos", ToJson(s.videos)},
+                              {"audios", ToJson(s.audios)},
+                              {"video_duration_ms", ToJson(s.video_ms_each)},
+                              {"audio_duration_ms", ToJson(s.audio_ms_each)}});
   }
   return doc.dump(1) + "\n";
 }

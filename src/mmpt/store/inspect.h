@@ -31,6 +31,10 @@ struct SourceSummary {
   Distribution image_tokens;        // per sample, under the manifest's vision preset
   Distribution tokens;              // per sample: text + image tokens
   Distribution image_tokens_each;   // per image
+  Distribution videos;              // per sample
+  Distribution audios;              // per sample: audio items
+  Distribution video_ms_each;       // per video: duration in milliseconds
+  Distribution audio_ms_each;       // per audio item: duration in milliseconds
 };
 
 struct InspectReport {
@@ -41,8 +45,9 @@ struct InspectReport {
   std::vector<SourceSummary> sources;
 };
 
-/// Summarize every source of `dataset` from its metadata. Image tokens use the manifest's
-/// vision preset (cost module). Errors: NotFound for an unknown preset.
+/// Summarize every source of `dataset` from its metadata: per-modality counts, image tokens
+/// under the manifest's vision preset (cost module), and video and audio durations (their
+/// tokens are not counted yet). Errors: NotFound for an unknown preset.
 Result<InspectReport> Inspect(const Dataset& dataset);
 
 /// Render for a terminal: a table per source and histograms of tokens per sample.

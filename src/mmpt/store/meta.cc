@@ -88,13 +88,32 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
     for (uint64_t end = j + samples[i].num_media; j < end; ++j) {
       const MediaMeta& m = media[j];
       bool no_data = (m.flags & kMediaWithoutData) != 0;
-      if (m.kind != MediaKind::kImage) {
-        return Status::Corrupt("{}: media record {}: kind {} (this build plans images only)",
-                               name, j, static_cast<int>(m.kind));
+      if (m.frames == 0 || (no_data && m.data_size != 0)) {
+        return Status::Corrupt("{}: media record {}: {} frames, {} data bytes without data", name,
+                               j, m.frames, m.data_size);
       }
-      if (m.width == 0 || m.height == 0 || m.frames == 0 || (no_data && m.data_size != 0)) {
-        return Status::Corrupt("{}: media record {}: size {}x{}x{} frames, {} data bytes", name,
-                               j, m.width, m.height, m.frames, m.data_size);
+      // Each kind has its own fields, and only those.
+      bool consistent = false;
+      switch (m.kind) {
+        case MediaKind::kImage:
+          consistent = m.width > 0 && m.height > 0 && m.duration_ms == 0 && m.fps_milli == 0 &&
+                       m.sample_rate_hz == 0;
+          break;
+        case MediaKind::kVideo:
+          consistent = m.width > 0 && m.height > 0 && m.duration_ms > 0 && m.fps_milli > 0 &&
+                       m.sample_rate_hz == 0;
+          break;
+        case MediaKind::kAudio:
+          // A metadata-only item may leave the rate out: audio encoders resample anyway.
+          consistent = m.width == 0 && m.height == 0 && m.frames == 1 && m.duration_ms > 0 &&
+                       m.fps_milli == 0 && (m.sample_rate_hz > 0 || no_data);
+          break;
+      }
+      if (!consistent) {
+        return Status::Corrupt(
+            "{}: media record {}: kind {} with size {}x{}, {} frames, {} ms, {} mfps, {} Hz", name,
+            j, static_cast<int>(m.kind), m.width, m.height, m.frames, m.duration_ms, m.fps_milli,
+            m.sample_rate_hz);
       }
       if (m.text_position < position || m.text_position > samples[i].text_tokens) {
         return Status::Corrupt("{}: media record {}: text position {} outside [{}, {}] of sample "

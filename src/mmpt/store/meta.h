@@ -68,8 +68,7 @@ enum MediaFlags : uint8_t {
   kMediaWithoutData = 1u << 0,
 };
 
-/// What a media item is. Only images are prepared today; the video and audio fields below are
-/// reserved for them so that their planning needs no format change.
+/// What a media item is. Each kind fills its own fields of MediaMeta and leaves the others 0.
 enum class MediaKind : uint8_t {
   kImage = 0,
   kVideo = 1,

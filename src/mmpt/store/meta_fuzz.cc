@@ -24,7 +24,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.token_begin + s.text_tokens > header.num_tokens) std::abort();
     for (uint32_t k = 0; k < s.num_media; ++k) {
       const mmpt::store::MediaMeta& m = media[s.media_begin + k];
-      if (m.width == 0 || m.height == 0 || m.frames == 0) std::abort();
+      if (m.frames == 0 || m.kind > mmpt::store::MediaKind::kAudio) std::abort();
+      // Images and videos have a frame size, videos and audio a length.
+      if ((m.kind != mmpt::store::MediaKind::kAudio) == (m.width == 0 || m.height == 0)) {
+        std::abort();
+      }
+      if ((m.kind != mmpt::store::MediaKind::kImage) == (m.duration_ms == 0)) std::abort();
     }
   }
   // What EncodeMeta writes from the accepted records is the same table.

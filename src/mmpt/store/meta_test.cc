@@ -104,6 +104,48 @@ TEST(MetaTest, TextPositionsOutsideTheSampleOrOutOfOrderAreCorrupt) {
   }
 }
 
+// One sample of a video (with data) and a metadata-only audio item.
+Table VideoAndAudio() {
+  Table t;
+  t.samples.push_back({0, 4, 0, 2, kSampleHasMediaWithoutData, 3});
+  t.media.push_back(MediaMeta{.data_offset = 40, .data_size = 5000, .width = 320, .height = 240,
+                              .text_position = 1, .frames = 50, .duration_ms = 2000,
+                              .fps_milli = 25000, .kind = MediaKind::kVideo});
+  t.media.push_back(MediaMeta{.text_position = 4, .frames = 1, .duration_ms = 1500,
+                              .kind = MediaKind::kAudio, .flags = kMediaWithoutData});
+  t.tokens = 4;
+  return t;
+}
+
+TEST(MetaTest, VideoAndAudioRecordsWithTheirOwnFieldsAreValid) {
+  Table t = VideoAndAudio();
+  std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
+  Status ok = ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "av.meta");
+  EXPECT_TRUE(ok.ok()) << ok.ToString();
+  // Each change gives a record a field of another kind, or drops one of its own.
+  std::vector<void (*)(Table&)> breakages = {
+      [](Table& t) { t.media[0].fps_milli = 0; },        // video without a rate
+      [](Table& t) { t.media[0].duration_ms = 0; },      // video without a length
+      [](Table& t) { t.media[0].sample_rate_hz = 16000; },
+      [](Table& t) { t.media[1].width = t.media[1].height = 8; },  // audio with a frame size
+      [](Table& t) { t.media[1].duration_ms = 0; },
+      [](Table& t) { t.media[1].flags = 0; },            // audio with data needs its rate
+      [](Table& t) { t.media[1].kind = static_cast<MediaKind>(7); },
+      [](Table& t) {  // an image with a length
+        t.media[0].kind = MediaKind::kImage;
+        t.media[0].fps_milli = 0;
+      }};
+  for (size_t i = 0; i < breakages.size(); ++i) {
+    Table broken = VideoAndAudio();
+    breakages[i](broken);
+    bytes = EncodeMeta(broken.samples, broken.media, broken.tokens);
+    Status status = ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "av.meta");
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt) << "breakage " << i;
+    EXPECT_NE(status.message().find("av.meta: media record"), std::string::npos)
+        << status.ToString();
+  }
+}
+
 TEST(MetaTest, AnOlderVersionSaysHowToBringItUpToDate) {
   Table t = TwoSamples();
   std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "mmpt/core/progress.h"
 #include "mmpt/core/thread_pool.h"
 #include "mmpt/cost/presets.h"
+#include "mmpt/media/av_probe.h"
 #include "mmpt/media/image_probe.h"
 #include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
@@ -211,24 +213,86 @@ struct Context {
 
 uint64_t RecordId(uint64_t chunk, uint64_t line) { return (chunk << 40) ^ line; }
 
+// The bytes of a media item that names a file, read from disk unless `bytes` holds them
+// already (a tar member's).
+Status ReadMediaBytes(const Context& ctx, size_t input, const MediaRef& media,
+                      std::optional<std::string>& bytes, std::string& reason) {
+  if (bytes) return Status::OK();
+  const std::string_view noun = MediaKindName(media.kind);
+  fs::path path(media.path);
+  if (path.is_relative()) path = fs::path(ctx.media_roots[input]) / path;
+  auto read = ReadFileToString(path.string());
+  if (!read.ok()) {
+    reason = fmt::format("{} {}", read.status().code() == StatusCode::kNotFound ? "missing"
+                                                                                 : "unreadable",
+                         noun);
+    return Status(read.status().code(),
+                  fmt::format("{} '{}': {}", noun, media.path, read.status().message()));
+  }
+  bytes = std::move(*read);
+  return Status::OK();
+}
+
+uint32_t Thousandths(double x) {
+  return static_cast<uint32_t>(std::clamp<double>(std::llround(x * 1000), 1, UINT32_MAX));
+}
+
+// Probe one video or audio item (its container header, no decoding) within the probe's
+// budgets, and fill the item's facts from the stream of its kind.
+Status LoadAvMedia(const Context& ctx, size_t input, MediaRef& media,
+                   std::optional<std::string> bytes, MediaBlob& blob, uint64_t& input_bytes,
+                   std::string& reason) {
+  const std::string_view noun = MediaKindName(media.kind);
+  if (media.metadata_only()) return Status::OK();
+  MMPT_RETURN_IF_ERROR(ReadMediaBytes(ctx, input, media, bytes, reason));
+  auto info = media::ProbeAv(std::as_bytes(std::span(*bytes)));
+  if (!info.ok()) {
+    reason = fmt::format("corrupt or unsupported {}", noun);
+    return Status(info.status().code(),
+                  fmt::format("{} '{}': {}", noun, media.path, info.status().message()));
+  }
+  if (media.kind == MediaKind::kVideo) {
+    if (!info->video) {
+      reason = "video without a video stream";
+      return Status::InvalidArgument("video '{}': {} holds no video stream", media.path,
+                                     info->container);
+    }
+    const media::VideoStreamInfo& v = *info->video;
+    if (v.width > kMaxImageSide || v.height > kMaxImageSide) {
+      reason = "video size rejected";
+      return Status::InvalidArgument("video '{}': {}x{} exceeds {} pixels a side", media.path,
+                                     v.width, v.height, kMaxImageSide);
+    }
+    media.width = v.width;  // as coded: video frames are decoded unrotated, as decord does
+    media.height = v.height;
+    media.frames = static_cast<uint32_t>(v.frames);  // the probe holds frames to its budget
+    media.fps_milli = Thousandths(v.fps);
+    media.duration_ms = Thousandths(v.duration_seconds > 0 ? v.duration_seconds
+                                                           : static_cast<double>(v.frames) / v.fps);
+  } else {
+    if (!info->audio) {
+      reason = "audio without an audio stream";
+      return Status::InvalidArgument("audio '{}': {} holds no audio stream", media.path,
+                                     info->container);
+    }
+    media.duration_ms = Thousandths(info->audio->duration_seconds);
+    media.sample_rate_hz = info->audio->sample_rate;
+  }
+  input_bytes += bytes->size();
+  blob.bytes = std::move(*bytes);
+  return Status::OK();
+}
+
 // Load (from disk, unless `bytes` holds them already: a tar member's), probe and check one
-// media item; fills `blob` and the item's size.
+// media item; fills `blob` and the item's size (and, for video and audio, length and rates).
 Status LoadMedia(const Context& ctx, size_t input, MediaRef& media,
                  std::optional<std::string> bytes, MediaBlob& blob, uint64_t& input_bytes,
                  std::string& reason) {
+  if (media.kind != MediaKind::kImage) {
+    return LoadAvMedia(ctx, input, media, std::move(bytes), blob, input_bytes, reason);
+  }
   if (!media.metadata_only()) {
-    if (!bytes) {
-      fs::path path(media.path);
-      if (path.is_relative()) path = fs::path(ctx.media_roots[input]) / path;
-      auto read = ReadFileToString(path.string());
-      if (!read.ok()) {
-        reason = read.status().code() == StatusCode::kNotFound ? "missing image"
-                                                               : "unreadable image";
-        return Status(read.status().code(),
-                      fmt::format("image '{}': {}", media.path, read.status().message()));
-      }
-      bytes = std::move(*read);
-    }
+    MMPT_RETURN_IF_ERROR(ReadMediaBytes(ctx, input, media, bytes, reason));
     auto info = media::ProbeImage(std::as_bytes(std::span(*bytes)));
     if (!info.ok()) {
       reason = "corrupt or unsupported image";

@@ -2,9 +2,29 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+#include <utility>
+
 #include "mmpt/store/sample_validate_internal.h"
 
 namespace mmpt::store {
+
+namespace {
+constexpr std::string_view kMediaKindNames[] = {"image", "video", "audio"};
+}  // namespace
+
+std::string_view MediaKindName(MediaKind kind) {
+  const auto i = static_cast<size_t>(kind);
+  return i < std::size(kMediaKindNames) ? kMediaKindNames[i] : "unknown";
+}
+
+Result<MediaKind> ParseMediaKind(std::string_view name) {
+  for (size_t i = 0; i < std::size(kMediaKindNames); ++i) {
+    if (kMediaKindNames[i] == name) return static_cast<MediaKind>(i);
+  }
+  return Status::InvalidArgument("unknown media kind '{}' (expected image, video or audio)",
+                                 name);
+}
 
 Status ValidateSample(const Sample& sample) { return internal::ValidateSampleOf(sample); }
 
@@ -77,6 +97,11 @@ void AppendSampleJson(const Sample& sample, std::string& out) {
       out.append("\"entry\":");
       AppendJsonString(media.entry, out);
     }
+    if (media.kind != MediaKind::kImage) {
+      comma();
+      out.append("\"kind\":");
+      AppendJsonString(MediaKindName(media.kind), out);
+    }
     if (media.width != 0 || media.height != 0) {
       comma();
       fmt::format_to(std::back_inserter(out), "\"width\":{},\"height\":{}", media.width,
@@ -85,6 +110,13 @@ void AppendSampleJson(const Sample& sample, std::string& out) {
     if (media.frames != 1) {
       comma();
       fmt::format_to(std::back_inserter(out), "\"frames\":{}", media.frames);
+    }
+    for (auto [name, value] : {std::pair{"duration_ms", media.duration_ms},
+                               std::pair{"fps_milli", media.fps_milli},
+                               std::pair{"sample_rate_hz", media.sample_rate_hz}}) {
+      if (value == 0) continue;
+      comma();
+      fmt::format_to(std::back_inserter(out), "\"{}\":{}", name, value);
     }
     out.push_back('}');
   }

@@ -8,19 +8,30 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/store/meta.h"
 
 namespace mmpt::store {
+
+/// A media kind as the canonical JSON spells it: "image", "video" or "audio" ("unknown" for a
+/// value outside the enum, as a damaged record may hold).
+std::string_view MediaKindName(MediaKind kind);
+/// Parse a media kind name. Errors: InvalidArgument naming the value.
+Result<MediaKind> ParseMediaKind(std::string_view name);
 
 /// One media item a sample refers to.
 struct MediaRef {
   /// Where the input found the bytes: a path relative to the media root (or absolute). Empty
-  /// for a metadata-only item, which gives width and height instead.
+  /// for a metadata-only item, which gives its size and length instead.
   std::string path;
   /// Name of the item's entry in the shard's zip; set by prepare, empty before.
   std::string entry;
-  uint32_t width = 0;   // pixels; from the input for metadata-only items, else probed
-  uint32_t height = 0;  // pixels
-  uint32_t frames = 1;
+  uint32_t width = 0;   // pixels; from the input for metadata-only items, else probed; 0 for audio
+  uint32_t height = 0;  // pixels; 0 for audio
+  uint32_t frames = 1;  // frames of an animated image or a video; 1 for stills and audio
+  MediaKind kind = MediaKind::kImage;
+  uint32_t duration_ms = 0;     // video and audio: length in milliseconds
+  uint32_t fps_milli = 0;       // video: frames per second × 1000
+  uint32_t sample_rate_hz = 0;  // audio: samples per second (0 when a metadata-only item omits it)
 
   bool metadata_only() const { return path.empty() && entry.empty(); }
   bool operator==(const MediaRef&) const = default;
@@ -51,13 +62,16 @@ struct Sample {
 };
 
 /// Check a sample's internal consistency: every media segment names an existing item, every
-/// item is referred to exactly once, every item has a path or a positive size.
+/// item is referred to exactly once, every item has a path or its planning facts (an image its
+/// size, a video its size, length and frame rate, an audio item its length), and an audio
+/// item has no frame size.
 /// Errors: InvalidArgument naming the problem.
 Status ValidateSample(const Sample& sample);
 
 /// Append `sample` as one canonical JSON line (with the trailing '\n') to `out`:
 /// {"key":..,"source":..,"segments":[{"role":..,"turn":..,"text":..}|{"role":..,"turn":..,"media":i}],
-///  "media":[{"path":..,"entry":..,"width":..,"height":..,"frames":..}]}
+///  "media":[{"path":..,"entry":..,"kind":..,"width":..,"height":..,"frames":..,
+///            "duration_ms":..,"fps_milli":..,"sample_rate_hz":..}]}
 /// Fields with default values are left out. Text must be valid UTF-8 (adapters guarantee it).
 void AppendSampleJson(const Sample& sample, std::string& out);
 

@@ -284,8 +284,9 @@ class LineScanner {
     return Expect("}");
   }
 
-  // {"path":..,"entry":..,"width":w,"height":h,"frames":f}, every field optional (width and
-  // height together).
+  // {"path":..,"entry":..,"kind":k,"width":w,"height":h,"frames":f,"duration_ms":d,
+  // "fps_milli":r,"sample_rate_hz":s}, in this order, every field optional (width and height
+  // together).
   bool Media() {
     MediaView& media = out_.media.emplace_back();
     if (!Expect("{")) return false;
@@ -302,13 +303,32 @@ class LineScanner {
     };
     if (field("\"path\":") && !String("media path", media.path)) return false;
     if (field("\"entry\":") && !String("media entry", media.entry)) return false;
+    if (field("\"kind\":")) {
+      std::string_view name;
+      if (!String("media kind", name)) return false;
+      Result<MediaKind> kind = ParseMediaKind(name);
+      if (!kind.ok()) return Corrupt("{} at column {}", kind.status().message(), Column());
+      media.kind = *kind;
+    }
     if (field("\"width\":") &&
         !(Unsigned("media \"width\"", 1, kMaxImageSide, media.width) &&
           Expect(",\"height\":") &&
           Unsigned("media \"height\"", 1, kMaxImageSide, media.height))) {
       return false;
     }
-    if (field("\"frames\":") && !Unsigned("media \"frames\"", 1, 65535, media.frames)) {
+    if (field("\"frames\":") && !Unsigned("media \"frames\"", 1, UINT32_MAX, media.frames)) {
+      return false;
+    }
+    if (field("\"duration_ms\":") &&
+        !Unsigned("media \"duration_ms\"", 1, UINT32_MAX, media.duration_ms)) {
+      return false;
+    }
+    if (field("\"fps_milli\":") &&
+        !Unsigned("media \"fps_milli\"", 1, UINT32_MAX, media.fps_milli)) {
+      return false;
+    }
+    if (field("\"sample_rate_hz\":") &&
+        !Unsigned("media \"sample_rate_hz\"", 1, UINT32_MAX, media.sample_rate_hz)) {
       return false;
     }
     return Expect("}");
@@ -361,9 +381,21 @@ Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
     }
   }
   for (size_t k = 0; k < media.size(); ++k) {
+    if (media[k].kind != sample.media[k].kind) {
+      return Status::Corrupt("media {} is {} where .meta says {}", k,
+                             MediaKindName(sample.media[k].kind), MediaKindName(media[k].kind));
+    }
     if (media[k].width != sample.media[k].width || media[k].height != sample.media[k].height) {
       return Status::Corrupt("media {} is {}x{} where .meta says {}x{}", k, sample.media[k].width,
                              sample.media[k].height, media[k].width, media[k].height);
+    }
+    const MediaView& v = sample.media[k];
+    if (media[k].duration_ms != v.duration_ms || media[k].fps_milli != v.fps_milli ||
+        media[k].sample_rate_hz != v.sample_rate_hz) {
+      return Status::Corrupt(
+          "media {} lasts {} ms at {} mfps / {} Hz where .meta says {} ms at {} mfps / {} Hz", k,
+          v.duration_ms, v.fps_milli, v.sample_rate_hz, media[k].duration_ms,
+          media[k].fps_milli, media[k].sample_rate_hz);
     }
   }
   return Status::OK();

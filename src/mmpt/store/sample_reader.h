@@ -27,14 +27,15 @@ namespace mmpt::store {
 /// Errors: Corrupt, for anything else: a line that leaves the layout (the message names what
 /// was expected, the column and what is there), invalid UTF-8 or escapes (unpaired surrogates
 /// included), a raw control character in a string, a number that is not a plain integer in
-/// range (sizes in [1, kMaxImageSide], frames in [1, 65535]), bytes after the record, or a
-/// sample ValidateSample rejects. The message does not name the file and line; the caller
+/// range (sizes in [1, kMaxImageSide]; frames, durations and rates at least 1), a media kind
+/// other than image, video or audio, bytes after the record, or a sample ValidateSample
+/// rejects. The message does not name the file and line; the caller
 /// adds them.
 Status ReadSampleLine(std::string_view line, SampleView& out);
 
 /// Check a sample read from a shard line against the shard's `.meta` record of it (`meta` and
 /// its `media`): the counts of segments and media items, media in segment order, and each
-/// item's width and height. Errors: Corrupt naming the first disagreement
+/// item's kind, width, height, duration and rates. Errors: Corrupt naming the first disagreement
 /// (no file or line: the caller adds them).
 Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
                               std::span<const MediaMeta> media);

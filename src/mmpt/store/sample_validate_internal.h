@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/store/meta.h"
 
 namespace mmpt::store::internal {
 
 /// The checks of ValidateSample (sample.h) on anything with `segments` (is_media,
-/// media_index) and `media` (metadata_only(), width, height). Allocates nothing unless the
+/// media_index) and `media` (metadata_only(), kind, width, height, duration_ms,
+/// fps_milli). Allocates nothing unless the
 /// sample has more than 64 media items or is invalid. Errors: InvalidArgument.
 template <typename SampleT>
 Status ValidateSampleOf(const SampleT& sample) {
@@ -48,8 +50,31 @@ Status ValidateSampleOf(const SampleT& sample) {
   }
   for (size_t j = 0; j < num_media; ++j) {
     const auto& media = sample.media[j];
-    if (media.metadata_only() && (media.width == 0 || media.height == 0)) {
-      return Status::InvalidArgument("media {} has neither a path nor a positive size", j);
+    switch (media.kind) {
+      case MediaKind::kImage:
+        if (media.metadata_only() && (media.width == 0 || media.height == 0)) {
+          return Status::InvalidArgument("media {} has neither a path nor a positive size", j);
+        }
+        break;
+      case MediaKind::kVideo:
+        if (media.metadata_only() && (media.width == 0 || media.height == 0 ||
+                                      media.duration_ms == 0 || media.fps_milli == 0)) {
+          return Status::InvalidArgument(
+              "video {} has neither a path nor a positive size, duration and frame rate", j);
+        }
+        break;
+      case MediaKind::kAudio:
+        if (media.width != 0 || media.height != 0 || media.fps_milli != 0) {
+          return Status::InvalidArgument("audio {} has a frame size or rate", j);
+        }
+        if (media.metadata_only() && media.duration_ms == 0) {
+          return Status::InvalidArgument("audio {} has neither a path nor a positive duration",
+                                         j);
+        }
+        break;
+      default:
+        return Status::InvalidArgument("media {} has unknown kind {}", j,
+                                       static_cast<int>(media.kind));
     }
   }
   if (sample.segments.empty()) return Status::InvalidArgument("sample has no segments");

@@ -29,6 +29,10 @@ struct MediaView {
   uint32_t width = 0;      // pixels
   uint32_t height = 0;     // pixels
   uint32_t frames = 1;
+  MediaKind kind = MediaKind::kImage;
+  uint32_t duration_ms = 0;
+  uint32_t fps_milli = 0;
+  uint32_t sample_rate_hz = 0;
 
   bool metadata_only() const { return path.empty() && entry.empty(); }
 };

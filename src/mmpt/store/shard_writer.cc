@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "mmpt/core/hash.h"
@@ -25,6 +26,22 @@ std::string_view MediaExtension(uint8_t format) {
     default: return "bin";
   }
 }
+
+namespace {
+
+// The zip entry extension of a video or audio file: its path's, when short and plain
+// (containers are many and a name tells tools more than FFmpeg's demuxer name).
+std::string AvExtension(std::string_view path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  if (!extension.empty()) extension.erase(0, 1);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  bool plain = !extension.empty() && extension.size() <= 5 &&
+               std::all_of(extension.begin(), extension.end(),
+                           [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+  return plain ? extension : "bin";
+}
+
+}  // namespace
 
 ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string source)
     : dataset_dir_(std::move(dataset_dir)), stem_(std::move(stem)), source_(std::move(source)) {}
@@ -81,16 +98,22 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     MediaMeta media{};
     media.width = ref.width;
     media.height = ref.height;
-    media.frames = std::clamp<uint32_t>(ref.frames, 1, UINT16_MAX);
+    media.frames = std::max<uint32_t>(ref.frames, 1);
+    media.duration_ms = ref.duration_ms;
+    media.fps_milli = ref.fps_milli;
+    media.sample_rate_hz = ref.sample_rate_hz;
     media.text_position = image_positions[k];
-    media.kind = MediaKind::kImage;
-    media.format = blobs[k].format;
+    media.kind = ref.kind;
+    media.format = ref.kind == MediaKind::kImage ? blobs[k].format : 0;
     if (blobs[k].bytes.empty()) {
       media.flags = kMediaWithoutData;
       meta.flags |= kSampleHasMediaWithoutData;
       ref.entry.clear();
     } else {
-      ref.entry = fmt::format("{:06}.{}.{}", sample_index, k, MediaExtension(blobs[k].format));
+      std::string extension = ref.kind == MediaKind::kImage
+                                  ? std::string(MediaExtension(blobs[k].format))
+                                  : AvExtension(ref.path);
+      ref.entry = fmt::format("{:06}.{}.{}", sample_index, k, extension);
     }
     entry_names_.push_back(ref.entry);
     media_.push_back(media);

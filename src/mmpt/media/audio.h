@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mmpt/core/status.h"
+#include "mmpt/media/av_probe.h"
+
+namespace mmpt::media {
+
+/// The rate audio encoders of the Whisper family take (Whisper, Qwen2-Audio, Qwen2.5-Omni).
+inline constexpr uint32_t kAudioEncoderSampleRate = 16000;  // Hz
+
+/// A file's first audio stream, decoded to mono float PCM.
+struct DecodedAudio {
+  std::vector<float> samples;  // mono, nominally in [-1, 1]
+  uint32_t sample_rate = 0;    // Hz, as asked
+  AudioStreamInfo source;      // the stream as the container header declares it
+};
+
+/// Decode the first audio stream of a file in memory (WAV, FLAC, MP3, Ogg Vorbis/Opus, AAC in
+/// mp4, the audio track of a video, ...) to mono float32 PCM at `sample_rate`, mixing channels
+/// and resampling with libswresample's defaults: the samples `ffmpeg -i X -ac 1 -ar RATE -f
+/// f32le` writes (openai-whisper's load_audio runs that command). The probe's budgets in
+/// `limits` are checked before a packet is decoded, and the decoded length is held to
+/// `limits.max_duration_seconds` whatever the header declares.
+/// Errors: those of ProbeAv (not a container, no audio stream, unknown codec, 0 channels,
+/// zero length, a budget exceeded); InvalidArgument (no audio stream; `sample_rate` 0 or above
+/// `limits.max_sample_rate`; more decoded audio than `limits` allow); Corrupt (a packet that
+/// does not decode, no samples at all, a sample that is not finite, or much less audio than the
+/// header declares: a truncated file). Thread safety: reentrant.
+Result<DecodedAudio> DecodeAudio(std::span<const std::byte> bytes,
+                                 uint32_t sample_rate = kAudioEncoderSampleRate,
+                                 const AvLimits& limits = {});
+
+}  // namespace mmpt::media
