@@ -88,11 +88,16 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
     for (uint64_t end = j + samples[i].num_media; j < end; ++j) {
       const MediaMeta& m = media[j];
       bool no_data = (m.flags & kMediaWithoutData) != 0;
-      if (m.kind != MediaKind::kImage) {
-        return Status::Corrupt("{}: media record {}: kind {} (this build plans images only)",
-                               name, j, static_cast<int>(m.kind));
+      if (m.kind > MediaKind::kAudio) {
+        return Status::Corrupt("{}: media record {}: unknown kind {}", name, j,
+                               static_cast<int>(m.kind));
       }
-      if (m.width == 0 || m.height == 0 || m.frames == 0 || (no_data && m.data_size != 0)) {
+      // An audio clip has a length and a rate instead of a size; a video also a frame rate.
+      const bool audio = m.kind == MediaKind::kAudio;
+      if ((audio ? m.duration_ms == 0 || m.sample_rate_hz == 0
+                 : m.width == 0 || m.height == 0 || m.frames == 0 ||
+                       (m.kind == MediaKind::kVideo && m.fps_milli == 0)) ||
+          (no_data && m.data_size != 0)) {
         return Status::Corrupt("{}: media record {}: size {}x{}x{} frames, {} data bytes", name,
                                j, m.width, m.height, m.frames, m.data_size);
       }
