@@ -169,11 +169,17 @@ void SearchBands(std::span<const PackCost> packs, const Grid& grid, std::span<co
   while (true) {
     Cells candidate = DealCells(packs, BandCells(packs, order, cell_size, dims, bands), grid);
     if (candidate.total < best->total) *best = std::move(candidate);
-    // Next band counts, the last level fastest (an odometer of powers of 2 up to cells).
+    // Next band counts, the last level fastest (an odometer of powers of 2); a level stops at
+    // the cells of the runs above it, past which its bands would repeat a candidate.
+    auto limit = [&](size_t level) {
+      size_t runs = 1;
+      for (size_t k = 0; k < level; ++k) runs *= bands[k];
+      return std::max<size_t>(1, (cells + runs - 1) / runs);
+    };
     size_t level = bands.size();
-    while (level > 0 && bands[level - 1] >= cells) bands[--level] = 1;
+    while (level > 0 && bands[level - 1] >= limit(level - 1)) bands[--level] = 1;
     if (level == 0) break;
-    bands[level - 1] = std::min(bands[level - 1] * 2, cells);
+    bands[level - 1] = std::min(bands[level - 1] * 2, limit(level - 1));
   }
 }
 
