@@ -8,7 +8,11 @@
 namespace mmpt::balance {
 namespace {
 
-double Total(const PackCost& c) { return c.vision + c.llm; }
+double Total(const PackCost& c) { return c.Total(); }
+
+// One dimension of the cost vector: an encoder index, or kLlm.
+constexpr size_t kLlm = kNumEncoders;
+double Dim(const PackCost& c, size_t dim) { return dim == kLlm ? c.llm : c.encoder[dim]; }
 
 // Longest processing time first with a cardinality limit: items (by index, heaviest first)
 // go to the least-loaded bin that still has room; ties go to the lower bin. Returns the bin
@@ -47,19 +51,21 @@ void DealToRanks(std::span<const PackCost> packs, std::vector<uint32_t> members,
   }
 }
 
-// Cost of one sync group's micro-step: max vision + max LLM over its ranks' slot sums.
+// Cost of one sync group's micro-step: Σ over encoders of the max + max LLM over its ranks'
+// slot sums.
 double CellCost(std::span<const PackCost> packs, std::span<const uint32_t> slots, uint32_t mbs) {
-  double max_v = 0, max_l = 0;
+  PackCost max;
   for (size_t r = 0; r * mbs < slots.size(); ++r) {
-    double v = 0, l = 0;
+    PackCost sum;
     for (uint32_t k = 0; k < mbs; ++k) {
-      v += packs[slots[r * mbs + k]].vision;
-      l += packs[slots[r * mbs + k]].llm;
+      const PackCost& c = packs[slots[r * mbs + k]];
+      for (size_t e = 0; e < kNumEncoders; ++e) sum.encoder[e] += c.encoder[e];
+      sum.llm += c.llm;
     }
-    max_v = std::max(max_v, v);
-    max_l = std::max(max_l, l);
+    for (size_t e = 0; e < kNumEncoders; ++e) max.encoder[e] = std::max(max.encoder[e], sum.encoder[e]);
+    max.llm = std::max(max.llm, sum.llm);
   }
-  return max_v + max_l;
+  return max.Total();
 }
 
 Assignment BalanceStep(std::span<const PackCost> packs, const Grid& grid) {
@@ -92,57 +98,112 @@ Assignment BalanceStep(std::span<const PackCost> packs, const Grid& grid) {
   return assignment;
 }
 
-// Cells for a given band count: packs sorted by vision, cut into `bands` runs of whole cells,
-// each run sorted by LLM cost and cut into cells. Returns the cells' packs, cell after cell.
-std::vector<uint32_t> BandCells(std::span<const PackCost> packs, std::span<const uint32_t> by_vision,
-                                size_t cell_size, size_t bands) {
-  const size_t cells = packs.size() / cell_size;
-  std::vector<uint32_t> out(by_vision.begin(), by_vision.end());
-  for (size_t b = 0; b < bands; ++b) {
-    size_t begin = (cells * b / bands) * cell_size, end = (cells * (b + 1) / bands) * cell_size;
-    std::stable_sort(out.begin() + static_cast<ptrdiff_t>(begin),
-                     out.begin() + static_cast<ptrdiff_t>(end), [&](uint32_t x, uint32_t y) {
-                       return packs[x].llm > packs[y].llm;
-                     });
+// Nested bands: `order` (the packs sorted by dims[0], heaviest first) cut into bands[0] runs
+// of whole cells, each run sorted by dims[1] and cut into bands[1] runs, ..., the last runs
+// sorted by the last dimension. Returns the packs, cell after cell.
+std::vector<uint32_t> BandCells(std::span<const PackCost> packs, std::span<const uint32_t> order,
+                                size_t cell_size, std::span<const size_t> dims,
+                                std::span<const size_t> bands) {
+  std::vector<uint32_t> out(order.begin(), order.end());
+  // Runs as [first cell, end cell); the first level is every cell.
+  std::vector<std::pair<size_t, size_t>> runs = {{0, packs.size() / cell_size}};
+  for (size_t level = 0; level < bands.size(); ++level) {
+    std::vector<std::pair<size_t, size_t>> next;
+    for (auto [first, end] : runs) {
+      const size_t cells = end - first, b = std::min(bands[level], cells);
+      for (size_t j = 0; j < b; ++j) {
+        const size_t run_first = first + cells * j / b, run_end = first + cells * (j + 1) / b;
+        const size_t dim = dims[level + 1];
+        std::stable_sort(out.begin() + static_cast<ptrdiff_t>(run_first * cell_size),
+                         out.begin() + static_cast<ptrdiff_t>(run_end * cell_size),
+                         [&](uint32_t x, uint32_t y) { return Dim(packs[x], dim) > Dim(packs[y], dim); });
+        next.emplace_back(run_first, run_end);
+      }
+    }
+    runs = std::move(next);
   }
   return out;
+}
+
+// One candidate's cells, dealt to ranks: the slot order and every cell's cost.
+struct Cells {
+  std::vector<uint32_t> slots;
+  std::vector<double> costs;
+  double total = 0;
+};
+
+Cells DealCells(std::span<const PackCost> packs, const std::vector<uint32_t>& order,
+                const Grid& grid) {
+  const size_t cell_size = size_t{grid.group} * grid.mbs;
+  const size_t cells = packs.size() / cell_size;
+  Cells out;
+  out.slots.resize(packs.size());
+  out.costs.resize(cells);
+  std::vector<uint32_t> dealt;
+  for (size_t c = 0; c < cells; ++c) {
+    std::vector<uint32_t> members(order.begin() + static_cast<ptrdiff_t>(c * cell_size),
+                                  order.begin() + static_cast<ptrdiff_t>((c + 1) * cell_size));
+    DealToRanks(packs, std::move(members), grid.group, grid.mbs, &dealt);
+    std::copy(dealt.begin(), dealt.end(), out.slots.begin() + static_cast<ptrdiff_t>(c * cell_size));
+    out.costs[c] = CellCost(packs, dealt, grid.mbs);
+    out.total += out.costs[c];
+  }
+  return out;
+}
+
+// Try every band count (1, 2, 4, ..., cells) at every level of `dims` but the last; keep in
+// `best` the first candidate with the least Σ cell cost.
+void SearchBands(std::span<const PackCost> packs, const Grid& grid, std::span<const size_t> dims,
+                 Cells* best) {
+  const size_t cell_size = size_t{grid.group} * grid.mbs;
+  const size_t cells = packs.size() / cell_size;
+  std::vector<uint32_t> order(packs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    for (size_t dim : dims) {
+      if (Dim(packs[a], dim) != Dim(packs[b], dim)) return Dim(packs[a], dim) > Dim(packs[b], dim);
+    }
+    return false;
+  });
+  std::vector<size_t> bands(dims.size() - 1, 1);
+  while (true) {
+    Cells candidate = DealCells(packs, BandCells(packs, order, cell_size, dims, bands), grid);
+    if (candidate.total < best->total) *best = std::move(candidate);
+    // Next band counts, the last level fastest (an odometer of powers of 2); a level stops at
+    // the cells of the runs above it, past which its bands would repeat a candidate.
+    auto limit = [&](size_t level) {
+      size_t runs = 1;
+      for (size_t k = 0; k < level; ++k) runs *= bands[k];
+      return std::max<size_t>(1, (cells + runs - 1) / runs);
+    };
+    size_t level = bands.size();
+    while (level > 0 && bands[level - 1] >= limit(level - 1)) bands[--level] = 1;
+    if (level == 0) break;
+    bands[level - 1] = std::min(bands[level - 1] * 2, limit(level - 1));
+  }
 }
 
 Assignment BalanceMicrostep(std::span<const PackCost> packs, const Grid& grid) {
   const size_t cell_size = size_t{grid.group} * grid.mbs;
   const size_t cells = packs.size() / cell_size;
-  std::vector<uint32_t> by_vision(packs.size());
-  std::iota(by_vision.begin(), by_vision.end(), 0);
-  std::stable_sort(by_vision.begin(), by_vision.end(), [&](uint32_t a, uint32_t b) {
-    if (packs[a].vision != packs[b].vision) return packs[a].vision > packs[b].vision;
-    return packs[a].llm > packs[b].llm;
-  });
-  // Try band counts 1, 2, 4, ..., cells and keep the one with the least Σ cell cost.
-  std::vector<uint32_t> best_slots;
-  std::vector<double> best_costs;
-  double best_total = std::numeric_limits<double>::infinity();
-  std::vector<uint32_t> dealt;
-  for (size_t bands = 1;; bands *= 2) {
-    bands = std::min(bands, cells);
-    std::vector<uint32_t> order = BandCells(packs, by_vision, cell_size, bands);
-    std::vector<uint32_t> slots(packs.size());
-    std::vector<double> costs(cells);
-    double total = 0;
-    for (size_t c = 0; c < cells; ++c) {
-      std::vector<uint32_t> members(order.begin() + static_cast<ptrdiff_t>(c * cell_size),
-                                    order.begin() + static_cast<ptrdiff_t>((c + 1) * cell_size));
-      DealToRanks(packs, std::move(members), grid.group, grid.mbs, &dealt);
-      std::copy(dealt.begin(), dealt.end(), slots.begin() + static_cast<ptrdiff_t>(c * cell_size));
-      costs[c] = CellCost(packs, dealt, grid.mbs);
-      total += costs[c];
+  // The dimensions to band by: the encoders with any cost (vision when none has), then the LLM.
+  std::vector<size_t> encoders;
+  for (size_t e = 0; e < kNumEncoders; ++e) {
+    if (std::any_of(packs.begin(), packs.end(), [&](const PackCost& c) { return c.encoder[e] != 0; })) {
+      encoders.push_back(e);
     }
-    if (total < best_total) {
-      best_total = total;
-      best_slots = std::move(slots);
-      best_costs = std::move(costs);
-    }
-    if (bands >= cells) break;
   }
+  if (encoders.empty()) encoders.push_back(kVisionEncoder);
+  Cells best;
+  best.total = std::numeric_limits<double>::infinity();
+  // Every order of the encoders (ascending first), the LLM last.
+  do {
+    std::vector<size_t> dims = encoders;
+    dims.push_back(kLlm);
+    SearchBands(packs, grid, dims, &best);
+  } while (std::next_permutation(encoders.begin(), encoders.end()));
+  const std::vector<uint32_t>& best_slots = best.slots;
+  const std::vector<double>& best_costs = best.costs;
   // Cells to sync groups: each group runs ga cells; longest first onto the lightest group.
   const uint32_t groups = grid.dp / grid.group;
   std::vector<uint32_t> group_of = LptWithCapacity(best_costs, groups, grid.ga);
@@ -209,57 +270,59 @@ Estimate Evaluate(std::span<const PackCost> packs, std::span<const uint32_t> ass
                   const Grid& grid) {
   Estimate e;
   const uint32_t groups = grid.dp / grid.group;
-  // Per (rank, micro) sums.
-  std::vector<double> v(size_t{grid.dp} * grid.ga, 0.0), l(v.size(), 0.0);
+  // Per (rank, micro) sums of the cost vector.
+  std::vector<PackCost> slot(size_t{grid.dp} * grid.ga);
   double total = 0, min_slot = std::numeric_limits<double>::infinity();
-  for (uint32_t r = 0; r < grid.dp; ++r) {
-    for (uint32_t m = 0; m < grid.ga; ++m) {
-      size_t rm = size_t{r} * grid.ga + m;
-      for (uint32_t k = 0; k < grid.mbs; ++k) {
-        const PackCost& c = packs[assignment[rm * grid.mbs + k]];
-        v[rm] += c.vision;
-        l[rm] += c.llm;
-      }
-      total += v[rm] + l[rm];
-      min_slot = std::min(min_slot, v[rm] + l[rm]);
+  for (size_t rm = 0; rm < slot.size(); ++rm) {
+    for (uint32_t k = 0; k < grid.mbs; ++k) {
+      const PackCost& c = packs[assignment[rm * grid.mbs + k]];
+      for (size_t d = 0; d < kNumEncoders; ++d) slot[rm].encoder[d] += c.encoder[d];
+      slot[rm].llm += c.llm;
     }
+    total += slot[rm].Total();
+    min_slot = std::min(min_slot, slot[rm].Total());
   }
-  // Imbalance within sync groups, every micro-step.
-  double sum_v_ratio = 0, sum_l_ratio = 0;
-  size_t cells = 0;
-  e.max_vision_imbalance = e.max_llm_imbalance = 1.0;
+  // Imbalance within sync groups, every micro-step, per dimension (the encoders, then the LLM).
+  std::array<double, kNumEncoders + 1> max_ratio, sum_ratio;
+  max_ratio.fill(1.0);
+  sum_ratio.fill(0.0);
   std::vector<double> group_micro(size_t{groups} * grid.ga, 0.0);
   for (uint32_t g = 0; g < groups; ++g) {
     for (uint32_t m = 0; m < grid.ga; ++m) {
-      double max_v = 0, max_l = 0, sum_v = 0, sum_l = 0;
-      for (uint32_t r = g * grid.group; r < (g + 1) * grid.group; ++r) {
-        size_t rm = size_t{r} * grid.ga + m;
-        max_v = std::max(max_v, v[rm]);
-        max_l = std::max(max_l, l[rm]);
-        sum_v += v[rm];
-        sum_l += l[rm];
+      double step = 0;
+      for (size_t d = 0; d <= kNumEncoders; ++d) {
+        double max = 0, sum = 0;
+        for (uint32_t r = g * grid.group; r < (g + 1) * grid.group; ++r) {
+          const double x = Dim(slot[size_t{r} * grid.ga + m], d);
+          max = std::max(max, x);
+          sum += x;
+        }
+        const double ratio = sum > 0 ? max * grid.group / sum : 1.0;
+        max_ratio[d] = std::max(max_ratio[d], ratio);
+        sum_ratio[d] += ratio;
+        step += max;
       }
-      double rv = sum_v > 0 ? max_v * grid.group / sum_v : 1.0;
-      double rl = sum_l > 0 ? max_l * grid.group / sum_l : 1.0;
-      e.max_vision_imbalance = std::max(e.max_vision_imbalance, rv);
-      e.max_llm_imbalance = std::max(e.max_llm_imbalance, rl);
-      sum_v_ratio += rv;
-      sum_l_ratio += rl;
-      ++cells;
-      group_micro[size_t{g} * grid.ga + m] = max_v + max_l;
+      group_micro[size_t{g} * grid.ga + m] = step;
     }
   }
-  e.mean_vision_imbalance = sum_v_ratio / cells;
-  e.mean_llm_imbalance = sum_l_ratio / cells;
+  const double cells = static_cast<double>(groups) * grid.ga;
+  for (size_t d = 0; d < kNumEncoders; ++d) {
+    e.max_encoder_imbalance[d] = max_ratio[d];
+    e.mean_encoder_imbalance[d] = sum_ratio[d] / cells;
+  }
+  e.max_llm_imbalance = max_ratio[kLlm];
+  e.mean_llm_imbalance = sum_ratio[kLlm] / cells;
 
+  // A rank's total over its micro-steps.
+  auto rank_total = [&](uint32_t r) {
+    double sum = 0;
+    for (uint32_t m = 0; m < grid.ga; ++m) sum += slot[size_t{r} * grid.ga + m].Total();
+    return sum;
+  };
   e.lower_bound_seconds = total / grid.dp;
   switch (grid.sync) {
     case SyncModel::kStep:
-      for (uint32_t r = 0; r < grid.dp; ++r) {
-        double sum = 0;
-        for (uint32_t m = 0; m < grid.ga; ++m) sum += v[size_t{r} * grid.ga + m] + l[size_t{r} * grid.ga + m];
-        e.step_seconds = std::max(e.step_seconds, sum);
-      }
+      for (uint32_t r = 0; r < grid.dp; ++r) e.step_seconds = std::max(e.step_seconds, rank_total(r));
       break;
     case SyncModel::kMicrostep:
       for (uint32_t g = 0; g < groups; ++g) {
@@ -271,11 +334,10 @@ Estimate Evaluate(std::span<const PackCost> packs, std::span<const uint32_t> ass
     case SyncModel::kPipeline: {
       const double pp = grid.pp, edge = (pp - 1.0) / pp;
       for (uint32_t r = 0; r < grid.dp; ++r) {
-        double sum = 0;
-        for (uint32_t m = 0; m < grid.ga; ++m) sum += v[size_t{r} * grid.ga + m] + l[size_t{r} * grid.ga + m];
-        double first = v[size_t{r} * grid.ga] + l[size_t{r} * grid.ga];
-        double last = v[size_t{r} * grid.ga + grid.ga - 1] + l[size_t{r} * grid.ga + grid.ga - 1];
-        e.step_seconds = std::max(e.step_seconds, sum / pp + edge * (first / 3 + 2 * last / 3));
+        const double first = slot[size_t{r} * grid.ga].Total();
+        const double last = slot[size_t{r} * grid.ga + grid.ga - 1].Total();
+        e.step_seconds =
+            std::max(e.step_seconds, rank_total(r) / pp + edge * (first / 3 + 2 * last / 3));
       }
       e.lower_bound_seconds = total / grid.dp / pp + edge * min_slot;
       break;

@@ -16,7 +16,7 @@ std::vector<PackCost> RandomCosts(uint32_t seed, size_t n) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   std::vector<PackCost> costs(n);
   for (auto& c : costs) {
-    c.vision = u(rng) < 0.3 ? 0.0 : 0.2 + 0.8 * u(rng);
+    c.encoder[kVisionEncoder] = u(rng) < 0.3 ? 0.0 : 0.2 + 0.8 * u(rng);
     c.llm = 1.0 + 0.5 * u(rng) * u(rng);
   }
   return costs;
@@ -47,7 +47,7 @@ TEST(EvaluateTest, HandComputedStepTimes) {
   // micro 0: ranks hold (1,2) and (0,4) → max v 1 + max l 4 = 5; micro 1: (3,1), (2,2) → 3 + 2.
   EXPECT_DOUBLE_EQ(e.step_seconds, 10.0);
   EXPECT_DOUBLE_EQ(e.lower_bound_seconds, 15.0 / 2);
-  EXPECT_DOUBLE_EQ(e.max_vision_imbalance, 2.0);  // micro 0: max 1 / mean 0.5
+  EXPECT_DOUBLE_EQ(e.max_encoder_imbalance[kVisionEncoder], 2.0);  // micro 0: max 1 / mean 0.5
   grid.sync = SyncModel::kStep;
   e = Evaluate(packs, a, grid);
   EXPECT_DOUBLE_EQ(e.step_seconds, 8.0);  // rank 1: 4 + 4
@@ -96,7 +96,7 @@ TEST_P(BalancePropertyTest, PipelinePutsLightMicroStepsAtBothEnds) {
   for (uint32_t r = 0; r < grid.dp; ++r) {
     auto cost = [&](uint32_t m) {
       const PackCost& c = packs[(*a)[r * grid.ga + m]];
-      return c.vision + c.llm;
+      return c.Total();
     };
     double middle = 0;
     for (uint32_t m = 0; m < grid.ga; ++m) middle = std::max(middle, cost(m));
@@ -107,6 +107,80 @@ TEST_P(BalancePropertyTest, PipelinePutsLightMicroStepsAtBothEnds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, BalancePropertyTest, ::testing::Values(1u, 2u, 3u));
+
+TEST(EvaluateTest, EveryEncoderIsBalancedOnItsOwn) {
+  // dp 2, one group, ga 1: rank 0 holds vision 2, rank 1 audio 2; LLM 1 each.
+  std::vector<PackCost> packs = {PackCost({2, 0}, 1), PackCost({0, 2}, 1)};
+  Grid grid{2, 1, 1, 2, 1, SyncModel::kMicrostep};
+  Estimate e = Evaluate(packs, Identity(2), grid);
+  // Each encoder waits for its slowest rank: 2 (vision) + 2 (audio) + 1 (LLM).
+  EXPECT_DOUBLE_EQ(e.step_seconds, 5.0);
+  EXPECT_DOUBLE_EQ(e.lower_bound_seconds, 3.0);
+  EXPECT_DOUBLE_EQ(e.max_encoder_imbalance[kVisionEncoder], 2.0);
+  EXPECT_DOUBLE_EQ(e.max_encoder_imbalance[kAudioEncoder], 2.0);
+  EXPECT_DOUBLE_EQ(e.mean_encoder_imbalance[kAudioEncoder], 2.0);
+  EXPECT_DOUBLE_EQ(e.max_llm_imbalance, 1.0);
+  grid.sync = SyncModel::kStep;  // ranks meet only at the end: 3 s each
+  EXPECT_DOUBLE_EQ(Evaluate(packs, Identity(2), grid).step_seconds, 3.0);
+}
+
+// An omni mix in arrival order: vision-heavy packs (images, video), audio-heavy packs (speech)
+// and text packs, with LLM costs that vary on their own.
+std::vector<PackCost> OmniCosts(uint32_t seed, size_t n) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<PackCost> costs(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double heavy = 2.0 + 2.0 * u(rng), llm = 1.0 + 0.5 * u(rng);
+    switch (i % 3) {
+      case 0: costs[i] = PackCost({heavy, 0.1 * u(rng)}, llm); break;
+      case 1: costs[i] = PackCost({0.1 * u(rng), heavy}, llm); break;
+      default: costs[i] = PackCost({0, 0}, llm); break;
+    }
+  }
+  return costs;
+}
+
+TEST(BalanceTest, BalancingTheVectorBeatsSummingTheEncodersAndVanilla) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    for (uint32_t mbs : {1u, 2u}) {
+      Grid grid{16, 24, mbs, 8, 1, SyncModel::kMicrostep};
+      const std::vector<PackCost> packs = OmniCosts(seed, grid.slots());
+      // The pair balancer's view: both encoders summed into one, then the LLM.
+      std::vector<PackCost> summed(packs.size());
+      for (size_t i = 0; i < packs.size(); ++i) {
+        summed[i] = PackCost(packs[i].vision() + packs[i].audio(), packs[i].llm);
+      }
+      auto vector = Balance(packs, grid);
+      auto pair = Balance(summed, grid);
+      ASSERT_TRUE(vector.ok() && pair.ok());
+      ExpectPermutation(*vector, packs.size());
+      // Every plan is judged by the real vector: each encoder waits for its own slowest rank.
+      const Estimate mine = Evaluate(packs, *vector, grid);
+      const Estimate by_pair = Evaluate(packs, *pair, grid);
+      const Estimate vanilla = Evaluate(packs, Identity(packs.size()), grid);
+      EXPECT_GE(mine.step_seconds, mine.lower_bound_seconds * (1 - 1e-12));
+      EXPECT_LT(mine.step_seconds, 0.9 * by_pair.step_seconds) << "seed " << seed << " mbs " << mbs;
+      EXPECT_LT(mine.step_seconds, 0.9 * vanilla.step_seconds);
+      EXPECT_LT(mine.step_seconds / mine.lower_bound_seconds, 1.15)
+          << "seed " << seed << " mbs " << mbs << ": pair " << by_pair.step_seconds / mine.lower_bound_seconds
+          << ", vanilla " << vanilla.step_seconds / mine.lower_bound_seconds;
+      EXPECT_LT(mine.mean_encoder_imbalance[kAudioEncoder], by_pair.mean_encoder_imbalance[kAudioEncoder]);
+    }
+  }
+}
+
+TEST(BalanceTest, AnEncoderWithNoCostLeavesThePlanAsThePairBalancerMadeIt) {
+  // Image-only plans do not change: packs whose audio is 0 balance as (vision, LLM) pairs did,
+  // whichever encoder slot carries the cost.
+  Grid grid{16, 8, 1, 8, 1, SyncModel::kMicrostep};
+  auto packs = RandomCosts(7, grid.slots());
+  std::vector<PackCost> audio_only(packs.size());
+  for (size_t i = 0; i < packs.size(); ++i) audio_only[i] = PackCost({0, packs[i].vision()}, packs[i].llm);
+  auto a = Balance(packs, grid), b = Balance(audio_only, grid);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+}
 
 }  // namespace
 }  // namespace mmpt::balance

@@ -5,8 +5,9 @@
 namespace mmpt::cost {
 
 CostModel::CostModel(VisionConfig vision, LlmConfig llm, HardwareConfig hardware,
-                     bool pad_to_seq_len)
+                     bool pad_to_seq_len, std::optional<AudioConfig> audio)
     : vision_(std::move(vision)),
+      audio_(std::move(audio)),
       llm_(std::move(llm)),
       hardware_(std::move(hardware)),
       pad_to_seq_len_(pad_to_seq_len) {
@@ -16,41 +17,80 @@ CostModel::CostModel(VisionConfig vision, LlmConfig llm, HardwareConfig hardware
 }
 
 Result<CostModel> CostModel::FromPresets(std::string_view vision, std::string_view llm,
-                                         std::string_view hardware) {
+                                         std::string_view hardware, std::string_view audio) {
   MMPT_ASSIGN_OR_RETURN(VisionConfig v, LoadVisionPreset(vision));
   MMPT_ASSIGN_OR_RETURN(LlmConfig l, LoadLlmPreset(llm));
   MMPT_ASSIGN_OR_RETURN(HardwareConfig h, LoadHardwarePreset(hardware));
-  return CostModel(std::move(v), std::move(l), std::move(h));
+  std::optional<AudioConfig> a;
+  if (!audio.empty()) {
+    MMPT_ASSIGN_OR_RETURN(a, LoadAudioPreset(audio));
+  }
+  return CostModel(std::move(v), std::move(l), std::move(h), /*pad_to_seq_len=*/true,
+                   std::move(a));
+}
+
+Result<AudioCost> CostModel::Audio(const AudioItem& audio) const {
+  if (!audio_) return Status::InvalidArgument("the cost model has no audio encoder preset");
+  return CostAudio(*audio_, audio.duration_ms, llm_.hidden);
 }
 
 namespace {
 
+// "source 'S' sample I <kind> K": where a table row's item is, for errors.
+std::string ItemName(const SampleTable& table, uint64_t row, std::string_view kind,
+                     uint64_t item) {
+  uint32_t s = table.SourceOfRow(row);
+  return fmt::format("source '{}' sample {} {} {}", table.source_names[s],
+                     row - table.source_begin[s], kind, item);
+}
+
+// Cost the items [begin[row], begin[row + 1]) of one kind with `cost_one`, writing each
+// item's cost to `costs` and adding its LLM tokens and encoder seconds to the sums.
+template <typename Item, typename Cost, typename CostOne>
+Status CostItems(const SampleTable& table, const CostModel& model, uint64_t row,
+                 std::string_view kind, const std::vector<uint64_t>& begin,
+                 const std::vector<Item>& items, CostOne cost_one, std::vector<Cost>* costs,
+                 uint64_t* tokens, double* seconds) {
+  for (uint64_t i = begin[row]; i < begin[row + 1]; ++i) {
+    auto cost = cost_one(items[i]);
+    if (!cost.ok()) return cost.status().WithContext(ItemName(table, row, kind, i - begin[row]));
+    (*costs)[i] = *cost;
+    *tokens += cost->llm_tokens;
+    *seconds += model.VisionSeconds(cost->train_flops);
+  }
+  return Status::OK();
+}
+
 // Cost rows [begin, end) into `out`; the first failing row's error, or OK.
 Status CostRows(const SampleTable& table, const CostModel& model, uint64_t begin, uint64_t end,
                 CostedSamples* out) {
+  auto image = [&](const ImageSize& size) { return model.Image(size.width, size.height); };
+  auto video = [&](const VideoItem& v) { return model.Video(v); };
+  auto audio = [&](const AudioItem& a) { return model.Audio(a); };
   for (uint64_t row = begin; row < end; ++row) {
-    uint64_t tokens = 0;
-    double seconds = 0;
-    for (uint64_t i = table.image_begin[row]; i < table.image_begin[row + 1]; ++i) {
-      auto cost = model.Image(table.images[i].width, table.images[i].height);
-      if (!cost.ok()) {
-        uint32_t s = table.SourceOfRow(row);
-        return cost.status().WithContext(fmt::format("source '{}' sample {} image {}",
-                                                     table.source_names[s],
-                                                     row - table.source_begin[s],
-                                                     i - table.image_begin[row]));
-      }
-      out->images[i] = *cost;
-      tokens += cost->llm_tokens;
-      seconds += model.VisionSeconds(cost->train_flops);
+    uint64_t image_tokens = 0, video_tokens = 0, audio_tokens = 0;
+    double vision_seconds = 0, audio_seconds = 0;
+    MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "image", table.image_begin, table.images,
+                                   image, &out->images, &image_tokens, &vision_seconds));
+    if (!table.video_begin.empty()) {
+      MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "video", table.video_begin, table.videos,
+                                     video, &out->videos, &video_tokens, &vision_seconds));
+      out->video_tokens[row] = static_cast<uint32_t>(std::min<uint64_t>(video_tokens, UINT32_MAX));
     }
-    if (tokens > UINT32_MAX) {
+    if (!table.audio_begin.empty()) {
+      MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "audio", table.audio_begin, table.audios,
+                                     audio, &out->audios, &audio_tokens, &audio_seconds));
+      out->audio_tokens[row] = static_cast<uint32_t>(std::min<uint64_t>(audio_tokens, UINT32_MAX));
+      out->audio_seconds[row] = audio_seconds;
+    }
+    if (image_tokens + video_tokens + audio_tokens > UINT32_MAX) {
       uint32_t s = table.SourceOfRow(row);
-      return Status::InvalidArgument("source '{}' sample {}: {} image tokens overflow",
-                                     table.source_names[s], row - table.source_begin[s], tokens);
+      return Status::InvalidArgument("source '{}' sample {}: {} media tokens overflow",
+                                     table.source_names[s], row - table.source_begin[s],
+                                     image_tokens + video_tokens + audio_tokens);
     }
-    out->image_tokens[row] = static_cast<uint32_t>(tokens);
-    out->vision_seconds[row] = seconds;
+    out->image_tokens[row] = static_cast<uint32_t>(image_tokens);
+    out->vision_seconds[row] = vision_seconds;
   }
   return Status::OK();
 }
@@ -64,6 +104,15 @@ Result<CostedSamples> CostSamples(const SampleTable& table, const CostModel& mod
   out.image_tokens.assign(n, 0);
   out.vision_seconds.assign(n, 0.0);
   out.images.resize(table.num_images());
+  if (!table.video_begin.empty()) {
+    out.video_tokens.assign(n, 0);
+    out.videos.resize(table.num_videos());
+  }
+  if (!table.audio_begin.empty()) {
+    out.audio_tokens.assign(n, 0);
+    out.audio_seconds.assign(n, 0.0);
+    out.audios.resize(table.num_audios());
+  }
   if (pool == nullptr || pool->size() <= 1 || n < 4096) {
     MMPT_RETURN_IF_ERROR(CostRows(table, model, 0, n, &out));
     return out;

@@ -192,6 +192,29 @@ Result<HardwareConfig> ParseHardwarePreset(std::string_view text, std::string_vi
   return c;
 }
 
+Result<AudioConfig> ParseAudioPreset(std::string_view text, std::string_view origin) {
+  MMPT_ASSIGN_OR_RETURN(json doc, ParseJson(text, origin));
+  AudioConfig c;
+  MMPT_RETURN_IF_ERROR(Get(doc, "name", &c.name, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "features", &c.features, origin));
+  auto log_mel = media::AudioPreset(c.features);
+  if (!log_mel.ok()) return log_mel.status().WithContext(fmt::format("{}: 'features'", origin));
+  c.log_mel = *log_mel;
+  MMPT_ASSIGN_OR_RETURN(json enc, Section(doc, "encoder", origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "hidden", &c.hidden, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "layers", &c.layers, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "heads", &c.heads, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "mlp_hidden", &c.mlp_hidden, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "pad_to_window", &c.pad_to_window, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "attention_window_frames", &c.attention_window_frames, origin));
+  MMPT_RETURN_IF_ERROR(c.Validate().WithContext(origin));
+  return c;
+}
+
+Result<AudioConfig> LoadAudioPreset(std::string_view name) {
+  return LoadPreset<AudioConfig>("audio", name, ParseAudioPreset);
+}
+
 Result<VisionConfig> LoadVisionPreset(std::string_view name) {
   return LoadPreset<VisionConfig>("vision", name, ParseVisionPreset);
 }

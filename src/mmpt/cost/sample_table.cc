@@ -18,15 +18,62 @@ uint32_t SampleTableBuilder::AddSource(std::string name) {
   return static_cast<uint32_t>(names_.size() - 1);
 }
 
+namespace {
+
+// OK when the items' text positions are non-decreasing and at most `text_tokens`.
+template <typename Item>
+Status CheckPositions(std::span<const Item> items, uint32_t text_tokens, std::string_view kind) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].text_position > text_tokens ||
+        (i > 0 && items[i].text_position < items[i - 1].text_position)) {
+      return Status::InvalidArgument("{} {} at text position {}: not in order within the "
+                                     "sample's {} text tokens",
+                                     kind, i, items[i].text_position, text_tokens);
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckAv(AvItems av, uint32_t text_tokens) {
+  for (size_t i = 0; i < av.videos.size(); ++i) {
+    const VideoItem& v = av.videos[i];
+    if (v.width == 0 || v.height == 0) {
+      return Status::InvalidArgument("video {} has size {}x{}: a zero side", i, v.width, v.height);
+    }
+    if (v.frames == 0 || v.fps_milli == 0) {
+      return Status::InvalidArgument("video {} has {} frames at {} fps: no frames to sample", i,
+                                     v.frames, v.fps_milli / 1000.0);
+    }
+  }
+  for (size_t i = 0; i < av.audios.size(); ++i) {
+    if (av.audios[i].duration_ms == 0) {
+      return Status::InvalidArgument("audio {} has zero length", i);
+    }
+  }
+  MMPT_RETURN_IF_ERROR(CheckPositions(av.videos, text_tokens, "video"));
+  return CheckPositions(av.audios, text_tokens, "audio");
+}
+
+// Append the items [begin[i], begin[i + 1]) of `from` to `to`.
+template <typename T>
+void AppendRange(const std::vector<T>& from, const std::vector<uint64_t>& begin, uint64_t i,
+                 std::vector<T>* to) {
+  to->insert(to->end(), from.begin() + static_cast<ptrdiff_t>(begin[i]),
+             from.begin() + static_cast<ptrdiff_t>(begin[i + 1]));
+}
+
+}  // namespace
+
 Status SampleTableBuilder::Add(uint32_t source, uint32_t text_tokens,
                                std::span<const ImageSize> images,
-                               std::span<const uint32_t> text_positions) {
+                               std::span<const uint32_t> text_positions, AvItems av) {
   if (source >= names_.size()) {
     return Status::InvalidArgument("unknown source id {} ({} sources)", source, names_.size());
   }
-  if (text_tokens == 0 && images.empty()) {
-    return Status::InvalidArgument("sample has zero length: no text tokens and no images");
+  if (text_tokens == 0 && images.empty() && av.videos.empty() && av.audios.empty()) {
+    return Status::InvalidArgument("sample has zero length: no text tokens and no media");
   }
+  MMPT_RETURN_IF_ERROR(CheckAv(av, text_tokens));
   for (size_t i = 0; i < images.size(); ++i) {
     if (images[i].width == 0 || images[i].height == 0) {
       return Status::InvalidArgument("image {} has size {}x{}: a zero side", i, images[i].width,
@@ -54,6 +101,10 @@ Status SampleTableBuilder::Add(uint32_t source, uint32_t text_tokens,
                                                 : text_positions[i]);
   }
   image_begin_.push_back(images_.size());
+  videos_.insert(videos_.end(), av.videos.begin(), av.videos.end());
+  video_begin_.push_back(videos_.size());
+  audios_.insert(audios_.end(), av.audios.begin(), av.audios.end());
+  audio_begin_.push_back(audios_.size());
   return Status::OK();
 }
 
@@ -66,11 +117,18 @@ Result<SampleTable> SampleTableBuilder::Finish() && {
   table.source_begin.assign(num_sources + 1, 0);
   for (uint32_t s : source_) ++table.source_begin[s + 1];
   for (size_t s = 0; s < num_sources; ++s) table.source_begin[s + 1] += table.source_begin[s];
+  // A kind no sample has keeps its ranges empty (SampleTable::VideosOf).
+  if (videos_.empty()) video_begin_.clear();
+  if (audios_.empty()) audio_begin_.clear();
   if (std::is_sorted(source_.begin(), source_.end())) {
     table.text_tokens = std::move(text_tokens_);
     table.image_begin = std::move(image_begin_);
     table.images = std::move(images_);
     table.image_text_positions = std::move(positions_);
+    table.video_begin = std::move(video_begin_);
+    table.videos = std::move(videos_);
+    table.audio_begin = std::move(audio_begin_);
+    table.audios = std::move(audios_);
     return table;
   }
   // Counting sort of rows by source, keeping input order within a source.
@@ -85,12 +143,25 @@ Result<SampleTable> SampleTableBuilder::Finish() && {
   for (size_t r = 0; r < n; ++r) {
     uint64_t i = order[r];
     table.text_tokens[r] = text_tokens_[i];
-    table.images.insert(table.images.end(), images_.begin() + image_begin_[i],
-                        images_.begin() + image_begin_[i + 1]);
-    table.image_text_positions.insert(table.image_text_positions.end(),
-                                      positions_.begin() + image_begin_[i],
-                                      positions_.begin() + image_begin_[i + 1]);
+    AppendRange(images_, image_begin_, i, &table.images);
+    AppendRange(positions_, image_begin_, i, &table.image_text_positions);
     table.image_begin[r + 1] = table.images.size();
+  }
+  if (!video_begin_.empty()) {
+    table.video_begin.assign(1, 0);
+    table.videos.reserve(videos_.size());
+    for (size_t r = 0; r < n; ++r) {
+      AppendRange(videos_, video_begin_, order[r], &table.videos);
+      table.video_begin.push_back(table.videos.size());
+    }
+  }
+  if (!audio_begin_.empty()) {
+    table.audio_begin.assign(1, 0);
+    table.audios.reserve(audios_.size());
+    for (size_t r = 0; r < n; ++r) {
+      AppendRange(audios_, audio_begin_, order[r], &table.audios);
+      table.audio_begin.push_back(table.audios.size());
+    }
   }
   return table;
 }

@@ -115,6 +115,39 @@ Result<media::ResizeRule> ResizeRuleOf(const VisionConfig& c) {
   return rule;
 }
 
+Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& c) {
+  if (c.rule != ResolutionRule::kSmartResize || c.temporal_patch < 2) {
+    return Status::InvalidArgument("vision preset '{}' does not encode video (needs smart_resize "
+                                   "and a temporal patch)",
+                                   c.name);
+  }
+  media::VideoSamplingRule rule;
+  rule.factor = c.patch_size * c.spatial_merge;
+  rule.frame_factor = c.temporal_patch;
+  return rule;
+}
+
+Result<VideoCost> CostVideo(const VisionConfig& c, uint32_t width, uint32_t height,
+                            uint32_t frames, uint32_t fps_milli, uint32_t llm_hidden) {
+  MMPT_ASSIGN_OR_RETURN(media::VideoSamplingRule rule, VideoRuleOf(c));
+  auto sampling = media::SampleVideo(frames, fps_milli / 1000.0, height, width, rule);
+  if (!sampling.ok()) {
+    return sampling.status().WithContext(
+        fmt::format("video {}x{}, {} frames at {} fps", width, height, frames, fps_milli / 1000.0));
+  }
+  VideoCost cost;
+  cost.sampled_frames = static_cast<uint32_t>(sampling->frame_indices.size());
+  cost.resized_width = sampling->size.width;
+  cost.resized_height = sampling->size.height;
+  cost.grid_t = cost.sampled_frames / c.temporal_patch;
+  const uint32_t step_patches = (cost.resized_width / c.patch_size) *
+                                (cost.resized_height / c.patch_size);
+  cost.patches = cost.grid_t * step_patches;
+  cost.llm_tokens = cost.patches / (c.spatial_merge * c.spatial_merge);
+  cost.train_flops = 3.0 * cost.grid_t * EncoderForwardFlops(c, step_patches, llm_hidden);
+  return cost;
+}
+
 Result<ImageCost> CostImage(const VisionConfig& c, uint32_t width, uint32_t height,
                             uint32_t llm_hidden) {
   if (width == 0 || height == 0) {

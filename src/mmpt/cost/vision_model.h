@@ -6,6 +6,7 @@
 
 #include "mmpt/core/status.h"
 #include "mmpt/media/smart_resize.h"
+#include "mmpt/media/video.h"
 
 namespace mmpt::cost {
 
@@ -65,6 +66,32 @@ struct ImageCost {
 /// The resize rule of a kSmartResize preset: factor patch_size × spatial_merge and the preset's
 /// pixel bounds. Errors: InvalidArgument naming the preset when it resizes by another rule.
 Result<media::ResizeRule> ResizeRuleOf(const VisionConfig& config);
+
+/// What one video becomes under a vision config, and what encoding it costs.
+struct VideoCost {
+  uint32_t sampled_frames = 0;  // frames media::SampleVideo picks (a multiple of temporal_patch)
+  uint32_t resized_width = 0;   // every sampled frame's size
+  uint32_t resized_height = 0;
+  uint32_t grid_t = 0;          // sampled_frames / temporal_patch
+  uint32_t llm_tokens = 0;      // grid_t × (h / factor) × (w / factor)
+  uint32_t patches = 0;         // encoder sequence length: grid_t × (h / patch) × (w / patch)
+  double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + merger
+};
+
+/// The video sampling rule of a kSmartResize preset: qwen-vl-utils' defaults
+/// (media::VideoSamplingRule) with the preset's factor (patch_size × spatial_merge) and its
+/// temporal_patch as the frame factor. Errors: InvalidArgument naming the preset when it
+/// resizes by another rule or has no temporal patch above 1 (it cannot encode video).
+Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& config);
+
+/// Cost one video of `frames` frames at `fps_milli` / 1000 frames per second, `width` ×
+/// `height` pixels: frames and frame size from media::SampleVideo (the one rule the loader
+/// follows), `temporal_patch` frames merged into one grid step; each grid step's patches attend
+/// among themselves, as Qwen-VL's encoder does, so the cost is grid_t image-sized passes.
+/// Errors: those of VideoRuleOf and media::SampleVideo (too few frames, an extreme aspect
+/// ratio), naming the size.
+Result<VideoCost> CostVideo(const VisionConfig& config, uint32_t width, uint32_t height,
+                            uint32_t frames, uint32_t fps_milli, uint32_t llm_hidden);
 
 /// Cost one `width` × `height` image. `llm_hidden` is the merger's output width.
 /// Linear layers cost ∝ patches; attention ∝ patches² on full-attention layers and

@@ -63,8 +63,9 @@ Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
 /// The balance grid of a layout: sync groups of ep DP ranks.
 balance::Grid GridOf(const Layout& layout);
 
-/// (vision, LLM) seconds of every pack: Σ encoder seconds of its images; Σ per-sub-sequence
-/// LLM seconds (linear + causal attention) plus the padding up to seq_len.
+/// The cost vector of every pack: per encoder, Σ its samples' seconds (vision: images and
+/// videos; audio); LLM: Σ per-sub-sequence seconds (linear + causal attention) plus the padding
+/// up to seq_len.
 std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostedSamples& costs,
                                          const cost::CostModel& model, uint32_t seq_len);
 

@@ -26,9 +26,9 @@ class Tally {
     f_.truncated += stats.truncated;
     f_.step_seconds += plan.estimate.step_seconds;
     f_.lower_bound_seconds += plan.estimate.lower_bound_seconds;
-    f_.max_vision_imbalance = std::max(f_.max_vision_imbalance, plan.estimate.max_vision_imbalance);
+    f_.max_vision_imbalance = std::max(f_.max_vision_imbalance, plan.estimate.max_encoder_imbalance[balance::kVisionEncoder]);
     f_.max_llm_imbalance = std::max(f_.max_llm_imbalance, plan.estimate.max_llm_imbalance);
-    sum_mean_v_ += plan.estimate.mean_vision_imbalance;
+    sum_mean_v_ += plan.estimate.mean_encoder_imbalance[balance::kVisionEncoder];
     sum_mean_l_ += plan.estimate.mean_llm_imbalance;
     f_.plan_seconds_per_step += stats.plan_seconds;
     f_.last_plan_hash = plan.Hash();

@@ -7,25 +7,39 @@ namespace mmpt::plan {
 PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const uint8_t> kept) {
   const PlannedPack& p = plan.packs[pack];
   auto sequences = plan.Sequences(p);
-  double pack_flops = 0;
+  double pack_flops = 0, pack_audio_flops = 0;
   for (const auto& seq : sequences) {
     for (const auto& image : plan.Images(seq)) pack_flops += image.vision_flops;
+    for (const auto& video : plan.Videos(seq)) pack_flops += video.vision_flops;
+    for (const auto& audio : plan.Audios(seq)) pack_audio_flops += audio.audio_flops;
   }
+  // An item's share of the pack's encoder time is its share of that encoder's FLOPs.
+  auto share = [](double seconds, double flops, double total) {
+    return total > 0 ? seconds * flops / total : 0.0;
+  };
   PackCpInput input;
   input.lengths.reserve(sequences.size());
+  std::vector<cp::CpImage> videos;
   uint32_t sequence_start = 0;
   for (size_t q = 0; q < sequences.size(); ++q) {
     if (!kept.empty() && kept[q] == 0) continue;
     const PlannedSequence& seq = sequences[q];
     input.lengths.push_back(seq.tokens);
     for (const PlannedImage& image : plan.Images(seq)) {
-      // An image's share of the pack's encoder time is its share of the pack's vision FLOPs.
-      const double seconds =
-          pack_flops > 0 ? p.vision_seconds * image.vision_flops / pack_flops : 0.0;
-      input.images.push_back({sequence_start + image.token_start, image.llm_tokens, seconds});
+      input.images.push_back({sequence_start + image.token_start, image.llm_tokens,
+                              share(p.vision_seconds, image.vision_flops, pack_flops)});
+    }
+    for (const PlannedVideo& video : plan.Videos(seq)) {
+      videos.push_back({sequence_start + video.token_start, video.llm_tokens,
+                        share(p.vision_seconds, video.vision_flops, pack_flops)});
+    }
+    for (const PlannedAudio& audio : plan.Audios(seq)) {
+      input.audio.push_back({sequence_start + audio.token_start, audio.llm_tokens,
+                             share(p.audio_seconds, audio.audio_flops, pack_audio_flops)});
     }
     sequence_start += seq.tokens;
   }
+  input.images.insert(input.images.end(), videos.begin(), videos.end());
   return input;
 }
 
@@ -35,10 +49,16 @@ cp::ThdSplitOptions SplitOptions(const Layout& layout) {
 }
 
 Result<PackCp> PlanPackCp(const Layout& layout, std::span<const uint32_t> lengths,
-                          std::span<const cp::CpImage> images, cp::VisionPolicy policy) {
+                          std::span<const cp::CpImage> images, cp::VisionPolicy policy,
+                          std::span<const cp::CpImage> audio) {
   PackCp out;
   MMPT_ASSIGN_OR_RETURN(out.split, cp::SplitThd(lengths, SplitOptions(layout)));
   MMPT_ASSIGN_OR_RETURN(out.vision, cp::AssignVision(out.split, images, policy));
+  if (!audio.empty()) {
+    auto assigned = cp::AssignVision(out.split, audio, policy);
+    if (!assigned.ok()) return assigned.status().WithContext("audio");
+    out.audio = std::move(*assigned);
+  }
   return out;
 }
 
@@ -47,7 +67,7 @@ Status AddCpStage(StepPlan& plan, cp::VisionPolicy policy) {
   for (size_t p = 0; p < plan.packs.size(); ++p) {
     if (plan.packs[p].sequence_begin == plan.packs[p].sequence_end) continue;  // empty slot
     const PackCpInput input = MakePackCpInput(plan, p);
-    auto made = PlanPackCp(plan.layout, input.lengths, input.images, policy);
+    auto made = PlanPackCp(plan.layout, input.lengths, input.images, policy, input.audio);
     if (!made.ok()) return made.status().WithContext(fmt::format("pack {}", p));
     plan.cp[p] = std::move(*made);
   }

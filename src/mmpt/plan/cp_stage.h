@@ -15,12 +15,15 @@
 
 namespace mmpt::plan {
 
-/// What the cp stage needs of one pack: its sub-sequence lengths and its images at their exact
-/// token positions in the unpadded pack (PlannedImage::token_start), each with its encoder
-/// seconds (the pack's vision seconds shared by vision FLOPs).
+/// What the cp stage needs of one pack: its sub-sequence lengths; its vision items (images in
+/// pack order, then videos in pack order: PackCp::vision's indexing) at their exact token
+/// positions in the unpadded pack (PlannedImage::token_start), each with its encoder seconds
+/// (the pack's vision seconds shared by vision FLOPs); its audio clips likewise, with the
+/// pack's audio seconds shared by audio FLOPs.
 struct PackCpInput {
   std::vector<uint32_t> lengths;
   std::vector<cp::CpImage> images;
+  std::vector<cp::CpImage> audio;
 };
 
 /// Build the cp stage's input for pack `pack` of `plan`; with `kept` (one flag per sequence of
@@ -32,11 +35,13 @@ PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack,
 /// whenever TP > 1. Token indices are left to the rank that needs them.
 cp::ThdSplitOptions SplitOptions(const Layout& layout);
 
-/// Split one pack of `layout` and assign its images under `policy`: the one function behind
-/// every PackCp (AddCpStage, and the loader when a sample is dropped from a pack at load
-/// time). Errors: those of cp::SplitThd and cp::AssignVision.
+/// Split one pack of `layout` and assign its vision items (and its audio clips, if any, to the
+/// audio encoders of the same ranks) under `policy`: the one function behind every PackCp
+/// (AddCpStage, and the loader when a sample is dropped from a pack at load time). Errors:
+/// those of cp::SplitThd and cp::AssignVision.
 Result<PackCp> PlanPackCp(const Layout& layout, std::span<const uint32_t> lengths,
-                          std::span<const cp::CpImage> images, cp::VisionPolicy policy);
+                          std::span<const cp::CpImage> images, cp::VisionPolicy policy,
+                          std::span<const cp::CpImage> audio = {});
 
 /// Split every pack of `plan` over its CP group and assign its images under `policy`, filling
 /// plan.cp (one entry per pack, for every layout: at CP 1 the split still carries the padding

@@ -106,7 +106,7 @@ void BM_BestFitDecreasingMillionItems(benchmark::State& state) {
   std::vector<pack::PackItem> items(1'000'000);
   for (size_t i = 0; i < items.size(); ++i) {
     uint64_t row = (i * 7919) % f.table.num_samples();
-    items[i] = {f.table.text_tokens[row] + f.costs.image_tokens[row], 1};
+    items[i] = {f.table.text_tokens[row] + f.costs.MediaTokens(row), 1};
   }
   auto algorithm = static_cast<pack::Algorithm>(state.range(0));
   for (auto _ : state) {

@@ -1,5 +1,8 @@
 #include "mmpt/plan/step_plan.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "mmpt/core/hash.h"
 
 namespace mmpt::plan {
@@ -70,6 +73,29 @@ uint64_t StepPlan::Hash() const {
     words.push_back(d.source);
     put64(d.index);
   }
+  // Videos and audio clips, hashed only when the plan has them, so an image-only plan hashes
+  // as it did before they existed.
+  if (!videos.empty() || !audios.empty()) {
+    for (const PlannedSequence& s : sequences) {
+      words.insert(words.end(), {s.video_begin, s.video_end, s.audio_begin, s.audio_end});
+    }
+    put64(videos.size());
+    for (const PlannedVideo& v : videos) {
+      words.insert(words.end(), {v.sample_video, v.width, v.height, v.resized_width,
+                                 v.resized_height, v.frames, v.llm_tokens, v.token_start,
+                                 v.patches});
+    }
+    put64(audios.size());
+    for (const PlannedAudio& a : audios) {
+      words.insert(words.end(), {a.sample_audio, a.duration_ms, a.llm_tokens, a.token_start});
+    }
+    for (const PackCp& c : cp) {
+      for (const std::vector<uint32_t>& encoders : c.audio.encoders) {
+        words.push_back(static_cast<uint32_t>(encoders.size()));
+        words.insert(words.end(), encoders.begin(), encoders.end());
+      }
+    }
+  }
   return Hash64(std::as_bytes(std::span<const uint32_t>(words)), 0x6d6d7074706c616eULL);
 }
 
@@ -101,6 +127,27 @@ Status StepPlan::Validate() const {
                                   step, p, image.token_start, image.llm_tokens, s.tokens);
         }
         image_end = uint64_t{image.token_start} + image.llm_tokens;
+      }
+      if (s.video_end < s.video_begin || s.video_end > videos.size() ||
+          s.audio_end < s.audio_begin || s.audio_end > audios.size()) {
+        return Status::Internal("step {} pack {}: video or audio range out of bounds", step, p);
+      }
+      if (s.video_end > s.video_begin || s.audio_end > s.audio_begin) {
+        // Every media item's tokens, of any kind, inside the sample and apart from the others.
+        std::vector<std::pair<uint64_t, uint64_t>> spans;
+        for (const PlannedImage& m : Images(s)) spans.emplace_back(m.token_start, m.llm_tokens);
+        for (const PlannedVideo& m : Videos(s)) spans.emplace_back(m.token_start, m.llm_tokens);
+        for (const PlannedAudio& m : Audios(s)) spans.emplace_back(m.token_start, m.llm_tokens);
+        std::sort(spans.begin(), spans.end());
+        uint64_t end = 0;
+        for (auto [start, count] : spans) {
+          if (start < end || start + count > s.tokens) {
+            return Status::Internal("step {} pack {}: media tokens [{}, +{}) overlap or leave "
+                                    "their sample's {}",
+                                    step, p, start, count, s.tokens);
+          }
+          end = start + count;
+        }
       }
       tokens += s.tokens;
       pack_images += s.image_end - s.image_begin;

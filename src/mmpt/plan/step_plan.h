@@ -55,6 +55,31 @@ struct PlannedImage {
   double vision_flops = 0;      // training FLOPs (forward + backward) to encode it
 };
 
+/// One video as the plan sees it. Its tokens are placed like an image's (token_start counts
+/// every media item before it in its sample), so a video may straddle CP ranks, and the cp
+/// stage assigns it to an encoding rank among the pack's vision items.
+struct PlannedVideo {
+  uint32_t sample_video = 0;    // index of the video within its sample (0-based)
+  uint32_t width = 0;           // original frame size in pixels
+  uint32_t height = 0;
+  uint32_t resized_width = 0;   // frame size the encoder sees (media::SampleVideo)
+  uint32_t resized_height = 0;
+  uint32_t frames = 0;          // frames sampled (a multiple of the temporal patch)
+  uint32_t llm_tokens = 0;      // placeholder tokens in the LLM sequence
+  uint32_t token_start = 0;     // as PlannedImage::token_start
+  uint32_t patches = 0;         // encoder sequence length over all grid steps
+  double vision_flops = 0;      // training FLOPs (forward + backward) to encode it
+};
+
+/// One audio clip as the plan sees it: placed like an image, encoded by the audio encoder.
+struct PlannedAudio {
+  uint32_t sample_audio = 0;    // index of the clip within its sample (0-based)
+  uint32_t duration_ms = 0;
+  uint32_t llm_tokens = 0;      // placeholder tokens in the LLM sequence
+  uint32_t token_start = 0;     // as PlannedImage::token_start
+  double audio_flops = 0;       // training FLOPs (forward + backward) to encode it
+};
+
 /// One sample placed in a pack: one sub-sequence of the packed sequence (its own attention
 /// block, its own entry in cu_seqlens).
 struct PlannedSequence {
@@ -65,6 +90,10 @@ struct PlannedSequence {
   uint32_t image_begin = 0;   // images of this sample: StepPlan::images[image_begin, image_end)
   uint32_t image_end = 0;
   bool truncated = false;     // true when the sample was cut to fit the sequence length
+  uint32_t video_begin = 0;   // videos: StepPlan::videos[video_begin, video_end)
+  uint32_t video_end = 0;
+  uint32_t audio_begin = 0;   // audio clips: StepPlan::audios[audio_begin, audio_end)
+  uint32_t audio_end = 0;
 };
 
 /// A sample by its source and its index within the source, as a PlannedSequence names it.
@@ -81,8 +110,9 @@ struct PlannedPack {
   uint32_t sequence_end = 0;
   uint32_t tokens = 0;          // Σ tokens of its sub-sequences (≤ seq_len; the rest is padding)
   uint32_t images = 0;          // number of images
-  double vision_seconds = 0;    // estimated encoder time (forward + backward) on one rank
+  double vision_seconds = 0;    // estimated vision encoder time (forward + backward) on one rank
   double llm_seconds = 0;       // estimated LLM time (forward + backward) on one rank
+  double audio_seconds = 0;     // estimated audio encoder time (forward + backward) on one rank
 };
 
 /// Estimated times of one step (seconds) under the layout's sync model (balance::Evaluate).
@@ -93,9 +123,15 @@ using StepEstimate = balance::Estimate;
 /// and where each image's embedding rows go (plan/cp_stage.h fills it; the loader executes it
 /// and the simulator evaluates it). Images are indexed in pack order. The split carries no
 /// token indices: a rank derives its own with cp::PartitionedIndices.
+///
+/// `vision` assigns the pack's vision items: its images in pack order, then its videos in pack
+/// order (item i ≥ the pack's image count is video i − images). `audio` assigns its audio
+/// clips, in pack order, among the same CP ranks by audio encoder cost; it stays empty (no
+/// ranks) for a pack of a plan without audio.
 struct PackCp {
   cp::ThdSplit split;
   cp::VisionAssignment vision;
+  cp::VisionAssignment audio;
 };
 
 /// The plan of one global step for every DP rank: which samples form which pack, and each
@@ -105,7 +141,7 @@ struct PackCp {
 /// Arrays are flat (struct of arrays, CSR): pack p = packs[p], with
 /// p = (rank × ga + micro_step) × mbs + slot; its sequences and their images are index ranges.
 ///
-/// Stages: pack ▸ balance fill `packs`, `sequences`, `images`; the cp stage (plan ▸ cp) runs
+/// Stages: pack ▸ balance fill `packs`, `sequences`, `images`, `videos`, `audios`; the cp stage (plan ▸ cp) runs
 /// after balance for every layout and adds each pack's split and vision assignment beside these
 /// arrays, indexed by pack (an empty pack slot keeps an empty entry).
 struct StepPlan {
@@ -114,6 +150,8 @@ struct StepPlan {
   std::vector<PlannedPack> packs;          // dp × ga × mbs entries, in (rank, micro, slot) order
   std::vector<PlannedSequence> sequences;  // every placed sample once
   std::vector<PlannedImage> images;        // every image of every placed sample
+  std::vector<PlannedVideo> videos;        // every video of every placed sample
+  std::vector<PlannedAudio> audios;        // every audio clip of every placed sample
   std::vector<PackCp> cp;                  // per pack (the cp stage); empty before it runs
   /// Samples drawn for this step and left out of every pack, in draw order: over-long under
   /// the over-long policy, or holding more images than a pack may (StepStats::dropped). A
@@ -140,6 +178,14 @@ struct StepPlan {
   std::span<const PlannedImage> Images(const PlannedSequence& sequence) const {
     return std::span<const PlannedImage>(images).subspan(
         sequence.image_begin, sequence.image_end - sequence.image_begin);
+  }
+  std::span<const PlannedVideo> Videos(const PlannedSequence& sequence) const {
+    return std::span<const PlannedVideo>(videos).subspan(
+        sequence.video_begin, sequence.video_end - sequence.video_begin);
+  }
+  std::span<const PlannedAudio> Audios(const PlannedSequence& sequence) const {
+    return std::span<const PlannedAudio>(audios).subspan(
+        sequence.audio_begin, sequence.audio_end - sequence.audio_begin);
   }
 
   /// Hash every field that defines the plan (XXH3 over a fixed little-endian field order, not

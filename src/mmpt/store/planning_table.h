@@ -23,10 +23,15 @@ namespace mmpt::store {
 ///   cost::EstimateTextTokens); one of the two is required.
 /// - `images` (array of {width, height}) or `image_sizes` (array of [width, height]); optional.
 ///   Images are placed in the text by cost::SpreadTextPosition.
+/// - `videos` (array of {"width", "height", "duration", "fps"}; optional): frame size in pixels,
+///   length in seconds, average frame rate; the video has round(duration × fps) frames.
+/// - `audios` (array of {"duration", "sample_rate"}; optional): length in seconds, sample rate
+///   in Hz. Videos and audio clips are placed in the text like images.
 /// - `template_tokens` (integer, optional): added to the text tokens (chat template overhead).
 /// Blank lines are skipped. Errors: NotFound/IOError for a file, Corrupt naming file:line and
-/// the field for a malformed line, InvalidArgument for a zero-length sample or a zero-sized
-/// image (file:line), or when the files hold no sample; InvalidArgument naming file:line, the
+/// the field for a malformed line (a video or audio number that is not positive or is out
+/// of range), InvalidArgument for a zero-length sample, a zero-sized image or a video too short
+/// to hold a frame (file:line), or when the files hold no sample; InvalidArgument naming file:line, the
 /// record's format and the `mmpt prepare` command for `paths` when a line is a raw record
 /// prepare reads (LLaVA, chat, mmc4, OBELICS, canonical), whose exact token count only
 /// prepare makes.

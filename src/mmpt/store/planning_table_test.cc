@@ -60,6 +60,79 @@ TEST_F(PlanningTableTest, MetadataJsonlFillsTheTable) {
   EXPECT_EQ(table->ImagesOf(2)[1].height, 20u);
 }
 
+TEST_F(PlanningTableTest, MetadataJsonlCarriesVideosAndAudio) {
+  std::string path = Write("omni.jsonl",
+                           "{\"text_tokens\": 30, \"videos\": [{\"width\": 640, \"height\": 360, "
+                           "\"duration\": 4.5, \"fps\": 29.97}]}\n"
+                           "{\"text_tokens\": 8}\n"
+                           "{\"text_tokens\": 20, \"audios\": [{\"duration\": 2.5, "
+                           "\"sample_rate\": 44100}, {\"duration\": 1, \"sample_rate\": 16000}], "
+                           "\"images\": [{\"width\": 28, \"height\": 28}]}\n");
+  auto table = ReadMetadataJsonl({path});
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_EQ(table->num_videos(), 1u);
+  ASSERT_EQ(table->num_audios(), 2u);
+  ASSERT_EQ(table->VideosOf(0).size(), 1u);
+  const cost::VideoItem& video = table->VideosOf(0)[0];
+  EXPECT_EQ(video.width, 640u);
+  EXPECT_EQ(video.height, 360u);
+  EXPECT_EQ(video.frames, 135u);  // round(4.5 s × 29.97 fps)
+  EXPECT_EQ(video.fps_milli, 29970u);
+  EXPECT_EQ(video.text_position, 15u);  // mid-sample, as an image would be
+  EXPECT_TRUE(table->VideosOf(1).empty());
+  EXPECT_TRUE(table->AudiosOf(0).empty());
+  ASSERT_EQ(table->AudiosOf(2).size(), 2u);
+  EXPECT_EQ(table->AudiosOf(2)[0].duration_ms, 2500u);
+  EXPECT_EQ(table->AudiosOf(2)[0].sample_rate_hz, 44100u);
+  EXPECT_EQ(table->AudiosOf(2)[1].duration_ms, 1000u);
+  EXPECT_EQ(table->AudiosOf(2)[0].text_position, 6u);  // two clips in 20 tokens: 6, 12
+  EXPECT_EQ(table->AudiosOf(2)[1].text_position, 12u);
+  EXPECT_EQ(table->ImagesOf(2).size(), 1u);
+
+  // An image-only table keeps no video or audio ranges.
+  std::string images = Write("images.jsonl", "{\"text_tokens\": 3, \"image_sizes\": [[28, 28]]}\n");
+  auto image_only = ReadMetadataJsonl({images});
+  ASSERT_TRUE(image_only.ok());
+  EXPECT_TRUE(image_only->video_begin.empty());
+  EXPECT_TRUE(image_only->audio_begin.empty());
+  EXPECT_TRUE(image_only->VideosOf(0).empty());
+}
+
+TEST_F(PlanningTableTest, BadVideoAndAudioFieldsAreNamedByFileAndLine) {
+  struct Bad {
+    std::string text;
+    std::string want;
+  } cases[] = {
+      {"{\"text_tokens\": 5}\n{\"text_tokens\": 5, \"videos\": [{\"width\": 64, \"height\": 64, "
+       "\"duration\": 2}]}\n",
+       "av.jsonl:2: videos[0].fps must be a positive number"},
+      {"{\"text_tokens\": 5, \"videos\": [{\"width\": 0, \"height\": 64, \"duration\": 2, "
+       "\"fps\": 30}]}\n",
+       "av.jsonl:1: videos[0].width must be a positive number"},
+      {"{\"text_tokens\": 5, \"videos\": [{\"width\": 6.5, \"height\": 64, \"duration\": 2, "
+       "\"fps\": 30}]}\n",
+       "width and height must be integers"},
+      {"{\"text_tokens\": 5, \"videos\": [{\"width\": 64, \"height\": 64, \"duration\": 0.01, "
+       "\"fps\": 30}]}\n",
+       "av.jsonl:1: video 0 has 0 frames"},
+      {"{\"text_tokens\": 5, \"videos\": {\"width\": 64}}\n", "'videos' must be an array"},
+      {"{\"text_tokens\": 5, \"audios\": [{\"duration\": -1, \"sample_rate\": 16000}]}\n",
+       "av.jsonl:1: audios[0].duration must be a positive number"},
+      {"{\"text_tokens\": 5, \"audios\": [{\"duration\": 1e9, \"sample_rate\": 16000}]}\n",
+       "audios[0].duration must be a positive number (at most 360000)"},
+      {"{\"text_tokens\": 5, \"audios\": [{\"duration\": 1}]}\n",
+       "audios[0].sample_rate must be a positive number"},
+      {"{\"text_tokens\": 5, \"audios\": [3]}\n", "audios[0] must be an object"},
+  };
+  for (const Bad& bad : cases) {
+    std::string path = Write("av.jsonl", bad.text);
+    auto table = ReadMetadataJsonl({path});
+    ASSERT_FALSE(table.ok()) << bad.text;
+    EXPECT_NE(table.status().ToString().find(bad.want), std::string::npos)
+        << table.status().ToString();
+  }
+}
+
 TEST_F(PlanningTableTest, BadLinesAreNamedByFileAndLine) {
   struct Bad {
     std::string text;
@@ -186,6 +259,59 @@ TEST_F(PlanningTableTest, MergedDatasetsPlanInManifestOrderIgnoringStrayFiles) {
   }
   EXPECT_EQ(table->ImagesOf(table->source_begin[1])[0].width, 200u);  // coco's first: s0
   EXPECT_EQ(dataset->GlobalIndex(2, 0).status().code(), StatusCode::kOutOfRange);
+}
+
+TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
+  PrepareLlava((dir_ / "a.jsonl").string(), (dir_ / "pa").string(), "coco", 0, 2);
+  // Rewrite the shard's table: sample 0's item becomes a video, sample 1's an audio clip.
+  const std::string shard = (dir_ / "pa/coco/00000.meta").string();
+  std::vector<SampleMeta> samples;
+  std::vector<MediaMeta> media;
+  uint64_t num_tokens = 0;
+  {
+    auto meta = MetaTable::Open(shard);
+    ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+    ASSERT_EQ(meta->num_samples(), 2u);
+    ASSERT_EQ(meta->num_media(), 2u);
+    samples.assign(meta->samples().begin(), meta->samples().end());
+    media.assign(meta->media().begin(), meta->media().end());
+    num_tokens = meta->num_tokens();
+  }
+  media[0].kind = MediaKind::kVideo;
+  media[0].frames = 120;
+  media[0].fps_milli = 30000;
+  media[0].duration_ms = 4000;
+  media[1].kind = MediaKind::kAudio;
+  media[1].width = media[1].height = 0;
+  media[1].duration_ms = 2500;
+  media[1].sample_rate_hz = 22050;
+  Write("pa/coco/00000.meta", EncodeMeta(samples, media, num_tokens));
+
+  auto table = ReadPlanningTable((dir_ / "pa").string());
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_EQ(table->num_samples(), 2u);
+  EXPECT_EQ(table->num_images(), 0u);
+  ASSERT_EQ(table->VideosOf(0).size(), 1u);
+  EXPECT_TRUE(table->AudiosOf(0).empty());
+  const cost::VideoItem& video = table->VideosOf(0)[0];
+  EXPECT_EQ(video.width, 200u);
+  EXPECT_EQ(video.height, 300u);
+  EXPECT_EQ(video.frames, 120u);
+  EXPECT_EQ(video.fps_milli, 30000u);
+  EXPECT_EQ(video.text_position, media[0].text_position);
+  ASSERT_EQ(table->AudiosOf(1).size(), 1u);
+  EXPECT_TRUE(table->VideosOf(1).empty());
+  EXPECT_EQ(table->AudiosOf(1)[0].duration_ms, 2500u);
+  EXPECT_EQ(table->AudiosOf(1)[0].sample_rate_hz, 22050u);
+  EXPECT_EQ(table->AudiosOf(1)[0].text_position, media[1].text_position);
+
+  // A video record without a frame rate is refused, naming the table and record.
+  media[0].fps_milli = 0;
+  Write("pa/coco/00000.meta", EncodeMeta(samples, media, num_tokens));
+  auto bad = ReadPlanningTable((dir_ / "pa").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("00000.meta: media record 0"), std::string::npos)
+      << bad.status().ToString();
 }
 
 }  // namespace

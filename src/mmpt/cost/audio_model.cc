@@ -1,0 +1,46 @@
+#include "mmpt/cost/audio_model.h"
+
+#include <algorithm>
+
+namespace mmpt::cost {
+
+Status AudioConfig::Validate() const {
+  auto bad = [&](std::string_view field) {
+    return Status::InvalidArgument("audio preset '{}': field '{}' is missing or invalid", name,
+                                   field);
+  };
+  if (hidden == 0) return bad("encoder.hidden");
+  if (layers == 0) return bad("encoder.layers");
+  if (heads == 0) return bad("encoder.heads");
+  if (mlp_hidden == 0) return bad("encoder.mlp_hidden");
+  if (log_mel.hop == 0 || log_mel.Frames() == 0) return bad("features");
+  return Status::OK();
+}
+
+Result<AudioCost> CostAudio(const AudioConfig& c, uint32_t duration_ms, uint32_t llm_hidden) {
+  if (duration_ms == 0) return Status::InvalidArgument("audio clip of zero length");
+  AudioCost cost;
+  // The clip's samples at the feature rate; a frame counts when it starts inside the clip
+  // (LogMelExtractor's mask).
+  const uint64_t samples = (uint64_t{duration_ms} * c.log_mel.sample_rate + 999) / 1000;
+  const uint64_t window = c.log_mel.Frames();
+  cost.valid_frames =
+      static_cast<uint32_t>(std::min<uint64_t>(window, (samples + c.log_mel.hop - 1) / c.log_mel.hop));
+  cost.llm_tokens = media::AudioTokens(cost.valid_frames);
+  const double mel_frames = c.pad_to_window ? static_cast<double>(window) : cost.valid_frames;
+  cost.encoder_frames = static_cast<uint32_t>((static_cast<uint64_t>(mel_frames) + 1) / 2);
+  const double h = c.hidden, n = cost.encoder_frames;
+  // conv1 (n_mels → hidden, kernel 3) over every mel frame; conv2 (hidden → hidden, kernel 3,
+  // stride 2).
+  double flops = 2.0 * mel_frames * 3.0 * c.log_mel.n_mels * h + 2.0 * n * 3.0 * h * h;
+  const double span = c.attention_window_frames == 0
+                          ? n
+                          : std::min(n, static_cast<double>(c.attention_window_frames) / 2.0);
+  flops += c.layers * (2.0 * n * (4.0 * h * h + 2.0 * h * c.mlp_hidden) + 4.0 * n * span * h);
+  // Pooling by 2, then the projector into the LLM.
+  flops += 2.0 * (n / 2.0) * h * llm_hidden;
+  cost.train_flops = 3.0 * flops;
+  return cost;
+}
+
+}  // namespace mmpt::cost

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mmpt/core/status.h"
+#include "mmpt/media/log_mel.h"
+
+namespace mmpt::cost {
+
+/// A Whisper-style audio encoder (a preset under presets/audio/): log-mel features, two
+/// convolutions (the second of stride 2), a transformer over the convolved frames, average
+/// pooling by 2 and a projector into the LLM. Its LLM tokens are media::AudioTokens'.
+struct AudioConfig {
+  std::string name;
+  /// The log-mel front end, media::AudioPreset(features) (media owns those settings; the preset
+  /// names them, so they are defined once).
+  std::string features;
+  media::LogMelConfig log_mel;
+  uint32_t hidden = 0;       // encoder width (d_model)
+  uint32_t layers = 0;
+  uint32_t heads = 0;
+  uint32_t mlp_hidden = 0;   // non-gated MLP width
+  /// The encoder always runs over the whole feature window, padding included (Whisper,
+  /// Qwen2-Audio); false: only over the clip's frames (Qwen2.5-Omni).
+  bool pad_to_window = true;
+  /// Mel frames per attention block (Qwen2.5-Omni: 200, i.e. n_window × 2); 0: attention spans
+  /// everything the encoder sees.
+  uint32_t attention_window_frames = 0;
+
+  /// Errors: InvalidArgument naming the preset and the bad field.
+  Status Validate() const;
+};
+
+/// What one audio clip becomes under an audio config, and what encoding it costs.
+struct AudioCost {
+  uint32_t valid_frames = 0;    // mel frames of the clip inside the window (the mask's sum)
+  uint32_t llm_tokens = 0;      // media::AudioTokens(valid_frames)
+  uint32_t encoder_frames = 0;  // transformer sequence length (after the stride-2 convolution)
+  double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + projector
+};
+
+/// Cost one clip of `duration_ms` milliseconds (cut to the feature window, as the features are).
+/// `llm_hidden` is the projector's output width. FLOPs: the convolutions ∝ mel frames; linear
+/// layers ∝ encoder frames; attention ∝ encoder frames × the attention span.
+/// Errors: InvalidArgument for a zero duration.
+Result<AudioCost> CostAudio(const AudioConfig& config, uint32_t duration_ms, uint32_t llm_hidden);
+
+}  // namespace mmpt::cost

@@ -1,0 +1,148 @@
+#include <gtest/gtest.h>
+
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/presets.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/media/log_mel.h"
+
+namespace mmpt::cost {
+namespace {
+
+TEST(AvPresetsTest, EveryAudioPresetLoadsWithItsLogMelSettings) {
+  auto names = ListPresets("audio");
+  EXPECT_EQ(names, (std::vector<std::string>{"qwen2-audio", "qwen2.5-omni", "whisper-large-v3"}));
+  for (const std::string& name : names) {
+    auto preset = LoadAudioPreset(name);
+    ASSERT_TRUE(preset.ok()) << name << ": " << preset.status().ToString();
+    // The front end is media's, by name: defined once.
+    EXPECT_EQ(preset->log_mel, *media::AudioPreset(preset->features)) << name;
+  }
+  EXPECT_EQ(LoadAudioPreset(Defaults::kAudio)->log_mel.chunk_seconds, 300u);
+  auto unknown = ParseAudioPreset(
+      R"({"name": "x", "features": "wav2vec", "encoder": {"hidden": 8, "layers": 1, "heads": 1,
+          "mlp_hidden": 8}})",
+      "x.json");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(unknown.status().ToString().find("x.json: 'features'"), std::string::npos)
+      << unknown.status().ToString();
+  auto missing = ParseAudioPreset(R"({"name": "x", "features": "whisper", "encoder": {}})", "x.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().ToString().find("encoder.hidden"), std::string::npos);
+}
+
+TEST(VideoCostTest, QwenVideoTokensFollowSampleVideoAndTheTemporalMerge) {
+  auto vision = LoadVisionPreset("qwen2.5-vl");
+  ASSERT_TRUE(vision.ok());
+  // 135 frames at 30 fps (4.5 s): 2 fps gives 9 frames, floored to the temporal patch: 8.
+  // 640×360 is under the per-frame budget: smart_resize to 644×364 (23 × 13 merged patches).
+  auto video = CostVideo(*vision, 640, 360, 135, 30000, 3584);
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  EXPECT_EQ(video->sampled_frames, 8u);
+  EXPECT_EQ(video->grid_t, 4u);
+  EXPECT_EQ(video->resized_width, 644u);
+  EXPECT_EQ(video->resized_height, 364u);
+  EXPECT_EQ(video->llm_tokens, 4u * 23 * 13);  // (frames / 2) · (h / 28) · (w / 28)
+  EXPECT_EQ(video->patches, 4 * video->llm_tokens);
+  // Encoder FLOPs: grid_t passes of a frame-sized image (its patch embedding already covers
+  // the temporal patch), so 4 × the image's.
+  auto image = CostImage(*vision, 640, 360, 3584);
+  ASSERT_TRUE(image.ok());
+  EXPECT_EQ(image->llm_tokens, 23u * 13);
+  EXPECT_DOUBLE_EQ(video->train_flops, 4 * image->train_flops);
+  // 9 s: 18 frames (already even), 9 grid steps: tokens and FLOPs grow with the grid.
+  auto longer = CostVideo(*vision, 640, 360, 270, 30000, 3584);
+  ASSERT_TRUE(longer.ok());
+  EXPECT_EQ(longer->grid_t, 9u);
+  EXPECT_EQ(longer->llm_tokens, 9u * 23 * 13);
+  EXPECT_DOUBLE_EQ(longer->train_flops, 9 * image->train_flops);
+  // One frame cannot fill a temporal patch; a tiled encoder has no video rule.
+  auto one = CostVideo(*vision, 640, 360, 1, 30000, 3584);
+  EXPECT_EQ(one.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(one.status().ToString().find("640x360, 1 frames"), std::string::npos)
+      << one.status().ToString();
+  auto tiles = LoadVisionPreset("internvit-300m-448");
+  ASSERT_TRUE(tiles.ok());
+  EXPECT_FALSE(CostVideo(*tiles, 640, 360, 135, 30000, 3584).ok());
+}
+
+TEST(AudioCostTest, TokensFollowThePoolingAndFlopsTheEncodersWindow) {
+  auto qwen2 = LoadAudioPreset("qwen2-audio");
+  auto omni = LoadAudioPreset("qwen2.5-omni");
+  ASSERT_TRUE(qwen2.ok() && omni.ok());
+  // 10 s: 1000 mel frames → 500 after the stride-2 convolution → 250 tokens after pooling.
+  auto ten = CostAudio(*qwen2, 10000, 4096);
+  ASSERT_TRUE(ten.ok());
+  EXPECT_EQ(ten->valid_frames, 1000u);
+  EXPECT_EQ(ten->llm_tokens, 250u);
+  EXPECT_EQ(ten->llm_tokens, media::AudioTokens(1000));
+  EXPECT_EQ(ten->encoder_frames, 1500u);  // Qwen2-Audio runs over the padded 30 s window
+  // Qwen2-Audio cuts at its 30 s window; its cost does not depend on the clip's length.
+  auto minute = CostAudio(*qwen2, 60000, 4096);
+  ASSERT_TRUE(minute.ok());
+  EXPECT_EQ(minute->llm_tokens, 750u);
+  EXPECT_DOUBLE_EQ(minute->train_flops, ten->train_flops);
+  // Qwen2.5-Omni runs over the clip only: 20 s costs about twice 10 s (windowed attention).
+  auto omni_ten = CostAudio(*omni, 10000, 3584), omni_twenty = CostAudio(*omni, 20000, 3584);
+  ASSERT_TRUE(omni_ten.ok() && omni_twenty.ok());
+  EXPECT_EQ(omni_ten->llm_tokens, 250u);
+  EXPECT_EQ(omni_ten->encoder_frames, 500u);
+  EXPECT_NEAR(omni_twenty->train_flops / omni_ten->train_flops, 2.0, 1e-3);
+  EXPECT_LT(omni_ten->train_flops, ten->train_flops);
+  // A 15 ms clip: 2 valid frames, too few to survive the pooling.
+  EXPECT_EQ(CostAudio(*qwen2, 15, 4096)->llm_tokens, 0u);
+  EXPECT_EQ(CostAudio(*qwen2, 0, 4096).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(AvCostTest, CostSamplesCountsTokensPerModalityAndSecondsPerEncoder) {
+  SampleTableBuilder builder;
+  uint32_t s = builder.AddSource("omni");
+  ImageSize image[] = {{640, 360}};
+  VideoItem video[] = {{640, 360, 135, 30000, 5}};
+  AudioItem audio[] = {{10000, 44100, 7}};
+  ASSERT_TRUE(builder.Add(s, 10, image).ok());                              // image only
+  ASSERT_TRUE(builder.Add(s, 10, {}, {}, {video, {}}).ok());          // video only
+  ASSERT_TRUE(builder.Add(s, 10, image, {}, {video, audio}).ok());          // all three
+  VideoItem still[] = {{640, 360, 0, 30000, 0}};
+  EXPECT_FALSE(builder.Add(s, 10, {}, {}, {still, {}}).ok());        // no frames
+  AudioItem late[] = {{1000, 16000, 11}};
+  EXPECT_FALSE(builder.Add(s, 10, {}, {}, {{}, late}).ok());         // past the text
+  auto table = std::move(builder).Finish();
+  ASSERT_TRUE(table.ok());
+
+  auto model = CostModel::FromPresets("qwen2.5-vl", "qwen2.5-7b", "b200", "qwen2-audio");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto costed = CostSamples(*table, *model);
+  ASSERT_TRUE(costed.ok()) << costed.status().ToString();
+  EXPECT_EQ(costed->image_tokens, (std::vector<uint32_t>{299, 0, 299}));
+  EXPECT_EQ(costed->video_tokens, (std::vector<uint32_t>{0, 1196, 1196}));
+  EXPECT_EQ(costed->audio_tokens, (std::vector<uint32_t>{0, 0, 250}));
+  EXPECT_EQ(costed->MediaTokens(2), 299u + 1196 + 250);
+  // Vision seconds: images and videos; audio seconds: the audio encoder's alone.
+  EXPECT_DOUBLE_EQ(costed->vision_seconds[2], costed->vision_seconds[0] + costed->vision_seconds[1]);
+  EXPECT_EQ(costed->audio_seconds[0], 0.0);
+  EXPECT_DOUBLE_EQ(costed->audio_seconds[2],
+                   model->VisionSeconds(costed->audios[0].train_flops));
+  EXPECT_GT(costed->audio_seconds[2], 0.0);
+
+  // An image-only table gets no video or audio vectors.
+  SampleTableBuilder images;
+  ASSERT_TRUE(images.Add(images.AddSource("i"), 10, image).ok());
+  auto image_table = std::move(images).Finish();
+  auto image_costs = CostSamples(*image_table, *model);
+  ASSERT_TRUE(image_costs.ok());
+  EXPECT_TRUE(image_costs->video_tokens.empty());
+  EXPECT_TRUE(image_costs->audio_seconds.empty());
+  EXPECT_EQ(image_costs->MediaTokens(0), 299u);
+
+  // Without an audio encoder, audio is an error naming the sample and clip.
+  auto no_audio = CostModel::FromPresets("qwen2.5-vl", "qwen2.5-7b", "b200", "");
+  ASSERT_TRUE(no_audio.ok());
+  auto refused = CostSamples(*table, *no_audio);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().ToString().find("source 'omni' sample 2 audio 0"), std::string::npos)
+      << refused.status().ToString();
+}
+
+}  // namespace
+}  // namespace mmpt::cost
