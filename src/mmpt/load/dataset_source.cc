@@ -44,10 +44,11 @@ std::string SampleName(const store::Dataset& dataset, uint64_t global,
   return fmt::format("{} (sample '{}')", dataset.Where(global), sample.key);
 }
 
-std::string ImageName(const store::SampleView& sample, uint32_t k) {
+std::string MediaName(const store::SampleView& sample, uint32_t k) {
   if (k >= sample.media.size()) return fmt::format("image {}", k);
   const store::MediaView& media = sample.media[k];
-  return fmt::format("image {} ('{}')", k, media.path.empty() ? media.entry : media.path);
+  return fmt::format("{} {} ('{}')", store::MediaKindName(media.kind), k,
+                     media.path.empty() ? media.entry : media.path);
 }
 
 }  // namespace
@@ -101,7 +102,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   }
   const std::string name = SampleName(*dataset_, global, parsed);
   auto context = [&](const Status& s) { return s.WithContext(name); };
-  auto image_name = [&](uint32_t k) { return ImageName(parsed, k); };
+  auto media_name = [&](uint32_t k) { return MediaName(parsed, k); };
 
   if (Status status = store::RenderSample(*renderer_, parsed, &rendered); !status.ok()) {
     return context(status);
@@ -116,6 +117,14 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
         name, rendered.ids.size(), stored->size(), tokenizer_path_, dataset_->manifest().tokenizer);
   }
   std::span<const store::MediaMeta> media = dataset_->media_meta(global);
+  for (uint32_t k = 0; k < media.size(); ++k) {
+    if (media[k].kind != store::MediaKind::kImage) {
+      return Status::InvalidArgument(
+          "{}: {} is not loaded: video and audio are prepared, inspected and planned, but the "
+          "loader does not put them into batches yet",
+          name, media_name(k));
+    }
+  }
   if (rendered.image_positions.size() != media.size()) {
     return Status::Corrupt("{}: renders {} images where .meta has {}", name,
                            rendered.image_positions.size(), media.size());
@@ -154,26 +163,26 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   for (uint32_t k = 0; k < media.size(); ++k) {
     const plan::PlannedImage* image = planned_of[k];
     if (image == nullptr) {
-      return Status::Internal("{}: {} is in the sample but not in the plan", name, image_name(k));
+      return Status::Internal("{}: {} is in the sample but not in the plan", name, media_name(k));
     }
     copy_text(std::max(cursor, std::min<size_t>(rendered.image_positions[k], kept)));
     Result<std::span<const std::byte>> bytes = dataset_->Media(global, k);
-    if (!bytes.ok()) return context(bytes.status().WithContext(image_name(k)));
+    if (!bytes.ok()) return context(bytes.status().WithContext(media_name(k)));
     if (bytes->empty()) {
       return Status::InvalidArgument("{}: {} is metadata-only (no bytes to load)", name,
-                                     image_name(k));
+                                     media_name(k));
     }
     if (options_.verify_crc) bytes_read_.fetch_add(bytes->size(), std::memory_order_relaxed);
     if (options_.verify_crc && Crc32(*bytes) != media[k].crc32) {
       return Status::Corrupt("{}: {} fails its CRC-32 check ({:08x}, .meta says {:08x}): "
                              "the zip changed after prepare",
-                             name, image_name(k), Crc32(*bytes), media[k].crc32);
+                             name, media_name(k), Crc32(*bytes), media[k].crc32);
     }
     Result<media::ImageInfo> info = media::ProbeImage(*bytes);
-    if (!info.ok()) return context(info.status().WithContext(image_name(k)));
+    if (!info.ok()) return context(info.status().WithContext(media_name(k)));
     Result<media::ResizedSize> size =
         media::PreprocessedSize(*info, options_.preprocess.resize);
-    if (!size.ok()) return context(size.status().WithContext(image_name(k)));
+    if (!size.ok()) return context(size.status().WithContext(media_name(k)));
     const uint32_t patch = options_.preprocess.patch.patch_size;
     const uint32_t merge = options_.preprocess.patch.merge_size;
     RenderedImage r;
@@ -187,12 +196,12 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
       return Status::Internal(
           "{}: {} resizes to {}x{} = {} tokens but the plan counted {} (plan made for "
           "another vision config?)",
-          name, image_name(k), size->width, size->height, r.token_count, image->llm_tokens);
+          name, media_name(k), size->width, size->height, r.token_count, image->llm_tokens);
     }
     if (r.token_start != image->token_start) {
       return Status::Internal("{}: {} renders at token {} but the plan put it at {} (plan "
                               "made from another dataset?)",
-                              name, image_name(k), r.token_start, image->token_start);
+                              name, media_name(k), r.token_start, image->token_start);
     }
     out.tokens.insert(out.tokens.end(), r.token_count, renderer_->image_pad_id());
     out.has_loss.insert(out.has_loss.end(), r.token_count, 0);
@@ -224,7 +233,7 @@ Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedIma
   // Only now read what names the sample and the image.
   store::SampleView parsed;
   if (Status read = dataset_->ReadSample(global, parsed); !read.ok()) return read;
-  return status.WithContext(ImageName(parsed, image.sample_image))
+  return status.WithContext(MediaName(parsed, image.sample_image))
       .WithContext(SampleName(*dataset_, global, parsed));
 }
 

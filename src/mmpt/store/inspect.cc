@@ -39,6 +39,7 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   const Manifest& manifest = dataset.manifest();
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision,
                         cost::LoadVisionPreset(manifest.vision_preset));
+  MMPT_ASSIGN_OR_RETURN(cost::AudioConfig audio, cost::LoadAudioPreset(cost::Defaults::kAudio));
   InspectReport report;
   report.dir = dataset.dir();
   report.vision_preset = manifest.vision_preset;
@@ -47,7 +48,7 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   report.chat_template = chat.is_object() ? chat.value("name", std::string()) : std::string();
   struct Values {
     std::vector<uint64_t> text, images, image_tokens, tokens, each;
-    std::vector<uint64_t> videos, audios, video_ms, audio_ms;
+    std::vector<uint64_t> videos, audios, video_ms, audio_ms, video_tokens, audio_tokens;
     uint64_t shards = 0, metadata_only = 0;
   };
   std::vector<Values> values(dataset.sources().size());
@@ -57,18 +58,22 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
     const MetaTable& table = dataset.meta_table(shard);
     ++v.shards;
     for (size_t i = 0; i < table.num_samples(); ++i) {
-      uint64_t image_tokens = 0;
+      uint64_t image_tokens = 0, video_tokens = 0, audio_tokens = 0;
       uint64_t images = 0, videos = 0, audios = 0;
       for (const MediaMeta& m : table.media_of(i)) {
         if (m.flags & kMediaWithoutData) ++v.metadata_only;
         if (m.kind == MediaKind::kVideo) {
           ++videos;
           v.video_ms.push_back(m.duration_ms);
+          auto cost = cost::CostVideo(vision, m.width, m.height, m.frames, m.fps_milli, 1);
+          video_tokens += cost.ok() ? cost->llm_tokens : 0;
           continue;
         }
         if (m.kind == MediaKind::kAudio) {
           ++audios;
           v.audio_ms.push_back(m.duration_ms);
+          auto cost = cost::CostAudio(audio, m.duration_ms, 1);
+          audio_tokens += cost.ok() ? cost->llm_tokens : 0;
           continue;
         }
         ++images;
@@ -86,7 +91,9 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
       v.videos.push_back(videos);
       v.audios.push_back(audios);
       v.image_tokens.push_back(image_tokens);
-      v.tokens.push_back(s.text_tokens + image_tokens);
+      v.video_tokens.push_back(video_tokens);
+      v.audio_tokens.push_back(audio_tokens);
+      v.tokens.push_back(s.text_tokens + image_tokens + video_tokens + audio_tokens);
     }
   }
   for (size_t s = 0; s < values.size(); ++s) {
@@ -103,6 +110,8 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
     summary.audios = Summarize(values[s].audios);
     summary.video_ms_each = Summarize(values[s].video_ms);
     summary.audio_ms_each = Summarize(values[s].audio_ms);
+    summary.video_tokens = Summarize(values[s].video_tokens);
+    summary.audio_tokens = Summarize(values[s].audio_tokens);
     report.sources.push_back(std::move(summary));
   }
   return report;
@@ -167,11 +176,15 @@ std::string RenderInspectText(const InspectReport& report) {
     out += Row("text tokens", s.text_tokens);
     out += Row("images", s.images);
     out += Row("image tokens", s.image_tokens);
+    if (av) {
+      out += Row("videos", s.videos);
+      out += Row("video tokens", s.video_tokens);
+      out += Row("audio items", s.audios);
+      out += Row("audio tokens", s.audio_tokens);
+    }
     out += Row("all tokens", s.tokens);
     out += Row("tokens per image", s.image_tokens_each);
     if (av) {
-      out += Row("videos", s.videos);
-      out += Row("audio items", s.audios);
       out += SecondsRow("seconds per video", s.video_ms_each);
       out += SecondsRow("seconds per audio", s.audio_ms_each);
     }
@@ -201,7 +214,9 @@ std::string RenderInspectJson(const InspectReport& report) {
                               {"videos", ToJson(s.videos)},
                               {"audios", ToJson(s.audios)},
                               {"video_duration_ms", ToJson(s.video_ms_each)},
-                              {"audio_duration_ms", ToJson(s.audio_ms_each)}});
+                              {"audio_duration_ms", ToJson(s.audio_ms_each)},
+                              {"video_tokens", ToJson(s.video_tokens)},
+                              {"audio_tokens", ToJson(s.audio_tokens)}});
   }
   return doc.dump(1) + "\n";
 }

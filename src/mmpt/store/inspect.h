@@ -29,12 +29,14 @@ struct SourceSummary {
   Distribution text_tokens;         // per sample
   Distribution images;              // per sample
   Distribution image_tokens;        // per sample, under the manifest's vision preset
-  Distribution tokens;              // per sample: text + image tokens
+  Distribution tokens;              // per sample: text + image + video + audio tokens
   Distribution image_tokens_each;   // per image
   Distribution videos;              // per sample
   Distribution audios;              // per sample: audio items
   Distribution video_ms_each;       // per video: duration in milliseconds
   Distribution audio_ms_each;       // per audio item: duration in milliseconds
+  Distribution video_tokens;        // per sample, under the vision preset (qwen-vl-utils frames)
+  Distribution audio_tokens;        // per sample, under the default audio encoder preset
 };
 
 struct InspectReport {
