@@ -13,9 +13,13 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "media"))
+from hf_image_reference import smart_resize  # noqa: E402  (qwen-vl-utils' rule, one copy)
 
 av = pytest.importorskip("av")
 Image = pytest.importorskip("PIL.Image")
@@ -25,7 +29,6 @@ DUMP = os.path.join(ROOT, "build", os.environ.get("MMPT_PRESET", "release"), "mm
 
 # qwen-vl-utils (Qwen2.5-VL) constants.
 FRAME_FACTOR, FPS, FPS_MIN_FRAMES, FPS_MAX_FRAMES = 2, 2.0, 4, 768
-IMAGE_FACTOR = 28
 VIDEO_MIN_PIXELS, VIDEO_MAX_PIXELS = 128 * 28 * 28, 768 * 28 * 28
 VIDEO_TOTAL_PIXELS = int(128000 * 28 * 28 * 0.9)
 MEAN = np.array([0.48145466, 0.4578275, 0.40821073], dtype=np.float32)
@@ -50,20 +53,6 @@ def sample_indices(total_frames, n):
         return np.round(np.linspace(0, total_frames - 1, n)).astype(int).tolist()
 
 
-def smart_resize(height, width, min_pixels, max_pixels, factor=IMAGE_FACTOR):
-    h_bar = max(factor, round(height / factor) * factor)
-    w_bar = max(factor, round(width / factor) * factor)
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt(height * width / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
-
-
 def reference(path):
     with av.open(path) as container:
         stream = container.streams.video[0]
@@ -76,7 +65,7 @@ def reference(path):
     height, width = sampled.shape[1:3]
     max_pixels = max(min(VIDEO_MAX_PIXELS, VIDEO_TOTAL_PIXELS / n * FRAME_FACTOR),
                      int(VIDEO_MIN_PIXELS * 1.05))
-    rh, rw = smart_resize(height, width, VIDEO_MIN_PIXELS, max_pixels)
+    rh, rw = smart_resize(height, width, min_pixels=VIDEO_MIN_PIXELS, max_pixels=max_pixels)
     resized = np.stack([np.asarray(Image.fromarray(f).resize((rw, rh), Image.BICUBIC))
                         for f in sampled])
     x = (resized.astype(np.float32) * np.float32(1 / 255) - MEAN) / STD  # T, H, W, C
