@@ -40,6 +40,8 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
     const double vision_seconds = pack.vision_seconds / speed;
     times[0].vision_seconds += vision_seconds;
     times[0].llm_seconds += pack.llm_seconds;
+    times[0].audio_seconds += pack.audio_seconds;
+    sim.audio_gpu_seconds += pack.audio_seconds;
     sim.vision_gpu_seconds += vision_seconds;
     sim.llm_gpu_seconds += pack.llm_seconds;
     return Status::OK();
@@ -68,6 +70,10 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
                                             (1.0 + params.cp_llm_overhead)
                                       : 0.0;
     const double vision = assignment.rank_cost[r] / speed * exchange;
+    // Audio clips go to CP ranks by the plan's audio assignment (no ranks: no audio).
+    const double audio = pack_cp.audio.rank_cost.empty() ? 0.0 : pack_cp.audio.rank_cost[r];
+    times[r].audio_seconds += audio;
+    sim.audio_gpu_seconds += audio;
     times[r].vision_seconds += vision;
     times[r].llm_seconds += llm;
     sim.vision_gpu_seconds += vision;
@@ -136,8 +142,9 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
   sim.ranks.assign(size_t{layout.dp} * layout.ga * layout.cp, RankTime{});
 
   std::vector<RankTime> times(layout.cp);
-  // Per (DP rank, micro-step): the CP group's slowest vision and slowest LLM shard.
-  std::vector<double> vision(size_t{layout.dp} * layout.ga), llm(vision.size());
+  // Per (DP rank, micro-step): the CP group's slowest vision, audio and LLM shard.
+  std::vector<double> vision(size_t{layout.dp} * layout.ga), audio(vision.size()),
+      llm(vision.size());
   for (uint32_t d = 0; d < layout.dp; ++d) {
     for (uint32_t m = 0; m < layout.ga; ++m) {
       std::fill(times.begin(), times.end(), RankTime{});
@@ -152,17 +159,21 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
       for (uint32_t r = 0; r < layout.cp; ++r) {
         sim.ranks[dm * layout.cp + r] = times[r];
         vision[dm] = std::max(vision[dm], times[r].vision_seconds);
+        audio[dm] = std::max(audio[dm], times[r].audio_seconds);
         llm[dm] = std::max(llm[dm], times[r].llm_seconds);
       }
     }
   }
 
   // The DP ranks wait for each other as the balancer's model says: one "pack" per
-  // (rank, micro-step) holding the CP group's slowest vision and slowest LLM shard.
+  // (rank, micro-step) holding the CP group's slowest shard of each encoder and of the LLM.
   std::vector<balance::PackCost> group_costs(vision.size());
   std::vector<uint32_t> identity(vision.size());
   for (size_t i = 0; i < vision.size(); ++i) {
-    group_costs[i] = {vision[i], llm[i]};
+    std::array<double, balance::kNumEncoders> encoders{};
+    encoders[balance::kVisionEncoder] = vision[i];
+    encoders[balance::kAudioEncoder] = audio[i];
+    group_costs[i] = balance::PackCost(encoders, llm[i]);
     identity[i] = static_cast<uint32_t>(i);
   }
   const balance::Grid grid{.dp = layout.dp, .ga = layout.ga, .mbs = 1,
@@ -173,7 +184,8 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
   const double overhead =
       params.microstep_overhead_seconds * layout.ga + params.grad_allreduce_seconds;
   sim.step_seconds = slowest + overhead;
-  sim.lower_bound_seconds = (sim.vision_gpu_seconds + sim.llm_gpu_seconds) /
+  sim.lower_bound_seconds = (sim.vision_gpu_seconds + sim.audio_gpu_seconds +
+                             sim.llm_gpu_seconds) /
                                 (static_cast<double>(layout.dp) * layout.cp) + overhead;
   return sim;
 }

@@ -45,6 +45,7 @@ double AttentionPairWeight(const cost::LlmConfig& llm);
 /// Time of one (DP rank, micro-step, CP rank): what its GPU computes, before waiting.
 struct RankTime {
   double vision_seconds = 0;
+  double audio_seconds = 0;  // the audio encoder's (omni corpora), unscaled by the vision factor
   double llm_seconds = 0;
 };
 
@@ -59,8 +60,8 @@ struct StepSim {
   double lower_bound_seconds = 0;
   /// Real (non-padding) LLM tokens the step trains.
   uint64_t tokens = 0;
-  /// Summed GPU-seconds of vision and LLM work (naive CP's duplicate encodes included).
-  double vision_gpu_seconds = 0, llm_gpu_seconds = 0;
+  /// Summed GPU-seconds of vision, audio and LLM work (naive CP's duplicate encodes included).
+  double vision_gpu_seconds = 0, audio_gpu_seconds = 0, llm_gpu_seconds = 0;
   /// Per pack holding images, when CP > 1: the most-loaded CP rank's vision cost over the
   /// pack's vision cost / CP (1 = perfect; naive's duplicate encodes of straddling images count
   /// against it).

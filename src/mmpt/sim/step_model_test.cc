@@ -42,6 +42,29 @@ TEST(StepModelTest, MicrostepSyncTakesMaxVisionPlusMaxLlm) {
   EXPECT_DOUBLE_EQ(sim->step_seconds, 6.0 + 2.0);
 }
 
+TEST(StepModelTest, AudioEncoderTimeCountsAndWaitsOnItsOwnSlowestRank) {
+  // The packs above, with 2 s of audio encoding on rank 1's first pack (as an omni plan's
+  // pack.audio_seconds says). Step sync: rank 1 is now 4 + 2 + 1 = 7, rank 0 still 6.
+  plan::Layout layout{.dp = 2, .ga = 2, .seq_len = 1024, .sync = plan::SyncModel::kStep};
+  auto plan = MakePlan(layout, {PackSpec{{100}, {{50}}, 1, 2}, PackSpec{{100}, {{50}}, 1, 2},
+                                PackSpec{{100}, {{50}}, 3, 1}, PackSpec{{100}, {}, 0, 1}});
+  plan.packs[plan.PackIndex(1, 0, 0)].audio_seconds = 2.0;
+  auto sim = SimulateStep(plan, {});
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  EXPECT_DOUBLE_EQ(sim->step_seconds, 7.0);
+  EXPECT_DOUBLE_EQ(sim->audio_gpu_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(sim->lower_bound_seconds, 13.0 / 2);
+  EXPECT_DOUBLE_EQ(sim->at(1, 0, 0).audio_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(sim->at(0, 0, 0).audio_seconds, 0.0);
+  // Micro-step sync (ep 2): each encoder waits for its own slowest rank, then the LLM:
+  // micro-step 0: max V 3 + max A 2 + max L 2; micro-step 1: 1 + 0 + 2 → 10.
+  plan.layout.ep = 2;
+  plan.layout.sync = plan::SyncModel::kMicrostep;
+  sim = SimulateStep(plan, {});
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  EXPECT_DOUBLE_EQ(sim->step_seconds, 10.0);
+}
+
 TEST(StepModelTest, NativeEncoderFactorDividesVision) {
   plan::Layout layout{.dp = 1, .ga = 1, .seq_len = 1024, .sync = plan::SyncModel::kStep};
   auto plan = MakePlan(layout, {PackSpec{{100}, {{50}}, 4, 2}});
