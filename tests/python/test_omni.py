@@ -51,3 +51,15 @@ def test_the_plan_places_every_kind_and_the_loader_says_what_it_cannot_load(omni
     reasons = [d["reason"] for d in batch["dropped"]]
     assert reasons and all("is not loaded" in r for r in reasons), reasons
     assert len(batch["tokens"]) > 0  # the image and text samples of the pack are kept
+
+
+def test_plan_reports_the_audio_encoder_under_the_preset_asked(omni):
+    work, run = omni
+    plan = ["plan", "ds", "--seq-len", "4096", "--allow-repeat"]
+    assert "audio imbalance max (mean)" in run(*plan)
+    omni_seconds = json.loads(run(*plan, "--json"))["mmpt"]["audio_seconds"]
+    # Whisper-large-v3 encodes the whole 30 s window whatever the clip; Qwen2.5-Omni only the
+    # clip's frames (a few seconds here).
+    whisper_seconds = json.loads(run(*plan, "--json", "--audio", "whisper-large-v3"))["mmpt"][
+        "audio_seconds"]
+    assert 0 < omni_seconds < whisper_seconds

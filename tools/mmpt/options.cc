@@ -36,6 +36,8 @@ void PresetOptions::Add(CLI::App& app) {
   app.add_option("--llm", llm, "LLM preset (presets/llm)")->capture_default_str();
   app.add_option("--hardware", hardware, "Hardware preset (presets/hardware)")
       ->capture_default_str();
+  app.add_option("--audio", audio, "Audio encoder preset (presets/audio), for audio clips")
+      ->capture_default_str();
 }
 
 Result<std::string> PresetOptions::VisionFor(const std::string& input) const {
@@ -48,7 +50,7 @@ Result<std::string> PresetOptions::VisionFor(const std::string& input) const {
 
 Result<cost::CostModel> PresetOptions::CostModelFor(const std::string& input) const {
   MMPT_ASSIGN_OR_RETURN(std::string chosen, VisionFor(input));
-  return cost::CostModel::FromPresets(chosen, llm, hardware);
+  return cost::CostModel::FromPresets(chosen, llm, hardware, audio);
 }
 
 void AddAllowRepeat(CLI::App& app, bool* allow_repeat) {

@@ -26,10 +26,16 @@ class Tally {
     f_.truncated += stats.truncated;
     f_.step_seconds += plan.estimate.step_seconds;
     f_.lower_bound_seconds += plan.estimate.lower_bound_seconds;
-    f_.max_vision_imbalance = std::max(f_.max_vision_imbalance, plan.estimate.max_encoder_imbalance[balance::kVisionEncoder]);
-    f_.max_llm_imbalance = std::max(f_.max_llm_imbalance, plan.estimate.max_llm_imbalance);
-    sum_mean_v_ += plan.estimate.mean_encoder_imbalance[balance::kVisionEncoder];
-    sum_mean_l_ += plan.estimate.mean_llm_imbalance;
+    const balance::Estimate& e = plan.estimate;
+    f_.max_vision_imbalance =
+        std::max(f_.max_vision_imbalance, e.max_encoder_imbalance[balance::kVisionEncoder]);
+    f_.max_audio_imbalance =
+        std::max(f_.max_audio_imbalance, e.max_encoder_imbalance[balance::kAudioEncoder]);
+    f_.max_llm_imbalance = std::max(f_.max_llm_imbalance, e.max_llm_imbalance);
+    sum_mean_v_ += e.mean_encoder_imbalance[balance::kVisionEncoder];
+    sum_mean_a_ += e.mean_encoder_imbalance[balance::kAudioEncoder];
+    sum_mean_l_ += e.mean_llm_imbalance;
+    for (const PlannedPack& pack : plan.packs) f_.audio_seconds += pack.audio_seconds;
     f_.plan_seconds_per_step += stats.plan_seconds;
     f_.last_plan_hash = plan.Hash();
     seq_len_ = seq_len;
@@ -43,13 +49,14 @@ class Tally {
     f_.lower_bound_seconds /= steps_;
     f_.mean_vision_imbalance = sum_mean_v_ / steps_;
     f_.mean_llm_imbalance = sum_mean_l_ / steps_;
+    f_.mean_audio_imbalance = sum_mean_a_ / steps_;
     f_.plan_seconds_per_step /= steps_;
     return f_;
   }
 
  private:
   PlannerFigures f_;
-  double sum_mean_v_ = 0, sum_mean_l_ = 0;
+  double sum_mean_v_ = 0, sum_mean_a_ = 0, sum_mean_l_ = 0;
   uint32_t seq_len_ = 1;
   uint32_t steps_ = 0;
 };
@@ -68,6 +75,9 @@ nlohmann::json FiguresJson(const PlannerFigures& f) {
           {"max_llm_imbalance", f.max_llm_imbalance},
           {"mean_vision_imbalance", f.mean_vision_imbalance},
           {"mean_llm_imbalance", f.mean_llm_imbalance},
+          {"audio_seconds", f.audio_seconds},
+          {"max_audio_imbalance", f.max_audio_imbalance},
+          {"mean_audio_imbalance", f.mean_audio_imbalance},
           {"tokens_per_second_per_replica", f.tokens_per_second},
           {"plan_seconds_per_step", f.plan_seconds_per_step},
           {"last_plan_hash", fmt::format("{:016x}", f.last_plan_hash)}};
@@ -156,6 +166,12 @@ std::string FormatComparison(const Comparison& c) {
   row("vision imbalance max (mean)",
       fmt::format("{:.3f} ({:.3f})", c.vanilla.max_vision_imbalance, c.vanilla.mean_vision_imbalance),
       fmt::format("{:.3f} ({:.3f})", c.mmpt.max_vision_imbalance, c.mmpt.mean_vision_imbalance));
+  if (c.vanilla.audio_seconds > 0 || c.mmpt.audio_seconds > 0) {
+    row("audio imbalance max (mean)",
+        fmt::format("{:.3f} ({:.3f})", c.vanilla.max_audio_imbalance,
+                    c.vanilla.mean_audio_imbalance),
+        fmt::format("{:.3f} ({:.3f})", c.mmpt.max_audio_imbalance, c.mmpt.mean_audio_imbalance));
+  }
   row("LLM imbalance max (mean)",
       fmt::format("{:.3f} ({:.3f})", c.vanilla.max_llm_imbalance, c.vanilla.mean_llm_imbalance),
       fmt::format("{:.3f} ({:.3f})", c.mmpt.max_llm_imbalance, c.mmpt.mean_llm_imbalance));

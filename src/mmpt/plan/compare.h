@@ -25,6 +25,9 @@ struct PlannerFigures {
   double max_llm_imbalance = 1;
   double mean_vision_imbalance = 1;  // mean over steps of the per-step mean
   double mean_llm_imbalance = 1;
+  double audio_seconds = 0;          // Σ audio encoder seconds of its packs (0: no audio)
+  double max_audio_imbalance = 1;    // as vision's, for the audio encoder
+  double mean_audio_imbalance = 1;
   double tokens_per_second = 0;      // Σ tokens / Σ step seconds, per DP replica
   double plan_seconds_per_step = 0;  // mean wall time to plan one step (this process)
   uint64_t last_plan_hash = 0;       // StepPlan::Hash() of the last step
