@@ -13,15 +13,16 @@
 #include "bind_common.h"
 #include "mmpt/media/audio.h"
 #include "mmpt/media/log_mel.h"
+#include "mmpt/media/video.h"
 
 namespace mmpt::python {
 namespace {
 
 // `values` as a NumPy array that owns them (moved to the heap, freed with the array).
-template <typename T>
-py::array Own(std::vector<T> values, std::vector<py::ssize_t> shape) {
-  auto* owned = new std::vector<T>(std::move(values));
-  py::capsule free(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+template <typename T, typename Alloc>
+py::array Own(std::vector<T, Alloc> values, std::vector<py::ssize_t> shape) {
+  auto* owned = new std::vector<T, Alloc>(std::move(values));
+  py::capsule free(owned, [](void* p) { delete static_cast<std::vector<T, Alloc>*>(p); });
   return py::array(py::dtype::of<T>(), std::move(shape), {}, owned->data(), free);
 }
 
@@ -56,6 +57,34 @@ void BindMedia(py::module_& m) {
       "samples `ffmpeg -i FILE -ac 1 -ar RATE -f f32le` writes. Raises InvalidArgumentError "
       "(not a container, no audio stream, unknown codec, above the probe's limits) or "
       "CorruptError (truncated, zero-length, 0 channels, undecodable).");
+  m.def(
+      "preprocess_video",
+      [](py::bytes data) {
+        std::string_view bytes = data;
+        Result<media::PreprocessedVideo> done = [&] {
+          py::gil_scoped_release release;
+          return media::PreprocessVideo(
+              {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
+        }();
+        media::PreprocessedVideo video = ValueOrThrow(std::move(done));
+        const auto rows = static_cast<py::ssize_t>(video.grid.patches());
+        const auto size = static_cast<py::ssize_t>(video.pixel_values.size());
+        py::dict d;
+        d["pixel_values_videos"] =
+            Own(std::move(video.pixel_values), {rows, rows == 0 ? 0 : size / rows});
+        d["video_grid_thw"] = std::vector<uint32_t>{video.grid.t, video.grid.h, video.grid.w};
+        d["second_per_grid_ts"] = video.second_per_grid_t;
+        d["frame_indices"] = video.sampling.frame_indices;
+        d["total_frames"] = video.sampling.total_frames;
+        return d;
+      },
+      py::arg("data"),
+      "A video file's bytes as Qwen2.5-VL takes them (qwen-vl-utils' frame sampling at 2 fps, "
+      "only the sampled frames decoded, Pillow-exact bicubic resize, normalize, patchify in "
+      "temporal pairs): a dict of pixel_values_videos (float32, patches × 1176), "
+      "video_grid_thw [t, h, w], second_per_grid_ts, frame_indices and total_frames. Raises "
+      "InvalidArgumentError (not a container, no video stream, above the probe's limits) or "
+      "CorruptError (undecodable).");
   m.def(
       "log_mel",
       [](py::array_t<float, py::array::c_style | py::array::forcecast> pcm,

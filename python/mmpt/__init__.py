@@ -47,7 +47,8 @@ for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", 
               "DatasetReader",
               "ThdSplit", "split_thd", "assign_vision", "place_images", "image_cost",
               "list_presets", "preset_dir", "llm_preset", "hardware_preset",
-              "simulate_cp_vision", "decode_audio", "log_mel", "mel_filters", "audio_tokens"):
+              "simulate_cp_vision", "decode_audio", "log_mel", "mel_filters", "audio_tokens",
+              "preprocess_video"):
     if hasattr(_mmpt, _name):
         globals()[_name] = getattr(_mmpt, _name)
 del _name
