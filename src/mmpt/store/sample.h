@@ -63,8 +63,9 @@ struct Sample {
 
 /// Check a sample's internal consistency: every media segment names an existing item, every
 /// item is referred to exactly once, every item has a path or its planning facts (an image its
-/// size, a video its size, length and frame rate, an audio item its length), and an audio
-/// item has no frame size.
+/// size, a video its size, length and frame rate, an audio item its length), and each kind has
+/// only its own fields (an image no duration or rates, a video no sample rate, an audio item no
+/// frame size, frame rate or frames; width and height together).
 /// Errors: InvalidArgument naming the problem.
 Status ValidateSample(const Sample& sample);
 

@@ -12,8 +12,8 @@
 namespace mmpt::store::internal {
 
 /// The checks of ValidateSample (sample.h) on anything with `segments` (is_media,
-/// media_index) and `media` (metadata_only(), kind, width, height, duration_ms,
-/// fps_milli). Allocates nothing unless the
+/// media_index) and `media` (metadata_only(), kind, width, height, frames, duration_ms,
+/// fps_milli, sample_rate_hz). Allocates nothing unless the
 /// sample has more than 64 media items or is invalid. Errors: InvalidArgument.
 template <typename SampleT>
 Status ValidateSampleOf(const SampleT& sample) {
@@ -50,13 +50,22 @@ Status ValidateSampleOf(const SampleT& sample) {
   }
   for (size_t j = 0; j < num_media; ++j) {
     const auto& media = sample.media[j];
+    if ((media.width == 0) != (media.height == 0)) {
+      return Status::InvalidArgument("media {} gives only one of width and height", j);
+    }
     switch (media.kind) {
       case MediaKind::kImage:
+        if (media.duration_ms != 0 || media.fps_milli != 0 || media.sample_rate_hz != 0) {
+          return Status::InvalidArgument("image {} has a duration, frame rate or sample rate", j);
+        }
         if (media.metadata_only() && (media.width == 0 || media.height == 0)) {
           return Status::InvalidArgument("media {} has neither a path nor a positive size", j);
         }
         break;
       case MediaKind::kVideo:
+        if (media.sample_rate_hz != 0) {
+          return Status::InvalidArgument("video {} has a sample rate", j);
+        }
         if (media.metadata_only() && (media.width == 0 || media.height == 0 ||
                                       media.duration_ms == 0 || media.fps_milli == 0)) {
           return Status::InvalidArgument(
@@ -64,8 +73,8 @@ Status ValidateSampleOf(const SampleT& sample) {
         }
         break;
       case MediaKind::kAudio:
-        if (media.width != 0 || media.height != 0 || media.fps_milli != 0) {
-          return Status::InvalidArgument("audio {} has a frame size or rate", j);
+        if (media.width != 0 || media.height != 0 || media.fps_milli != 0 || media.frames > 1) {
+          return Status::InvalidArgument("audio {} has a frame size, frame rate or frames", j);
         }
         if (media.metadata_only() && media.duration_ms == 0) {
           return Status::InvalidArgument("audio {} has neither a path nor a positive duration",
