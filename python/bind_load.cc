@@ -76,6 +76,17 @@ py::dict ViewToDict(const load::BatchView& v, uint32_t fields, py::handle owner)
     d["image_grid_thw"] =
         View(v.image_grid_thw, {static_cast<py::ssize_t>(v.image_grid_thw.size() / 3), 3}, owner);
     d["encoded_images"] = View1(v.encoded_images, owner);
+    d["pixel_values_videos"] =
+        View(v.pixel_values_videos,
+             {static_cast<py::ssize_t>(scalars.patch_dim == 0
+                                           ? 0
+                                           : v.pixel_values_videos.size() / scalars.patch_dim),
+              static_cast<py::ssize_t>(scalars.patch_dim)},
+             owner);
+    d["video_grid_thw"] =
+        View(v.video_grid_thw, {static_cast<py::ssize_t>(v.video_grid_thw.size() / 3), 3}, owner);
+    d["second_per_grid_ts"] = View1(v.second_per_grid_ts, owner);
+    d["encoded_videos"] = View1(v.encoded_videos, owner);
   }
   if (has(load::kRoutingField)) {
     d["image_rows"] = View1(v.image_rows, owner);

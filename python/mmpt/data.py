@@ -9,11 +9,14 @@ Batch keys (T = this CP rank's tokens): ``tokens``, ``labels`` (-100 where no lo
 shifted convention: ``labels[i]`` is the token after ``tokens[i]``), ``loss_mask`` (float32),
 ``position_ids`` ([T] or [3, T] M-RoPE), ``cu_seqlens`` / ``cu_seqlens_padded`` (int32, whole
 micro-step), ``max_seqlen``, ``pixel_values`` ([patches, 1176] float32, Qwen layout; only the
-images this CP rank encodes), ``image_grid_thw`` ([images, 3]), ``routing`` (the
-:class:`mmpt.VisionRouting` of the micro-step's images: who encodes each, which rows go to which
-token positions of which CP rank; at CP 1 every image is this rank's) and the arrays it is read
-from (``encoded_images``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer,
-image, row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
+images this CP rank encodes), ``image_grid_thw`` ([images, 3]), the videos it encodes likewise
+(``pixel_values_videos`` [patches, 1176], ``video_grid_thw`` [videos, 3], Qwen2.5-VL's
+``second_per_grid_ts`` [videos]; M-RoPE positions time-aligned as the vision preset says),
+``routing`` (the :class:`mmpt.VisionRouting` of the micro-step's vision items, pack by pack its
+images then its videos: who encodes each, which rows go to which token positions of which CP
+rank; at CP 1 every item is this rank's) and the arrays it is read from (``encoded_images``,
+``encoded_videos``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer,
+item, row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
 ``dropped`` (samples left out under ``on_bad_sample="drop"``, with the reason), ``step``,
 ``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size``, ``plan_hash`` and ``num_tokens`` (T).
 Under TP or PP with one load per replica (``Loader(rank=...)``), a rank's batch holds only

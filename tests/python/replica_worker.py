@@ -23,6 +23,7 @@ import mmpt
 
 STAGE_KEYS = {
     "first": {"tokens", "position_ids", "pixel_values", "image_grid_thw", "encoded_images",
+              "pixel_values_videos", "video_grid_thw", "second_per_grid_ts", "encoded_videos",
               "image_rows", "image_encoder", "routes", "routing"},
     "last": {"labels", "loss_mask"},
     "middle": set(),

@@ -62,7 +62,7 @@ def holder_of(dataset, placement):
 
 def record_bytes(batch, k, image):
     """Bytes of sample k's record in the wire format (exchange.h) and the next image index:
-    header (7 words), token count, ids, loss bytes padded to words, image count; per image 8
+    header (7 words), token count, ids, loss bytes padded to words, image count; per image 10
     words and its pixel rows."""
     n = int(batch["cu_seqlens"][k + 1] - batch["cu_seqlens"][k])
     begin = int(batch["cu_seqlens_padded"][k])
@@ -72,7 +72,7 @@ def record_bytes(batch, k, image):
         pads = np.flatnonzero(tokens[at:begin + n] == IMAGE_PAD)
         if len(pads) == 0:
             break
-        words += 8 + int(np.prod(batch["image_grid_thw"][image])) * batch["pixel_values"].shape[1]
+        words += 10 + int(np.prod(batch["image_grid_thw"][image])) * batch["pixel_values"].shape[1]
         at += int(pads[0]) + int(batch["image_rows"][image])
         image += 1
     return 4 * words, image

@@ -32,6 +32,9 @@ VIDEOS = {
     "vp9.webm": "-f lavfi -i testsrc2=size=176x144:rate=30:duration=3 "
                 "-c:v libvpx-vp9 -g 10 -deadline realtime -cpu-used 8",
     "mjpeg.avi": "-f lavfi -i testsrc2=size=160x120:rate=10:duration=3 -c:v mjpeg",
+    # A width that is no multiple of libswscale's vectors (a real COCO photo's 350 px).
+    "h264_350x500.mp4": "-f lavfi -i testsrc2=size=350x500:rate=30:duration=2 "
+                        "-c:v libx264 -pix_fmt yuv420p",
 }
 
 
@@ -92,6 +95,27 @@ def test_python_binding_gives_the_reference_grid_and_pixels(tmp_path):
     assert (np.abs(out["pixel_values_videos"] - ref["pixel_values"]) * std).mean() <= 1 / 255
     with pytest.raises(mmpt.InvalidArgumentError):
         mmpt.preprocess_video(b"not a video")
+
+
+def test_odd_widths_convert_without_overrunning_the_frame(tmp_path):
+    """libswscale writes whole vectors past a row's end: converting straight into a tight RGB
+    buffer corrupted the heap at 350 px, which glibc's checks (MALLOC_CHECK_=3) catch on the
+    allocations that follow, in a process of its own."""
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("the ffmpeg CLI is not installed")
+    name = "h264_350x500.mp4"
+    path = str(tmp_path / name)
+    subprocess.run(["ffmpeg", "-nostdin", "-y", "-loglevel", "error", *VIDEOS[name].split(), path],
+                   check=True)
+    script = ("import mmpt, sys\n"
+              "data = open(sys.argv[1], 'rb').read()\n"
+              "for _ in range(3):\n"
+              "    out = mmpt.preprocess_video(data)\n"
+              "print(list(out['video_grid_thw']))\n")
+    done = subprocess.run([sys.executable, "-c", script, path], capture_output=True, text=True,
+                          env={**os.environ, "MALLOC_CHECK_": "3"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[2, 36, 24]"
 
 
 @pytest.mark.slow

@@ -48,6 +48,9 @@ def megatron_batch(batch: Dict[str, Any], device: Any = None) -> Dict[str, Any]:
         "attention_mask": None,
         "pixel_values": t.get("pixel_values"),
         "image_grid_thw": t.get("image_grid_thw"),
+        "pixel_values_videos": t.get("pixel_values_videos"),
+        "video_grid_thw": t.get("video_grid_thw"),
+        "second_per_grid_ts": t.get("second_per_grid_ts"),
         "packed_seq_params": {
             "qkv_format": "thd",
             "cu_seqlens_q": cu,

@@ -49,7 +49,7 @@ Status WriteBaselineInput(const std::string& path, const DatasetSource& source, 
   const media::ResizeRule& rule = source.options().preprocess.resize;
   nlohmann::json input;
   input["dataset"] = dataset.dir();
-  input["image_pad"] = source.renderer().image_pad_id();
+  input["image_pad"] = source.renderer().pad_id(text::PieceKind::kImage);
   input["factor"] = rule.factor;
   input["min_pixels"] = rule.min_pixels;
   input["max_pixels"] = rule.max_pixels;

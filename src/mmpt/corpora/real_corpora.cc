@@ -104,7 +104,7 @@ Result<CorpusTokenizer> CorpusTokenizer::Load(const std::string& tokenizer_path,
   }
   out.tokenizer_ = std::move(*tokenizer);
   MMPT_ASSIGN_OR_RETURN(text::ChatTemplate templ, text::ChatTemplate::Load(std::string(chat)));
-  for (const std::string* marker : {&templ.image_start, &templ.image_end}) {
+  for (const std::string* marker : {&templ.image.start, &templ.image.end}) {
     if (!out.tokenizer_->TokenToId(*marker)) {
       return Status::InvalidArgument("chat template {}: the tokenizer has no token '{}'",
                                      templ.name, *marker);
@@ -134,8 +134,8 @@ Result<uint32_t> CorpusTokenizer::TextTokens(std::string_view text) const {
 
 Result<uint32_t> CorpusTokenizer::CaptionPairTokens(std::string_view caption,
                                                     uint32_t images) const {
-  std::vector<text::ChatPiece> pieces(images, text::ChatPiece{"user", 0, true, {}});
-  pieces.push_back({"assistant", 1, false, caption});
+  std::vector<text::ChatPiece> pieces(images, text::ChatPiece{"user", 0, text::PieceKind::kImage, {}});
+  pieces.push_back({"assistant", 1, text::PieceKind::kText, caption});
   text::RenderedText rendered;
   MMPT_RETURN_IF_ERROR(renderer_->Render(pieces, &rendered));
   return static_cast<uint32_t>(rendered.ids.size());

@@ -139,6 +139,7 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
   MMPT_RETURN_IF_ERROR(Get(enc, "activation", &c.activation, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "norm_eps", &c.norm_eps, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "rope_theta", &c.rope_theta, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "tokens_per_second", &c.tokens_per_second, origin));
   auto full = enc.find("full_attention_layers");
   if (full == enc.end() || (full->is_string() && *full == "all")) {
     for (uint32_t layer = 0; layer < c.layers; ++layer) c.full_attention_layers.push_back(layer);

@@ -88,6 +88,7 @@ Status VisionConfig::Validate() const {
   }
   if (!(norm_eps > 0)) return bad("encoder.norm_eps");
   if (!(rope_theta > 0)) return bad("encoder.rope_theta");
+  if (!(tokens_per_second >= 0 && tokens_per_second < 1e6)) return bad("encoder.tokens_per_second");
   switch (rule) {
     case ResolutionRule::kSmartResize:
       if (max_pixels == 0 || min_pixels > max_pixels) return bad("resolution.max_pixels");

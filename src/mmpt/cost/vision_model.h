@@ -48,6 +48,10 @@ struct VisionConfig {
   std::string activation;
   double norm_eps = 1e-6;
   double rope_theta = 10000;      // base of the 2-D rotary position embedding
+  /// Qwen2.5-VL's time-aligned M-RoPE: a video's temporal position advances this many steps
+  /// per second of video (vision_config.tokens_per_second); 0 advances it by one per temporal
+  /// grid step, as Qwen2-VL does.
+  double tokens_per_second = 0;
 
   /// Errors: InvalidArgument naming the preset and the bad field.
   Status Validate() const;

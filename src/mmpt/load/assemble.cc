@@ -71,7 +71,7 @@ PackArrays FillPack(const std::vector<RenderedSample>& samples, const cp::ThdSpl
     }
     std::span<int32_t> t(a.t.data() + base, sub_padded);
     if (options.mrope) {
-      MropePositions(sample, options.merge_size, sub_padded - length, t,
+      MropePositions(sample, options.merge_size, options.tokens_per_second, sub_padded - length, t,
                      std::span<int32_t>(a.h.data() + base, sub_padded),
                      std::span<int32_t>(a.w.data() + base, sub_padded));
     } else {
@@ -105,6 +105,7 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     const RenderedImage* image;
   };
   std::vector<EncodedRef> encoded;
+  std::vector<int32_t> encoded_index;  // per encoded item: its index among the vision items
   int32_t unpadded_base = 0, padded_base = 0, local_base = 0, image_base = 0;
 
   for (size_t p = 0; p < packs.size(); ++p) {
@@ -132,12 +133,19 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
                                 sample.index, sample.source, sample.tokens.size(),
                                 split.cu_seqlens[s + 1] - split.cu_seqlens[s]);
       }
-      for (const RenderedImage& image : sample.images) image_refs.push_back({&sample, &image});
       batch.sample_source.push_back(sample.source);
       batch.sample_index.push_back(sample.index);
     }
+    // The pack's vision items in the plan's order (cp_stage.h): its images, then its videos.
+    for (bool videos : {false, true}) {
+      for (const RenderedSample& sample : samples) {
+        for (const RenderedImage& image : sample.images) {
+          if (image.video == videos) image_refs.push_back({&sample, &image});
+        }
+      }
+    }
     if (vision.encoders.size() != image_refs.size()) {
-      return Status::Internal("pack {}: {} images where the plan's assignment has {}", p,
+      return Status::Internal("pack {}: {} images and videos where the plan's assignment has {}", p,
                               image_refs.size(), vision.encoders.size());
     }
     PackArrays full = FillPack(samples, split, options);
@@ -180,7 +188,7 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
       batch.image_rows.push_back(static_cast<int32_t>(image_refs[k].second->token_count));
       batch.image_encoder.push_back(static_cast<int32_t>(encoders.front()));
       if (std::find(encoders.begin(), encoders.end(), options.cp_rank) != encoders.end()) {
-        batch.encoded_images.push_back(image_base + static_cast<int32_t>(k));
+        encoded_index.push_back(image_base + static_cast<int32_t>(k));
         encoded.push_back({static_cast<uint32_t>(p), image_refs[k].first, image_refs[k].second});
       }
     }
@@ -205,25 +213,32 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     batch.position_ids.insert(batch.position_ids.end(), pos_w.begin(), pos_w.end());
   }
 
-  uint64_t total_patches = 0;
+  uint64_t floats[2] = {0, 0};  // of images, of videos
   for (const EncodedRef& ref : encoded) {
-    total_patches += uint64_t{ref.image->grid_t} * ref.image->grid_h * ref.image->grid_w;
+    floats[ref.image->video] += uint64_t{ref.image->grid_t} * ref.image->grid_h *
+                                ref.image->grid_w * options.patch_dim;
   }
-  batch.pixel_values.resize(total_patches * options.patch_dim);
-  uint64_t row = 0;
-  for (const EncodedRef& ref : encoded) {
-    const uint64_t patches = uint64_t{ref.image->grid_t} * ref.image->grid_h * ref.image->grid_w;
-    std::span<float> out(batch.pixel_values.data() + row * options.patch_dim,
-                         patches * options.patch_dim);
-    Status filled = fill(ref.pack, *ref.sample, *ref.image, out);
+  batch.pixel_values.resize(floats[0]);
+  batch.pixel_values_videos.resize(floats[1]);
+  uint64_t at[2] = {0, 0};
+  for (size_t e = 0; e < encoded.size(); ++e) {
+    const EncodedRef& ref = encoded[e];
+    const RenderedImage& item = *ref.image;
+    const uint64_t n = uint64_t{item.grid_t} * item.grid_h * item.grid_w * options.patch_dim;
+    std::vector<float>& pixels = item.video ? batch.pixel_values_videos : batch.pixel_values;
+    std::span<float> out(pixels.data() + at[item.video], n);
+    Status filled = fill(ref.pack, *ref.sample, item, out);
     if (!filled.ok()) {
-      return filled.WithContext(fmt::format("sample {} of source {}, image {}", ref.sample->index,
-                                            ref.sample->source, ref.image->sample_image));
+      return filled.WithContext(fmt::format("sample {} of source {}, {} {}", ref.sample->index,
+                                            ref.sample->source, item.video ? "video" : "image",
+                                            item.sample_image));
     }
-    batch.image_grid_thw.push_back(static_cast<int32_t>(ref.image->grid_t));
-    batch.image_grid_thw.push_back(static_cast<int32_t>(ref.image->grid_h));
-    batch.image_grid_thw.push_back(static_cast<int32_t>(ref.image->grid_w));
-    row += patches;
+    std::vector<int32_t>& grids = item.video ? batch.video_grid_thw : batch.image_grid_thw;
+    grids.insert(grids.end(), {static_cast<int32_t>(item.grid_t), static_cast<int32_t>(item.grid_h),
+                               static_cast<int32_t>(item.grid_w)});
+    (item.video ? batch.encoded_videos : batch.encoded_images).push_back(encoded_index[e]);
+    if (item.video) batch.second_per_grid_ts.push_back(item.second_per_grid_t);
+    at[item.video] += n;
   }
   return batch;
 }
@@ -231,7 +246,9 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
 uint64_t Batch::size_bytes() const {
   return tokens.size() * 4 + labels.size() * 4 + loss_mask.size() * 4 + position_ids.size() * 4 +
          (cu_seqlens.size() + cu_seqlens_padded.size()) * 4 + pixel_values.size() * 4 +
-         image_grid_thw.size() * 4 + encoded_images.size() * 4 + image_rows.size() * 8 +
+         image_grid_thw.size() * 4 + encoded_images.size() * 4 + pixel_values_videos.size() * 4 +
+         video_grid_thw.size() * 4 + second_per_grid_ts.size() * 4 + encoded_videos.size() * 4 +
+         image_rows.size() * 8 +
          routes.size() * sizeof(RouteSegment) + sample_source.size() * 12;
 }
 

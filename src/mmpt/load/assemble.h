@@ -20,12 +20,13 @@ struct AssembleOptions {
   uint32_t cp_rank = 0;            // this rank's place in its CP group
   bool mrope = true;               // 3×T M-RoPE positions (Qwen-VL), else 1-D
   uint32_t merge_size = 2;         // the encoder's spatial merge (tokens = patches / merge²)
+  float tokens_per_second = 0;     // video M-RoPE time alignment (cost::VisionConfig's)
   uint32_t patch_dim = 1176;       // floats per patch row (3 · temporal 2 · 14²)
   int32_t pad_token_id = 0;        // id of padding tokens (never a label)
 };
 
-/// Fill `out` (patches × patch_dim floats) with the pixel values of image `image_index` of
-/// the micro-step (token order over all its packs); `image` says which sample and grid.
+/// Fill `out` (patches × patch_dim floats) with the pixel values of vision item `image` (an
+/// image or a video) of `sample`, in pack slot `pack`; `image` says which item and its grid.
 using PixelFiller = std::function<Status(uint32_t pack, const RenderedSample& sample,
                                          const RenderedImage& image, std::span<float> out)>;
 
@@ -34,7 +35,7 @@ using PixelFiller = std::function<Status(uint32_t pack, const RenderedSample& sa
 /// the vision assignment this function executes, never re-derives. Computes labels (next-token,
 /// kIgnoreLabel where the next token has no loss or the sub-sequence ends), loss_mask,
 /// positions, this rank's shard of the split, the routing, and calls `fill` once for each image
-/// this rank encodes. Fills every Batch field except step, micro_step, dp_rank, plan_hash and
+/// and video this rank encodes (videos into pixel_values_videos). Fills every Batch field except step, micro_step, dp_rank, plan_hash and
 /// dropped. Errors: InvalidArgument (inconsistent samples, e.g. an image outside its tokens or
 /// a grid not divisible by merge², a CP rank outside the split, or an empty micro-step),
 /// Internal (samples whose lengths or images differ from the pack's split), and whatever

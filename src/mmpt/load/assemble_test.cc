@@ -35,22 +35,40 @@ RenderedSample WithImage(uint64_t index, uint32_t before, uint32_t gh, uint32_t 
   return s;
 }
 
+// A video of grid gt×gh×gw (merge 2) at `second_per_grid_t`, appended to `s` after `before`
+// more text tokens (video pad 8).
+void AddVideo(RenderedSample& s, uint32_t before, uint32_t gt, uint32_t gh, uint32_t gw,
+              float second_per_grid_t, uint32_t sample_image) {
+  s.tokens.insert(s.tokens.end(), before, 1);
+  s.has_loss.insert(s.has_loss.end(), before, 1);
+  const uint32_t start = static_cast<uint32_t>(s.tokens.size());
+  const uint32_t tokens = gt * gh * gw / 4;
+  s.tokens.insert(s.tokens.end(), tokens, 8);
+  s.has_loss.insert(s.has_loss.end(), tokens, 0);
+  s.images.push_back({start, tokens, gt, gh, gw, sample_image, true, second_per_grid_t});
+}
+
 // The cp stage of each pack as the planner makes it (plan::PlanPackCp), from the rendered
-// samples: images cost their token count.
+// samples: items cost their token count; images first, then videos (plan/cp_stage.h).
 std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>& packs,
                                  uint32_t cp) {
   std::vector<plan::PackCp> out;
   for (const std::vector<RenderedSample>& samples : packs) {
     std::vector<uint32_t> lengths;
     std::vector<cp::CpImage> images;
-    uint32_t start = 0;
-    for (const RenderedSample& sample : samples) {
-      for (const RenderedImage& image : sample.images) {
-        images.push_back({start + image.token_start, image.token_count,
-                          static_cast<double>(image.token_count)});
+    for (bool videos : {false, true}) {
+      uint32_t start = 0;
+      for (const RenderedSample& sample : samples) {
+        for (const RenderedImage& image : sample.images) {
+          if (image.video != videos) continue;
+          images.push_back({start + image.token_start, image.token_count,
+                            static_cast<double>(image.token_count)});
+        }
+        start += static_cast<uint32_t>(sample.tokens.size());
       }
+    }
+    for (const RenderedSample& sample : samples) {
       lengths.push_back(static_cast<uint32_t>(sample.tokens.size()));
-      start += lengths.back();
     }
     auto made = lengths.empty() ? Result<plan::PackCp>(plan::PackCp{})
                                 : plan::PlanPackCp(plan::Layout{.cp = cp}, lengths, images,
@@ -104,7 +122,7 @@ TEST(Assemble, MropeFollowsQwen2VlRopeIndex) {
   // 2 text tokens, an image of 4×6 patches (2×3 merged tokens), 3 text tokens.
   RenderedSample s = WithImage(0, 2, 4, 6, 3);
   std::vector<int32_t> t(11 + 1), h(12), w(12);
-  MropePositions(s, 2, 1, t, h, w);
+  MropePositions(s, 2, 0.0f, 1, t, h, w);
   EXPECT_EQ(t, (std::vector<int32_t>{0, 1, 2, 2, 2, 2, 2, 2, 5, 6, 7, 8}));
   EXPECT_EQ(h, (std::vector<int32_t>{0, 1, 2, 2, 2, 3, 3, 3, 5, 6, 7, 8}));
   EXPECT_EQ(w, (std::vector<int32_t>{0, 1, 2, 3, 4, 2, 3, 4, 5, 6, 7, 8}));
@@ -115,8 +133,67 @@ TEST(Assemble, MropeFollowsQwen2VlRopeIndex) {
   two.has_loss.push_back(0);
   two.images.push_back({2, 1, 1, 2, 2, 1});
   std::vector<int32_t> t2(3), h2(3), w2(3);
-  MropePositions(two, 2, 0, t2, h2, w2);
+  MropePositions(two, 2, 0.0f, 0, t2, h2, w2);
   EXPECT_EQ(t2, (std::vector<int32_t>{0, 1, 2}));
+}
+
+// Qwen2.5-VL's get_rope_index: a video's temporal row is ⌊f · second_per_grid_t ·
+// tokens_per_second⌋ (float32); Qwen2-VL's (tokens_per_second 0) is f. Rows and columns as an
+// image's; the text after it continues one past its largest position.
+TEST(Assemble, MropeAlignsVideoTimeAsQwen25Vl) {
+  RenderedSample s = Text(0, 0, 0);
+  AddVideo(s, 1, 3, 2, 4, 1.25f, 0);  // 3 grid steps of 1×2 merged tokens, at 1.6 fps
+  s.tokens.push_back(5);
+  s.has_loss.push_back(1);
+  const size_t n = s.tokens.size();
+  ASSERT_EQ(n, 8u);
+  std::vector<int32_t> t(n), h(n), w(n);
+  MropePositions(s, 2, 2.0f, 0, t, h, w);
+  EXPECT_EQ(t, (std::vector<int32_t>{0, 1, 1, 3, 3, 6, 6, 7}));  // 1 + {0, 2, 5}
+  EXPECT_EQ(h, (std::vector<int32_t>{0, 1, 1, 1, 1, 1, 1, 7}));
+  EXPECT_EQ(w, (std::vector<int32_t>{0, 1, 2, 1, 2, 1, 2, 7}));
+  MropePositions(s, 2, 0.0f, 0, t, h, w);
+  EXPECT_EQ(t, (std::vector<int32_t>{0, 1, 1, 2, 2, 3, 3, 4}));
+  EXPECT_EQ(w.back(), 4);
+}
+
+// A pack's vision items are its images, then its videos (the plan's order): the routing and
+// the encoded indices count them so; each kind's pixels and grids stay apart.
+TEST(Assemble, VideosFollowTheImagesOfTheirPackWithTheirOwnPixels) {
+  RenderedSample a = Text(5, 0, 0);
+  AddVideo(a, 2, 4, 4, 4, 1.0f, 0);  // 16 tokens
+  a.tokens.insert(a.tokens.end(), {1, 7, 1});
+  a.has_loss.insert(a.has_loss.end(), {1, 0, 1});
+  a.images.push_back({static_cast<uint32_t>(a.tokens.size()) - 2, 1, 1, 2, 2, 1});
+  std::vector<std::vector<RenderedSample>> packs = {{a, WithImage(6, 3, 4, 4, 2)}};
+  AssembleOptions options;
+  options.patch_dim = 2;
+  options.tokens_per_second = 2;
+  auto batch = Assemble(packs, 1, options, FillWithImageId);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_EQ(batch->image_rows, (std::vector<int32_t>{1, 4, 16}));
+  EXPECT_EQ(batch->encoded_images, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(batch->encoded_videos, (std::vector<int32_t>{2}));
+  EXPECT_EQ(batch->image_grid_thw, (std::vector<int32_t>{1, 2, 2, 1, 4, 4}));
+  EXPECT_EQ(batch->video_grid_thw, (std::vector<int32_t>{4, 4, 4}));
+  EXPECT_EQ(batch->second_per_grid_ts, (std::vector<float>{1.0f}));
+  ASSERT_EQ(batch->pixel_values.size(), (4u + 16u) * 2);
+  EXPECT_EQ(batch->pixel_values.front(), 501.0f);  // sample 5's image (media 1)
+  EXPECT_EQ(batch->pixel_values.back(), 600.0f);   // sample 6's image
+  ASSERT_EQ(batch->num_video_patches(), 64u);
+  for (float v : batch->pixel_values_videos) ASSERT_EQ(v, 500.0f);
+  // The video's rows land on its pad tokens (local offset 2 of the pack).
+  bool routed = false;
+  for (const RouteSegment& seg : batch->routes) {
+    if (seg.image != 2) continue;
+    EXPECT_EQ(seg.local_offset, 2);
+    EXPECT_EQ(seg.row_count, 16);
+    routed = true;
+  }
+  EXPECT_TRUE(routed);
+  // Time-aligned positions: grid step f of the video sits at t = 2 + 2f.
+  EXPECT_EQ(batch->position_ids[2 + 4], 4);
+  EXPECT_EQ(batch->position_ids[2 + 15], 8);
 }
 
 TEST(Assemble, MropeBatchRowsAndImages) {

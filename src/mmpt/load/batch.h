@@ -66,19 +66,31 @@ struct Batch {
   int32_t max_seqlen = 0;  // longest padded sub-sequence
   uint32_t pad_multiple = 1;
 
+  /// The micro-step's vision items are, pack by pack, the pack's images in token order, then
+  /// its videos in token order (the plan's order, plan::PackCp::vision). Images and videos
+  /// both go through the vision encoder and route alike; their pixels stay apart, as Qwen-VL
+  /// takes them.
+  ///
   /// The images this CP rank encodes, in the order of `pixel_values`: patches × patch_dim floats
   /// in Qwen's layout, and [images, 3] grids (t, h, w in patches).
   std::vector<float> pixel_values;
   uint32_t patch_dim = 0;
   std::vector<int32_t> image_grid_thw;
-  /// Index of each encoded image among all images of the micro-step (token order).
+  /// Index of each encoded image among the micro-step's vision items.
   std::vector<int32_t> encoded_images;
+  /// The videos this CP rank encodes, likewise: pixel_values_videos rows (frames in temporal
+  /// pairs), [videos, 3] grids, Qwen2.5-VL's second_per_grid_ts, and each one's index among
+  /// the micro-step's vision items.
+  std::vector<float> pixel_values_videos;
+  std::vector<int32_t> video_grid_thw;
+  std::vector<float> second_per_grid_ts;
+  std::vector<int32_t> encoded_videos;
 
-  /// Vision DP: for every image of the micro-step its LLM rows, which CP rank encodes it (the
-  /// first, when several do), and every rank's consumed row segments, so each rank can run the
-  /// exchange; at CP 1 one rank encodes and consumes everything.
-  std::vector<int32_t> image_rows;     // [images]
-  std::vector<int32_t> image_encoder;  // [images]: CP rank that encodes the image
+  /// Vision DP: for every vision item of the micro-step its LLM rows, which CP rank encodes it
+  /// (the first, when several do), and every rank's consumed row segments, so each rank can run
+  /// the exchange; at CP 1 one rank encodes and consumes everything.
+  std::vector<int32_t> image_rows;     // [vision items]
+  std::vector<int32_t> image_encoder;  // [vision items]: CP rank that encodes the item
   std::vector<RouteSegment> routes;    // all ranks' consumed segments, by consumer
 
   /// Per sub-sequence: source and sample index (what the plan placed, less what was dropped).
@@ -88,6 +100,9 @@ struct Batch {
 
   uint64_t num_tokens() const { return tokens.size(); }
   uint64_t num_patches() const { return patch_dim == 0 ? 0 : pixel_values.size() / patch_dim; }
+  uint64_t num_video_patches() const {
+    return patch_dim == 0 ? 0 : pixel_values_videos.size() / patch_dim;
+  }
   /// Bytes held by the arrays (what counts against the loader's memory bound).
   uint64_t size_bytes() const;
 };

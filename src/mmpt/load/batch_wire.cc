@@ -7,7 +7,7 @@ namespace mmpt::load {
 namespace {
 
 constexpr uint32_t kMagic = 0x4250'4d4d;  // "MMPB"
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;  // 2: videos
 constexpr uint64_t kAlign = 64;
 
 // Fixed-size head of the encoding; the array table follows it.
@@ -37,13 +37,17 @@ void ForEachArray(View& v, F&& f) {
   f(kPixelField, v.pixel_values);
   f(kPixelField, v.image_grid_thw);
   f(kPixelField, v.encoded_images);
+  f(kPixelField, v.pixel_values_videos);
+  f(kPixelField, v.video_grid_thw);
+  f(kPixelField, v.second_per_grid_ts);
+  f(kPixelField, v.encoded_videos);
   f(kRoutingField, v.image_rows);
   f(kRoutingField, v.image_encoder);
   f(kRoutingField, v.routes);
   f(kShapeFields, v.sample_source);
   f(kShapeFields, v.sample_index);
 }
-constexpr uint16_t kArrays = 15;  // the above, then the dropped samples
+constexpr uint16_t kArrays = 19;  // the above, then the dropped samples
 constexpr uint64_t kTableEnd = sizeof(Header) + kArrays * sizeof(Entry);
 
 uint64_t AlignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -109,6 +113,10 @@ BatchView ViewOf(const Batch& b) {
   v.pixel_values = b.pixel_values;
   v.image_grid_thw = b.image_grid_thw;
   v.encoded_images = b.encoded_images;
+  v.pixel_values_videos = b.pixel_values_videos;
+  v.video_grid_thw = b.video_grid_thw;
+  v.second_per_grid_ts = b.second_per_grid_ts;
+  v.encoded_videos = b.encoded_videos;
   v.image_rows = b.image_rows;
   v.image_encoder = b.image_encoder;
   v.routes = b.routes;
@@ -225,13 +233,20 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
       expect(kShapeFields, v.sample_index.size(), v.sample_source.size(), "sample_index"));
   if (v.has(kPixelField)) {
     const uint32_t patch_dim = v.scalars.patch_dim;
-    if (v.image_grid_thw.size() % 3 != 0 ||
-        (patch_dim == 0 ? !v.pixel_values.empty() : v.pixel_values.size() % patch_dim != 0)) {
-      return Status::Corrupt("encoded batch: {} pixel floats of {} per patch, {} grid values",
-                             v.pixel_values.size(), patch_dim, v.image_grid_thw.size());
+    for (auto [pixels, grids] : {std::pair{v.pixel_values, v.image_grid_thw},
+                                 std::pair{v.pixel_values_videos, v.video_grid_thw}}) {
+      if (grids.size() % 3 != 0 ||
+          (patch_dim == 0 ? !pixels.empty() : pixels.size() % patch_dim != 0)) {
+        return Status::Corrupt("encoded batch: {} pixel floats of {} per patch, {} grid values",
+                               pixels.size(), patch_dim, grids.size());
+      }
     }
     MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_images.size(),
                                 v.image_grid_thw.size() / 3, "encoded_images"));
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_videos.size(),
+                                v.video_grid_thw.size() / 3, "encoded_videos"));
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.second_per_grid_ts.size(),
+                                v.video_grid_thw.size() / 3, "second_per_grid_ts"));
   }
   MMPT_RETURN_IF_ERROR(
       expect(kRoutingField, v.image_encoder.size(), v.image_rows.size(), "image_encoder"));

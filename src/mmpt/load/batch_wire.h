@@ -22,7 +22,9 @@ enum BatchField : uint32_t {
   kShapeFields = 1u << 0,
   kTokenField = 1u << 1,     // tokens
   kPositionField = 1u << 2,  // position_ids
-  kPixelField = 1u << 3,     // pixel_values, image_grid_thw, encoded_images
+  kPixelField = 1u << 3,     // pixel_values, image_grid_thw, encoded_images, and the videos'
+                             // pixel_values_videos, video_grid_thw, second_per_grid_ts,
+                             // encoded_videos
   kRoutingField = 1u << 4,   // image_rows, image_encoder, routes
   kLabelField = 1u << 5,     // labels
   kLossMaskField = 1u << 6,  // loss_mask
@@ -66,6 +68,10 @@ struct BatchView {
   std::span<const float> pixel_values;
   std::span<const int32_t> image_grid_thw;
   std::span<const int32_t> encoded_images;
+  std::span<const float> pixel_values_videos;
+  std::span<const int32_t> video_grid_thw;
+  std::span<const float> second_per_grid_ts;
+  std::span<const int32_t> encoded_videos;
   std::span<const int32_t> image_rows;
   std::span<const int32_t> image_encoder;
   std::span<const RouteSegment> routes;

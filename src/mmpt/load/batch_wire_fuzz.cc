@@ -31,6 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckInside(view->labels, bytes);
   CheckInside(view->position_ids, bytes);
   CheckInside(view->pixel_values, bytes);
+  CheckInside(view->pixel_values_videos, bytes);
+  CheckInside(view->second_per_grid_ts, bytes);
   CheckInside(view->routes, bytes);
   CheckInside(view->sample_index, bytes);
   std::vector<uint64_t> again((mmpt::load::EncodedSize(*view, view->fields) + 7) / 8);
@@ -40,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!round.ok() || round->fields != view->fields || round->scalars.num_tokens != view->scalars.num_tokens ||
       round->tokens.size() != view->tokens.size() ||
       round->pixel_values.size() != view->pixel_values.size() ||
+      round->pixel_values_videos.size() != view->pixel_values_videos.size() ||
       round->dropped.size() != view->dropped.size()) {
     std::abort();
   }

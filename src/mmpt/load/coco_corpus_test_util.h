@@ -78,7 +78,7 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
       std::vector<store::MediaBlob> blobs;
       blobs.push_back({std::move(bytes), static_cast<uint8_t>(media::ImageFormat::kJpeg)});
       MMPT_RETURN_IF_ERROR(
-          writer.Add(std::move(s), std::move(blobs), rendered.ids, rendered.image_positions));
+          writer.Add(std::move(s), std::move(blobs), rendered.ids, rendered.media_positions));
     }
     MMPT_ASSIGN_OR_RETURN(store::ShardInfo info, writer.Finish());
     manifest.shards.push_back(std::move(info));

@@ -9,6 +9,7 @@
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/vision_model.h"
 #include "mmpt/media/image_probe.h"
+#include "mmpt/media/video.h"
 #include "mmpt/store/sample_render.h"
 
 namespace mmpt::load {
@@ -75,6 +76,17 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
   options.preprocess.patch.merge_size = vision.spatial_merge;
   options.preprocess.patch.temporal_patch_size = vision.temporal_patch;
   options.preprocess.decode.max_pixels = manifest.max_decode_pixels;
+  // Videos: the sampling rule the plan costs them by, the images' patch geometry; a preset
+  // that cannot encode video keeps the reason, for the first video.
+  source->tokens_per_second_ = static_cast<float>(vision.tokens_per_second);
+  if (Result<media::VideoSamplingRule> rule = cost::VideoRuleOf(vision); rule.ok()) {
+    media::VideoPreprocessConfig video;
+    video.sampling = *rule;
+    video.patch = options.preprocess.patch;
+    source->video_ = std::move(video);
+  } else {
+    source->video_ = rule.status();
+  }
 
   MMPT_ASSIGN_OR_RETURN(source->tokenizer_path_,
                         text::FindTokenizer(options.tokenizer, manifest.tokenizer));
@@ -117,28 +129,43 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
         name, rendered.ids.size(), stored->size(), tokenizer_path_, dataset_->manifest().tokenizer);
   }
   std::span<const store::MediaMeta> media = dataset_->media_meta(global);
+  if (rendered.media_positions.size() != media.size()) {
+    return Status::Corrupt("{}: renders {} media items where .meta has {}", name,
+                           rendered.media_positions.size(), media.size());
+  }
+  // The plan numbers images and videos apart (PlannedImage::sample_image, PlannedVideo::
+  // sample_video); map both to the sample's media order.
+  std::vector<uint32_t> image_media, video_media;
   for (uint32_t k = 0; k < media.size(); ++k) {
-    if (media[k].kind != store::MediaKind::kImage) {
+    if (media[k].kind == store::MediaKind::kImage) {
+      image_media.push_back(k);
+    } else if (media[k].kind == store::MediaKind::kVideo) {
+      video_media.push_back(k);
+    } else {
       return Status::InvalidArgument(
-          "{}: {} is not loaded: video and audio are prepared, inspected and planned, but the "
-          "loader does not put them into batches yet",
+          "{}: {} is not loaded: audio is prepared, inspected and planned, but the loader does "
+          "not put it into batches yet",
           name, media_name(k));
     }
   }
-  if (rendered.image_positions.size() != media.size()) {
-    return Status::Corrupt("{}: renders {} images where .meta has {}", name,
-                           rendered.image_positions.size(), media.size());
-  }
-
-  // Planned images by their index within the sample.
-  std::span<const plan::PlannedImage> planned = plan.Images(sequence);
-  std::vector<const plan::PlannedImage*> planned_of(media.size(), nullptr);
-  for (const plan::PlannedImage& image : planned) {
-    if (image.sample_image >= planned_of.size()) {
+  struct Planned {
+    const plan::PlannedImage* image = nullptr;
+    const plan::PlannedVideo* video = nullptr;
+  };
+  std::vector<Planned> planned_of(media.size());
+  for (const plan::PlannedImage& image : plan.Images(sequence)) {
+    if (image.sample_image >= image_media.size()) {
       return Status::Internal("{}: the plan names image {} but the sample has {}", name,
-                              image.sample_image, planned_of.size());
+                              image.sample_image, image_media.size());
     }
-    planned_of[image.sample_image] = &image;
+    planned_of[image_media[image.sample_image]].image = &image;
+  }
+  for (const plan::PlannedVideo& video : plan.Videos(sequence)) {
+    if (video.sample_video >= video_media.size()) {
+      return Status::Internal("{}: the plan names video {} but the sample has {}", name,
+                              video.sample_video, video_media.size());
+    }
+    planned_of[video_media[video.sample_video]].video = &video;
   }
 
   RenderedSample out;
@@ -146,7 +173,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   out.index = sequence.index;
   out.tokens.reserve(sequence.tokens);
   out.has_loss.reserve(sequence.tokens);
-  // The plan keeps the first text_tokens ids (it truncates from the end); an image past the
+  // The plan keeps the first text_tokens ids (it truncates from the end); an item past the
   // cut goes at the end of what is kept, as the planner placed it.
   const size_t kept = std::min<size_t>(sequence.text_tokens, rendered.ids.size());
   size_t cursor = 0;
@@ -160,12 +187,14 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     }
     cursor = end;
   };
+  const uint32_t patch = options_.preprocess.patch.patch_size;
+  const uint32_t merge = options_.preprocess.patch.merge_size;
   for (uint32_t k = 0; k < media.size(); ++k) {
-    const plan::PlannedImage* image = planned_of[k];
-    if (image == nullptr) {
+    const Planned& planned = planned_of[k];
+    if (planned.image == nullptr && planned.video == nullptr) {
       return Status::Internal("{}: {} is in the sample but not in the plan", name, media_name(k));
     }
-    copy_text(std::max(cursor, std::min<size_t>(rendered.image_positions[k], kept)));
+    copy_text(std::max(cursor, std::min<size_t>(rendered.media_positions[k], kept)));
     Result<std::span<const std::byte>> bytes = dataset_->Media(global, k);
     if (!bytes.ok()) return context(bytes.status().WithContext(media_name(k)));
     if (bytes->empty()) {
@@ -178,32 +207,51 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
                              "the zip changed after prepare",
                              name, media_name(k), Crc32(*bytes), media[k].crc32);
     }
-    Result<media::ImageInfo> info = media::ProbeImage(*bytes);
-    if (!info.ok()) return context(info.status().WithContext(media_name(k)));
-    Result<media::ResizedSize> size =
-        media::PreprocessedSize(*info, options_.preprocess.resize);
-    if (!size.ok()) return context(size.status().WithContext(media_name(k)));
-    const uint32_t patch = options_.preprocess.patch.patch_size;
-    const uint32_t merge = options_.preprocess.patch.merge_size;
     RenderedImage r;
     r.token_start = static_cast<uint32_t>(out.tokens.size());
-    r.grid_t = 1;
-    r.grid_h = size->height / patch;
-    r.grid_w = size->width / patch;
-    r.token_count = r.grid_h * r.grid_w / (merge * merge);
     r.sample_image = k;
-    if (r.token_count != image->llm_tokens) {
-      return Status::Internal(
-          "{}: {} resizes to {}x{} = {} tokens but the plan counted {} (plan made for "
-          "another vision config?)",
-          name, media_name(k), size->width, size->height, r.token_count, image->llm_tokens);
+    uint32_t planned_tokens = 0, planned_start = 0;
+    if (planned.image != nullptr) {
+      Result<media::ImageInfo> info = media::ProbeImage(*bytes);
+      if (!info.ok()) return context(info.status().WithContext(media_name(k)));
+      Result<media::ResizedSize> size =
+          media::PreprocessedSize(*info, options_.preprocess.resize);
+      if (!size.ok()) return context(size.status().WithContext(media_name(k)));
+      r.grid_t = 1;
+      r.grid_h = size->height / patch;
+      r.grid_w = size->width / patch;
+      planned_tokens = planned.image->llm_tokens;
+      planned_start = planned.image->token_start;
+    } else {
+      // The sampling the plan costed (cost::CostVideo), from the same .meta fields.
+      if (!video_.ok()) return context(video_.status().WithContext(media_name(k)));
+      const store::MediaMeta& m = media[k];
+      Result<media::VideoSampling> sampling = media::SampleVideo(
+          m.frames, m.fps_milli / 1000.0, m.height, m.width, video_->sampling);
+      if (!sampling.ok()) return context(sampling.status().WithContext(media_name(k)));
+      const uint32_t temporal = options_.preprocess.patch.temporal_patch_size;
+      r.video = true;
+      r.grid_t = static_cast<uint32_t>(sampling->frame_indices.size()) / temporal;
+      r.grid_h = sampling->size.height / patch;
+      r.grid_w = sampling->size.width / patch;
+      r.second_per_grid_t = static_cast<float>(temporal / sampling->sample_fps);
+      planned_tokens = planned.video->llm_tokens;
+      planned_start = planned.video->token_start;
     }
-    if (r.token_start != image->token_start) {
+    r.token_count = r.grid_t * r.grid_h * r.grid_w / (merge * merge);
+    if (r.token_count != planned_tokens) {
+      return Status::Internal(
+          "{}: {} resizes to {}x{}x{} patches = {} tokens but the plan counted {} (plan made for "
+          "another vision config?)",
+          name, media_name(k), r.grid_t, r.grid_h, r.grid_w, r.token_count, planned_tokens);
+    }
+    if (r.token_start != planned_start) {
       return Status::Internal("{}: {} renders at token {} but the plan put it at {} (plan "
                               "made from another dataset?)",
-                              name, media_name(k), r.token_start, image->token_start);
+                              name, media_name(k), r.token_start, planned_start);
     }
-    out.tokens.insert(out.tokens.end(), r.token_count, renderer_->image_pad_id());
+    const text::PieceKind kind = r.video ? text::PieceKind::kVideo : text::PieceKind::kImage;
+    out.tokens.insert(out.tokens.end(), r.token_count, renderer_->pad_id(kind));
     out.has_loss.insert(out.has_loss.end(), r.token_count, 0);
     out.images.push_back(r);
   }
@@ -216,6 +264,18 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   return out;
 }
 
+Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::byte> bytes,
+                                                          std::span<float> out) const {
+  if (!video_.ok()) return video_.status();
+  MMPT_ASSIGN_OR_RETURN(media::PreprocessedVideo video, media::PreprocessVideo(bytes, *video_));
+  if (video.pixel_values.size() != out.size()) {
+    return Status::Internal("decodes to {} floats where {} were planned",
+                            video.pixel_values.size(), out.size());
+  }
+  std::copy(video.pixel_values.begin(), video.pixel_values.end(), out.begin());
+  return video.grid;
+}
+
 Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedImage& image,
                                  std::span<float> out) const {
   MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
@@ -223,7 +283,8 @@ Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedIma
                         dataset_->Media(global, image.sample_image));
   images_read_.fetch_add(1, std::memory_order_relaxed);
   bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
-  Result<media::GridThw> grid = media::PreprocessImageInto(bytes, options_.preprocess, out);
+  Result<media::GridThw> grid = image.video ? PreprocessVideoInto(bytes, out)
+                                            : media::PreprocessImageInto(bytes, options_.preprocess, out);
   Status status = grid.status();
   if (grid.ok() && (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {
     status = Status::Internal("decodes to grid {}x{}x{}, its header said {}x{}x{}", grid->t,

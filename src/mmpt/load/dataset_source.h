@@ -13,6 +13,7 @@
 
 #include "mmpt/load/sample_source.h"
 #include "mmpt/media/image_preprocess.h"
+#include "mmpt/media/video.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/text/chat_template.h"
 
@@ -55,10 +56,13 @@ struct SourceReads {
 };
 
 /// Renders planned samples through the chat template the manifest records
-/// (store::RenderSample), with each image's pad tokens between its start and end markers, so
-/// the ids are those of Hugging Face's processor for the same conversation or document, and
-/// the rendered length is exactly what the planner counted from `.meta`: text tokens (cut from
-/// the end when the plan truncated the sample) plus the images' LLM tokens. Errors name the
+/// (store::RenderSample), with each image's and video's pad tokens between its start and end
+/// markers, so the ids are those of Hugging Face's processor for the same conversation or
+/// document, and the rendered length is exactly what the planner counted from `.meta`: text
+/// tokens (cut from the end when the plan truncated the sample) plus the media's LLM tokens.
+/// A video is sampled by the rule the plan costed it with (cost::VideoRuleOf, from `.meta`'s
+/// frames, rate and size) and preprocessed by media::PreprocessVideo; audio is refused (not
+/// loaded yet). Errors name the
 /// sample's shard line ("DIR/coco/00000.jsonl:12"), its key and the media path.
 ///
 /// Samples are named as the planner names them (store::PlanningTable): source s is
@@ -81,6 +85,7 @@ class DatasetSource final : public SampleSource {
     return static_cast<uint32_t>(media::PatchDim(options_.preprocess.patch));
   }
   uint32_t merge_size() const override { return options_.preprocess.patch.merge_size; }
+  float tokens_per_second() const override { return tokens_per_second_; }
 
   const store::Dataset& dataset() const { return *dataset_; }
   SourceReads reads() const {
@@ -91,12 +96,16 @@ class DatasetSource final : public SampleSource {
 
  private:
   DatasetSource() = default;
+  Result<media::GridThw> PreprocessVideoInto(std::span<const std::byte> bytes,
+                                             std::span<float> out) const;
 
   std::shared_ptr<const store::Dataset> dataset_;
   DatasetSourceOptions options_;
   std::unique_ptr<text::Tokenizer> tokenizer_;
   std::unique_ptr<text::ChatRenderer> renderer_;  // borrows *tokenizer_
   std::string tokenizer_path_;
+  Result<media::VideoPreprocessConfig> video_ = Status::Internal("not created");
+  float tokens_per_second_ = 0;
   mutable std::atomic<uint64_t> samples_read_{0};
   mutable std::atomic<uint64_t> images_read_{0};
   mutable std::atomic<uint64_t> bytes_read_{0};

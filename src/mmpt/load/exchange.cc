@@ -1,6 +1,7 @@
 #include "mmpt/load/exchange.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
 
@@ -127,7 +128,7 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
 namespace {
 
 constexpr size_t kHeaderWords = 7;  // magic, sequence, source, index ×2, code, message bytes
-constexpr size_t kImageWords = 8;   // RenderedImage ×6, code, message bytes
+constexpr size_t kImageWords = 10;  // RenderedImage ×8, code, message bytes
 
 size_t WordsOf(size_t bytes) { return (bytes + 3) / 4; }
 
@@ -216,7 +217,8 @@ void EncodeSample(const SampleSource& source, const plan::StepPlan& plan, uint32
   w.Word(static_cast<uint32_t>(sample.images.size()));
   for (const RenderedImage& image : sample.images) {
     for (uint32_t v : {image.token_start, image.token_count, image.grid_t, image.grid_h,
-                       image.grid_w, image.sample_image}) {
+                       image.grid_w, image.sample_image, uint32_t{image.video},
+                       std::bit_cast<uint32_t>(image.second_per_grid_t)}) {
       w.Word(v);
     }
     const size_t status_at = out.size();
@@ -258,9 +260,10 @@ Status DecodeSample(RecordReader& reader, const plan::StepPlan& plan, uint32_t k
   std::memcpy(out.rendered.has_loss.data(), loss.data(), n);
   MMPT_ASSIGN_OR_RETURN(uint32_t images, reader.Word());
   for (uint32_t i = 0; i < images; ++i) {
-    MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> f, reader.Words(6));
+    MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> f, reader.Words(8));
+    if (f[6] > 1) return Status::Corrupt("{}: image {} has kind {}", reader.where(), i, f[6]);
     ExchangeSource::Image image;
-    image.image = {f[0], f[1], f[2], f[3], f[4], f[5]};
+    image.image = {f[0], f[1], f[2], f[3], f[4], f[5], f[6] == 1, std::bit_cast<float>(f[7])};
     MMPT_RETURN_IF_ERROR(reader.StatusOf(&image.status));
     if (image.status.ok()) {
       const size_t floats = size_t{f[2]} * f[3] * f[4] * patch_dim;
@@ -415,6 +418,7 @@ Exchanger::Exchanger(std::shared_ptr<const DatasetSource> local, PlanFunction pl
     : local_(std::move(local)), plans_(std::move(plans)), placement_(std::move(placement)),
       options_(std::move(options)),
       source_(std::make_shared<ExchangeSource>(local_->patch_dim(), local_->merge_size(),
+                                               local_->tokens_per_second(),
                                                options_.timeout_seconds)),
       pool_(options_.num_threads), buffers_(std::make_shared<ExchangeBufferPool>()) {
   const uint32_t peers = placement_.peers();

@@ -78,8 +78,8 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
 ///   magic "MXS1", sequence (index in StepPlan::sequences), source, index (low, high word),
 ///   status code, message bytes, message (padded to 4 bytes);
 ///   then, when the status is OK: n tokens, n int32 ids, n loss bytes (padded to 4),
-///   images; per image its RenderedImage (token_start, token_count, grid_t, grid_h, grid_w,
-///   sample_image), a status code and message as above, and when OK its
+///   items; per image or video its RenderedImage (token_start, token_count, grid_t, grid_h,
+///   grid_w, sample_image, video 0/1, second_per_grid_t as float32 bits), a status code and message as above, and when OK its
 ///   grid_t·grid_h·grid_w × patch_dim float32 pixel rows.
 /// A sample that failed to render travels as its error (code and message), and an image that
 /// failed to decode as its own, so the trainer drops or fails it by its bad-sample policy
@@ -106,8 +106,12 @@ struct ExchangeStats {
 /// Thread safety: all methods may be called concurrently.
 class ExchangeSource final : public SampleSource {
  public:
-  ExchangeSource(uint32_t patch_dim, uint32_t merge_size, double timeout_seconds)
-      : patch_dim_(patch_dim), merge_size_(merge_size), timeout_seconds_(timeout_seconds) {}
+  ExchangeSource(uint32_t patch_dim, uint32_t merge_size, float tokens_per_second,
+                 double timeout_seconds)
+      : patch_dim_(patch_dim),
+        merge_size_(merge_size),
+        tokens_per_second_(tokens_per_second),
+        timeout_seconds_(timeout_seconds) {}
 
   /// The received sample at its place in `plan`, or the error its holder sent. Waits for the
   /// step's samples. Errors: the holder's error for the sample; Timeout when the step has not
@@ -120,6 +124,7 @@ class ExchangeSource final : public SampleSource {
                     std::span<float> out) const override;
   uint32_t patch_dim() const override { return patch_dim_; }
   uint32_t merge_size() const override { return merge_size_; }
+  float tokens_per_second() const override { return tokens_per_second_; }
 
   /// Make every waiting and later Render fail with `status` (the exchange broke down).
   void Fail(Status status);
@@ -152,6 +157,7 @@ class ExchangeSource final : public SampleSource {
 
   const uint32_t patch_dim_;
   const uint32_t merge_size_;
+  const float tokens_per_second_;
   const double timeout_seconds_;
   mutable std::mutex mu_;
   mutable std::condition_variable arrived_;

@@ -42,6 +42,7 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
   options.assemble.cp_rank = options.cp_rank;
   options.assemble.patch_dim = source->patch_dim();
   options.assemble.merge_size = source->merge_size();
+  options.assemble.tokens_per_second = source->tokens_per_second();
   std::unique_ptr<Loader> loader(
       new Loader(std::move(source), std::move(plans), options, start, layout.ga));
   loader->plan_cache_[start.step] = std::move(first);

@@ -94,6 +94,7 @@ class FakeSource final : public SampleSource {
   }
   uint32_t patch_dim() const override { return 3; }
   uint32_t merge_size() const override { return 2; }
+  float tokens_per_second() const override { return 0; }
 };
 
 PlanFunction Plans(uint32_t dp, uint32_t ga, uint32_t cp = 1) {

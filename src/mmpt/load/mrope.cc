@@ -4,8 +4,9 @@
 
 namespace mmpt::load {
 
-void MropePositions(const RenderedSample& sample, uint32_t merge_size, uint32_t pad,
-                    std::span<int32_t> t, std::span<int32_t> h, std::span<int32_t> w) {
+void MropePositions(const RenderedSample& sample, uint32_t merge_size, float tokens_per_second,
+                    uint32_t pad, std::span<int32_t> t, std::span<int32_t> h,
+                    std::span<int32_t> w) {
   const uint32_t n = static_cast<uint32_t>(sample.tokens.size()) + pad;
   int32_t next = 0;  // position of the next text token (one past the largest so far)
   uint32_t i = 0;
@@ -18,10 +19,15 @@ void MropePositions(const RenderedSample& sample, uint32_t merge_size, uint32_t 
     const uint32_t gw = image.grid_w / merge_size;
     const int32_t start = next;
     int32_t largest = start - 1;
+    const bool aligned = image.video && tokens_per_second > 0;
     for (uint32_t f = 0; f < image.grid_t; ++f) {
+      // float32 products, truncated, as torch computes arange(t) · second_per_grid_t · tps.
+      const float seconds = static_cast<float>(f) * image.second_per_grid_t;
+      const int32_t time =
+          aligned ? static_cast<int32_t>(seconds * tokens_per_second) : static_cast<int32_t>(f);
       for (uint32_t y = 0; y < gh; ++y) {
         for (uint32_t x = 0; x < gw; ++x, ++i) {
-          t[i] = start + static_cast<int32_t>(f);
+          t[i] = start + time;
           h[i] = start + static_cast<int32_t>(y);
           w[i] = start + static_cast<int32_t>(x);
           largest = std::max({largest, t[i], h[i], w[i]});

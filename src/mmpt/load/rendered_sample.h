@@ -1,25 +1,29 @@
 #pragma once
 
 // A sample turned into the token sequence the LLM sees, before it is packed: its ids, which
-// of them carry loss, and where its images' placeholder tokens sit.
+// of them carry loss, and where its images' and videos' placeholder tokens sit.
 
 #include <cstdint>
 #include <vector>
 
 namespace mmpt::load {
 
-/// One image of a rendered sample.
+/// One vision item of a rendered sample: an image, or a video (its frames in temporal pairs).
 struct RenderedImage {
   uint32_t token_start = 0;  // first placeholder token, offset within the sample
   uint32_t token_count = 0;  // placeholder tokens = grid_t·grid_h·grid_w / merge²
-  uint32_t grid_t = 1;       // patch grid (image_grid_thw), in encoder patches
+  uint32_t grid_t = 1;       // patch grid (image_grid_thw / video_grid_thw), in encoder patches
   uint32_t grid_h = 0;
   uint32_t grid_w = 0;
-  uint32_t sample_image = 0;  // index of the image within its sample (MediaMeta order)
+  uint32_t sample_image = 0;  // index of the item within its sample (MediaMeta order)
+  bool video = false;         // its pixels go to pixel_values_videos
+  /// A video's seconds per temporal grid step (second_per_grid_ts: temporal patch / sampled
+  /// frames per second); 0 for an image.
+  float second_per_grid_t = 0;
 };
 
-/// The token sequence of one sample. Invariant: tokens.size() == has_loss.size(); images are
-/// in token order, inside [0, tokens.size()), not overlapping.
+/// The token sequence of one sample. Invariant: tokens.size() == has_loss.size(); images
+/// (images and videos) are in token order, inside [0, tokens.size()), not overlapping.
 struct RenderedSample {
   uint32_t source = 0;  // as in the plan
   uint64_t index = 0;   // sample index within its source

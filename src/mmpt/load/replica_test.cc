@@ -84,9 +84,13 @@ Batch SampleBatch() {
   b.pixel_values = {0.5f, 1.5f, 2.5f, 3.5f};
   b.image_grid_thw = {1, 1, 2};
   b.encoded_images = {0};
-  b.image_rows = {1};
-  b.image_encoder = {1};
-  b.routes = {{0, 0, 0, 1, 2, 1}};
+  b.pixel_values_videos = {4.5f, 5.5f, 6.5f, 7.5f};
+  b.video_grid_thw = {2, 1, 1};
+  b.second_per_grid_ts = {1.25f};
+  b.encoded_videos = {1};
+  b.image_rows = {1, 1};
+  b.image_encoder = {1, 1};
+  b.routes = {{0, 0, 0, 1, 2, 1}, {0, 1, 0, 1, 3, 1}};
   b.sample_source = {0, 1};
   b.sample_index = {11, 1ull << 40};
   b.dropped = {{1, 77, 0, "Corrupt: coco/00000.zip: img.jpg: bad CRC"}};
@@ -122,6 +126,10 @@ TEST(BatchWire, EveryFieldRoundTrips) {
   EXPECT_EQ(Vec(v->position_ids), b.position_ids);
   EXPECT_EQ(Vec(v->cu_seqlens_padded), b.cu_seqlens_padded);
   EXPECT_EQ(Vec(v->pixel_values), b.pixel_values);
+  EXPECT_EQ(Vec(v->pixel_values_videos), b.pixel_values_videos);
+  EXPECT_EQ(Vec(v->video_grid_thw), b.video_grid_thw);
+  EXPECT_EQ(Vec(v->second_per_grid_ts), b.second_per_grid_ts);
+  EXPECT_EQ(Vec(v->encoded_videos), b.encoded_videos);
   EXPECT_EQ(Vec(v->routes), b.routes);
   EXPECT_EQ(Vec(v->sample_index), b.sample_index);
   ASSERT_EQ(v->dropped.size(), 1u);

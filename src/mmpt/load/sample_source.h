@@ -27,7 +27,8 @@ class SampleSource {
   virtual Result<RenderedSample> Render(const plan::StepPlan& plan,
                                         const plan::PlannedSequence& sequence) const = 0;
 
-  /// Decode and preprocess image `image` of `sample` into `out` (grid patches × patch_dim).
+  /// Decode and preprocess vision item `image` (an image or a video) of `sample` into `out`
+  /// (grid patches × patch_dim).
   /// Errors: those of decoding (Corrupt, InvalidArgument), naming the sample.
   virtual Status FillPixels(const RenderedSample& sample, const RenderedImage& image,
                             std::span<float> out) const = 0;
@@ -36,6 +37,8 @@ class SampleSource {
   virtual uint32_t patch_dim() const = 0;
   /// The encoder's spatial merge: an image's LLM tokens are its patches / merge².
   virtual uint32_t merge_size() const = 0;
+  /// A video's M-RoPE time alignment (cost::VisionConfig::tokens_per_second; 0: none).
+  virtual float tokens_per_second() const = 0;
 };
 
 }  // namespace mmpt::load

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -91,8 +92,11 @@ Result<FrameTable> ReadFrameTable(AVFormatContext* format, int stream, uint64_t 
 }
 
 // Convert a decoded frame to RGB at its size, as PyAV's to_ndarray(format="rgb24") does
-// (libswscale, bilinear flags, the default colorspace).
-Status ToRgb(const AVFrame* frame, SwsContext** sws, Image* out) {
+// (libswscale, bilinear flags, the default colorspace). libswscale's vector code writes whole
+// vectors past a row's last pixel, so it writes into `scratch`, rows padded to 64 bytes and a
+// spare row, and the rows are copied out tight (writing into `out` directly overran its
+// buffer at widths such as 350 and corrupted the heap).
+Status ToRgb(const AVFrame* frame, SwsContext** sws, std::vector<uint8_t>* scratch, Image* out) {
   *sws = sws_getCachedContext(*sws, frame->width, frame->height,
                               static_cast<AVPixelFormat>(frame->format), frame->width,
                               frame->height, AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr,
@@ -101,9 +105,15 @@ Status ToRgb(const AVFrame* frame, SwsContext** sws, Image* out) {
     return Status::Corrupt("video: cannot convert pixel format {} to RGB", frame->format);
   }
   out->Reset(static_cast<uint32_t>(frame->width), static_cast<uint32_t>(frame->height), 3);
-  uint8_t* planes[4] = {out->pixels.data(), nullptr, nullptr, nullptr};
-  int strides[4] = {static_cast<int>(out->row_bytes()), 0, 0, 0};
+  const size_t row = out->row_bytes();
+  const size_t stride = (row + 63) / 64 * 64;
+  scratch->resize(stride * (out->height + 1));
+  uint8_t* planes[4] = {scratch->data(), nullptr, nullptr, nullptr};
+  int strides[4] = {static_cast<int>(stride), 0, 0, 0};
   sws_scale(*sws, frame->data, frame->linesize, 0, frame->height, planes, strides);
+  for (uint32_t y = 0; y < out->height; ++y) {
+    std::memcpy(out->row(y), scratch->data() + y * stride, row);
+  }
   return Status::OK();
 }
 
@@ -179,6 +189,7 @@ Status DecodeChosenFrames(std::span<const std::byte> bytes, const AvLimits& limi
   FrameReader reader(input->format(), stream);
   MMPT_RETURN_IF_ERROR(reader.Init());
   std::unique_ptr<SwsContext, SwsDeleter> sws;
+  std::vector<uint8_t> scratch;
   Image rgb;
   int64_t last_pts = std::numeric_limits<int64_t>::min();
   bool decoded_any = false;
@@ -210,7 +221,7 @@ Status DecodeChosenFrames(std::span<const std::byte> bytes, const AvLimits& limi
                              frame->width, frame->height, info.video->width, info.video->height);
     }
     SwsContext* raw = sws.release();
-    Status converted = ToRgb(frame, &raw, &rgb);
+    Status converted = ToRgb(frame, &raw, &scratch, &rgb);
     sws.reset(raw);
     MMPT_RETURN_IF_ERROR(converted);
     MMPT_RETURN_IF_ERROR(sink(k, rgb));

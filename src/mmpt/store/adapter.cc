@@ -121,6 +121,15 @@ Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
   }
   MMPT_ASSIGN_OR_RETURN(media.kind, KindOf(obj, kind));
   kind = media.kind;
+  // {"video": {...}}: the item described under its kind's key (a document's metadata-only
+  // video, as OBELICS-style corpora and `mmpt synth --metadata-only` write it).
+  if (element nested; obj.at_key(MediaKindName(kind)).get(nested) == simdjson::SUCCESS &&
+                      nested.is_object()) {
+    if (obj.size() != 1) {
+      return Status::InvalidArgument("a {} described by an object has no other fields", noun);
+    }
+    return ParseMediaRef(nested, kind);
+  }
   for (std::string_view key : {"path", "file", "image", "image_name", "url", "video", "audio"}) {
     MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> found, OptionalString(obj, key));
     if (found && !found->empty()) {

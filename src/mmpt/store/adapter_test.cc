@@ -293,6 +293,19 @@ TEST(AdapterTest, MetadataOnlyVideoAndAudio) {
   EXPECT_EQ(a.duration_ms, 3200u);
   EXPECT_EQ(a.sample_rate_hz, 44100u);
   EXPECT_EQ(a.width, 0u);
+  // In a document, a metadata-only video sits among the images under its kind's key.
+  auto doc = ParseLine(
+      R"({"texts":["t",null],"images":[null,{"video":{"duration":2,"fps":25,"width":64,"height":48}}]})");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_EQ(doc->media.size(), 1u);
+  EXPECT_EQ(doc->media[0].kind, MediaKind::kVideo);
+  EXPECT_TRUE(doc->media[0].metadata_only());
+  EXPECT_EQ(doc->media[0].frames, 50u);
+  auto extra = ParseLine(
+      R"({"texts":[null],"images":[{"video":{"duration":2,"fps":25,"width":64,"height":48},"width":64}]})");
+  ASSERT_FALSE(extra.ok());
+  EXPECT_NE(extra.status().message().find("no other fields"), std::string::npos)
+      << extra.status().ToString();
   // Each kind needs its own facts, and only those.
   for (const char* line : {
            R"({"video":{"duration":2,"width":64,"height":48},"conversations":[{"from":"human","value":"<video>"}]})",

@@ -388,7 +388,7 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
       return;
     }
     if (Status added = writer.Add(std::move(sample), std::move(blobs), rendered.ids,
-                                  rendered.image_positions);
+                                  rendered.media_positions);
         !added.ok()) {
       bad_record(where, "invalid record", added);
       return;

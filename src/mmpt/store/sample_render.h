@@ -7,19 +7,33 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/store/meta.h"
 #include "mmpt/text/chat_template.h"
 
 namespace mmpt::store {
 
+/// The template markers a media item renders with. Audio has no markers of its own in the
+/// templates yet: it renders as an image placeholder, and the loader refuses it.
+inline text::PieceKind PieceKindOf(MediaKind kind) {
+  return kind == MediaKind::kVideo ? text::PieceKind::kVideo : text::PieceKind::kImage;
+}
+
 /// Render `sample` (a Sample or a SampleView) through `renderer` into `out`: each segment is
-/// one piece of its role and turn. Errors: those of text::ChatRenderer::Render.
+/// one piece of its role and turn, a media segment with its kind's markers. Errors: those of
+/// text::ChatRenderer::Render.
 template <typename SampleT>
 Status RenderSample(const text::ChatRenderer& renderer, const SampleT& sample,
                     text::RenderedText* out) {
   std::vector<text::ChatPiece> pieces;
   pieces.reserve(sample.segments.size());
   for (const auto& segment : sample.segments) {
-    pieces.push_back({segment.role, segment.turn, segment.is_media, segment.text});
+    text::PieceKind kind = text::PieceKind::kText;
+    if (segment.is_media) {  // an index out of range is ValidateSample's to refuse
+      kind = segment.media_index < sample.media.size()
+                 ? PieceKindOf(sample.media[segment.media_index].kind)
+                 : text::PieceKind::kImage;
+    }
+    pieces.push_back({segment.role, segment.turn, kind, segment.text});
   }
   return renderer.Render(pieces, out);
 }

@@ -48,7 +48,7 @@ ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string 
 
 Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
                         std::span<const int32_t> tokens,
-                        std::span<const uint32_t> image_positions) {
+                        std::span<const uint32_t> media_positions) {
   if (blobs.size() != sample.media.size()) {
     return Status::InvalidArgument("sample '{}': {} media items but {} blobs", sample.key,
                                    sample.media.size(), blobs.size());
@@ -79,12 +79,12 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
   }
   sample.media = std::move(media_in_order);
   blobs = std::move(blobs_in_order);
-  if (image_positions.size() != sample.media.size() || tokens.size() > UINT32_MAX ||
-      !std::is_sorted(image_positions.begin(), image_positions.end()) ||
-      (!image_positions.empty() && image_positions.back() > tokens.size())) {
+  if (media_positions.size() != sample.media.size() || tokens.size() > UINT32_MAX ||
+      !std::is_sorted(media_positions.begin(), media_positions.end()) ||
+      (!media_positions.empty() && media_positions.back() > tokens.size())) {
     return Status::InvalidArgument(
         "sample '{}': {} image positions in {} tokens do not place its {} media in order",
-        sample.key, image_positions.size(), tokens.size(), sample.media.size());
+        sample.key, media_positions.size(), tokens.size(), sample.media.size());
   }
   SampleMeta meta{};
   meta.token_begin = tokens_.size();
@@ -102,7 +102,7 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     media.duration_ms = ref.duration_ms;
     media.fps_milli = ref.fps_milli;
     media.sample_rate_hz = ref.sample_rate_hz;
-    media.text_position = image_positions[k];
+    media.text_position = media_positions[k];
     media.kind = ref.kind;
     media.format = ref.kind == MediaKind::kImage ? blobs[k].format : 0;
     if (blobs[k].bytes.empty()) {

@@ -29,11 +29,11 @@ class ShardWriter {
   ShardWriter(std::string dataset_dir, std::string stem, std::string source);
 
   /// Add `sample`, whose `media[k]` has bytes `blobs[k]`, rendered (text::ChatRenderer) into
-  /// the text ids `tokens` with its media segments' pads going after `image_positions[i]` of
+  /// the text ids `tokens` with its media segments' pads going after `media_positions[i]` of
   /// them (i-th media segment in segment order). Sets each media item's zip entry name.
   /// Errors: InvalidArgument if the counts disagree.
   Status Add(Sample sample, std::vector<MediaBlob> blobs, std::span<const int32_t> tokens,
-             std::span<const uint32_t> image_positions);
+             std::span<const uint32_t> media_positions);
 
   size_t num_samples() const { return lines_offsets_.size(); }
 

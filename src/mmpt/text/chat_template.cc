@@ -14,6 +14,18 @@ Result<std::string> StringField(simdjson::dom::object obj, std::string_view key,
   return std::string(value);
 }
 
+Result<MediaMarkers> MarkersField(simdjson::dom::object top, std::string_view key,
+                                  const std::string& source) {
+  simdjson::dom::object obj;
+  if (top[key].get(obj)) return Status::Corrupt("{}: \"{}\" must be an object", source, key);
+  const std::string where = fmt::format("{}: {}", source, key);
+  MediaMarkers markers;
+  MMPT_ASSIGN_OR_RETURN(markers.start, StringField(obj, "start", where));
+  MMPT_ASSIGN_OR_RETURN(markers.pad, StringField(obj, "pad", where));
+  MMPT_ASSIGN_OR_RETURN(markers.end, StringField(obj, "end", where));
+  return markers;
+}
+
 }  // namespace
 
 Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::string& source) {
@@ -22,7 +34,7 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::strin
   if (auto error = parser.parse(simdjson::padded_string(json)).get(root)) {
     return Status::Corrupt("{}: malformed JSON: {}", source, simdjson::error_message(error));
   }
-  simdjson::dom::object top, roles, image;
+  simdjson::dom::object top, roles;
   if (root.get(top)) return Status::Corrupt("{}: expected an object", source);
   ChatTemplate chat;
   chat.json = simdjson::minify(root);
@@ -44,10 +56,10 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::strin
     role.loss = loss;
     chat.roles.emplace(std::string(field.key), std::move(role));
   }
-  if (top["image"].get(image)) return Status::Corrupt("{}: \"image\" must be an object", source);
-  MMPT_ASSIGN_OR_RETURN(chat.image_start, StringField(image, "start", source + ": image"));
-  MMPT_ASSIGN_OR_RETURN(chat.image_pad, StringField(image, "pad", source + ": image"));
-  MMPT_ASSIGN_OR_RETURN(chat.image_end, StringField(image, "end", source + ": image"));
+  MMPT_ASSIGN_OR_RETURN(chat.image, MarkersField(top, "image", source));
+  if (top["video"].error() != simdjson::NO_SUCH_FIELD) {
+    MMPT_ASSIGN_OR_RETURN(chat.video, MarkersField(top, "video", source));
+  }
   return chat;
 }
 
@@ -132,13 +144,19 @@ class ChatRenderer::Run {
 };
 
 Result<ChatRenderer> ChatRenderer::Create(ChatTemplate chat, const Tokenizer& tokenizer) {
-  const auto pad = tokenizer.TokenToId(chat.image_pad);
-  if (!pad) {
-    return Status::InvalidArgument("chat template {}: the tokenizer has no token '{}'", chat.name,
-                                   chat.image_pad);
-  }
   ChatRenderer renderer;
-  std::vector<std::string> strings = {chat.image_start, chat.image_end};
+  std::vector<std::string> strings;
+  for (PieceKind kind : {PieceKind::kImage, PieceKind::kVideo}) {
+    const MediaMarkers* markers = chat.markers(kind);
+    if (markers == nullptr) continue;
+    const auto pad = tokenizer.TokenToId(markers->pad);
+    if (!pad) {
+      return Status::InvalidArgument("chat template {}: the tokenizer has no token '{}'",
+                                     chat.name, markers->pad);
+    }
+    renderer.pad_ids_[static_cast<size_t>(kind)] = *pad;
+    strings.insert(strings.end(), {markers->start, markers->end});
+  }
   for (const auto& [name, role] : chat.roles) strings.insert(strings.end(), {role.prefix, role.suffix});
   for (std::string& text : strings) {
     if (text.empty() || renderer.Find(text) != nullptr) continue;
@@ -151,7 +169,6 @@ Result<ChatRenderer> ChatRenderer::Create(ChatTemplate chat, const Tokenizer& to
   }
   renderer.chat_ = std::move(chat);
   renderer.tokenizer_ = &tokenizer;
-  renderer.image_pad_id_ = *pad;
   return renderer;
 }
 
@@ -165,14 +182,16 @@ const ChatRenderer::Fixed* ChatRenderer::Find(std::string_view text) const {
 Status ChatRenderer::Render(std::span<const ChatPiece> pieces, RenderedText* out) const {
   out->clear();
   Run run(*this, out);
-  const Fixed* image_start = Find(chat_.image_start);
-  const Fixed* image_end = Find(chat_.image_end);
   auto add_piece = [&](const ChatPiece& piece, bool target) -> Status {
-    if (!piece.is_image) return run.Add(piece.text, target, nullptr);
-    MMPT_RETURN_IF_ERROR(run.Add(chat_.image_start, false, image_start));
+    if (piece.kind == PieceKind::kText) return run.Add(piece.text, target, nullptr);
+    const MediaMarkers* markers = chat_.markers(piece.kind);
+    if (markers == nullptr) {
+      return Status::InvalidArgument("chat template {} has no \"video\" markers", chat_.name);
+    }
+    MMPT_RETURN_IF_ERROR(run.Add(markers->start, false, Find(markers->start)));
     MMPT_RETURN_IF_ERROR(run.Flush());
-    out->image_positions.push_back(static_cast<uint32_t>(out->ids.size()));
-    return run.Add(chat_.image_end, false, image_end);
+    out->media_positions.push_back(static_cast<uint32_t>(out->ids.size()));
+    return run.Add(markers->end, false, Find(markers->end));
   };
   auto add_turn = [&](std::string_view role_name, std::span<const ChatPiece> turn) -> Status {
     if (role_name.empty()) {  // a document: its text is trained on
@@ -191,7 +210,7 @@ Status ChatRenderer::Render(std::span<const ChatPiece> pieces, RenderedText* out
 
   if (!pieces.empty() && !pieces.front().role.empty() && pieces.front().role != "system" &&
       chat_.default_system) {
-    const ChatPiece system{"system", 0, false, *chat_.default_system};
+    const ChatPiece system{"system", 0, PieceKind::kText, *chat_.default_system};
     MMPT_RETURN_IF_ERROR(add_turn("system", std::span(&system, 1)));
   }
   for (size_t begin = 0; begin < pieces.size();) {

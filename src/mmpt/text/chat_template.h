@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -13,8 +14,18 @@
 
 namespace mmpt::text {
 
+/// What a media piece is. Each kind has its own markers in the template.
+enum class PieceKind : uint8_t { kText, kImage, kVideo };
+
+/// How one kind of media appears in the token stream: `start`, one `pad` per LLM token of the
+/// item (the caller inserts them: their count depends on the encoder), `end`.
+struct MediaMarkers {
+  std::string start, pad, end;
+};
+
 /// A chat format as data (presets/chat/*.json): per role the text before and after a turn's
-/// content and whether the turn's tokens carry loss; how an image appears in the token stream.
+/// content and whether the turn's tokens carry loss; how an image and a video appear in the
+/// token stream.
 struct ChatTemplate {
   struct Role {
     std::string prefix;
@@ -24,8 +35,15 @@ struct ChatTemplate {
   std::string name;
   std::map<std::string, Role, std::less<>> roles;
   std::optional<std::string> default_system;  // a system turn added when the first turn is not one
-  std::string image_start, image_pad, image_end;
+  MediaMarkers image;
+  std::optional<MediaMarkers> video;  // a template without "video" renders no video
   std::string json;  // the document it was parsed from, as a dataset's manifest records it
+
+  /// The markers of a media kind, or null (kText, or a kind the template lacks).
+  const MediaMarkers* markers(PieceKind kind) const {
+    if (kind == PieceKind::kImage) return &image;
+    return kind == PieceKind::kVideo && video ? &*video : nullptr;
+  }
 
   /// Parse a template JSON document; `source` names it in errors. Errors: Corrupt naming the
   /// field at fault.
@@ -35,30 +53,30 @@ struct ChatTemplate {
   static Result<ChatTemplate> Load(const std::string& name_or_path);
 };
 
-/// One piece of a sample in render order: a text or an image, in turn `turn` of role `role`.
-/// A plain document (mmc4, OBELICS) has role "" and no turns.
+/// One piece of a sample in render order: a text or a media item, in turn `turn` of role
+/// `role`. A plain document (mmc4, OBELICS) has role "" and no turns.
 struct ChatPiece {
   std::string_view role;
   uint32_t turn = 0;
-  bool is_image = false;
-  std::string_view text;  // when !is_image
+  PieceKind kind = PieceKind::kText;
+  std::string_view text;  // when kind is kText
 };
 
-/// A sample as the LLM sees it, image pads left out: its text token ids, which of them are
-/// targets, and where each image's pad tokens go.
+/// A sample as the LLM sees it, media pads left out: its text token ids, which of them are
+/// targets, and where each media item's pad tokens go.
 struct RenderedText {
   std::vector<TokenId> ids;
   /// 1 where ids[i] is trained on when only targets are: the content and suffix of a role with
-  /// "loss" (the assistant's), and a document's text. Never a role prefix or an image marker.
+  /// "loss" (the assistant's), and a document's text. Never a role prefix or a media marker.
   std::vector<uint8_t> target;
-  /// Per image, in piece order: the number of ids before its pads (its pads go between the
-  /// template's image start and end tokens).
-  std::vector<uint32_t> image_positions;
+  /// Per media piece, in piece order: the number of ids before its pads (its pads go between
+  /// its kind's start and end markers).
+  std::vector<uint32_t> media_positions;
 
   void clear() {
     ids.clear();
     target.clear();
-    image_positions.clear();
+    media_positions.clear();
   }
 };
 
@@ -67,8 +85,8 @@ struct RenderedText {
 /// - a conversation (pieces with a role) gets the template's default system turn unless its
 ///   first turn is a system turn; each turn is the role's prefix, its pieces and the suffix;
 /// - a document (role "") is its texts, with no roles;
-/// - an image is the template's image start, its pads (left to the caller: they depend on the
-///   vision encoder) and image end.
+/// - a media item is its kind's start marker, its pads (left to the caller: they depend on the
+///   encoder) and end marker.
 /// Text is encoded as the reference encodes the rendered string as a whole: pieces that touch
 /// (a role prefix and the content after it, adjacent texts) are encoded together, so a token
 /// that merges across them is the reference's token; it belongs to the later piece (so
@@ -78,18 +96,19 @@ struct RenderedText {
 /// borrowed and must outlive the renderer.
 class ChatRenderer {
  public:
-  /// Errors: InvalidArgument when the tokenizer lacks the template's image pad token; the
-  /// tokenizer's errors.
+  /// Errors: InvalidArgument when the tokenizer lacks a pad token of the template (image, and
+  /// video when the template has it); the tokenizer's errors.
   static Result<ChatRenderer> Create(ChatTemplate chat, const Tokenizer& tokenizer);
 
-  /// Render `pieces` into `out` (cleared first). Errors: InvalidArgument naming a role the
-  /// template lacks; the tokenizer's errors.
+  /// Render `pieces` into `out` (cleared first). Errors: InvalidArgument naming a role or a
+  /// media kind the template lacks; the tokenizer's errors.
   Status Render(std::span<const ChatPiece> pieces, RenderedText* out) const;
 
   const ChatTemplate& chat() const { return chat_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  /// The id of the template's image pad token.
-  TokenId image_pad_id() const { return image_pad_id_; }
+  /// The id of the pad token of a media kind (0 for kText, or for kVideo when the template
+  /// has no video).
+  TokenId pad_id(PieceKind kind) const { return pad_ids_[static_cast<size_t>(kind)]; }
 
  private:
   // A string of the template with its ids, encoded once.
@@ -106,8 +125,8 @@ class ChatRenderer {
 
   ChatTemplate chat_;
   const Tokenizer* tokenizer_ = nullptr;
-  TokenId image_pad_id_ = 0;
-  std::vector<Fixed> fixed_;  // every role's prefix and suffix, the image start and end
+  std::array<TokenId, 3> pad_ids_{};  // by PieceKind
+  std::vector<Fixed> fixed_;  // every role's prefix and suffix, every media start and end
 };
 
 }  // namespace mmpt::text

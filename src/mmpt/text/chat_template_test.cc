@@ -32,9 +32,10 @@ const ChatRenderer& QwenVl() {
 }
 
 ChatPiece Text(std::string_view role, uint32_t turn, std::string_view text) {
-  return {role, turn, false, text};
+  return {role, turn, PieceKind::kText, text};
 }
-ChatPiece Image(std::string_view role, uint32_t turn) { return {role, turn, true, {}}; }
+ChatPiece Image(std::string_view role, uint32_t turn) { return {role, turn, PieceKind::kImage, {}}; }
+ChatPiece Video(std::string_view role, uint32_t turn) { return {role, turn, PieceKind::kVideo, {}}; }
 
 RenderedText Render(const std::vector<ChatPiece>& pieces) {
   RenderedText out;
@@ -72,13 +73,29 @@ TEST(ChatTemplateTest, QwenVlRendersLikeTheTemplateText) {
       "<|im_start|>assistant\nGrey and white.<|im_end|>\n";
   EXPECT_EQ(rendered.ids, Encode(text));
   const TokenId start = *Qwen3().TokenToId("<|vision_start|>");
-  ASSERT_EQ(rendered.image_positions.size(), 2u);
-  for (uint32_t position : rendered.image_positions) {
+  ASSERT_EQ(rendered.media_positions.size(), 2u);
+  for (uint32_t position : rendered.media_positions) {
     ASSERT_GT(position, 0u);
     EXPECT_EQ(rendered.ids[position - 1], start);
   }
   EXPECT_EQ(Decode(rendered, true), "Two cats on a sofa.<|im_end|>\nGrey and white.<|im_end|>\n");
-  EXPECT_EQ(QwenVl().image_pad_id(), *Qwen3().TokenToId("<|image_pad|>"));
+  EXPECT_EQ(QwenVl().pad_id(PieceKind::kImage), *Qwen3().TokenToId("<|image_pad|>"));
+}
+
+// Qwen2-VL's template writes a video as <|vision_start|><|video_pad|>...<|vision_end|>: the same
+// markers as an image, its own pad.
+TEST(ChatTemplateTest, QwenVlRendersAVideoWithItsOwnPad) {
+  const RenderedText rendered =
+      Render({Video("user", 0), Text("user", 0, "What happens?"), Image("user", 0),
+              Text("assistant", 1, "A cat jumps.")});
+  EXPECT_EQ(rendered.ids,
+            Encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+                   "<|im_start|>user\n<|vision_start|><|vision_end|>What happens?"
+                   "<|vision_start|><|vision_end|><|im_end|>\n"
+                   "<|im_start|>assistant\nA cat jumps.<|im_end|>\n"));
+  ASSERT_EQ(rendered.media_positions.size(), 2u);
+  EXPECT_EQ(QwenVl().pad_id(PieceKind::kVideo), *Qwen3().TokenToId("<|video_pad|>"));
+  EXPECT_NE(QwenVl().pad_id(PieceKind::kVideo), QwenVl().pad_id(PieceKind::kImage));
 }
 
 TEST(ChatTemplateTest, ExplicitSystemTurnReplacesTheDefault) {
@@ -113,7 +130,7 @@ TEST(ChatTemplateTest, EmptyTurnsRepeatedRolesAndSpecialTokenText) {
 TEST(ChatTemplateTest, DocumentsRenderAsPlainTextWithImageMarkers) {
   const RenderedText rendered = Render({Text("", 0, "A cat."), Image("", 0), Text("", 0, " It sleeps.")});
   EXPECT_EQ(rendered.ids, Encode("A cat.<|vision_start|><|vision_end|> It sleeps."));
-  ASSERT_EQ(rendered.image_positions.size(), 1u);
+  ASSERT_EQ(rendered.media_positions.size(), 1u);
   EXPECT_EQ(Decode(rendered, true), "A cat. It sleeps.");
   EXPECT_EQ(Decode(rendered, false), "<|vision_start|><|vision_end|>");
 }
@@ -130,6 +147,18 @@ TEST(ChatTemplateTest, BadInputIsAnError) {
   auto renderer = ChatRenderer::Create(*std::move(no_pad), Qwen3());
   ASSERT_FALSE(renderer.ok());
   EXPECT_NE(renderer.status().message().find("<no such token>"), std::string::npos);
+  auto no_video = ChatTemplate::Parse(
+      R"({"name":"still","roles":{"user":{"prefix":"","suffix":""}},)"
+      R"("image":{"start":"<|vision_start|>","pad":"<|image_pad|>","end":"<|vision_end|>"}})",
+      "still.json");
+  ASSERT_TRUE(no_video.ok()) << no_video.status().ToString();
+  auto still = ChatRenderer::Create(*std::move(no_video), Qwen3());
+  ASSERT_TRUE(still.ok()) << still.status().ToString();
+  const std::vector<ChatPiece> video = {Video("user", 0)};
+  Status no_markers = still->Render(video, &out);
+  ASSERT_FALSE(no_markers.ok());
+  EXPECT_NE(no_markers.message().find("still has no \"video\""), std::string::npos)
+      << no_markers.ToString();
   EXPECT_EQ(ChatTemplate::Load("no_such_template").status().code(), StatusCode::kNotFound);
   auto malformed = ChatTemplate::Parse(R"({"name":"x","roles":{"user":{"prefix":1}}})", "bad.json");
   ASSERT_FALSE(malformed.ok());

@@ -1,0 +1,136 @@
+"""Video through the loader, as a trainer gets it: a corpus of real ffmpeg videos (`mmpt synth
+--profile video`) prepared under Qwen2.5-VL, planned and loaded. Each batch holds the videos'
+pixel_values_videos exactly as mmpt.preprocess_video gives them for the stored file (itself
+checked against PyAV + Pillow in test_video_fidelity.py), Qwen2-VL's <|video_pad|> tokens, and
+M-RoPE positions equal to an independent NumPy implementation of Qwen2.5-VL's get_rope_index
+with its time alignment (second_per_grid_ts x tokens_per_second). Under CP 2 every video is
+encoded by exactly one rank and its rows are routed like an image's."""
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import load_corpus
+import mmpt
+
+MERGE = 2
+TOKENS_PER_SECOND = 2  # Qwen2.5-VL's vision_config.tokens_per_second
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    work = tmp_path_factory.mktemp("video_load")
+    for args in (["synth", "--profile", "video", "--source", load_corpus.REAL_COCO, "--samples",
+                  "6", "--min-duration", "1", "--max-duration", "3", "--out", "raw"],
+                 ["prepare", "raw/video.jsonl", "--out", "ds"]):
+        done = subprocess.run([load_corpus.MMPT, *args], cwd=work, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        assert done.returncode == 0, done.stdout
+    return str(work / "ds")
+
+
+def rope_index(ids, image_grids, video_grids, seconds, special):
+    """Qwen2.5-VL's get_rope_index for one unpadded sequence, in NumPy: text advances all three
+    rows; an item's block starts one past the largest position before it, its temporal row at
+    int(float32(step) * second_per_grid_t * tokens_per_second) for a video, 0 for an image."""
+    ids = list(ids)
+    blocks, st, image, video = [], 0, 0, 0
+    def next_position():
+        return int(max(b.max() for b in blocks)) + 1 if blocks else 0
+    for s, token in enumerate(ids[:-1]):
+        if token != special["vision_start"] or ids[s + 1] not in (special["image"],
+                                                                 special["video"]):
+            continue
+        ed = s + 1
+        if ids[ed] == special["image"]:
+            (t, h, w), step_seconds = image_grids[image], 0.0
+            image += 1
+        else:
+            (t, h, w), step_seconds = video_grids[video], seconds[video]
+            video += 1
+        gh, gw = h // MERGE, w // MERGE
+        text_len = ed - st
+        start = next_position()
+        blocks.append(np.tile(np.arange(text_len), (3, 1)) + start)
+        steps = (np.arange(t).astype(np.float32) * np.float32(step_seconds) *
+                 np.float32(TOKENS_PER_SECOND)).astype(np.int64)
+        grid = np.stack([np.repeat(steps, gh * gw), np.tile(np.repeat(np.arange(gh), gw), t),
+                         np.tile(np.arange(gw), t * gh)])
+        blocks.append(grid + text_len + start)
+        st = ed + t * gh * gw
+    if st < len(ids):
+        start = next_position()
+        blocks.append(np.tile(np.arange(len(ids) - st), (3, 1)) + start)
+    return np.concatenate(blocks, axis=1)
+
+
+def special_ids():
+    tokenizer = mmpt.Tokenizer(mmpt.default_tokenizer_path())
+    return {"vision_start": tokenizer.token_to_id("<|vision_start|>"),
+            "image": tokenizer.token_to_id("<|image_pad|>"),
+            "video": tokenizer.token_to_id("<|video_pad|>")}
+
+
+def batches(path, cp_size=1, cp_rank=0, steps=2):
+    dataset = mmpt.Dataset(path)
+    planner = mmpt.Planner(dataset, dp=1, cp=cp_size, seq_len=8192, ga=1, allow_repeat=True)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=cp_rank)
+    out = []
+    for batch in loader:
+        out.append(batch)
+        if len(out) == steps:
+            return out
+
+
+def test_videos_load_as_qwen25_vl_takes_them(videos):
+    special = special_ids()
+    reader = mmpt.DatasetReader(videos)
+    seen = 0
+    for batch in batches(videos):
+        tokens, positions = batch["tokens"], batch["position_ids"]
+        grids = batch["video_grid_thw"]
+        seconds = batch["second_per_grid_ts"]
+        assert len(batch["encoded_videos"]) == len(grids) == len(seconds) > 0
+        assert batch["pixel_values_videos"].shape == (int(grids.prod(axis=1).sum()), 1176)
+        assert len(batch["image_grid_thw"]) == 0  # a video corpus: no images
+        row = video = 0
+        cu, cu_padded = batch["cu_seqlens"], batch["cu_seqlens_padded"]
+        for s, index in enumerate(batch["sample_index"]):
+            begin = int(cu_padded[s])
+            ids = tokens[begin:begin + int(cu[s + 1] - cu[s])]
+            n = int((ids == special["video"]).sum())
+            assert n > 0 and int((ids == special["image"]).sum()) == 0
+            # Sample s holds one video: its grid, its tokens, its pixels as the binding gives.
+            ref = mmpt.preprocess_video(reader.media(int(index), 0))
+            assert list(grids[video]) == list(ref["video_grid_thw"])
+            assert n == int(np.prod(ref["video_grid_thw"])) // MERGE ** 2
+            assert seconds[video] == pytest.approx(ref["second_per_grid_ts"], rel=1e-3)
+            patches = ref["pixel_values_videos"].shape[0]
+            np.testing.assert_array_equal(
+                batch["pixel_values_videos"][row:row + patches], ref["pixel_values_videos"])
+            want = rope_index(ids, [], grids[video:video + 1], seconds[video:video + 1], special)
+            np.testing.assert_array_equal(positions[:, begin:begin + len(ids)], want)
+            row += patches
+            video += 1
+            seen += 1
+    assert seen >= 2
+
+
+def test_under_cp2_each_video_is_encoded_once_and_routed(videos):
+    first = batches(videos, cp_size=2, cp_rank=0, steps=1)[0]
+    second = batches(videos, cp_size=2, cp_rank=1, steps=1)[0]
+    items = len(first["image_rows"])
+    assert items > 0 and list(first["image_rows"]) == list(second["image_rows"])
+    encoded = sorted(list(first["encoded_videos"]) + list(second["encoded_videos"]))
+    assert encoded == list(range(items))  # every vision item is a video, encoded once
+    for batch in (first, second):
+        batch["routing"].validate()
+        rows = batch["video_grid_thw"].prod(axis=1).sum() if len(batch["video_grid_thw"]) else 0
+        assert batch["pixel_values_videos"].shape[0] == rows
+    # Every row of every video is consumed somewhere, once.
+    consumed = np.zeros(int(np.asarray(first["image_rows"]).sum()), dtype=int)
+    offsets = np.concatenate([[0], np.cumsum(first["image_rows"])])
+    for consumer, item, row_begin, row_count, _, _ in first["routes"]:
+        consumed[offsets[item] + row_begin:offsets[item] + row_begin + row_count] += 1
+    assert (consumed == 1).all()
