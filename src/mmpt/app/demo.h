@@ -47,7 +47,8 @@ Result<cost::SampleTable> BuiltinProfileCorpus(uint32_t samples, uint64_t seed);
 
 /// Run the demo: when ../shared/data/real is present, synthesize a small corpus with real image
 /// files from it and prepare it (app::BuildDemoDataset), inspect it, read its `.meta` back and
-/// plan it (vanilla beside mmpt, plan::ComparePlanners), then plan the mixed real-data corpus
+/// plan it (vanilla beside mmpt, plan::ComparePlanners), do the same for an omni corpus
+/// (images, video, speech: app::BuildOmniDataset), then plan the mixed real-data corpus
 /// (plan::PretrainingMix); else plan BuiltinProfileCorpus. Simulate the seed's configurations;
 /// write a self-contained HTML report to options.report_path. Returns the text
 /// to print (corpus line, ablation tables with their parameters, the report's path).

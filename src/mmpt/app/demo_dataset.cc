@@ -6,6 +6,24 @@ namespace mmpt::app {
 using namespace mmpt::store;
 using namespace mmpt::corpora;
 
+namespace {
+
+// Prepare `inputs` (path, source name) into `out_dir` as the demo does.
+Result<PrepareReport> PrepareDemo(std::vector<InputSpec> inputs, const std::string& out_dir,
+                                  const DemoDatasetOptions& options) {
+  PrepareOptions prepare;
+  prepare.inputs = std::move(inputs);
+  prepare.out_dir = out_dir;
+  prepare.vision_preset = options.vision_preset;
+  prepare.jobs = options.jobs;
+  prepare.progress = options.progress;
+  prepare.samples_per_shard = 100;
+  MMPT_ASSIGN_OR_RETURN(auto tokenizer, UseTokenizer(options.tokenizer_path, prepare));
+  return Prepare(prepare);
+}
+
+}  // namespace
+
 Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options) {
   if (options.work_dir.empty()) return Status::InvalidArgument("demo dataset: no work_dir");
   DemoDataset demo;
@@ -22,17 +40,27 @@ Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options) {
   synth.image_format = "mix";
   MMPT_ASSIGN_OR_RETURN(demo.mmc4, Synthesize(synth));
 
-  PrepareOptions prepare;
-  prepare.inputs = {{demo.coco.path, "coco"}, {demo.mmc4.path, "mmc4"}};
-  prepare.out_dir = options.work_dir + "/dataset";
-  prepare.vision_preset = options.vision_preset;
-  prepare.jobs = options.jobs;
-  prepare.progress = options.progress;
-  prepare.samples_per_shard = 100;
-  MMPT_ASSIGN_OR_RETURN(auto tokenizer, UseTokenizer(options.tokenizer_path, prepare));
-  MMPT_ASSIGN_OR_RETURN(demo.prepare, Prepare(prepare));
-  demo.dataset_dir = prepare.out_dir;
+  demo.dataset_dir = options.work_dir + "/dataset";
+  MMPT_ASSIGN_OR_RETURN(demo.prepare,
+                        PrepareDemo({{demo.coco.path, "coco"}, {demo.mmc4.path, "mmc4"}},
+                                    demo.dataset_dir, options));
   return demo;
+}
+
+Result<OmniDataset> BuildOmniDataset(const DemoDatasetOptions& options, uint64_t samples) {
+  if (options.work_dir.empty()) return Status::InvalidArgument("omni dataset: no work_dir");
+  OmniDataset omni;
+  SynthOptions synth;
+  synth.out_dir = options.work_dir + "/corpus";
+  synth.profile = "omni";
+  synth.samples = samples;
+  synth.metadata_only = true;
+  synth.jobs = options.jobs;
+  MMPT_ASSIGN_OR_RETURN(omni.synth, Synthesize(synth));
+  omni.dataset_dir = options.work_dir + "/omni-dataset";
+  MMPT_ASSIGN_OR_RETURN(omni.prepare,
+                        PrepareDemo({{omni.synth.path, "omni"}}, omni.dataset_dir, options));
+  return omni;
 }
 
 }  // namespace mmpt::app

@@ -34,4 +34,16 @@ struct DemoDataset {
 /// and Prepare.
 Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options);
 
+/// The omni corpus the demo plans: `samples` records of `mmpt synth --profile omni
+/// --metadata-only` from the real COCO captions and sizes (caption pairs, videos, speech
+/// measured by espeak-ng, documents holding a video; no media files), prepared into
+/// `work_dir`/omni-dataset.
+struct OmniDataset {
+  std::string dataset_dir;
+  corpora::SynthReport synth;
+  store::PrepareReport prepare;
+};
+/// Errors: as BuildDemoDataset.
+Result<OmniDataset> BuildOmniDataset(const DemoDatasetOptions& options, uint64_t samples);
+
 }  // namespace mmpt::app

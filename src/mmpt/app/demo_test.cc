@@ -73,12 +73,16 @@ TEST(DemoSlow, DemoWritesAReportThatRendersInChromium) {
   auto text = RunDemo(options);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   EXPECT_NE(text->find("+ vision DP when CP (by cost, mmpt)"), std::string::npos);
+  // The omni corpus is prepared with every modality and planned with the audio encoder.
+  EXPECT_NE(text->find("omni corpus: synthesized: 1000 samples"), std::string::npos);
+  EXPECT_NE(text->find("audio imbalance max (mean)"), std::string::npos);
+  EXPECT_NE(text->find("video tokens"), std::string::npos);
   // b200 has no measured native-encoder factor: the parameters say so.
   EXPECT_NE(text->find("native_encoder_factor"), std::string::npos);
 
   auto dom = testing_browser::DumpDom(options.report_path, (dir / "profile").string());
   ASSERT_TRUE(dom.ok()) << dom.status().ToString();
-  for (const char* id : {"ablation", "corpus", "load", "cp", "prepared", "parameters"}) {
+  for (const char* id : {"ablation", "corpus", "load", "cp", "prepared", "omni", "parameters"}) {
     EXPECT_NE(dom->find(fmt::format("<section id=\"{}\">", id)), std::string::npos) << id;
   }
   size_t charts = 0;
