@@ -31,33 +31,35 @@ uint32_t Draw(std::mt19937_64& rng, uint32_t lo, uint32_t hi) {
 
 double DrawUnit(std::mt19937_64& rng) { return (rng() >> 11) * 0x1.0p-53; }
 
-// The layout the demo plans its small prepared dataset with (a few hundred samples): short
-// packs and a small cluster, so a few steps use most of it.
-constexpr uint32_t kSmallDatasetSteps = 3;
-plan::PlannerConfig SmallDatasetPlan() {
+// How the demo plans its prepared datasets (a few hundred to a thousand samples): GA 4, one EP
+// group, vanilla packing from small buffers, a few steps, so the steps use most of each.
+constexpr uint32_t kPreparedSteps = 3;
+plan::PlannerConfig PreparedPlan(uint32_t seq_len, uint32_t dp) {
   plan::PlannerConfig config;
-  config.layout.seq_len = 4096;
-  config.layout.dp = 2;
-  config.layout.ep = 2;
+  config.layout.seq_len = seq_len;
+  config.layout.dp = dp;
+  config.layout.ep = dp;
   config.layout.ga = 4;
   config.layout.sync = plan::SyncModel::kMicrostep;
   config.vanilla_buffer = 32;
   return config;
 }
-
-// The omni corpus: its samples, and the layout it is planned with (the seed's EP 8 group, GA 4,
-// a few steps: enough packs to balance, quick to plan).
-constexpr uint64_t kOmniSamples = 1000;
-constexpr uint32_t kOmniSteps = 3;
-plan::PlannerConfig OmniPlan() {
-  plan::PlannerConfig config;
-  config.layout.seq_len = 8192;
-  config.layout.dp = 8;
-  config.layout.ep = 8;
-  config.layout.ga = 4;
-  config.layout.sync = plan::SyncModel::kMicrostep;
-  return config;
+// The `mmpt plan` command that reproduces `planned` (of `dir`, under `config`), and its table.
+std::string PlanText(const std::string& dir, const plan::PlannerConfig& config,
+                     const plan::Comparison& planned, std::string_view audio) {
+  const plan::Layout& layout = config.layout;
+  return fmt::format("mmpt plan {} --seq-len {} --dp {} --ep {} --ga {} --steps {} "
+                     "--vanilla-buffer {}{}\n{}",
+                     dir, layout.seq_len, layout.dp, layout.ep, layout.ga, planned.steps,
+                     config.vanilla_buffer,
+                     audio.empty() ? std::string() : fmt::format(" --audio {}", audio),
+                     plan::FormatComparison(planned));
 }
+// The small COCO + mmc4 sample: short packs, a small cluster.
+plan::PlannerConfig SmallDatasetPlan() { return PreparedPlan(4096, 2); }
+// The omni corpus: the seed's sequence length and EP 8 group.
+constexpr uint64_t kOmniSamples = 1000;
+plan::PlannerConfig OmniPlan() { return PreparedPlan(8192, 8); }
 
 // Images, video and speech: `mmpt synth --profile omni --metadata-only`, prepared, inspected
 // and planned vanilla beside mmpt, with the vision and audio encoders costed apart.
@@ -70,7 +72,7 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
   MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
   MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::ReadPlanningTable(omni.dataset_dir));
   MMPT_ASSIGN_OR_RETURN(plan::Comparison planned,
-                        plan::ComparePlanners(table, model, OmniPlan(), kOmniSteps));
+                        plan::ComparePlanners(table, model, OmniPlan(), kPreparedSteps));
   ReportSection section;
   section.id = "omni";
   section.title = "Omni corpus: images, video and speech";
@@ -83,13 +85,11 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
       "as a cost vector, vanilla beside mmpt (as mmpt plan does).";
   section.preformatted = fmt::format(
       "synthesized: {} samples: {} images, {} videos ({:.0f} s), {} speech clips ({:.0f} s)\n"
-      "{}\nmmpt inspect {}\n{}\n"
-      "mmpt plan {} --seq-len {} --dp {} --ep {} --ga {} --steps {} --audio {}\n{}",
+      "{}\nmmpt inspect {}\n{}\n{}",
       omni.synth.samples, omni.synth.images, omni.synth.videos, omni.synth.video_seconds,
       omni.synth.audio_clips, omni.synth.audio_seconds, omni.prepare.Summary(), omni.dataset_dir,
-      store::RenderInspectText(inspected), omni.dataset_dir, planned.layout.seq_len,
-      planned.layout.dp, planned.layout.ep, planned.layout.ga, planned.steps,
-      model.audio() ? model.audio()->name : "none", plan::FormatComparison(planned));
+      store::RenderInspectText(inspected),
+      PlanText(omni.dataset_dir, OmniPlan(), planned, model.audio() ? model.audio()->name : ""));
   return section;
 }
 
@@ -191,7 +191,7 @@ Result<std::string> RunDemo(const DemoOptions& options) {
     MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
     MMPT_ASSIGN_OR_RETURN(plan::Comparison planned,
                           plan::ComparePlanners(read_back, model, SmallDatasetPlan(),
-                                                kSmallDatasetSteps));
+                                                kPreparedSteps));
     prepared.id = "prepared";
     prepared.title = "Prepared dataset (a real-file sample of the corpus)";
     prepared.intro =
@@ -201,13 +201,11 @@ Result<std::string> RunDemo(const DemoOptions& options) {
         "back without parsing JSON and planned it, vanilla beside mmpt (as mmpt plan does).";
     prepared.preformatted = fmt::format(
         "synthesized: {} COCO caption pairs, {} mmc4 documents, {} images, {:.1f} MB\n"
-        "{}\nmmpt inspect {}\n{}\n"
-        "mmpt plan {} --seq-len {} --dp {} --ep {} --ga {} --steps {}\n{}",
+        "{}\nmmpt inspect {}\n{}\n{}",
         dataset.coco.samples, dataset.mmc4.samples, dataset.coco.images + dataset.mmc4.images,
         (dataset.coco.image_bytes + dataset.mmc4.image_bytes) / 1e6, dataset.prepare.Summary(),
-        dataset.dataset_dir, store::RenderInspectText(inspected), dataset.dataset_dir,
-        planned.layout.seq_len, planned.layout.dp, planned.layout.ep, planned.layout.ga,
-        planned.steps, plan::FormatComparison(planned));
+        dataset.dataset_dir, store::RenderInspectText(inspected),
+        PlanText(dataset.dataset_dir, SmallDatasetPlan(), planned, ""));
     out += "prepared dataset: " + prepared.preformatted + "\n";
     MMPT_ASSIGN_OR_RETURN(omni, OmniSection(options.work_dir, model));
     out += "omni corpus: " + omni.preformatted + "\n";
