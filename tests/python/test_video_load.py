@@ -134,3 +134,23 @@ def test_under_cp2_each_video_is_encoded_once_and_routed(videos):
     for consumer, item, row_begin, row_count, _, _ in first["routes"]:
         consumed[offsets[item] + row_begin:offsets[item] + row_begin + row_count] += 1
     assert (consumed == 1).all()
+
+
+def test_vision_dp_embed_writes_the_video_rows_at_the_video_pads(videos):
+    torch = pytest.importorskip("torch")
+    from mmpt.torch import to_tensors, vision_dp_embed
+    special = special_ids()
+    batch = batches(videos, steps=1)[0]
+    t = to_tensors(batch)
+
+    def encoder(pixels, grid):  # one row per merged token: the mean of its 4 patches
+        return pixels.reshape(-1, MERGE ** 2, pixels.shape[1]).mean(dim=1)[:, :8]
+
+    embeds = torch.zeros(len(t["tokens"]), 8)
+    out = vision_dp_embed(encoder, t["pixel_values"], t["image_grid_thw"], embeds,
+                          batch["routing"], input_ids=t["tokens"],
+                          image_token_id=special["image"], video_token_id=special["video"],
+                          videos=(t["pixel_values_videos"], t["video_grid_thw"],
+                                  batch["encoded_images"], batch["encoded_videos"]))
+    pads = (t["tokens"] == special["video"]).nonzero().reshape(-1)
+    torch.testing.assert_close(out[pads], encoder(t["pixel_values_videos"], None), rtol=0, atol=0)

@@ -55,3 +55,28 @@ def test_bad_calls_raise_with_the_reason():
     cp2 = mmpt.assign_vision(mmpt.split_thd(pack.seq_lengths, 2), pack.images(), "cost")
     with pytest.raises(RuntimeError, match="not initialized"):
         exchange_embeddings(torch.zeros(0, 32), cp2)
+
+
+def test_videos_take_their_place_among_the_vision_items():
+    """A pack's vision items are its images, then its videos; with mbs 2 the micro-step's items
+    interleave (image 0, video 1, image 2): each encoder call's rows go to their items."""
+    from mmpt.routing import RowSegment, VisionRouting
+
+    def encoder(pixels, grid):  # one row per 4 patches (merge 2), its mean, as width 3
+        return pixels.reshape(-1, 4, pixels.shape[1]).mean(dim=(1, 2)).unsqueeze(1).repeat(1, 3)
+
+    image_rows = [1, 2, 1]  # image 0: 4 patches; video 1: 2 grid steps x 4 patches; image 2
+    routing = VisionRouting.create(1, image_rows, [[0, 1, 2]], [[
+        RowSegment(0, 0, 1, 1, 0), RowSegment(1, 0, 2, 3, 0), RowSegment(2, 0, 1, 6, 0)]])
+    images = torch.cat([torch.full((4, 6), 1.0), torch.full((4, 6), 3.0)])
+    video = torch.full((8, 6), 2.0)
+    video[4:] = 2.5
+    embeds = torch.zeros(8, 3)
+    ids = torch.tensor([0, 7, 0, 8, 8, 0, 7, 0])
+    out = vision_dp_embed(encoder, images, torch.tensor([[1, 2, 2], [1, 2, 2]]), embeds, routing,
+                          None, 0, input_ids=ids, image_token_id=7, video_token_id=8,
+                          videos=(video, torch.tensor([[2, 2, 2]]), [0, 2], [1]))
+    assert out[:, 0].tolist() == [0, 1.0, 0, 2.0, 2.5, 0, 3.0, 0]
+    with pytest.raises(ValueError, match="items"):
+        vision_dp_embed(encoder, images, torch.tensor([[1, 2, 2], [1, 2, 2]]), embeds, routing,
+                        None, 0, videos=(video, torch.tensor([[2, 2, 2]]), [0, 1], [2]))

@@ -22,7 +22,7 @@ The collective is ``torch.distributed.all_to_all_single`` with split sizes, whic
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -181,6 +181,30 @@ def _connected_empty(encoder: torch.nn.Module, hidden: int, like: torch.Tensor) 
     return empty + zero.to(empty.dtype)
 
 
+def _images_and_videos(encoder, pixel_values, image_grid_thw, videos, routing,
+                       rank) -> torch.Tensor:
+    """This rank's rows in vision-item order (routing.encoded[rank]): the encoder's rows of its
+    images and of its videos, each item's block put at its item index."""
+    pixel_values_videos, video_grid_thw, encoded_images, encoded_videos = videos
+    blocks = {}
+    for pixels, grids, items in ((pixel_values, image_grid_thw, encoded_images),
+                                 (pixel_values_videos, video_grid_thw, encoded_videos)):
+        items = [int(i) for i in items]
+        if not items:
+            continue
+        rows = encoder(pixels, grids)
+        sizes = [routing.image_rows[i] for i in items]
+        if rows.shape[0] != sum(sizes):
+            raise ValueError(f"vision_dp: the encoder returned {rows.shape[0]} rows for items "
+                             f"{items}, which take {sum(sizes)}")
+        blocks.update(zip(items, torch.split(rows, sizes)))
+    order = sorted(blocks)
+    if order != list(routing.encoded[rank]):
+        raise ValueError(f"vision_dp: rank {rank} encodes items {list(routing.encoded[rank])}, "
+                         f"the batch's images and videos are items {order}")
+    return torch.cat([blocks[i] for i in order])
+
+
 def vision_dp_embed(
     encoder: torch.nn.Module,
     pixel_values: torch.Tensor,
@@ -194,8 +218,11 @@ def vision_dp_embed(
     image_token_id: Optional[int] = None,
     stats: Optional[ExchangeStats] = None,
     requires_grad: Optional[bool] = None,
+    videos: Optional[Tuple[torch.Tensor, torch.Tensor, Sequence[int], Sequence[int]]] = None,
+    video_token_id: Optional[int] = None,
 ) -> torch.Tensor:
-    """Encode this rank's images, exchange, and write the rows into the token embeddings.
+    """Encode this rank's images (and videos), exchange, and write the rows into the token
+    embeddings.
 
     The whole vision-DP step for a Qwen-style model, under any policy (cost, count, naive) and
     at any CP size (`group` None at CP 1), on a batch of ``mmpt.torch.to_tensors``:
@@ -207,11 +234,16 @@ def vision_dp_embed(
 
     `encoder(pixel_values, image_grid_thw)` must return ``[rows, hidden]``: the embeddings of
     this rank's images (``routing.encoded[rank]``, in that order), one row per LLM token, as
-    Qwen2-VL's vision tower does. It is not called on a rank with no images. `inputs_embeds`
+    Qwen2-VL's vision tower does. It is not called on a rank with no images. A batch with
+    videos passes ``videos=(batch["pixel_values_videos"], batch["video_grid_thw"],
+    batch["encoded_images"], batch["encoded_videos"])``: the encoder also runs on the videos
+    (as Qwen2.5-VL's tower does), and each item's rows take its place among the vision items
+    before the exchange. `inputs_embeds`
     is this rank's shard, ``[tokens, hidden]`` or ``[1, tokens, hidden]``; a new tensor is
     returned with the image rows written at the image-pad positions given by the routing.
     When `input_ids` and `image_token_id` are given, those positions are checked against the
-    image-pad tokens of the shard (ValueError if they differ).
+    image-pad tokens of the shard, and the video-pad tokens too with `video_token_id`
+    (ValueError if they differ).
     """
     rank = _group_rank(group, rank, routing)
     batched = inputs_embeds.dim() == 3
@@ -222,10 +254,12 @@ def vision_dp_embed(
         )
     embeds = inputs_embeds[0] if batched else inputs_embeds
     hidden = embeds.shape[-1]
-    if routing.encoded[rank]:
+    if not routing.encoded[rank]:
+        local = _connected_empty(encoder, hidden, embeds)
+    elif videos is None:
         local = encoder(pixel_values, image_grid_thw)
     else:
-        local = _connected_empty(encoder, hidden, embeds)
+        local = _images_and_videos(encoder, pixel_values, image_grid_thw, videos, routing, rank)
     rows, positions = _exchange(local, routing, group, rank, stats, requires_grad)
     if rows.shape[-1] != hidden:
         raise ValueError(f"vision_dp: encoder rows have width {rows.shape[-1]}, not {hidden}")
@@ -235,7 +269,11 @@ def vision_dp_embed(
             f"the shard has {embeds.shape[0]} tokens"
         )
     if input_ids is not None and image_token_id is not None:
-        pads = (input_ids.reshape(-1) == image_token_id).nonzero().reshape(-1)
+        ids = input_ids.reshape(-1)
+        is_pad = ids == image_token_id
+        if video_token_id is not None:
+            is_pad |= ids == video_token_id
+        pads = is_pad.nonzero().reshape(-1)
         pads, where = pads.cpu().tolist(), positions.cpu().tolist()
         if pads != where:
             first = next((a for a, b in zip(pads, where) if a != b), None)
