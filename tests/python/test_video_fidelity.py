@@ -38,15 +38,21 @@ VIDEOS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(VIDEOS))
-def test_video_matches_pyav_pillow_reference(tmp_path, name):
-    if not os.path.exists(DUMP):
-        pytest.skip(f"{DUMP} is not built")
+def make_video(tmp_path, name):
+    """VIDEOS[name] written by the ffmpeg CLI into tmp_path; its path."""
     if shutil.which("ffmpeg") is None:
         pytest.skip("the ffmpeg CLI is not installed")
     path = str(tmp_path / name)
     subprocess.run(["ffmpeg", "-nostdin", "-y", "-loglevel", "error", *VIDEOS[name].split(), path],
                    check=True)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(VIDEOS))
+def test_video_matches_pyav_pillow_reference(tmp_path, name):
+    if not os.path.exists(DUMP):
+        pytest.skip(f"{DUMP} is not built")
+    path = make_video(tmp_path, name)
     out = tmp_path / "out"
     out.mkdir()
     done = subprocess.run([DUMP, path, str(out)], capture_output=True, text=True)
@@ -77,12 +83,7 @@ def test_video_matches_pyav_pillow_reference(tmp_path, name):
 
 def test_python_binding_gives_the_reference_grid_and_pixels(tmp_path):
     mmpt = pytest.importorskip("mmpt")
-    if shutil.which("ffmpeg") is None:
-        pytest.skip("the ffmpeg CLI is not installed")
-    name = "h264_bframes.mp4"
-    path = str(tmp_path / name)
-    subprocess.run(["ffmpeg", "-nostdin", "-y", "-loglevel", "error", *VIDEOS[name].split(), path],
-                   check=True)
+    path = make_video(tmp_path, "h264_bframes.mp4")
     with open(path, "rb") as f:
         out = mmpt.preprocess_video(f.read())
     ref = reference(path)
@@ -101,12 +102,7 @@ def test_odd_widths_convert_without_overrunning_the_frame(tmp_path):
     """libswscale writes whole vectors past a row's end: converting straight into a tight RGB
     buffer corrupted the heap at 350 px, which glibc's checks (MALLOC_CHECK_=3) catch on the
     allocations that follow, in a process of its own."""
-    if shutil.which("ffmpeg") is None:
-        pytest.skip("the ffmpeg CLI is not installed")
-    name = "h264_350x500.mp4"
-    path = str(tmp_path / name)
-    subprocess.run(["ffmpeg", "-nostdin", "-y", "-loglevel", "error", *VIDEOS[name].split(), path],
-                   check=True)
+    path = make_video(tmp_path, "h264_350x500.mp4")
     script = ("import mmpt, sys\n"
               "data = open(sys.argv[1], 'rb').read()\n"
               "for _ in range(3):\n"
