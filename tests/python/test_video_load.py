@@ -154,3 +154,14 @@ def test_vision_dp_embed_writes_the_video_rows_at_the_video_pads(videos):
                                   batch["encoded_images"], batch["encoded_videos"]))
     pads = (t["tokens"] == special["video"]).nonzero().reshape(-1)
     torch.testing.assert_close(out[pads], encoder(t["pixel_values_videos"], None), rtol=0, atol=0)
+
+
+def test_the_memory_bound_counts_the_videos_pixels(videos):
+    """The loader reserves a micro-step's bytes from the plan before building it: the videos'
+    patches count, so what it reserved covers the batch it built."""
+    dataset = mmpt.Dataset(videos)
+    planner = mmpt.Planner(dataset, dp=1, seq_len=8192, ga=1, allow_repeat=True)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, num_threads=1, prefetch=1)
+    batch = next(loader)
+    assert batch["pixel_values_videos"].nbytes > 0
+    assert loader.stats()["peak_bytes_in_flight"] >= batch["pixel_values_videos"].nbytes

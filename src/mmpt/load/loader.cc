@@ -98,6 +98,7 @@ uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) 
     for (const plan::PlannedSequence& seq : plan.Sequences(pack)) {
       tokens += seq.tokens + 2 * plan.layout.cp;
       for (const plan::PlannedImage& image : plan.Images(seq)) patches += image.patches;
+      for (const plan::PlannedVideo& video : plan.Videos(seq)) patches += video.patches;
     }
   }
   const uint64_t token_bytes = tokens / plan.layout.cp * 24;  // ids, labels, mask, 3 positions
