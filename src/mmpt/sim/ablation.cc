@@ -84,14 +84,21 @@ plan::StepPlan DealInPackingOrder(const plan::StepPlan& plan) {
   out.packs.reserve(plan.packs.size());
   out.sequences.reserve(plan.sequences.size());
   out.images.reserve(plan.images.size());
+  out.videos.reserve(plan.videos.size());
+  out.audios.reserve(plan.audios.size());
+  // Append a sequence's items of one kind to `to`, and set its range over them.
+  auto move_items = [](auto items, auto& to, uint32_t& begin, uint32_t& end) {
+    begin = static_cast<uint32_t>(to.size());
+    to.insert(to.end(), items.begin(), items.end());
+    end = static_cast<uint32_t>(to.size());
+  };
   for (uint32_t p : order) {
     plan::PlannedPack pack = plan.packs[p];
     pack.sequence_begin = static_cast<uint32_t>(out.sequences.size());
     for (plan::PlannedSequence seq : plan.Sequences(plan.packs[p])) {
-      const uint32_t image_begin = static_cast<uint32_t>(out.images.size());
-      for (const plan::PlannedImage& image : plan.Images(seq)) out.images.push_back(image);
-      seq.image_begin = image_begin;
-      seq.image_end = static_cast<uint32_t>(out.images.size());
+      move_items(plan.Images(seq), out.images, seq.image_begin, seq.image_end);
+      move_items(plan.Videos(seq), out.videos, seq.video_begin, seq.video_end);
+      move_items(plan.Audios(seq), out.audios, seq.audio_begin, seq.audio_end);
       out.sequences.push_back(seq);
     }
     pack.sequence_end = static_cast<uint32_t>(out.sequences.size());

@@ -86,6 +86,30 @@ TEST(AblationTest, DealInPackingOrderKeepsEveryPack) {
   EXPECT_EQ(DealInPackingOrder(plan).Hash(), dealt.Hash());
 }
 
+// Videos and audio clips move with their sample, as images do.
+TEST(AblationTest, DealInPackingOrderMovesVideosAndAudioWithTheirSamples) {
+  PackSpec small{{1000, 1000}, {{100, 1}}, 1, 4}, large{{1900, 100}, {{100, 1}}, 3, 4};
+  auto plan = MakePlan(TestLayout(), {small, large, small, small});
+  // The 1900-token sample (pack 1's first) holds a video and an audio clip.
+  const size_t holder = plan.packs[1].sequence_begin;
+  for (plan::PlannedSequence& seq : plan.sequences) {
+    seq.video_begin = seq.video_end = seq.audio_begin = seq.audio_end =
+        &seq - plan.sequences.data() > static_cast<ptrdiff_t>(holder) ? 1 : 0;
+  }
+  plan.videos.push_back(plan::PlannedVideo{.frames = 4, .llm_tokens = 50, .token_start = 0});
+  plan.audios.push_back(plan::PlannedAudio{.llm_tokens = 25, .token_start = 60});
+  plan.sequences[holder].video_end = plan.sequences[holder].audio_end = 1;
+  plan::StepPlan dealt = DealInPackingOrder(plan);
+  ASSERT_TRUE(dealt.Validate().ok()) << dealt.Validate().ToString();
+  ASSERT_EQ(dealt.videos.size(), 1u);
+  ASSERT_EQ(dealt.audios.size(), 1u);
+  const plan::PlannedSequence& first = dealt.sequences[0];  // packing order: the 1900 first
+  EXPECT_EQ(first.tokens, 1900u);
+  EXPECT_EQ(dealt.Videos(first).size(), 1u);
+  EXPECT_EQ(dealt.Audios(first).size(), 1u);
+  EXPECT_EQ(dealt.Videos(first)[0].llm_tokens, 50u);
+}
+
 TEST(AblationTest, PropagatesPlanErrors) {
   PlanSource failing = []() -> Result<plan::StepPlan> {
     return Status::InvalidArgument("corpus too small");
