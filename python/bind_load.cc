@@ -37,6 +37,21 @@ auto WithoutGil(Fn&& fn) -> decltype(fn()) {
   return fn();
 }
 
+// Destroys a Loader without the GIL: its destructor joins the worker threads, and a worker may
+// need the GIL to finish (FFmpeg's log callback takes it once PyAV has installed its own, as
+// importing `av` does), so joining while holding it deadlocked.
+struct DeleteWithoutGil {
+  void operator()(load::Loader* loader) const {
+    if (PyGILState_Check()) {
+      py::gil_scoped_release release;
+      delete loader;
+    } else {
+      delete loader;
+    }
+  }
+};
+using LoaderHolder = std::unique_ptr<load::Loader, DeleteWithoutGil>;
+
 // A NumPy array of `data` (shape in elements) kept alive by `owner`, or a fresh empty one.
 template <typename T>
 py::array View(std::span<const T> data, std::vector<py::ssize_t> shape, py::handle owner) {
@@ -454,7 +469,8 @@ void BindLoad(py::module_& m) {
 
   BindReplica(m);
 
-  py::class_<load::Loader>(m, "Loader", "The prefetching loader of one (DP rank, CP rank).")
+  py::class_<load::Loader, LoaderHolder>(m, "Loader",
+                                         "The prefetching loader of one (DP rank, CP rank).")
       .def(py::init([](std::shared_ptr<load::SampleSource> source,
                        std::shared_ptr<load::PlanStream> plans, uint32_t dp_rank,
                        uint32_t cp_rank, uint32_t num_threads, uint32_t prefetch,
@@ -470,10 +486,11 @@ void BindLoad(py::module_& m) {
              options.on_bad_sample = ValueOrThrow(load::ParseBadSamplePolicy(on_bad_sample));
              options.assemble.mrope = mrope;
              if (end_step) options.end_step = *end_step;
-             return ValueOrThrow(WithoutGil([&] {
-               return load::Loader::Start(source, plans->AsFunction(), options,
-                                          {start_step, start_micro_step});
-             }));
+             return LoaderHolder(ValueOrThrow(WithoutGil([&] {
+                                   return load::Loader::Start(source, plans->AsFunction(),
+                                                              options,
+                                                              {start_step, start_micro_step});
+                                 })).release());
            }),
            py::arg("source"), py::arg("plans"), py::arg("dp_rank") = 0, py::arg("cp_rank") = 0,
            py::arg("num_threads") = 2, py::arg("prefetch") = 4,

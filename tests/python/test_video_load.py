@@ -7,6 +7,7 @@ with its time alignment (second_per_grid_ts x tokens_per_second). Under CP 2 eve
 encoded by exactly one rank and its rows are routed like an image's."""
 
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -165,3 +166,22 @@ def test_the_memory_bound_counts_the_videos_pixels(videos):
     batch = next(loader)
     assert batch["pixel_values_videos"].nbytes > 0
     assert loader.stats()["peak_bytes_in_flight"] >= batch["pixel_values_videos"].nbytes
+
+
+def test_a_loader_dropped_mid_video_does_not_deadlock_once_pyav_is_imported(videos):
+    """Importing PyAV installs its FFmpeg log callback, which takes the GIL: a loader whose
+    workers were decoding videos when it was dropped joined them holding the GIL, and hung.
+    In a process of its own, with a timeout."""
+    pytest.importorskip("av")
+    script = ("import sys, av, mmpt\n"
+              "dataset = mmpt.Dataset(sys.argv[1])\n"
+              "planner = mmpt.Planner(dataset, dp=1, seq_len=8192, ga=4, allow_repeat=True)\n"
+              "for _ in range(3):\n"
+              "    loader = mmpt.Loader(dataset, planner, dp_rank=0, prefetch=4)\n"
+              "    next(loader)\n"
+              "    del loader\n"
+              "print('done')\n")
+    done = subprocess.run([sys.executable, "-c", script, videos], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "done"
