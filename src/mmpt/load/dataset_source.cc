@@ -223,18 +223,20 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
       planned_tokens = planned.image->llm_tokens;
       planned_start = planned.image->token_start;
     } else {
-      // The sampling the plan costed (cost::CostVideo), from the same .meta fields.
+      // The plan decided the sampling (frames, frame size: media::SampleVideo through
+      // cost::CostVideo); the seconds per grid step follow from it as qwen-vl-utils computes
+      // them (temporal patch / (sampled frames / total frames × fps)).
       if (!video_.ok()) return context(video_.status().WithContext(media_name(k)));
+      const plan::PlannedVideo& v = *planned.video;
       const store::MediaMeta& m = media[k];
-      Result<media::VideoSampling> sampling = media::SampleVideo(
-          m.frames, m.fps_milli / 1000.0, m.height, m.width, video_->sampling);
-      if (!sampling.ok()) return context(sampling.status().WithContext(media_name(k)));
       const uint32_t temporal = options_.preprocess.patch.temporal_patch_size;
       r.video = true;
-      r.grid_t = static_cast<uint32_t>(sampling->frame_indices.size()) / temporal;
-      r.grid_h = sampling->size.height / patch;
-      r.grid_w = sampling->size.width / patch;
-      r.second_per_grid_t = static_cast<float>(temporal / sampling->sample_fps);
+      r.grid_t = v.frames / temporal;
+      r.grid_h = v.resized_height / patch;
+      r.grid_w = v.resized_width / patch;
+      const double sample_fps =
+          v.frames / std::max(static_cast<double>(m.frames), 1e-6) * (m.fps_milli / 1000.0);
+      r.second_per_grid_t = static_cast<float>(temporal / sample_fps);
       planned_tokens = planned.video->llm_tokens;
       planned_start = planned.video->token_start;
     }

@@ -60,9 +60,9 @@ struct SourceReads {
 /// markers, so the ids are those of Hugging Face's processor for the same conversation or
 /// document, and the rendered length is exactly what the planner counted from `.meta`: text
 /// tokens (cut from the end when the plan truncated the sample) plus the media's LLM tokens.
-/// A video is sampled by the rule the plan costed it with (cost::VideoRuleOf, from `.meta`'s
-/// frames, rate and size) and preprocessed by media::PreprocessVideo; audio is refused (not
-/// loaded yet). Errors name the
+/// A video takes the frames and frame size the plan gave it (PlannedVideo) and is preprocessed
+/// by media::PreprocessVideo, which must decode it to that grid; audio is refused (not loaded
+/// yet). Errors name the
 /// sample's shard line ("DIR/coco/00000.jsonl:12"), its key and the media path.
 ///
 /// Samples are named as the planner names them (store::PlanningTable): source s is
