@@ -24,7 +24,7 @@
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/load/replica.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/store/vision_preset.h"
+#include "mmpt/store/dataset_preset.h"
 
 namespace mmpt::python {
 namespace {
@@ -102,15 +102,27 @@ py::dict ViewToDict(const load::BatchView& v, uint32_t fields, py::handle owner)
         View(v.video_grid_thw, {static_cast<py::ssize_t>(v.video_grid_thw.size() / 3), 3}, owner);
     d["second_per_grid_ts"] = View1(v.second_per_grid_ts, owner);
     d["encoded_videos"] = View1(v.encoded_videos, owner);
+    const auto clips = static_cast<py::ssize_t>(v.encoded_audios.size());
+    const auto frames = static_cast<py::ssize_t>(scalars.feature_frames);
+    d["input_features"] = View(
+        v.input_features, {clips, static_cast<py::ssize_t>(scalars.mel_bins), frames}, owner);
+    d["feature_attention_mask"] = View(v.feature_attention_mask, {clips, frames}, owner);
+    d["encoded_audios"] = View1(v.encoded_audios, owner);
   }
   if (has(load::kRoutingField)) {
     d["image_rows"] = View1(v.image_rows, owner);
     d["image_encoder"] = View1(v.image_encoder, owner);
     // RouteSegment is six int32 fields with no padding: a [segments, 6] view.
     static_assert(sizeof(load::RouteSegment) == 6 * sizeof(int32_t));
-    d["routes"] = View(std::span<const int32_t>(
-                           reinterpret_cast<const int32_t*>(v.routes.data()), v.routes.size() * 6),
-                       {static_cast<py::ssize_t>(v.routes.size()), py::ssize_t{6}}, owner);
+    auto segments = [&](std::span<const load::RouteSegment> routes) {
+      return View(std::span<const int32_t>(reinterpret_cast<const int32_t*>(routes.data()),
+                                           routes.size() * 6),
+                  {static_cast<py::ssize_t>(routes.size()), py::ssize_t{6}}, owner);
+    };
+    d["routes"] = segments(v.routes);
+    d["audio_rows"] = View1(v.audio_rows, owner);
+    d["audio_encoder"] = View1(v.audio_encoder, owner);
+    d["audio_routes"] = segments(v.audio_routes);
   }
   d["sample_source"] = View1(v.sample_source, owner);
   d["sample_index"] = View1(v.sample_index, owner);
@@ -412,6 +424,7 @@ void BindLoad(py::module_& m) {
              return ValueOrThrow(WithoutGil([&]() -> Result<std::shared_ptr<load::PlanStream>> {
                MMPT_ASSIGN_OR_RETURN(config.vision,
                                      store::DatasetVisionPreset(dataset_dir, vision));
+               MMPT_ASSIGN_OR_RETURN(config.audio, store::DatasetAudioPreset(dataset_dir, ""));
                MMPT_ASSIGN_OR_RETURN(cost::SampleTable table,
                                      store::ReadPlanningTable(dataset_dir));
                return load::PlanStream::Create(std::move(table), config);

@@ -14,6 +14,7 @@
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/merge.h"
 #include "mmpt/store/prepare.h"
+#include "mmpt/store/sample.h"
 
 namespace mmpt::python {
 namespace {
@@ -32,7 +33,7 @@ void BindStore(py::module_& m) {
       "prepare",
       [](const std::vector<std::pair<std::string, std::string>>& inputs,
          const std::string& out_dir, const std::string& vision_preset,
-         uint64_t samples_per_shard, size_t jobs, const std::string& on_error,
+         const std::string& audio_preset, uint64_t samples_per_shard, size_t jobs, const std::string& on_error,
          const std::string& tokenizer_path, const std::string& chat_template,
          uint64_t max_decode_pixels) {
         store::PrepareOptions options;
@@ -41,6 +42,7 @@ void BindStore(py::module_& m) {
         for (const auto& [source, path] : inputs) options.inputs.push_back({path, source});
         options.out_dir = out_dir;
         options.vision_preset = vision_preset;
+        options.audio_preset = audio_preset;
         options.samples_per_shard = samples_per_shard;
         options.jobs = jobs;
         options.on_error = ValueOrThrow(store::ParseErrorPolicy(on_error));
@@ -64,6 +66,7 @@ void BindStore(py::module_& m) {
         return out;
       },
       py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision_preset") = std::string(cost::Defaults::kVision),
+      py::arg("audio_preset") = std::string(cost::Defaults::kAudio),
       py::arg("samples_per_shard") = 1000, py::arg("jobs") = 0, py::arg("on_error") = "skip",
       py::arg("tokenizer") = "", py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
       py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
@@ -103,18 +106,30 @@ void BindStore(py::module_& m) {
           "sample_meta",
           [](const store::Dataset& d, uint64_t i) {
             CheckIndex(d, i);
-            py::list images;
+            py::list images, items;
             for (const store::MediaMeta& media : d.media_meta(i)) {
               images.append(py::make_tuple(media.width, media.height));
+              py::dict item;
+              item["kind"] = store::MediaKindName(media.kind);
+              item["width"] = media.width;
+              item["height"] = media.height;
+              item["duration_ms"] = media.duration_ms;
+              item["frames"] = media.frames;
+              item["fps_milli"] = media.fps_milli;
+              item["sample_rate_hz"] = media.sample_rate_hz;
+              items.append(item);
             }
             py::dict out;
             out["source"] = d.sources()[d.source_of(i)];
             out["text_tokens"] = d.meta(i).text_tokens;
             out["images"] = images;
+            out["media"] = items;
             return out;
           },
           py::arg("i"),
-          "Planning facts of sample `i`: source, text_tokens, images [(width, height)].")
+          "Planning facts of sample `i`: source, text_tokens, images [(width, height)] (every "
+          "media item's), and media [{kind, width, height, duration_ms, frames, fps_milli, "
+          "sample_rate_hz}] (.meta's fields).")
       .def(
           "tokens",
           [](py::object self, uint64_t i) {

@@ -16,7 +16,13 @@ images this CP rank encodes), ``image_grid_thw`` ([images, 3]), the videos it en
 images then its videos: who encodes each, which rows go to which token positions of which CP
 rank; at CP 1 every item is this rank's) and the arrays it is read from (``encoded_images``,
 ``encoded_videos``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer,
-item, row_begin, row_count, local_offset, source_rank), ``sample_source`` / ``sample_index``,
+item, row_begin, row_count, local_offset, source_rank), the audio clips it encodes as Qwen2-Audio
+and Qwen2.5-Omni take them (``input_features`` [clips, mel bins, frames] log-mel and
+``feature_attention_mask`` [clips, frames]: padded to the audio preset's window when its encoder
+runs over all of it, else to the longest clip; audio tokens take text positions) with
+``audio_routing`` (the same form, over the micro-step's clips pack by pack) and its arrays
+(``encoded_audios``, ``audio_rows``, ``audio_encoder``, ``audio_routes``),
+``sample_source`` / ``sample_index``,
 ``dropped`` (samples left out under ``on_bad_sample="drop"``, with the reason), ``step``,
 ``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size``, ``plan_hash`` and ``num_tokens`` (T).
 Under TP or PP with one load per replica (``Loader(rank=...)``), a rank's batch holds only
@@ -258,6 +264,7 @@ class Loader:
             self._exchange.consumed(step)
         if "routes" in batch:
             batch["routing"] = VisionRouting.from_batch(batch)
+            batch["audio_routing"] = VisionRouting.from_batch(batch, "audio")
         return batch
 
     def _load(self) -> Optional[Dict[str, Any]]:

@@ -119,12 +119,17 @@ class VisionRouting:
                                     consumed, policy)
 
     @staticmethod
-    def from_batch(batch) -> "VisionRouting":
-        """The routing of a batch dict from ``mmpt.Loader`` (keys ``cp_size``, ``image_rows``,
-        ``image_encoder``, ``routes``), at any CP size; the loader puts it in every batch as
-        ``batch["routing"]``."""
-        return VisionRouting.from_arrays(int(batch["cp_size"]), batch["image_rows"],
-                                         batch["image_encoder"], batch["routes"], "")
+    def from_batch(batch, kind: str = "vision") -> "VisionRouting":
+        """The routing of a batch dict from ``mmpt.Loader``, at any CP size: of its vision
+        items (keys ``cp_size``, ``image_rows``, ``image_encoder``, ``routes``), which the loader
+        puts in every batch as ``batch["routing"]``, or with ``kind="audio"`` of its audio clips
+        (``audio_rows``, ``audio_encoder``, ``audio_routes``; ``batch["audio_routing"]``)."""
+        if kind not in ("vision", "audio"):
+            raise ValueError(f"routing kind {kind!r}: expected 'vision' or 'audio'")
+        prefix = "image" if kind == "vision" else "audio"
+        routes = "routes" if kind == "vision" else "audio_routes"
+        return VisionRouting.from_arrays(int(batch["cp_size"]), batch[f"{prefix}_rows"],
+                                         batch[f"{prefix}_encoder"], batch[routes], "")
 
     def to_arrays(self):
         """(image_rows, image_encoder, routes): the inverse of :meth:`from_arrays`, in the

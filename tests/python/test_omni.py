@@ -1,7 +1,7 @@
-"""An omni corpus (images, video, speech) as a user meets it today: synthesized, prepared,
-inspected with tokens per modality, planned, and loaded: images and videos go into batches,
-audio is refused by the loader with a clear error (not put into batches yet), or dropped sample
-by sample under on_bad_sample="drop"."""
+"""An omni corpus (images, video, speech) as a user meets it: synthesized, prepared through
+Qwen2.5-Omni's chat template and tokenizer, inspected with tokens per modality, planned with the
+vision and audio encoders costed apart, and loaded: images, videos and speech all reach the
+batches."""
 
 import json
 import subprocess
@@ -22,7 +22,9 @@ def omni(tmp_path_factory):
         return done.stdout
     run("synth", "--profile", "omni", "--source", load_corpus.REAL_COCO, "--samples", "8",
         "--min-duration", "1", "--max-duration", "2", "--out", "raw")
-    run("prepare", "raw/omni.jsonl", "--out", "ds")
+    omni = ["--chat-template", "qwen_omni", "--tokenizer", "raw/omni.tokenizer.json"]
+    run("prepare", "raw/omni.jsonl", "--out", "ds", *omni)
+    run("prepare", "raw/omni.jsonl", "--out", "ds-whisper", "--audio", "whisper-large-v3", *omni)
     return work, run
 
 
@@ -41,19 +43,16 @@ def test_inspect_counts_tokens_and_seconds_per_modality(omni):
                                          source["audio_tokens"]["total"])
 
 
-def test_the_plan_places_every_kind_and_the_loader_says_what_it_cannot_load(omni):
+def test_the_plan_places_every_kind_and_the_loader_loads_them(omni):
     work, _ = omni
     dataset = mmpt.Dataset(str(work / "ds"))
     planner = mmpt.Planner(dataset, dp=1, seq_len=4096, allow_repeat=True)
-    with pytest.raises(mmpt.InvalidArgumentError, match=r"audio 0 \('audio/.*'\) is not loaded"):
-        for _ in mmpt.Loader(dataset, planner, dp_rank=0, steps=4):
-            pass
-    loaded = list(mmpt.Loader(dataset, planner, dp_rank=0, on_bad_sample="drop", steps=4))
-    reasons = [d["reason"] for batch in loaded for d in batch["dropped"]]
-    assert reasons and all("audio" in r and "is not loaded" in r for r in reasons), reasons
-    # The image, video and text samples are kept: images and videos both reach the batches.
+    loaded = list(mmpt.Loader(dataset, planner, dp_rank=0, steps=4))
+    assert not any(batch["dropped"] for batch in loaded)
+    # Images, videos and speech all reach the batches.
     assert sum(len(b["encoded_images"]) for b in loaded) > 0
     assert sum(len(b["encoded_videos"]) for b in loaded) > 0
+    assert sum(len(b["encoded_audios"]) for b in loaded) > 0
 
 
 def test_plan_reports_the_audio_encoder_under_the_preset_asked(omni):
@@ -63,6 +62,6 @@ def test_plan_reports_the_audio_encoder_under_the_preset_asked(omni):
     omni_seconds = json.loads(run(*plan, "--json"))["mmpt"]["audio_seconds"]
     # Whisper-large-v3 encodes the whole 30 s window whatever the clip; Qwen2.5-Omni only the
     # clip's frames (a few seconds here).
-    whisper_seconds = json.loads(run(*plan, "--json", "--audio", "whisper-large-v3"))["mmpt"][
-        "audio_seconds"]
+    plan[1] = "ds-whisper"  # prepared under the Whisper preset: its mmpt.json records it
+    whisper_seconds = json.loads(run(*plan, "--json"))["mmpt"]["audio_seconds"]
     assert 0 < omni_seconds < whisper_seconds

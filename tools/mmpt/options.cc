@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "mmpt/store/vision_preset.h"
+#include "mmpt/store/dataset_preset.h"
 
 namespace mmpt::cli {
 
@@ -36,8 +36,10 @@ void PresetOptions::Add(CLI::App& app) {
   app.add_option("--llm", llm, "LLM preset (presets/llm)")->capture_default_str();
   app.add_option("--hardware", hardware, "Hardware preset (presets/hardware)")
       ->capture_default_str();
-  app.add_option("--audio", audio, "Audio encoder preset (presets/audio), for audio clips")
-      ->capture_default_str();
+  app.add_option("--audio", audio,
+                 fmt::format("Audio encoder preset (presets/audio), for audio clips; default: "
+                             "the one a prepared dataset's mmpt.json records, else {}",
+                             cost::Defaults::kAudio));
 }
 
 Result<std::string> PresetOptions::VisionFor(const std::string& input) const {
@@ -50,7 +52,12 @@ Result<std::string> PresetOptions::VisionFor(const std::string& input) const {
 
 Result<cost::CostModel> PresetOptions::CostModelFor(const std::string& input) const {
   MMPT_ASSIGN_OR_RETURN(std::string chosen, VisionFor(input));
-  return cost::CostModel::FromPresets(chosen, llm, hardware, audio);
+  std::error_code ec;
+  std::string audio_chosen = audio.empty() ? std::string(cost::Defaults::kAudio) : audio;
+  if (!input.empty() && std::filesystem::is_directory(input, ec)) {
+    MMPT_ASSIGN_OR_RETURN(audio_chosen, store::DatasetAudioPreset(input, audio));
+  }
+  return cost::CostModel::FromPresets(chosen, llm, hardware, audio_chosen);
 }
 
 void AddAllowRepeat(CLI::App& app, bool* allow_repeat) {

@@ -27,13 +27,14 @@ struct LayoutOptions {
   Result<plan::Layout> Get() const;
 };
 
-/// `--vision --llm --hardware`: the cost presets. The vision preset of a prepared dataset is
-/// the one its manifest records, and a different --vision is an error naming both.
+/// `--vision --llm --hardware --audio`: the cost presets. The vision and audio presets of a
+/// prepared dataset are the ones its manifest records, and a different one is an error naming
+/// both.
 struct PresetOptions {
   std::string vision;  // empty: the dataset's, else cost::Defaults::kVision
   std::string llm{cost::Defaults::kLlm};
   std::string hardware{cost::Defaults::kHardware};
-  std::string audio{cost::Defaults::kAudio};
+  std::string audio;   // empty: the dataset's, else cost::Defaults::kAudio
 
   /// Declare the options on `app`.
   void Add(CLI::App& app);
@@ -41,8 +42,9 @@ struct PresetOptions {
   /// store::DatasetVisionPreset; for anything else (metadata JSONL, a built-in corpus: ""),
   /// --vision or the default. Errors: those of store::DatasetVisionPreset.
   Result<std::string> VisionFor(const std::string& input) const;
-  /// The cost model of VisionFor(input), --llm and --hardware. Errors: those of VisionFor and
-  /// cost::CostModel::FromPresets.
+  /// The cost model of VisionFor(input), --llm, --hardware and the audio preset (a dataset's,
+  /// as store::DatasetAudioPreset, else --audio or the default). Errors: those of VisionFor,
+  /// store::DatasetAudioPreset and cost::CostModel::FromPresets.
   Result<cost::CostModel> CostModelFor(const std::string& input) const;
 };
 

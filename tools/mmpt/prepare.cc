@@ -17,6 +17,7 @@ struct PrepareArgs {
   std::string tokenizer;
   std::string media_root;
   std::string vision{cost::Defaults::kVision};
+  std::string audio{cost::Defaults::kAudio};
   std::string chat_template{cost::Defaults::kChatTemplate};
   uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
   std::string format = "auto";
@@ -53,6 +54,7 @@ Status Run(const PrepareArgs& args) {
   options.out_dir = args.out;
   options.media_root = args.media_root;
   options.vision_preset = args.vision;
+  options.audio_preset = args.audio;
   options.chat_template = args.chat_template;
   options.max_decode_pixels = args.max_decode_pixels;
   options.samples_per_shard = args.samples_per_shard;
@@ -95,6 +97,9 @@ Command PrepareCommand() {
         app.add_option("--media-root", args->media_root,
                        "Directory media paths are relative to (default: each input's directory)");
         app.add_option("--vision", args->vision, "Vision preset images are checked against")
+            ->capture_default_str();
+        app.add_option("--audio", args->audio,
+                       "Audio encoder preset (presets/audio) speech is planned and loaded with")
             ->capture_default_str();
         app.add_option("--chat-template", args->chat_template,
                        "Chat template every sample is rendered through (presets/chat name or a "

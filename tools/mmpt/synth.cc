@@ -30,7 +30,8 @@ Status Run(SynthArgs args) {
                                   {"audio_clips", report.audio_clips},
                                   {"audio_bytes", report.audio_bytes},
                                   {"audio_seconds", report.audio_seconds},
-                                  {"sizes_drawn", report.sizes_drawn}};
+                                  {"sizes_drawn", report.sizes_drawn},
+                                  {"tokenizer", report.tokenizer}};
     std::printf("%s\n", out.dump(2).c_str());
     return Status::OK();
   }
@@ -51,6 +52,9 @@ Status Run(SynthArgs args) {
     std::printf("  %llu speech clips, %.1f s (%llu bytes)\n",
                 static_cast<unsigned long long>(report.audio_clips), report.audio_seconds,
                 static_cast<unsigned long long>(report.audio_bytes));
+    std::printf("  %s: Qwen2.5-Omni's tokenizer, for the speech: prepare with --chat-template "
+                "qwen_omni --tokenizer %s\n",
+                report.tokenizer.c_str(), report.tokenizer.c_str());
   }
   return Status::OK();
 }

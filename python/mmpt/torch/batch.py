@@ -51,6 +51,8 @@ def megatron_batch(batch: Dict[str, Any], device: Any = None) -> Dict[str, Any]:
         "pixel_values_videos": t.get("pixel_values_videos"),
         "video_grid_thw": t.get("video_grid_thw"),
         "second_per_grid_ts": t.get("second_per_grid_ts"),
+        "input_features": t.get("input_features"),
+        "feature_attention_mask": t.get("feature_attention_mask"),
         "packed_seq_params": {
             "qkv_format": "thd",
             "cu_seqlens_q": cu,

@@ -246,20 +246,74 @@ def vision_dp_embed(
     (ValueError if they differ).
     """
     rank = _group_rank(group, rank, routing)
-    batched = inputs_embeds.dim() == 3
-    if batched and inputs_embeds.shape[0] != 1:
-        raise ValueError(
-            f"vision_dp: inputs_embeds must be [tokens, hidden] or [1, tokens, hidden] (THD), "
-            f"got {tuple(inputs_embeds.shape)}"
-        )
-    embeds = inputs_embeds[0] if batched else inputs_embeds
-    hidden = embeds.shape[-1]
+    embeds = _flat_embeds(inputs_embeds)
     if not routing.encoded[rank]:
-        local = _connected_empty(encoder, hidden, embeds)
+        local = _connected_empty(encoder, embeds.shape[-1], embeds)
     elif videos is None:
         local = encoder(pixel_values, image_grid_thw)
     else:
         local = _images_and_videos(encoder, pixel_values, image_grid_thw, videos, routing, rank)
+    pad_ids = [i for i in (image_token_id, video_token_id) if i is not None]
+    return _place_rows(local, inputs_embeds, routing, group, rank, stats, requires_grad,
+                       input_ids if image_token_id is not None else None, pad_ids, "image")
+
+
+def audio_dp_embed(
+    encoder: torch.nn.Module,
+    input_features: torch.Tensor,
+    feature_attention_mask: torch.Tensor,
+    inputs_embeds: torch.Tensor,
+    routing: VisionRouting,
+    group=None,
+    rank: Optional[int] = None,
+    *,
+    input_ids: Optional[torch.Tensor] = None,
+    audio_token_id: Optional[int] = None,
+    stats: Optional[ExchangeStats] = None,
+    requires_grad: Optional[bool] = None,
+) -> torch.Tensor:
+    """Encode this rank's audio clips, exchange, and write the rows into the token embeddings:
+    :func:`vision_dp_embed` for the audio encoder (Qwen2-Audio, Qwen2.5-Omni), with the batch's
+    ``input_features``, ``feature_attention_mask`` and ``audio_routing``.
+
+    `encoder(input_features, feature_attention_mask)` must return ``[rows, hidden]``: the
+    embeddings of this rank's clips (``routing.encoded[rank]``, in that order), one row per
+    audio token, as the models' audio towers do after pooling and projection. It is not called
+    on a rank with no clips. With `input_ids` and `audio_token_id` the positions are checked
+    against the shard's audio-pad tokens.
+    """
+    rank = _group_rank(group, rank, routing)
+    embeds = _flat_embeds(inputs_embeds)
+    if not routing.encoded[rank]:
+        local = _connected_empty(encoder, embeds.shape[-1], embeds)
+    else:
+        local = encoder(input_features, feature_attention_mask)
+        want = sum(routing.image_rows[i] for i in routing.encoded[rank])
+        if local.shape[0] != want:
+            raise ValueError(f"audio_dp: the encoder returned {local.shape[0]} rows for clips "
+                             f"{list(routing.encoded[rank])}, which take {want}")
+    pad_ids = [] if audio_token_id is None else [audio_token_id]
+    return _place_rows(local, inputs_embeds, routing, group, rank, stats, requires_grad,
+                       input_ids, pad_ids, "audio")
+
+
+def _flat_embeds(inputs_embeds: torch.Tensor) -> torch.Tensor:
+    """[tokens, hidden] of a [tokens, hidden] or [1, tokens, hidden] (THD) shard."""
+    if inputs_embeds.dim() == 3 and inputs_embeds.shape[0] != 1:
+        raise ValueError(
+            f"vision_dp: inputs_embeds must be [tokens, hidden] or [1, tokens, hidden] (THD), "
+            f"got {tuple(inputs_embeds.shape)}"
+        )
+    return inputs_embeds[0] if inputs_embeds.dim() == 3 else inputs_embeds
+
+
+def _place_rows(local, inputs_embeds, routing, group, rank, stats, requires_grad, input_ids,
+                pad_ids, what) -> torch.Tensor:
+    """Exchange `local` (this rank's encoded rows) and write the consumed rows into a copy of
+    `inputs_embeds` at the routing's positions, checked against the `pad_ids` tokens of
+    `input_ids` when both are given."""
+    embeds = _flat_embeds(inputs_embeds)
+    hidden = embeds.shape[-1]
     rows, positions = _exchange(local, routing, group, rank, stats, requires_grad)
     if rows.shape[-1] != hidden:
         raise ValueError(f"vision_dp: encoder rows have width {rows.shape[-1]}, not {hidden}")
@@ -268,11 +322,11 @@ def vision_dp_embed(
             f"vision_dp: the routing places a row at local token {int(positions.max())} but "
             f"the shard has {embeds.shape[0]} tokens"
         )
-    if input_ids is not None and image_token_id is not None:
+    if input_ids is not None and pad_ids:
         ids = input_ids.reshape(-1)
-        is_pad = ids == image_token_id
-        if video_token_id is not None:
-            is_pad |= ids == video_token_id
+        is_pad = torch.zeros_like(ids, dtype=torch.bool)
+        for pad_id in pad_ids:
+            is_pad |= ids == pad_id
         pads = is_pad.nonzero().reshape(-1)
         pads, where = pads.cpu().tolist(), positions.cpu().tolist()
         if pads != where:
@@ -280,8 +334,8 @@ def vision_dp_embed(
             if first is None:
                 first = (pads if len(pads) > len(where) else where)[min(len(pads), len(where))]
             raise ValueError(
-                f"vision_dp: rank {rank}'s shard has {len(pads)} image-pad tokens, the routing "
+                f"vision_dp: rank {rank}'s shard has {len(pads)} {what}-pad tokens, the routing "
                 f"places {len(where)} rows; they first differ at local token {first}"
             )
     out = embeds.index_copy(0, positions, rows.to(embeds.dtype))
-    return out.unsqueeze(0) if batched else out
+    return out.unsqueeze(0) if inputs_embeds.dim() == 3 else out

@@ -79,8 +79,8 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
   section.intro =
       "mmpt synth --profile omni --metadata-only described caption pairs, videos (COCO image "
       "sizes, drawn frame rates and lengths), speech (COCO captions spoken by espeak-ng, "
-      "measured) and documents holding a video, without writing the media; mmpt prepare counted "
-      "their tokens (video by qwen-vl-utils' frame sampling, speech by the audio encoder's "
+      "measured) and documents holding a video, without writing the media; mmpt prepare "
+      "rendered them through Qwen2.5-Omni's chat template and tokenizer and counted their tokens (video by qwen-vl-utils' frame sampling, speech by the audio encoder's "
       "tokens a second); the planner balanced the vision encoder, the audio encoder and the LLM "
       "as a cost vector, vanilla beside mmpt (as mmpt plan does).";
   section.preformatted = fmt::format(

@@ -8,17 +8,23 @@ using namespace mmpt::corpora;
 
 namespace {
 
-// Prepare `inputs` (path, source name) into `out_dir` as the demo does.
+// Prepare `inputs` (path, source name) into `out_dir` as the demo does, through `chat_template`
+// with `tokenizer` ("": the options').
 Result<PrepareReport> PrepareDemo(std::vector<InputSpec> inputs, const std::string& out_dir,
-                                  const DemoDatasetOptions& options) {
+                                  const DemoDatasetOptions& options,
+                                  std::string_view chat_template = cost::Defaults::kChatTemplate,
+                                  const std::string& tokenizer = "") {
   PrepareOptions prepare;
+  prepare.chat_template = chat_template;
   prepare.inputs = std::move(inputs);
   prepare.out_dir = out_dir;
   prepare.vision_preset = options.vision_preset;
   prepare.jobs = options.jobs;
   prepare.progress = options.progress;
   prepare.samples_per_shard = 100;
-  MMPT_ASSIGN_OR_RETURN(auto tokenizer, UseTokenizer(options.tokenizer_path, prepare));
+  MMPT_ASSIGN_OR_RETURN(auto loaded, UseTokenizer(tokenizer.empty() ? options.tokenizer_path
+                                                                    : tokenizer,
+                                                  prepare));
   return Prepare(prepare);
 }
 
@@ -58,8 +64,10 @@ Result<OmniDataset> BuildOmniDataset(const DemoDatasetOptions& options, uint64_t
   synth.jobs = options.jobs;
   MMPT_ASSIGN_OR_RETURN(omni.synth, Synthesize(synth));
   omni.dataset_dir = options.work_dir + "/omni-dataset";
+  // Speech renders through Qwen2.5-Omni's template and tokenizer (synth writes the latter).
   MMPT_ASSIGN_OR_RETURN(omni.prepare,
-                        PrepareDemo({{omni.synth.path, "omni"}}, omni.dataset_dir, options));
+                        PrepareDemo({{omni.synth.path, "omni"}}, omni.dataset_dir, options,
+                                    "qwen_omni", omni.synth.tokenizer));
   return omni;
 }
 

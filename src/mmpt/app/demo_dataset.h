@@ -37,7 +37,8 @@ Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options);
 /// The omni corpus the demo plans: `samples` records of `mmpt synth --profile omni
 /// --metadata-only` from the real COCO captions and sizes (caption pairs, videos, speech
 /// measured by espeak-ng, documents holding a video; no media files), prepared into
-/// `work_dir`/omni-dataset.
+/// `work_dir`/omni-dataset through the qwen_omni chat template with the Qwen2.5-Omni tokenizer
+/// synth writes beside the corpus (the default tokenizer has no audio tokens).
 struct OmniDataset {
   std::string dataset_dir;
   corpora::SynthReport synth;

@@ -13,8 +13,10 @@
 #include "mmpt/core/thread_pool.h"
 #include "mmpt/corpora/av_synth.h"
 #include "mmpt/corpora/image_synth.h"
+#include "mmpt/corpora/omni_tokenizer.h"
 #include "mmpt/store/shard_writer.h"
 #include "mmpt/store/webdataset.h"
+#include "mmpt/text/tokenizer.h"
 #include "mmpt/corpora/real_data.h"
 
 namespace mmpt::corpora {
@@ -594,6 +596,11 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   report.path = (fs::path(options.out_dir) / (name + (wds ? ".tar" : ".jsonl"))).string();
   MMPT_RETURN_IF_ERROR(WriteFileAtomic(report.path, out));
   report.samples = docs.size();
+  if (report.audio_clips > 0) {
+    MMPT_ASSIGN_OR_RETURN(const std::string base, text::FindTokenizer());
+    report.tokenizer = (fs::path(options.out_dir) / (name + ".tokenizer.json")).string();
+    MMPT_RETURN_IF_ERROR(WriteOmniTokenizer(base, report.tokenizer));
+  }
   return report;
 }
 

@@ -70,6 +70,9 @@ struct SynthReport {
   double audio_seconds = 0;
   bool sizes_drawn = false;  // image sizes are not the images' own: drawn (tiny) or a seeded
                              // COCO image's (mmc4)
+  /// A corpus with speech: <name>.tokenizer.json beside it, Qwen2.5-Omni's tokenizer made from
+  /// the default one (omni_tokenizer.h), to prepare it with the qwen_omni template; else "".
+  std::string tokenizer;
 };
 
 /// Write the corpus. Same options, same bytes. Errors: NotFound (source file), Corrupt (a

@@ -23,6 +23,7 @@ Result<AudioCost> CostAudio(const AudioConfig& c, uint32_t duration_ms, uint32_t
   // The clip's samples at the feature rate; a frame counts when it starts inside the clip
   // (LogMelExtractor's mask).
   const uint64_t samples = (uint64_t{duration_ms} * c.log_mel.sample_rate + 999) / 1000;
+  cost.samples = static_cast<uint32_t>(samples);
   const uint64_t window = c.log_mel.Frames();
   cost.valid_frames =
       static_cast<uint32_t>(std::min<uint64_t>(window, (samples + c.log_mel.hop - 1) / c.log_mel.hop));

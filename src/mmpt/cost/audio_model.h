@@ -34,6 +34,9 @@ struct AudioConfig {
 
 /// What one audio clip becomes under an audio config, and what encoding it costs.
 struct AudioCost {
+  /// The clip's PCM samples at the feature rate (duration rounded up to a whole sample, before
+  /// the window's cut): what the loader cuts or pads the decoded audio to.
+  uint32_t samples = 0;
   uint32_t valid_frames = 0;    // mel frames of the clip inside the window (the mask's sum)
   uint32_t llm_tokens = 0;      // media::AudioTokens(valid_frames)
   uint32_t encoder_frames = 0;  // transformer sequence length (after the stride-2 convolution)

@@ -34,6 +34,19 @@ Status ValidateRendered(const RenderedSample& sample, uint32_t merge_size) {
     }
     end = uint64_t{image.token_start} + image.token_count;
   }
+  end = 0;
+  for (size_t k = 0; k < sample.audios.size(); ++k) {
+    const RenderedAudio& audio = sample.audios[k];
+    if (audio.token_count == 0 || audio.valid_frames == 0 || audio.token_start < end ||
+        uint64_t{audio.token_start} + audio.token_count > sample.tokens.size()) {
+      return Status::InvalidArgument(
+          "sample {} of source {}, audio {}: tokens [{}, +{}) ({} frames) are empty, overlap "
+          "or leave the sample's {}",
+          sample.index, sample.source, k, audio.token_start, audio.token_count,
+          audio.valid_frames, sample.tokens.size());
+    }
+    end = uint64_t{audio.token_start} + audio.token_count;
+  }
   return Status::OK();
 }
 
@@ -81,11 +94,50 @@ PackArrays FillPack(const std::vector<RenderedSample>& samples, const cp::ThdSpl
   return a;
 }
 
+// Append one pack's routing of its items (`rows` LLM rows each) under `assignment` to the
+// batch's arrays, the items numbered from `item_base` and local positions from `local_base`,
+// consumers in rank order. Returns the pack's items `cp_rank` encodes.
+std::vector<size_t> AppendRouting(const cp::VisionAssignment& assignment,
+                                  std::span<const uint32_t> rows, uint32_t cp_size,
+                                  uint32_t cp_rank, int32_t item_base, int32_t local_base,
+                                  std::vector<RouteSegment>& routes,
+                                  std::vector<int32_t>& item_rows,
+                                  std::vector<int32_t>& item_encoder) {
+  for (uint32_t r = 0; r < cp_size && !rows.empty(); ++r) {
+    for (const cp::RowSegment& seg : assignment.consumed[r]) {
+      routes.push_back({static_cast<int32_t>(r), item_base + static_cast<int32_t>(seg.image),
+                        static_cast<int32_t>(seg.row_begin), static_cast<int32_t>(seg.row_count),
+                        local_base + static_cast<int32_t>(seg.local_offset),
+                        static_cast<int32_t>(seg.source_rank)});
+    }
+  }
+  std::vector<size_t> encoded;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const std::vector<uint32_t>& encoders = assignment.encoders[k];
+    item_rows.push_back(static_cast<int32_t>(rows[k]));
+    item_encoder.push_back(static_cast<int32_t>(encoders.front()));
+    if (std::find(encoders.begin(), encoders.end(), cp_rank) != encoders.end()) {
+      encoded.push_back(k);
+    }
+  }
+  return encoded;
+}
+
+// Group route segments by consumer for the exchange (stable: each consumer's segments stay in
+// local token order; packs interleave consumers).
+void SortByConsumer(std::vector<RouteSegment>& routes) {
+  std::stable_sort(routes.begin(), routes.end(),
+                   [](const RouteSegment& a, const RouteSegment& b) {
+                     return a.consumer < b.consumer;
+                   });
+}
+
 }  // namespace
 
 Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
                             std::span<const plan::PackCp* const> cps,
-                            const AssembleOptions& options, const PixelFiller& fill) {
+                            const AssembleOptions& options, const PixelFiller& fill,
+                            const AudioFiller& fill_audio) {
   if (cps.size() != packs.size()) {
     return Status::Internal("{} packs but {} cp stages", packs.size(), cps.size());
   }
@@ -106,7 +158,14 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
   };
   std::vector<EncodedRef> encoded;
   std::vector<int32_t> encoded_index;  // per encoded item: its index among the vision items
-  int32_t unpadded_base = 0, padded_base = 0, local_base = 0, image_base = 0;
+  struct EncodedAudio {
+    uint32_t pack;
+    const RenderedSample* sample;
+    const RenderedAudio* audio;
+    int32_t index;  // among the micro-step's clips
+  };
+  std::vector<EncodedAudio> encoded_audio;
+  int32_t unpadded_base = 0, padded_base = 0, local_base = 0, image_base = 0, audio_base = 0;
 
   for (size_t p = 0; p < packs.size(); ++p) {
     const std::vector<RenderedSample>& samples = packs[p];
@@ -148,6 +207,15 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
       return Status::Internal("pack {}: {} images and videos where the plan's assignment has {}", p,
                               image_refs.size(), vision.encoders.size());
     }
+    // Its audio clips in the plan's order: sample by sample, in token order.
+    std::vector<std::pair<const RenderedSample*, const RenderedAudio*>> audio_refs;
+    for (const RenderedSample& sample : samples) {
+      for (const RenderedAudio& audio : sample.audios) audio_refs.push_back({&sample, &audio});
+    }
+    if (cps[p]->audio.encoders.size() != audio_refs.size()) {
+      return Status::Internal("pack {}: {} audio clips where the plan's assignment has {}", p,
+                              audio_refs.size(), cps[p]->audio.encoders.size());
+    }
     PackArrays full = FillPack(samples, split, options);
     MMPT_ASSIGN_OR_RETURN(std::vector<uint32_t> shard,
                           cp::PartitionedIndices(split.cu_seqlens_padded, split.cp_size,
@@ -171,41 +239,35 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
           static_cast<int32_t>(split.cu_seqlens_padded[s + 1] - split.cu_seqlens_padded[s]));
     }
 
-    // Routed at CP 1 too (every segment this rank's own), so a trainer writes image rows at
-    // the positions the plan gives, the same way at every CP size.
-    for (uint32_t r = 0; r < split.cp_size; ++r) {
-      for (const cp::RowSegment& seg : vision.consumed[r]) {
-        batch.routes.push_back({static_cast<int32_t>(r),
-                                image_base + static_cast<int32_t>(seg.image),
-                                static_cast<int32_t>(seg.row_begin),
-                                static_cast<int32_t>(seg.row_count),
-                                local_base + static_cast<int32_t>(seg.local_offset),
-                                static_cast<int32_t>(seg.source_rank)});
-      }
+    // Routed at CP 1 too (every segment this rank's own), so a trainer writes image and audio
+    // rows at the positions the plan gives, the same way at every CP size.
+    std::vector<uint32_t> rows;
+    for (const auto& ref : image_refs) rows.push_back(ref.second->token_count);
+    for (size_t k : AppendRouting(vision, rows, split.cp_size, options.cp_rank, image_base,
+                                  local_base, batch.routes, batch.image_rows,
+                                  batch.image_encoder)) {
+      encoded_index.push_back(image_base + static_cast<int32_t>(k));
+      encoded.push_back({static_cast<uint32_t>(p), image_refs[k].first, image_refs[k].second});
     }
-    for (size_t k = 0; k < image_refs.size(); ++k) {
-      const std::vector<uint32_t>& encoders = vision.encoders[k];
-      batch.image_rows.push_back(static_cast<int32_t>(image_refs[k].second->token_count));
-      batch.image_encoder.push_back(static_cast<int32_t>(encoders.front()));
-      if (std::find(encoders.begin(), encoders.end(), options.cp_rank) != encoders.end()) {
-        encoded_index.push_back(image_base + static_cast<int32_t>(k));
-        encoded.push_back({static_cast<uint32_t>(p), image_refs[k].first, image_refs[k].second});
-      }
+    rows.clear();
+    for (const auto& ref : audio_refs) rows.push_back(ref.second->token_count);
+    for (size_t k : AppendRouting(cps[p]->audio, rows, split.cp_size, options.cp_rank,
+                                  audio_base, local_base, batch.audio_routes, batch.audio_rows,
+                                  batch.audio_encoder)) {
+      encoded_audio.push_back({static_cast<uint32_t>(p), audio_refs[k].first,
+                               audio_refs[k].second, audio_base + static_cast<int32_t>(k)});
     }
     unpadded_base += static_cast<int32_t>(split.cu_seqlens.back());
     padded_base += static_cast<int32_t>(split.padded_tokens());
     local_base += static_cast<int32_t>(split.padded_tokens() / split.cp_size);
     image_base += static_cast<int32_t>(image_refs.size());
+    audio_base += static_cast<int32_t>(audio_refs.size());
   }
   if (batch.cu_seqlens.size() == 1) {
     return Status::InvalidArgument("micro-step has no samples to assemble");
   }
-  // The route segments' consumer order: sort is stable per consumer already (r outer loop per
-  // pack), but packs interleave consumers; group them by consumer for the exchange.
-  std::stable_sort(batch.routes.begin(), batch.routes.end(),
-                   [](const RouteSegment& a, const RouteSegment& b) {
-                     return a.consumer < b.consumer;
-                   });
+  SortByConsumer(batch.routes);
+  SortByConsumer(batch.audio_routes);
 
   batch.position_ids = std::move(pos_t);
   if (options.mrope) {
@@ -240,6 +302,32 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     if (item.video) batch.second_per_grid_ts.push_back(item.second_per_grid_t);
     at[item.video] += n;
   }
+
+  if (!encoded_audio.empty()) {
+    uint32_t frames = options.audio_window_frames;
+    if (frames == 0) {
+      for (const EncodedAudio& e : encoded_audio) frames = std::max(frames, e.audio->valid_frames);
+    }
+    batch.mel_bins = options.mel_bins;
+    batch.feature_frames = frames;
+    const size_t per_clip = size_t{options.mel_bins} * frames;
+    batch.input_features.resize(encoded_audio.size() * per_clip);
+    batch.feature_attention_mask.resize(encoded_audio.size() * frames);
+    for (size_t e = 0; e < encoded_audio.size(); ++e) {
+      const EncodedAudio& ref = encoded_audio[e];
+      Status filled =
+          fill_audio ? fill_audio(ref.pack, *ref.sample, *ref.audio, frames,
+                                  std::span<float>(batch.input_features).subspan(e * per_clip, per_clip),
+                                  std::span<int32_t>(batch.feature_attention_mask).subspan(e * frames, frames))
+                     : Status::InvalidArgument("the micro-step has audio clips and no audio filler");
+      if (!filled.ok()) {
+        return filled.WithContext(fmt::format("sample {} of source {}, audio {}",
+                                              ref.sample->index, ref.sample->source,
+                                              ref.audio->sample_audio));
+      }
+      batch.encoded_audios.push_back(ref.index);
+    }
+  }
   return batch;
 }
 
@@ -248,8 +336,10 @@ uint64_t Batch::size_bytes() const {
          (cu_seqlens.size() + cu_seqlens_padded.size()) * 4 + pixel_values.size() * 4 +
          image_grid_thw.size() * 4 + encoded_images.size() * 4 + pixel_values_videos.size() * 4 +
          video_grid_thw.size() * 4 + second_per_grid_ts.size() * 4 + encoded_videos.size() * 4 +
-         image_rows.size() * 8 +
-         routes.size() * sizeof(RouteSegment) + sample_source.size() * 12;
+         image_rows.size() * 8 + routes.size() * sizeof(RouteSegment) +
+         input_features.size() * 4 + feature_attention_mask.size() * 4 +
+         encoded_audios.size() * 4 + audio_rows.size() * 8 +
+         audio_routes.size() * sizeof(RouteSegment) + sample_source.size() * 12;
 }
 
 }  // namespace mmpt::load

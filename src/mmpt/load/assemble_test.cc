@@ -48,6 +48,18 @@ void AddVideo(RenderedSample& s, uint32_t before, uint32_t gt, uint32_t gh, uint
   s.images.push_back({start, tokens, gt, gh, gw, sample_image, true, second_per_grid_t});
 }
 
+// An audio clip of `tokens` LLM tokens and `frames` mel frames, appended to `s` after `before`
+// more text tokens (audio pad 9).
+void AddAudio(RenderedSample& s, uint32_t before, uint32_t tokens, uint32_t frames,
+              uint32_t sample_audio) {
+  s.tokens.insert(s.tokens.end(), before, 1);
+  s.has_loss.insert(s.has_loss.end(), before, 1);
+  const uint32_t start = static_cast<uint32_t>(s.tokens.size());
+  s.tokens.insert(s.tokens.end(), tokens, 9);
+  s.has_loss.insert(s.has_loss.end(), tokens, 0);
+  s.audios.push_back({start, tokens, frames, frames * 160, sample_audio});
+}
+
 // The cp stage of each pack as the planner makes it (plan::PlanPackCp), from the rendered
 // samples: items cost their token count; images first, then videos (plan/cp_stage.h).
 std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>& packs,
@@ -55,7 +67,7 @@ std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>&
   std::vector<plan::PackCp> out;
   for (const std::vector<RenderedSample>& samples : packs) {
     std::vector<uint32_t> lengths;
-    std::vector<cp::CpImage> images;
+    std::vector<cp::CpImage> images, audio;
     for (bool videos : {false, true}) {
       uint32_t start = 0;
       for (const RenderedSample& sample : samples) {
@@ -67,12 +79,18 @@ std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>&
         start += static_cast<uint32_t>(sample.tokens.size());
       }
     }
+    uint32_t start = 0;
     for (const RenderedSample& sample : samples) {
       lengths.push_back(static_cast<uint32_t>(sample.tokens.size()));
+      for (const RenderedAudio& clip : sample.audios) {
+        audio.push_back({start + clip.token_start, clip.token_count,
+                         static_cast<double>(clip.token_count)});
+      }
+      start += static_cast<uint32_t>(sample.tokens.size());
     }
     auto made = lengths.empty() ? Result<plan::PackCp>(plan::PackCp{})
                                 : plan::PlanPackCp(plan::Layout{.cp = cp}, lengths, images,
-                                                   cp::VisionPolicy::kCost);
+                                                   cp::VisionPolicy::kCost, audio);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     out.push_back(made.ok() ? std::move(*made) : plan::PackCp{});
   }
@@ -81,11 +99,12 @@ std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>&
 
 // Assemble `packs` split over `cp` ranks as the plan splits them.
 Result<Batch> Assemble(const std::vector<std::vector<RenderedSample>>& packs, uint32_t cp,
-                       const AssembleOptions& options, const PixelFiller& fill) {
+                       const AssembleOptions& options, const PixelFiller& fill,
+                       const AudioFiller& fill_audio = nullptr) {
   const std::vector<plan::PackCp> cps = PlanCp(packs, cp);
   std::vector<const plan::PackCp*> pointers;
   for (const plan::PackCp& c : cps) pointers.push_back(&c);
-  return AssembleBatch(packs, pointers, options, fill);
+  return AssembleBatch(packs, pointers, options, fill, fill_audio);
 }
 
 Status FillWithImageId(uint32_t, const RenderedSample& s, const RenderedImage& image,
@@ -194,6 +213,83 @@ TEST(Assemble, VideosFollowTheImagesOfTheirPackWithTheirOwnPixels) {
   // Time-aligned positions: grid step f of the video sits at t = 2 + 2f.
   EXPECT_EQ(batch->position_ids[2 + 4], 4);
   EXPECT_EQ(batch->position_ids[2 + 15], 8);
+}
+
+// Features: the clip's id (sample index × 100 + media index) on its frames, -1 past them.
+Status FillWithAudioId(uint32_t, const RenderedSample& s, const RenderedAudio& audio,
+                       uint32_t frames, std::span<float> features, std::span<int32_t> mask) {
+  for (size_t i = 0; i < features.size(); ++i) {
+    features[i] = i % frames < audio.valid_frames ? static_cast<float>(s.index * 100 + audio.sample_audio) : -1.0f;
+  }
+  for (uint32_t f = 0; f < frames; ++f) mask[f] = f < audio.valid_frames ? 1 : 0;
+  return Status::OK();
+}
+
+TEST(Assemble, AudioClipsGetTheirFeaturesAndThePlansAudioRouting) {
+  RenderedSample a = Text(4, 3, 10);
+  AddAudio(a, 0, 10, 40, 0);
+  a.tokens.insert(a.tokens.end(), {1, 2});
+  a.has_loss.insert(a.has_loss.end(), {1, 1});
+  RenderedSample b = WithImage(5, 2, 4, 4, 1);  // an image, then a clip
+  AddAudio(b, 3, 6, 25, 1);
+  const std::vector<std::vector<RenderedSample>> packs = {{a, b}};
+  AssembleOptions options;
+  options.patch_dim = 1;
+  options.mel_bins = 2;
+  // CP 1: both clips here, padded to the longer one; audio tokens take text positions.
+  auto whole = Assemble(packs, 1, options, FillWithImageId, FillWithAudioId);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->audio_rows, (std::vector<int32_t>{10, 6}));
+  EXPECT_EQ(whole->encoded_audios, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(whole->encoded_images, (std::vector<int32_t>{0}));
+  ASSERT_EQ(whole->feature_frames, 40u);
+  EXPECT_EQ(whole->mel_bins, 2u);
+  ASSERT_EQ(whole->input_features.size(), 2u * 2 * 40);
+  EXPECT_EQ(whole->input_features[0], 400.0f);
+  EXPECT_EQ(whole->input_features[2 * 40 + 24], 501.0f);  // sample 5's clip, its last frame
+  EXPECT_EQ(whole->input_features[2 * 40 + 25], -1.0f);   // then padding
+  EXPECT_EQ(std::accumulate(whole->feature_attention_mask.begin(),
+                            whole->feature_attention_mask.end(), 0), 65);
+  const int32_t t = static_cast<int32_t>(whole->tokens.size());
+  for (int32_t i = 0; i < 15; ++i) {  // sample 4: text, 10 audio tokens, text
+    for (int32_t row = 0; row < 3; ++row) EXPECT_EQ(whole->position_ids[row * t + i], i);
+  }
+  // A preset whose encoder runs over its whole window pads every clip to it.
+  options.audio_window_frames = 50;
+  auto windowed = Assemble(packs, 1, options, FillWithImageId, FillWithAudioId);
+  ASSERT_TRUE(windowed.ok()) << windowed.status().ToString();
+  EXPECT_EQ(windowed->feature_frames, 50u);
+  EXPECT_EQ(windowed->input_features.size(), 2u * 2 * 50);
+  options.audio_window_frames = 0;
+
+  // CP 2: each clip encoded by one rank, every audio row consumed once, on an audio pad.
+  std::map<int32_t, int> encoded;
+  std::vector<Batch> shards;
+  for (uint32_t r = 0; r < 2; ++r) {
+    options.cp_rank = r;
+    auto batch = Assemble(packs, 2, options, FillWithImageId, FillWithAudioId);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    for (int32_t clip : batch->encoded_audios) ++encoded[clip];
+    EXPECT_EQ(batch->input_features.size(),
+              batch->encoded_audios.size() * 2 * batch->feature_frames);
+    shards.push_back(std::move(*batch));
+  }
+  EXPECT_EQ(encoded, (std::map<int32_t, int>{{0, 1}, {1, 1}}));
+  EXPECT_EQ(shards[0].audio_routes, shards[1].audio_routes);
+  std::map<int32_t, int32_t> rows_consumed;
+  for (const RouteSegment& seg : shards[0].audio_routes) {
+    rows_consumed[seg.image] += seg.row_count;
+    for (int32_t k = 0; k < seg.row_count; ++k) {
+      EXPECT_EQ(shards[seg.consumer].tokens[seg.local_offset + k], 9);
+    }
+  }
+  EXPECT_EQ(rows_consumed, (std::map<int32_t, int32_t>{{0, 10}, {1, 6}}));
+  // Without an audio filler a micro-step with clips is an error naming the clip.
+  options.cp_rank = 0;
+  auto unfilled = Assemble(packs, 1, options, FillWithImageId);
+  ASSERT_FALSE(unfilled.ok());
+  EXPECT_NE(unfilled.status().message().find("audio 0"), std::string::npos)
+      << unfilled.status().ToString();
 }
 
 TEST(Assemble, MropeBatchRowsAndImages) {

@@ -93,6 +93,25 @@ struct Batch {
   std::vector<int32_t> image_encoder;  // [vision items]: CP rank that encodes the item
   std::vector<RouteSegment> routes;    // all ranks' consumed segments, by consumer
 
+  /// Audio clips (Qwen2-Audio, Qwen2.5-Omni): the micro-step's clips are, pack by pack, the
+  /// pack's clips in token order (plan::PackCp::audio's order). The clips this CP rank encodes,
+  /// as the models' processors give them: log-mel `input_features` [clips, mel_bins,
+  /// feature_frames] and `feature_attention_mask` [clips, feature_frames] (1 on the clip's own
+  /// frames). feature_frames is the preset's window when its encoder runs over all of it
+  /// (Whisper, Qwen2-Audio), else the longest encoded clip's frames (Qwen2.5-Omni, whose
+  /// encoder takes the masked frames only, so the shorter padding gives it the same input).
+  std::vector<float> input_features;
+  std::vector<int32_t> feature_attention_mask;
+  uint32_t mel_bins = 0;
+  uint32_t feature_frames = 0;
+  /// Index of each encoded clip among the micro-step's clips.
+  std::vector<int32_t> encoded_audios;
+  /// Audio DP, as vision DP above: per clip its LLM rows and the CP rank that encodes it, and
+  /// every rank's consumed segments (RouteSegment::image is the clip).
+  std::vector<int32_t> audio_rows;
+  std::vector<int32_t> audio_encoder;
+  std::vector<RouteSegment> audio_routes;
+
   /// Per sub-sequence: source and sample index (what the plan placed, less what was dropped).
   std::vector<uint32_t> sample_source;
   std::vector<uint64_t> sample_index;

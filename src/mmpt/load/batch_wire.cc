@@ -7,7 +7,7 @@ namespace mmpt::load {
 namespace {
 
 constexpr uint32_t kMagic = 0x4250'4d4d;  // "MMPB"
-constexpr uint16_t kVersion = 2;  // 2: videos
+constexpr uint16_t kVersion = 3;  // 2: videos; 3: audio
 constexpr uint64_t kAlign = 64;
 
 // Fixed-size head of the encoding; the array table follows it.
@@ -19,7 +19,7 @@ struct Header {
   uint32_t reserved;
   BatchScalars scalars;
 };
-static_assert(sizeof(BatchScalars) == 64 && sizeof(Header) == 80);
+static_assert(sizeof(BatchScalars) == 72 && sizeof(Header) == 88);
 struct Entry {
   uint64_t offset;
   uint64_t bytes;
@@ -44,10 +44,16 @@ void ForEachArray(View& v, F&& f) {
   f(kRoutingField, v.image_rows);
   f(kRoutingField, v.image_encoder);
   f(kRoutingField, v.routes);
+  f(kPixelField, v.input_features);
+  f(kPixelField, v.feature_attention_mask);
+  f(kPixelField, v.encoded_audios);
+  f(kRoutingField, v.audio_rows);
+  f(kRoutingField, v.audio_encoder);
+  f(kRoutingField, v.audio_routes);
   f(kShapeFields, v.sample_source);
   f(kShapeFields, v.sample_index);
 }
-constexpr uint16_t kArrays = 19;  // the above, then the dropped samples
+constexpr uint16_t kArrays = 25;  // the above, then the dropped samples
 constexpr uint64_t kTableEnd = sizeof(Header) + kArrays * sizeof(Entry);
 
 uint64_t AlignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -103,7 +109,8 @@ BatchView ViewOf(const Batch& b) {
   BatchView v;
   v.scalars = {b.step,         b.micro_step,   b.dp_rank,       b.cp_rank,
                b.cp_size,      b.plan_hash,    b.plan_dropped,  b.tokens.size(),
-               b.position_rows, b.max_seqlen, b.pad_multiple, b.patch_dim};
+               b.position_rows, b.max_seqlen, b.pad_multiple, b.patch_dim,
+               b.mel_bins,      b.feature_frames};
   v.tokens = b.tokens;
   v.labels = b.labels;
   v.loss_mask = b.loss_mask;
@@ -120,6 +127,12 @@ BatchView ViewOf(const Batch& b) {
   v.image_rows = b.image_rows;
   v.image_encoder = b.image_encoder;
   v.routes = b.routes;
+  v.input_features = b.input_features;
+  v.feature_attention_mask = b.feature_attention_mask;
+  v.encoded_audios = b.encoded_audios;
+  v.audio_rows = b.audio_rows;
+  v.audio_encoder = b.audio_encoder;
+  v.audio_routes = b.audio_routes;
   v.sample_source = b.sample_source;
   v.sample_index = b.sample_index;
   v.dropped = b.dropped;
@@ -247,9 +260,16 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
                                 v.video_grid_thw.size() / 3, "encoded_videos"));
     MMPT_RETURN_IF_ERROR(expect(kPixelField, v.second_per_grid_ts.size(),
                                 v.video_grid_thw.size() / 3, "second_per_grid_ts"));
+    const uint64_t clips = v.encoded_audios.size(), frames = v.scalars.feature_frames;
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.input_features.size(),
+                                clips * v.scalars.mel_bins * frames, "input_features"));
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.feature_attention_mask.size(), clips * frames,
+                                "feature_attention_mask"));
   }
   MMPT_RETURN_IF_ERROR(
       expect(kRoutingField, v.image_encoder.size(), v.image_rows.size(), "image_encoder"));
+  MMPT_RETURN_IF_ERROR(
+      expect(kRoutingField, v.audio_encoder.size(), v.audio_rows.size(), "audio_encoder"));
   return v;
 }
 

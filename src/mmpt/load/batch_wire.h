@@ -24,12 +24,15 @@ enum BatchField : uint32_t {
   kPositionField = 1u << 2,  // position_ids
   kPixelField = 1u << 3,     // pixel_values, image_grid_thw, encoded_images, and the videos'
                              // pixel_values_videos, video_grid_thw, second_per_grid_ts,
-                             // encoded_videos
-  kRoutingField = 1u << 4,   // image_rows, image_encoder, routes
+                             // encoded_videos; the audio's input_features,
+                             // feature_attention_mask, encoded_audios
+  kRoutingField = 1u << 4,   // image_rows, image_encoder, routes; audio_rows, audio_encoder,
+                             // audio_routes
   kLabelField = 1u << 5,     // labels
   kLossMaskField = 1u << 6,  // loss_mask
 };
-/// What the model's first layers consume: tokens, positions, pixels and the vision routing.
+/// What the model's first layers consume: tokens, positions, pixels, audio features and their
+/// routing.
 inline constexpr uint32_t kInputFields =
     kShapeFields | kTokenField | kPositionField | kPixelField | kRoutingField;
 /// What the loss consumes.
@@ -51,6 +54,8 @@ struct BatchScalars {
   int32_t max_seqlen = 0;
   uint32_t pad_multiple = 1;
   uint32_t patch_dim = 0;
+  uint32_t mel_bins = 0;
+  uint32_t feature_frames = 0;
 };
 
 /// A Batch's fields as views: of a Batch (ViewOf) or of encoded bytes (DecodeBatch). Arrays
@@ -75,6 +80,12 @@ struct BatchView {
   std::span<const int32_t> image_rows;
   std::span<const int32_t> image_encoder;
   std::span<const RouteSegment> routes;
+  std::span<const float> input_features;
+  std::span<const int32_t> feature_attention_mask;
+  std::span<const int32_t> encoded_audios;
+  std::span<const int32_t> audio_rows;
+  std::span<const int32_t> audio_encoder;
+  std::span<const RouteSegment> audio_routes;
   std::span<const uint32_t> sample_source;
   std::span<const uint64_t> sample_index;
   std::vector<DroppedSample> dropped;

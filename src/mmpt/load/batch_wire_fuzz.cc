@@ -34,6 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckInside(view->pixel_values_videos, bytes);
   CheckInside(view->second_per_grid_ts, bytes);
   CheckInside(view->routes, bytes);
+  CheckInside(view->input_features, bytes);
+  CheckInside(view->audio_routes, bytes);
   CheckInside(view->sample_index, bytes);
   std::vector<uint64_t> again((mmpt::load::EncodedSize(*view, view->fields) + 7) / 8);
   const auto out = std::as_writable_bytes(std::span(again));
@@ -43,6 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       round->tokens.size() != view->tokens.size() ||
       round->pixel_values.size() != view->pixel_values.size() ||
       round->pixel_values_videos.size() != view->pixel_values_videos.size() ||
+      round->input_features.size() != view->input_features.size() ||
       round->dropped.size() != view->dropped.size()) {
     std::abort();
   }

@@ -8,8 +8,10 @@
 
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/vision_model.h"
+#include "mmpt/media/audio.h"
 #include "mmpt/media/image_probe.h"
 #include "mmpt/media/video.h"
+#include "mmpt/store/dataset_preset.h"
 #include "mmpt/store/sample_render.h"
 
 namespace mmpt::load {
@@ -88,6 +90,13 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
     source->video_ = rule.status();
   }
 
+  // Audio: the dataset's audio preset gives the log-mel features and each clip's tokens.
+  MMPT_ASSIGN_OR_RETURN(const std::string audio_preset,
+                        store::DatasetAudioPreset(dataset->dir(), ""));
+  MMPT_ASSIGN_OR_RETURN(source->audio_, cost::LoadAudioPreset(audio_preset));
+  MMPT_ASSIGN_OR_RETURN(source->log_mel_,
+                        media::LogMelExtractor::ForConfig(source->audio_.log_mel));
+
   MMPT_ASSIGN_OR_RETURN(source->tokenizer_path_,
                         text::FindTokenizer(options.tokenizer, manifest.tokenizer));
   MMPT_ASSIGN_OR_RETURN(source->tokenizer_, text::LoadTokenizer(source->tokenizer_path_));
@@ -133,24 +142,21 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     return Status::Corrupt("{}: renders {} media items where .meta has {}", name,
                            rendered.media_positions.size(), media.size());
   }
-  // The plan numbers images and videos apart (PlannedImage::sample_image, PlannedVideo::
-  // sample_video); map both to the sample's media order.
-  std::vector<uint32_t> image_media, video_media;
+  // The plan numbers images, videos and audio clips apart (PlannedImage::sample_image,
+  // PlannedVideo::sample_video, PlannedAudio::sample_audio); map them to the sample's media
+  // order.
+  std::vector<uint32_t> image_media, video_media, audio_media;
   for (uint32_t k = 0; k < media.size(); ++k) {
-    if (media[k].kind == store::MediaKind::kImage) {
-      image_media.push_back(k);
-    } else if (media[k].kind == store::MediaKind::kVideo) {
-      video_media.push_back(k);
-    } else {
-      return Status::InvalidArgument(
-          "{}: {} is not loaded: audio is prepared, inspected and planned, but the loader does "
-          "not put it into batches yet",
-          name, media_name(k));
+    switch (media[k].kind) {
+      case store::MediaKind::kImage: image_media.push_back(k); break;
+      case store::MediaKind::kVideo: video_media.push_back(k); break;
+      case store::MediaKind::kAudio: audio_media.push_back(k); break;
     }
   }
   struct Planned {
     const plan::PlannedImage* image = nullptr;
     const plan::PlannedVideo* video = nullptr;
+    const plan::PlannedAudio* audio = nullptr;
   };
   std::vector<Planned> planned_of(media.size());
   for (const plan::PlannedImage& image : plan.Images(sequence)) {
@@ -166,6 +172,13 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
                               video.sample_video, video_media.size());
     }
     planned_of[video_media[video.sample_video]].video = &video;
+  }
+  for (const plan::PlannedAudio& audio : plan.Audios(sequence)) {
+    if (audio.sample_audio >= audio_media.size()) {
+      return Status::Internal("{}: the plan names audio clip {} but the sample has {}", name,
+                              audio.sample_audio, audio_media.size());
+    }
+    planned_of[audio_media[audio.sample_audio]].audio = &audio;
   }
 
   RenderedSample out;
@@ -191,7 +204,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   const uint32_t merge = options_.preprocess.patch.merge_size;
   for (uint32_t k = 0; k < media.size(); ++k) {
     const Planned& planned = planned_of[k];
-    if (planned.image == nullptr && planned.video == nullptr) {
+    if (planned.image == nullptr && planned.video == nullptr && planned.audio == nullptr) {
       return Status::Internal("{}: {} is in the sample but not in the plan", name, media_name(k));
     }
     copy_text(std::max(cursor, std::min<size_t>(rendered.media_positions[k], kept)));
@@ -206,6 +219,28 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
       return Status::Corrupt("{}: {} fails its CRC-32 check ({:08x}, .meta says {:08x}): "
                              "the zip changed after prepare",
                              name, media_name(k), Crc32(*bytes), media[k].crc32);
+    }
+    if (planned.audio != nullptr) {
+      // The plan's duration gives the clip's samples, frames and tokens under the preset.
+      Result<cost::AudioCost> cost = cost::CostAudio(audio_, planned.audio->duration_ms, 0);
+      if (!cost.ok()) return context(cost.status().WithContext(media_name(k)));
+      RenderedAudio a;
+      a.token_start = static_cast<uint32_t>(out.tokens.size());
+      a.token_count = cost->llm_tokens;
+      a.valid_frames = cost->valid_frames;
+      a.samples = cost->samples;
+      a.sample_audio = k;
+      if (a.token_count != planned.audio->llm_tokens || a.token_start != planned.audio->token_start) {
+        return Status::Internal(
+            "{}: {} renders {} tokens at token {} under audio preset '{}' but the plan put {} at "
+            "{} (plan made with another audio preset, or from another dataset?)",
+            name, media_name(k), a.token_count, a.token_start, audio_.name,
+            planned.audio->llm_tokens, planned.audio->token_start);
+      }
+      out.tokens.insert(out.tokens.end(), a.token_count, renderer_->pad_id(text::PieceKind::kAudio));
+      out.has_loss.insert(out.has_loss.end(), a.token_count, 0);
+      out.audios.push_back(a);
+      continue;
     }
     RenderedImage r;
     r.token_start = static_cast<uint32_t>(out.tokens.size());
@@ -292,12 +327,60 @@ Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedIma
     status = Status::Internal("decodes to grid {}x{}x{}, its header said {}x{}x{}", grid->t,
                               grid->h, grid->w, image.grid_t, image.grid_h, image.grid_w);
   }
+  return NameError(global, image.sample_image, std::move(status));
+}
+
+Status DatasetSource::NameError(uint64_t global, uint32_t k, Status status) const {
   if (status.ok()) return status;
-  // Only now read what names the sample and the image.
+  // Only now read what names the sample and the item.
   store::SampleView parsed;
   if (Status read = dataset_->ReadSample(global, parsed); !read.ok()) return read;
-  return status.WithContext(MediaName(parsed, image.sample_image))
-      .WithContext(SampleName(*dataset_, global, parsed));
+  return status.WithContext(MediaName(parsed, k)).WithContext(SampleName(*dataset_, global, parsed));
+}
+
+AudioFeatureShape DatasetSource::audio_features() const {
+  const media::LogMelConfig& m = audio_.log_mel;
+  return {m.n_mels, audio_.pad_to_window ? m.Frames() : 0, m.sample_rate / m.hop};
+}
+
+Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudio& audio,
+                                uint32_t frames, std::span<float> features,
+                                std::span<int32_t> mask) const {
+  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
+  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
+                        dataset_->Media(global, audio.sample_audio));
+  images_read_.fetch_add(1, std::memory_order_relaxed);
+  bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
+  const media::LogMelConfig& config = log_mel_->config();
+  const uint32_t window = config.Frames();
+  if (frames < audio.valid_frames || frames > window ||
+      features.size() != size_t{config.n_mels} * frames || mask.size() != frames) {
+    return Status::Internal("audio features of {} frames into {} floats and {} mask entries "
+                            "({} mel bins, {} frames in the clip, {} in the window)",
+                            frames, features.size(), mask.size(), config.n_mels,
+                            audio.valid_frames, window);
+  }
+  Status status = [&]() -> Status {
+    MMPT_ASSIGN_OR_RETURN(media::DecodedAudio decoded, media::DecodeAudio(bytes, config.sample_rate));
+    decoded.samples.resize(audio.samples, 0.0f);  // the plan's length
+    // The whole window, as the reference computes it (its padding shapes the last frames),
+    // then the first `frames` frames of each mel bin.
+    thread_local std::vector<float> all;
+    thread_local std::vector<int32_t> all_mask;
+    all.resize(size_t{config.n_mels} * window);
+    all_mask.resize(window);
+    MMPT_ASSIGN_OR_RETURN(uint32_t valid, log_mel_->ExtractInto(decoded.samples, all, all_mask));
+    if (valid != audio.valid_frames) {
+      return Status::Internal("gives {} mel frames where the plan counted {}", valid,
+                              audio.valid_frames);
+    }
+    for (uint32_t m = 0; m < config.n_mels; ++m) {
+      std::copy_n(all.begin() + size_t{m} * window, frames, features.begin() + size_t{m} * frames);
+    }
+    std::copy_n(all_mask.begin(), frames, mask.begin());
+    return Status::OK();
+  }();
+  return NameError(global, audio.sample_audio, std::move(status));
 }
 
 }  // namespace mmpt::load

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mmpt/cost/audio_model.h"
 #include "mmpt/load/sample_source.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/media/video.h"
@@ -61,14 +62,15 @@ struct SourceReads {
 /// document, and the rendered length is exactly what the planner counted from `.meta`: text
 /// tokens (cut from the end when the plan truncated the sample) plus the media's LLM tokens.
 /// A video takes the frames and frame size the plan gave it (PlannedVideo) and is preprocessed
-/// by media::PreprocessVideo, which must decode it to that grid; audio is refused (not loaded
-/// yet). Errors name the
-/// sample's shard line ("DIR/coco/00000.jsonl:12"), its key and the media path.
+/// by media::PreprocessVideo, which must decode it to that grid. An audio clip is decoded
+/// (media::DecodeAudio), cut or padded to the plan's duration and turned into the log-mel
+/// features of the dataset's audio preset (the manifest's). Errors name the sample's shard
+/// line ("DIR/coco/00000.jsonl:12"), its key and the media path.
 ///
 /// Samples are named as the planner names them (store::PlanningTable): source s is
 /// Dataset::sources()[s], and a sample's index counts through that source's shards in manifest
 /// order (Dataset::GlobalIndex).
-/// Thread safety: immutable after Create; Render and FillPixels may run concurrently.
+/// Thread safety: immutable after Create; Render, FillPixels and FillAudio may run concurrently.
 class DatasetSource final : public SampleSource {
  public:
   /// Errors: those of store::Dataset::Open.
@@ -86,6 +88,9 @@ class DatasetSource final : public SampleSource {
   }
   uint32_t merge_size() const override { return options_.preprocess.patch.merge_size; }
   float tokens_per_second() const override { return tokens_per_second_; }
+  Status FillAudio(const RenderedSample& sample, const RenderedAudio& audio, uint32_t frames,
+                   std::span<float> features, std::span<int32_t> mask) const override;
+  AudioFeatureShape audio_features() const override;
 
   const store::Dataset& dataset() const { return *dataset_; }
   SourceReads reads() const {
@@ -96,6 +101,8 @@ class DatasetSource final : public SampleSource {
 
  private:
   DatasetSource() = default;
+  // `status` named with sample `global`'s shard line, key and media item k (OK stays OK).
+  Status NameError(uint64_t global, uint32_t k, Status status) const;
   Result<media::GridThw> PreprocessVideoInto(std::span<const std::byte> bytes,
                                              std::span<float> out) const;
 
@@ -106,6 +113,8 @@ class DatasetSource final : public SampleSource {
   std::string tokenizer_path_;
   Result<media::VideoPreprocessConfig> video_ = Status::Internal("not created");
   float tokens_per_second_ = 0;
+  cost::AudioConfig audio_;  // the manifest's audio preset
+  std::shared_ptr<const media::LogMelExtractor> log_mel_;
   mutable std::atomic<uint64_t> samples_read_{0};
   mutable std::atomic<uint64_t> images_read_{0};
   mutable std::atomic<uint64_t> bytes_read_{0};

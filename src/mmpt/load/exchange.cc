@@ -205,6 +205,12 @@ void EncodeSample(const SampleSource& source, const plan::StepPlan& plan, uint32
   w.Word(static_cast<uint32_t>(seq.index));
   w.Word(static_cast<uint32_t>(seq.index >> 32));
   Result<RenderedSample> rendered = source.Render(plan, seq);
+  if (rendered.ok() && !rendered->audios.empty()) {
+    rendered = Status::InvalidArgument(
+        "sample {} of source {} has audio clips, which the exchange does not carry yet (load "
+        "it from shared storage)",
+        seq.index, seq.source);
+  }
   if (!rendered.ok()) {
     w.StatusOf(rendered.status());
     return;

@@ -43,6 +43,9 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
   options.assemble.patch_dim = source->patch_dim();
   options.assemble.merge_size = source->merge_size();
   options.assemble.tokens_per_second = source->tokens_per_second();
+  const AudioFeatureShape audio = source->audio_features();
+  options.assemble.mel_bins = audio.mel_bins;
+  options.assemble.audio_window_frames = audio.window_frames;
   std::unique_ptr<Loader> loader(
       new Loader(std::move(source), std::move(plans), options, start, layout.ga));
   loader->plan_cache_[start.step] = std::move(first);
@@ -92,17 +95,27 @@ Result<std::shared_ptr<const plan::StepPlan>> Loader::PlanOf(uint64_t step) {
 }
 
 uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) const {
-  uint64_t tokens = 0, patches = 0;
+  uint64_t tokens = 0, patches = 0, clips = 0, clip_frames = 0;
+  const AudioFeatureShape audio = source_->audio_features();
   for (uint32_t slot = 0; slot < plan.layout.mbs; ++slot) {
     const plan::PlannedPack& pack = plan.Pack(options_.dp_rank, micro_step, slot);
     for (const plan::PlannedSequence& seq : plan.Sequences(pack)) {
       tokens += seq.tokens + 2 * plan.layout.cp;
       for (const plan::PlannedImage& image : plan.Images(seq)) patches += image.patches;
       for (const plan::PlannedVideo& video : plan.Videos(seq)) patches += video.patches;
+      for (const plan::PlannedAudio& clip : plan.Audios(seq)) {
+        ++clips;
+        clip_frames = std::max<uint64_t>(
+            clip_frames, audio.window_frames != 0
+                             ? audio.window_frames
+                             : uint64_t{clip.duration_ms} * audio.frames_per_second / 1000 + 1);
+      }
     }
   }
   const uint64_t token_bytes = tokens / plan.layout.cp * 24;  // ids, labels, mask, 3 positions
-  return token_bytes + patches * options_.assemble.patch_dim * sizeof(float);
+  // Every clip padded to the longest: features and mask.
+  const uint64_t audio_bytes = clips * clip_frames * (uint64_t{audio.mel_bins} + 1) * 4;
+  return token_bytes + patches * options_.assemble.patch_dim * sizeof(float) + audio_bytes;
 }
 
 void Loader::WorkerLoop() {
@@ -209,9 +222,9 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
     std::vector<uint8_t> kept(plan.packs[p].sequence_end - plan.packs[p].sequence_begin, 0);
     for (uint32_t q : place[slot]) kept[q] = 1;
     const plan::PackCpInput input = plan::MakePackCpInput(plan, p, kept);
-    MMPT_ASSIGN_OR_RETURN(replanned[slot], plan::PlanPackCp(plan.layout, input.lengths,
-                                                            input.images,
-                                                            plan.cp[p].vision.policy));
+    MMPT_ASSIGN_OR_RETURN(replanned[slot],
+                          plan::PlanPackCp(plan.layout, input.lengths, input.images,
+                                           plan.cp[p].vision.policy, input.audio));
     cps[slot] = &replanned[slot];
     return Status::OK();
   };
@@ -233,7 +246,17 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
       }
       return s;
     };
-    Result<Batch> batch = AssembleBatch(packs, cps, options_.assemble, fill);
+    AudioFiller fill_audio = [&](uint32_t pack, const RenderedSample& sample,
+                                 const RenderedAudio& audio, uint32_t frames,
+                                 std::span<float> features, std::span<int32_t> mask) {
+      Status s = source_->FillAudio(sample, audio, frames, features, mask);
+      if (!s.ok()) {
+        bad_pack = pack;
+        bad_sample = &sample;
+      }
+      return s;
+    };
+    Result<Batch> batch = AssembleBatch(packs, cps, options_.assemble, fill, fill_audio);
     if (batch.ok()) {
       batch->dropped = std::move(dropped);
       return batch;

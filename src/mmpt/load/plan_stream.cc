@@ -23,7 +23,8 @@ constexpr size_t kKeptStates = 64;
 Result<std::shared_ptr<PlanStream>> PlanStream::Create(cost::SampleTable table,
                                                        const PlanStreamConfig& config) {
   MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
-                        cost::CostModel::FromPresets(config.vision, config.llm, config.hardware));
+                        cost::CostModel::FromPresets(config.vision, config.llm, config.hardware,
+                                                     config.audio));
   auto parts = std::unique_ptr<Parts>(
       new Parts{std::move(table), {}, std::move(model), {}, {}, 0, config.planner.layout});
   MMPT_ASSIGN_OR_RETURN(parts->costs, cost::CostSamples(parts->table, parts->model));

@@ -36,6 +36,7 @@ struct PlanStreamConfig {
   std::string vision{cost::Defaults::kVision};
   std::string llm{cost::Defaults::kLlm};
   std::string hardware{cost::Defaults::kHardware};
+  std::string audio{cost::Defaults::kAudio};  // the audio encoder preset (a dataset's)
 };
 
 /// Owns a corpus table, its costs, a cost model and a Planner, and serves plans by step.

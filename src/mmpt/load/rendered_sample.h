@@ -1,7 +1,7 @@
 #pragma once
 
 // A sample turned into the token sequence the LLM sees, before it is packed: its ids, which
-// of them carry loss, and where its images' and videos' placeholder tokens sit.
+// of them carry loss, and where its images', videos' and audio clips' placeholder tokens sit.
 
 #include <cstdint>
 #include <vector>
@@ -22,14 +22,28 @@ struct RenderedImage {
   float second_per_grid_t = 0;
 };
 
+/// One audio clip of a rendered sample (Qwen2-Audio, Qwen2.5-Omni): its placeholder tokens and
+/// its log-mel frames, as the plan's duration gives them (cost::CostAudio).
+struct RenderedAudio {
+  uint32_t token_start = 0;   // first placeholder token, offset within the sample
+  uint32_t token_count = 0;   // placeholder tokens = media::AudioTokens(valid_frames)
+  uint32_t valid_frames = 0;  // mel frames of the clip (its feature mask's sum)
+  /// PCM samples at the encoder's rate the clip is cut or zero-padded to before its features
+  /// are computed (the plan's duration: the decoded length may differ by a rounding).
+  uint32_t samples = 0;
+  uint32_t sample_audio = 0;  // index of the item within its sample (MediaMeta order)
+};
+
 /// The token sequence of one sample. Invariant: tokens.size() == has_loss.size(); images
-/// (images and videos) are in token order, inside [0, tokens.size()), not overlapping.
+/// (images and videos) and audios are each in token order, inside [0, tokens.size()), not
+/// overlapping.
 struct RenderedSample {
   uint32_t source = 0;  // as in the plan
   uint64_t index = 0;   // sample index within its source
   std::vector<int32_t> tokens;
   std::vector<uint8_t> has_loss;  // 1 where the token is a training target
   std::vector<RenderedImage> images;
+  std::vector<RenderedAudio> audios;
 };
 
 }  // namespace mmpt::load

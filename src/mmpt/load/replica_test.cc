@@ -91,6 +91,14 @@ Batch SampleBatch() {
   b.image_rows = {1, 1};
   b.image_encoder = {1, 1};
   b.routes = {{0, 0, 0, 1, 2, 1}, {0, 1, 0, 1, 3, 1}};
+  b.mel_bins = 2;
+  b.feature_frames = 3;
+  b.input_features = {-0.5f, 0.25f, 0.75f, 1.0f, 0.0f, 0.0f};
+  b.feature_attention_mask = {1, 1, 0};
+  b.encoded_audios = {0};
+  b.audio_rows = {1};
+  b.audio_encoder = {1};
+  b.audio_routes = {{0, 0, 0, 1, 1, 1}};
   b.sample_source = {0, 1};
   b.sample_index = {11, 1ull << 40};
   b.dropped = {{1, 77, 0, "Corrupt: coco/00000.zip: img.jpg: bad CRC"}};
@@ -131,6 +139,14 @@ TEST(BatchWire, EveryFieldRoundTrips) {
   EXPECT_EQ(Vec(v->second_per_grid_ts), b.second_per_grid_ts);
   EXPECT_EQ(Vec(v->encoded_videos), b.encoded_videos);
   EXPECT_EQ(Vec(v->routes), b.routes);
+  EXPECT_EQ(v->scalars.mel_bins, 2u);
+  EXPECT_EQ(v->scalars.feature_frames, 3u);
+  EXPECT_EQ(Vec(v->input_features), b.input_features);
+  EXPECT_EQ(Vec(v->feature_attention_mask), b.feature_attention_mask);
+  EXPECT_EQ(Vec(v->encoded_audios), b.encoded_audios);
+  EXPECT_EQ(Vec(v->audio_rows), b.audio_rows);
+  EXPECT_EQ(Vec(v->audio_encoder), b.audio_encoder);
+  EXPECT_EQ(Vec(v->audio_routes), b.audio_routes);
   EXPECT_EQ(Vec(v->sample_index), b.sample_index);
   ASSERT_EQ(v->dropped.size(), 1u);
   EXPECT_EQ(v->dropped[0].index, 77u);
@@ -173,6 +189,14 @@ TEST(BatchWire, BadBytesAreCorruptNeverACrash) {
   auto v = DecodeBatch(bad);
   EXPECT_EQ(v.status().code(), StatusCode::kCorrupt);
   EXPECT_NE(v.status().message().find("tokens"), std::string::npos) << v.status().message();
+  // Claim more feature frames than input_features holds.
+  bad = good;
+  const uint32_t frames = 4;
+  std::memcpy(bad.data() + 16 + 68, &frames, 4);  // Header::scalars.feature_frames
+  v = DecodeBatch(bad);
+  EXPECT_EQ(v.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(v.status().message().find("input_features"), std::string::npos)
+      << v.status().message();
 }
 
 }  // namespace

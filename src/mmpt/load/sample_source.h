@@ -12,6 +12,15 @@
 
 namespace mmpt::load {
 
+/// The log-mel features a source's audio clips become: mel bins, and the frames every clip is
+/// padded to (the audio preset's window when its encoder runs over all of it; 0: each batch
+/// pads to its longest clip). {0, 0}: the source loads no audio.
+struct AudioFeatureShape {
+  uint32_t mel_bins = 0;
+  uint32_t window_frames = 0;
+  uint32_t frames_per_second = 0;  // mel frames a second of audio gives (rate / hop)
+};
+
 /// Turns planned samples into token sequences and their images into pixel values.
 /// Thread safety: both methods are called concurrently from the loader's workers.
 class SampleSource {
@@ -32,6 +41,20 @@ class SampleSource {
   /// Errors: those of decoding (Corrupt, InvalidArgument), naming the sample.
   virtual Status FillPixels(const RenderedSample& sample, const RenderedImage& image,
                             std::span<float> out) const = 0;
+
+  /// Decode audio clip `audio` of `sample` and write its log-mel features: `features` holds
+  /// mel_bins × `frames` floats (mel bin, then frame; frames ≥ audio.valid_frames, the clip's
+  /// frames then padding) and `mask` `frames` entries (1 on the clip's frames).
+  /// Errors: those of decoding (Corrupt, InvalidArgument), naming the sample; InvalidArgument
+  /// from a source that loads no audio (the default).
+  virtual Status FillAudio(const RenderedSample& sample, const RenderedAudio& audio,
+                           uint32_t frames, std::span<float> features,
+                           std::span<int32_t> mask) const {
+    (void)sample, (void)audio, (void)frames, (void)features, (void)mask;
+    return Status::InvalidArgument("this sample source loads no audio");
+  }
+  /// What FillAudio writes ({0, 0} by default: no audio).
+  virtual AudioFeatureShape audio_features() const { return {}; }
 
   /// Floats per patch row that FillPixels writes (3 · temporal patch · patch²).
   virtual uint32_t patch_dim() const = 0;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mmpt/cost/presets.h"
+#include "mmpt/store/dataset_preset.h"
 
 namespace mmpt::store {
 
@@ -39,8 +40,9 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   const Manifest& manifest = dataset.manifest();
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision,
                         cost::LoadVisionPreset(manifest.vision_preset));
-  MMPT_ASSIGN_OR_RETURN(cost::AudioConfig audio, cost::LoadAudioPreset(cost::Defaults::kAudio));
   InspectReport report;
+  MMPT_ASSIGN_OR_RETURN(report.audio_preset, DatasetAudioPreset(dataset.dir(), ""));
+  MMPT_ASSIGN_OR_RETURN(cost::AudioConfig audio, cost::LoadAudioPreset(report.audio_preset));
   report.dir = dataset.dir();
   report.vision_preset = manifest.vision_preset;
   report.tokenizer = manifest.tokenizer;
@@ -159,9 +161,9 @@ nlohmann::json ToJson(const Distribution& d) {
 }  // namespace
 
 std::string RenderInspectText(const InspectReport& report) {
-  std::string out = fmt::format("dataset {}  (tokenizer {}, vision {}, chat template {})\n",
-                                report.dir, report.tokenizer, report.vision_preset,
-                                report.chat_template);
+  std::string out = fmt::format(
+      "dataset {}  (tokenizer {}, vision {}, audio {}, chat template {})\n", report.dir,
+      report.tokenizer, report.vision_preset, report.audio_preset, report.chat_template);
   for (const SourceSummary& s : report.sources) {
     const bool av = s.videos.total > 0 || s.audios.total > 0;
     out += fmt::format("\nsource {}: {} samples, {} images{} ({} metadata-only media), {} shards\n",
@@ -199,6 +201,7 @@ std::string RenderInspectJson(const InspectReport& report) {
   doc["dir"] = report.dir;
   doc["tokenizer"] = report.tokenizer;
   doc["vision_preset"] = report.vision_preset;
+  doc["audio_preset"] = report.audio_preset;
   doc["chat_template"] = report.chat_template;
   doc["sources"] = nlohmann::json::array();
   for (const SourceSummary& s : report.sources) {

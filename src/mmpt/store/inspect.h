@@ -36,12 +36,13 @@ struct SourceSummary {
   Distribution video_ms_each;       // per video: duration in milliseconds
   Distribution audio_ms_each;       // per audio item: duration in milliseconds
   Distribution video_tokens;        // per sample, under the vision preset (qwen-vl-utils frames)
-  Distribution audio_tokens;        // per sample, under the default audio encoder preset
+  Distribution audio_tokens;        // per sample, under the dataset's audio encoder preset
 };
 
 struct InspectReport {
   std::string dir;
   std::string vision_preset;
+  std::string audio_preset;  // the manifest's (store::DatasetAudioPreset)
   std::string tokenizer;
   std::string chat_template;  // the name of the template samples are rendered through
   std::vector<SourceSummary> sources;

@@ -38,6 +38,7 @@ std::string ManifestToJson(const Manifest& manifest) {
                       {"xxh3", ChecksumHex(manifest.tokenizer_xxh3)}};
   doc["vision"] = {{"preset", manifest.vision_preset},
                    {"max_decode_pixels", manifest.max_decode_pixels}};
+  if (!manifest.audio_preset.empty()) doc["audio"] = {{"preset", manifest.audio_preset}};
   doc["chat_template"] = manifest.chat_template.empty()
                              ? json::object()
                              : json::parse(manifest.chat_template, nullptr, /*allow_exceptions=*/false);
@@ -130,6 +131,13 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
     manifest.vision_preset = doc.at("vision").at("preset").get<std::string>();
     MMPT_ASSIGN_OR_RETURN(manifest.max_decode_pixels,
                           Count(doc.at("vision"), "max_decode_pixels", std::string(name)));
+    if (doc.contains("audio")) {
+      const json& audio = doc.at("audio");
+      if (!audio.is_object() || !audio.contains("preset") || !audio.at("preset").is_string()) {
+        return Status::Corrupt("{}: \"audio\" must be an object with a string \"preset\"", name);
+      }
+      manifest.audio_preset = audio.at("preset").get<std::string>();
+    }
     if (!doc.at("chat_template").is_object()) {
       return Status::Corrupt("{}: \"chat_template\" is not an object", name);
     }

@@ -44,6 +44,9 @@ struct Manifest {
   /// The decode budget every image with bytes was checked against at prepare (width × height
   /// as stored); the loader decodes with it, so what prepare accepts, the loader can load.
   uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
+  /// The audio encoder preset (cost::LoadAudioPreset) audio tokens and the loader's log-mel
+  /// features derive from; "" in a dataset prepared before it was recorded (the default).
+  std::string audio_preset;
   /// The chat template every sample was rendered through (text::ChatTemplate's JSON, whole:
   /// the dataset carries it, and the loader renders with exactly it).
   std::string chat_template;

@@ -67,13 +67,14 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
           part.manifest_path, parts.front().manifest_path);
     }
     if (m.tokenizer_xxh3 != first.tokenizer_xxh3 || m.vision_preset != first.vision_preset ||
-        m.max_decode_pixels != first.max_decode_pixels) {
+        m.audio_preset != first.audio_preset || m.max_decode_pixels != first.max_decode_pixels) {
       return Status::InvalidArgument(
-          "{} was prepared with tokenizer {} ({}), vision '{}' and decode budget {}, {} with {} "
-          "({}), '{}' and {}: token counts would not be comparable",
+          "{} was prepared with tokenizer {} ({}), vision '{}', audio '{}' and decode budget {}, "
+          "{} with {} ({}), '{}', '{}' and {}: token counts would not be comparable",
           part.manifest_path, m.tokenizer, ChecksumHex(m.tokenizer_xxh3), m.vision_preset,
-          m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
-          ChecksumHex(first.tokenizer_xxh3), first.vision_preset, first.max_decode_pixels);
+          m.audio_preset, m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
+          ChecksumHex(first.tokenizer_xxh3), first.vision_preset, first.audio_preset,
+          first.max_decode_pixels);
     }
   }
   std::error_code error;
@@ -124,6 +125,7 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
   merged.tokenizer = first.tokenizer;
   merged.tokenizer_xxh3 = first.tokenizer_xxh3;
   merged.vision_preset = first.vision_preset;
+  merged.audio_preset = first.audio_preset;
   merged.chat_template = first.chat_template;
   merged.max_decode_pixels = first.max_decode_pixels;
   for (Keyed& keyed : shards) merged.shards.push_back(std::move(keyed.shard));

@@ -539,6 +539,7 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
                                    options.num_parts);
   }
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(options.vision_preset));
+  MMPT_RETURN_IF_ERROR(cost::LoadAudioPreset(options.audio_preset).status());
   MMPT_ASSIGN_OR_RETURN(text::ChatTemplate chat, text::ChatTemplate::Load(options.chat_template));
   const std::string chat_json = chat.json;
   MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
@@ -613,6 +614,7 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   manifest.tokenizer = options.tokenizer_path;
   manifest.tokenizer_xxh3 = options.tokenizer_xxh3;
   manifest.vision_preset = options.vision_preset;
+  manifest.audio_preset = options.audio_preset;
   manifest.chat_template = chat_json;
   manifest.max_decode_pixels = options.max_decode_pixels;
   for (ChunkResult& result : results) {

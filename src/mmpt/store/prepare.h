@@ -44,6 +44,9 @@ struct PrepareOptions {
   std::string tokenizer_path;   // recorded in the manifest
   uint64_t tokenizer_xxh3 = 0;  // recorded in the manifest
   std::string vision_preset{cost::Defaults::kVision};  // images the preset rejects are bad records
+  /// The audio encoder preset audio clips are planned and loaded with (recorded in the
+  /// manifest: audio tokens and the log-mel window derive from it).
+  std::string audio_preset{cost::Defaults::kAudio};
   /// Every sample is rendered through this chat template (a presets/chat name or a .json path;
   /// text::ChatTemplate::Load): `.tok` holds the rendered ids and `.meta` counts them, so the
   /// plan counts exactly what the loader emits. Recorded whole in the manifest.

@@ -12,10 +12,14 @@
 
 namespace mmpt::store {
 
-/// The template markers a media item renders with. Audio has no markers of its own in the
-/// templates yet: it renders as an image placeholder, and the loader refuses it.
+/// The template markers a media item renders with: its own kind's.
 inline text::PieceKind PieceKindOf(MediaKind kind) {
-  return kind == MediaKind::kVideo ? text::PieceKind::kVideo : text::PieceKind::kImage;
+  switch (kind) {
+    case MediaKind::kVideo: return text::PieceKind::kVideo;
+    case MediaKind::kAudio: return text::PieceKind::kAudio;
+    case MediaKind::kImage: break;
+  }
+  return text::PieceKind::kImage;
 }
 
 /// Render `sample` (a Sample or a SampleView) through `renderer` into `out`: each segment is

@@ -28,6 +28,16 @@ Result<MediaMarkers> MarkersField(simdjson::dom::object top, std::string_view ke
 
 }  // namespace
 
+std::string_view PieceKindName(PieceKind kind) {
+  switch (kind) {
+    case PieceKind::kImage: return "image";
+    case PieceKind::kVideo: return "video";
+    case PieceKind::kAudio: return "audio";
+    case PieceKind::kText: break;
+  }
+  return "text";
+}
+
 Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::string& source) {
   simdjson::dom::parser parser;
   simdjson::dom::element root;
@@ -57,8 +67,10 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::strin
     chat.roles.emplace(std::string(field.key), std::move(role));
   }
   MMPT_ASSIGN_OR_RETURN(chat.image, MarkersField(top, "image", source));
-  if (top["video"].error() != simdjson::NO_SUCH_FIELD) {
-    MMPT_ASSIGN_OR_RETURN(chat.video, MarkersField(top, "video", source));
+  for (auto [field, markers] : {std::pair{"video", &chat.video}, std::pair{"audio", &chat.audio}}) {
+    if (top[field].error() != simdjson::NO_SUCH_FIELD) {
+      MMPT_ASSIGN_OR_RETURN(*markers, MarkersField(top, field, source));
+    }
   }
   return chat;
 }
@@ -146,13 +158,15 @@ class ChatRenderer::Run {
 Result<ChatRenderer> ChatRenderer::Create(ChatTemplate chat, const Tokenizer& tokenizer) {
   ChatRenderer renderer;
   std::vector<std::string> strings;
-  for (PieceKind kind : {PieceKind::kImage, PieceKind::kVideo}) {
+  for (PieceKind kind : {PieceKind::kImage, PieceKind::kVideo, PieceKind::kAudio}) {
     const MediaMarkers* markers = chat.markers(kind);
     if (markers == nullptr) continue;
     const auto pad = tokenizer.TokenToId(markers->pad);
     if (!pad) {
-      return Status::InvalidArgument("chat template {}: the tokenizer has no token '{}'",
-                                     chat.name, markers->pad);
+      return Status::InvalidArgument(
+          "chat template {}: the tokenizer has no token '{}' (its {} pad): use the tokenizer "
+          "of the model the template is for",
+          chat.name, markers->pad, PieceKindName(kind));
     }
     renderer.pad_ids_[static_cast<size_t>(kind)] = *pad;
     strings.insert(strings.end(), {markers->start, markers->end});
@@ -186,7 +200,8 @@ Status ChatRenderer::Render(std::span<const ChatPiece> pieces, RenderedText* out
     if (piece.kind == PieceKind::kText) return run.Add(piece.text, target, nullptr);
     const MediaMarkers* markers = chat_.markers(piece.kind);
     if (markers == nullptr) {
-      return Status::InvalidArgument("chat template {} has no \"video\" markers", chat_.name);
+      return Status::InvalidArgument("chat template {} has no \"{}\" markers", chat_.name,
+                                     PieceKindName(piece.kind));
     }
     MMPT_RETURN_IF_ERROR(run.Add(markers->start, false, Find(markers->start)));
     MMPT_RETURN_IF_ERROR(run.Flush());

@@ -15,7 +15,10 @@
 namespace mmpt::text {
 
 /// What a media piece is. Each kind has its own markers in the template.
-enum class PieceKind : uint8_t { kText, kImage, kVideo };
+enum class PieceKind : uint8_t { kText, kImage, kVideo, kAudio };
+
+/// "image", "video" or "audio" (the template's field), "text" for kText.
+std::string_view PieceKindName(PieceKind kind);
 
 /// How one kind of media appears in the token stream: `start`, one `pad` per LLM token of the
 /// item (the caller inserts them: their count depends on the encoder), `end`.
@@ -25,7 +28,7 @@ struct MediaMarkers {
 
 /// A chat format as data (presets/chat/*.json): per role the text before and after a turn's
 /// content and whether the turn's tokens carry loss; how an image and a video appear in the
-/// token stream.
+/// token stream, and an audio clip when the template has "audio".
 struct ChatTemplate {
   struct Role {
     std::string prefix;
@@ -37,12 +40,14 @@ struct ChatTemplate {
   std::optional<std::string> default_system;  // a system turn added when the first turn is not one
   MediaMarkers image;
   std::optional<MediaMarkers> video;  // a template without "video" renders no video
+  std::optional<MediaMarkers> audio;  // a template without "audio" renders no audio
   std::string json;  // the document it was parsed from, as a dataset's manifest records it
 
   /// The markers of a media kind, or null (kText, or a kind the template lacks).
   const MediaMarkers* markers(PieceKind kind) const {
     if (kind == PieceKind::kImage) return &image;
-    return kind == PieceKind::kVideo && video ? &*video : nullptr;
+    const std::optional<MediaMarkers>& m = kind == PieceKind::kVideo ? video : audio;
+    return kind != PieceKind::kText && m ? &*m : nullptr;
   }
 
   /// Parse a template JSON document; `source` names it in errors. Errors: Corrupt naming the
@@ -97,7 +102,7 @@ struct RenderedText {
 class ChatRenderer {
  public:
   /// Errors: InvalidArgument when the tokenizer lacks a pad token of the template (image, and
-  /// video when the template has it); the tokenizer's errors.
+  /// video and audio when the template has them), naming the token; the tokenizer's errors.
   static Result<ChatRenderer> Create(ChatTemplate chat, const Tokenizer& tokenizer);
 
   /// Render `pieces` into `out` (cleared first). Errors: InvalidArgument naming a role or a
@@ -106,8 +111,7 @@ class ChatRenderer {
 
   const ChatTemplate& chat() const { return chat_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
-  /// The id of the pad token of a media kind (0 for kText, or for kVideo when the template
-  /// has no video).
+  /// The id of the pad token of a media kind (0 for kText, or for a kind the template lacks).
   TokenId pad_id(PieceKind kind) const { return pad_ids_[static_cast<size_t>(kind)]; }
 
  private:
@@ -125,7 +129,7 @@ class ChatRenderer {
 
   ChatTemplate chat_;
   const Tokenizer* tokenizer_ = nullptr;
-  std::array<TokenId, 3> pad_ids_{};  // by PieceKind
+  std::array<TokenId, 4> pad_ids_{};  // by PieceKind
   std::vector<Fixed> fixed_;  // every role's prefix and suffix, every media start and end
 };
 

@@ -36,6 +36,7 @@ ChatPiece Text(std::string_view role, uint32_t turn, std::string_view text) {
 }
 ChatPiece Image(std::string_view role, uint32_t turn) { return {role, turn, PieceKind::kImage, {}}; }
 ChatPiece Video(std::string_view role, uint32_t turn) { return {role, turn, PieceKind::kVideo, {}}; }
+ChatPiece Audio(std::string_view role, uint32_t turn) { return {role, turn, PieceKind::kAudio, {}}; }
 
 RenderedText Render(const std::vector<ChatPiece>& pieces) {
   RenderedText out;
@@ -96,6 +97,38 @@ TEST(ChatTemplateTest, QwenVlRendersAVideoWithItsOwnPad) {
   ASSERT_EQ(rendered.media_positions.size(), 2u);
   EXPECT_EQ(QwenVl().pad_id(PieceKind::kVideo), *Qwen3().TokenToId("<|video_pad|>"));
   EXPECT_NE(QwenVl().pad_id(PieceKind::kVideo), QwenVl().pad_id(PieceKind::kImage));
+}
+
+// A template's "audio" markers: a clip renders as its start and end markers with its pads
+// between (Qwen2.5-Omni's <|audio_bos|> <|AUDIO|>... <|audio_eos|>; Qwen3's tokenizer lacks
+// those, so this template borrows three of its special tokens).
+TEST(ChatTemplateTest, AnAudioClipRendersWithItsOwnMarkersAndPad) {
+  auto chat = ChatTemplate::Parse(
+      R"({"name":"speech","roles":{"user":{"prefix":"<|im_start|>user\n","suffix":"<|im_end|>\n"}},)"
+      R"("image":{"start":"<|vision_start|>","pad":"<|image_pad|>","end":"<|vision_end|>"},)"
+      R"("audio":{"start":"<|object_ref_start|>","pad":"<|box_start|>","end":"<|object_ref_end|>"}})",
+      "speech.json");
+  ASSERT_TRUE(chat.ok()) << chat.status().ToString();
+  auto renderer = ChatRenderer::Create(*std::move(chat), Qwen3());
+  ASSERT_TRUE(renderer.ok()) << renderer.status().ToString();
+  RenderedText out;
+  ASSERT_TRUE(renderer->Render({Audio("user", 0), Text("user", 0, "Transcribe it.")}, &out).ok());
+  EXPECT_EQ(out.ids, Encode("<|im_start|>user\n<|object_ref_start|><|object_ref_end|>"
+                            "Transcribe it.<|im_end|>\n"));
+  EXPECT_EQ(out.media_positions,
+            (std::vector<uint32_t>{static_cast<uint32_t>(
+                Encode("<|im_start|>user\n<|object_ref_start|>").size())}));
+  EXPECT_EQ(renderer->pad_id(PieceKind::kAudio), *Qwen3().TokenToId("<|box_start|>"));
+  // A template without "audio" names what it lacks; so does a tokenizer without Omni's tokens.
+  Status no_audio = QwenVl().Render(std::vector<ChatPiece>{Audio("user", 0)}, &out);
+  ASSERT_FALSE(no_audio.ok());
+  EXPECT_NE(no_audio.message().find("qwen_vl has no \"audio\" markers"), std::string::npos)
+      << no_audio.ToString();
+  auto omni = ChatRenderer::Create(ChatTemplate::Load("qwen_omni").ValueOrDie(), Qwen3());
+  ASSERT_FALSE(omni.ok());
+  EXPECT_NE(omni.status().message().find("the tokenizer has no token '<|IMAGE|>'"),
+            std::string::npos)
+      << omni.status().ToString();
 }
 
 TEST(ChatTemplateTest, ExplicitSystemTurnReplacesTheDefault) {

@@ -1,4 +1,4 @@
-#include "mmpt/store/vision_preset.h"
+#include "mmpt/store/dataset_preset.h"
 
 #include <filesystem>
 
@@ -59,6 +59,34 @@ TEST(VisionPresetTest, NotADatasetIsNotFound) {
   auto chosen = DatasetVisionPreset("/nonexistent/mmpt_dataset", "");
   ASSERT_FALSE(chosen.ok());
   EXPECT_EQ(chosen.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace mmpt::store
+
+namespace mmpt::store {
+namespace {
+
+TEST(AudioPresetTest, TheManifestRecordsItAndCommandsUseIt) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / "mmpt_audio_preset_recorded").string();
+  std::filesystem::create_directories(dir);
+  Manifest manifest;
+  manifest.audio_preset = "qwen2-audio";
+  ASSERT_TRUE(WriteManifest(dir, manifest).ok());
+  auto chosen = DatasetAudioPreset(dir, "");
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  EXPECT_EQ(*chosen, "qwen2-audio");
+  auto other = DatasetAudioPreset(dir, "whisper-large-v3");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("audio preset 'whisper-large-v3' was asked for"),
+            std::string::npos)
+      << other.status().ToString();
+  // A manifest from before audio presets were recorded: the default.
+  manifest.audio_preset.clear();
+  ASSERT_TRUE(WriteManifest(dir, manifest).ok());
+  EXPECT_EQ(DatasetAudioPreset(dir, "").ValueOrDie(), cost::Defaults::kAudio);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

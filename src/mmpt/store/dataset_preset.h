@@ -1,7 +1,7 @@
 #pragma once
 
-// Which vision preset a command on a dataset uses: the one the dataset was prepared with, so
-// that planning, loading and inspecting count the same image tokens.
+// Which vision and audio presets a command on a dataset uses: the ones the dataset was prepared
+// with, so that planning, loading and inspecting count the same image and audio tokens.
 
 #include <string>
 #include <string_view>
@@ -17,5 +17,9 @@ namespace mmpt::store {
 /// another one would disagree with what prepare checked and what the loader makes).
 Result<std::string> DatasetVisionPreset(const std::string& dataset_dir,
                                         std::string_view requested);
+
+/// The audio encoder preset of `dataset_dir`, likewise (cost::Defaults::kAudio when the
+/// manifest names none): audio tokens and the loader's log-mel window derive from it.
+Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, std::string_view requested);
 
 }  // namespace mmpt::store

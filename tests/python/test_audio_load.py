@@ -1,0 +1,170 @@
+"""Speech through the loader, as a trainer of Qwen2-Audio or Qwen2.5-Omni gets it: a corpus of
+real espeak-ng speech in wav, flac, mp3 and ogg (`mmpt synth --profile audio`), prepared through
+the qwen_omni chat template with the Qwen2.5-Omni tokenizer synth writes, planned and loaded.
+Each batch holds every clip's log-mel input_features and feature_attention_mask as an
+independent NumPy implementation of Whisper's feature extractor (whisper_ref.py) gives them for
+the decoded file, one <|AUDIO|> per audio token between <|audio_bos|> and <|audio_eos|>, text
+positions over the audio tokens (as Qwen2.5-Omni's M-RoPE gives clips without video), and the
+plan's audio routing: under CP 2 each clip is encoded by exactly one rank and every audio row is
+consumed once."""
+
+import math
+import subprocess
+
+import numpy as np
+import pytest
+
+import load_corpus
+import mmpt
+import whisper_ref
+
+OMNI_IDS = {"<|AUDIO|>": 151646, "<|audio_bos|>": 151647, "<|audio_eos|>": 151648,
+            "<|vision_bos|>": 151652, "<|vision_eos|>": 151653, "<|IMAGE|>": 151655,
+            "<|VIDEO|>": 151656}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    work = tmp_path_factory.mktemp("audio_load")
+
+    def run(*args):
+        done = subprocess.run([load_corpus.MMPT, *args], cwd=work, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        assert done.returncode == 0, done.stdout
+        return done.stdout
+
+    out = run("synth", "--profile", "audio", "--source", load_corpus.REAL_COCO, "--samples", "8",
+              "--out", "raw")
+    assert "--chat-template qwen_omni --tokenizer" in out, out
+    omni = ["--chat-template", "qwen_omni", "--tokenizer", "raw/audio.tokenizer.json"]
+    run("prepare", "raw/audio.jsonl", "--out", "omni", *omni)
+    run("prepare", "raw/audio.jsonl", "--out", "qwen2-audio", "--audio", "qwen2-audio", *omni)
+    return work
+
+
+def test_synth_writes_qwen25_omni_tokenizer(corpus):
+    tokenizer = mmpt.Tokenizer(str(corpus / "raw" / "audio.tokenizer.json"))
+    for token, id_ in OMNI_IDS.items():
+        assert tokenizer.token_to_id(token) == id_, token
+    # The vocabulary is Qwen's: ordinary text encodes as the default tokenizer encodes it.
+    default = mmpt.Tokenizer(mmpt.default_tokenizer_path())
+    text = "A man riding a wave on top of a surfboard."
+    assert list(tokenizer.encode(text)) == list(default.encode(text))
+
+
+def test_the_default_template_refuses_speech_naming_its_markers(corpus):
+    done = subprocess.run([load_corpus.MMPT, "prepare", "raw/audio.jsonl", "--out", "vl"],
+                          cwd=corpus, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert 'chat template qwen_vl has no "audio" markers' in done.stdout, done.stdout
+
+
+def batches(path, cp_size=1, cp_rank=0, steps=2):
+    dataset = mmpt.Dataset(path)
+    planner = mmpt.Planner(dataset, dp=1, cp=cp_size, seq_len=4096, ga=1, allow_repeat=True)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=cp_rank)
+    out = []
+    for batch in loader:
+        out.append(batch)
+        if len(out) == steps:
+            return out
+
+
+@pytest.mark.parametrize("preset,window", [("omni", None), ("qwen2-audio", 3000)])
+def test_clips_load_as_the_audio_encoder_takes_them(corpus, preset, window):
+    path = str(corpus / preset)
+    reader = mmpt.DatasetReader(path)
+    seen = 0
+    for batch in batches(path):
+        tokens, positions = batch["tokens"], batch["position_ids"]
+        features, mask = batch["input_features"], batch["feature_attention_mask"]
+        clips = len(batch["encoded_audios"])
+        assert clips == len(batch["audio_rows"]) > 0
+        assert features.shape == (clips, 128, mask.shape[1]) and features.dtype == np.float32
+        frames = mask.sum(axis=1)
+        # Qwen2-Audio's encoder runs over the whole 30 s window; Qwen2.5-Omni's takes the masked
+        # frames only, so the batch pads to its longest clip.
+        assert mask.shape[1] == (window if window else int(frames.max()))
+        cu, cu_padded = batch["cu_seqlens"], batch["cu_seqlens_padded"]
+        for s, index in enumerate(batch["sample_index"]):
+            begin = int(cu_padded[s])
+            ids = tokens[begin:begin + int(cu[s + 1] - cu[s])]
+            pads = np.flatnonzero(ids == OMNI_IDS["<|AUDIO|>"])
+            # Sample s holds one clip, clip s of the micro-step: its tokens, its features.
+            assert len(pads) == batch["audio_rows"][s] == whisper_ref.audio_tokens(frames[s])
+            assert ids[pads[0] - 1] == OMNI_IDS["<|audio_bos|>"]
+            assert ids[pads[-1] + 1] == OMNI_IDS["<|audio_eos|>"]
+            assert (np.diff(pads) == 1).all()
+            item = reader.sample_meta(int(index))["media"][0]
+            assert item["kind"] == "audio"
+            pcm = np.asarray(mmpt.decode_audio(reader.media(int(index), 0)), dtype=np.float64)
+            planned = math.ceil(item["duration_ms"] * 16000 / 1000)  # the plan's length
+            pcm = np.pad(pcm[:planned], (0, max(0, planned - len(pcm))))
+            want, want_mask, _ = whisper_ref.log_mel(pcm, n_mels=128, chunk_seconds=30)
+            n = mask.shape[1]
+            np.testing.assert_array_equal(mask[s], want_mask[:n])
+            np.testing.assert_allclose(features[s], want[:, :n], atol=1e-4, rtol=0)
+            # Text positions: every row counts up through the clip's tokens.
+            sub = positions[:, begin:begin + len(ids)]
+            assert (sub == np.arange(len(ids))).all()
+            seen += 1
+    assert seen >= 2
+
+
+def test_under_cp2_each_clip_is_encoded_once_and_routed(corpus):
+    path = str(corpus / "omni")
+    first = batches(path, cp_size=2, cp_rank=0, steps=1)[0]
+    second = batches(path, cp_size=2, cp_rank=1, steps=1)[0]
+    clips = len(first["audio_rows"])
+    assert clips > 0 and list(first["audio_rows"]) == list(second["audio_rows"])
+    assert sorted(list(first["encoded_audios"]) + list(second["encoded_audios"])) == list(
+        range(clips))
+    consumed = np.zeros(int(np.asarray(first["audio_rows"]).sum()), dtype=int)
+    offsets = np.concatenate([[0], np.cumsum(first["audio_rows"])])
+    for batch in (first, second):
+        batch["audio_routing"].validate()
+        assert batch["input_features"].shape[0] == len(batch["encoded_audios"])
+        pads = np.flatnonzero(batch["tokens"] == OMNI_IDS["<|AUDIO|>"])
+        where = sorted(p for s in batch["audio_routing"].consumed[batch["cp_rank"]]
+                       for p in range(s.local_offset, s.local_offset + s.row_count))
+        assert where == list(pads)  # every audio pad of the shard gets a row
+    for consumer, item, row_begin, row_count, _, _ in first["audio_routes"]:
+        consumed[offsets[item] + row_begin:offsets[item] + row_begin + row_count] += 1
+    assert (consumed == 1).all()
+
+
+def test_audio_dp_embed_writes_the_clip_rows_at_the_audio_pads(corpus):
+    torch = pytest.importorskip("torch")
+    from mmpt.torch import audio_dp_embed, to_tensors
+    batch = batches(str(corpus / "omni"), steps=1)[0]
+    t = to_tensors(batch)
+    rows = [int(r) for r in batch["audio_rows"]]
+
+    def encoder(features, mask):  # one row per audio token: the clip's mean feature, its index
+        out = [torch.stack([features[c].mean(), torch.tensor(float(c))]).repeat(rows[c], 1)
+               for c in range(features.shape[0])]
+        return torch.cat(out)
+
+    embeds = torch.zeros(len(t["tokens"]), 2)
+    out = audio_dp_embed(encoder, t["input_features"], t["feature_attention_mask"], embeds,
+                         batch["audio_routing"], input_ids=t["tokens"],
+                         audio_token_id=OMNI_IDS["<|AUDIO|>"])
+    pads = (t["tokens"] == OMNI_IDS["<|AUDIO|>"]).nonzero().reshape(-1)
+    torch.testing.assert_close(out[pads], encoder(t["input_features"], None), rtol=0, atol=0)
+    assert (out[(t["tokens"] != OMNI_IDS["<|AUDIO|>"])] == 0).all()
+
+
+def test_the_memory_bound_counts_the_audio_features(corpus):
+    dataset = mmpt.Dataset(str(corpus / "qwen2-audio"))
+    planner = mmpt.Planner(dataset, dp=1, seq_len=4096, ga=1, allow_repeat=True)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, num_threads=1, prefetch=1)
+    batch = next(loader)
+    assert batch["input_features"].nbytes > 0
+    assert loader.stats()["peak_bytes_in_flight"] >= batch["input_features"].nbytes
+
+
+def test_a_plan_under_another_audio_preset_is_refused(corpus):
+    done = subprocess.run([load_corpus.MMPT, "plan", "omni", "--seq-len", "4096",
+                           "--allow-repeat", "--audio", "whisper-large-v3"], cwd=corpus,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert done.returncode != 0
+    assert "audio preset 'whisper-large-v3' was asked for" in done.stdout, done.stdout
