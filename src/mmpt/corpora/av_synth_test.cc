@@ -18,6 +18,7 @@
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/corpora/synth.h"
 #include "mmpt/media/av_probe.h"
+#include "mmpt/text/tokenizer.h"
 
 namespace mmpt::corpora {
 namespace {
@@ -163,7 +164,14 @@ TEST(AvSynthTest, SpeechIsTheCaptionSpokenInEveryFormat) {
   options.metadata_only = true;
   auto meta_report = Synthesize(options);
   ASSERT_TRUE(meta_report.ok()) << meta_report.status().ToString();
-  EXPECT_EQ(Files(meta.str()).size(), 1u);  // the JSONL; the scratch speech is gone
+  // The JSONL and the Omni tokenizer to prepare it with; the scratch speech is gone.
+  EXPECT_EQ(Files(meta.str()).size(), 2u);
+  EXPECT_EQ(meta_report->tokenizer, meta.str() + "/audio.tokenizer.json");
+  auto omni = text::LoadTokenizer(meta_report->tokenizer);
+  ASSERT_TRUE(omni.ok()) << omni.status().ToString();
+  EXPECT_EQ((*omni)->TokenToId("<|AUDIO|>"), 151646);
+  EXPECT_EQ((*omni)->TokenToId("<|IMAGE|>"), 151655);
+  EXPECT_FALSE((*omni)->TokenToId("<|image_pad|>").has_value());
 
   const std::vector<json> records = ReadRecords(report->path);
   const std::vector<json> described = ReadRecords(meta_report->path);
@@ -206,7 +214,7 @@ TEST(AvSynthTest, OmniMixesEveryKindAndRepeatsItsBytes) {
   options.max_duration = 0.6;
   auto a = Synthesize(options);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  EXPECT_EQ(Files(first.str()).size(), 1u + 2 + 4 + 2);  // and the JSONL
+  EXPECT_EQ(Files(first.str()).size(), 1u + 2 + 4 + 2 + 1);  // the JSONL, the tokenizer
   ExpectSameBytesAgain(options, second.str());
 
   std::set<std::string> kinds;

@@ -521,7 +521,10 @@ Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
   MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer, text::LoadTokenizer(resolved));
   MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(resolved));
   options.tokenizer = tokenizer.get();
-  options.tokenizer_path = resolved;
+  // Recorded absolute: the loader finds it from the manifest, run from any directory.
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(resolved, error);
+  options.tokenizer_path = error ? resolved : absolute.lexically_normal().string();
   options.tokenizer_xxh3 = Hash64(file.bytes());
   return tokenizer;
 }

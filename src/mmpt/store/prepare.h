@@ -85,7 +85,7 @@ struct PrepareReport {
 };
 
 /// Load the tokenizer at `path` ("" = text::FindTokenizer()'s default) and set options'
-/// tokenizer, tokenizer_path and tokenizer_xxh3 (checksum of the file) from it; the returned
+/// tokenizer, tokenizer_path (made absolute) and tokenizer_xxh3 (checksum of the file) from it; the returned
 /// tokenizer must outlive the options' use. Errors: those of text::FindTokenizer and
 /// text::LoadTokenizer.
 Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,

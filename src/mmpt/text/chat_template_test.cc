@@ -112,7 +112,7 @@ TEST(ChatTemplateTest, AnAudioClipRendersWithItsOwnMarkersAndPad) {
   auto renderer = ChatRenderer::Create(*std::move(chat), Qwen3());
   ASSERT_TRUE(renderer.ok()) << renderer.status().ToString();
   RenderedText out;
-  ASSERT_TRUE(renderer->Render({Audio("user", 0), Text("user", 0, "Transcribe it.")}, &out).ok());
+  ASSERT_TRUE(renderer->Render(std::vector<ChatPiece>{Audio("user", 0), Text("user", 0, "Transcribe it.")}, &out).ok());
   EXPECT_EQ(out.ids, Encode("<|im_start|>user\n<|object_ref_start|><|object_ref_end|>"
                             "Transcribe it.<|im_end|>\n"));
   EXPECT_EQ(out.media_positions,
