@@ -24,12 +24,14 @@ import mmpt
 STAGE_KEYS = {
     "first": {"tokens", "position_ids", "pixel_values", "image_grid_thw", "encoded_images",
               "pixel_values_videos", "video_grid_thw", "second_per_grid_ts", "encoded_videos",
-              "image_rows", "image_encoder", "routes", "routing"},
+              "image_rows", "image_encoder", "routes", "routing", "input_features",
+              "feature_attention_mask", "encoded_audios", "audio_rows", "audio_encoder",
+              "audio_routes", "audio_routing"},
     "last": {"labels", "loss_mask"},
     "middle": set(),
 }
 STAGE_KEYS["only"] = STAGE_KEYS["first"] | STAGE_KEYS["last"]
-ARRAY_KEYS = STAGE_KEYS["only"] - {"routing"}
+ARRAY_KEYS = STAGE_KEYS["only"] - {"routing", "audio_routing"}
 SHAPE_KEYS = {"cu_seqlens", "cu_seqlens_padded", "max_seqlen", "num_tokens", "sample_source",
               "sample_index", "step", "micro_step", "dp_rank", "cp_rank", "cp_size",
               "plan_hash", "plan_dropped", "dropped"}
