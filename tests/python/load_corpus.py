@@ -19,6 +19,32 @@ def _run(*args):
         raise RuntimeError(f"mmpt {args[0]} failed ({done.returncode}):\n{done.stdout}")
 
 
+def runner(work):
+    """A function that runs ``mmpt ARGS...`` in directory `work`, asserts it succeeded and
+    returns its output (stdout and stderr)."""
+    def run(*args):
+        done = subprocess.run([MMPT, *args], cwd=work, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        assert done.returncode == 0, done.stdout
+        return done.stdout
+    return run
+
+
+def load_batches(path, cp_size=1, cp_rank=0, steps=2, seq_len=8192):
+    """The first `steps` batches of DP rank 0, CP rank `cp_rank` of a dataset planned at DP 1,
+    GA 1 (repeats allowed)."""
+    import mmpt
+    dataset = mmpt.Dataset(path)
+    planner = mmpt.Planner(dataset, dp=1, cp=cp_size, seq_len=seq_len, ga=1, allow_repeat=True)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=cp_rank)
+    out = []
+    for batch in loader:
+        out.append(batch)
+        if len(out) == steps:
+            break
+    return out
+
+
 def build(out_dir, samples, shards=4):
     """Synthesize and prepare `samples` COCO pairs as `shards` shards under `out_dir`; return
     the dataset path.

@@ -26,13 +26,7 @@ OMNI_IDS = {"<|AUDIO|>": 151646, "<|audio_bos|>": 151647, "<|audio_eos|>": 15164
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     work = tmp_path_factory.mktemp("audio_load")
-
-    def run(*args):
-        done = subprocess.run([load_corpus.MMPT, *args], cwd=work, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        assert done.returncode == 0, done.stdout
-        return done.stdout
-
+    run = load_corpus.runner(work)
     out = run("synth", "--profile", "audio", "--source", load_corpus.REAL_COCO, "--samples", "8",
               "--out", "raw")
     assert "--chat-template qwen_omni --tokenizer" in out, out
@@ -59,14 +53,7 @@ def test_the_default_template_refuses_speech_naming_its_markers(corpus):
 
 
 def batches(path, cp_size=1, cp_rank=0, steps=2):
-    dataset = mmpt.Dataset(path)
-    planner = mmpt.Planner(dataset, dp=1, cp=cp_size, seq_len=4096, ga=1, allow_repeat=True)
-    loader = mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=cp_rank)
-    out = []
-    for batch in loader:
-        out.append(batch)
-        if len(out) == steps:
-            return out
+    return load_corpus.load_batches(path, cp_size, cp_rank, steps, seq_len=4096)
 
 
 @pytest.mark.parametrize("preset,window", [("omni", None), ("qwen2-audio", 3000)])

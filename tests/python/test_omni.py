@@ -15,11 +15,7 @@ import mmpt
 @pytest.fixture(scope="module")
 def omni(tmp_path_factory):
     work = tmp_path_factory.mktemp("omni")
-    def run(*args):
-        done = subprocess.run([load_corpus.MMPT, *args], cwd=work, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        assert done.returncode == 0, done.stdout
-        return done.stdout
+    run = load_corpus.runner(work)
     run("synth", "--profile", "omni", "--source", load_corpus.REAL_COCO, "--samples", "8",
         "--min-duration", "1", "--max-duration", "2", "--out", "raw")
     omni = ["--chat-template", "qwen_omni", "--tokenizer", "raw/omni.tokenizer.json"]

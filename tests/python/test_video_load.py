@@ -22,12 +22,10 @@ TOKENS_PER_SECOND = 2  # Qwen2.5-VL's vision_config.tokens_per_second
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory):
     work = tmp_path_factory.mktemp("video_load")
-    for args in (["synth", "--profile", "video", "--source", load_corpus.REAL_COCO, "--samples",
-                  "6", "--min-duration", "1", "--max-duration", "3", "--out", "raw"],
-                 ["prepare", "raw/video.jsonl", "--out", "ds"]):
-        done = subprocess.run([load_corpus.MMPT, *args], cwd=work, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        assert done.returncode == 0, done.stdout
+    run = load_corpus.runner(work)
+    run("synth", "--profile", "video", "--source", load_corpus.REAL_COCO, "--samples", "6",
+        "--min-duration", "1", "--max-duration", "3", "--out", "raw")
+    run("prepare", "raw/video.jsonl", "--out", "ds")
     return str(work / "ds")
 
 
@@ -74,14 +72,7 @@ def special_ids():
 
 
 def batches(path, cp_size=1, cp_rank=0, steps=2):
-    dataset = mmpt.Dataset(path)
-    planner = mmpt.Planner(dataset, dp=1, cp=cp_size, seq_len=8192, ga=1, allow_repeat=True)
-    loader = mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=cp_rank)
-    out = []
-    for batch in loader:
-        out.append(batch)
-        if len(out) == steps:
-            return out
+    return load_corpus.load_batches(path, cp_size, cp_rank, steps)
 
 
 def test_videos_load_as_qwen25_vl_takes_them(videos):

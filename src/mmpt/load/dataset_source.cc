@@ -313,13 +313,20 @@ Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::b
   return video.grid;
 }
 
-Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedImage& image,
-                                 std::span<float> out) const {
-  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
-  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
-                        dataset_->Media(global, image.sample_image));
+Result<std::span<const std::byte>> DatasetSource::ReadMedia(const RenderedSample& sample,
+                                                            uint32_t k, uint64_t& global) const {
+  MMPT_ASSIGN_OR_RETURN(global, dataset_->GlobalIndex(sample.source, sample.index));
+  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset_->Media(global, k));
   images_read_.fetch_add(1, std::memory_order_relaxed);
   bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
+  return bytes;
+}
+
+Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedImage& image,
+                                 std::span<float> out) const {
+  uint64_t global = 0;
+  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
+                        ReadMedia(sample, image.sample_image, global));
   Result<media::GridThw> grid = image.video ? PreprocessVideoInto(bytes, out)
                                             : media::PreprocessImageInto(bytes, options_.preprocess, out);
   Status status = grid.status();
@@ -346,11 +353,9 @@ AudioFeatureShape DatasetSource::audio_features() const {
 Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudio& audio,
                                 uint32_t frames, std::span<float> features,
                                 std::span<int32_t> mask) const {
-  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
+  uint64_t global = 0;
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
-                        dataset_->Media(global, audio.sample_audio));
-  images_read_.fetch_add(1, std::memory_order_relaxed);
-  bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
+                        ReadMedia(sample, audio.sample_audio, global));
   const media::LogMelConfig& config = log_mel_->config();
   const uint32_t window = config.Frames();
   if (frames < audio.valid_frames || frames > window ||

@@ -47,7 +47,8 @@ struct DatasetSourceOptions {
   bool verify_crc = true;
 };
 
-/// What a DatasetSource has read so far: samples rendered, images decoded, and the bytes of
+/// What a DatasetSource has read so far: samples rendered, media items decoded (images,
+/// videos and audio clips), and the bytes of
 /// the shards they came from (sample lines, stored token ids, and media bytes, once for the
 /// CRC check and once to decode).
 struct SourceReads {
@@ -101,6 +102,9 @@ class DatasetSource final : public SampleSource {
 
  private:
   DatasetSource() = default;
+  // The bytes of media item k of `sample` (counted as read); `global` gets its dataset index.
+  Result<std::span<const std::byte>> ReadMedia(const RenderedSample& sample, uint32_t k,
+                                               uint64_t& global) const;
   // `status` named with sample `global`'s shard line, key and media item k (OK stays OK).
   Status NameError(uint64_t global, uint32_t k, Status status) const;
   Result<media::GridThw> PreprocessVideoInto(std::span<const std::byte> bytes,
