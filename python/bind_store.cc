@@ -73,7 +73,9 @@ void BindStore(py::module_& m) {
       "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "
       "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}) "
       "or WebDataset tars (.tar, .tar.gz, .tgz), "
-      "as `mmpt prepare` does. Returns the report (records, samples, skipped, ..., summary). "
+      "as `mmpt prepare` does (`vision_preset`, `audio_preset`, `chat_template` and "
+      "`tokenizer` as its --vision, --audio, --chat-template and --tokenizer). Returns the "
+      "report (records, samples, skipped, ..., summary). "
       "Raises InvalidArgumentError, NotFoundError, IOError, or the first bad record's error "
       "with on_error='fail'.");
 

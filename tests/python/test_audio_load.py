@@ -155,3 +155,37 @@ def test_a_plan_under_another_audio_preset_is_refused(corpus):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert done.returncode != 0
     assert "audio preset 'whisper-large-v3' was asked for" in done.stdout, done.stdout
+
+
+def test_a_corrupt_clip_drops_its_sample_alike_on_every_cp_rank(corpus, tmp_path):
+    """A clip changed after prepare fails its CRC on every CP rank; under on_bad_sample="drop"
+    its sample leaves the pack and the pack's cp stage is re-run with the remaining clips."""
+    import glob
+    import shutil
+    path = str(tmp_path / "omni")
+    shutil.copytree(str(corpus / "omni"), path)
+    reader = mmpt.DatasetReader(path)
+    clip = reader.media(0, 0)
+    for zip_path in glob.glob(path + "/**/*.zip", recursive=True):
+        data = bytearray(open(zip_path, "rb").read())
+        at = data.find(clip[:256])
+        if at >= 0:
+            data[at + len(clip) // 2] ^= 0xFF
+            open(zip_path, "wb").write(bytes(data))
+            break
+    else:
+        pytest.fail("the clip's bytes are not stored as they are in any zip")
+    dataset = mmpt.Dataset(path)
+    planner = mmpt.Planner(dataset, dp=1, cp=2, seq_len=4096, ga=1, allow_repeat=True)
+    ranks = [next(mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=r, on_bad_sample="drop"))
+             for r in (0, 1)]
+    for batch in ranks:
+        # Sample 0 each time it was placed (repeats are allowed), and nothing else.
+        assert {d["index"] for d in batch["dropped"]} == {0}, batch["dropped"]
+        assert all("CRC-32" in d["reason"] for d in batch["dropped"])
+        assert 0 not in list(batch["sample_index"])
+        batch["audio_routing"].validate()
+    clips = len(ranks[0]["audio_rows"])
+    assert clips == len(ranks[0]["sample_index"]) > 0  # one clip a remaining sample
+    assert sorted(list(ranks[0]["encoded_audios"]) + list(ranks[1]["encoded_audios"])) == list(
+        range(clips))
