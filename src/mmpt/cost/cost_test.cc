@@ -19,7 +19,22 @@ TEST(PresetsTest, EveryShippedPresetLoads) {
       EXPECT_TRUE(status.ok()) << kind << "/" << name << ": " << status.ToString();
     }
   }
-  EXPECT_EQ(ListPresets("vision").size(), 5u);
+  EXPECT_EQ(ListPresets("vision").size(), 6u);
+}
+
+// Qwen2.5-Omni's vision tower is Qwen2.5-VL's: the same images, tokens and FLOPs; only the
+// M-RoPE time scale of video differs (the thinker's position_id_per_seconds).
+TEST(PresetsTest, Qwen25OmniSeesAsQwen25VlOnItsOwnTimeScale) {
+  auto omni = LoadVisionPreset("qwen2.5-omni");
+  auto vl = LoadVisionPreset("qwen2.5-vl");
+  ASSERT_TRUE(omni.ok() && vl.ok()) << omni.status().ToString() << vl.status().ToString();
+  EXPECT_EQ(omni->tokens_per_second, 25.0);
+  EXPECT_EQ(vl->tokens_per_second, 2.0);
+  auto a = CostImage(*omni, 1000, 700, 3584);
+  auto b = CostImage(*vl, 1000, 700, 3584);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->llm_tokens, b->llm_tokens);
+  EXPECT_EQ(a->train_flops, b->train_flops);
 }
 
 TEST(PresetsTest, UnknownPresetNamesTheKnownOnes) {
