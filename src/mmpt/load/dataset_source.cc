@@ -91,9 +91,8 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
   }
 
   // Audio: the dataset's audio preset gives the log-mel features and each clip's tokens.
-  MMPT_ASSIGN_OR_RETURN(const std::string audio_preset,
-                        store::DatasetAudioPreset(dataset->dir(), ""));
-  MMPT_ASSIGN_OR_RETURN(source->audio_, cost::LoadAudioPreset(audio_preset));
+  MMPT_ASSIGN_OR_RETURN(source->audio_,
+                        cost::LoadAudioPreset(store::RecordedAudioPreset(manifest)));
   MMPT_ASSIGN_OR_RETURN(source->log_mel_,
                         media::LogMelExtractor::ForConfig(source->audio_.log_mel));
 

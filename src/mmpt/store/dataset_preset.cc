@@ -39,4 +39,9 @@ Result<std::string> DatasetAudioPreset(const std::string& dataset_dir,
                  cost::Defaults::kAudio);
 }
 
+std::string RecordedAudioPreset(const Manifest& manifest) {
+  return manifest.audio_preset.empty() ? std::string(cost::Defaults::kAudio)
+                                       : manifest.audio_preset;
+}
+
 }  // namespace mmpt::store

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "mmpt/core/status.h"
+#include "mmpt/store/manifest.h"
 
 namespace mmpt::store {
 
@@ -21,5 +22,9 @@ Result<std::string> DatasetVisionPreset(const std::string& dataset_dir,
 /// The audio encoder preset of `dataset_dir`, likewise (cost::Defaults::kAudio when the
 /// manifest names none): audio tokens and the loader's log-mel window derive from it.
 Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, std::string_view requested);
+
+/// The audio encoder preset an opened dataset's `manifest` records, else cost::Defaults::kAudio
+/// (what DatasetAudioPreset gives when none is requested, without reading the manifest again).
+std::string RecordedAudioPreset(const Manifest& manifest);
 
 }  // namespace mmpt::store

@@ -77,6 +77,7 @@ TEST(AudioPresetTest, TheManifestRecordsItAndCommandsUseIt) {
   auto chosen = DatasetAudioPreset(dir, "");
   ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
   EXPECT_EQ(*chosen, "qwen2-audio");
+  EXPECT_EQ(RecordedAudioPreset(manifest), "qwen2-audio");
   auto other = DatasetAudioPreset(dir, "whisper-large-v3");
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find("audio preset 'whisper-large-v3' was asked for"),
@@ -86,6 +87,7 @@ TEST(AudioPresetTest, TheManifestRecordsItAndCommandsUseIt) {
   manifest.audio_preset.clear();
   ASSERT_TRUE(WriteManifest(dir, manifest).ok());
   EXPECT_EQ(DatasetAudioPreset(dir, "").ValueOrDie(), cost::Defaults::kAudio);
+  EXPECT_EQ(RecordedAudioPreset(manifest), cost::Defaults::kAudio);
   std::filesystem::remove_all(dir);
 }
 

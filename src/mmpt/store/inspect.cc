@@ -41,7 +41,7 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision,
                         cost::LoadVisionPreset(manifest.vision_preset));
   InspectReport report;
-  MMPT_ASSIGN_OR_RETURN(report.audio_preset, DatasetAudioPreset(dataset.dir(), ""));
+  report.audio_preset = RecordedAudioPreset(manifest);
   MMPT_ASSIGN_OR_RETURN(cost::AudioConfig audio, cost::LoadAudioPreset(report.audio_preset));
   report.dir = dataset.dir();
   report.vision_preset = manifest.vision_preset;

@@ -42,7 +42,7 @@ struct SourceSummary {
 struct InspectReport {
   std::string dir;
   std::string vision_preset;
-  std::string audio_preset;  // the manifest's (store::DatasetAudioPreset)
+  std::string audio_preset;  // the manifest's (store::RecordedAudioPreset)
   std::string tokenizer;
   std::string chat_template;  // the name of the template samples are rendered through
   std::vector<SourceSummary> sources;
