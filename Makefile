@@ -2,13 +2,10 @@
 PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 MMPT := $(BUILD_DIR)/mmpt
-# Tiers `make test` runs: everything that needs no GPU.
-TEST_LABELS ?= unit|slow|dist
 JOBS ?= $(shell nproc)
-# pytest markers `make test` runs after ctest (`make unit` leaves out `dist` and `slow`).
-PYTEST_MARKERS ?= not gpu
 
-.PHONY: deps build demo install test unit dev fuzz clean
+.PHONY: deps build demo install test test-ctest test-pytest test-replay unit dev bench bench-doc \
+  fuzz-build fuzz clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -33,40 +30,60 @@ install: deps
 	@cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 # Python tests, when the preset builds the module (MMPT_PYTHON): Debian's python3 and the package
-# mmpt (extension included) in $(BUILD_DIR)/python. pytest's exit 5 (nothing collected) is fine.
-define run_pytest
-	@if grep -q '^MMPT_PYTHON:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt; then \
-	  PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python /usr/bin/python3 -m pytest \
-	    tests/python -q -p no:cacheprovider -m '$(1)'; \
-	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; \
-	fi
-endef
+# mmpt (extension included) in $(BUILD_DIR)/python; markers, timeout and strict markers are set in
+# pyproject.toml. pytest's exit 5 (nothing collected) is fine.
+PYTEST = if grep -q '^MMPT_PYTHON:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt; then \
+	  PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python /usr/bin/python3 -m pytest -q $(1); \
+	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; fi
 
-# Seconds each libFuzzer target runs at the end of `make test` (the `fuzz` tier; 0 skips it).
-TEST_FUZZ_SECONDS ?= 15
+# The tiers (docs/testing.md says what runs where and why).
+# `make test`: every ctest and pytest test (GPU ones skip without CUDA), then every fuzz target's
+# inputs replayed under ASan + UBSan; it ends with each tier's wall seconds. Each tier also runs
+# alone: `make test-ctest`, `make test-pytest`, `make test-replay`.
+TIER = "$(1)" "$(MAKE) --no-print-directory $(2)"
+test: build fuzz-build
+	@bash scripts/run-tiers.sh $(call TIER,ctest,test-ctest) $(call TIER,pytest,test-pytest) \
+	  $(call TIER,fuzz inputs replayed (ASan+UBSan),test-replay)
 
-# Every tier that needs no GPU, on the optimized build; then every fuzz target briefly.
-test: build
-	@ctest --test-dir $(BUILD_DIR) -L '$(TEST_LABELS)' -j$(JOBS) --output-on-failure --timeout 900
-	$(call run_pytest,$(PYTEST_MARKERS))
-	@if [ '$(TEST_FUZZ_SECONDS)' != 0 ]; then \
-	  $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(TEST_FUZZ_SECONDS); fi
+test-ctest:
+	@ctest --test-dir $(BUILD_DIR) -j$(JOBS) --output-on-failure --timeout 600
+
+test-pytest:
+	@$(call PYTEST,)
+
+test-replay:
+	@bash scripts/run-fuzzers.sh build/fuzz 0
 
 # The fast tier alone, for the edit-build-test loop.
 unit: build
 	@ctest --test-dir $(BUILD_DIR) -L unit -j$(JOBS) --output-on-failure
-	$(call run_pytest,not dist and not slow and not gpu)
+	@$(call PYTEST,-m 'not dist and not slow and not gpu')
 
 # The unit tier under ASan + UBSan.
 dev:
-	@$(MAKE) --no-print-directory test PRESET=dev TEST_LABELS=unit TEST_FUZZ_SECONDS=0
+	@cmake --preset dev >/dev/null
+	@cmake --build build/dev -j$(JOBS)
+	@ctest --test-dir build/dev -L unit -j$(JOBS) --output-on-failure
 
-# Build the libFuzzer targets (only them, not the tests) with clang and run each for
-# FUZZ_SECONDS from its seeds in tests/fuzz/<target>/; a crash fails and keeps its input.
-FUZZ_SECONDS ?= 30
-fuzz: deps
+# Every benchmark reproduction of docs/benchmarks.md (its `bench` blocks, and README's pip build),
+# run as written from a folder standing for the checkout, printing its figures.
+BENCH_DOCS = docs/benchmarks.md README.md
+bench: build
+	@bash scripts/run-tiers.sh $(foreach doc,$(BENCH_DOCS),$(call TIER,$(doc),bench-doc DOC=$(doc)))
+
+bench-doc:
+	@PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python /usr/bin/python3 tests/python/doc_blocks.py \
+	  --bench --checkout $(BUILD_DIR) $(DOC)
+
+# The libFuzzer targets (only them, not the tests) with clang, ASan and UBSan: a small second tree.
+fuzz-build: deps
 	@cmake --preset fuzz >/dev/null
 	@cmake --build build/fuzz --target mmpt_fuzzers -j$(JOBS)
+
+# Fuzzing proper: each target for FUZZ_SECONDS from its seeds in tests/fuzz/<target>/; a crash
+# fails and keeps its input.
+FUZZ_SECONDS ?= 30
+fuzz: fuzz-build
 	@bash scripts/run-fuzzers.sh build/fuzz $(FUZZ_SECONDS)
 
 clean:

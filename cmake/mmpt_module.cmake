@@ -3,8 +3,9 @@
 # Build src/mmpt/NAME/*.cc (less *_test.cc, *_fuzz.cc, *_bench.cc) into the library mmpt_NAME,
 # its *_test.cc files into the test binary mmpt_NAME_tests, and its *_bench.cc files into
 # mmpt_NAME_bench, and (with MMPT_FUZZ) each *_fuzz.cc into a libFuzzer binary that the target
-# mmpt_fuzzers builds. Tests are labelled by tier from the GoogleTest suite name: suites ending in
-# "Slow" are `slow`, in "Dist" are `dist`, in "Gpu" are `gpu`; the rest are `unit`. Only the tests
+# mmpt_fuzzers builds. Each GoogleTest suite is one ctest test, labelled by tier from its name
+# (cmake/gtest_suites.cmake): suites ending in "Slow" are `slow`, in "Dist" are `dist`, in "Gpu"
+# are `gpu`; the rest are `unit`. Only the tests
 # see MMPT_SOURCE_DIR (for their inputs under tests/): the library finds its data at run time
 # (core/data_dir.h), so an installed mmpt works without the source tree.
 function(mmpt_module NAME)
@@ -23,15 +24,18 @@ function(mmpt_module NAME)
     add_executable(mmpt_${NAME}_tests ${tests})
     target_link_libraries(mmpt_${NAME}_tests PRIVATE mmpt_${NAME} GTest::gtest GTest::gtest_main)
     target_compile_definitions(mmpt_${NAME}_tests PRIVATE MMPT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-    foreach(tier slow dist gpu)
-      string(SUBSTRING ${tier} 0 1 first)
-      string(TOUPPER ${first} first)
-      string(SUBSTRING ${tier} 1 -1 rest)
-      gtest_discover_tests(mmpt_${NAME}_tests TEST_FILTER "*${first}${rest}.*"
-        PROPERTIES LABELS ${tier} DISCOVERY_TIMEOUT 60)
-    endforeach()
-    gtest_discover_tests(mmpt_${NAME}_tests TEST_FILTER "-*Slow.*:*Dist.*:*Gpu.*"
-      PROPERTIES LABELS unit DISCOVERY_TIMEOUT 60)
+    # One ctest test per suite, labelled by tier (gtest_suites.cmake), registered once built.
+    set(suites ${CMAKE_CURRENT_BINARY_DIR}/mmpt_${NAME}_suites.cmake)
+    add_custom_command(TARGET mmpt_${NAME}_tests POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -D TEST_EXECUTABLE=$<TARGET_FILE:mmpt_${NAME}_tests>
+              -D CTEST_FILE=${suites} -D WORKING_DIRECTORY=${CMAKE_CURRENT_BINARY_DIR}
+              -P ${PROJECT_SOURCE_DIR}/cmake/gtest_suites.cmake
+      VERBATIM)
+    set(include_file ${CMAKE_CURRENT_BINARY_DIR}/mmpt_${NAME}_suites_include.cmake)
+    file(WRITE ${include_file}
+      "if(EXISTS [=[${suites}]=])\n  include([=[${suites}]=])\nelse()\n"
+      "  add_test(mmpt_${NAME}_tests_NOT_BUILT mmpt_${NAME}_tests_NOT_BUILT)\nendif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
   endif()
 
   if(benches AND MMPT_BENCH)

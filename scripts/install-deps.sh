@@ -17,7 +17,7 @@ DEBIAN_PACKAGES=(
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   nodejs npm
-  python3 python3-numpy python3-pytest python3-pil pybind11-dev python3-dev python3-torch libtorch-dev
+  python3 python3-numpy python3-pytest python3-pytest-timeout python3-pil pybind11-dev python3-dev python3-torch libtorch-dev
   libopenblas0-openmp  # Debian's torch calls the generic libblas: OpenBLAS makes its fp32 matmuls ~10x faster
   python3-pip python3-setuptools python3-wheel  # `pip install .` (offline: --no-build-isolation)
   chromium fonts-dejavu-core  # the report's slow test renders report.html headless

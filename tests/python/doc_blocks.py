@@ -10,13 +10,19 @@ A fenced block's info string is a language and then attributes:
 * ```` ```text ````: output or a diagram; not code, never run.
 * ``file=NAME`` (any language): written to NAME in the working folder, not run; a later block
   must name NAME (a script that is written is a script that is run).
-* ``slow``: run only by the slow tier (``--slow``); the others skip it.
+* ``bench``: a long reproduction (a benchmark's figures, the pip build): run only by
+  ``make bench`` (``--bench``); ``make test`` skips it, and a smaller test stands in for it
+  (docs/testing.md names each).
 * ``no-test="REASON"``: never run; the reason is required and shown in the document.
 
 Any other block -- no language, or one not listed -- is an error: a block is run, or says why
-not. Usage: ``doc_blocks.py FILE.md [--slow]`` from the working folder, with the environment
-the blocks need (test_docs.py puts the build's ``mmpt`` on PATH and its package on PYTHONPATH).
-Exits non-zero naming ``FILE:LINE`` of the first block that fails.
+not. Usage: ``doc_blocks.py FILE.md [--bench] [--checkout BUILD [--work DIR]]``. With
+``--checkout`` the blocks run in DIR/checkout (a new temporary folder without ``--work``), which
+stands for the checkout: a link to every top-level entry of the source tree, ``build/release`` a
+link to BUILD (whatever its preset) and ``../shared`` the checkout's, so commands written for the
+checkout's root work while what they write stays there; BUILD's ``mmpt`` is on PATH and its
+package on PYTHONPATH. Without it they run in the working folder as it is. Exits non-zero naming
+``FILE:LINE`` of the first block that fails.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ class Block:
     line: int  # 1-based line of the opening fence
     language: str
     code: str
-    slow: bool = False
+    bench: bool = False
     no_test: Optional[str] = None
     file: Optional[str] = None
 
@@ -57,7 +63,7 @@ class Block:
 
     @property
     def runs(self) -> bool:
-        """Whether a test runs it (the slow tier included)."""
+        """Whether it is run (by `make test`, or by `make bench` when marked bench)."""
         return self.no_test is None and self.language != "text" and self.file is None
 
 
@@ -101,14 +107,14 @@ def _block(path: str, line: int, info: str, code: str) -> Block:
     block = Block(path, line, words[0], code)
     for word in words[1:]:
         key, _, value = word.partition("=")
-        if key == "slow" and not value:
-            block.slow = True
+        if key == "bench" and not value:
+            block.bench = True
         elif key == "no-test" and value.strip():
             block.no_test = value
         elif key == "file" and value and os.path.basename(value) == value:
             block.file = value
         else:
-            raise ValueError(f"{where}: unknown attribute {word!r} (slow, no-test=\"why\", "
+            raise ValueError(f"{where}: unknown attribute {word!r} (bench, no-test=\"why\", "
                              "file=NAME)")
     if block.runs and block.language not in RUN_LANGUAGES:
         raise ValueError(f"{where}: a ```{block.language} block is not run: use ```sh, "
@@ -175,7 +181,7 @@ class Shell:
         self.bash.wait()
 
 
-def run(path: str, slow: bool) -> int:
+def run(path: str, bench: bool) -> int:
     try:
         blocks = parse(path)
         check(blocks)
@@ -191,8 +197,8 @@ def run(path: str, slow: bool) -> int:
             sys.stdout.flush()
             if block.no_test is not None or block.language == "text":
                 continue
-            if block.slow and not slow:
-                print(f"=== {block.where}: slow, skipped (the slow tier runs it)", flush=True)
+            if block.bench and not bench:
+                print(f"=== {block.where}: bench, skipped (make bench runs it)", flush=True)
                 continue
             if block.file:
                 with open(block.file, "w") as f:
@@ -222,12 +228,40 @@ def run(path: str, slow: bool) -> int:
     return 0
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def enter_checkout(work: str, build: str) -> None:
+    """Make `work`/checkout stand for the checkout (see the module docstring), beside a link to
+    the checkout's ../shared, and run from it with `build`'s mmpt and package."""
+    build = os.path.abspath(build)
+    checkout = os.path.join(work, "checkout")
+    os.makedirs(os.path.join(checkout, "build"))
+    os.symlink(os.path.join(ROOT, "..", "shared"), os.path.join(work, "shared"))
+    for entry in os.listdir(ROOT):
+        if entry != "build" and not entry.startswith("."):
+            os.symlink(os.path.join(ROOT, entry), os.path.join(checkout, entry))
+    os.symlink(build, os.path.join(checkout, "build", "release"))
+    python = os.path.join(build, "python")
+    os.environ["PATH"] = build + os.pathsep + os.environ.get("PATH", "")
+    os.environ["PYTHONPATH"] = python
+    sys.path.insert(0, python)
+    os.chdir(checkout)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("markdown")
-    parser.add_argument("--slow", action="store_true", help="also run blocks marked slow")
+    parser.add_argument("--bench", action="store_true", help="also run blocks marked bench")
+    parser.add_argument("--checkout", metavar="BUILD",
+                        help="run in a folder standing for the checkout, with this build")
+    parser.add_argument("--work", help="where --checkout makes that folder (default: a new "
+                        "temporary folder)")
     args = parser.parse_args()
-    return run(args.markdown, args.slow)
+    markdown = os.path.abspath(args.markdown)
+    if args.checkout:
+        enter_checkout(args.work or tempfile.mkdtemp(prefix="mmpt_docs_"), args.checkout)
+    return run(markdown, args.bench)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,8 @@
 """Documentation runs as written: every code block of README.md and docs/*.md is run in order
-by doc_blocks.py (its docstring gives the fence conventions), or is marked as output, as a file
-a later block runs, as slow, or as not tested with its reason.
-
-Each document runs in its own temporary folder that stands for the checkout: a link to every
-top-level entry of the source tree, build/release a link to this build (whatever its preset),
-and ../shared the checkout's, so commands written for the checkout's root work while what they
-write stays in the temporary folder. The build's ``mmpt`` is on PATH and its package on PYTHONPATH.
+by doc_blocks.py (its docstring gives the fence conventions: a folder standing for the checkout,
+this build's ``mmpt`` on PATH and its package on PYTHONPATH), or is marked as output, as a file
+a later block runs, as a long reproduction that ``make bench`` runs, or as not tested with its
+reason.
 """
 
 import glob
@@ -26,27 +23,11 @@ DOCS = ["README.md"] + sorted(os.path.relpath(p, ROOT)
                               for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 
 
-def checkout_folder(tmp_path):
-    """A folder standing for the checkout (see the module docstring), beside a link to the
-    checkout's ../shared, where the documents' real data lives."""
-    work = tmp_path / "checkout"
-    work.mkdir()
-    os.symlink(os.path.join(ROOT, "..", "shared"), tmp_path / "shared")
-    for entry in os.listdir(ROOT):
-        if entry != "build" and not entry.startswith("."):
-            os.symlink(os.path.join(ROOT, entry), work / entry)
-    (work / "build").mkdir()
-    os.symlink(BUILD, work / "build" / "release")
-    return work
-
-
-def run_doc(doc, tmp_path, slow=False, timeout=1800):
-    """Run `doc`'s blocks; returns (exit status, output)."""
-    env = dict(os.environ, PATH=BUILD + os.pathsep + os.environ.get("PATH", ""),
-               PYTHONPATH=os.path.join(BUILD, "python"))
-    command = [sys.executable, os.path.join(HERE, "doc_blocks.py"), os.path.join(ROOT, doc)]
-    done = subprocess.run(command + (["--slow"] if slow else []), cwd=checkout_folder(tmp_path),
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+def run_doc(doc, tmp_path, timeout=1200):
+    """Run `doc`'s blocks (those marked bench left out); returns (exit status, output)."""
+    command = [sys.executable, os.path.join(HERE, "doc_blocks.py"), os.path.join(ROOT, doc),
+               "--checkout", BUILD, "--work", str(tmp_path)]
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           timeout=timeout)
     return done.returncode, done.stdout
 
@@ -79,16 +60,6 @@ def test_document_runs(doc, tmp_path):
     assert rc == 0, out[-8000:]
 
 
-SLOW_DOCS = [doc for doc in DOCS if any(block.slow for block in blocks_of(doc))]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("doc", [tiered(doc) for doc in SLOW_DOCS])
-def test_document_runs_with_its_slow_blocks(doc, tmp_path):
-    rc, out = run_doc(doc, tmp_path, slow=True, timeout=5400)
-    assert rc == 0, out[-8000:]
-
-
 # The runner itself, on small documents: what it must catch.
 
 def write(tmp_path, text):
@@ -97,11 +68,11 @@ def write(tmp_path, text):
     return str(path)
 
 
-def run_text(tmp_path, text, slow=False):
+def run_text(tmp_path, text, bench=False):
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     command = [sys.executable, os.path.join(HERE, "doc_blocks.py"), write(tmp_path, text)]
-    done = subprocess.run(command + (["--slow"] if slow else []), cwd=work,
+    done = subprocess.run(command + (["--bench"] if bench else []), cwd=work,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
     return done.returncode, done.stdout
 
@@ -123,6 +94,7 @@ def test_blocks_share_state_within_a_file_in_order(tmp_path):
     ("```bash\nls\n```\n", "```bash block is not run"),
     ("```sh no-test\nls\n```\n", "unknown attribute"),
     ("```sh fast\nls\n```\n", "unknown attribute"),
+    ("```sh slow\nls\n```\n", "unknown attribute"),
     ("```sh\nls\n", "never closed"),
     ("```python file=a.py\nx = 1\n```\n```sh\nls\n```\n", "file=a.py is written but no later"),
 ])
@@ -142,11 +114,11 @@ def test_a_failing_block_is_named_and_stops_the_file(tmp_path):
     assert 'doc.md", line 3' in out and "KeyError: 'routing'" in out, out
 
 
-def test_slow_blocks_run_only_in_the_slow_tier_and_no_test_blocks_never(tmp_path):
-    text = ("```sh slow\necho slow-ran\n```\n"
+def test_bench_blocks_run_only_with_bench_and_no_test_blocks_never(tmp_path):
+    text = ("```sh bench\necho bench-ran\n```\n"
             "```sh no-test=\"it would fail\"\nfalse\n```\n"
             "```text\nnot a command\n```\n")
     rc, out = run_text(tmp_path, text)
-    assert rc == 0 and "slow-ran" not in out and "slow, skipped" in out, out
-    rc, out = run_text(tmp_path, text, slow=True)
-    assert rc == 0 and "slow-ran" in out, out
+    assert rc == 0 and "bench-ran" not in out and "bench, skipped" in out, out
+    rc, out = run_text(tmp_path, text, bench=True)
+    assert rc == 0 and "bench-ran" in out, out

@@ -1,0 +1,93 @@
+"""Each benchmark of docs/benchmarks.md at a small size, so that its code path is tested by
+`make test` while the reproduction itself runs in `make bench` (docs/testing.md names, for each
+`bench` block, the test that stands in for it). A bench prints a baseline and mmpt side by side
+with their ratio: each run here must exit 0 and print its rows with positive ratios.
+
+The Python benches with tests of their own: encoder_bench (test_encoder_bench.py), exchange_bench
+(test_exchange_bench.py), replica_bench (test_replica_bench.py), train_step_bench
+(test_train_vlm.py), log_mel_bench (test_log_mel.py), video_bench (test_video_fidelity.py).
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import load_corpus
+from test_docs import BUILD, ROOT
+
+pytestmark = pytest.mark.slow
+RATIO = re.compile(r"(\d+(?:\.\d+)?)x\b")
+
+
+def run(*command, cwd=None, env=None, timeout=240):
+    done = subprocess.run([str(c) for c in command], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-6000:]
+    return done.stdout
+
+
+def ratios(out, at_least):
+    """The ratios `out` prints (`1.23x`), at least `at_least` of them, all positive."""
+    found = [float(x) for x in RATIO.findall(out)]
+    assert len(found) >= at_least and all(x > 0 for x in found), out[-6000:]
+    return found
+
+
+def test_store_io(tmp_path):
+    out = run(f"{BUILD}/bench/store_io", "--index-mb", "1", "--reads", "2000", "--coco", "20",
+              "--threads", "1", "--dir", tmp_path)
+    ratios(out, 8)
+
+
+def test_prepare_wds(tmp_path):
+    out = run(f"{BUILD}/bench/prepare_wds", "--coco", "20", "--threads", "1", "--dir", tmp_path)
+    ratios(out, 1)
+
+
+def test_pack_vs_python():
+    ratios(run(f"{BUILD}/bench/pack_vs_python", "500"), 1)
+
+
+def test_tokenize_bench():
+    out = run(f"{BUILD}/bench/tokenize_bench", "1")
+    assert out.count("ids identical in all three") == 2, out
+    ratios(out, 4)
+
+
+def test_image_pipeline():
+    ratios(run(f"{BUILD}/bench/image_pipeline", "--images", "3", "--rounds", "1"), 1)
+    ratios(run(f"{BUILD}/bench/image_pipeline", "--large", "--images", "1", "--rounds", "1"), 1)
+
+
+def test_plan_bench():
+    out = run(f"{BUILD}/src/mmpt/plan/mmpt_plan_bench", "--benchmark_filter=BestFit",
+              "--benchmark_min_time=0.01")
+    assert "BM_BestFitDecreasingMillionItems" in out, out
+
+
+def test_plan_and_simulate_at_a_small_seed_like_layout():
+    """The seed-scale `mmpt plan` / `mmpt simulate` commands, at DP 8 and fewer micro-steps."""
+    mmpt = f"{BUILD}/mmpt"
+    out = run(mmpt, "plan", "--builtin", "mix", "--dp", "8", "--ep", "8", "--ga", "16", "--steps",
+              "1", "--allow-repeat")
+    assert "vanilla" in out and "mmpt" in out, out
+    out = run(mmpt, "simulate", "--builtin", "photos", "--dp", "8", "--ep", "4", "--ga", "8",
+              "--cp", "2", "--allow-repeat")
+    assert "vanilla" in out, out
+
+
+def test_bench_load(coco_dataset):
+    out = run(f"{BUILD}/mmpt", "bench", "load", coco_dataset, "--threads", "1", "--seq-len",
+              "2048", "--compare", "2", "--seconds", "1")
+    ratios(out, 1)
+
+
+@pytest.mark.dist
+def test_vision_dp_bench(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
+    out = run(sys.executable, os.path.join(ROOT, "bench", "vision_dp_bench.py"), "--packs", "1",
+              "--seq-len", "1024", "--max-tokens", "64", "--repeats", "1", env=env)
+    assert "count" in out and "cost" in out, out
