@@ -60,7 +60,7 @@ unit: build
 	@$(call PYTEST,-m 'not dist and not slow and not gpu')
 
 # The unit tier under ASan + UBSan.
-dev:
+dev: deps
 	@cmake --preset dev >/dev/null
 	@cmake --build build/dev -j$(JOBS)
 	@ctest --test-dir build/dev -L unit -j$(JOBS) --output-on-failure

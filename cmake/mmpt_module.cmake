@@ -5,9 +5,9 @@
 # mmpt_NAME_bench, and (with MMPT_FUZZ) each *_fuzz.cc into a libFuzzer binary that the target
 # mmpt_fuzzers builds. Each GoogleTest suite is one ctest test, labelled by tier from its name
 # (cmake/gtest_suites.cmake): suites ending in "Slow" are `slow`, in "Dist" are `dist`, in "Gpu"
-# are `gpu`; the rest are `unit`. Only the tests
-# see MMPT_SOURCE_DIR (for their inputs under tests/): the library finds its data at run time
-# (core/data_dir.h), so an installed mmpt works without the source tree.
+# are `gpu`; the rest are `unit`. Only the tests see MMPT_SOURCE_DIR (for their inputs under
+# tests/): the library finds its data at run time (core/data_dir.h), so an installed mmpt works
+# without the source tree.
 function(mmpt_module NAME)
   cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)

@@ -16,10 +16,10 @@ failed=()
 for fuzzer in $(find "$build_dir" -maxdepth 5 -type f -name '*_fuzz' -perm -u+x | sort); do
   found=$((found + 1))
   name=$(basename "$fuzzer")
-  corpus=$(mktemp -d)
   log=$(mktemp)
   seeds="tests/fuzz/$name"
-  [ -d "$seeds" ] && cp -r "$seeds"/. "$corpus"/
+  corpus=$(mktemp -d)  # fuzzing writes new inputs here, never into tests/fuzz
+  if [ "$seconds" != 0 ] && [ -d "$seeds" ]; then cp -r "$seeds"/. "$corpus"/; fi
   # -timeout: one input taking longer is a hang and fails like a crash.
   flags=(-timeout=25 -rss_limit_mb=2048 -artifact_prefix="$artifacts/$name-")
   if [ "$seconds" = 0 ]; then
