@@ -72,6 +72,17 @@ async function main() {
   env.localModelPath = dir;
   const processor = await AutoProcessor.from_pretrained(path.basename(model));
   const requests = fs.readFileSync(files[0], "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
+  // A grid depends only on the image's size: each size goes through the image processor once.
+  const gridsBySize = new Map();
+  const gridOf = async (w, h) => {
+    const key = `${w}x${h}`;
+    if (!gridsBySize.has(key)) {
+      const image = new RawImage(new Uint8ClampedArray(w * h * 3), w, h, 3);
+      const { image_grid_thw } = await processor.image_processor(image);
+      gridsBySize.set(key, image_grid_thw.tolist()[0].map(Number));
+    }
+    return gridsBySize.get(key);
+  };
   const out = [];
   for (const request of requests) {
     const text = request.messages ? processor.apply_chat_template(request.messages, { tokenize: false }) : request.text;
@@ -80,11 +91,7 @@ async function main() {
     // text's k-th <|image_pad|> becomes grid_t·grid_h·grid_w / merge² pads, as the processor's
     // _call expands them; then its tokenizer encodes the text.
     const grids = [];
-    for (const [w, h] of request.images) {
-      const image = new RawImage(new Uint8ClampedArray(w * h * 3), w, h, 3);
-      const { image_grid_thw } = await processor.image_processor(image);
-      grids.push(image_grid_thw.tolist()[0].map(Number));
-    }
+    for (const [w, h] of request.images) grids.push(await gridOf(w, h));
     const merge = processor.image_processor.config.merge_size ** 2;
     let k = 0;
     const expanded = text.replace(/<\|image_pad\|>/g, () => {

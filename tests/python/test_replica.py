@@ -98,7 +98,8 @@ def test_killing_the_loading_rank_fails_the_others_within_the_timeout(dataset, t
     for r in (1, 2, 3):
         assert procs[r].returncode == 0, outputs[r]
         rec = json.load(open(tmp_path / f"rank_{r}.json"))
-        assert rec["batches"] == 1
+        # The ring may hold batches the loading rank published ahead of its own iteration.
+        assert 1 <= rec["batches"] < STEPS * GA, rec
         assert "rank 0" in rec["error"], rec["error"]
         assert rec["error"].split(":")[0] in ("TimeoutError", "IOError"), rec["error"]
         assert rec["error_seconds"] < timeout + 5, rec
