@@ -115,7 +115,7 @@ class PackLayout:
             owners.append(padded)
         gathered = torch.cat(owners)
         local = owners[cp_rank]
-        self.samples, self.tokens = [], 0  # tokens: this rank's real tokens
+        self.samples = []
         for s, length in enumerate(lengths):
             start = int(cu_padded[s])
 
@@ -128,7 +128,6 @@ class PackLayout:
 
             q_rows, q_pos = rows_of(local)
             k_rows, k_pos = rows_of(gathered)
-            self.tokens += len(q_rows)
             if len(q_rows):
                 self.samples.append((q_rows, k_rows, k_pos[None, :] > q_pos[:, None]))
 
@@ -264,19 +263,51 @@ def dataset_vision_preset(path):
         return json.load(f)["vision"]["preset"]
 
 
-def make_encoder(args):
-    """The dataset's vision tower (its preset) at the sizes asked for. With fewer layers than a
-    windowed preset (Qwen2.5-VL) has, the last layer keeps full attention, as the last of every
-    group of Qwen2.5-VL's does."""
-    preset = dataset_vision_preset(args.dataset)
-    sizes = dict(layers=args.vit_layers, hidden=args.vit_hidden, heads=args.vit_heads,
-                 mlp_hidden=args.vit_mlp_hidden, out_hidden=args.hidden)
-    with open(os.path.join(mmpt.preset_dir(), "vision", preset + ".json")) as f:
-        windowed = isinstance(json.load(f)["encoder"].get("full_attention_layers"), list)
-    if windowed and args.vit_layers is not None:
-        sizes["full_attention_layers"] = [args.vit_layers - 1]
-    return VisionEncoder(preset, recompute=args.recompute,
-                         **{k: v for k, v in sizes.items() if v is not None})
+class Vlm(nn.Module):
+    """The model a step trains: a vision tower (mmpt's native encoder of a vision preset, at the
+    sizes given) and the decoder LM. With fewer layers than a windowed preset (Qwen2.5-VL) has,
+    the encoder's last layer keeps full attention, as the last of every group of Qwen2.5-VL's
+    does."""
+
+    def __init__(self, vision_preset, vocab, hidden, layers, heads, kv_heads, ffn, vit_layers,
+                 vit_hidden, vit_heads, vit_mlp_hidden, recompute="none"):
+        super().__init__()
+        with open(os.path.join(mmpt.preset_dir(), "vision", vision_preset + ".json")) as f:
+            windowed = isinstance(json.load(f)["encoder"].get("full_attention_layers"), list)
+        extra = {"full_attention_layers": [vit_layers - 1]} if windowed else {}
+        self.visual = VisionEncoder(vision_preset, layers=vit_layers, hidden=vit_hidden,
+                                    heads=vit_heads, mlp_hidden=vit_mlp_hidden, out_hidden=hidden,
+                                    recompute=recompute, **extra)
+        self.lm = DecoderLM(vocab, hidden, layers, heads, kv_heads, ffn)
+
+    @classmethod
+    def of(cls, args):
+        """The model of this script's options, for the dataset's vision preset."""
+        sizes = {name: getattr(args, name) for name in MODEL_OPTIONS}
+        return cls(dataset_vision_preset(args.dataset), recompute=args.recompute, **sizes)
+
+    def forward(self, batch, cp_group=None, pad_to=0, stats=None):
+        """One micro-step (a batch of tensors, `mmpt.torch.to_tensors`): the token embeddings
+        with the image pads replaced by the encoder's rows (`vision_dp_embed`: this rank's
+        images encoded, their rows sent where the plan's routing says), then the LM. Returns
+        the next-token loss of every row and the loss mask that weights it, both padded with
+        zeros to `pad_to` rows (the fixed shapes of Megatron and of mmpt's cost model: padding
+        passes the linear layers and attends nowhere). `stats` (an `mmpt.torch.ExchangeStats`)
+        counts what the exchange sends."""
+        tokens = batch["tokens"]
+        layout = PackLayout(batch["cu_seqlens"], batch["cu_seqlens_padded"],
+                            max(pad_to, len(tokens)), int(batch["cp_size"]), int(batch["cp_rank"]))
+        embeds = self.lm.embed_tokens(self.lm.token_ids(tokens))
+        embeds = vision_dp_embed(self.visual, batch["pixel_values"], batch["image_grid_thw"],
+                                 embeds, batch["routing"], cp_group, stats=stats)
+        labels, loss_mask, positions = batch["labels"], batch["loss_mask"], batch["position_ids"]
+        extra = max(0, pad_to - len(tokens))
+        if extra:
+            embeds = F.pad(embeds, (0, 0, 0, extra))
+            labels = F.pad(labels, (0, extra), value=-100)
+            loss_mask = F.pad(loss_mask, (0, extra))
+            positions = F.pad(positions, (0, extra))
+        return self.lm.token_losses(embeds, positions, labels, layout, cp_group), loss_mask
 
 
 def train(args, rank, world):
@@ -298,11 +329,10 @@ def train(args, rank, world):
         loader = iter(batches)
 
     torch.manual_seed(args.seed)  # the same initial weights on every rank
-    encoder = make_encoder(args)
-    lm = DecoderLM(args.vocab, args.hidden, args.layers, args.heads, args.kv_heads, args.ffn)
-    params = list(encoder.parameters()) + list(lm.parameters())
+    model = Vlm.of(args)
+    params = list(model.parameters())
     optimizer = torch.optim.AdamW(params, lr=args.lr)
-    clock = StageClock(encoder) if args.timing else None
+    clock = StageClock(model.visual) if args.timing else None
     pad_to = args.seq_len // cp if args.pad else 0
     record = {"rank": rank, "dp_rank": dp_rank, "cp_rank": cp_rank, "planner": args.planner,
               "losses": [], "steps": []}
@@ -321,22 +351,7 @@ def train(args, rank, world):
         total, timing = torch.zeros(()), []
         for batch in micro_steps:
             t0 = time.perf_counter()
-            tokens = batch["tokens"]
-            layout = PackLayout(batch["cu_seqlens"], batch["cu_seqlens_padded"],
-                                max(pad_to, len(tokens)), cp, cp_rank)
-            embeds = lm.embed_tokens(lm.token_ids(tokens))
-            embeds = vision_dp_embed(encoder, batch["pixel_values"], batch["image_grid_thw"],
-                                     embeds, batch["routing"], cp_group)
-            labels, loss_mask, positions = batch["labels"], batch["loss_mask"], batch["position_ids"]
-            if pad_to > len(tokens):
-                # Packs padded to the sequence length, as Megatron's fixed shapes (and mmpt's
-                # cost model) have them: the padding passes the linear layers, attends nowhere.
-                extra = pad_to - len(tokens)
-                embeds = F.pad(embeds, (0, 0, 0, extra))
-                labels = F.pad(labels, (0, extra), value=-100)
-                loss_mask = F.pad(loss_mask, (0, extra))
-                positions = F.pad(positions, (0, extra))
-            losses = lm.token_losses(embeds, positions, labels, layout, cp_group)
+            losses, loss_mask = model(batch, cp_group, pad_to)
             loss = (losses * loss_mask).sum()
             (loss / loss_tokens).backward()
             total += loss.detach()
@@ -345,7 +360,7 @@ def train(args, rank, world):
                 seconds = time.perf_counter() - t0
                 vision = clock.take()
                 timing.append({"vision": vision, "llm": seconds - vision,
-                               "tokens": layout.tokens,
+                               "tokens": int(batch["num_tokens"]),
                                "images": int(batch["image_grid_thw"].shape[0])})
         t_wait = time.perf_counter()
         if clock is not None:

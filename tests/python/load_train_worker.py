@@ -2,8 +2,8 @@
 model trained with torch.distributed (gloo, CPU) on mmpt batches of a prepared dataset.
 
 Phase ``train``: every rank plans the same steps (mmpt.Planner), loads its own share
-(mmpt.Loader), checks with an all-gather that the ranks' plan hashes agree, and trains a
-patch-embedding + transformer model with DDP for ``--steps`` steps of ``ga`` micro-steps. At
+(mmpt.Loader), checks with an all-gather that the ranks' plan hashes agree, and trains
+examples/train_vlm.py's model with DDP for ``--steps`` steps of ``ga`` micro-steps. At
 ``--save-at`` it writes the loader's state; for the steps after it, it records a digest of every
 batch. Rank r writes OUT/train_<r>.json: losses, the samples it loaded per step, plan hashes,
 digests. Phase ``resume``: a fresh process restores the saved state and writes the digests of
@@ -20,43 +20,13 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-import torch.nn.functional as F
 
 import mmpt
 from mmpt.torch import to_tensors
 
-IMAGE_PAD = 151655
-VOCAB = 4096  # token ids are folded into a small vocabulary: a toy LM head on CPU
-
-
-class TinyVlm(nn.Module):
-    """Patch embedding (Qwen 2×2 merge of patch rows) + token embedding + causal transformer."""
-
-    def __init__(self, patch_dim=1176, dim=64, layers=2, heads=4):
-        super().__init__()
-        self.patch = nn.Linear(patch_dim * 4, dim)
-        self.embed = nn.Embedding(VOCAB, dim)
-        layer = nn.TransformerEncoderLayer(dim, heads, dim * 2, dropout=0.0, batch_first=True)
-        self.blocks = nn.TransformerEncoder(layer, layers)
-        self.head = nn.Linear(dim, VOCAB)
-
-    def forward(self, batch):
-        tokens = batch["tokens"].long()
-        x = self.embed(torch.remainder(tokens, VOCAB))
-        pixels = batch["pixel_values"]
-        if pixels.shape[0] > 0:
-            # Qwen's layout puts each 2×2 merge window's 4 patches in consecutive rows.
-            merged = self.patch(pixels.reshape(-1, pixels.shape[1] * 4))
-            slots = (tokens == IMAGE_PAD).nonzero().squeeze(1)
-            x = x.index_copy(0, slots, merged)
-        # Block-diagonal causal mask over the packed sub-sequences (THD without a varlen kernel).
-        cu = batch["cu_seqlens_padded"].long()
-        n = tokens.shape[0]
-        seq = torch.bucketize(torch.arange(n), cu[1:], right=True)
-        allowed = (seq[:, None] == seq[None, :]) & torch.ones(n, n, dtype=torch.bool).tril()
-        mask = torch.zeros(n, n).masked_fill(~allowed, float("-inf"))
-        h = self.blocks(x.unsqueeze(0), mask=mask).squeeze(0)
-        return self.head(h)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from train_vlm import Vlm  # noqa: E402  (the example's model: the one toy VLM of the tests)
 
 
 def digest(batch):
@@ -86,7 +56,10 @@ def agree(batch, world):
 def train(args, rank, world):
     torch.manual_seed(0)
     _, _, loader = make(args, rank, world)
-    model = nn.parallel.DistributedDataParallel(TinyVlm())
+    # Token ids fold into a vocabulary of 4096: a small LM head on CPU.
+    model = nn.parallel.DistributedDataParallel(Vlm(
+        "qwen2-vl", vocab=4096, hidden=64, layers=2, heads=4, kv_heads=2, ffn=128, vit_layers=1,
+        vit_hidden=32, vit_heads=2, vit_mlp_hidden=64), find_unused_parameters=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
     record = {"losses": [], "samples": [], "hashes": [], "digests": [], "dropped": []}
     for step in range(args.steps):
@@ -106,11 +79,8 @@ def train(args, rank, world):
             record["dropped"] += [d["reason"] for d in batch["dropped"]]
             step_samples += [[int(s), int(i)] for s, i in zip(batch["sample_source"],
                                                               batch["sample_index"])]
-            t = to_tensors(batch)
-            logits = model(t)
-            labels = t["labels"].long()
-            target = torch.where(labels == -100, labels, torch.remainder(labels, VOCAB))
-            loss = F.cross_entropy(logits, target, ignore_index=-100) / args.ga
+            losses, loss_mask = model(to_tensors(batch))
+            loss = (losses * loss_mask).sum() / loss_mask.sum() / args.ga
             loss.backward()
             step_loss += loss.item()
         optimizer.step()

@@ -13,7 +13,6 @@ import sys
 import numpy as np
 import pytest
 
-import load_corpus
 import mmpt
 from ranks import run_ranks
 
@@ -23,8 +22,8 @@ IMAGE_PAD = 151655
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
-    return load_corpus.build(str(tmp_path_factory.mktemp("xchg")), samples=96, shards=8)
+def dataset(coco_dataset):
+    return coco_dataset  # the session's prepared corpus (conftest.py)
 
 
 def node_local(dataset, world, root):

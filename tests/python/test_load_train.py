@@ -13,17 +13,16 @@ import sys
 
 import pytest
 
-import load_corpus
 from ranks import run_ranks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORLD = 2
-STEPS, SAVE_AT, GA = 30, 22, 2
+STEPS, SAVE_AT, GA = 16, 10, 2
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
-    return load_corpus.build(str(tmp_path_factory.mktemp("coco")), samples=600)
+def dataset(coco_dataset):
+    return coco_dataset  # the session's prepared corpus (conftest.py)
 
 
 def run_phase(phase, dataset, out, timeout=900):

@@ -17,8 +17,8 @@ from mmpt.torch import megatron_batch, to_tensors
 
 
 @pytest.fixture(scope="module")
-def dataset_dir(tmp_path_factory):
-    return load_corpus.build(str(tmp_path_factory.mktemp("coco_small")), samples=96)
+def dataset_dir(coco_dataset):
+    return coco_dataset  # the session's prepared corpus (conftest.py)
 
 
 def make_loader(path, steps=2, rank=0, dp=2, ga=2, **kwargs):

@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-import load_corpus
 from ranks import rank_env, run_ranks
 from replica_worker import SHAPE_KEYS, STAGE_KEYS
 
@@ -22,8 +21,8 @@ STEPS, GA = 3, 2
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
-    return load_corpus.build(str(tmp_path_factory.mktemp("coco")), samples=120)
+def dataset(coco_dataset):
+    return coco_dataset  # the session's prepared corpus (conftest.py)
 
 
 def worker(dataset, out, rank, world, dp, tp, pp, nodes, extra=()):

@@ -17,7 +17,6 @@ import sys
 
 import pytest
 
-import load_corpus
 import mmpt
 from ranks import rank_env
 
@@ -33,8 +32,8 @@ TINY = ["--seq-len", "1024", "--vocab", "512", "--hidden", "32", "--layers", "1"
 
 
 @pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
-    return load_corpus.build(str(tmp_path_factory.mktemp("coco")), samples=80)
+def dataset(coco_dataset):
+    return coco_dataset  # the session's prepared corpus (conftest.py)
 
 
 def train(dataset, out, *args, timeout=600):
