@@ -37,8 +37,9 @@ PYTEST = if grep -q '^MMPT_PYTHON:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt; then \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; fi
 
 # The tiers (docs/testing.md says what runs where and why).
-# `make test`: every ctest and pytest test (GPU ones skip without CUDA), then every fuzz target's
-# inputs replayed under ASan + UBSan; it ends with each tier's wall seconds. Each tier also runs
+# `make test`: every ctest and pytest test (GPU ones skip without CUDA; pytest lists its 20
+# slowest), then every fuzz target's inputs replayed under ASan + UBSan; it ends with each tier's
+# wall seconds. Each tier also runs
 # alone: `make test-ctest`, `make test-pytest`, `make test-replay`.
 TIER = "$(1)" "$(MAKE) --no-print-directory $(2)"
 test: build fuzz-build
@@ -49,7 +50,7 @@ test-ctest:
 	@ctest --test-dir $(BUILD_DIR) -j$(JOBS) --output-on-failure --timeout 600
 
 test-pytest:
-	@$(call PYTEST,)
+	@$(call PYTEST,--durations=20)
 
 test-replay:
 	@bash scripts/run-fuzzers.sh build/fuzz 0
