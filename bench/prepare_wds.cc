@@ -85,13 +85,13 @@ int main(int argc, char** argv) {
   synth.samples = coco;
   synth.format = store::InputFormat::kWebDataset;
   synth.out_dir = dir + "/wds";
-  synth.jobs = threads;
+  synth.threads = threads;
   auto tar = corpora::Synthesize(synth);
   Check(tar.status());
   const uint64_t jsonl_bytes = ExtractToJsonl(tar->path, dir + "/jsonl");
 
   store::PrepareOptions options;
-  options.jobs = threads;
+  options.threads = threads;
   options.progress = false;
   options.on_error = store::ErrorPolicy::kFail;
   options.samples_per_shard = 100;

@@ -72,10 +72,10 @@ def worker(args):
     setup = cpu_seconds()
     if args.mode == "each":
         loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=args.steps,
-                             num_threads=args.threads)
+                             threads=args.threads)
     else:
         loader = mmpt.Loader(dataset, planner, rank=args.rank, steps=args.steps,
-                             num_threads=args.threads)
+                             threads=args.threads)
     cpu, system, wall = cpu_seconds(), sys_seconds(), time.monotonic()
     setup = cpu - setup
     checksum = 0.0

@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   // Inputs: COCO caption pairs (real sizes) and every mmc4 document (seeded COCO sizes).
   corpora::SynthOptions synth;
   synth.out_dir = dir + "/corpus";
-  synth.jobs = threads;
+  synth.threads = threads;
   synth.profile = "coco";
   synth.samples = coco;
   auto coco_report = corpora::Synthesize(synth);
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   store::PrepareOptions prepare;
   prepare.inputs = {{coco_report->path, "coco"}, {mmc4_report->path, "mmc4"}};
   prepare.out_dir = dir + "/dataset";
-  prepare.jobs = threads;
+  prepare.threads = threads;
   prepare.progress = false;
   prepare.samples_per_shard = 200;
   auto tokenizer = store::UseTokenizer("", prepare);

@@ -92,21 +92,19 @@ class PackLayout:
     """Where this rank's tokens sit in their packed samples, for attention.
 
     At CP 1 a rank holds whole samples; under CP it holds two chunks of every sample (the THD
-    split of Transformer Engine, which mmpt's plan made: ``mmpt.split_thd``), and attends to
-    keys gathered from every CP rank. Per sample: this rank's query rows and their positions in
-    the sample, and the key rows (into the gathered keys, rank-major) in position order. Rows
-    past the samples (padding) are neither queries nor keys.
+    split of Transformer Engine that mmpt's plan made, read from the batch's
+    ``cu_seqlens_padded`` by ``mmpt.partitioned_indices``), and attends to keys gathered from
+    every CP rank. Per sample: this rank's query rows and their positions in the sample, and the
+    key rows (into the gathered keys, rank-major) in position order. Rows past the samples
+    (padding) are neither queries nor keys.
     """
 
     def __init__(self, cu_seqlens, cu_seqlens_padded, local_tokens, cp, cp_rank):
         cu, cu_padded = cu_seqlens.long(), cu_seqlens_padded.long()
         lengths = (cu[1:] - cu[:-1]).tolist()
-        if cp == 1:
-            # Each sample's tokens are consecutive, at its cu_seqlens_padded offset.
-            indices = [torch.arange(int(cu_padded[-1]))]
-        else:
-            split = mmpt.split_thd(lengths, cp)
-            indices = [torch.as_tensor(split.token_indices(r).astype("int64")) for r in range(cp)]
+        # The batch's own split (its padding multiple: 2·CP, 2·TP·CP under sequence parallelism).
+        indices = [torch.as_tensor(mmpt.partitioned_indices(cu_padded.tolist(), cp, r)
+                                   .astype("int64")) for r in range(cp)]
         # Every rank's rows padded alike to local_tokens (what the all-gather moves).
         owners = []
         for rank_indices in indices:
@@ -323,7 +321,7 @@ def train(args, rank, world):
                            vanilla_buffer=args.vanilla_buffer, llm=args.llm_preset,
                            hardware=args.hardware)
     loader = mmpt.Loader(dataset, planner, dp_rank=dp_rank, cp_rank=cp_rank, steps=args.steps,
-                         num_threads=args.loader_threads)
+                         threads=args.loader_threads)
     if args.preload:  # every step's batches before the first: no loading beside the timed work
         batches = [to_tensors(batch) for batch in loader]
         loader = iter(batches)

@@ -42,6 +42,8 @@ void BindCost(py::module_& m);
 void BindStore(py::module_& m);
 void BindCp(py::module_& m);
 void BindLoad(py::module_& m);
+void BindReplica(py::module_& m);
+void BindExchange(py::module_& m);
 void BindSim(py::module_& m);
 
 }  // namespace mmpt::python

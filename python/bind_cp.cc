@@ -97,6 +97,17 @@ void BindCp(py::module_& m) {
           },
           py::arg("rank"), "Local THD boundaries of the sub-sequences on `rank`.");
 
+  m.def(
+      "partitioned_indices",
+      [](const std::vector<uint32_t>& cu_seqlens_padded, uint32_t cp_size, uint32_t rank) {
+        return ToArray(ValueOrThrow(cp::PartitionedIndices(cu_seqlens_padded, cp_size, rank)));
+      },
+      py::arg("cu_seqlens_padded"), py::arg("cp_size"), py::arg("rank"),
+      "The token indices, into the padded pack, that CP rank `rank` of `cp_size` holds, from a "
+      "pack's padded boundaries (a batch's `cu_seqlens_padded`), as Transformer Engine's "
+      "thd_get_partitioned_indices gives them. Raises InvalidArgumentError for a boundary that is "
+      "not a multiple of 2·cp_size.");
+
   m.def("split_thd", &Split, py::arg("seq_lengths"), py::arg("cp_size"), py::kw_only(),
         py::arg("tp_size") = 1, py::arg("sequence_parallel") = false,
         "Split a pack whose sub-sequences have `seq_lengths` real tokens over `cp_size` ranks: "

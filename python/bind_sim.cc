@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -16,9 +17,7 @@
 #include "mmpt/plan/cp_stage.h"
 #include "mmpt/plan/step_plan.h"
 #include "mmpt/sim/step_model.h"
-#ifdef MMPT_BIND_LOAD
 #include "mmpt/load/plan_stream.h"
-#endif
 
 namespace mmpt::python {
 namespace {
@@ -42,21 +41,19 @@ plan::StepPlan MakePlan(const std::vector<std::vector<Sequence>>& packs, uint32_
       sequence.index = plan.sequences.size();
       sequence.tokens = tokens;
       sequence.image_begin = static_cast<uint32_t>(plan.images.size());
-      uint32_t image_tokens = 0;
-      for (const auto& [llm_tokens, flops] : images) image_tokens += llm_tokens;
+      std::vector<uint32_t> counts;
+      for (const auto& [llm_tokens, flops] : images) counts.push_back(llm_tokens);
+      const uint32_t image_tokens = std::accumulate(counts.begin(), counts.end(), 0u);
       sequence.text_tokens = tokens > image_tokens ? tokens - image_tokens : 0;
-      uint32_t image_tokens_before = 0;
-      for (const auto& [llm_tokens, flops] : images) {
+      const std::vector<uint32_t> starts = cost::SpreadImageStarts(sequence.text_tokens, counts);
+      for (size_t i = 0; i < images.size(); ++i) {
         plan::PlannedImage image;
-        image.sample_image = static_cast<uint32_t>(plan.images.size() - sequence.image_begin);
-        image.llm_tokens = llm_tokens;
-        image.token_start = cost::SpreadTextPosition(sequence.text_tokens, image.sample_image,
-                                                     images.size()) +
-                            image_tokens_before;
-        image.vision_flops = flops;
+        image.sample_image = static_cast<uint32_t>(i);
+        image.llm_tokens = counts[i];
+        image.token_start = starts[i];
+        image.vision_flops = std::get<1>(images[i]);
         plan.images.push_back(image);
-        image_tokens_before += llm_tokens;
-        planned.vision_seconds += flops * seconds_per_flop;
+        planned.vision_seconds += image.vision_flops * seconds_per_flop;
       }
       sequence.image_end = static_cast<uint32_t>(plan.images.size());
       planned.tokens += tokens;
@@ -67,14 +64,14 @@ plan::StepPlan MakePlan(const std::vector<std::vector<Sequence>>& packs, uint32_
     longest = std::max(longest, planned.tokens);
     plan.packs.push_back(planned);
   }
-  plan.layout.seq_len = (longest + 2 * cp - 1) / (2 * cp) * (2 * cp);
+  const uint32_t multiple = plan.layout.PadMultiple();
+  plan.layout.seq_len = (longest + multiple - 1) / multiple * multiple;
   return plan;
 }
 
 }  // namespace
 
 void BindSim(py::module_& m) {
-#ifdef MMPT_BIND_LOAD
   m.def(
       "simulate_step",
       [](load::PlanStream& stream, uint64_t step, double vision_speed_factor,
@@ -127,7 +124,6 @@ void BindSim(py::module_& m) {
       "{'vision_seconds', 'llm_seconds': per [dp_rank][micro_step][cp_rank], before waiting; "
       "'step_seconds' under the layout's sync model; 'lower_bound_seconds'; 'tokens'; "
       "'hardware'; 'parameters'}.");
-#endif
   m.def(
       "simulate_cp_vision",
       [](const std::vector<std::vector<Sequence>>& packs, uint32_t cp, const std::string& policy,

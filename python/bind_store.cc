@@ -33,7 +33,7 @@ void BindStore(py::module_& m) {
       "prepare",
       [](const std::vector<std::pair<std::string, std::string>>& inputs,
          const std::string& out_dir, const std::string& vision_preset,
-         const std::string& audio_preset, uint64_t samples_per_shard, size_t jobs, const std::string& on_error,
+         const std::string& audio_preset, uint64_t samples_per_shard, size_t threads, const std::string& on_error,
          const std::string& tokenizer_path, const std::string& chat_template,
          uint64_t max_decode_pixels) {
         store::PrepareOptions options;
@@ -44,7 +44,7 @@ void BindStore(py::module_& m) {
         options.vision_preset = vision_preset;
         options.audio_preset = audio_preset;
         options.samples_per_shard = samples_per_shard;
-        options.jobs = jobs;
+        options.threads = threads;
         options.on_error = ValueOrThrow(store::ParseErrorPolicy(on_error));
         options.progress = false;
         Result<store::PrepareReport> report = [&]() -> Result<store::PrepareReport> {
@@ -67,7 +67,7 @@ void BindStore(py::module_& m) {
       },
       py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision_preset") = std::string(cost::Defaults::kVision),
       py::arg("audio_preset") = std::string(cost::Defaults::kAudio),
-      py::arg("samples_per_shard") = 1000, py::arg("jobs") = 0, py::arg("on_error") = "skip",
+      py::arg("samples_per_shard") = 1000, py::arg("threads") = 0, py::arg("on_error") = "skip",
       py::arg("tokenizer") = "", py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
       py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
       "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "

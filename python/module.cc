@@ -1,5 +1,5 @@
-// The `_mmpt` extension module: one Bind* call per mmpt module that is built (python/CMakeLists.txt
-// defines MMPT_BIND_<MODULE> for each). The package python/mmpt re-exports it.
+// The `_mmpt` extension module: one Bind* call per mmpt module (python/bind_<module>.cc). The
+// package python/mmpt re-exports it.
 
 #include "bind_common.h"
 
@@ -8,25 +8,13 @@ PYBIND11_MODULE(_mmpt, m) {
   m.attr("__version__") = MMPT_VERSION;
   mmpt::python::RegisterErrors(m);
   mmpt::python::BindCore(m);
-#ifdef MMPT_BIND_TEXT
   mmpt::python::BindText(m);
-#endif
-#ifdef MMPT_BIND_MEDIA
   mmpt::python::BindMedia(m);
-#endif
-#ifdef MMPT_BIND_COST
   mmpt::python::BindCost(m);
-#endif
-#ifdef MMPT_BIND_STORE
   mmpt::python::BindStore(m);
-#endif
-#ifdef MMPT_BIND_CP
   mmpt::python::BindCp(m);
-#endif
-#ifdef MMPT_BIND_LOAD
+  mmpt::python::BindReplica(m);  // the Batch class, which the loader hands out
   mmpt::python::BindLoad(m);
-#endif
-#ifdef MMPT_BIND_SIM
+  mmpt::python::BindExchange(m);
   mmpt::python::BindSim(m);
-#endif
 }

@@ -26,36 +26,44 @@ except ImportError as error:  # pragma: no cover - exercised only in a broken se
 from ._mmpt import (  # noqa: F401 - re-exported
     CancelledError,
     CorruptError,
+    DatasetReader,
     Error,
     InternalError,
     InvalidArgumentError,
     IOError,
     NotFoundError,
     OutOfRangeError,
+    RankGrid,
+    ThdSplit,
     TimeoutError,
+    Tokenizer,
     __version__,
+    assign_vision,
+    audio_tokens,
+    check_plan_agreement,
+    decode_audio,
+    default_tokenizer_path,
+    hardware_preset,
     hash64,
+    image_cost,
+    list_presets,
+    llm_preset,
+    log_mel,
+    mel_filters,
+    merge,
+    partitioned_indices,
+    place_images,
+    prepare,
+    preprocess_video,
+    preset_dir,
     read_file,
+    simulate_cp_vision,
+    smart_resize,
+    split_thd,
     write_file_atomic,
 )
 
-from .routing import RowSegment, VisionRouting  # noqa: F401,E402
-
-# Bindings of modules that are built only when their module is: re-export what exists.
 # (The store's DatasetReader is not mmpt.Dataset: that name is the loader's, in data.py.)
-for _name in ("Tokenizer", "default_tokenizer_path", "smart_resize", "prepare", "merge",
-              "DatasetReader",
-              "ThdSplit", "split_thd", "assign_vision", "place_images", "image_cost",
-              "list_presets", "preset_dir", "llm_preset", "hardware_preset",
-              "simulate_cp_vision", "decode_audio", "log_mel", "mel_filters", "audio_tokens",
-              "preprocess_video"):
-    if hasattr(_mmpt, _name):
-        globals()[_name] = getattr(_mmpt, _name)
-del _name
-
-# The loader (built with the load module): Dataset, Planner, Loader and the plan agreement check.
-if hasattr(_mmpt, "Loader"):
-    from ._mmpt import RankGrid, check_plan_agreement  # noqa: F401,E402
-
-    from .data import Dataset, Loader, Planner  # noqa: F401,E402
-    from .exchange import Exchange, Placement, place_dataset  # noqa: F401,E402
+from .data import Dataset, Loader, Planner  # noqa: F401,E402
+from .exchange import Exchange, Placement, place_dataset  # noqa: F401,E402
+from .routing import RowSegment, VisionRouting  # noqa: F401,E402

@@ -39,6 +39,16 @@ from ._mmpt import Error, InvalidArgumentError
 from .routing import VisionRouting
 
 
+def _refuse_old_names(given: Dict[str, Any], renamed: Dict[str, str]) -> None:
+    """Raise for keyword arguments the API no longer takes: InvalidArgumentError naming the new
+    name of a renamed one, TypeError for any other."""
+    for name in given:
+        if name in renamed:
+            raise InvalidArgumentError(f"{name}= is now {renamed[name]}= (the name the mmpt "
+                                       f"command, the C++ API and the docs use)")
+        raise TypeError(f"unexpected keyword argument {name!r}")
+
+
 class Dataset:
     """A prepared dataset (``mmpt prepare``) opened for loading.
 
@@ -179,9 +189,10 @@ class Loader:
     dies or falls behind makes the others raise :class:`mmpt.TimeoutError` (or
     :class:`mmpt.IOError` for a rank that exited) naming it, within ``timeout`` seconds.
     ``steps``: how many steps to load (None: until stopped), from ``start_step`` (None: where
-    the planner resumes, step 0 unless it was restored). ``num_threads`` workers assemble
+    the planner resumes, step 0 unless it was restored). ``threads`` workers assemble
     micro-steps in parallel, at most ``prefetch`` finished ones wait, and the batches being
-    built or waiting hold at most ``max_bytes``. ``on_bad_sample``: ``"fail"`` (raise, naming
+    built or waiting hold at most ``max_bytes`` (None: the C++ loader's defaults,
+    ``mmpt._mmpt.LOADER_DEFAULTS``). ``on_bad_sample``: ``"fail"`` (raise, naming
     the sample) or ``"drop"`` (leave it out; the batch's ``dropped`` says which and why).
     Iteration blocks without holding the GIL. ``state_dict()`` / ``load_state_dict()`` save
     and restore the position together with the planner's state. ``exchange``: a
@@ -190,12 +201,18 @@ class Loader:
     """
 
     def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
-                 num_threads: int = 2, prefetch: int = 4, max_bytes: int = 4 << 30,
+                 threads: Optional[int] = None, prefetch: Optional[int] = None,
+                 max_bytes: Optional[int] = None,
                  on_bad_sample: str = "fail", mrope: bool = True,
                  steps: Optional[int] = None, start_step: Optional[int] = None,
                  rank: Optional[int] = None, order: str = "tp-cp-dp-pp",
                  node: Optional[str] = None, timeout: float = 300.0,
-                 share_bytes: int = 1 << 30, exchange=None):
+                 share_bytes: int = 1 << 30, exchange=None, **renamed):
+        _refuse_old_names(renamed, {"num_threads": "threads"})
+        defaults = _mmpt.LOADER_DEFAULTS
+        threads = defaults["threads"] if threads is None else threads
+        prefetch = defaults["prefetch"] if prefetch is None else prefetch
+        max_bytes = defaults["max_bytes"] if max_bytes is None else max_bytes
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self._exchange = exchange
         self.planner = planner
@@ -217,7 +234,7 @@ class Loader:
             place = _mmpt.RankGrid(layout["dp"], layout["cp"], layout["tp"], layout["pp"],
                                    order).place(rank)
             dp_rank, cp_rank = place["dp"], place["cp"]
-        self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, num_threads=num_threads,
+        self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, threads=threads,
                           prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
                           mrope=mrope)
         step, micro = planner.resume_point if start_step is None else (start_step, 0)

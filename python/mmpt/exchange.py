@@ -3,7 +3,7 @@ still decides which DP rank trains on which sample, and the peer holding a sampl
 and sends it to the peer training on it, one all-to-all-v per step.
 
 ``Exchange`` runs the collective on its own torch.distributed process group in a background
-thread, ``ahead`` steps before the trainer, so it overlaps with training; the rendering and the
+thread, ``prefetch`` steps before the trainer, so it overlaps with training; the rendering and the
 parsing of what arrives run natively without the GIL. Hand it to :class:`mmpt.Loader`
 (``exchange=``), which then reads the received samples instead of the dataset, so its batches
 are the shared-storage batches, byte for byte. ``place_dataset`` makes a node-local copy of a
@@ -19,7 +19,7 @@ import time
 from typing import Dict, List, Optional, Sequence, Union
 
 from . import _mmpt
-from .data import Dataset, Planner
+from .data import Dataset, Planner, _refuse_old_names
 
 Placement = _mmpt.Placement
 
@@ -62,7 +62,8 @@ class Exchange:
     ``placement``: which peer holds which shard, a :class:`mmpt.Placement`, the path of a
     placement file (``{"peers": P, "shards": {"coco/00000": 0, ...}}``) or None for round-robin
     over the manifest's shards. ``trainer_peers[d]`` is the peer that trains DP rank ``d``
-    (default: peer ``d``). ``ahead``: steps exchanged before the trainer needs them.
+    (default: peer ``d``). ``prefetch``: steps exchanged before the trainer needs them.
+    ``threads``: workers rendering the samples this peer sends (None: the native default).
     ``timeout``: seconds a collective may wait for a peer; a late peer raises an error naming
     it, in the Loader's ``next``. CP > 1 is refused (InvalidArgumentError).
     """
@@ -70,13 +71,14 @@ class Exchange:
     def __init__(self, dataset: Union[Dataset, str], planner: Planner,
                  placement: Union[Placement, str, None] = None,
                  trainer_peers: Optional[Sequence[int]] = None,
-                 ranks: Optional[Sequence[int]] = None, ahead: int = 2,
-                 timeout: float = 120.0, num_threads: int = 2):
+                 ranks: Optional[Sequence[int]] = None, prefetch: int = 2,
+                 timeout: float = 120.0, threads: Optional[int] = None, **renamed):
         import torch.distributed as dist
 
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self.timeout = float(timeout)
-        self.ahead = int(ahead)
+        _refuse_old_names(renamed, {"ahead": "prefetch", "num_threads": "threads"})
+        self.prefetch = int(prefetch)
         self._dist = dist
         self._group = dist.new_group(ranks=ranks, backend="gloo",
                                      timeout=datetime.timedelta(seconds=self.timeout))
@@ -95,7 +97,8 @@ class Exchange:
         # A trainer waits for a step at most as long as its two collectives may take, plus
         # rendering it.
         self._native = _mmpt.Exchanger(self.dataset._source, planner._stream, placement,
-                                       self.peer, list(trainer_peers), num_threads=num_threads,
+                                       self.peer, list(trainer_peers),
+                                       **({} if threads is None else {"threads": threads}),
                                        timeout_seconds=3 * self.timeout)
         self.source = self._native.source
         # Peers count the steps they entered in the default store, so a timeout names who is late.
@@ -122,7 +125,7 @@ class Exchange:
 
     def consumed(self, step: int) -> None:
         """The trainer holds a batch of ``step``: earlier steps are done, and steps up to
-        ``step + ahead`` may be exchanged. :class:`mmpt.Loader` calls it for every batch."""
+        ``step + prefetch`` may be exchanged. :class:`mmpt.Loader` calls it for every batch."""
         with self._cv:
             if step > self._consumed:
                 self._consumed = step
@@ -158,7 +161,7 @@ class Exchange:
             while end_step is None or step < end_step:
                 with self._cv:
                     self._cv.wait_for(lambda: self._stopping or
-                                      step <= self._consumed + self.ahead)
+                                      step <= self._consumed + self.prefetch)
                     if self._stopping:
                         return
                 self._exchange(step)

@@ -45,7 +45,7 @@ def main():
 
     planner = mmpt.Planner(args.local, dp=args.world, ga=args.ga, seq_len=args.seq_len, seed=5,
                            sync="step")
-    exchange = mmpt.Exchange(args.local, planner, timeout=args.timeout, ahead=1)
+    exchange = mmpt.Exchange(args.local, planner, timeout=args.timeout, prefetch=1)
     steps = 1 if args.mode == "late" and args.rank == 1 else args.steps
     loader = mmpt.Loader(args.local, planner, dp_rank=args.rank, steps=steps, exchange=exchange)
     record = {"digests": [], "error": None}

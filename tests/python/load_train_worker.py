@@ -39,7 +39,7 @@ def make(args, rank, world):
     dataset = mmpt.Dataset(args.dataset)
     planner = mmpt.Planner(dataset, seq_len=args.seq_len, dp=world, ga=args.ga, seed=args.seed,
                            vision="qwen2-vl")
-    loader = mmpt.Loader(dataset, planner, dp_rank=rank, num_threads=2, steps=args.steps)
+    loader = mmpt.Loader(dataset, planner, dp_rank=rank, threads=2, steps=args.steps)
     return dataset, planner, loader
 
 

@@ -143,7 +143,7 @@ def test_audio_dp_embed_writes_the_clip_rows_at_the_audio_pads(corpus):
 def test_the_memory_bound_counts_the_audio_features(corpus):
     dataset = mmpt.Dataset(str(corpus / "qwen2-audio"))
     planner = mmpt.Planner(dataset, dp=1, seq_len=4096, ga=1, allow_repeat=True)
-    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, num_threads=1, prefetch=1)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, threads=1, prefetch=1)
     batch = next(loader)
     assert batch["input_features"].nbytes > 0
     assert loader.stats()["peak_bytes_in_flight"] >= batch["input_features"].nbytes
@@ -189,3 +189,16 @@ def test_a_corrupt_clip_drops_its_sample_alike_on_every_cp_rank(corpus, tmp_path
     assert clips == len(ranks[0]["sample_index"]) > 0  # one clip a remaining sample
     assert sorted(list(ranks[0]["encoded_audios"]) + list(ranks[1]["encoded_audios"])) == list(
         range(clips))
+
+
+def test_bench_load_plans_with_the_manifests_audio_preset(corpus):
+    """`mmpt bench load` plans a dataset through the one constructor the loader's plans come
+    from (PlanStream::Open): the manifest's audio preset, and another one refused by name."""
+    args = ["bench", "load", "qwen2-audio", "--no-baseline", "--compare", "2", "--seconds", "0",
+            "--seq-len", "4096", "--allow-repeat", "--threads", "1", "--json"]
+    out = load_corpus.runner(corpus)(*args)
+    assert '"micro_steps"' in out, out
+    done = subprocess.run([load_corpus.MMPT, *args, "--audio", "qwen2.5-omni"], cwd=corpus,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert done.returncode != 0
+    assert "'qwen2.5-omni'" in done.stdout and "'qwen2-audio'" in done.stdout, done.stdout

@@ -71,7 +71,6 @@ def test_every_status_code_has_its_class():
         assert cls.__module__ == "mmpt"
 
 
-@pytest.mark.skipif(not hasattr(mmpt, "smart_resize"), reason="cost module not built")
 def test_smart_resize_follows_the_qwen_rule_and_raises_on_bad_sizes():
     # COCO's most common size: 640x427 (w x h). Multiples of 28, area within bounds.
     height, width = mmpt.smart_resize(427, 640)

@@ -11,7 +11,6 @@ import pytest
 import mmpt
 
 pytestmark = [
-    pytest.mark.skipif(not hasattr(mmpt, "decode_audio"), reason="media module not built"),
     pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg CLI not installed"),
 ]
 

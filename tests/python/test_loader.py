@@ -171,7 +171,7 @@ def test_a_dataset_smaller_than_a_step_needs_allow_repeat(tmp_path):
 
 
 def test_blocking_next_releases_the_gil(dataset_dir):
-    loader = make_loader(dataset_dir, steps=4, num_threads=1, prefetch=1)
+    loader = make_loader(dataset_dir, steps=4, threads=1, prefetch=1)
     done = threading.Event()
     ticks = 0
 

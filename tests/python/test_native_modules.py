@@ -4,10 +4,7 @@ import pytest
 
 import mmpt
 
-needs = pytest.mark.skipif
 
-
-@needs(not hasattr(mmpt, "Tokenizer"), reason="text module not built")
 def test_tokenizer_round_trips_and_knows_qwen_special_tokens(tmp_path):
     tokenizer = mmpt.Tokenizer()
     text = "A man is in a kitchen making pizzas."
@@ -24,7 +21,6 @@ def test_tokenizer_round_trips_and_knows_qwen_special_tokens(tmp_path):
         mmpt.Tokenizer(str(tmp_path / "missing.json"))
 
 
-@needs(not hasattr(mmpt, "image_cost"), reason="cost module not built")
 def test_image_cost_follows_the_preset_rule():
     cost = mmpt.image_cost(640, 427, "qwen2-vl")
     height, width = mmpt.smart_resize(427, 640, max_pixels=12845056)
@@ -39,7 +35,6 @@ def test_image_cost_follows_the_preset_rule():
         mmpt.image_cost(640, 480, '{"name": "broken"}')
 
 
-@needs(not hasattr(mmpt, "simulate_cp_vision"), reason="sim module not built")
 def test_simulator_divides_vision_work_as_the_routing_does():
     # One pack: three samples with one image each, costs 9, 1, 1 (token order).
     lengths = [300, 100, 100]
@@ -61,13 +56,12 @@ def test_simulator_divides_vision_work_as_the_routing_does():
         mmpt.place_images([10], [(0, 20, 1.0)])  # more image tokens than the sample holds
 
 
-@needs(not hasattr(mmpt, "DatasetReader"), reason="store module not built")
 def test_prepare_then_read_the_real_mix_back(tmp_path):
     from vdp_model import load_coco, write_real_mix
 
     coco = load_coco()
     inputs = write_real_mix(str(tmp_path / "inputs"), coco, num_captions=20, num_docs=4)
-    report = mmpt.prepare(inputs, str(tmp_path / "ds"), jobs=1, on_error="fail")
+    report = mmpt.prepare(inputs, str(tmp_path / "ds"), threads=1, on_error="fail")
     assert (report["samples"], report["skipped"]) == (24, 0)
     dataset = mmpt.DatasetReader(str(tmp_path / "ds"))
     assert dataset.num_samples == 24 and dataset.sources == ["coco", "mmc4"]
@@ -92,10 +86,9 @@ def test_prepare_then_read_the_real_mix_back(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "image": {"width": 0, "height": 5}, "conversations": []}\n')
     with pytest.raises(mmpt.Error, match="bad.jsonl:1"):
-        mmpt.prepare([("bad", str(bad))], str(tmp_path / "ds2"), jobs=1, on_error="fail")
+        mmpt.prepare([("bad", str(bad))], str(tmp_path / "ds2"), threads=1, on_error="fail")
 
 
-@needs(not hasattr(mmpt, "merge") or not hasattr(mmpt, "Planner"), reason="load not built")
 def test_a_merged_dataset_plans_in_manifest_order(tmp_path):
     from vdp_model import load_coco, write_real_mix
 
@@ -104,7 +97,7 @@ def test_a_merged_dataset_plans_in_manifest_order(tmp_path):
     for name, first in (("pa", 0), ("pb", 20)):
         inputs = write_real_mix(str(tmp_path / name / "in"), coco[first:], num_captions=20,
                                 num_docs=2)
-        mmpt.prepare(inputs, str(tmp_path / name / "ds"), jobs=1, on_error="fail")
+        mmpt.prepare(inputs, str(tmp_path / name / "ds"), threads=1, on_error="fail")
         parts.append(str(tmp_path / name / "ds"))
     assert mmpt.merge(str(tmp_path / "pm"), parts) == 44
     (tmp_path / "pm" / "stray").mkdir()  # files the manifest does not name are no part of it

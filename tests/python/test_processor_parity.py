@@ -254,7 +254,7 @@ def test_a_datasets_own_chat_template_renders_its_samples(tmp_path):
     records.write_text(json.dumps({"id": "a", "image": {"width": 56, "height": 56},
                                    "conversations": [{"from": "human", "value": "<image>Hi"},
                                                      {"from": "gpt", "value": "Hello."}]}) + "\n")
-    mmpt.prepare([("chat", str(records))], str(tmp_path / "ds"), jobs=1, on_error="fail",
+    mmpt.prepare([("chat", str(records))], str(tmp_path / "ds"), threads=1, on_error="fail",
                  chat_template=str(path))
     manifest = json.load(open(tmp_path / "ds" / "mmpt.json"))
     assert manifest["chat_template"]["default_system"] == "Be terse."

@@ -84,3 +84,16 @@ def test_image_cost_defaults_to_the_default_llm_presets_width():
     assert mmpt.image_cost(640, 480) == mmpt.image_cost(640, 480, "qwen2.5-vl", hidden)
     assert mmpt.image_cost(640, 480)["train_flops"] != mmpt.image_cost(
         640, 480, llm_hidden=hidden * 2)["train_flops"]
+
+
+def test_old_argument_names_are_refused_naming_the_new_one(coco_dataset):
+    """One vocabulary: `threads` and `prefetch`, as the mmpt command and the C++ API say them;
+    the loader's defaults are the C++ loader's own."""
+    planner = mmpt.Planner(coco_dataset, seq_len=2048)
+    with pytest.raises(mmpt.InvalidArgumentError, match="num_threads= is now threads="):
+        mmpt.Loader(coco_dataset, planner, num_threads=2)
+    with pytest.raises(TypeError, match="jobs"):
+        mmpt.Loader(coco_dataset, planner, jobs=2)
+    assert mmpt._mmpt.LOADER_DEFAULTS == {"threads": 2, "prefetch": 4, "max_bytes": 4 << 30}
+    batch = next(mmpt.Loader(coco_dataset, planner, steps=1, threads=1))
+    assert batch["step"] == 0

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 
 import train_step_bench  # noqa: E402
+import train_vlm  # noqa: E402
 
 TINY = ["--seq-len", "1024", "--vocab", "512", "--hidden", "32", "--layers", "1", "--heads",
         "2", "--kv-heads", "1", "--ffn", "64", "--vit-layers", "1", "--vit-hidden", "32",
@@ -71,6 +72,28 @@ def test_context_parallel_loss_equals_whole_packs(dataset, tmp_path):
     split = train(dataset, tmp_path / "cp2", "--world", "2", "--cp", "2", "--steps", "1",
                   "--ga", "2")
     assert split[0]["losses"][0] == pytest.approx(whole[0]["losses"][0], rel=1e-4)
+
+
+def test_the_examples_attention_layout_is_the_batchs_split_under_tp_and_cp(dataset):
+    """TP 2 + CP 2 pads each sample to 2·TP·CP = 8 (sequence parallelism): the example takes
+    the split from the batch, so the two ranks' query rows are every token of every sample
+    exactly once, at its position (re-splitting at 2·CP would put rows at wrong positions)."""
+    from mmpt.torch import to_tensors
+    planner = mmpt.Planner(mmpt.Dataset(dataset), seq_len=2048, tp=2, cp=2, ga=1)
+    positions = {}
+    for rank in range(2):
+        batch = to_tensors(next(mmpt.Loader(mmpt.Dataset(dataset), planner, cp_rank=rank,
+                                            steps=1)))
+        cu_padded = batch["cu_seqlens_padded"].tolist()
+        assert all(b % 8 == 0 for b in cu_padded) and len(batch["tokens"]) == cu_padded[-1] // 2
+        layout = train_vlm.PackLayout(batch["cu_seqlens"], batch["cu_seqlens_padded"],
+                                      len(batch["tokens"]), 2, rank)
+        lengths = (batch["cu_seqlens"][1:] - batch["cu_seqlens"][:-1]).tolist()
+        assert len(layout.samples) == len(lengths)
+        for s, (q_rows, k_rows, future) in enumerate(layout.samples):
+            assert len(k_rows) == lengths[s]  # every key of the sample, once
+            positions.setdefault(s, []).extend((~future).sum(dim=1).sub(1).tolist())
+    assert all(sorted(p) == list(range(lengths[s])) for s, p in positions.items())
 
 
 def test_vanilla_plans_reach_the_loader(dataset):

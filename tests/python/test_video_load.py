@@ -153,7 +153,7 @@ def test_the_memory_bound_counts_the_videos_pixels(videos):
     patches count, so what it reserved covers the batch it built."""
     dataset = mmpt.Dataset(videos)
     planner = mmpt.Planner(dataset, dp=1, seq_len=8192, ga=1, allow_repeat=True)
-    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, num_threads=1, prefetch=1)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, threads=1, prefetch=1)
     batch = next(loader)
     assert batch["pixel_values_videos"].nbytes > 0
     assert loader.stats()["peak_bytes_in_flight"] >= batch["pixel_values_videos"].nbytes

@@ -67,7 +67,7 @@ def prepared(tmp_path_factory, coco):
     injected into the scenarios that name a dataset."""
     root = tmp_path_factory.mktemp("prepared")
     inputs = write_real_mix(str(root / "inputs"), coco)
-    report = mmpt.prepare(inputs, str(root / "dataset"), jobs=1, on_error="fail")
+    report = mmpt.prepare(inputs, str(root / "dataset"), threads=1, on_error="fail")
     assert report["samples"] == 72 and report["skipped"] == 0, report["summary"]
     for spec in SCENARIOS.values():
         if spec.get("dataset"):

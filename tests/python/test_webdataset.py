@@ -21,7 +21,7 @@ def coco_tar(tmp_path):
 
 def test_webdataset_tar_prepares_plans_and_loads(coco_tar, tmp_path):
     ds = str(tmp_path / "ds")
-    report = mmpt.prepare([("coco", str(coco_tar))], ds, jobs=2, on_error="fail")
+    report = mmpt.prepare([("coco", str(coco_tar))], ds, threads=2, on_error="fail")
     assert report["samples"] == 24 and report["skipped"] == 0
     planner = mmpt.Planner(ds, seq_len=2048)
     batches = list(mmpt.Loader(ds, planner, steps=1))
@@ -39,6 +39,6 @@ def test_a_bad_sample_is_skipped_and_named_by_file_and_member(coco_tar, tmp_path
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-    report = mmpt.prepare([("coco", str(coco_tar))], str(tmp_path / "ds"), jobs=1)
+    report = mmpt.prepare([("coco", str(coco_tar))], str(tmp_path / "ds"), threads=1)
     assert report["samples"] == 24 and report["skipped"] == 1
     assert report["examples"][0].startswith(f"{coco_tar}:zzz.jpg: ")

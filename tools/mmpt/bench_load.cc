@@ -53,7 +53,8 @@ std::string ResultJson(const app::LoadBenchmarkResult& r) {
 Status Run(Options& o) {
   app::LoadBenchmarkOptions& b = o.bench;
   MMPT_ASSIGN_OR_RETURN(b.plans.planner.layout, o.layout.Get());
-  MMPT_ASSIGN_OR_RETURN(b.plans.vision, o.presets.VisionFor(b.dataset));
+  b.plans.vision = o.presets.vision;  // empty: the dataset's (PlanStream::Open)
+  b.plans.audio = o.presets.audio;
   b.plans.llm = o.presets.llm;
   b.plans.hardware = o.presets.hardware;
   b.threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());

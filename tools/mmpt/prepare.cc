@@ -58,7 +58,7 @@ Status Run(const PrepareArgs& args) {
   options.chat_template = args.chat_template;
   options.max_decode_pixels = args.max_decode_pixels;
   options.samples_per_shard = args.samples_per_shard;
-  options.jobs = args.threads;
+  options.threads = args.threads;
   options.part = args.part;
   options.num_parts = args.parts;
   MMPT_ASSIGN_OR_RETURN(options.format, store::ParseInputFormat(args.format));

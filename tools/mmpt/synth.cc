@@ -116,7 +116,7 @@ Command SynthCommand() {
         app.add_option("--seed", o.seed,
                        "Seed for drawn or picked sizes, video lengths and image content")
             ->capture_default_str();
-        AddThreads(app, &o.jobs);
+        AddThreads(app, &o.threads);
         AddJson(app, &args->json);
         return [args] { return Run(*args); };
       },

@@ -6,7 +6,6 @@
 
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
-#include "mmpt/store/planning_table.h"
 
 namespace mmpt::app {
 
@@ -45,11 +44,9 @@ Result<std::string> LoadAndSummarize(const std::string& dataset, const PlanStrea
                                      uint32_t count, uint32_t threads) {
   using Clock = std::chrono::steady_clock;
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<DatasetSource> source, DatasetSource::Open(dataset));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::ReadPlanningTable(dataset));
-  MMPT_ASSIGN_OR_RETURN(std::shared_ptr<PlanStream> plans,
-                        PlanStream::Create(std::move(table), config));
+  MMPT_ASSIGN_OR_RETURN(std::shared_ptr<PlanStream> plans, PlanStream::Open(dataset, config));
   LoaderOptions options;
-  options.num_threads = threads;
+  options.threads = threads;
   const auto start = Clock::now();
   MMPT_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader,
                         Loader::Start(source, plans->AsFunction(), options));

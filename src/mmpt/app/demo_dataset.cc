@@ -19,7 +19,7 @@ Result<PrepareReport> PrepareDemo(std::vector<InputSpec> inputs, const std::stri
   prepare.inputs = std::move(inputs);
   prepare.out_dir = out_dir;
   prepare.vision_preset = options.vision_preset;
-  prepare.jobs = options.jobs;
+  prepare.threads = options.threads;
   prepare.progress = options.progress;
   prepare.samples_per_shard = 100;
   MMPT_ASSIGN_OR_RETURN(auto loaded, UseTokenizer(tokenizer.empty() ? options.tokenizer_path
@@ -36,7 +36,7 @@ Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options) {
   SynthOptions synth;
   synth.out_dir = options.work_dir + "/corpus";
   synth.format = InputFormat::kLlava;
-  synth.jobs = options.jobs;
+  synth.threads = options.threads;
   synth.profile = "coco";
   synth.samples = options.coco_samples;
   MMPT_ASSIGN_OR_RETURN(demo.coco, Synthesize(synth));
@@ -61,7 +61,7 @@ Result<OmniDataset> BuildOmniDataset(const DemoDatasetOptions& options, uint64_t
   synth.profile = "omni";
   synth.samples = samples;
   synth.metadata_only = true;
-  synth.jobs = options.jobs;
+  synth.threads = options.threads;
   MMPT_ASSIGN_OR_RETURN(omni.synth, Synthesize(synth));
   omni.dataset_dir = options.work_dir + "/omni-dataset";
   // Speech renders through Qwen2.5-Omni's template and tokenizer (synth writes the latter).

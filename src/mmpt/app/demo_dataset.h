@@ -18,7 +18,7 @@ struct DemoDatasetOptions {
   uint64_t mmc4_docs = 20;      // mmc4 documents (image sizes drawn)
   std::string tokenizer_path;   // "" = text::FindTokenizer()'s default
   std::string vision_preset{cost::Defaults::kVision};
-  size_t jobs = 0;
+  size_t threads = 0;
   bool progress = true;
 };
 

@@ -22,7 +22,7 @@ TEST(DemoDatasetTest, SynthesizesAndPreparesRealDataWithTheDefaultTokenizer) {
   options.work_dir = testing::FreshDir("demo");
   options.coco_samples = 12;
   options.mmc4_docs = 3;
-  options.jobs = 2;
+  options.threads = 2;
   options.progress = false;
   auto demo = BuildDemoDataset(options);
   ASSERT_TRUE(demo.ok()) << demo.status().ToString();

@@ -15,7 +15,6 @@
 #include "mmpt/core/subprocess.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
-#include "mmpt/store/planning_table.h"
 
 namespace mmpt::app {
 
@@ -112,14 +111,13 @@ Result<LoadBenchmarkResult> RunLoadBenchmark(const LoadBenchmarkOptions& options
 
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<DatasetSource> source,
                         DatasetSource::Open(options.dataset));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::ReadPlanningTable(options.dataset));
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<PlanStream> plans,
-                        PlanStream::Create(std::move(table), config));
+                        PlanStream::Open(options.dataset, config));
 
   LoaderOptions loader_options;
   loader_options.dp_rank = rank;
-  loader_options.num_threads = options.threads;
-  loader_options.prefetch_micro_steps = options.prefetch;
+  loader_options.threads = options.threads;
+  loader_options.prefetch = options.prefetch;
   loader_options.comm = options.comm;
 
   // The compared micro-steps: the baseline, then mmpt, each from a cold start of its workers.

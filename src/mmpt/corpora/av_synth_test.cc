@@ -52,7 +52,7 @@ SynthOptions AvOptions(const std::string& profile, const std::string& out, uint6
   o.min_duration = 0.5;  // short videos keep the test fast
   o.max_duration = 1.5;
   o.seed = 7;
-  o.jobs = 2;
+  o.threads = 2;
   return o;
 }
 
@@ -88,7 +88,7 @@ std::map<std::string, std::string> Files(const std::string& dir) {
 void ExpectSameBytesAgain(SynthOptions options, const std::string& again) {
   const auto files = Files(options.out_dir);
   options.out_dir = again;
-  options.jobs = 1;
+  options.threads = 1;
   auto report = Synthesize(options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   const auto repeated = Files(again);

@@ -403,7 +403,7 @@ struct MediaJob {
   std::string encoded;      // an image's bytes, kept for a WebDataset instead of a file
 };
 
-// Make (or measure) one job's medium; each depends only on its own job, so jobs run in parallel.
+// Make (or measure) one job's medium; each depends only on its own job, so threads run in parallel.
 Status RunMediaJob(MediaJob& job, const SynthOptions& options, bool keep_bytes) {
   Item& item = *job.item;
   const std::string path = (fs::path(options.out_dir) / item.path).string();
@@ -511,7 +511,7 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   // Name every medium first (running counters per kind pick the formats for "mix"), then make
   // them in parallel; each file depends only on its item and seed. A WebDataset keeps the
   // encoded images for its tar instead of writing files.
-  std::vector<MediaJob> jobs;
+  std::vector<MediaJob> threads;
   bool has_kind[4] = {false, false, false, false};
   for (size_t d = 0; d < docs.size(); ++d) {
     size_t k = 0;
@@ -541,7 +541,7 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
       }
       has_kind[static_cast<int>(item.kind)] = true;
       // Under --metadata-only only a speech clip has work: its duration is measured.
-      if (!options.metadata_only || item.kind == Kind::kAudio) jobs.push_back(std::move(job));
+      if (!options.metadata_only || item.kind == Kind::kAudio) threads.push_back(std::move(job));
     }
   }
   std::error_code error;
@@ -557,19 +557,19 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   }
   if (error) return Status::IOError("{}: cannot create: {}", options.out_dir, error.message());
 
-  std::vector<Status> statuses(jobs.size());
-  ThreadPool pool(options.jobs);
-  pool.ParallelFor(0, jobs.size(), [&](size_t j) {
-    statuses[j] = RunMediaJob(jobs[j], options, wds).WithContext(jobs[j].item->path);
+  std::vector<Status> statuses(threads.size());
+  ThreadPool pool(options.threads);
+  pool.ParallelFor(0, threads.size(), [&](size_t j) {
+    statuses[j] = RunMediaJob(threads[j], options, wds).WithContext(threads[j].item->path);
   });
-  for (size_t j = 0; j < jobs.size(); ++j) {
+  for (size_t j = 0; j < threads.size(); ++j) {
     MMPT_RETURN_IF_ERROR(statuses[j]);
-    const Item& item = *jobs[j].item;
+    const Item& item = *threads[j].item;
     switch (item.kind) {
-      case Kind::kImage: report.image_bytes += jobs[j].size_bytes; break;
-      case Kind::kVideo: report.video_bytes += jobs[j].size_bytes; break;
+      case Kind::kImage: report.image_bytes += threads[j].size_bytes; break;
+      case Kind::kVideo: report.video_bytes += threads[j].size_bytes; break;
       case Kind::kAudio:
-        report.audio_bytes += jobs[j].size_bytes;
+        report.audio_bytes += threads[j].size_bytes;
         report.audio_seconds += item.speech.duration_seconds;
         break;
       case Kind::kText: break;
@@ -584,7 +584,7 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   if (wds) {
     std::vector<WdsMember> members;
     for (size_t d = 0; d < docs.size(); ++d) {  // one image a document, in order
-      AppendWebDatasetMembers(docs[d], std::move(jobs[d].encoded), members);
+      AppendWebDatasetMembers(docs[d], std::move(threads[d].encoded), members);
     }
     MMPT_ASSIGN_OR_RETURN(out, WriteWebDatasetTar(members, /*gzip=*/false));
   } else {

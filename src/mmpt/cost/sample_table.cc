@@ -13,6 +13,18 @@ uint32_t SpreadTextPosition(uint32_t text_tokens, size_t i, size_t count) {
   return static_cast<uint32_t>(text_tokens / (count + 1) * (i + 1));
 }
 
+std::vector<uint32_t> SpreadImageStarts(uint32_t text_tokens,
+                                        std::span<const uint32_t> image_tokens) {
+  std::vector<uint32_t> starts;
+  starts.reserve(image_tokens.size());
+  uint32_t before = 0;  // tokens of the images before this one
+  for (size_t i = 0; i < image_tokens.size(); ++i) {
+    starts.push_back(SpreadTextPosition(text_tokens, i, image_tokens.size()) + before);
+    before += image_tokens[i];
+  }
+  return starts;
+}
+
 uint32_t SampleTableBuilder::AddSource(std::string name) {
   names_.push_back(std::move(name));
   return static_cast<uint32_t>(names_.size() - 1);

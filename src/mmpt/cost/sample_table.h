@@ -93,6 +93,13 @@ struct SampleTable {
 /// image sits mid-sample and an interleaved document's images are spaced like paragraphs.
 uint32_t SpreadTextPosition(uint32_t text_tokens, size_t i, size_t count);
 
+/// Where each image of a sample starts in its token sequence when its `text_tokens` text tokens
+/// are spread around them (SpreadTextPosition): image i's text position plus the tokens of the
+/// images before it. `image_tokens`: each image's LLM tokens, in order. The one rule behind
+/// every placement of images the metadata gives no positions for.
+std::vector<uint32_t> SpreadImageStarts(uint32_t text_tokens,
+                                        std::span<const uint32_t> image_tokens);
+
 /// Build a SampleTable from samples given in any source order.
 /// Not thread-safe.
 class SampleTableBuilder {

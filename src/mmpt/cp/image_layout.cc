@@ -18,14 +18,13 @@ Result<std::vector<CpImage>> PlaceImages(std::span<const uint32_t> seq_lengths,
       return Status::InvalidArgument("sample {} of the pack: its images hold {} tokens, the "
                                      "sample only {}", seq, image_tokens, seq_lengths[seq]);
     }
-    const auto text = static_cast<uint32_t>(seq_lengths[seq] - image_tokens);
-    uint64_t image_tokens_before = 0;
+    std::vector<uint32_t> counts;
+    for (size_t i = next; i < end; ++i) counts.push_back(images[i].token_count);
+    const std::vector<uint32_t> starts = cost::SpreadImageStarts(
+        static_cast<uint32_t>(seq_lengths[seq] - image_tokens), counts);
     for (size_t i = next; i < end; ++i) {
-      const uint64_t at =
-          seq_start + cost::SpreadTextPosition(text, i - next, end - next) + image_tokens_before;
-      placed.push_back(CpImage{static_cast<uint32_t>(at), images[i].token_count,
-                               images[i].vision_cost});
-      image_tokens_before += images[i].token_count;
+      placed.push_back(CpImage{static_cast<uint32_t>(seq_start + starts[i - next]),
+                               images[i].token_count, images[i].vision_cost});
     }
     seq_start += seq_lengths[seq];
     next = end;

@@ -4,6 +4,7 @@
 
 #include "mmpt/cp/thd_split.h"
 #include "mmpt/load/mrope.h"
+#include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::load {
 
@@ -195,14 +196,16 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
       batch.sample_source.push_back(sample.source);
       batch.sample_index.push_back(sample.index);
     }
-    // The pack's vision items in the plan's order (cp_stage.h): its images, then its videos.
-    for (bool videos : {false, true}) {
-      for (const RenderedSample& sample : samples) {
-        for (const RenderedImage& image : sample.images) {
-          if (image.video == videos) image_refs.push_back({&sample, &image});
-        }
+    // The pack's vision items in the plan's order (plan::VisionItemOrder).
+    std::vector<std::pair<const RenderedSample*, const RenderedImage*>> in_pack_order;
+    std::vector<uint8_t> is_video;
+    for (const RenderedSample& sample : samples) {
+      for (const RenderedImage& image : sample.images) {
+        in_pack_order.push_back({&sample, &image});
+        is_video.push_back(image.video);
       }
     }
+    for (uint32_t k : plan::VisionItemOrder(is_video)) image_refs.push_back(in_pack_order[k]);
     if (vision.encoders.size() != image_refs.size()) {
       return Status::Internal("pack {}: {} images and videos where the plan's assignment has {}", p,
                               image_refs.size(), vision.encoders.size());
@@ -329,17 +332,6 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     }
   }
   return batch;
-}
-
-uint64_t Batch::size_bytes() const {
-  return tokens.size() * 4 + labels.size() * 4 + loss_mask.size() * 4 + position_ids.size() * 4 +
-         (cu_seqlens.size() + cu_seqlens_padded.size()) * 4 + pixel_values.size() * 4 +
-         image_grid_thw.size() * 4 + encoded_images.size() * 4 + pixel_values_videos.size() * 4 +
-         video_grid_thw.size() * 4 + second_per_grid_ts.size() * 4 + encoded_videos.size() * 4 +
-         image_rows.size() * 8 + routes.size() * sizeof(RouteSegment) +
-         input_features.size() * 4 + feature_attention_mask.size() * 4 +
-         encoded_audios.size() * 4 + audio_rows.size() * 8 +
-         audio_routes.size() * sizeof(RouteSegment) + sample_source.size() * 12;
 }
 
 }  // namespace mmpt::load

@@ -25,35 +25,8 @@ struct Entry {
   uint64_t bytes;
 };
 
-// Calls f(field, span) for every array of a view, in wire order (the table's order).
-template <typename View, typename F>
-void ForEachArray(View& v, F&& f) {
-  f(kTokenField, v.tokens);
-  f(kLabelField, v.labels);
-  f(kLossMaskField, v.loss_mask);
-  f(kPositionField, v.position_ids);
-  f(kShapeFields, v.cu_seqlens);
-  f(kShapeFields, v.cu_seqlens_padded);
-  f(kPixelField, v.pixel_values);
-  f(kPixelField, v.image_grid_thw);
-  f(kPixelField, v.encoded_images);
-  f(kPixelField, v.pixel_values_videos);
-  f(kPixelField, v.video_grid_thw);
-  f(kPixelField, v.second_per_grid_ts);
-  f(kPixelField, v.encoded_videos);
-  f(kRoutingField, v.image_rows);
-  f(kRoutingField, v.image_encoder);
-  f(kRoutingField, v.routes);
-  f(kPixelField, v.input_features);
-  f(kPixelField, v.feature_attention_mask);
-  f(kPixelField, v.encoded_audios);
-  f(kRoutingField, v.audio_rows);
-  f(kRoutingField, v.audio_encoder);
-  f(kRoutingField, v.audio_routes);
-  f(kShapeFields, v.sample_source);
-  f(kShapeFields, v.sample_index);
-}
-constexpr uint16_t kArrays = 25;  // the above, then the dropped samples
+// kBatchArrays, then the dropped samples.
+constexpr uint16_t kArrays = std::tuple_size_v<decltype(kBatchArrays)> + 1;
 constexpr uint64_t kTableEnd = sizeof(Header) + kArrays * sizeof(Entry);
 
 uint64_t AlignUp(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -103,6 +76,60 @@ Result<std::vector<DroppedSample>> DecodeDropped(std::span<const std::byte> in) 
   return out;
 }
 
+// OK when the arrays present agree with the shapes the header states; else Corrupt naming the
+// first array that does not.
+Status CheckShapes(const BatchView& v) {
+  const uint64_t t = v.scalars.num_tokens;
+  auto expect = [&](uint32_t field, uint64_t got, uint64_t want,
+                    std::string_view name) -> Status {
+    if ((v.fields & field) == field && got != want) {
+      return Status::Corrupt("encoded batch: {} has {} elements, expected {}", name, got, want);
+    }
+    return Status::OK();
+  };
+  Status status;
+  ForEachBatchArray([&](const auto& array) {
+    if (!status.ok() || (array.shape != ArrayShape::kTokens &&
+                         array.shape != ArrayShape::kPositions)) {
+      return;
+    }
+    const uint64_t rows = array.shape == ArrayShape::kPositions ? v.scalars.position_rows : 1;
+    status = expect(array.field, (v.*array.viewed).size(), t * rows, array.name);
+  });
+  MMPT_RETURN_IF_ERROR(status);
+  MMPT_RETURN_IF_ERROR(expect(kShapeFields, v.cu_seqlens_padded.size(), v.cu_seqlens.size(),
+                              "cu_seqlens_padded"));
+  MMPT_RETURN_IF_ERROR(
+      expect(kShapeFields, v.sample_index.size(), v.sample_source.size(), "sample_index"));
+  if (v.has(kPixelField)) {
+    const uint32_t patch_dim = v.scalars.patch_dim;
+    for (auto [pixels, grids] : {std::pair{v.pixel_values, v.image_grid_thw},
+                                 std::pair{v.pixel_values_videos, v.video_grid_thw}}) {
+      if (grids.size() % 3 != 0 ||
+          (patch_dim == 0 ? !pixels.empty() : pixels.size() % patch_dim != 0)) {
+        return Status::Corrupt("encoded batch: {} pixel floats of {} per patch, {} grid values",
+                               pixels.size(), patch_dim, grids.size());
+      }
+    }
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_images.size(),
+                                v.image_grid_thw.size() / 3, "encoded_images"));
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_videos.size(),
+                                v.video_grid_thw.size() / 3, "encoded_videos"));
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.second_per_grid_ts.size(),
+                                v.video_grid_thw.size() / 3, "second_per_grid_ts"));
+    const uint64_t clips = v.encoded_audios.size(), frames = v.scalars.feature_frames;
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.input_features.size(),
+                                clips * v.scalars.mel_bins * frames, "input_features"));
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.feature_attention_mask.size(), clips * frames,
+                                "feature_attention_mask"));
+  }
+  MMPT_RETURN_IF_ERROR(
+      expect(kRoutingField, v.image_encoder.size(), v.image_rows.size(), "image_encoder"));
+  MMPT_RETURN_IF_ERROR(
+      expect(kRoutingField, v.audio_encoder.size(), v.audio_rows.size(), "audio_encoder"));
+  return Status::OK();
+}
+
 }  // namespace
 
 BatchView ViewOf(const Batch& b) {
@@ -111,39 +138,24 @@ BatchView ViewOf(const Batch& b) {
                b.cp_size,      b.plan_hash,    b.plan_dropped,  b.tokens.size(),
                b.position_rows, b.max_seqlen, b.pad_multiple, b.patch_dim,
                b.mel_bins,      b.feature_frames};
-  v.tokens = b.tokens;
-  v.labels = b.labels;
-  v.loss_mask = b.loss_mask;
-  v.position_ids = b.position_ids;
-  v.cu_seqlens = b.cu_seqlens;
-  v.cu_seqlens_padded = b.cu_seqlens_padded;
-  v.pixel_values = b.pixel_values;
-  v.image_grid_thw = b.image_grid_thw;
-  v.encoded_images = b.encoded_images;
-  v.pixel_values_videos = b.pixel_values_videos;
-  v.video_grid_thw = b.video_grid_thw;
-  v.second_per_grid_ts = b.second_per_grid_ts;
-  v.encoded_videos = b.encoded_videos;
-  v.image_rows = b.image_rows;
-  v.image_encoder = b.image_encoder;
-  v.routes = b.routes;
-  v.input_features = b.input_features;
-  v.feature_attention_mask = b.feature_attention_mask;
-  v.encoded_audios = b.encoded_audios;
-  v.audio_rows = b.audio_rows;
-  v.audio_encoder = b.audio_encoder;
-  v.audio_routes = b.audio_routes;
-  v.sample_source = b.sample_source;
-  v.sample_index = b.sample_index;
+  ForEachBatchArray([&](const auto& array) { v.*array.viewed = b.*array.owned; });
   v.dropped = b.dropped;
   return v;
+}
+
+uint64_t Batch::size_bytes() const {
+  uint64_t bytes = 0;
+  ForEachBatchArray([&](const auto& array) {
+    bytes += (this->*array.owned).size() * sizeof((this->*array.owned)[0]);
+  });
+  return bytes;
 }
 
 uint64_t EncodedSize(const BatchView& view, uint32_t fields) {
   fields |= kShapeFields;
   uint64_t size = AlignUp(kTableEnd);
-  ForEachArray(view, [&](uint32_t field, const auto& span) {
-    if ((fields & field) == field) size += AlignUp(span.size_bytes());
+  ForEachBatchArray([&](const auto& array) {
+    if ((fields & array.field) == array.field) size += AlignUp((view.*array.viewed).size_bytes());
   });
   return size + AlignUp(EncodeDropped(view.dropped).size());
 }
@@ -167,8 +179,9 @@ void EncodeBatch(const BatchView& view, uint32_t fields, std::span<std::byte> ou
     at += AlignUp(bytes.size());
     ++index;
   };
-  ForEachArray(view, [&](uint32_t field, const auto& span) {
-    put((fields & field) == field ? std::as_bytes(span) : std::span<const std::byte>());
+  ForEachBatchArray([&](const auto& array) {
+    put((fields & array.field) == array.field ? std::as_bytes(view.*array.viewed)
+                                              : std::span<const std::byte>());
   });
   put(EncodeDropped(view.dropped));
 }
@@ -211,10 +224,10 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
     }
     return std::span<const std::byte>(p, e.bytes);
   };
-  ForEachArray(v, [&](uint32_t field, auto& span) {
-    using T = typename std::remove_reference_t<decltype(span)>::element_type;
+  ForEachBatchArray([&](const auto& array) {
+    using T = typename std::remove_reference_t<decltype(array)>::element_type;
     Result<std::span<const std::byte>> raw = entry(sizeof(T), alignof(T));
-    if (raw.ok() && (h.fields & field) != field && !raw->empty()) {
+    if (raw.ok() && (h.fields & array.field) != array.field && !raw->empty()) {
       raw = Status::Corrupt("encoded batch: array {} has {} bytes but its field is not sent",
                             index - 1, raw->size());
     }
@@ -222,54 +235,12 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
       if (status.ok()) status = raw.status();
       return;
     }
-    span = {reinterpret_cast<const T*>(raw->data()), raw->size() / sizeof(T)};
+    v.*array.viewed = {reinterpret_cast<const T*>(raw->data()), raw->size() / sizeof(T)};
   });
   MMPT_RETURN_IF_ERROR(status);
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> dropped, entry(1, 1));
   MMPT_ASSIGN_OR_RETURN(v.dropped, DecodeDropped(dropped));
-  // Arrays present must agree with the shapes the header states.
-  const uint64_t t = v.scalars.num_tokens;
-  auto expect = [&](uint32_t field, uint64_t got, uint64_t want, const char* name) -> Status {
-    if ((v.fields & field) == field && got != want) {
-      return Status::Corrupt("encoded batch: {} has {} elements, expected {}", name, got, want);
-    }
-    return Status::OK();
-  };
-  MMPT_RETURN_IF_ERROR(expect(kTokenField, v.tokens.size(), t, "tokens"));
-  MMPT_RETURN_IF_ERROR(expect(kLabelField, v.labels.size(), t, "labels"));
-  MMPT_RETURN_IF_ERROR(expect(kLossMaskField, v.loss_mask.size(), t, "loss_mask"));
-  MMPT_RETURN_IF_ERROR(
-      expect(kPositionField, v.position_ids.size(), t * v.scalars.position_rows, "position_ids"));
-  MMPT_RETURN_IF_ERROR(expect(kShapeFields, v.cu_seqlens_padded.size(), v.cu_seqlens.size(),
-                              "cu_seqlens_padded"));
-  MMPT_RETURN_IF_ERROR(
-      expect(kShapeFields, v.sample_index.size(), v.sample_source.size(), "sample_index"));
-  if (v.has(kPixelField)) {
-    const uint32_t patch_dim = v.scalars.patch_dim;
-    for (auto [pixels, grids] : {std::pair{v.pixel_values, v.image_grid_thw},
-                                 std::pair{v.pixel_values_videos, v.video_grid_thw}}) {
-      if (grids.size() % 3 != 0 ||
-          (patch_dim == 0 ? !pixels.empty() : pixels.size() % patch_dim != 0)) {
-        return Status::Corrupt("encoded batch: {} pixel floats of {} per patch, {} grid values",
-                               pixels.size(), patch_dim, grids.size());
-      }
-    }
-    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_images.size(),
-                                v.image_grid_thw.size() / 3, "encoded_images"));
-    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_videos.size(),
-                                v.video_grid_thw.size() / 3, "encoded_videos"));
-    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.second_per_grid_ts.size(),
-                                v.video_grid_thw.size() / 3, "second_per_grid_ts"));
-    const uint64_t clips = v.encoded_audios.size(), frames = v.scalars.feature_frames;
-    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.input_features.size(),
-                                clips * v.scalars.mel_bins * frames, "input_features"));
-    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.feature_attention_mask.size(), clips * frames,
-                                "feature_attention_mask"));
-  }
-  MMPT_RETURN_IF_ERROR(
-      expect(kRoutingField, v.image_encoder.size(), v.image_rows.size(), "image_encoder"));
-  MMPT_RETURN_IF_ERROR(
-      expect(kRoutingField, v.audio_encoder.size(), v.audio_rows.size(), "audio_encoder"));
+  MMPT_RETURN_IF_ERROR(CheckShapes(v));
   return v;
 }
 

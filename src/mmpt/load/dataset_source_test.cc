@@ -41,8 +41,6 @@ class DatasetLoadTest : public ::testing::Test {
 
   static std::shared_ptr<PlanStream> Plans(const std::string& dir, uint32_t dp = 2,
                                            uint32_t ga = 2, uint32_t cp = 1) {
-    auto table = store::ReadPlanningTable(dir);
-    EXPECT_TRUE(table.ok()) << table.status().ToString();
     PlanStreamConfig config;
     config.planner.layout.dp = dp;
     config.planner.layout.ga = ga;
@@ -50,7 +48,7 @@ class DatasetLoadTest : public ::testing::Test {
     config.planner.layout.seq_len = 2048;
     config.planner.layout.sync = plan::SyncModel::kStep;
     config.planner.seed = 7;
-    auto stream = PlanStream::Create(std::move(*table), config);
+    auto stream = PlanStream::Open(dir, config);
     EXPECT_TRUE(stream.ok()) << stream.status().ToString();
     return *stream;
   }
@@ -58,7 +56,7 @@ class DatasetLoadTest : public ::testing::Test {
   static LoaderOptions Options(uint32_t dp_rank, uint64_t end_step) {
     LoaderOptions options;
     options.dp_rank = dp_rank;
-    options.num_threads = 2;
+    options.threads = 2;
     options.end_step = end_step;
     return options;
   }

@@ -42,12 +42,9 @@ class ElasticResumeTest : public ::testing::Test {
   }
 
   static std::shared_ptr<PlanStream> Plans(const plan::PlannerConfig& planner) {
-    auto table = store::ReadPlanningTable(dir_);
-    EXPECT_TRUE(table.ok()) << table.status().ToString();
     PlanStreamConfig config;
     config.planner = planner;
-    config.vision = "qwen2-vl";  // the dataset's preset
-    auto stream = PlanStream::Create(std::move(*table), config);
+    auto stream = PlanStream::Open(dir_, config);
     EXPECT_TRUE(stream.ok()) << stream.status().ToString();
     return *stream;
   }
@@ -62,7 +59,7 @@ class ElasticResumeTest : public ::testing::Test {
     for (uint32_t rank = 0; rank < plans->layout().dp; ++rank) {
       LoaderOptions options;
       options.dp_rank = rank;
-      options.num_threads = 1;
+      options.threads = 1;
       options.end_step = end_step;
       auto loader = Loader::Start(*source, plans->AsFunction(), options, start);
       EXPECT_TRUE(loader.ok()) << loader.status().ToString();

@@ -412,8 +412,8 @@ Result<std::unique_ptr<Exchanger>> Exchanger::Create(std::shared_ptr<const Datas
     return Status::InvalidArgument("exchange: peer {} outside the placement's {} peers",
                                    options.peer, placement.peers());
   }
-  if (options.num_threads == 0) {
-    return Status::InvalidArgument("exchange: num_threads must be at least 1");
+  if (options.threads == 0) {
+    return Status::InvalidArgument("exchange: threads must be at least 1");
   }
   return std::unique_ptr<Exchanger>(
       new Exchanger(std::move(local), std::move(plans), std::move(placement), std::move(options)));
@@ -426,7 +426,7 @@ Exchanger::Exchanger(std::shared_ptr<const DatasetSource> local, PlanFunction pl
       source_(std::make_shared<ExchangeSource>(local_->patch_dim(), local_->merge_size(),
                                                local_->tokens_per_second(),
                                                options_.timeout_seconds)),
-      pool_(options_.num_threads), buffers_(std::make_shared<ExchangeBufferPool>()) {
+      pool_(options_.threads), buffers_(std::make_shared<ExchangeBufferPool>()) {
   const uint32_t peers = placement_.peers();
   stats_.bytes_sent.assign(peers, 0);
   stats_.bytes_received.assign(peers, 0);

@@ -170,7 +170,7 @@ class ExchangeBufferPool;
 struct ExchangerOptions {
   uint32_t peer = 0;                   // this peer
   std::vector<uint32_t> trainer_peer;  // per DP rank, the peer that trains it
-  uint32_t num_threads = 2;            // rendering the samples this peer sends
+  uint32_t threads = 2;            // rendering the samples this peer sends
   double timeout_seconds = 120;        // a trainer waits this long for a step's samples
 };
 

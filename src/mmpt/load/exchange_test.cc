@@ -62,8 +62,6 @@ class ExchangeTest : public ::testing::Test {
   }
 
   static std::shared_ptr<PlanStream> Plans(const std::string& dir, uint32_t cp = 1) {
-    auto table = store::ReadPlanningTable(dir);
-    EXPECT_TRUE(table.ok()) << table.status().ToString();
     PlanStreamConfig config;
     config.planner.layout.dp = kPeers / cp;
     config.planner.layout.cp = cp;
@@ -71,7 +69,7 @@ class ExchangeTest : public ::testing::Test {
     config.planner.layout.seq_len = 1024;
     config.planner.layout.sync = plan::SyncModel::kStep;
     config.planner.seed = 11;
-    auto stream = PlanStream::Create(std::move(*table), config);
+    auto stream = PlanStream::Open(dir, config);
     EXPECT_TRUE(stream.ok()) << stream.status().ToString();
     return *stream;
   }

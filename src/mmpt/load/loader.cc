@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "mmpt/load/batch_wire.h"
 #include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::load {
@@ -24,8 +25,8 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
   if (source == nullptr || !plans) {
     return Status::InvalidArgument("loader: a sample source and a plan function are required");
   }
-  if (options.num_threads == 0) {
-    return Status::InvalidArgument("loader: num_threads must be at least 1");
+  if (options.threads == 0) {
+    return Status::InvalidArgument("loader: threads must be at least 1");
   }
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::StepPlan> first, plans(start.step));
   if (first == nullptr) return Status::Internal("loader: plan of step {} is null", start.step);
@@ -49,7 +50,7 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
   std::unique_ptr<Loader> loader(
       new Loader(std::move(source), std::move(plans), options, start, layout.ga));
   loader->plan_cache_[start.step] = std::move(first);
-  for (uint32_t i = 0; i < options.num_threads; ++i) {
+  for (uint32_t i = 0; i < options.threads; ++i) {
     loader->workers_.emplace_back([l = loader.get()] { l->WorkerLoop(); });
   }
   return loader;
@@ -58,7 +59,7 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
 Loader::Loader(std::shared_ptr<const SampleSource> source, PlanFunction plans,
                LoaderOptions options, LoaderPosition start, uint32_t ga)
     : source_(std::move(source)), plans_(std::move(plans)), options_(options), start_(start),
-      ga_(ga), ready_(std::max<uint32_t>(1, options.prefetch_micro_steps)), next_(start) {}
+      ga_(ga), ready_(std::max<uint32_t>(1, options.prefetch)), next_(start) {}
 
 Loader::~Loader() {
   {
@@ -100,7 +101,7 @@ uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) 
   for (uint32_t slot = 0; slot < plan.layout.mbs; ++slot) {
     const plan::PlannedPack& pack = plan.Pack(options_.dp_rank, micro_step, slot);
     for (const plan::PlannedSequence& seq : plan.Sequences(pack)) {
-      tokens += seq.tokens + 2 * plan.layout.cp;
+      tokens += seq.tokens + plan.layout.PadMultiple();
       for (const plan::PlannedImage& image : plan.Images(seq)) patches += image.patches;
       for (const plan::PlannedVideo& video : plan.Videos(seq)) patches += video.patches;
       for (const plan::PlannedAudio& clip : plan.Audios(seq)) {
@@ -112,7 +113,8 @@ uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) 
       }
     }
   }
-  const uint64_t token_bytes = tokens / plan.layout.cp * 24;  // ids, labels, mask, 3 positions
+  // Per token: every per-token array of a Batch, positions as M-RoPE's 3 rows (the most).
+  const uint64_t token_bytes = tokens / plan.layout.cp * BytesPerToken(3);
   // Every clip padded to the longest: features and mask.
   const uint64_t audio_bytes = clips * clip_frames * (uint64_t{audio.mel_bins} + 1) * 4;
   return token_bytes + patches * options_.assemble.patch_dim * sizeof(float) + audio_bytes;
@@ -139,7 +141,7 @@ void Loader::WorkerLoop() {
       bytes_cv_.wait(lock, [&] {
         return stopping_ ||
                (reserved_ == k && (bytes_of_.empty() ||
-                                   bytes_in_flight_ + reserved <= options_.max_bytes_in_flight));
+                                   bytes_in_flight_ + reserved <= options_.max_bytes));
       });
       if (stopping_) return;
       ++reserved_;

@@ -53,11 +53,12 @@ struct LoaderOptions {
   uint32_t dp_rank = 0;  // which DP rank's packs to load
   /// This rank within its CP group; cp size comes from the plan's layout.
   uint32_t cp_rank = 0;
-  uint32_t num_threads = 2;                  // workers assembling micro-steps in parallel
-  uint32_t prefetch_micro_steps = 4;         // finished batches waiting for the trainer, at most
-  uint64_t max_bytes_in_flight = 4ull << 30; // batches being built or waiting, at most (bytes,
-                                             // estimated from the plan; a micro-step always
-                                             // proceeds when nothing else is in flight)
+  // The defaults of every loader (mmpt.Loader and the commands take them from here).
+  uint32_t threads = 2;              // workers assembling micro-steps in parallel
+  uint32_t prefetch = 4;             // finished micro-steps waiting for the trainer, at most
+  uint64_t max_bytes = 4ull << 30;   // batches being built or waiting, at most (bytes,
+                                     // estimated from the plan; a micro-step always
+                                     // proceeds when nothing else is in flight)
   BadSamplePolicy on_bad_sample = BadSamplePolicy::kFail;
   AssembleOptions assemble;                  // cp size/rank, tp, patch_dim and merge_size
                                              // are set from the plan, the above and the source

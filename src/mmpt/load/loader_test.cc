@@ -106,8 +106,8 @@ PlanFunction Plans(uint32_t dp, uint32_t ga, uint32_t cp = 1) {
 LoaderOptions Options(uint32_t dp_rank, uint32_t threads, uint64_t end_step) {
   LoaderOptions options;
   options.dp_rank = dp_rank;
-  options.num_threads = threads;
-  options.prefetch_micro_steps = 3;
+  options.threads = threads;
+  options.prefetch = 3;
   options.end_step = end_step;
   return options;
 }
@@ -233,7 +233,7 @@ TEST(Loader, ADropUnderCpReplansThePackAlikeOnEveryRank) {
 TEST(Loader, TinyMemoryBoundStillProgressesOneAtATime) {
   auto source = std::make_shared<FakeSource>();
   LoaderOptions options = Options(0, 4, 6);
-  options.max_bytes_in_flight = 1;
+  options.max_bytes = 1;
   auto loader = Loader::Start(source, Plans(1, 2), options);
   ASSERT_TRUE(loader.ok());
   for (int i = 0; i < 12; ++i) {
@@ -245,7 +245,7 @@ TEST(Loader, TinyMemoryBoundStillProgressesOneAtATime) {
   EXPECT_EQ((*loader)->stats().peak_micro_steps_in_flight, 1u);
 
   // With room, the workers run ahead: up to threads + prefetch micro-steps at once.
-  options.max_bytes_in_flight = uint64_t{1} << 30;
+  options.max_bytes = uint64_t{1} << 30;
   source->delay = std::chrono::microseconds(2000);
   auto ahead = Loader::Start(source, Plans(1, 2), options);
   ASSERT_TRUE(ahead.ok());

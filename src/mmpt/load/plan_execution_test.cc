@@ -46,14 +46,14 @@ class PlanExecutionSlow : public ::testing::Test {
       synth.samples = input.samples;
       synth.out_dir = root_ + "/raw";
       synth.format = input.format;
-      synth.jobs = 2;
+      synth.threads = 2;
       auto report = corpora::Synthesize(synth);
       ASSERT_TRUE(report.ok()) << report.status().ToString();
       prepare.inputs.push_back({report->path, input.source});
     }
     prepare.out_dir = root_ + "/ds";
     prepare.samples_per_shard = 16;
-    prepare.jobs = 2;
+    prepare.threads = 2;
     prepare.progress = false;
     prepare.on_error = store::ErrorPolicy::kFail;
     auto tokenizer = store::UseTokenizer("", prepare);
@@ -71,8 +71,6 @@ std::string PlanExecutionSlow::root_;
 // mmpt's planner or the vanilla baseline's.
 void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout, bool vanilla = false) {
   SCOPED_TRACE(fmt::format("cp {} tp {} vanilla {}", layout.cp, layout.tp, vanilla));
-  auto table = store::ReadPlanningTable(dir);
-  ASSERT_TRUE(table.ok()) << table.status().ToString();
   PlanStreamConfig config;
   config.planner.layout = layout;
   config.planner.seed = 3;
@@ -80,7 +78,7 @@ void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout, bool v
   // the loader executes like any other plan.
   config.planner.allow_repeat = true;
   config.vanilla = vanilla;
-  auto stream = PlanStream::Create(std::move(*table), config);
+  auto stream = PlanStream::Open(dir, config);
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
   auto source = DatasetSource::Open(dir);
   ASSERT_TRUE(source.ok()) << source.status().ToString();
@@ -194,20 +192,19 @@ TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
                             .sync = plan::SyncModel::kStep};
   CheckLoaderExecutesPlan(dir, layout, /*vanilla=*/true);
 
-  auto table = store::ReadPlanningTable(dir);
-  ASSERT_TRUE(table.ok()) << table.status().ToString();
   PlanStreamConfig config;
   config.planner.layout = layout;
   config.planner.vanilla_buffer = 8;
   config.vanilla = true;
-  auto stream = PlanStream::Create(*table, config);
+  auto stream = PlanStream::Open(dir, config);
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
   EXPECT_TRUE((*stream)->vanilla());
-  auto model = cost::CostModel::FromPresets(config.vision, config.llm, config.hardware);
-  ASSERT_TRUE(model.ok());
-  auto costs = cost::CostSamples(*table, *model);
+  // The same table and cost model, planned directly.
+  const cost::SampleTable& table = (*stream)->table();
+  const cost::CostModel& model = (*stream)->model();
+  auto costs = cost::CostSamples(table, model);
   ASSERT_TRUE(costs.ok());
-  auto direct = plan::VanillaPlanner::Create(*table, *costs, *model, config.planner);
+  auto direct = plan::VanillaPlanner::Create(table, *costs, model, config.planner);
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
   for (uint64_t step = 0; step < 6; ++step) {
     auto served = (*stream)->Plan(step);

@@ -1,5 +1,8 @@
 #include "mmpt/load/plan_stream.h"
 
+#include "mmpt/store/dataset_preset.h"
+#include "mmpt/store/planning_table.h"
+
 namespace mmpt::load {
 
 // Kept behind a pointer: the Planner borrows the table, costs and model, so they must not move.
@@ -20,11 +23,24 @@ constexpr size_t kCachedPlans = 4;
 constexpr size_t kKeptStates = 64;
 }  // namespace
 
+Result<std::shared_ptr<PlanStream>> PlanStream::Open(const std::string& dataset_dir,
+                                                     PlanStreamConfig config) {
+  MMPT_ASSIGN_OR_RETURN(config.vision, store::DatasetVisionPreset(dataset_dir, config.vision));
+  MMPT_ASSIGN_OR_RETURN(config.audio, store::DatasetAudioPreset(dataset_dir, config.audio));
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::ReadPlanningTable(dataset_dir));
+  return Create(std::move(table), config);
+}
+
 Result<std::shared_ptr<PlanStream>> PlanStream::Create(cost::SampleTable table,
                                                        const PlanStreamConfig& config) {
-  MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
-                        cost::CostModel::FromPresets(config.vision, config.llm, config.hardware,
-                                                     config.audio));
+  auto or_default = [](const std::string& name, std::string_view fallback) {
+    return name.empty() ? std::string(fallback) : name;
+  };
+  MMPT_ASSIGN_OR_RETURN(
+      cost::CostModel model,
+      cost::CostModel::FromPresets(or_default(config.vision, cost::Defaults::kVision),
+                                   config.llm, config.hardware,
+                                   or_default(config.audio, cost::Defaults::kAudio)));
   auto parts = std::unique_ptr<Parts>(
       new Parts{std::move(table), {}, std::move(model), {}, {}, 0, config.planner.layout});
   MMPT_ASSIGN_OR_RETURN(parts->costs, cost::CostSamples(parts->table, parts->model));

@@ -32,18 +32,26 @@ struct PlanStreamConfig {
   /// restored (StateAt and Restore return InvalidArgument) nor served more than a few steps
   /// behind the newest.
   bool vanilla = false;
-  /// Vision preset: the dataset's (store::DatasetVisionPreset), for its image tokens.
-  std::string vision{cost::Defaults::kVision};
+  /// Vision and audio presets: empty means the dataset's (Open reads its manifest; Create
+  /// takes cost::Defaults). Given to Open, each must be the dataset's: image and audio tokens
+  /// derive from them.
+  std::string vision;
+  std::string audio;
   std::string llm{cost::Defaults::kLlm};
   std::string hardware{cost::Defaults::kHardware};
-  std::string audio{cost::Defaults::kAudio};  // the audio encoder preset (a dataset's)
 };
 
 /// Owns a corpus table, its costs, a cost model and a Planner, and serves plans by step.
 /// Thread safety: Plan(), StateAt() and Restore() may be called from any thread (one mutex).
 class PlanStream : public std::enable_shared_from_this<PlanStream> {
  public:
-  /// Plan over `table` (e.g. store::ReadPlanningTable of the dataset the loader reads).
+  /// Plan a prepared dataset: its planning table, with its manifest's vision and audio presets
+  /// (store::DatasetVisionPreset, DatasetAudioPreset). The one way every command, binding and
+  /// benchmark plans a dataset directory, so they plan what the loader renders. Errors: those
+  /// of the presets' resolution, store::ReadPlanningTable and Create.
+  static Result<std::shared_ptr<PlanStream>> Open(const std::string& dataset_dir,
+                                                  PlanStreamConfig config);
+  /// Plan over `table` (a table without a dataset: presets left empty are cost::Defaults').
   /// Errors: those of CostModel::FromPresets, CostSamples and Planner::Create (or
   /// VanillaPlanner::Create).
   static Result<std::shared_ptr<PlanStream>> Create(cost::SampleTable table,

@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include "mmpt/load/batch_wire.h"
 #include "mmpt/load/replica.h"
@@ -154,6 +156,27 @@ TEST(BatchWire, EveryFieldRoundTrips) {
   // The arrays are views into the bytes, not copies.
   EXPECT_GE(reinterpret_cast<const std::byte*>(v->tokens.data()), bytes.data());
   EXPECT_LT(reinterpret_cast<const std::byte*>(v->tokens.data()), bytes.data() + bytes.size());
+}
+
+// The field table drives the wire: every row round-trips, holds data in SampleBatch (a row
+// added without sample data fails here), and Batch::size_bytes counts every row.
+TEST(BatchWire, EveryRowOfTheFieldTableRoundTrips) {
+  const Batch b = SampleBatch();
+  const std::vector<std::byte> bytes = Encode(b, kAllFields);
+  auto v = DecodeBatch(bytes);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  std::set<std::string_view> names;
+  uint64_t bytes_held = 0;
+  ForEachBatchArray([&](const auto& array) {
+    SCOPED_TRACE(std::string(array.name));
+    EXPECT_TRUE(names.insert(array.name).second);
+    EXPECT_FALSE((b.*array.owned).empty()) << "SampleBatch leaves it empty";
+    EXPECT_EQ(Vec((*v).*array.viewed), b.*array.owned);
+    bytes_held += (b.*array.owned).size() * sizeof((b.*array.owned)[0]);
+  });
+  EXPECT_EQ(b.size_bytes(), bytes_held);
+  EXPECT_EQ(BytesPerToken(1), 16u);  // tokens, labels, loss_mask, one row of positions
+  EXPECT_EQ(BytesPerToken(3), 24u);
 }
 
 TEST(BatchWire, AStageGetsOnlyItsFieldsAndFewerBytes) {

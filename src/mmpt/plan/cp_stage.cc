@@ -1,8 +1,17 @@
 #include "mmpt/plan/cp_stage.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace mmpt::plan {
+
+std::vector<uint32_t> VisionItemOrder(std::span<const uint8_t> is_video) {
+  std::vector<uint32_t> order(is_video.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_partition(order.begin(), order.end(), [&](uint32_t k) { return !is_video[k]; });
+  return order;
+}
 
 PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const uint8_t> kept) {
   const PlannedPack& p = plan.packs[pack];
@@ -19,19 +28,22 @@ PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const u
   };
   PackCpInput input;
   input.lengths.reserve(sequences.size());
-  std::vector<cp::CpImage> videos;
+  std::vector<cp::CpImage> items;  // images and videos, in pack order
+  std::vector<uint8_t> is_video;
   uint32_t sequence_start = 0;
   for (size_t q = 0; q < sequences.size(); ++q) {
     if (!kept.empty() && kept[q] == 0) continue;
     const PlannedSequence& seq = sequences[q];
     input.lengths.push_back(seq.tokens);
     for (const PlannedImage& image : plan.Images(seq)) {
-      input.images.push_back({sequence_start + image.token_start, image.llm_tokens,
-                              share(p.vision_seconds, image.vision_flops, pack_flops)});
+      items.push_back({sequence_start + image.token_start, image.llm_tokens,
+                       share(p.vision_seconds, image.vision_flops, pack_flops)});
+      is_video.push_back(0);
     }
     for (const PlannedVideo& video : plan.Videos(seq)) {
-      videos.push_back({sequence_start + video.token_start, video.llm_tokens,
-                        share(p.vision_seconds, video.vision_flops, pack_flops)});
+      items.push_back({sequence_start + video.token_start, video.llm_tokens,
+                       share(p.vision_seconds, video.vision_flops, pack_flops)});
+      is_video.push_back(1);
     }
     for (const PlannedAudio& audio : plan.Audios(seq)) {
       input.audio.push_back({sequence_start + audio.token_start, audio.llm_tokens,
@@ -39,20 +51,15 @@ PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const u
     }
     sequence_start += seq.tokens;
   }
-  input.images.insert(input.images.end(), videos.begin(), videos.end());
+  for (uint32_t k : VisionItemOrder(is_video)) input.images.push_back(items[k]);
   return input;
-}
-
-cp::ThdSplitOptions SplitOptions(const Layout& layout) {
-  return cp::ThdSplitOptions{.cp_size = layout.cp, .tp_size = layout.tp,
-                             .sequence_parallel = layout.tp > 1, .with_token_indices = false};
 }
 
 Result<PackCp> PlanPackCp(const Layout& layout, std::span<const uint32_t> lengths,
                           std::span<const cp::CpImage> images, cp::VisionPolicy policy,
                           std::span<const cp::CpImage> audio) {
   PackCp out;
-  MMPT_ASSIGN_OR_RETURN(out.split, cp::SplitThd(lengths, SplitOptions(layout)));
+  MMPT_ASSIGN_OR_RETURN(out.split, cp::SplitThd(lengths, layout.SplitOptions()));
   MMPT_ASSIGN_OR_RETURN(out.vision, cp::AssignVision(out.split, images, policy));
   if (!audio.empty()) {
     auto assigned = cp::AssignVision(out.split, audio, policy);

@@ -26,14 +26,15 @@ struct PackCpInput {
   std::vector<cp::CpImage> audio;
 };
 
+/// The one order of a pack's vision items, which PackCp::vision indexes and the loader's pixel
+/// arrays and routing follow: its images in pack order, then its videos in pack order. Given
+/// each item's kind in pack order (non-zero: a video), returns the items' indices in that order.
+std::vector<uint32_t> VisionItemOrder(std::span<const uint8_t> is_video);
+
 /// Build the cp stage's input for pack `pack` of `plan`; with `kept` (one flag per sequence of
 /// the pack), only the sequences flagged non-zero, packed one after the other.
 PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack,
                             std::span<const uint8_t> kept = {});
-
-/// The split options the layout implies: CP size, and sequence parallelism (2·TP·CP padding)
-/// whenever TP > 1. Token indices are left to the rank that needs them.
-cp::ThdSplitOptions SplitOptions(const Layout& layout);
 
 /// Split one pack of `layout` and assign its vision items (and its audio clips, if any, to the
 /// audio encoders of the same ranks) under `policy`: the one function behind every PackCp

@@ -70,13 +70,19 @@ TEST(CpStageTest, NamesThePackOfBadImages) {
   EXPECT_NE(status.message().find("pack 0"), std::string::npos) << status.message();
 }
 
+TEST(CpStageTest, VisionItemsAreImagesThenVideosEachInPackOrder) {
+  const std::vector<uint8_t> is_video = {1, 0, 0, 1, 0};
+  EXPECT_EQ(VisionItemOrder(is_video), (std::vector<uint32_t>{1, 2, 4, 0, 3}));
+  EXPECT_TRUE(VisionItemOrder({}).empty());
+}
+
 TEST(CpStageTest, SequenceParallelPadsToTwiceTpCp) {
   StepPlan plan = TwoSamplePlan(2);
   plan.layout.tp = 4;
-  const auto options = SplitOptions(plan.layout);
-  EXPECT_TRUE(options.sequence_parallel);
+  EXPECT_TRUE(plan.layout.SplitOptions().sequence_parallel);
+  EXPECT_EQ(plan.layout.PadMultiple(), 16u);
   ASSERT_TRUE(AddCpStage(plan, cp::VisionPolicy::kCount).ok());
-  EXPECT_EQ(plan.cp[0].split.pad_multiple, 16u);
+  EXPECT_EQ(plan.cp[0].split.pad_multiple, plan.layout.PadMultiple());
   EXPECT_EQ(plan.cp[0].split.cu_seqlens_padded, (std::vector<uint32_t>{0, 1008, 2016}));
 }
 

@@ -7,6 +7,16 @@
 
 namespace mmpt::plan {
 
+cp::ThdSplitOptions Layout::SplitOptions() const {
+  return cp::ThdSplitOptions{.cp_size = cp, .tp_size = tp, .sequence_parallel = tp > 1,
+                             .with_token_indices = false};
+}
+
+uint32_t Layout::PadMultiple() const {
+  const Result<uint32_t> multiple = cp::PadMultiple(SplitOptions());
+  return multiple.ok() ? *multiple : 0;  // only a layout Validate() refuses has none
+}
+
 Status Layout::Validate() const {
   if (dp == 0 || tp == 0 || pp == 0 || cp == 0 || ep == 0 || ga == 0 || mbs == 0) {
     return Status::InvalidArgument(
@@ -19,8 +29,10 @@ Status Layout::Validate() const {
                                    "made of data-parallel ranks",
                                    dp, ep);
   }
-  if (cp > 1 && seq_len % (2 * cp) != 0) {
-    return Status::InvalidArgument("seq_len {} is not divisible by 2·cp = {}", seq_len, 2 * cp);
+  MMPT_RETURN_IF_ERROR(cp::PadMultiple(SplitOptions()).status());
+  if ((cp > 1 || tp > 1) && seq_len % PadMultiple() != 0) {
+    return Status::InvalidArgument("seq_len {} is not divisible by the pad multiple {} ({})",
+                                   seq_len, PadMultiple(), tp > 1 ? "2·tp·cp" : "2·cp");
   }
   if (sync == SyncModel::kPipeline && pp == 1) {
     return Status::InvalidArgument("sync model 'pipeline' needs pp > 1");

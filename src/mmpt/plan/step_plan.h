@@ -33,8 +33,15 @@ struct Layout {
   uint64_t packs_per_step() const { return uint64_t{dp} * ga * mbs; }
   /// Ranks that synchronize every micro-step: ep under kMicrostep, else 1.
   uint32_t sync_group_size() const { return sync == SyncModel::kMicrostep ? ep : 1; }
+  /// How each pack is split over its CP group (Transformer Engine's THD split): CP size, and
+  /// Megatron's sequence parallelism (2·TP·CP padding) whenever TP > 1. Token indices are left
+  /// to the rank that needs them.
+  cp::ThdSplitOptions SplitOptions() const;
+  /// The multiple every packed sub-sequence is padded to: cp::PadMultiple(SplitOptions()), i.e.
+  /// 2·CP, or 2·TP·CP when TP > 1. The one rule for every reader of a layout; Validate() first.
+  uint32_t PadMultiple() const;
   /// Check the layout is possible. Errors: InvalidArgument, e.g. "dp 6 is not divisible by
-  /// ep 4", a zero size, or seq_len not divisible by 2·cp.
+  /// ep 4", a zero size, or (under CP or TP) seq_len not divisible by PadMultiple().
   Status Validate() const;
 };
 

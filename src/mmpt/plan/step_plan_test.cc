@@ -90,6 +90,23 @@ TEST(StepPlanTest, LayoutRejectsImpossibleConfigs) {
   EXPECT_EQ(layout.packs_per_step(), 6u);
 }
 
+// One rule for the padding multiple: the cp stage's split, the loader's estimate and Validate
+// all read Layout::PadMultiple().
+TEST(StepPlanTest, PadMultipleIsTwiceCpTimesTpUnderSequenceParallelism) {
+  Layout layout;
+  layout.cp = 2;
+  EXPECT_EQ(layout.PadMultiple(), 4u);
+  layout.tp = 2;  // TP 2 + CP 2: sequence parallelism pads to 2·TP·CP
+  EXPECT_EQ(layout.PadMultiple(), 8u);
+  EXPECT_EQ(layout.PadMultiple(), *cp::PadMultiple(layout.SplitOptions()));
+  layout.seq_len = 8188;  // a multiple of 2·CP, not of 2·TP·CP
+  Status status = layout.Validate();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("pad multiple 8"), std::string::npos) << status.message();
+  layout.seq_len = 8192;
+  EXPECT_TRUE(layout.Validate().ok());
+}
+
 TEST(StepPlanTest, SyncModelNamesRoundTrip) {
   for (SyncModel m : {SyncModel::kStep, SyncModel::kMicrostep, SyncModel::kPipeline}) {
     auto parsed = ParseSyncModel(SyncModelName(m));

@@ -27,13 +27,6 @@ struct PackSpec {
   double llm_seconds = 0;
 };
 
-/// LLM tokens of images [i, end).
-inline uint32_t RemainingTokens(const std::vector<ImageSpec>& images, size_t i) {
-  uint32_t tokens = 0;
-  for (; i < images.size(); ++i) tokens += images[i].llm_tokens;
-  return tokens;
-}
-
 /// Build a plan with `packs` in (rank, micro-step, slot) order, its images spread in their
 /// sample's text (cost::SpreadTextPosition), and its cp stage run under `policy`.
 inline plan::StepPlan MakePlan(const plan::Layout& layout, std::vector<PackSpec> packs,
@@ -50,14 +43,16 @@ inline plan::StepPlan MakePlan(const plan::Layout& layout, std::vector<PackSpec>
       seq.image_begin = static_cast<uint32_t>(plan.images.size());
       uint32_t image_tokens = 0;
       if (s == 0) {
-        for (const ImageSpec& image : spec.images) image_tokens += image.llm_tokens;
+        std::vector<uint32_t> counts;
+        for (const ImageSpec& image : spec.images) counts.push_back(image.llm_tokens);
+        for (uint32_t count : counts) image_tokens += count;
+        const std::vector<uint32_t> starts =
+            cost::SpreadImageStarts(seq.tokens - image_tokens, counts);
         for (size_t i = 0; i < spec.images.size(); ++i) {
           plan::PlannedImage planned;
           planned.sample_image = static_cast<uint32_t>(i);
-          planned.llm_tokens = spec.images[i].llm_tokens;
-          planned.token_start =
-              cost::SpreadTextPosition(seq.tokens - image_tokens, i, spec.images.size()) +
-              (image_tokens - RemainingTokens(spec.images, i));
+          planned.llm_tokens = counts[i];
+          planned.token_start = starts[i];
           planned.vision_flops = spec.images[i].flops;
           plan.images.push_back(planned);
         }

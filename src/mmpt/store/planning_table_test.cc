@@ -221,7 +221,7 @@ void PrepareLlava(const std::string& jsonl, const std::string& out, const std::s
   options.tokenizer = &tokenizer;
   options.tokenizer_path = "word-tokenizer";
   options.samples_per_shard = 2;
-  options.jobs = 1;
+  options.threads = 1;
   options.progress = false;
   options.on_error = ErrorPolicy::kFail;
   auto report = Prepare(options);

@@ -26,7 +26,7 @@ const Dataset& TinyDataset() {
     synth.samples = 40;
     synth.min_side = 32;
     synth.max_side = 160;
-    synth.jobs = 2;
+    synth.threads = 2;
     auto report = corpora::Synthesize(synth);
     MMPT_CHECK(report.ok());
     static testing::WordTokenizer tokenizer;
@@ -35,7 +35,7 @@ const Dataset& TinyDataset() {
     options.out_dir = out;
     options.tokenizer = &tokenizer;
     options.samples_per_shard = 16;
-    options.jobs = 2;
+    options.threads = 2;
     options.progress = false;
     MMPT_CHECK(Prepare(options).ok());
     return new Dataset(Dataset::Open(out).ValueOrDie());

@@ -565,7 +565,7 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
 
   // Tar inputs are scanned for their samples' keys first (in parallel): a truncated or corrupt
   // archive fails the run here, naming the file, before anything is written.
-  ThreadPool pool(options.jobs);
+  ThreadPool pool(options.threads);
   std::vector<TarIndex> tars(files.size());
   std::vector<Status> scanned(files.size());
   pool.ParallelFor(0, files.size(), [&](size_t i) {

@@ -45,7 +45,7 @@ class PrepareAvTest : public ::testing::Test {
     options_.tokenizer_path = "word-tokenizer";
     options_.chat_template = "qwen_omni";  // audio markers (qwen_vl has none)
     options_.samples_per_shard = 4;
-    options_.jobs = 2;
+    options_.threads = 2;
     options_.progress = false;
   }
 

@@ -94,7 +94,7 @@ class PrepareDist : public ::testing::Test {
     coco.out_dir = in_;
     coco.samples = kCocoSamples;
     coco.image_format = "mix";
-    coco.jobs = 2;
+    coco.threads = 2;
     auto made = corpora::Synthesize(coco);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     corpora::SynthOptions mmc4 = coco;

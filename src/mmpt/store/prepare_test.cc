@@ -40,7 +40,7 @@ class PrepareTest : public ::testing::Test {
     options_.tokenizer = &tokenizer_;
     options_.tokenizer_path = "word-tokenizer";
     options_.samples_per_shard = 3;
-    options_.jobs = 2;
+    options_.threads = 2;
     options_.progress = false;
   }
 
@@ -305,7 +305,7 @@ TEST_F(PrepareTest, RanksPrepareTheirPartsAndRankZeroMerges) {
   std::vector<std::string> lines = LlavaLines(14, "r", "img/a.jpg");
   WriteInput("ranks.jsonl", lines);
   options_.inputs = {{in_ + "/ranks.jsonl", "ranks"}};
-  options_.jobs = 1;
+  options_.threads = 1;
   ASSERT_TRUE(Prepare(options_).ok());
   auto single = Dataset::Open(out_);
   ASSERT_TRUE(single.ok());

@@ -49,7 +49,7 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
   synth.out_dir = corpus;
   synth.format = GetParam();
   synth.samples = 24;
-  synth.jobs = 2;
+  synth.threads = 2;
   synth.image_format = "mix";
   synth.profile = "coco";
   auto coco = corpora::Synthesize(synth);
@@ -67,7 +67,7 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
   options.out_dir = out;
   options.tokenizer = &tokenizer;
   options.samples_per_shard = 10;
-  options.jobs = 2;
+  options.threads = 2;
   options.progress = false;
   auto report = Prepare(options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -179,7 +179,7 @@ class VerifyTest : public ::testing::Test {
     synth.out_dir = corpus_;
     synth.samples = 12;
     synth.max_side = 96;
-    synth.jobs = 2;
+    synth.threads = 2;
     auto corpus = corpora::Synthesize(synth);
     ASSERT_TRUE(corpus.ok()) << corpus.status().ToString();
     PrepareOptions options;
@@ -187,7 +187,7 @@ class VerifyTest : public ::testing::Test {
     options.out_dir = out_;
     options.tokenizer = &tokenizer_;
     options.samples_per_shard = 6;
-    options.jobs = 2;
+    options.threads = 2;
     options.progress = false;
     ASSERT_TRUE(Prepare(options).ok());
     ASSERT_TRUE(VerifyDataset(out_, {2, false}, nullptr).ok());

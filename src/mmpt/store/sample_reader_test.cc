@@ -330,7 +330,7 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
   synth.out_dir = corpus;
   synth.samples = 6;
   synth.max_side = 64;
-  synth.jobs = 1;
+  synth.threads = 1;
   auto report = corpora::Synthesize(synth);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   testing::WordTokenizer tokenizer;
@@ -339,7 +339,7 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
   options.out_dir = out;
   options.tokenizer = &tokenizer;
   options.samples_per_shard = 3;
-  options.jobs = 1;
+  options.threads = 1;
   options.progress = false;
   ASSERT_TRUE(Prepare(options).ok());
 

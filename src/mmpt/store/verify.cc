@@ -126,7 +126,7 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& options,
   std::vector<uint64_t> bytes(manifest.shards.size(), 0);
   std::optional<ProgressBar> progress;
   if (options.progress) progress.emplace("verify", manifest.shards.size(), "shards");
-  ThreadPool pool(options.jobs);
+  ThreadPool pool(options.threads);
   pool.ParallelFor(0, manifest.shards.size(), [&](size_t s) {
     results[s] = VerifyShard(dir, manifest.shards[s], &bytes[s]);
     if (progress) progress->Add(1);

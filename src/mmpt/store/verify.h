@@ -16,7 +16,7 @@ struct VerifyReport {
 };
 
 struct VerifyOptions {
-  size_t jobs = 0;  // worker threads; 0 = one per hardware thread
+  size_t threads = 0;  // worker threads; 0 = one per hardware thread
   bool progress = true;
 };
 

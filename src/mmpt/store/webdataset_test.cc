@@ -193,7 +193,7 @@ class WebDatasetPrepareTest : public ::testing::Test {
     options_.tokenizer = &tokenizer_;
     options_.tokenizer_path = "word-tokenizer";
     options_.samples_per_shard = 2;
-    options_.jobs = 2;
+    options_.threads = 2;
     options_.progress = false;
   }
 
