@@ -12,6 +12,7 @@
 #include "mmpt/cp/image_layout.h"
 #include "mmpt/cp/thd_split.h"
 #include "mmpt/cp/vision_assign.h"
+#include "mmpt/plan/planner.h"
 
 namespace mmpt::python {
 namespace {
@@ -126,7 +127,8 @@ void BindCp(py::module_& m) {
             ValueOrThrow(cp::AssignVision(split, cp_images, parsed));
         return ToRouting(assignment, cp_images, split.cp_size);
       },
-      py::arg("split"), py::arg("images"), py::arg("policy") = "cost",
+      py::arg("split"), py::arg("images"),
+      py::arg("policy") = std::string(cp::VisionPolicyName(plan::PlannerConfig{}.cp_vision)),
       "Assign a pack's images to the CP ranks of `split` under `policy` (\"naive\", \"count\", "
       "\"cost\") and route their embedding rows; `images` are (token_start, token_count, "
       "vision_cost) with token_start in the unpadded pack. Returns mmpt.VisionRouting. Raises "

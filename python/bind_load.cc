@@ -245,7 +245,8 @@ void BindLoad(py::module_& m) {
            py::arg("seed") = plan::PlannerConfig{}.seed, py::arg("vision") = "",
            py::arg("llm") = std::string(cost::Defaults::kLlm),
            py::arg("hardware") = std::string(cost::Defaults::kHardware),
-           py::arg("vision_policy") = "cost",
+           py::arg("vision_policy") =
+               std::string(cp::VisionPolicyName(plan::PlannerConfig{}.cp_vision)),
            py::arg("overlong") =
                std::string(pack::OverlongPolicyName(plan::PlannerConfig{}.overlong)),
            py::arg("allow_repeat") = plan::PlannerConfig{}.allow_repeat,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bind_common.h"
+#include "mmpt/cost/presets.h"
 #include "mmpt/media/audio.h"
 #include "mmpt/media/log_mel.h"
 #include "mmpt/media/video.h"
@@ -27,9 +28,13 @@ py::array Own(std::vector<T, Alloc> values, std::vector<py::ssize_t> shape) {
 }
 
 // The preset's config with the caller's overrides.
-media::LogMelConfig Config(const std::string& preset, std::optional<uint32_t> n_mels,
-                           std::optional<uint32_t> chunk_seconds) {
-  media::LogMelConfig config = ValueOrThrow(media::AudioPreset(preset));
+// The log-mel settings of `preset` (None: the front end of the default audio encoder,
+// cost::Defaults::kAudio, as `mmpt prepare` and the loader use it), with overrides.
+media::LogMelConfig Config(const std::optional<std::string>& preset,
+                           std::optional<uint32_t> n_mels, std::optional<uint32_t> chunk_seconds) {
+  const std::string features =
+      preset ? *preset : ValueOrThrow(cost::LoadAudioPreset(cost::Defaults::kAudio)).features;
+  media::LogMelConfig config = ValueOrThrow(media::AudioPreset(features));
   if (n_mels) config.n_mels = *n_mels;
   if (chunk_seconds) config.chunk_seconds = *chunk_seconds;
   return config;
@@ -88,7 +93,7 @@ void BindMedia(py::module_& m) {
   m.def(
       "log_mel",
       [](py::array_t<float, py::array::c_style | py::array::forcecast> pcm,
-         const std::string& preset, std::optional<uint32_t> n_mels,
+         const std::optional<std::string>& preset, std::optional<uint32_t> n_mels,
          std::optional<uint32_t> chunk_seconds) {
         if (pcm.ndim() != 1) ThrowStatus(Status::InvalidArgument("log_mel: pcm must be 1-D"));
         const media::LogMelConfig config = Config(preset, n_mels, chunk_seconds);
@@ -103,16 +108,17 @@ void BindMedia(py::module_& m) {
         d["tokens"] = f.tokens;
         return d;
       },
-      py::arg("pcm"), py::arg("preset") = "qwen2-audio", py::arg("n_mels") = py::none(),
+      py::arg("pcm"), py::arg("preset") = py::none(), py::arg("n_mels") = py::none(),
       py::arg("chunk_seconds") = py::none(),
       "Whisper-style features of mono float PCM at the preset's rate (16 kHz): a dict of "
       "input_features (float32, n_mels × frames), attention_mask (int32, frames) and tokens "
       "(the encoder's output length for Qwen2-Audio / Qwen2.5-Omni). Presets: whisper, "
-      "whisper-large-v3, qwen2-audio, qwen2.5-omni; n_mels and chunk_seconds override it. "
+      "whisper-large-v3, qwen2-audio, qwen2.5-omni (None: the default audio encoder's, as "
+      "mmpt prepare uses it); n_mels and chunk_seconds override it. "
       "Raises InvalidArgumentError (empty or non-finite audio) or NotFoundError (preset).");
   m.def(
       "mel_filters",
-      [](const std::string& preset, std::optional<uint32_t> n_mels) {
+      [](const std::optional<std::string>& preset, std::optional<uint32_t> n_mels) {
         auto extractor = ValueOrThrow(
             media::LogMelExtractor::ForConfig(Config(preset, n_mels, std::nullopt)));
         std::span<const double> filters = extractor->MelFilters();
@@ -120,7 +126,7 @@ void BindMedia(py::module_& m) {
         return Own(std::vector<double>(filters.begin(), filters.end()),
                    {mels, static_cast<py::ssize_t>(filters.size()) / mels});
       },
-      py::arg("preset") = "qwen2-audio", py::arg("n_mels") = py::none(),
+      py::arg("preset") = py::none(), py::arg("n_mels") = py::none(),
       "The preset's Slaney mel filter bank (float64, n_mels × (n_fft / 2 + 1)).");
   m.def("audio_tokens", &media::AudioTokens, py::arg("valid_frames"),
         "Audio tokens Qwen2-Audio's / Qwen2.5-Omni's encoder gives for `valid_frames` mel "

@@ -32,8 +32,8 @@ void BindStore(py::module_& m) {
   m.def(
       "prepare",
       [](const std::vector<std::pair<std::string, std::string>>& inputs,
-         const std::string& out_dir, const std::string& vision_preset,
-         const std::string& audio_preset, uint64_t samples_per_shard, size_t threads, const std::string& on_error,
+         const std::string& out_dir, const std::string& vision, const std::string& audio,
+         uint64_t samples_per_shard, size_t threads, const std::string& on_error,
          const std::string& tokenizer_path, const std::string& chat_template,
          uint64_t max_decode_pixels) {
         store::PrepareOptions options;
@@ -41,8 +41,8 @@ void BindStore(py::module_& m) {
         options.max_decode_pixels = max_decode_pixels;
         for (const auto& [source, path] : inputs) options.inputs.push_back({path, source});
         options.out_dir = out_dir;
-        options.vision_preset = vision_preset;
-        options.audio_preset = audio_preset;
+        options.vision_preset = vision;
+        options.audio_preset = audio;
         options.samples_per_shard = samples_per_shard;
         options.threads = threads;
         options.on_error = ValueOrThrow(store::ParseErrorPolicy(on_error));
@@ -65,16 +65,19 @@ void BindStore(py::module_& m) {
         out["summary"] = r.Summary();
         return out;
       },
-      py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision_preset") = std::string(cost::Defaults::kVision),
-      py::arg("audio_preset") = std::string(cost::Defaults::kAudio),
+      py::arg("inputs"), py::arg("out_dir"), py::kw_only(),
+      py::arg("vision") = std::string(cost::Defaults::kVision),
+      py::arg("audio") = std::string(cost::Defaults::kAudio),
       py::arg("samples_per_shard") = 1000, py::arg("threads") = 0, py::arg("on_error") = "skip",
-      py::arg("tokenizer") = "", py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
+      py::arg("tokenizer") = "",
+      py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
       py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
       "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "
       "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}) "
       "or WebDataset tars (.tar, .tar.gz, .tgz), "
-      "as `mmpt prepare` does (`vision_preset`, `audio_preset`, `chat_template` and "
-      "`tokenizer` as its --vision, --audio, --chat-template and --tokenizer). Returns the "
+      "as `mmpt prepare` does (`vision`, `audio`, `chat_template`, `threads` and "
+      "`tokenizer` as its --vision, --audio, --chat-template, --threads and --tokenizer). "
+      "Returns the "
       "report (records, samples, skipped, ..., summary). "
       "Raises InvalidArgumentError, NotFoundError, IOError, or the first bad record's error "
       "with on_error='fail'.");

@@ -131,3 +131,14 @@ def test_bench_runs_at_a_tiny_size():
     assert [row[0] for row in rows] == ["whisper", "qwen2-audio"], done.stdout
     for row in rows:
         assert all(float(value) > 0 for value in row[1:]), row
+
+
+def test_the_default_preset_is_the_default_audio_encoders_front_end():
+    """One default: mmpt.log_mel without a preset computes what `mmpt prepare` (whose default
+    audio encoder is cost::Defaults::kAudio, qwen2.5-omni: a 300 s window) feeds the encoder."""
+    pcm = np.zeros(16000, dtype=np.float32)
+    pcm[::100] = 0.5
+    default = mmpt.log_mel(pcm)
+    omni = mmpt.log_mel(pcm, preset="qwen2.5-omni")
+    assert default["input_features"].shape == omni["input_features"].shape == (128, 30000)
+    np.testing.assert_array_equal(default["input_features"], omni["input_features"])

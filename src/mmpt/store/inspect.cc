@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <bit>
-#include <map>
 #include <nlohmann/json.hpp>
 
+#include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/store/dataset_preset.h"
+#include "mmpt/store/planning_table.h"
 
 namespace mmpt::store {
 
@@ -38,64 +39,59 @@ Distribution Summarize(std::vector<uint64_t>& values) {
 
 Result<InspectReport> Inspect(const Dataset& dataset) {
   const Manifest& manifest = dataset.manifest();
-  MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision,
-                        cost::LoadVisionPreset(manifest.vision_preset));
   InspectReport report;
-  report.audio_preset = RecordedAudioPreset(manifest);
-  MMPT_ASSIGN_OR_RETURN(cost::AudioConfig audio, cost::LoadAudioPreset(report.audio_preset));
   report.dir = dataset.dir();
   report.vision_preset = manifest.vision_preset;
+  report.audio_preset = RecordedAudioPreset(manifest);
   report.tokenizer = manifest.tokenizer;
   const nlohmann::json chat = nlohmann::json::parse(manifest.chat_template, nullptr, false);
   report.chat_template = chat.is_object() ? chat.value("name", std::string()) : std::string();
+  // Tokens as planning counts them: the dataset's planning table, costed under its presets (a
+  // medium they cannot cost is an error naming it, never 0 tokens).
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, PlanningTable(dataset));
+  MMPT_ASSIGN_OR_RETURN(std::string vision, DatasetVisionPreset(dataset.dir(), ""));
+  MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
+                        cost::CostModel::FromPresets(vision, cost::Defaults::kLlm,
+                                                     cost::Defaults::kHardware,
+                                                     report.audio_preset));
+  MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
   struct Values {
     std::vector<uint64_t> text, images, image_tokens, tokens, each;
     std::vector<uint64_t> videos, audios, video_ms, audio_ms, video_tokens, audio_tokens;
     uint64_t shards = 0, metadata_only = 0;
   };
   std::vector<Values> values(dataset.sources().size());
-  std::map<std::pair<uint32_t, uint32_t>, uint64_t> cache;  // (w, h) → tokens
+  // PlanningTable's rows: a source's samples through its shards in manifest order.
+  std::vector<uint64_t> next_row(table.source_begin.begin(), table.source_begin.end() - 1);
   for (size_t shard = 0; shard < dataset.num_shards(); ++shard) {
-    Values& v = values[dataset.source_of(dataset.shard_begin(shard))];
-    const MetaTable& table = dataset.meta_table(shard);
+    const uint32_t source = dataset.shard_source(shard);
+    Values& v = values[source];
+    const MetaTable& meta = dataset.meta_table(shard);
     ++v.shards;
-    for (size_t i = 0; i < table.num_samples(); ++i) {
-      uint64_t image_tokens = 0, video_tokens = 0, audio_tokens = 0;
-      uint64_t images = 0, videos = 0, audios = 0;
-      for (const MediaMeta& m : table.media_of(i)) {
+    for (size_t i = 0; i < meta.num_samples(); ++i) {
+      const uint64_t row = next_row[source]++;
+      uint64_t videos = 0, audios = 0;
+      for (const MediaMeta& m : meta.media_of(i)) {
         if (m.flags & kMediaWithoutData) ++v.metadata_only;
         if (m.kind == MediaKind::kVideo) {
           ++videos;
           v.video_ms.push_back(m.duration_ms);
-          auto cost = cost::CostVideo(vision, m.width, m.height, m.frames, m.fps_milli, 1);
-          video_tokens += cost.ok() ? cost->llm_tokens : 0;
-          continue;
-        }
-        if (m.kind == MediaKind::kAudio) {
+        } else if (m.kind == MediaKind::kAudio) {
           ++audios;
           v.audio_ms.push_back(m.duration_ms);
-          auto cost = cost::CostAudio(audio, m.duration_ms, 1);
-          audio_tokens += cost.ok() ? cost->llm_tokens : 0;
-          continue;
         }
-        ++images;
-        auto [it, fresh] = cache.try_emplace({m.width, m.height}, 0);
-        if (fresh) {
-          auto cost = cost::CostImage(vision, m.width, m.height, 1);
-          it->second = cost.ok() ? cost->llm_tokens : 0;
-        }
-        image_tokens += it->second;
-        v.each.push_back(it->second);
       }
-      const SampleMeta& s = table.sample(i);
-      v.text.push_back(s.text_tokens);
-      v.images.push_back(images);
+      for (uint64_t k = table.image_begin[row]; k < table.image_begin[row + 1]; ++k) {
+        v.each.push_back(costs.images[k].llm_tokens);
+      }
+      v.text.push_back(table.text_tokens[row]);
+      v.images.push_back(table.image_begin[row + 1] - table.image_begin[row]);
       v.videos.push_back(videos);
       v.audios.push_back(audios);
-      v.image_tokens.push_back(image_tokens);
-      v.video_tokens.push_back(video_tokens);
-      v.audio_tokens.push_back(audio_tokens);
-      v.tokens.push_back(s.text_tokens + image_tokens + video_tokens + audio_tokens);
+      v.image_tokens.push_back(costs.image_tokens[row]);
+      v.video_tokens.push_back(costs.video_tokens.empty() ? 0 : costs.video_tokens[row]);
+      v.audio_tokens.push_back(costs.audio_tokens.empty() ? 0 : costs.audio_tokens[row]);
+      v.tokens.push_back(table.text_tokens[row] + costs.MediaTokens(row));
     }
   }
   for (size_t s = 0; s < values.size(); ++s) {
