@@ -63,13 +63,18 @@ class ReplicaShare:
                 self._plan_replica(grid.replica(dp, cp), nodes, roles, timeout)
         on_node = [r for r in members if nodes[r] == nodes[rank]]
         leader, readers = on_node[0], on_node[1:]
-        if readers:
-            name = f"/mmpt-{token}-{generation}-{leader}"
-            if rank == leader:
-                self.ring_fields = _fields_of(roles[r] for r in readers)
-                self.writer = _mmpt.ShmRingWriter(name, leader, readers, slots, capacity, timeout)
-            else:
-                self.reader = _mmpt.ShmRingReader(name, readers.index(rank), timeout)
+        name = f"/mmpt-{token}-{generation}-{leader}"
+        if readers and rank == leader:
+            self.ring_fields = _fields_of(roles[r] for r in readers)
+            self.writer = _mmpt.ShmRingWriter(name, leader, readers, slots, capacity, timeout)
+        if grid.world_size > 1:
+            # Every ring exists before a reader opens it: making one (up to `capacity` bytes of
+            # shared memory) may take a loaded machine longer than `timeout`, which is for a
+            # loading rank that dies or stalls, not for one that is starting.
+            import torch.distributed as dist
+            dist.barrier()
+        if readers and rank != leader:
+            self.reader = _mmpt.ShmRingReader(name, readers.index(rank), timeout)
 
     @staticmethod
     def _gather_nodes(world: int, node: Optional[str]):
