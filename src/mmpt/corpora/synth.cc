@@ -403,7 +403,7 @@ struct MediaJob {
   std::string encoded;      // an image's bytes, kept for a WebDataset instead of a file
 };
 
-// Make (or measure) one job's medium; each depends only on its own job, so threads run in parallel.
+// Make (or measure) one job's medium; each depends only on its own job, so jobs run in parallel.
 Status RunMediaJob(MediaJob& job, const SynthOptions& options, bool keep_bytes) {
   Item& item = *job.item;
   const std::string path = (fs::path(options.out_dir) / item.path).string();
@@ -445,16 +445,18 @@ Status RunMediaJob(MediaJob& job, const SynthOptions& options, bool keep_bytes) 
   return Status::OK();
 }
 
-}  // namespace
+bool IsAvProfile(const std::string& profile) {
+  return profile == "video" || profile == "audio" || profile == "omni";
+}
 
-Result<SynthReport> Synthesize(const SynthOptions& options) {
+// OK when `options` can be synthesized; else InvalidArgument naming the option.
+Status CheckOptions(const SynthOptions& options) {
   if (options.format == InputFormat::kAuto) {
     return Status::InvalidArgument("synth needs a concrete --format, not auto");
   }
   if (options.out_dir.empty()) return Status::InvalidArgument("synth: no --out directory");
   const bool wds = options.format == InputFormat::kWebDataset;
-  const bool av = options.profile == "video" || options.profile == "audio" ||
-                  options.profile == "omni";
+  const bool av = IsAvProfile(options.profile);
   if (wds && (options.metadata_only || (options.profile != "coco" && options.profile != "tiny"))) {
     return Status::InvalidArgument(
         "--format wds writes caption pairs with their images: profile coco or tiny, without "
@@ -475,7 +477,13 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   MMPT_RETURN_IF_ERROR(PickFormat(options.image_format, 0).status());
   MMPT_RETURN_IF_ERROR(PickVideoFormat(options.video_format, 0).status());
   MMPT_RETURN_IF_ERROR(PickAudioFormat(options.audio_format, 0).status());
-  SynthReport report;
+  return Status::OK();
+}
+
+// The profile's documents (real captions, sizes and documents from ../shared/data/real, or
+// drawn sizes); `report` notes whether sizes were drawn.
+Result<std::vector<Doc>> ProfileDocs(const SynthOptions& options, SynthReport& report) {
+  const bool av = IsAvProfile(options.profile);
   std::vector<Doc> docs;
   // The given file, or the real one.
   auto or_real = [](const std::string& path, const char* real_file) {
@@ -506,13 +514,19 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
         "unknown synth profile '{}' (expected coco, mmc4, tiny, video, audio or omni)",
         options.profile);
   }
+  return docs;
+}
 
-  const std::string name = options.name.empty() ? options.profile : options.name;
-  // Name every medium first (running counters per kind pick the formats for "mix"), then make
-  // them in parallel; each file depends only on its item and seed. A WebDataset keeps the
-  // encoded images for its tar instead of writing files.
-  std::vector<MediaJob> threads;
+// Every medium of `docs`, named (running counters per kind pick the formats for "mix"), as the
+// jobs that make them; which kinds there are.
+struct NamedMedia {
+  std::vector<MediaJob> jobs;
   bool has_kind[4] = {false, false, false, false};
+};
+NamedMedia NameMedia(std::vector<Doc>& docs, const SynthOptions& options,
+                     const std::string& name, SynthReport& report) {
+  NamedMedia named;
+  std::vector<MediaJob>& jobs = named.jobs;
   for (size_t d = 0; d < docs.size(); ++d) {
     size_t k = 0;
     for (Item& item : docs[d].items) {
@@ -539,11 +553,28 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
           break;
         case Kind::kText: break;
       }
-      has_kind[static_cast<int>(item.kind)] = true;
+      named.has_kind[static_cast<int>(item.kind)] = true;
       // Under --metadata-only only a speech clip has work: its duration is measured.
-      if (!options.metadata_only || item.kind == Kind::kAudio) threads.push_back(std::move(job));
+      if (!options.metadata_only || item.kind == Kind::kAudio) jobs.push_back(std::move(job));
     }
   }
+  return named;
+}
+
+}  // namespace
+
+Result<SynthReport> Synthesize(const SynthOptions& options) {
+  MMPT_RETURN_IF_ERROR(CheckOptions(options));
+  const bool wds = options.format == InputFormat::kWebDataset;
+  const bool av = IsAvProfile(options.profile);
+  SynthReport report;
+  MMPT_ASSIGN_OR_RETURN(std::vector<Doc> docs, ProfileDocs(options, report));
+  const std::string name = options.name.empty() ? options.profile : options.name;
+  // Name every medium first, then make them in parallel; each file depends only on its item
+  // and seed. A WebDataset keeps the encoded images for its tar instead of writing files.
+  NamedMedia named = NameMedia(docs, options, name, report);
+  std::vector<MediaJob>& jobs = named.jobs;
+  const bool* has_kind = named.has_kind;
   std::error_code error;
   fs::create_directories(options.out_dir, error);
   static constexpr std::pair<Kind, const char*> kDirs[] = {
@@ -557,19 +588,19 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   }
   if (error) return Status::IOError("{}: cannot create: {}", options.out_dir, error.message());
 
-  std::vector<Status> statuses(threads.size());
+  std::vector<Status> statuses(jobs.size());
   ThreadPool pool(options.threads);
-  pool.ParallelFor(0, threads.size(), [&](size_t j) {
-    statuses[j] = RunMediaJob(threads[j], options, wds).WithContext(threads[j].item->path);
+  pool.ParallelFor(0, jobs.size(), [&](size_t j) {
+    statuses[j] = RunMediaJob(jobs[j], options, wds).WithContext(jobs[j].item->path);
   });
-  for (size_t j = 0; j < threads.size(); ++j) {
+  for (size_t j = 0; j < jobs.size(); ++j) {
     MMPT_RETURN_IF_ERROR(statuses[j]);
-    const Item& item = *threads[j].item;
+    const Item& item = *jobs[j].item;
     switch (item.kind) {
-      case Kind::kImage: report.image_bytes += threads[j].size_bytes; break;
-      case Kind::kVideo: report.video_bytes += threads[j].size_bytes; break;
+      case Kind::kImage: report.image_bytes += jobs[j].size_bytes; break;
+      case Kind::kVideo: report.video_bytes += jobs[j].size_bytes; break;
       case Kind::kAudio:
-        report.audio_bytes += threads[j].size_bytes;
+        report.audio_bytes += jobs[j].size_bytes;
         report.audio_seconds += item.speech.duration_seconds;
         break;
       case Kind::kText: break;
@@ -584,7 +615,7 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   if (wds) {
     std::vector<WdsMember> members;
     for (size_t d = 0; d < docs.size(); ++d) {  // one image a document, in order
-      AppendWebDatasetMembers(docs[d], std::move(threads[d].encoded), members);
+      AppendWebDatasetMembers(docs[d], std::move(jobs[d].encoded), members);
     }
     MMPT_ASSIGN_OR_RETURN(out, WriteWebDatasetTar(members, /*gzip=*/false));
   } else {

@@ -51,7 +51,7 @@ struct SynthOptions {
   uint32_t min_side = 64;         // tiny profile
   uint32_t max_side = 640;
   uint64_t seed = 1;
-  size_t threads = 0;                // media encoding threads; 0 = one per hardware thread
+  size_t threads = 0;             // media encoding threads; 0 = one per hardware thread
 };
 
 /// Samples profiles video, audio and omni write when `samples` is 0.

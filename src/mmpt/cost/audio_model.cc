@@ -25,8 +25,7 @@ Result<AudioCost> CostAudio(const AudioConfig& c, uint32_t duration_ms, uint32_t
   const uint64_t samples = (uint64_t{duration_ms} * c.log_mel.sample_rate + 999) / 1000;
   cost.samples = static_cast<uint32_t>(samples);
   const uint64_t window = c.log_mel.Frames();
-  cost.valid_frames =
-      static_cast<uint32_t>(std::min<uint64_t>(window, (samples + c.log_mel.hop - 1) / c.log_mel.hop));
+  cost.valid_frames = media::ValidFrames(c.log_mel, samples);
   cost.llm_tokens = media::AudioTokens(cost.valid_frames);
   const double mel_frames = c.pad_to_window ? static_cast<double>(window) : cost.valid_frames;
   cost.encoder_frames = static_cast<uint32_t>((static_cast<uint64_t>(mel_frames) + 1) / 2);

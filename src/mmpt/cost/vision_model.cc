@@ -146,32 +146,30 @@ Result<VideoCost> CostVideo(const VisionConfig& c, uint32_t width, uint32_t heig
   cost.patches = cost.grid_t * step_patches;
   cost.llm_tokens = cost.patches / (c.spatial_merge * c.spatial_merge);
   cost.train_flops = 3.0 * cost.grid_t * EncoderForwardFlops(c, step_patches, llm_hidden);
+  cost.second_per_grid_t = static_cast<float>(sampling->SecondsPerGridStep(c.temporal_patch));
   return cost;
 }
 
-Result<ImageCost> CostImage(const VisionConfig& c, uint32_t width, uint32_t height,
-                            uint32_t llm_hidden) {
+Result<ImageCost> ImageShape(const VisionConfig& c, uint32_t width, uint32_t height) {
   if (width == 0 || height == 0) {
     return Status::InvalidArgument("image size {}x{} has a zero side", width, height);
   }
-  ImageCost cost;
+  ImageCost shape;
   switch (c.rule) {
     case ResolutionRule::kSmartResize: {
       MMPT_ASSIGN_OR_RETURN(media::ResizeRule rule, ResizeRuleOf(c));
       MMPT_ASSIGN_OR_RETURN(media::ResizedSize size, media::SmartResize(height, width, rule));
-      cost.resized_width = size.width;
-      cost.resized_height = size.height;
-      cost.patches = (size.width / c.patch_size) * (size.height / c.patch_size);
-      cost.llm_tokens = cost.patches / (c.spatial_merge * c.spatial_merge);
-      cost.train_flops = 3.0 * EncoderForwardFlops(c, cost.patches, llm_hidden);
+      shape.resized_width = size.width;
+      shape.resized_height = size.height;
+      shape.patches = (size.width / c.patch_size) * (size.height / c.patch_size);
+      shape.llm_tokens = shape.patches / (c.spatial_merge * c.spatial_merge);
       break;
     }
     case ResolutionRule::kFixed: {
-      cost.resized_width = cost.resized_height = c.image_size;
+      shape.resized_width = shape.resized_height = c.image_size;
       uint32_t side = c.image_size / c.patch_size;  // a strided conv drops the remainder
-      cost.patches = side * side;
-      cost.llm_tokens = cost.patches / (c.spatial_merge * c.spatial_merge);
-      cost.train_flops = 3.0 * EncoderForwardFlops(c, cost.patches, llm_hidden);
+      shape.patches = side * side;
+      shape.llm_tokens = shape.patches / (c.spatial_merge * c.spatial_merge);
       break;
     }
     case ResolutionRule::kTiles: {
@@ -180,18 +178,24 @@ Result<ImageCost> CostImage(const VisionConfig& c, uint32_t width, uint32_t heig
       }
       uint32_t cols = 1, rows = 1;
       ChooseTileGrid(c, width, height, &cols, &rows);
-      cost.tiles = cols * rows + ((c.thumbnail && cols * rows > 1) ? 1 : 0);
-      cost.resized_width = cols * c.tile_size;
-      cost.resized_height = rows * c.tile_size;
-      uint32_t side = c.tile_size / c.patch_size;
-      uint32_t tile_patches = side * side;
-      cost.patches = tile_patches * cost.tiles;
-      cost.llm_tokens = c.tokens_per_tile * cost.tiles;
-      // Each tile is its own encoder pass: attention never crosses tiles.
-      cost.train_flops = 3.0 * cost.tiles * EncoderForwardFlops(c, tile_patches, llm_hidden);
+      shape.tiles = cols * rows + ((c.thumbnail && cols * rows > 1) ? 1 : 0);
+      shape.resized_width = cols * c.tile_size;
+      shape.resized_height = rows * c.tile_size;
+      const uint32_t side = c.tile_size / c.patch_size;
+      shape.patches = side * side * shape.tiles;
+      shape.llm_tokens = c.tokens_per_tile * shape.tiles;
       break;
     }
   }
+  return shape;
+}
+
+Result<ImageCost> CostImage(const VisionConfig& c, uint32_t width, uint32_t height,
+                            uint32_t llm_hidden) {
+  MMPT_ASSIGN_OR_RETURN(ImageCost cost, ImageShape(c, width, height));
+  // Each tile is its own encoder pass: attention never crosses tiles (one tile but for kTiles).
+  const double tile_flops = EncoderForwardFlops(c, cost.patches / cost.tiles, llm_hidden);
+  cost.train_flops = 3.0 * cost.tiles * tile_flops;
   return cost;
 }
 

@@ -80,6 +80,7 @@ struct VideoCost {
   uint32_t llm_tokens = 0;      // grid_t × (h / factor) × (w / factor)
   uint32_t patches = 0;         // encoder sequence length: grid_t × (h / patch) × (w / patch)
   double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + merger
+  float second_per_grid_t = 0;  // seconds one grid step spans (media::VideoSampling's rule)
 };
 
 /// The video sampling rule of a kSmartResize preset: qwen-vl-utils' defaults
@@ -97,7 +98,13 @@ Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& config);
 Result<VideoCost> CostVideo(const VisionConfig& config, uint32_t width, uint32_t height,
                             uint32_t frames, uint32_t fps_milli, uint32_t llm_hidden);
 
-/// Cost one `width` × `height` image. `llm_hidden` is the merger's output width.
+/// What the vision rule makes of one `width` × `height` image: resized size, patches, tiles and
+/// LLM tokens (an ImageCost without FLOPs, so counting needs no LLM). Errors: InvalidArgument
+/// for a zero side or an extreme aspect ratio (naming the size), or the rule's.
+Result<ImageCost> ImageShape(const VisionConfig& config, uint32_t width, uint32_t height);
+
+/// Cost one `width` × `height` image: ImageShape and the encoder's training FLOPs.
+/// `llm_hidden` is the merger's output width.
 /// Linear layers cost ∝ patches; attention ∝ patches² on full-attention layers and
 /// ∝ patches × window patches on windowed ones (per tile for kTiles).
 /// Errors: InvalidArgument for a zero side or an extreme aspect ratio (naming the size).

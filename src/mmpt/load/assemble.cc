@@ -133,6 +133,135 @@ void SortByConsumer(std::vector<RouteSegment>& routes) {
                    });
 }
 
+// A vision item (image or video) or an audio clip this rank encodes, and where it comes from.
+struct EncodedRef {
+  uint32_t pack;
+  const RenderedSample* sample;
+  const RenderedImage* image;
+  int32_t index;  // among the micro-step's vision items
+};
+struct EncodedAudio {
+  uint32_t pack;
+  const RenderedSample* sample;
+  const RenderedAudio* audio;
+  int32_t index;  // among the micro-step's clips
+};
+
+// A pack's media in the plan's order, checked against its cp stage.
+struct PackMedia {
+  std::vector<std::pair<const RenderedSample*, const RenderedImage*>> items;  // VisionItemOrder
+  std::vector<std::pair<const RenderedSample*, const RenderedAudio*>> audios;  // token order
+};
+
+// Check pack `p`'s rendered samples against its split and assignments (Internal when they
+// disagree: the plan and the renderer must not), and list its media in the plan's order.
+Result<PackMedia> CheckPack(const std::vector<RenderedSample>& samples, const plan::PackCp& cp,
+                            const AssembleOptions& options, size_t p) {
+  const cp::ThdSplit& split = cp.split;
+  if (options.cp_rank >= split.cp_size) {
+    return Status::InvalidArgument("cp rank {} outside a CP group of {}", options.cp_rank,
+                                   split.cp_size);
+  }
+  if (split.cu_seqlens.size() != samples.size() + 1) {
+    return Status::Internal("pack {}: {} samples where the plan's split has {}", p,
+                            samples.size(), split.cu_seqlens.size() - 1);
+  }
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const RenderedSample& sample = samples[s];
+    MMPT_RETURN_IF_ERROR(ValidateRendered(sample, options.merge_size));
+    if (sample.tokens.size() != split.cu_seqlens[s + 1] - split.cu_seqlens[s]) {
+      return Status::Internal("sample {} of source {} renders to {} tokens where the plan's "
+                              "split has {}",
+                              sample.index, sample.source, sample.tokens.size(),
+                              split.cu_seqlens[s + 1] - split.cu_seqlens[s]);
+    }
+  }
+  PackMedia media;
+  std::vector<std::pair<const RenderedSample*, const RenderedImage*>> in_pack_order;
+  std::vector<uint8_t> is_video;
+  for (const RenderedSample& sample : samples) {
+    for (const RenderedImage& image : sample.images) {
+      in_pack_order.push_back({&sample, &image});
+      is_video.push_back(image.video);
+    }
+    for (const RenderedAudio& audio : sample.audios) media.audios.push_back({&sample, &audio});
+  }
+  for (uint32_t k : plan::VisionItemOrder(is_video)) media.items.push_back(in_pack_order[k]);
+  if (cp.vision.encoders.size() != media.items.size()) {
+    return Status::Internal("pack {}: {} images and videos where the plan's assignment has {}",
+                            p, media.items.size(), cp.vision.encoders.size());
+  }
+  if (cp.audio.encoders.size() != media.audios.size()) {
+    return Status::Internal("pack {}: {} audio clips where the plan's assignment has {}", p,
+                            media.audios.size(), cp.audio.encoders.size());
+  }
+  return media;
+}
+
+// The pixels of every vision item this rank encodes, with their grids and indices.
+Status FillPixels(const std::vector<EncodedRef>& encoded, const AssembleOptions& options,
+                  const PixelFiller& fill, Batch& batch) {
+  uint64_t floats[2] = {0, 0};  // of images, of videos
+  for (const EncodedRef& ref : encoded) {
+    floats[ref.image->video] += uint64_t{ref.image->grid_t} * ref.image->grid_h *
+                                ref.image->grid_w * options.patch_dim;
+  }
+  batch.pixel_values.resize(floats[0]);
+  batch.pixel_values_videos.resize(floats[1]);
+  uint64_t at[2] = {0, 0};
+  for (const EncodedRef& ref : encoded) {
+    const RenderedImage& item = *ref.image;
+    const uint64_t n = uint64_t{item.grid_t} * item.grid_h * item.grid_w * options.patch_dim;
+    std::vector<float>& pixels = item.video ? batch.pixel_values_videos : batch.pixel_values;
+    Status filled = fill(ref.pack, *ref.sample, item, {pixels.data() + at[item.video], n});
+    if (!filled.ok()) {
+      return filled.WithContext(fmt::format("sample {} of source {}, {} {}", ref.sample->index,
+                                            ref.sample->source, item.video ? "video" : "image",
+                                            item.sample_image));
+    }
+    std::vector<int32_t>& grids = item.video ? batch.video_grid_thw : batch.image_grid_thw;
+    grids.insert(grids.end(), {static_cast<int32_t>(item.grid_t),
+                               static_cast<int32_t>(item.grid_h),
+                               static_cast<int32_t>(item.grid_w)});
+    (item.video ? batch.encoded_videos : batch.encoded_images).push_back(ref.index);
+    if (item.video) batch.second_per_grid_ts.push_back(item.second_per_grid_t);
+    at[item.video] += n;
+  }
+  return Status::OK();
+}
+
+// The features of every audio clip this rank encodes, padded alike (AssembleOptions).
+Status FillFeatures(const std::vector<EncodedAudio>& encoded, const AssembleOptions& options,
+                    const AudioFiller& fill_audio, Batch& batch) {
+  if (encoded.empty()) return Status::OK();
+  uint32_t frames = options.audio_window_frames;
+  if (frames == 0) {
+    for (const EncodedAudio& e : encoded) frames = std::max(frames, e.audio->valid_frames);
+  }
+  batch.mel_bins = options.mel_bins;
+  batch.feature_frames = frames;
+  const size_t per_clip = size_t{options.mel_bins} * frames;
+  batch.input_features.resize(encoded.size() * per_clip);
+  batch.feature_attention_mask.resize(encoded.size() * frames);
+  for (size_t e = 0; e < encoded.size(); ++e) {
+    const EncodedAudio& ref = encoded[e];
+    Status filled =
+        fill_audio
+            ? fill_audio(ref.pack, *ref.sample, *ref.audio, frames,
+                         std::span<float>(batch.input_features).subspan(e * per_clip, per_clip),
+                         std::span<int32_t>(batch.feature_attention_mask)
+                             .subspan(e * frames, frames))
+            : Status::InvalidArgument("the micro-step has audio clips and no audio filler");
+    if (!filled.ok()) {
+      return filled.WithContext(fmt::format("sample {} of source {}, audio {}",
+                                            ref.sample->index, ref.sample->source,
+                                            ref.audio->sample_audio));
+    }
+    batch.encoded_audios.push_back(ref.index);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
@@ -152,19 +281,7 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
   // Per-token arrays of this rank's shard, built pack by pack; M-RoPE rows kept apart until
   // the end so position_ids is [3, T] contiguous.
   std::vector<int32_t> pos_t, pos_h, pos_w;
-  struct EncodedRef {
-    uint32_t pack;
-    const RenderedSample* sample;
-    const RenderedImage* image;
-  };
   std::vector<EncodedRef> encoded;
-  std::vector<int32_t> encoded_index;  // per encoded item: its index among the vision items
-  struct EncodedAudio {
-    uint32_t pack;
-    const RenderedSample* sample;
-    const RenderedAudio* audio;
-    int32_t index;  // among the micro-step's clips
-  };
   std::vector<EncodedAudio> encoded_audio;
   int32_t unpadded_base = 0, padded_base = 0, local_base = 0, image_base = 0, audio_base = 0;
 
@@ -172,52 +289,12 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     const std::vector<RenderedSample>& samples = packs[p];
     if (samples.empty()) continue;  // a pack whose samples were all dropped
     const cp::ThdSplit& split = cps[p]->split;
-    const cp::VisionAssignment& vision = cps[p]->vision;
-    if (options.cp_rank >= split.cp_size) {
-      return Status::InvalidArgument("cp rank {} outside a CP group of {}", options.cp_rank,
-                                     split.cp_size);
-    }
+    MMPT_ASSIGN_OR_RETURN(PackMedia media, CheckPack(samples, *cps[p], options, p));
     batch.cp_size = split.cp_size;
     batch.pad_multiple = split.pad_multiple;
-    std::vector<std::pair<const RenderedSample*, const RenderedImage*>> image_refs;
-    if (split.cu_seqlens.size() != samples.size() + 1) {
-      return Status::Internal("pack {}: {} samples where the plan's split has {}", p,
-                              samples.size(), split.cu_seqlens.size() - 1);
-    }
-    for (size_t s = 0; s < samples.size(); ++s) {
-      const RenderedSample& sample = samples[s];
-      MMPT_RETURN_IF_ERROR(ValidateRendered(sample, options.merge_size));
-      if (sample.tokens.size() != split.cu_seqlens[s + 1] - split.cu_seqlens[s]) {
-        return Status::Internal("sample {} of source {} renders to {} tokens where the plan's "
-                                "split has {}",
-                                sample.index, sample.source, sample.tokens.size(),
-                                split.cu_seqlens[s + 1] - split.cu_seqlens[s]);
-      }
+    for (const RenderedSample& sample : samples) {
       batch.sample_source.push_back(sample.source);
       batch.sample_index.push_back(sample.index);
-    }
-    // The pack's vision items in the plan's order (plan::VisionItemOrder).
-    std::vector<std::pair<const RenderedSample*, const RenderedImage*>> in_pack_order;
-    std::vector<uint8_t> is_video;
-    for (const RenderedSample& sample : samples) {
-      for (const RenderedImage& image : sample.images) {
-        in_pack_order.push_back({&sample, &image});
-        is_video.push_back(image.video);
-      }
-    }
-    for (uint32_t k : plan::VisionItemOrder(is_video)) image_refs.push_back(in_pack_order[k]);
-    if (vision.encoders.size() != image_refs.size()) {
-      return Status::Internal("pack {}: {} images and videos where the plan's assignment has {}", p,
-                              image_refs.size(), vision.encoders.size());
-    }
-    // Its audio clips in the plan's order: sample by sample, in token order.
-    std::vector<std::pair<const RenderedSample*, const RenderedAudio*>> audio_refs;
-    for (const RenderedSample& sample : samples) {
-      for (const RenderedAudio& audio : sample.audios) audio_refs.push_back({&sample, &audio});
-    }
-    if (cps[p]->audio.encoders.size() != audio_refs.size()) {
-      return Status::Internal("pack {}: {} audio clips where the plan's assignment has {}", p,
-                              audio_refs.size(), cps[p]->audio.encoders.size());
     }
     PackArrays full = FillPack(samples, split, options);
     MMPT_ASSIGN_OR_RETURN(std::vector<uint32_t> shard,
@@ -245,92 +322,39 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     // Routed at CP 1 too (every segment this rank's own), so a trainer writes image and audio
     // rows at the positions the plan gives, the same way at every CP size.
     std::vector<uint32_t> rows;
-    for (const auto& ref : image_refs) rows.push_back(ref.second->token_count);
-    for (size_t k : AppendRouting(vision, rows, split.cp_size, options.cp_rank, image_base,
-                                  local_base, batch.routes, batch.image_rows,
+    for (const auto& ref : media.items) rows.push_back(ref.second->token_count);
+    for (size_t k : AppendRouting(cps[p]->vision, rows, split.cp_size, options.cp_rank,
+                                  image_base, local_base, batch.routes, batch.image_rows,
                                   batch.image_encoder)) {
-      encoded_index.push_back(image_base + static_cast<int32_t>(k));
-      encoded.push_back({static_cast<uint32_t>(p), image_refs[k].first, image_refs[k].second});
+      encoded.push_back({static_cast<uint32_t>(p), media.items[k].first, media.items[k].second,
+                         image_base + static_cast<int32_t>(k)});
     }
     rows.clear();
-    for (const auto& ref : audio_refs) rows.push_back(ref.second->token_count);
+    for (const auto& ref : media.audios) rows.push_back(ref.second->token_count);
     for (size_t k : AppendRouting(cps[p]->audio, rows, split.cp_size, options.cp_rank,
                                   audio_base, local_base, batch.audio_routes, batch.audio_rows,
                                   batch.audio_encoder)) {
-      encoded_audio.push_back({static_cast<uint32_t>(p), audio_refs[k].first,
-                               audio_refs[k].second, audio_base + static_cast<int32_t>(k)});
+      encoded_audio.push_back({static_cast<uint32_t>(p), media.audios[k].first,
+                               media.audios[k].second, audio_base + static_cast<int32_t>(k)});
     }
     unpadded_base += static_cast<int32_t>(split.cu_seqlens.back());
     padded_base += static_cast<int32_t>(split.padded_tokens());
     local_base += static_cast<int32_t>(split.padded_tokens() / split.cp_size);
-    image_base += static_cast<int32_t>(image_refs.size());
-    audio_base += static_cast<int32_t>(audio_refs.size());
+    image_base += static_cast<int32_t>(media.items.size());
+    audio_base += static_cast<int32_t>(media.audios.size());
   }
   if (batch.cu_seqlens.size() == 1) {
     return Status::InvalidArgument("micro-step has no samples to assemble");
   }
   SortByConsumer(batch.routes);
   SortByConsumer(batch.audio_routes);
-
   batch.position_ids = std::move(pos_t);
   if (options.mrope) {
     batch.position_ids.insert(batch.position_ids.end(), pos_h.begin(), pos_h.end());
     batch.position_ids.insert(batch.position_ids.end(), pos_w.begin(), pos_w.end());
   }
-
-  uint64_t floats[2] = {0, 0};  // of images, of videos
-  for (const EncodedRef& ref : encoded) {
-    floats[ref.image->video] += uint64_t{ref.image->grid_t} * ref.image->grid_h *
-                                ref.image->grid_w * options.patch_dim;
-  }
-  batch.pixel_values.resize(floats[0]);
-  batch.pixel_values_videos.resize(floats[1]);
-  uint64_t at[2] = {0, 0};
-  for (size_t e = 0; e < encoded.size(); ++e) {
-    const EncodedRef& ref = encoded[e];
-    const RenderedImage& item = *ref.image;
-    const uint64_t n = uint64_t{item.grid_t} * item.grid_h * item.grid_w * options.patch_dim;
-    std::vector<float>& pixels = item.video ? batch.pixel_values_videos : batch.pixel_values;
-    std::span<float> out(pixels.data() + at[item.video], n);
-    Status filled = fill(ref.pack, *ref.sample, item, out);
-    if (!filled.ok()) {
-      return filled.WithContext(fmt::format("sample {} of source {}, {} {}", ref.sample->index,
-                                            ref.sample->source, item.video ? "video" : "image",
-                                            item.sample_image));
-    }
-    std::vector<int32_t>& grids = item.video ? batch.video_grid_thw : batch.image_grid_thw;
-    grids.insert(grids.end(), {static_cast<int32_t>(item.grid_t), static_cast<int32_t>(item.grid_h),
-                               static_cast<int32_t>(item.grid_w)});
-    (item.video ? batch.encoded_videos : batch.encoded_images).push_back(encoded_index[e]);
-    if (item.video) batch.second_per_grid_ts.push_back(item.second_per_grid_t);
-    at[item.video] += n;
-  }
-
-  if (!encoded_audio.empty()) {
-    uint32_t frames = options.audio_window_frames;
-    if (frames == 0) {
-      for (const EncodedAudio& e : encoded_audio) frames = std::max(frames, e.audio->valid_frames);
-    }
-    batch.mel_bins = options.mel_bins;
-    batch.feature_frames = frames;
-    const size_t per_clip = size_t{options.mel_bins} * frames;
-    batch.input_features.resize(encoded_audio.size() * per_clip);
-    batch.feature_attention_mask.resize(encoded_audio.size() * frames);
-    for (size_t e = 0; e < encoded_audio.size(); ++e) {
-      const EncodedAudio& ref = encoded_audio[e];
-      Status filled =
-          fill_audio ? fill_audio(ref.pack, *ref.sample, *ref.audio, frames,
-                                  std::span<float>(batch.input_features).subspan(e * per_clip, per_clip),
-                                  std::span<int32_t>(batch.feature_attention_mask).subspan(e * frames, frames))
-                     : Status::InvalidArgument("the micro-step has audio clips and no audio filler");
-      if (!filled.ok()) {
-        return filled.WithContext(fmt::format("sample {} of source {}, audio {}",
-                                              ref.sample->index, ref.sample->source,
-                                              ref.audio->sample_audio));
-      }
-      batch.encoded_audios.push_back(ref.index);
-    }
-  }
+  MMPT_RETURN_IF_ERROR(FillPixels(encoded, options, fill, batch));
+  MMPT_RETURN_IF_ERROR(FillFeatures(encoded_audio, options, fill_audio, batch));
   return batch;
 }
 

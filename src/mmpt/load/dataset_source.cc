@@ -54,6 +54,52 @@ std::string MediaName(const store::SampleView& sample, uint32_t k) {
                      media.path.empty() ? media.entry : media.path);
 }
 
+// What the plan placed of each media item of a sample, in the sample's media order.
+struct Planned {
+  const plan::PlannedImage* image = nullptr;
+  const plan::PlannedVideo* video = nullptr;
+  const plan::PlannedAudio* audio = nullptr;
+};
+
+// The plan numbers images, videos and audio clips apart (PlannedImage::sample_image,
+// PlannedVideo::sample_video, PlannedAudio::sample_audio); map them to the sample's media
+// order. Errors: Internal when the plan names an item the sample does not have.
+Result<std::vector<Planned>> MatchPlan(const plan::StepPlan& plan,
+                                       const plan::PlannedSequence& sequence,
+                                       std::span<const store::MediaMeta> media) {
+  std::vector<uint32_t> image_media, video_media, audio_media;
+  for (uint32_t k = 0; k < media.size(); ++k) {
+    switch (media[k].kind) {
+      case store::MediaKind::kImage: image_media.push_back(k); break;
+      case store::MediaKind::kVideo: video_media.push_back(k); break;
+      case store::MediaKind::kAudio: audio_media.push_back(k); break;
+    }
+  }
+  std::vector<Planned> planned_of(media.size());
+  for (const plan::PlannedImage& image : plan.Images(sequence)) {
+    if (image.sample_image >= image_media.size()) {
+      return Status::Internal("the plan names image {} but the sample has {}",
+                              image.sample_image, image_media.size());
+    }
+    planned_of[image_media[image.sample_image]].image = &image;
+  }
+  for (const plan::PlannedVideo& video : plan.Videos(sequence)) {
+    if (video.sample_video >= video_media.size()) {
+      return Status::Internal("the plan names video {} but the sample has {}",
+                              video.sample_video, video_media.size());
+    }
+    planned_of[video_media[video.sample_video]].video = &video;
+  }
+  for (const plan::PlannedAudio& audio : plan.Audios(sequence)) {
+    if (audio.sample_audio >= audio_media.size()) {
+      return Status::Internal("the plan names audio clip {} but the sample has {}",
+                              audio.sample_audio, audio_media.size());
+    }
+    planned_of[audio_media[audio.sample_audio]].audio = &audio;
+  }
+  return planned_of;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<DatasetSource>> DatasetSource::Open(const std::string& dir,
@@ -141,44 +187,9 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     return Status::Corrupt("{}: renders {} media items where .meta has {}", name,
                            rendered.media_positions.size(), media.size());
   }
-  // The plan numbers images, videos and audio clips apart (PlannedImage::sample_image,
-  // PlannedVideo::sample_video, PlannedAudio::sample_audio); map them to the sample's media
-  // order.
-  std::vector<uint32_t> image_media, video_media, audio_media;
-  for (uint32_t k = 0; k < media.size(); ++k) {
-    switch (media[k].kind) {
-      case store::MediaKind::kImage: image_media.push_back(k); break;
-      case store::MediaKind::kVideo: video_media.push_back(k); break;
-      case store::MediaKind::kAudio: audio_media.push_back(k); break;
-    }
-  }
-  struct Planned {
-    const plan::PlannedImage* image = nullptr;
-    const plan::PlannedVideo* video = nullptr;
-    const plan::PlannedAudio* audio = nullptr;
-  };
-  std::vector<Planned> planned_of(media.size());
-  for (const plan::PlannedImage& image : plan.Images(sequence)) {
-    if (image.sample_image >= image_media.size()) {
-      return Status::Internal("{}: the plan names image {} but the sample has {}", name,
-                              image.sample_image, image_media.size());
-    }
-    planned_of[image_media[image.sample_image]].image = &image;
-  }
-  for (const plan::PlannedVideo& video : plan.Videos(sequence)) {
-    if (video.sample_video >= video_media.size()) {
-      return Status::Internal("{}: the plan names video {} but the sample has {}", name,
-                              video.sample_video, video_media.size());
-    }
-    planned_of[video_media[video.sample_video]].video = &video;
-  }
-  for (const plan::PlannedAudio& audio : plan.Audios(sequence)) {
-    if (audio.sample_audio >= audio_media.size()) {
-      return Status::Internal("{}: the plan names audio clip {} but the sample has {}", name,
-                              audio.sample_audio, audio_media.size());
-    }
-    planned_of[audio_media[audio.sample_audio]].audio = &audio;
-  }
+  Result<std::vector<Planned>> matched = MatchPlan(plan, sequence, media);
+  if (!matched.ok()) return context(matched.status());
+  const std::vector<Planned>& planned_of = *matched;
 
   RenderedSample out;
   out.source = sequence.source;
@@ -199,88 +210,39 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     }
     cursor = end;
   };
-  const uint32_t patch = options_.preprocess.patch.patch_size;
-  const uint32_t merge = options_.preprocess.patch.merge_size;
   for (uint32_t k = 0; k < media.size(); ++k) {
     const Planned& planned = planned_of[k];
     if (planned.image == nullptr && planned.video == nullptr && planned.audio == nullptr) {
       return Status::Internal("{}: {} is in the sample but not in the plan", name, media_name(k));
     }
     copy_text(std::max(cursor, std::min<size_t>(rendered.media_positions[k], kept)));
-    Result<std::span<const std::byte>> bytes = dataset_->Media(global, k);
+    Result<std::span<const std::byte>> bytes = CheckedMedia(global, k, media[k]);
     if (!bytes.ok()) return context(bytes.status().WithContext(media_name(k)));
-    if (bytes->empty()) {
-      return Status::InvalidArgument("{}: {} is metadata-only (no bytes to load)", name,
-                                     media_name(k));
-    }
-    if (options_.verify_crc) bytes_read_.fetch_add(bytes->size(), std::memory_order_relaxed);
-    if (options_.verify_crc && Crc32(*bytes) != media[k].crc32) {
-      return Status::Corrupt("{}: {} fails its CRC-32 check ({:08x}, .meta says {:08x}): "
-                             "the zip changed after prepare",
-                             name, media_name(k), Crc32(*bytes), media[k].crc32);
-    }
     if (planned.audio != nullptr) {
-      // The plan's duration gives the clip's samples, frames and tokens under the preset.
-      Result<cost::AudioCost> cost = cost::CostAudio(audio_, planned.audio->duration_ms, 0);
-      if (!cost.ok()) return context(cost.status().WithContext(media_name(k)));
+      // The plan decided the clip's samples, frames and tokens (cost::CostAudio).
       RenderedAudio a;
       a.token_start = static_cast<uint32_t>(out.tokens.size());
-      a.token_count = cost->llm_tokens;
-      a.valid_frames = cost->valid_frames;
-      a.samples = cost->samples;
+      a.token_count = planned.audio->llm_tokens;
+      a.valid_frames = planned.audio->valid_frames;
+      a.samples = planned.audio->samples;
       a.sample_audio = k;
-      if (a.token_count != planned.audio->llm_tokens || a.token_start != planned.audio->token_start) {
-        return Status::Internal(
-            "{}: {} renders {} tokens at token {} under audio preset '{}' but the plan put {} at "
-            "{} (plan made with another audio preset, or from another dataset?)",
-            name, media_name(k), a.token_count, a.token_start, audio_.name,
-            planned.audio->llm_tokens, planned.audio->token_start);
+      if (a.token_start != planned.audio->token_start) {
+        return Status::Internal("{}: {} renders at token {} but the plan put it at {} (plan made "
+                                "from another dataset?)",
+                                name, media_name(k), a.token_start, planned.audio->token_start);
       }
       out.tokens.insert(out.tokens.end(), a.token_count, renderer_->pad_id(text::PieceKind::kAudio));
       out.has_loss.insert(out.has_loss.end(), a.token_count, 0);
       out.audios.push_back(a);
       continue;
     }
-    RenderedImage r;
+    Result<RenderedImage> visual = RenderVisual(*bytes, planned.image, planned.video);
+    if (!visual.ok()) return context(visual.status().WithContext(media_name(k)));
+    RenderedImage& r = *visual;
     r.token_start = static_cast<uint32_t>(out.tokens.size());
     r.sample_image = k;
-    uint32_t planned_tokens = 0, planned_start = 0;
-    if (planned.image != nullptr) {
-      Result<media::ImageInfo> info = media::ProbeImage(*bytes);
-      if (!info.ok()) return context(info.status().WithContext(media_name(k)));
-      Result<media::ResizedSize> size =
-          media::PreprocessedSize(*info, options_.preprocess.resize);
-      if (!size.ok()) return context(size.status().WithContext(media_name(k)));
-      r.grid_t = 1;
-      r.grid_h = size->height / patch;
-      r.grid_w = size->width / patch;
-      planned_tokens = planned.image->llm_tokens;
-      planned_start = planned.image->token_start;
-    } else {
-      // The plan decided the sampling (frames, frame size: media::SampleVideo through
-      // cost::CostVideo); the seconds per grid step follow from it as qwen-vl-utils computes
-      // them (temporal patch / (sampled frames / total frames × fps)).
-      if (!video_.ok()) return context(video_.status().WithContext(media_name(k)));
-      const plan::PlannedVideo& v = *planned.video;
-      const store::MediaMeta& m = media[k];
-      const uint32_t temporal = options_.preprocess.patch.temporal_patch_size;
-      r.video = true;
-      r.grid_t = v.frames / temporal;
-      r.grid_h = v.resized_height / patch;
-      r.grid_w = v.resized_width / patch;
-      const double sample_fps =
-          v.frames / std::max(static_cast<double>(m.frames), 1e-6) * (m.fps_milli / 1000.0);
-      r.second_per_grid_t = static_cast<float>(temporal / sample_fps);
-      planned_tokens = planned.video->llm_tokens;
-      planned_start = planned.video->token_start;
-    }
-    r.token_count = r.grid_t * r.grid_h * r.grid_w / (merge * merge);
-    if (r.token_count != planned_tokens) {
-      return Status::Internal(
-          "{}: {} resizes to {}x{}x{} patches = {} tokens but the plan counted {} (plan made for "
-          "another vision config?)",
-          name, media_name(k), r.grid_t, r.grid_h, r.grid_w, r.token_count, planned_tokens);
-    }
+    const uint32_t planned_start =
+        planned.image != nullptr ? planned.image->token_start : planned.video->token_start;
     if (r.token_start != planned_start) {
       return Status::Internal("{}: {} renders at token {} but the plan put it at {} (plan "
                               "made from another dataset?)",
@@ -298,6 +260,54 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
                             name, out.tokens.size(), sequence.tokens);
   }
   return out;
+}
+
+Result<std::span<const std::byte>> DatasetSource::CheckedMedia(
+    uint64_t global, uint32_t k, const store::MediaMeta& meta) const {
+  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset_->Media(global, k));
+  if (bytes.empty()) return Status::InvalidArgument("metadata-only (no bytes to load)");
+  if (options_.verify_crc) {
+    bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
+    if (Crc32(bytes) != meta.crc32) {
+      return Status::Corrupt("fails its CRC-32 check ({:08x}, .meta says {:08x}): the zip "
+                             "changed after prepare",
+                             Crc32(bytes), meta.crc32);
+    }
+  }
+  return bytes;
+}
+
+Result<RenderedImage> DatasetSource::RenderVisual(std::span<const std::byte> bytes,
+                                                  const plan::PlannedImage* image,
+                                                  const plan::PlannedVideo* video) const {
+  const uint32_t patch = options_.preprocess.patch.patch_size;
+  const uint32_t merge = options_.preprocess.patch.merge_size;
+  RenderedImage r;
+  if (image != nullptr) {
+    MMPT_ASSIGN_OR_RETURN(media::ImageInfo info, media::ProbeImage(bytes));
+    MMPT_ASSIGN_OR_RETURN(media::ResizedSize size,
+                          media::PreprocessedSize(info, options_.preprocess.resize));
+    r.grid_t = 1;
+    r.grid_h = size.height / patch;
+    r.grid_w = size.width / patch;
+  } else {
+    // The plan decided the sampling (frames, frame size, seconds per grid step:
+    // media::SampleVideo through cost::CostVideo).
+    MMPT_RETURN_IF_ERROR(video_.status());
+    r.video = true;
+    r.grid_t = video->frames / options_.preprocess.patch.temporal_patch_size;
+    r.grid_h = video->resized_height / patch;
+    r.grid_w = video->resized_width / patch;
+    r.second_per_grid_t = video->second_per_grid_t;
+  }
+  r.token_count = r.grid_t * r.grid_h * r.grid_w / (merge * merge);
+  const uint32_t planned = image != nullptr ? image->llm_tokens : video->llm_tokens;
+  if (r.token_count != planned) {
+    return Status::Internal("resizes to {}x{}x{} patches = {} tokens but the plan counted {} "
+                            "(plan made for another vision config?)",
+                            r.grid_t, r.grid_h, r.grid_w, r.token_count, planned);
+  }
+  return r;
 }
 
 Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::byte> bytes,

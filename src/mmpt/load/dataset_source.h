@@ -109,6 +109,16 @@ class DatasetSource final : public SampleSource {
   Status NameError(uint64_t global, uint32_t k, Status status) const;
   Result<media::GridThw> PreprocessVideoInto(std::span<const std::byte> bytes,
                                              std::span<float> out) const;
+  // Media item k of sample `global`, its CRC-32 checked against `meta` when verify_crc is set.
+  // Errors: the dataset's; InvalidArgument for a metadata-only item; Corrupt for a changed one.
+  Result<std::span<const std::byte>> CheckedMedia(uint64_t global, uint32_t k,
+                                                  const store::MediaMeta& meta) const;
+  // An image (its header probed and resized by the preset's rule) or a video (as the plan
+  // sampled it) as the encoder will take it: its grid, tokens and seconds per grid step,
+  // checked against the plan's tokens. Exactly one of `image`, `video` is set.
+  Result<RenderedImage> RenderVisual(std::span<const std::byte> bytes,
+                                     const plan::PlannedImage* image,
+                                     const plan::PlannedVideo* video) const;
 
   std::shared_ptr<const store::Dataset> dataset_;
   DatasetSourceOptions options_;

@@ -107,6 +107,11 @@ Result<LogMelConfig> AudioPreset(std::string_view name) {
   return config;
 }
 
+uint32_t ValidFrames(const LogMelConfig& config, uint64_t samples) {
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(config.Frames(), (samples + config.hop - 1) / config.hop));
+}
+
 uint32_t AudioTokens(uint32_t valid_frames) {
   if (valid_frames == 0) return 0;
   const uint32_t after_conv = (valid_frames - 1) / 2 + 1;  // kernel 3, stride 2, padding 1
@@ -229,10 +234,7 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
   const int64_t last = static_cast<int64_t>(window_samples) - 1;
   const auto audio_end = static_cast<int64_t>(used);
 
-  // A frame counts when its first sample (t·hop, before centring) is audio: Hugging Face takes
-  // every hop-th entry of the per-sample mask.
-  const auto valid_frames =
-      static_cast<uint32_t>(std::min<uint64_t>(frames, (used + hop - 1) / hop));
+  const uint32_t valid_frames = ValidFrames(config_, used);
   std::fill(attention_mask.begin(), attention_mask.begin() + valid_frames, 1);
   std::fill(attention_mask.begin() + valid_frames, attention_mask.end(), 0);
 

@@ -33,6 +33,12 @@ struct LogMelConfig {
 /// Errors: NotFound for another name.
 Result<LogMelConfig> AudioPreset(std::string_view name);
 
+/// Mel frames of a clip of `samples` PCM samples that hold audio (the attention mask's ones):
+/// a frame counts when its first sample (t·hop, before centring) is audio, as Hugging Face takes
+/// every hop-th entry of the per-sample mask; at most the window's frames. The one rule the
+/// features (LogMelExtractor) and the plan (cost::CostAudio) share.
+uint32_t ValidFrames(const LogMelConfig& config, uint64_t samples);
+
 /// Count the audio tokens Qwen2-Audio's and Qwen2.5-Omni's encoder hands the LLM for
 /// `valid_frames` unmasked mel frames: a stride-2 convolution, then average pooling by 2, as
 /// their processors count them ((n − 1) / 2 + 1, then (n − 2) / 2 + 1, in Python's floor

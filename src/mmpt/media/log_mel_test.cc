@@ -112,6 +112,18 @@ TEST(LogMelTest, PartialHopCountsAsAFrame) {
   EXPECT_EQ(features->tokens, 0u);
 }
 
+// One rule for the frames that hold audio: the features' mask and ValidFrames (what the plan
+// counts through cost::CostAudio) agree at every length around the hop and the window.
+TEST(LogMelTest, TheMaskSumIsValidFrames) {
+  const LogMelConfig config = *AudioPreset("qwen2-audio");
+  for (size_t samples : {1ul, 159ul, 160ul, 161ul, 16000ul, 30ul * kRate - 1, 30ul * kRate,
+                         31ul * kRate}) {
+    auto features = LogMel(Sine(440, 0.1, samples), config);
+    ASSERT_TRUE(features.ok());
+    EXPECT_EQ(features->valid_frames, ValidFrames(config, samples)) << samples;
+  }
+}
+
 TEST(LogMelTest, LongAudioIsCutToTheWindow) {
   const LogMelConfig config = *AudioPreset("qwen2-audio");
   std::vector<float> pcm = Sine(300, 0.3, 31 * kRate);

@@ -278,7 +278,7 @@ Result<PreprocessedVideo> PreprocessVideo(std::span<const std::byte> bytes,
   out.grid.t = static_cast<uint32_t>(slots.size() / config.patch.temporal_patch_size);
   out.pixel_values.resize(out.grid.patches() * PatchDim(config.patch));
   MMPT_RETURN_IF_ERROR(NormalizePatchifyFrames(slots, config.patch, out.pixel_values));
-  out.second_per_grid_t = config.patch.temporal_patch_size / out.sampling.sample_fps;
+  out.second_per_grid_t = out.sampling.SecondsPerGridStep(config.patch.temporal_patch_size);
   return out;
 }
 

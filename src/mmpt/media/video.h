@@ -35,6 +35,10 @@ struct VideoSampling {
   std::vector<uint64_t> frame_indices;  // ascending, in presentation order, from 0
   double sample_fps = 0;               // frames sampled per second of video
   ResizedSize size;                    // every sampled frame is resized to this
+
+  /// Seconds of video one grid step of `temporal_patch` sampled frames spans (Qwen2.5-VL's
+  /// second_per_grid_ts): the one rule the plan, the loader and the preprocessing share.
+  double SecondsPerGridStep(uint32_t temporal_patch) const { return temporal_patch / sample_fps; }
 };
 
 /// Sample a video of `total_frames` frames at `video_fps` whose frames are `height`×`width`:

@@ -115,7 +115,7 @@ void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& coste
                                           videos[v].height, c.resized_width, c.resized_height,
                                           c.sampled_frames, c.llm_tokens,
                                           static_cast<uint32_t>(std::min<uint64_t>(at_video, s.text_tokens)) + media_tokens_before,
-                                          c.patches, c.train_flops});
+                                          c.patches, c.train_flops, c.second_per_grid_t});
       media_tokens_before += c.llm_tokens;
       ++v;
     } else {
@@ -123,7 +123,7 @@ void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& coste
       plan->audios.push_back(PlannedAudio{static_cast<uint32_t>(a), audios[a].duration_ms,
                                           c.llm_tokens,
                                           static_cast<uint32_t>(std::min<uint64_t>(at_audio, s.text_tokens)) + media_tokens_before,
-                                          c.train_flops});
+                                          c.train_flops, c.samples, c.valid_frames});
       media_tokens_before += c.llm_tokens;
       ++a;
     }

@@ -167,25 +167,32 @@ Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::Cost
   return Planner(table, costs, model, std::move(config), std::move(order), std::move(samples));
 }
 
-Result<StepPlan> Planner::PlanStep() {
-  auto start = std::chrono::steady_clock::now();
-  stats_ = StepStats{};
-  const Layout& layout = config_.layout;
-  const uint32_t seq_len = layout.seq_len;
-  const uint64_t num_packs = layout.packs_per_step();
-  const double target_tokens = PoolTarget(config_);
+// One step's pool (PlanStep's first phase): the samples drawn, those deferred and dropped.
+struct Planner::Pool {
+  std::vector<PlacedSample> samples;  // the carried-in samples first, then the new draws
+  std::vector<uint8_t> age;           // steps each carried-in sample has waited
+  size_t num_carried_in = 0;
+  bool any_old = false;               // some carried-in sample reached max_carry_steps
+  std::vector<std::pair<PlacedSample, uint8_t>> deferred;  // with the steps each waited
+  std::vector<uint64_t> dropped_rows;
+};
 
-  // 1. The pool: last step's carry, then new samples until the step's capacity is covered.
+Planner::Pool Planner::DrawPool() {
+  const uint32_t seq_len = config_.layout.seq_len;
+  const uint64_t num_packs = config_.layout.packs_per_step();
+  const double target_tokens = PoolTarget(config_);
+  // The pool: last step's carry, then new samples until the step's capacity is covered.
   // Without allow_repeat a sample the pool already holds is deferred (to `deferred`, carried
   // into the next step).
   std::vector<PlacedSample> carried_in = std::move(carry_);
   std::vector<uint8_t> carried_age = std::move(carry_age_);
   carry_.clear();
   carry_age_.clear();
-  std::vector<PlacedSample> pool;
-  std::vector<uint8_t> age;  // of the carried prefix of the pool
-  std::vector<std::pair<PlacedSample, uint8_t>> deferred;  // with the steps each waited
-  std::vector<uint64_t> dropped_rows;
+  Pool out;
+  std::vector<PlacedSample>& pool = out.samples;
+  std::vector<uint8_t>& age = out.age;
+  auto& deferred = out.deferred;
+  std::vector<uint64_t>& dropped_rows = out.dropped_rows;
   std::vector<uint64_t> pooled(config_.allow_repeat ? 0 : table_->num_sources(), 0);
   double pool_tokens = 0;
   pool.reserve(carried_in.size() + static_cast<size_t>(target_tokens / 64));
@@ -216,9 +223,8 @@ Result<StepPlan> Planner::PlanStep() {
       age.push_back(carried_age[i]);
     }
   }
-  const size_t num_carried_in = pool.size();
-  bool any_old = false;
-  for (uint8_t a : age) any_old |= a >= config_.max_carry_steps;
+  out.num_carried_in = pool.size();
+  for (uint8_t a : age) out.any_old |= a >= config_.max_carry_steps;
   // Set at a draw of a source whose every sample the pool holds: Create checked that the blend
   // asks no source for more samples a step than it has, on average, but near that limit a
   // step can still meet one. The step then ends short of its tokens once it has a sample per
@@ -254,8 +260,17 @@ Result<StepPlan> Planner::PlanStep() {
   stats_.dropped = dropped_rows.size();
   stats_.deferred = deferred.size();
   stats_.source_exhausted = exhausted;
+  return out;
+}
 
-  // 2. Pack the pool; keep the step's packs: those holding a long-carried sample, then the
+Result<internal::PackList> Planner::PackPool(Pool& drawn) {
+  const uint32_t seq_len = config_.layout.seq_len;
+  const uint64_t num_packs = config_.layout.packs_per_step();
+  const std::vector<PlacedSample>& pool = drawn.samples;
+  const std::vector<uint8_t>& age = drawn.age;
+  const size_t num_carried_in = drawn.num_carried_in;
+  const bool any_old = drawn.any_old;
+  // Pack the pool; keep the step's packs: those holding a long-carried sample, then the
   // fullest; everything else carries over.
   std::vector<pack::PackItem> items(pool.size());
   for (size_t i = 0; i < pool.size(); ++i) {
@@ -319,7 +334,7 @@ Result<StepPlan> Planner::PlanStep() {
   // a row: the order a restored planner rebuilds. The older copy joins the next pool (the other
   // waits again), so it ages into a kept pack (max_carry_steps) even while the stream keeps
   // drawing younger copies.
-  std::vector<std::pair<PlacedSample, uint8_t>> carried = std::move(deferred);
+  std::vector<std::pair<PlacedSample, uint8_t>> carried = std::move(drawn.deferred);
   for (uint32_t i : spare) carried.emplace_back(pool[i], i < num_carried_in ? age[i] : 0);
   for (auto& [sample, waited] : carried) {
     waited = static_cast<uint8_t>(std::min<uint32_t>(waited + 1u, 255u));
@@ -330,14 +345,25 @@ Result<StepPlan> Planner::PlanStep() {
     carry_.push_back(sample);
     carry_age_.push_back(waited);
   }
+  return packs;
+}
 
-  // 3. Balance the packs over (rank, micro-step) and assemble the plan.
+Result<StepPlan> Planner::PlanStep() {
+  auto start = std::chrono::steady_clock::now();
+  stats_ = StepStats{};
+  const Layout& layout = config_.layout;
+  const uint32_t seq_len = layout.seq_len;
+  const uint64_t num_packs = layout.packs_per_step();
+  Pool pool = DrawPool();
+  MMPT_ASSIGN_OR_RETURN(internal::PackList packs, PackPool(pool));
+
+  // Balance the packs over (rank, micro-step) and assemble the plan.
   std::vector<balance::PackCost> pack_costs =
       internal::CostPacks(packs, *costs_, *model_, seq_len);
   balance::Grid grid = internal::GridOf(layout);
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(pack_costs, grid));
   StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_,
-                                     *costs_, dropped_rows);
+                                     *costs_, pool.dropped_rows);
   // plan ▸ cp: every pack is split over its CP group (padded as TE and sequence parallelism
   // need), and its images assigned to the CP ranks that encode them.
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));

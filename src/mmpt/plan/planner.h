@@ -18,6 +18,9 @@
 #include "mmpt/plan/step_plan.h"
 
 namespace mmpt::plan {
+namespace internal {
+struct PackList;  // assemble_internal.h
+}  // namespace internal
 
 /// The pool slack of a step whose pool holds large items (pack::LargeItems) when
 /// PlannerConfig::pool_slack is smaller: such items fill a pack only in certain combinations,
@@ -156,6 +159,14 @@ class Planner {
   Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
           const cost::CostModel& model, PlannerConfig config, SampleOrder order,
           std::vector<uint64_t> placeable);
+
+  struct Pool;
+  /// PlanStep's first phase: the pool, last step's carry, then new samples until the step's
+  /// capacity is covered (without allow_repeat a sample the pool holds is deferred).
+  Pool DrawPool();
+  /// Its second: pack the pool and keep the step's packs (those holding a long-carried
+  /// sample, then the fullest, refilled from the rest); everything else is carried.
+  Result<internal::PackList> PackPool(Pool& pool);
 
   const cost::SampleTable* table_;
   const cost::CostedSamples* costs_;

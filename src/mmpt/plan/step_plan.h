@@ -76,6 +76,7 @@ struct PlannedVideo {
   uint32_t token_start = 0;     // as PlannedImage::token_start
   uint32_t patches = 0;         // encoder sequence length over all grid steps
   double vision_flops = 0;      // training FLOPs (forward + backward) to encode it
+  float second_per_grid_t = 0;  // seconds one grid step spans (cost::VideoCost's)
 };
 
 /// One audio clip as the plan sees it: placed like an image, encoded by the audio encoder.
@@ -85,6 +86,8 @@ struct PlannedAudio {
   uint32_t llm_tokens = 0;      // placeholder tokens in the LLM sequence
   uint32_t token_start = 0;     // as PlannedImage::token_start
   double audio_flops = 0;       // training FLOPs (forward + backward) to encode it
+  uint32_t samples = 0;         // PCM samples the loader cuts or pads the clip to
+  uint32_t valid_frames = 0;    // mel frames holding audio (the feature mask's ones)
 };
 
 /// One sample placed in a pack: one sub-sequence of the packed sequence (its own attention

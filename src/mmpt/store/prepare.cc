@@ -320,7 +320,7 @@ Status LoadMedia(const Context& ctx, size_t input, MediaRef& media,
     return Status::InvalidArgument("image '{}': {}x{} exceeds {} pixels a side", media.path,
                                    media.width, media.height, kMaxImageSide);
   }
-  auto cost = cost::CostImage(ctx.vision, media.width, media.height, 1);
+  auto cost = cost::ImageShape(ctx.vision, media.width, media.height);
   if (!cost.ok()) {
     reason = "image size rejected";
     return Status::InvalidArgument("image '{}' ({}x{}): {} rejects it: {}", media.path,

@@ -55,7 +55,7 @@ struct PrepareOptions {
   /// decompression bomb): the loader decodes with the same budget, recorded in the manifest.
   uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
   uint64_t samples_per_shard = 1000;       // input records per shard (fewer when some skip)
-  size_t threads = 0;                         // worker threads; 0 = one per hardware thread
+  size_t threads = 0;                      // worker threads; 0 = one per hardware thread
   ErrorPolicy on_error = ErrorPolicy::kSkip;
   size_t max_examples = 5;  // bad records quoted in the summary
   bool progress = true;     // progress bar on a terminal
