@@ -312,7 +312,8 @@ void BindLoad(py::module_& m) {
            py::arg("source"), py::arg("plans"), py::arg("dp_rank") = 0, py::arg("cp_rank") = 0,
            py::arg("threads") = load::LoaderOptions{}.threads,
            py::arg("prefetch") = load::LoaderOptions{}.prefetch,
-           py::arg("max_bytes") = load::LoaderOptions{}.max_bytes, py::arg("on_bad_sample") = "fail",
+           py::arg("max_bytes") = load::LoaderOptions{}.max_bytes,
+           py::arg("on_bad_sample") = "fail",
            py::arg("mrope") = true, py::arg("start_step") = 0,
            py::arg("start_micro_step") = 0, py::arg("end_step") = py::none())
       .def("next",

@@ -138,6 +138,10 @@ def test_audio_dp_embed_writes_the_clip_rows_at_the_audio_pads(corpus):
     pads = (t["tokens"] == OMNI_IDS["<|AUDIO|>"]).nonzero().reshape(-1)
     torch.testing.assert_close(out[pads], encoder(t["input_features"], None), rtol=0, atol=0)
     assert (out[(t["tokens"] != OMNI_IDS["<|AUDIO|>"])] == 0).all()
+    # Its errors speak of the audio encoder, not the vision one.
+    with pytest.raises(ValueError, match="^audio_dp: inputs_embeds"):
+        audio_dp_embed(encoder, t["input_features"], t["feature_attention_mask"],
+                       torch.zeros(2, len(t["tokens"]), 2), batch["audio_routing"])
 
 
 def test_the_memory_bound_counts_the_audio_features(corpus):

@@ -92,26 +92,28 @@ class _AllToAllV(torch.autograd.Function):
 
 
 
-def _group_rank(group, rank: Optional[int], routing: VisionRouting) -> int:
+def _group_rank(group, rank: Optional[int], routing: VisionRouting, kind: str = "vision") -> int:
     if rank is not None:
         return int(rank)
     if routing.cp_size == 1:
         return 0  # CP 1 needs no process group: nothing crosses ranks
     if not dist.is_initialized():
-        raise RuntimeError("vision_dp: torch.distributed is not initialized and no rank was given")
+        raise RuntimeError(f"{kind}_dp: torch.distributed is not initialized and no rank was given")
     return dist.get_rank(group)
 
 
-def _exchange(local_embeds, routing: VisionRouting, group, rank: int, stats, requires_grad):
-    """The exchange; returns (rows in local token order, their local token positions)."""
+def _exchange(local_embeds, routing: VisionRouting, group, rank: int, stats, requires_grad,
+              kind: str = "vision"):
+    """The exchange; returns (rows in local token order, their local token positions). `kind`
+    ("vision" or "audio") names the encoder in errors."""
     if local_embeds.dim() != 2:
         raise ValueError(
-            f"vision_dp: local embeddings must be [rows, hidden], got {tuple(local_embeds.shape)}"
+            f"{kind}_dp: local embeddings must be [rows, hidden], got {tuple(local_embeds.shape)}"
         )
     expected = routing.local_rows(rank)
     if local_embeds.shape[0] != expected:
         raise ValueError(
-            f"vision_dp: rank {rank} encodes images {list(routing.encoded[rank])} with "
+            f"{kind}_dp: rank {rank} encodes items {list(routing.encoded[rank])} with "
             f"{expected} embedding rows, but the encoder returned {local_embeds.shape[0]}"
         )
     idx = routing.indices(rank)
@@ -282,8 +284,8 @@ def audio_dp_embed(
     on a rank with no clips. With `input_ids` and `audio_token_id` the positions are checked
     against the shard's audio-pad tokens.
     """
-    rank = _group_rank(group, rank, routing)
-    embeds = _flat_embeds(inputs_embeds)
+    rank = _group_rank(group, rank, routing, "audio")
+    embeds = _flat_embeds(inputs_embeds, "audio")
     if not routing.encoded[rank]:
         local = _connected_empty(encoder, embeds.shape[-1], embeds)
     else:
@@ -297,11 +299,11 @@ def audio_dp_embed(
                        input_ids, pad_ids, "audio")
 
 
-def _flat_embeds(inputs_embeds: torch.Tensor) -> torch.Tensor:
+def _flat_embeds(inputs_embeds: torch.Tensor, kind: str = "vision") -> torch.Tensor:
     """[tokens, hidden] of a [tokens, hidden] or [1, tokens, hidden] (THD) shard."""
     if inputs_embeds.dim() == 3 and inputs_embeds.shape[0] != 1:
         raise ValueError(
-            f"vision_dp: inputs_embeds must be [tokens, hidden] or [1, tokens, hidden] (THD), "
+            f"{kind}_dp: inputs_embeds must be [tokens, hidden] or [1, tokens, hidden] (THD), "
             f"got {tuple(inputs_embeds.shape)}"
         )
     return inputs_embeds[0] if inputs_embeds.dim() == 3 else inputs_embeds
@@ -312,14 +314,15 @@ def _place_rows(local, inputs_embeds, routing, group, rank, stats, requires_grad
     """Exchange `local` (this rank's encoded rows) and write the consumed rows into a copy of
     `inputs_embeds` at the routing's positions, checked against the `pad_ids` tokens of
     `input_ids` when both are given."""
-    embeds = _flat_embeds(inputs_embeds)
+    kind = "audio" if what == "audio" else "vision"
+    embeds = _flat_embeds(inputs_embeds, kind)
     hidden = embeds.shape[-1]
-    rows, positions = _exchange(local, routing, group, rank, stats, requires_grad)
+    rows, positions = _exchange(local, routing, group, rank, stats, requires_grad, kind)
     if rows.shape[-1] != hidden:
-        raise ValueError(f"vision_dp: encoder rows have width {rows.shape[-1]}, not {hidden}")
+        raise ValueError(f"{kind}_dp: encoder rows have width {rows.shape[-1]}, not {hidden}")
     if positions.numel() and int(positions.max()) >= embeds.shape[0]:
         raise ValueError(
-            f"vision_dp: the routing places a row at local token {int(positions.max())} but "
+            f"{kind}_dp: the routing places a row at local token {int(positions.max())} but "
             f"the shard has {embeds.shape[0]} tokens"
         )
     if input_ids is not None and pad_ids:
@@ -334,7 +337,7 @@ def _place_rows(local, inputs_embeds, routing, group, rank, stats, requires_grad
             if first is None:
                 first = (pads if len(pads) > len(where) else where)[min(len(pads), len(where))]
             raise ValueError(
-                f"vision_dp: rank {rank}'s shard has {len(pads)} {what}-pad tokens, the routing "
+                f"{kind}_dp: rank {rank}'s shard has {len(pads)} {what}-pad tokens, the routing "
                 f"places {len(where)} rows; they first differ at local token {first}"
             )
     out = embeds.index_copy(0, positions, rows.to(embeds.dtype))
