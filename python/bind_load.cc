@@ -203,7 +203,8 @@ void BindLoad(py::module_& m) {
       .def(py::init([](const std::string& dataset_dir, uint32_t seq_len, uint32_t dp, uint32_t ga,
                        uint32_t mbs, uint32_t cp, uint32_t tp, uint32_t pp, uint32_t ep,
                        const std::string& sync, uint64_t seed, const std::string& vision,
-                       const std::string& llm, const std::string& hardware,
+                       const std::string& audio, const std::string& llm,
+                       const std::string& hardware,
                        const std::string& vision_policy, const std::string& overlong,
                        bool allow_repeat, const std::string& planner,
                        uint32_t vanilla_buffer) {
@@ -230,7 +231,8 @@ void BindLoad(py::module_& m) {
              config.planner.allow_repeat = allow_repeat;
              config.llm = llm;
              config.hardware = hardware;
-             config.vision = vision;
+             config.vision = vision;  // empty: the dataset's (PlanStream::Open)
+             config.audio = audio;
              return ValueOrThrow(
                  WithoutGil([&] { return load::PlanStream::Open(dataset_dir, config); }));
            }),
@@ -243,6 +245,7 @@ void BindLoad(py::module_& m) {
            py::arg("ep") = plan::Layout{}.ep,
            py::arg("sync") = std::string(plan::SyncModelName(plan::Layout{}.sync)),
            py::arg("seed") = plan::PlannerConfig{}.seed, py::arg("vision") = "",
+           py::arg("audio") = "",
            py::arg("llm") = std::string(cost::Defaults::kLlm),
            py::arg("hardware") = std::string(cost::Defaults::kHardware),
            py::arg("vision_policy") =

@@ -93,7 +93,7 @@ class Planner:
     Layout arguments follow Megatron: ``dp`` data-parallel ranks, ``ga`` micro-steps per step,
     ``mbs`` packs per micro-step, ``cp`` context-parallel size, ``seq_len`` tokens per pack;
     ``sync`` is where ranks wait (``"step"``, ``"microstep"``, ``"pipeline"``). ``vision``,
-    ``llm`` and ``hardware`` name cost presets. ``vision_policy`` says who encodes a pack's
+    ``audio``, ``llm`` and ``hardware`` name cost presets. ``vision_policy`` says who encodes a pack's
     images under CP: ``"cost"`` (vision DP balanced by encoder cost), ``"count"`` (by image
     count, as Megatron Bridge does) or ``"naive"`` (each CP rank encodes what its shard needs, no
     exchange); the plan decides it and every loader executes it. ``overlong``: a sample longer
@@ -105,9 +105,9 @@ class Planner:
     names the numbers; ``allow_repeat=True`` lets a step repeat samples instead (a dataset
     smaller than a step, or a small source weighted beyond its size). An argument left
     out (None) takes the default the ``mmpt`` command uses too (one table, in C++:
-    ``plan::Layout``, ``plan::PlannerConfig`` and ``cost::Defaults``); ``vision`` defaults to
-    the preset the dataset was prepared with (its ``mmpt.json``), and another one raises
-    InvalidArgumentError naming both. ``layout`` holds the values used.
+    ``plan::Layout``, ``plan::PlannerConfig`` and ``cost::Defaults``); ``vision`` and
+    ``audio`` default to the presets the dataset was prepared with (its ``mmpt.json``), and
+    another one raises InvalidArgumentError naming both, as ``--vision`` and ``--audio`` do. ``layout`` holds the values used.
 
     ``planner="vanilla"`` serves the baseline's plans instead of mmpt's: the blended stream
     dealt round-robin to the DP ranks, each packing a buffer of ``vanilla_buffer`` samples
@@ -120,13 +120,15 @@ class Planner:
                  ga: Optional[int] = None, mbs: Optional[int] = None, cp: Optional[int] = None,
                  tp: Optional[int] = None, pp: Optional[int] = None, ep: Optional[int] = None,
                  sync: Optional[str] = None, seed: Optional[int] = None,
-                 vision: Optional[str] = None, llm: Optional[str] = None,
-                 hardware: Optional[str] = None, vision_policy: Optional[str] = None,
+                 vision: Optional[str] = None, audio: Optional[str] = None,
+                 llm: Optional[str] = None, hardware: Optional[str] = None,
+                 vision_policy: Optional[str] = None,
                  overlong: Optional[str] = None, allow_repeat: Optional[bool] = None,
                  planner: Optional[str] = None, vanilla_buffer: Optional[int] = None):
         path = dataset.path if isinstance(dataset, Dataset) else str(dataset)
         given = dict(seq_len=seq_len, dp=dp, ga=ga, mbs=mbs, cp=cp, tp=tp, pp=pp, ep=ep,
-                     sync=sync, seed=seed, vision=vision, llm=llm, hardware=hardware,
+                     sync=sync, seed=seed, vision=vision, audio=audio, llm=llm,
+                     hardware=hardware,
                      vision_policy=vision_policy, overlong=overlong, allow_repeat=allow_repeat,
                      planner=planner, vanilla_buffer=vanilla_buffer)
         self._stream = _mmpt.PlanStream(path, **{k: v for k, v in given.items() if v is not None})

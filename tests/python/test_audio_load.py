@@ -206,3 +206,11 @@ def test_bench_load_plans_with_the_manifests_audio_preset(corpus):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert done.returncode != 0
     assert "'qwen2.5-omni'" in done.stdout and "'qwen2-audio'" in done.stdout, done.stdout
+
+
+def test_the_planner_takes_the_audio_preset_as_the_commands_do(corpus):
+    """mmpt.Planner(audio=) exists as --audio does: the dataset's preset, another refused."""
+    path = str(corpus / "qwen2-audio")
+    assert mmpt.Planner(path, seq_len=4096, allow_repeat=True, audio="qwen2-audio").plan(0)
+    with pytest.raises(mmpt.InvalidArgumentError, match="qwen2.5-omni"):
+        mmpt.Planner(path, seq_len=4096, allow_repeat=True, audio="qwen2.5-omni")
