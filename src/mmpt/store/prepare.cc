@@ -330,39 +330,63 @@ Status LoadMedia(const Context& ctx, size_t input, MediaRef& media,
   return Status::OK();
 }
 
-ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, size_t index) {
-  const Chunk& chunk = chunks[index];
-  const PrepareOptions& options = ctx.options;
-  const std::string& file = options.inputs[chunk.input].path;
-  const std::string& source = ctx.sources[chunk.source];
-  ChunkResult result;
-  ShardWriter writer(options.out_dir, fmt::format("{}/{:05}", source, chunk.number), source);
-  text::RenderedText rendered;
+// The reason a record that does not parse is counted under.
+std::string ParseReason(const Status& status) {
+  return status.code() == StatusCode::kCorrupt ? "malformed JSON or not UTF-8" : "invalid record";
+}
 
+// One chunk of one input into one shard: its records read (a JSONL line range, or a tar's
+// samples), each parsed sample's media loaded, rendered and added; bad records counted.
+class ChunkProcessor {
+ public:
+  ChunkProcessor(const Context& ctx, const std::vector<Chunk>& chunks, size_t index)
+      : ctx_(ctx),
+        chunk_(chunks[index]),
+        index_(index),
+        options_(ctx.options),
+        file_(options_.inputs[chunk_.input].path),
+        source_(ctx.sources[chunk_.source]),
+        writer_(options_.out_dir, fmt::format("{}/{:05}", source_, chunk_.number), source_) {}
+
+  ChunkResult Run() {
+    if (ctx_.tars[chunk_.input] ? ReadTar() : ReadJsonl()) Finish();
+    return std::move(result_);
+  }
+
+ private:
   // `where` is "file:line" or "file:member"; messages that name their file already keep theirs.
-  auto bad_record = [&](std::string_view where, const std::string& reason, const Status& error) {
-    ++result.skipped_by_reason[reason];
+  void BadRecord(std::string_view where, const std::string& reason, const Status& error) {
+    ++result_.skipped_by_reason[reason];
     std::string message = error.message();
-    if (message.rfind(file + ":", 0) != 0) message = fmt::format("{}: {}", where, message);
-    if (result.examples.size() < options.max_examples) result.examples.push_back(message);
-    if (options.on_error == ErrorPolicy::kFail && result.status.ok()) {
-      result.status = Status(error.code(), message);
-      ctx.stop = true;
+    if (message.rfind(file_ + ":", 0) != 0) message = fmt::format("{}: {}", where, message);
+    if (result_.examples.size() < options_.max_examples) result_.examples.push_back(message);
+    if (options_.on_error == ErrorPolicy::kFail && result_.status.ok()) {
+      result_.status = Status(error.code(), message);
+      ctx_.stop = true;
     }
-  };
-  auto parse_reason = [](const Status& status) -> std::string {
-    return status.code() == StatusCode::kCorrupt ? "malformed JSON or not UTF-8"
-                                                 : "invalid record";
-  };
+  }
+
+  void CountRecord() {
+    ++result_.records;
+    if (ctx_.progress) ctx_.progress->Add(1);
+  }
+
+  // A failure that ends the chunk (not a bad record): every part stops.
+  bool Stop(Status status) {
+    result_.status = std::move(status);
+    ctx_.stop = true;
+    return false;
+  }
+
   // Every input's parsed sample goes on alike: the duplicate check, its media (from disk, or
   // `tar_images` for a tar's), rendering, the shard. `record_bytes`: input bytes besides media.
-  auto add_sample = [&](Sample sample, std::vector<std::string>* tar_images, uint64_t line_number,
-                        std::string_view where, uint64_t record_bytes) {
-    if (auto dup = ctx.duplicates.find(RecordId(index, line_number));
-        dup != ctx.duplicates.end()) {
-      bad_record(where, "duplicate key",
-                 Status::InvalidArgument("duplicate key '{}' in source '{}' (first at {})",
-                                         sample.key, source, dup->second));
+  void AddSample(Sample sample, std::vector<std::string>* tar_images, uint64_t line_number,
+                 std::string_view where, uint64_t record_bytes) {
+    if (auto dup = ctx_.duplicates.find(RecordId(index_, line_number));
+        dup != ctx_.duplicates.end()) {
+      BadRecord(where, "duplicate key",
+                Status::InvalidArgument("duplicate key '{}' in source '{}' (first at {})",
+                                        sample.key, source_, dup->second));
       return;
     }
     std::vector<MediaBlob> blobs(sample.media.size());
@@ -371,94 +395,105 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
       std::optional<std::string> bytes;
       if (tar_images != nullptr) bytes = std::move((*tar_images)[k]);
       std::string reason;
-      Status status = LoadMedia(ctx, chunk.input, sample.media[k], std::move(bytes), blobs[k],
+      Status status = LoadMedia(ctx_, chunk_.input, sample.media[k], std::move(bytes), blobs[k],
                                 media_bytes, reason);
       if (!status.ok()) {
-        bad_record(tar_images ? fmt::format("{}:{}", file, sample.media[k].path)
-                              : std::string(where),
-                   reason, status);
+        BadRecord(tar_images ? fmt::format("{}:{}", file_, sample.media[k].path)
+                             : std::string(where),
+                  reason, status);
         return;
       }
     }
-    if (Status status = RenderSample(ctx.renderer, sample, &rendered); !status.ok()) {
-      bad_record(where,
-                 status.code() == StatusCode::kInvalidArgument ? "not in the chat template"
-                                                               : "tokenizer error",
-                 status);
+    if (Status status = RenderSample(ctx_.renderer, sample, &rendered_); !status.ok()) {
+      BadRecord(where,
+                status.code() == StatusCode::kInvalidArgument ? "not in the chat template"
+                                                              : "tokenizer error",
+                status);
       return;
     }
-    if (Status added = writer.Add(std::move(sample), std::move(blobs), rendered.ids,
-                                  rendered.media_positions);
+    if (Status added = writer_.Add(std::move(sample), std::move(blobs), rendered_.ids,
+                                   rendered_.media_positions);
         !added.ok()) {
-      bad_record(where, "invalid record", added);
+      BadRecord(where, "invalid record", added);
       return;
     }
-    result.input_bytes += record_bytes + media_bytes;
-    result.text_tokens += rendered.ids.size();
-  };
-  auto count_record = [&] {
-    ++result.records;
-    if (ctx.progress) ctx.progress->Add(1);
-  };
+    result_.input_bytes += record_bytes + media_bytes;
+    result_.text_tokens += rendered_.ids.size();
+  }
 
-  if (ctx.tars[chunk.input]) {
-    auto reader = WdsReader::Open(ctx.files[chunk.input].bytes(), file);
+  // A WebDataset tar's samples [chunk.begin, chunk.end). False: the chunk failed.
+  bool ReadTar() {
+    auto reader = WdsReader::Open(ctx_.files[chunk_.input].bytes(), file_);
     std::vector<std::string> images;
-    for (uint64_t i = 0; reader.ok() && i < chunk.end; ++i) {
-      if (ctx.stop.load(std::memory_order_relaxed)) break;
+    for (uint64_t i = 0; reader.ok() && i < chunk_.end; ++i) {
+      if (ctx_.stop.load(std::memory_order_relaxed)) break;
       // The samples before the chunk's are skipped, not read (cheap in a plain tar).
-      auto next = (*reader)->Next(/*with_data=*/i >= chunk.begin);
+      auto next = (*reader)->Next(/*with_data=*/i >= chunk_.begin);
       if (!next.ok() || !*next) {  // the scan read these bytes whole: only a changed file fails
-        result.status = next.ok() ? Status::IOError("{}: changed while prepare read it", file)
-                                  : next.status();
-        ctx.stop = true;
-        return result;
+        return Stop(next.ok() ? Status::IOError("{}: changed while prepare read it", file_)
+                              : next.status());
       }
-      if (i < chunk.begin) continue;
-      count_record();
+      if (i < chunk_.begin) continue;
+      CountRecord();
       WdsSample& wds = **next;
       uint64_t member_bytes = 0;
       for (const WdsMember& member : wds.members) member_bytes += member.bytes.size();
-      const std::string where = fmt::format("{}:{}", file, wds.members.front().name);
-      auto parsed = WdsToSample(wds, file, &images);
+      const std::string where = fmt::format("{}:{}", file_, wds.members.front().name);
+      auto parsed = WdsToSample(wds, file_, &images);
       if (!parsed.ok()) {
-        bad_record(where, parse_reason(parsed.status()), parsed.status());
+        BadRecord(where, ParseReason(parsed.status()), parsed.status());
         continue;
       }
       for (const std::string& image : images) member_bytes -= image.size();
-      add_sample(std::move(*parsed), &images, i + 1, where, member_bytes);
+      AddSample(std::move(*parsed), &images, i + 1, where, member_bytes);
     }
-    if (!reader.ok()) {
-      result.status = reader.status();
-      ctx.stop = true;
-      return result;
-    }
-  } else {
+    return reader.ok() || Stop(reader.status());
+  }
+
+  // A JSONL input's lines [chunk.begin, chunk.end). True: the lines were read.
+  bool ReadJsonl() {
     RecordParser parser;
-    ForEachLine(ctx.files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
+    ForEachLine(ctx_.files[chunk_.input].text(), chunk_.begin, chunk_.end, chunk_.first_line,
                 [&](std::string_view line, uint64_t line_number) {
-      if (ctx.stop.load(std::memory_order_relaxed)) return;
-      count_record();
-      const std::string where = fmt::format("{}:{}", file, line_number);
-      auto parsed = parser.Parse(line, options.format, {file, line_number});
+      if (ctx_.stop.load(std::memory_order_relaxed)) return;
+      CountRecord();
+      const std::string where = fmt::format("{}:{}", file_, line_number);
+      auto parsed = parser.Parse(line, options_.format, {file_, line_number});
       if (!parsed.ok()) {
-        bad_record(where, parse_reason(parsed.status()), parsed.status());
+        BadRecord(where, ParseReason(parsed.status()), parsed.status());
         return;
       }
-      add_sample(std::move(*parsed), nullptr, line_number, where, line.size() + 1);
+      AddSample(std::move(*parsed), nullptr, line_number, where, line.size() + 1);
     });
+    return true;
   }
-  if (!result.status.ok() || writer.num_samples() == 0) return result;
-  auto shard = writer.Finish();
-  if (!shard.ok()) {
-    result.status = shard.status();
-    ctx.stop = true;
-    return result;
+
+  // The shard, when the chunk kept samples and nothing failed.
+  void Finish() {
+    if (!result_.status.ok() || writer_.num_samples() == 0) return;
+    auto shard = writer_.Finish();
+    if (!shard.ok()) {
+      Stop(shard.status());
+      return;
+    }
+    result_.samples = shard->samples;
+    result_.media = shard->media;
+    result_.shard = std::move(*shard);
   }
-  result.samples = shard->samples;
-  result.media = shard->media;
-  result.shard = std::move(*shard);
-  return result;
+
+  const Context& ctx_;
+  const Chunk& chunk_;
+  const size_t index_;
+  const PrepareOptions& options_;
+  const std::string& file_;
+  const std::string& source_;
+  ChunkResult result_;
+  ShardWriter writer_;
+  text::RenderedText rendered_;
+};
+
+ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, size_t index) {
+  return ChunkProcessor(ctx, chunks, index).Run();
 }
 
 // Find records whose (source, key) appeared earlier in input order: every part computes the
@@ -509,6 +544,112 @@ std::unordered_map<uint64_t, std::string> FindDuplicates(const PrepareOptions& o
   return duplicates;
 }
 
+// OK when `options` can be run; else InvalidArgument naming what is missing or wrong.
+Status CheckOptions(const PrepareOptions& options) {
+  if (options.inputs.empty()) return Status::InvalidArgument("prepare: no inputs");
+  if (options.out_dir.empty()) return Status::InvalidArgument("prepare: no --out directory");
+  if (options.tokenizer == nullptr) return Status::InvalidArgument("prepare: no tokenizer");
+  if (options.samples_per_shard == 0) {
+    return Status::InvalidArgument("--samples-per-shard must be positive");
+  }
+  if (options.num_parts == 0 || options.part >= options.num_parts) {
+    return Status::InvalidArgument("part {} of {} does not exist", options.part,
+                                   options.num_parts);
+  }
+  return Status::OK();
+}
+
+// The inputs, mapped: each one's source (an index into `sources`, in first appearance) and
+// the folder its media paths are relative to.
+struct Inputs {
+  std::vector<MappedFile> files;
+  std::vector<std::string> sources;
+  std::vector<uint32_t> input_source;
+  std::vector<std::string> media_roots;
+};
+
+Result<Inputs> OpenInputs(const PrepareOptions& options) {
+  Inputs in;
+  for (const InputSpec& input : options.inputs) {
+    MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(input.path));
+    in.files.push_back(std::move(file));
+    auto it = std::find(in.sources.begin(), in.sources.end(), input.source);
+    in.input_source.push_back(static_cast<uint32_t>(it - in.sources.begin()));
+    if (it == in.sources.end()) in.sources.push_back(input.source);
+    in.media_roots.push_back(!options.media_root.empty()
+                                 ? options.media_root
+                                 : fs::path(input.path).parent_path().string());
+  }
+  return in;
+}
+
+// Tar inputs are scanned for their samples' keys first (in parallel): a truncated or corrupt
+// archive fails the run here, naming the file, before anything is written.
+Result<std::vector<TarIndex>> ScanTars(const PrepareOptions& options,
+                                       const std::vector<MappedFile>& files, ThreadPool& pool) {
+  std::vector<TarIndex> tars(files.size());
+  std::vector<Status> scanned(files.size());
+  pool.ParallelFor(0, files.size(), [&](size_t i) {
+    const std::string& path = options.inputs[i].path;
+    if (options.format != InputFormat::kWebDataset && !IsWebDatasetPath(path)) return;
+    auto samples = ScanTar(files[i], path);
+    if (samples.ok()) tars[i] = std::move(*samples);
+    scanned[i] = samples.status();
+  });
+  for (const Status& status : scanned) MMPT_RETURN_IF_ERROR(status);
+  return tars;
+}
+
+// Records in chunks `mine` (for the progress bar).
+uint64_t CountRecords(const std::vector<size_t>& mine, const std::vector<Chunk>& chunks,
+                      const std::vector<MappedFile>& files, const std::vector<TarIndex>& tars) {
+  uint64_t total = 0;
+  for (size_t c : mine) {
+    if (tars[chunks[c].input]) {
+      total += chunks[c].end - chunks[c].begin;
+      continue;
+    }
+    ForEachLine(files[chunks[c].input].text(), chunks[c].begin, chunks[c].end, 1,
+                [&](std::string_view, uint64_t) { ++total; });
+  }
+  return total;
+}
+
+// The chunks' results into `report` and the manifest's shards, in source order (first
+// appearance among the inputs), then by number. Errors: the first chunk's failure.
+Status Collect(std::vector<ChunkResult>& results, const PrepareOptions& options,
+               const std::vector<std::string>& sources, PrepareReport& report,
+               Manifest& manifest) {
+  for (ChunkResult& result : results) {
+    if (!result.status.ok()) return result.status;  // the first failure in input order
+    report.records += result.records;
+    report.samples += result.samples;
+    report.media += result.media;
+    report.text_tokens += result.text_tokens;
+    report.input_bytes += result.input_bytes;
+    for (const auto& [reason, count] : result.skipped_by_reason) {
+      report.skipped_by_reason[reason] += count;
+      report.skipped += count;
+    }
+    for (std::string& example : result.examples) {
+      if (report.examples.size() < options.max_examples) report.examples.push_back(example);
+    }
+    if (result.shard) {
+      for (const auto& [suffix, file] : result.shard->files) report.output_bytes += file.bytes;
+      manifest.shards.push_back(std::move(*result.shard));
+    }
+  }
+  std::stable_sort(manifest.shards.begin(), manifest.shards.end(),
+                   [&](const ShardInfo& a, const ShardInfo& b) {
+                     auto rank = [&](const std::string& s) {
+                       return std::find(sources.begin(), sources.end(), s) - sources.begin();
+                     };
+                     return rank(a.source) < rank(b.source);
+                   });
+  report.shards = manifest.shards.size();
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string PartManifestName(uint32_t part, uint32_t num_parts) {
@@ -531,16 +672,7 @@ Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
 
 Result<PrepareReport> Prepare(const PrepareOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  if (options.inputs.empty()) return Status::InvalidArgument("prepare: no inputs");
-  if (options.out_dir.empty()) return Status::InvalidArgument("prepare: no --out directory");
-  if (options.tokenizer == nullptr) return Status::InvalidArgument("prepare: no tokenizer");
-  if (options.samples_per_shard == 0) {
-    return Status::InvalidArgument("--samples-per-shard must be positive");
-  }
-  if (options.num_parts == 0 || options.part >= options.num_parts) {
-    return Status::InvalidArgument("part {} of {} does not exist", options.part,
-                                   options.num_parts);
-  }
+  MMPT_RETURN_IF_ERROR(CheckOptions(options));
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(options.vision_preset));
   MMPT_RETURN_IF_ERROR(cost::LoadAudioPreset(options.audio_preset).status());
   MMPT_ASSIGN_OR_RETURN(text::ChatTemplate chat, text::ChatTemplate::Load(options.chat_template));
@@ -548,34 +680,11 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
                         text::ChatRenderer::Create(std::move(chat), *options.tokenizer));
 
-  std::vector<MappedFile> files;
-  std::vector<std::string> sources;
-  std::vector<uint32_t> input_source;
-  std::vector<std::string> media_roots;
-  for (const InputSpec& input : options.inputs) {
-    MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(input.path));
-    files.push_back(std::move(file));
-    auto it = std::find(sources.begin(), sources.end(), input.source);
-    input_source.push_back(static_cast<uint32_t>(it - sources.begin()));
-    if (it == sources.end()) sources.push_back(input.source);
-    media_roots.push_back(!options.media_root.empty()
-                              ? options.media_root
-                              : fs::path(input.path).parent_path().string());
-  }
-
-  // Tar inputs are scanned for their samples' keys first (in parallel): a truncated or corrupt
-  // archive fails the run here, naming the file, before anything is written.
+  MMPT_ASSIGN_OR_RETURN(Inputs in, OpenInputs(options));
+  const std::vector<MappedFile>& files = in.files;
+  const std::vector<std::string>& sources = in.sources;
   ThreadPool pool(options.threads);
-  std::vector<TarIndex> tars(files.size());
-  std::vector<Status> scanned(files.size());
-  pool.ParallelFor(0, files.size(), [&](size_t i) {
-    const std::string& path = options.inputs[i].path;
-    if (options.format != InputFormat::kWebDataset && !IsWebDatasetPath(path)) return;
-    auto samples = ScanTar(files[i], path);
-    if (samples.ok()) tars[i] = std::move(*samples);
-    scanned[i] = samples.status();
-  });
-  for (const Status& status : scanned) MMPT_RETURN_IF_ERROR(status);
+  MMPT_ASSIGN_OR_RETURN(std::vector<TarIndex> tars, ScanTars(options, files, pool));
 
   std::error_code error;
   fs::create_directories(options.out_dir, error);
@@ -589,24 +698,18 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   fs::remove(fs::path(options.out_dir) / manifest_name, error);
 
   std::vector<Chunk> chunks =
-      SplitIntoChunks(files, tars, input_source, options.samples_per_shard, sources.size());
+      SplitIntoChunks(files, tars, in.input_source, options.samples_per_shard, sources.size());
   auto duplicates = FindDuplicates(options, files, tars, sources, chunks, pool);
 
   std::vector<size_t> mine;
   for (size_t c = 0; c < chunks.size(); ++c) {
     if (c % options.num_parts == options.part) mine.push_back(c);
   }
-  uint64_t total_records = 0;
-  for (size_t c : mine) {
-    if (tars[chunks[c].input]) total_records += chunks[c].end - chunks[c].begin;
-    if (tars[chunks[c].input]) continue;
-    ForEachLine(files[chunks[c].input].text(), chunks[c].begin, chunks[c].end, 1,
-                [&](std::string_view, uint64_t) { ++total_records; });
-  }
+  const uint64_t total_records = CountRecords(mine, chunks, files, tars);
   std::atomic<bool> stop{false};
   std::optional<ProgressBar> progress;
   if (options.progress) progress.emplace("prepare", total_records, "records");
-  Context ctx{options, files, sources, media_roots, tars, vision, renderer, duplicates, stop,
+  Context ctx{options, files, sources, in.media_roots, tars, vision, renderer, duplicates, stop,
               progress ? &*progress : nullptr};
   std::vector<ChunkResult> results(mine.size());
   pool.ParallelFor(0, mine.size(), [&](size_t m) { results[m] = ProcessChunk(ctx, chunks, mine[m]); });
@@ -620,34 +723,7 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   manifest.audio_preset = options.audio_preset;
   manifest.chat_template = chat_json;
   manifest.max_decode_pixels = options.max_decode_pixels;
-  for (ChunkResult& result : results) {
-    if (!result.status.ok()) return result.status;  // the first failure in input order
-    report.records += result.records;
-    report.samples += result.samples;
-    report.media += result.media;
-    report.text_tokens += result.text_tokens;
-    report.input_bytes += result.input_bytes;
-    for (const auto& [reason, count] : result.skipped_by_reason) {
-      report.skipped_by_reason[reason] += count;
-      report.skipped += count;
-    }
-    for (std::string& example : result.examples) {
-      if (report.examples.size() < options.max_examples) report.examples.push_back(example);
-    }
-    if (result.shard) {
-      for (const auto& [suffix, file] : result.shard->files) report.output_bytes += file.bytes;
-      manifest.shards.push_back(std::move(*result.shard));
-    }
-  }
-  // Shards in source order (first appearance among the inputs), then by number.
-  std::stable_sort(manifest.shards.begin(), manifest.shards.end(),
-                   [&](const ShardInfo& a, const ShardInfo& b) {
-                     auto rank = [&](const std::string& s) {
-                       return std::find(sources.begin(), sources.end(), s) - sources.begin();
-                     };
-                     return rank(a.source) < rank(b.source);
-                   });
-  report.shards = manifest.shards.size();
+  MMPT_RETURN_IF_ERROR(Collect(results, options, sources, report, manifest));
   MMPT_RETURN_IF_ERROR(
       WriteFileAtomic(options.out_dir + "/" + manifest_name, ManifestToJson(manifest)));
   report.seconds =

@@ -157,23 +157,9 @@ Status ParsePreTokenizer(const Reader& r, element value, const std::string& path
   return Status::OK();
 }
 
-}  // namespace
-
-Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, const std::string& source) {
-  const Reader r(source);
-  simdjson::dom::parser parser;
-  const simdjson::padded_string padded(json);
-  element root;
-  if (auto error = parser.parse(padded).get(root); error != simdjson::SUCCESS) {
-    return Status::Corrupt("{}: malformed JSON: {}", source, simdjson::error_message(error));
-  }
-  MMPT_ASSIGN_OR_RETURN(object top, r.Object(root, "(root)"));
-  std::unique_ptr<HfTokenizer> tokenizer(new HfTokenizer());
-
-  // model
-  auto model_value = r.Optional(top, "model");
-  if (!model_value) return r.Corrupt("model", "missing");
-  MMPT_ASSIGN_OR_RETURN(object model, r.Object(*model_value, "model"));
+// The model's options: BPE, no dropout, byte fallback, prefix or suffix (what Encode does not
+// do); returns ignore_merges.
+Result<bool> CheckModelOptions(const Reader& r, object model) {
   if (auto type = r.Optional(model, "type")) {
     MMPT_ASSIGN_OR_RETURN(std::string_view name, r.String(*type, "model.type"));
     if (name != "BPE") return r.Unsupported("model.type", fmt::format("model type '{}' is not supported (only BPE)", name));
@@ -187,30 +173,21 @@ Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, c
       if (!text.empty()) return r.Unsupported(std::string("model.") + key, "a non-empty value is not supported");
     }
   }
-  MMPT_ASSIGN_OR_RETURN(bool ignore_merges, r.Bool(model, "ignore_merges", "model", false));
+  return r.Bool(model, "ignore_merges", "model", false);
+}
 
-  auto added_value = r.Optional(top, "added_tokens");
-  array added_list;
-  size_t added_count = 0;
-  if (added_value) {
-    MMPT_ASSIGN_OR_RETURN(added_list, r.Array(*added_value, "added_tokens"));
-    added_count = added_list.size();
-  }
-
-  auto vocab_value = r.Optional(model, "vocab");
-  if (!vocab_value) return r.Corrupt("model.vocab", "missing");
-  MMPT_ASSIGN_OR_RETURN(object vocab, r.Object(*vocab_value, "model.vocab"));
-  // Ids are dense in real vocabularies; a bound keeps a hostile file from forcing a huge table.
-  const int64_t id_bound = int64_t(vocab.size() + added_count) * 2 + 1024;
+// model.vocab and model.merges into `bpe` (ids below `id_bound`).
+Status ParseVocabAndMerges(const Reader& r, object model, object vocab, int64_t id_bound,
+                           const std::string& source, BpeModel& bpe) {
   if (auto early = r.Optional(model, "merges"); early && early->is_array()) {
-    tokenizer->model_.Reserve(vocab.size(), early->get_array().value_unsafe().size());
+    bpe.Reserve(vocab.size(), early->get_array().value_unsafe().size());
   }
   for (auto field : vocab) {
     const std::string_view key = field.key;
     const element value = field.value;
     MMPT_ASSIGN_OR_RETURN(int64_t id, r.Int(value, fmt::format("model.vocab[\"{}\"]", key)));
     if (id < 0 || id >= id_bound) return r.Corrupt(fmt::format("model.vocab[\"{}\"]", key), fmt::format("id {} out of range", id));
-    MMPT_RETURN_IF_ERROR(tokenizer->model_.AddToken(key, TokenId(id)));
+    MMPT_RETURN_IF_ERROR(bpe.AddToken(key, TokenId(id)));
   }
 
   auto merges_value = r.Optional(model, "merges");
@@ -234,43 +211,40 @@ Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, c
       MMPT_ASSIGN_OR_RETURN(left, r.String(pair.at(0).value_unsafe(), path + "[0]"));
       MMPT_ASSIGN_OR_RETURN(right, r.String(pair.at(1).value_unsafe(), path + "[1]"));
     }
-    Status status = tokenizer->model_.AddMerge(left, right, rank);
+    Status status = bpe.AddMerge(left, right, rank);
     if (!status.ok()) return status.WithContext(fmt::format("{}: {}", source, path));
     ++rank;
   }
-  tokenizer->model_.Finish(ignore_merges);
+  return Status::OK();
+}
 
-  // added_tokens
-  if (added_value) {
-    size_t i = 0;
-    for (element item : added_list) {
-      const std::string path = fmt::format("added_tokens[{}]", i++);
-      MMPT_ASSIGN_OR_RETURN(object obj, r.Object(item, path));
-      AddedToken token;
-      auto content = r.Optional(obj, "content");
-      auto id = r.Optional(obj, "id");
-      if (!content || !id) return r.Corrupt(path, "needs \"id\" and \"content\"");
-      MMPT_ASSIGN_OR_RETURN(std::string_view text, r.String(*content, path + ".content"));
-      MMPT_ASSIGN_OR_RETURN(int64_t number, r.Int(*id, path + ".id"));
-      if (number < 0 || number >= id_bound) return r.Corrupt(path + ".id", fmt::format("id {} out of range", number));
-      if (text.empty()) return r.Corrupt(path + ".content", "empty");
-      token.content = std::string(text);
-      token.id = TokenId(number);
-      MMPT_ASSIGN_OR_RETURN(token.lstrip, r.Bool(obj, "lstrip", path, false));
-      MMPT_ASSIGN_OR_RETURN(token.rstrip, r.Bool(obj, "rstrip", path, false));
-      MMPT_ASSIGN_OR_RETURN(token.special, r.Bool(obj, "special", path, false));
-      tokenizer->added_ids_[token.content] = token.id;
-      tokenizer->added_.push_back(std::move(token));
-    }
+// added_tokens (ids below `id_bound`), in file order.
+Result<std::vector<AddedToken>> ParseAddedTokens(const Reader& r, array list, int64_t id_bound) {
+  std::vector<AddedToken> added;
+  size_t i = 0;
+  for (element item : list) {
+    const std::string path = fmt::format("added_tokens[{}]", i++);
+    MMPT_ASSIGN_OR_RETURN(object obj, r.Object(item, path));
+    AddedToken token;
+    auto content = r.Optional(obj, "content");
+    auto id = r.Optional(obj, "id");
+    if (!content || !id) return r.Corrupt(path, "needs \"id\" and \"content\"");
+    MMPT_ASSIGN_OR_RETURN(std::string_view text, r.String(*content, path + ".content"));
+    MMPT_ASSIGN_OR_RETURN(int64_t number, r.Int(*id, path + ".id"));
+    if (number < 0 || number >= id_bound) return r.Corrupt(path + ".id", fmt::format("id {} out of range", number));
+    if (text.empty()) return r.Corrupt(path + ".content", "empty");
+    token.content = std::string(text);
+    token.id = TokenId(number);
+    MMPT_ASSIGN_OR_RETURN(token.lstrip, r.Bool(obj, "lstrip", path, false));
+    MMPT_ASSIGN_OR_RETURN(token.rstrip, r.Bool(obj, "rstrip", path, false));
+    MMPT_ASSIGN_OR_RETURN(token.special, r.Bool(obj, "special", path, false));
+    added.push_back(std::move(token));
   }
-  tokenizer->matcher_ = std::make_unique<AddedTokenMatcher>(tokenizer->added_);
+  return added;
+}
 
-  // normalizer
-  if (auto value = r.Optional(top, "normalizer")) {
-    MMPT_ASSIGN_OR_RETURN(tokenizer->normalizer_, ParseNormalizer(r, *value, "normalizer"));
-  }
-
-  // pre_tokenizer: Split stages, then ByteLevel (required: the model works on bytes).
+// pre_tokenizer: Split stages, then ByteLevel (required: the model works on bytes).
+Result<std::unique_ptr<PreTokenizer>> ParsePreTokenizerOf(const Reader& r, object top) {
   PreTokenizerParts parts;
   if (auto value = r.Optional(top, "pre_tokenizer")) {
     MMPT_RETURN_IF_ERROR(ParsePreTokenizer(r, *value, "pre_tokenizer", &parts));
@@ -283,10 +257,12 @@ Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, c
     MMPT_ASSIGN_OR_RETURN(Regex regex, Regex::Compile(PreTokenizer::kGpt2Pattern));
     byte_level_regex = std::move(regex);
   }
-  tokenizer->pre_tokenizer_ =
-      std::make_unique<PreTokenizer>(std::move(parts.splits), parts.add_prefix_space, std::move(byte_level_regex));
+  return std::make_unique<PreTokenizer>(std::move(parts.splits), parts.add_prefix_space,
+                                        std::move(byte_level_regex));
+}
 
-  // decoder: ByteLevel only. post_processor: not applied by Encode (docs/tokenizer.md).
+// decoder: ByteLevel only. post_processor: not applied by Encode (docs/tokenizer.md).
+Status CheckDecoder(const Reader& r, object top) {
   auto decoder = r.Optional(top, "decoder");
   if (!decoder) return r.Unsupported("decoder", "missing; only the ByteLevel decoder is supported");
   MMPT_ASSIGN_OR_RETURN(object decoder_obj, r.Object(*decoder, "decoder"));
@@ -294,6 +270,50 @@ Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, c
   if (decoder_type != "ByteLevel") {
     return r.Unsupported("decoder.type", fmt::format("decoder type '{}' is not supported (only ByteLevel)", decoder_type));
   }
+
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, const std::string& source) {
+  const Reader r(source);
+  simdjson::dom::parser parser;
+  const simdjson::padded_string padded(json);
+  element root;
+  if (auto error = parser.parse(padded).get(root); error != simdjson::SUCCESS) {
+    return Status::Corrupt("{}: malformed JSON: {}", source, simdjson::error_message(error));
+  }
+  MMPT_ASSIGN_OR_RETURN(object top, r.Object(root, "(root)"));
+  std::unique_ptr<HfTokenizer> tokenizer(new HfTokenizer());
+
+  auto model_value = r.Optional(top, "model");
+  if (!model_value) return r.Corrupt("model", "missing");
+  MMPT_ASSIGN_OR_RETURN(object model, r.Object(*model_value, "model"));
+  MMPT_ASSIGN_OR_RETURN(bool ignore_merges, CheckModelOptions(r, model));
+  auto added_value = r.Optional(top, "added_tokens");
+  array added_list;
+  if (added_value) {
+    MMPT_ASSIGN_OR_RETURN(added_list, r.Array(*added_value, "added_tokens"));
+  }
+  auto vocab_value = r.Optional(model, "vocab");
+  if (!vocab_value) return r.Corrupt("model.vocab", "missing");
+  MMPT_ASSIGN_OR_RETURN(object vocab, r.Object(*vocab_value, "model.vocab"));
+  // Ids are dense in real vocabularies; a bound keeps a hostile file from forcing a huge table.
+  const size_t added_count = added_value ? added_list.size() : 0;
+  const int64_t id_bound = int64_t(vocab.size() + added_count) * 2 + 1024;
+  MMPT_RETURN_IF_ERROR(ParseVocabAndMerges(r, model, vocab, id_bound, source, tokenizer->model_));
+  tokenizer->model_.Finish(ignore_merges);
+  if (added_value) {
+    MMPT_ASSIGN_OR_RETURN(tokenizer->added_, ParseAddedTokens(r, added_list, id_bound));
+  }
+  for (const AddedToken& token : tokenizer->added_) tokenizer->added_ids_[token.content] = token.id;
+  tokenizer->matcher_ = std::make_unique<AddedTokenMatcher>(tokenizer->added_);
+  if (auto value = r.Optional(top, "normalizer")) {
+    MMPT_ASSIGN_OR_RETURN(tokenizer->normalizer_, ParseNormalizer(r, *value, "normalizer"));
+  }
+  MMPT_ASSIGN_OR_RETURN(tokenizer->pre_tokenizer_, ParsePreTokenizerOf(r, top));
+  MMPT_RETURN_IF_ERROR(CheckDecoder(r, top));
 
   // Decode table: model tokens decode to their bytes, added tokens to their content.
   size_t limit = tokenizer->model_.id_limit();
