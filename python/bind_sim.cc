@@ -64,7 +64,8 @@ plan::StepPlan MakePlan(const std::vector<std::vector<Sequence>>& packs, uint32_
     longest = std::max(longest, planned.tokens);
     plan.packs.push_back(planned);
   }
-  const uint32_t multiple = plan.layout.PadMultiple();
+  // 0 for a layout Validate refuses (cp 0): the caller validates before using the plan.
+  const uint32_t multiple = std::max(1u, plan.layout.PadMultiple());
   plan.layout.seq_len = (longest + multiple - 1) / multiple * multiple;
   return plan;
 }

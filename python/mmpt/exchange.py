@@ -96,9 +96,9 @@ class Exchange:
             trainer_peers = list(range(planner.layout["dp"]))
         # A trainer waits for a step at most as long as its two collectives may take, plus
         # rendering it.
+        given = {} if threads is None else {"threads": threads}  # else ExchangerOptions'
         self._native = _mmpt.Exchanger(self.dataset._source, planner._stream, placement,
-                                       self.peer, list(trainer_peers),
-                                       **({} if threads is None else {"threads": threads}),
+                                       self.peer, list(trainer_peers), **given,
                                        timeout_seconds=3 * self.timeout)
         self.source = self._native.source
         # Peers count the steps they entered in the default store, so a timeout names who is late.

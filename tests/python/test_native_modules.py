@@ -52,6 +52,8 @@ def test_simulator_divides_vision_work_as_the_routing_does():
     assert max(cost) < max(count)  # count pairs the big image with a small one
     with pytest.raises(mmpt.InvalidArgumentError, match="policy"):
         mmpt.simulate_cp_vision(plan, 2, "fastest")
+    with pytest.raises(mmpt.InvalidArgumentError, match="at least 1"):
+        mmpt.simulate_cp_vision(plan, 0, "cost")  # refused, not a division by zero
     with pytest.raises(mmpt.InvalidArgumentError):
         mmpt.place_images([10], [(0, 20, 1.0)])  # more image tokens than the sample holds
 
