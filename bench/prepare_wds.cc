@@ -11,8 +11,8 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/corpora/synth.h"
-#include "mmpt/store/prepare.h"
-#include "mmpt/store/webdataset.h"
+#include "mmpt/ingest/prepare.h"
+#include "mmpt/ingest/webdataset.h"
 
 namespace fs = std::filesystem;
 using namespace mmpt;
@@ -30,7 +30,7 @@ void Check(const Status& status) {
 uint64_t ExtractToJsonl(const std::string& tar, const std::string& out) {
   auto file = MappedFile::Open(tar);
   Check(file.status());
-  auto reader = store::WdsReader::Open(file->bytes(), tar);
+  auto reader = ingest::WdsReader::Open(file->bytes(), tar);
   Check(reader.status());
   fs::create_directories(out + "/images");
   std::string jsonl;
@@ -40,7 +40,7 @@ uint64_t ExtractToJsonl(const std::string& tar, const std::string& out) {
     auto next = (*reader)->Next();
     Check(next.status());
     if (!*next) break;
-    auto sample = store::WdsToSample(**next, tar, &images);
+    auto sample = ingest::WdsToSample(**next, tar, &images);
     Check(sample.status());
     const std::string path = "images/" + sample->media[0].path;
     Check(WriteFileAtomic(out + "/" + path, images[0]));
@@ -57,11 +57,11 @@ uint64_t ExtractToJsonl(const std::string& tar, const std::string& out) {
   return bytes + jsonl.size();
 }
 
-store::PrepareReport Prepare(store::PrepareOptions options, const std::string& input,
+ingest::PrepareReport Prepare(ingest::PrepareOptions options, const std::string& input,
                              const std::string& out) {
   options.inputs = {{input, "coco"}};
   options.out_dir = out;
-  auto report = store::Prepare(options);
+  auto report = ingest::Prepare(options);
   Check(report.status());
   return *report;
 }
@@ -83,23 +83,23 @@ int main(int argc, char** argv) {
   corpora::SynthOptions synth;
   synth.profile = "coco";
   synth.samples = coco;
-  synth.format = store::InputFormat::kWebDataset;
+  synth.format = ingest::InputFormat::kWebDataset;
   synth.out_dir = dir + "/wds";
   synth.threads = threads;
   auto tar = corpora::Synthesize(synth);
   Check(tar.status());
   const uint64_t jsonl_bytes = ExtractToJsonl(tar->path, dir + "/jsonl");
 
-  store::PrepareOptions options;
+  ingest::PrepareOptions options;
   options.threads = threads;
   options.progress = false;
-  options.on_error = store::ErrorPolicy::kFail;
+  options.on_error = ingest::ErrorPolicy::kFail;
   options.samples_per_shard = 100;
-  auto tokenizer = store::UseTokenizer("", options);
+  auto tokenizer = ingest::UseTokenizer("", options);
   Check(tokenizer.status());
-  const store::PrepareReport from_jsonl =
+  const ingest::PrepareReport from_jsonl =
       Prepare(options, dir + "/jsonl/pairs.jsonl", dir + "/ds_jsonl");
-  const store::PrepareReport from_tar = Prepare(options, tar->path, dir + "/ds_wds");
+  const ingest::PrepareReport from_tar = Prepare(options, tar->path, dir + "/ds_wds");
   if (from_jsonl.samples != from_tar.samples || from_jsonl.text_tokens != from_tar.text_tokens) {
     std::fprintf(stderr, "prepare_wds: the two inputs prepared differently\n");
     return 1;

@@ -21,7 +21,7 @@
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/prefetcher.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
 
 namespace fs = std::filesystem;
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   Check(coco_report.status());
   synth.profile = "mmc4";
   synth.samples = 0;
-  synth.format = store::InputFormat::kMmc4;
+  synth.format = ingest::InputFormat::kMmc4;
   auto mmc4_report = corpora::Synthesize(synth);
   Check(mmc4_report.status());
 
@@ -141,21 +141,21 @@ int main(int argc, char** argv) {
     fs::remove_all(dir + "/copy");
     if (std::system(copy_cmd.c_str()) != 0) Check(Status::IOError("cp failed"));
   });
-  store::PrepareOptions prepare;
+  ingest::PrepareOptions prepare;
   prepare.inputs = {{coco_report->path, "coco"}, {mmc4_report->path, "mmc4"}};
   prepare.out_dir = dir + "/dataset";
   prepare.threads = threads;
   prepare.progress = false;
   prepare.samples_per_shard = 200;
-  auto tokenizer = store::UseTokenizer("", prepare);
+  auto tokenizer = ingest::UseTokenizer("", prepare);
   Check(tokenizer.status());
-  store::PrepareReport report;
+  ingest::PrepareReport report;
   double prepare_s = BestOf(3, [&] {
-    auto result = store::Prepare(prepare);
+    auto result = ingest::Prepare(prepare);
     Check(result.status());
     report = *result;
   });
-  store::PrepareOptions no_tokens = prepare;  // the same with a trivial tokenizer: I/O + parse
+  ingest::PrepareOptions no_tokens = prepare;  // the same with a trivial tokenizer: I/O + parse
   struct NullTokenizer : text::Tokenizer {
     Result<std::vector<text::TokenId>> Encode(std::string_view) const override {
       return std::vector<text::TokenId>{};
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
   } null_tokenizer;
   no_tokens.tokenizer = &null_tokenizer;
   no_tokens.out_dir = dir + "/dataset_null";
-  double prepare_io_s = BestOf(3, [&] { Check(store::Prepare(no_tokens).status()); });
+  double prepare_io_s = BestOf(3, [&] { Check(ingest::Prepare(no_tokens).status()); });
 
   // 1. index build vs wc -l on one large JSONL of real canonical lines.
   std::string lines;

@@ -12,8 +12,8 @@
 #include "bind_common.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/store/dataset.h"
-#include "mmpt/store/merge.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/merge.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/store/sample.h"
 
 namespace mmpt::python {
@@ -36,7 +36,7 @@ void BindStore(py::module_& m) {
          uint64_t samples_per_shard, size_t threads, const std::string& on_error,
          const std::string& tokenizer_path, const std::string& chat_template,
          uint64_t max_decode_pixels) {
-        store::PrepareOptions options;
+        ingest::PrepareOptions options;
         options.chat_template = chat_template;
         options.max_decode_pixels = max_decode_pixels;
         for (const auto& [source, path] : inputs) options.inputs.push_back({path, source});
@@ -45,15 +45,15 @@ void BindStore(py::module_& m) {
         options.audio_preset = audio;
         options.samples_per_shard = samples_per_shard;
         options.threads = threads;
-        options.on_error = ValueOrThrow(store::ParseErrorPolicy(on_error));
+        options.on_error = ValueOrThrow(ingest::ParseErrorPolicy(on_error));
         options.progress = false;
-        Result<store::PrepareReport> report = [&]() -> Result<store::PrepareReport> {
+        Result<ingest::PrepareReport> report = [&]() -> Result<ingest::PrepareReport> {
           py::gil_scoped_release release;
           MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
-                                store::UseTokenizer(tokenizer_path, options));
-          return store::Prepare(options);
+                                ingest::UseTokenizer(tokenizer_path, options));
+          return ingest::Prepare(options);
         }();
-        store::PrepareReport r = ValueOrThrow(std::move(report));
+        ingest::PrepareReport r = ValueOrThrow(std::move(report));
         py::dict out;
         out["records"] = r.records;
         out["samples"] = r.samples;
@@ -85,7 +85,7 @@ void BindStore(py::module_& m) {
   m.def(
       "merge",
       [](const std::string& out_dir, const std::vector<std::string>& parts) {
-        store::Manifest merged = ValueOrThrow(store::MergeDatasets(out_dir, parts));
+        store::Manifest merged = ValueOrThrow(ingest::MergeDatasets(out_dir, parts));
         return merged.num_samples();
       },
       py::arg("out_dir"), py::arg("parts"),

@@ -1,5 +1,5 @@
 // `mmpt merge OUT PART...`: join independently prepared parts into one dataset (no copying).
-#include "mmpt/store/merge.h"
+#include "mmpt/ingest/merge.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -17,7 +17,7 @@ struct MergeArgs {
 };
 
 Status Run(const MergeArgs& args) {
-  MMPT_ASSIGN_OR_RETURN(store::Manifest merged, store::MergeDatasets(args.out, args.parts));
+  MMPT_ASSIGN_OR_RETURN(store::Manifest merged, ingest::MergeDatasets(args.out, args.parts));
   if (args.json) {
     nlohmann::ordered_json out = {{"dataset", args.out},
                                   {"shards", merged.shards.size()},

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "command.h"
+#include "mmpt/app/reports.h"
 #include "mmpt/plan/compare.h"
+#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
 #include "mmpt/corpora/real_corpora.h"
 #include "options.h"
@@ -38,7 +40,7 @@ Result<cost::SampleTable> LoadInput(PlanOptions& o) {
     return Status::InvalidArgument(
         "give a prepared dataset directory, metadata JSONL files, or --builtin");
   }
-  if (o.inputs.size() == 1) return store::ReadPlanningTable(o.inputs[0]);
+  if (o.inputs.size() == 1) return ingest::ReadPlanningTable(o.inputs[0]);
   std::string joined;
   for (const std::string& input : o.inputs) joined += " " + input;
   for (const std::string& input : o.inputs) {
@@ -50,7 +52,7 @@ Result<cost::SampleTable> LoadInput(PlanOptions& o) {
           input, joined);
     }
   }
-  return store::ReadMetadataJsonl(o.inputs);
+  return ingest::ReadMetadataJsonl(o.inputs);
 }
 
 Status Run(PlanOptions o) {
@@ -65,7 +67,7 @@ Status Run(PlanOptions o) {
   MMPT_ASSIGN_OR_RETURN(plan::Comparison comparison,
                         plan::ComparePlanners(table, model, o.config, o.steps));
   std::string text =
-      o.json ? plan::ComparisonJson(comparison) + "\n" : plan::FormatComparison(comparison);
+      o.json ? app::ComparisonJson(comparison) + "\n" : app::FormatComparison(comparison);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return Status::OK();
 }

@@ -1,5 +1,5 @@
-// `mmpt prepare`: input JSONL + media, or WebDataset tars → an indexed, sharded dataset (src/mmpt/store/prepare.h).
-#include "mmpt/store/prepare.h"
+// `mmpt prepare`: input JSONL + media, or WebDataset tars → an indexed, sharded dataset (src/mmpt/ingest/prepare.h).
+#include "mmpt/ingest/prepare.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -30,7 +30,7 @@ struct PrepareArgs {
 };
 
 // The report as one JSON object (what Summary() prints as text).
-std::string ReportJson(const store::PrepareReport& r) {
+std::string ReportJson(const ingest::PrepareReport& r) {
   nlohmann::ordered_json out = {{"records", r.records},
                                 {"samples", r.samples},
                                 {"skipped", r.skipped},
@@ -46,9 +46,9 @@ std::string ReportJson(const store::PrepareReport& r) {
 }
 
 Status Run(const PrepareArgs& args) {
-  store::PrepareOptions options;
+  ingest::PrepareOptions options;
   for (const std::string& input : args.inputs) {
-    MMPT_ASSIGN_OR_RETURN(store::InputSpec spec, store::ParseInputSpec(input));
+    MMPT_ASSIGN_OR_RETURN(ingest::InputSpec spec, ingest::ParseInputSpec(input));
     options.inputs.push_back(spec);
   }
   options.out_dir = args.out;
@@ -61,19 +61,19 @@ Status Run(const PrepareArgs& args) {
   options.threads = args.threads;
   options.part = args.part;
   options.num_parts = args.parts;
-  MMPT_ASSIGN_OR_RETURN(options.format, store::ParseInputFormat(args.format));
-  MMPT_ASSIGN_OR_RETURN(options.on_error, store::ParseErrorPolicy(args.on_error));
-  MMPT_ASSIGN_OR_RETURN(auto tokenizer, store::UseTokenizer(args.tokenizer, options));
+  MMPT_ASSIGN_OR_RETURN(options.format, ingest::ParseInputFormat(args.format));
+  MMPT_ASSIGN_OR_RETURN(options.on_error, ingest::ParseErrorPolicy(args.on_error));
+  MMPT_ASSIGN_OR_RETURN(auto tokenizer, ingest::UseTokenizer(args.tokenizer, options));
   MMPT_ASSIGN_OR_RETURN(auto world, comm::WorldCommunicator());
   if (world->size() > 1) {
     // Under mpirun each rank prepares its part; rank 0 merges them into one manifest.
     if (args.parts != 1) return Status::InvalidArgument("--parts is set by mpirun's rank count");
-    MMPT_ASSIGN_OR_RETURN(store::PrepareReport report, store::PrepareOnRanks(options, *world));
+    MMPT_ASSIGN_OR_RETURN(ingest::PrepareReport report, ingest::PrepareOnRanks(options, *world));
     const std::string text = args.json ? ReportJson(report) : report.Summary();
     std::printf("rank %u of %u: %s", world->rank(), world->size(), text.c_str());
     return Status::OK();
   }
-  MMPT_ASSIGN_OR_RETURN(store::PrepareReport report, store::Prepare(options));
+  MMPT_ASSIGN_OR_RETURN(ingest::PrepareReport report, ingest::Prepare(options));
   std::fputs((args.json ? ReportJson(report) : report.Summary()).c_str(), stdout);
   return Status::OK();
 }

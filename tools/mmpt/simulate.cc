@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "command.h"
+#include "mmpt/app/reports.h"
+#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
 #include "mmpt/corpora/real_corpora.h"
 #include "mmpt/sim/corpus_ablation.h"
@@ -31,7 +33,7 @@ Result<cost::SampleTable> LoadCorpus(SimulateOptions& o) {
   if (o.builtin.empty() == o.corpus.empty()) {
     return Status::InvalidArgument("give either a corpus path or --builtin");
   }
-  if (o.corpus.size() > 0) return store::ReadPlanningTable(o.corpus);
+  if (o.corpus.size() > 0) return ingest::ReadPlanningTable(o.corpus);
   MMPT_ASSIGN_OR_RETURN(corpora::BuiltinCorpus corpus, corpora::LoadBuiltinCorpus(o.builtin));
   if (o.weights.empty()) o.weights = std::move(corpus.weights);
   return std::move(corpus.table);
@@ -46,9 +48,9 @@ Status RunSimulate(SimulateOptions& o) {
   MMPT_ASSIGN_OR_RETURN(sim::Ablation ablation,
                         sim::RunCorpusAblation(table, model, o.planner, o.ablation));
   if (o.json) {
-    std::printf("%s\n", sim::AblationToJson(ablation).dump(2).c_str());
+    std::printf("%s\n", app::AblationToJson(ablation).dump(2).c_str());
   } else {
-    std::printf("%s", sim::FormatAblation(ablation).c_str());
+    std::printf("%s", app::FormatAblation(ablation).c_str());
   }
   return Status::OK();
 }

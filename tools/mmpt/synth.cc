@@ -17,7 +17,7 @@ struct SynthArgs {
 };
 
 Status Run(SynthArgs args) {
-  MMPT_ASSIGN_OR_RETURN(args.options.format, store::ParseInputFormat(args.format));
+  MMPT_ASSIGN_OR_RETURN(args.options.format, ingest::ParseInputFormat(args.format));
   MMPT_ASSIGN_OR_RETURN(corpora::SynthReport report, corpora::Synthesize(args.options));
   if (args.json) {
     nlohmann::ordered_json out = {{"path", report.path},

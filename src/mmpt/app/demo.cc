@@ -1,3 +1,4 @@
+#include "mmpt/app/reports.h"
 #include "mmpt/app/demo.h"
 
 #include <chrono>
@@ -9,6 +10,7 @@
 
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/plan/compare.h"
+#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
 #include "mmpt/corpora/real_corpora.h"
 #include "mmpt/sim/corpus_ablation.h"
@@ -53,7 +55,7 @@ std::string PlanText(const std::string& dir, const plan::PlannerConfig& config,
                      dir, layout.seq_len, layout.dp, layout.ep, layout.ga, planned.steps,
                      config.vanilla_buffer,
                      audio.empty() ? std::string() : fmt::format(" --audio {}", audio),
-                     plan::FormatComparison(planned));
+                     FormatComparison(planned));
 }
 // The small COCO + mmc4 sample: short packs, a small cluster.
 plan::PlannerConfig SmallDatasetPlan() { return PreparedPlan(4096, 2); }
@@ -70,7 +72,7 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
   MMPT_ASSIGN_OR_RETURN(app::OmniDataset omni, app::BuildOmniDataset(options, kOmniSamples));
   MMPT_ASSIGN_OR_RETURN(store::Dataset opened, store::Dataset::Open(omni.dataset_dir));
   MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::ReadPlanningTable(omni.dataset_dir));
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, ingest::ReadPlanningTable(omni.dataset_dir));
   MMPT_ASSIGN_OR_RETURN(plan::Comparison planned,
                         plan::ComparePlanners(table, model, OmniPlan(), kPreparedSteps));
   ReportSection section;
@@ -88,7 +90,7 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
       "{}\nmmpt inspect {}\n{}\n{}",
       omni.synth.samples, omni.synth.images, omni.synth.videos, omni.synth.video_seconds,
       omni.synth.audio_clips, omni.synth.audio_seconds, omni.prepare.Summary(), omni.dataset_dir,
-      store::RenderInspectText(inspected),
+      RenderInspectText(inspected),
       PlanText(omni.dataset_dir, OmniPlan(), planned, model.audio() ? model.audio()->name : ""));
   return section;
 }
@@ -186,7 +188,7 @@ Result<std::string> RunDemo(const DemoOptions& options) {
     dataset_options.progress = false;
     MMPT_ASSIGN_OR_RETURN(app::DemoDataset dataset, app::BuildDemoDataset(dataset_options));
     MMPT_ASSIGN_OR_RETURN(cost::SampleTable read_back,
-                          store::ReadPlanningTable(dataset.dataset_dir));
+                          ingest::ReadPlanningTable(dataset.dataset_dir));
     MMPT_ASSIGN_OR_RETURN(store::Dataset opened, store::Dataset::Open(dataset.dataset_dir));
     MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
     MMPT_ASSIGN_OR_RETURN(plan::Comparison planned,
@@ -204,7 +206,7 @@ Result<std::string> RunDemo(const DemoOptions& options) {
         "{}\nmmpt inspect {}\n{}\n{}",
         dataset.coco.samples, dataset.mmc4.samples, dataset.coco.images + dataset.mmc4.images,
         (dataset.coco.image_bytes + dataset.mmc4.image_bytes) / 1e6, dataset.prepare.Summary(),
-        dataset.dataset_dir, store::RenderInspectText(inspected),
+        dataset.dataset_dir, RenderInspectText(inspected),
         PlanText(dataset.dataset_dir, SmallDatasetPlan(), planned, ""));
     out += "prepared dataset: " + prepared.preformatted + "\n";
     MMPT_ASSIGN_OR_RETURN(omni, OmniSection(options.work_dir, model));

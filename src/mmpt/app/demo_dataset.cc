@@ -10,11 +10,11 @@ namespace {
 
 // Prepare `inputs` (path, source name) into `out_dir` as the demo does, through `chat_template`
 // with `tokenizer` ("": the options').
-Result<PrepareReport> PrepareDemo(std::vector<InputSpec> inputs, const std::string& out_dir,
+Result<ingest::PrepareReport> PrepareDemo(std::vector<ingest::InputSpec> inputs, const std::string& out_dir,
                                   const DemoDatasetOptions& options,
                                   std::string_view chat_template = cost::Defaults::kChatTemplate,
                                   const std::string& tokenizer = "") {
-  PrepareOptions prepare;
+  ingest::PrepareOptions prepare;
   prepare.chat_template = chat_template;
   prepare.inputs = std::move(inputs);
   prepare.out_dir = out_dir;
@@ -22,10 +22,10 @@ Result<PrepareReport> PrepareDemo(std::vector<InputSpec> inputs, const std::stri
   prepare.threads = options.threads;
   prepare.progress = options.progress;
   prepare.samples_per_shard = 100;
-  MMPT_ASSIGN_OR_RETURN(auto loaded, UseTokenizer(tokenizer.empty() ? options.tokenizer_path
+  MMPT_ASSIGN_OR_RETURN(auto loaded, ingest::UseTokenizer(tokenizer.empty() ? options.tokenizer_path
                                                                     : tokenizer,
                                                   prepare));
-  return Prepare(prepare);
+  return ingest::Prepare(prepare);
 }
 
 }  // namespace
@@ -35,13 +35,13 @@ Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options) {
   DemoDataset demo;
   SynthOptions synth;
   synth.out_dir = options.work_dir + "/corpus";
-  synth.format = InputFormat::kLlava;
+  synth.format = ingest::InputFormat::kLlava;
   synth.threads = options.threads;
   synth.profile = "coco";
   synth.samples = options.coco_samples;
   MMPT_ASSIGN_OR_RETURN(demo.coco, Synthesize(synth));
   synth.profile = "mmc4";
-  synth.format = InputFormat::kMmc4;
+  synth.format = ingest::InputFormat::kMmc4;
   synth.samples = options.mmc4_docs;
   synth.image_format = "mix";
   MMPT_ASSIGN_OR_RETURN(demo.mmc4, Synthesize(synth));

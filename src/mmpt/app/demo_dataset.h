@@ -7,7 +7,7 @@
 #include <string>
 
 #include "mmpt/core/status.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
 
 namespace mmpt::app {
@@ -26,7 +26,7 @@ struct DemoDataset {
   std::string dataset_dir;
   corpora::SynthReport coco;
   corpora::SynthReport mmc4;
-  store::PrepareReport prepare;
+  ingest::PrepareReport prepare;
 };
 
 /// Synthesize the two corpora from ../shared/data/real/ and prepare them into
@@ -42,7 +42,7 @@ Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options);
 struct OmniDataset {
   std::string dataset_dir;
   corpora::SynthReport synth;
-  store::PrepareReport prepare;
+  ingest::PrepareReport prepare;
 };
 /// Errors: as BuildDemoDataset.
 Result<OmniDataset> BuildOmniDataset(const DemoDatasetOptions& options, uint64_t samples);

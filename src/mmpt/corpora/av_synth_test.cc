@@ -263,7 +263,7 @@ TEST(AvSynthTest, MetadataOnlyOmniDescribesEveryMedium) {
 TEST(AvSynthTest, RefusesWhatItCannotWrite) {
   ScratchDir out("refused");
   SynthOptions options = AvOptions("video", out.str(), 1);
-  options.format = store::InputFormat::kChat;
+  options.format = ingest::InputFormat::kChat;
   EXPECT_EQ(Synthesize(options).status().code(), StatusCode::kInvalidArgument);
   options = AvOptions("omni", out.str(), 1);
   options.video_format = "mkv";

@@ -158,8 +158,6 @@ TEST(RealCorporaTest, MixPlansFullPacksNearTheBoundAndBeatsVanilla) {
   EXPECT_LE(c->mmpt.step_seconds / c->mmpt.lower_bound_seconds, 1.05);
   EXPECT_LT(c->mmpt.step_seconds, c->vanilla.step_seconds);
   EXPECT_GT(c->throughput_speedup(), 1.0);
-  EXPECT_NE(FormatComparison(*c).find("vanilla"), std::string::npos);
-  EXPECT_NE(ComparisonJson(*c).find("\"throughput_speedup\""), std::string::npos);
 }
 
 // Photo posts (items a fifth to four fifths of a pack), at a smaller layout than the seed's to
@@ -214,7 +212,8 @@ TEST_P(RealCorporaSlow, SeedConfigurationIsFullAndWithinThreePercentOfTheBound) 
   }
   auto c = ComparePlanners(*table, *model, config, 2);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  std::printf("%s\n", FormatComparison(*c).c_str());
+  std::printf("%s: packing %.4f (vanilla %.4f), throughput x%.3f\n", name.c_str(),
+              c->mmpt.efficiency, c->vanilla.efficiency, c->throughput_speedup());
   // The target on every corpus: 99.5% (the seed reached 99.4%).
   EXPECT_GE(c->mmpt.efficiency, 0.995);
   EXPECT_LE(c->mmpt.step_seconds, 1.03 * c->mmpt.lower_bound_seconds);

@@ -15,7 +15,7 @@
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/corpora/omni_tokenizer.h"
 #include "mmpt/store/shard_writer.h"
-#include "mmpt/store/webdataset.h"
+#include "mmpt/ingest/webdataset.h"
 #include "mmpt/text/tokenizer.h"
 #include "mmpt/corpora/real_data.h"
 
@@ -47,7 +47,7 @@ struct Item {
 struct Doc {
   std::string key;
   std::vector<Item> items;
-  InputFormat format = InputFormat::kAuto;  // kAuto: the corpus's --format
+  ingest::InputFormat format = ingest::InputFormat::kAuto;  // kAuto: the corpus's --format
 };
 
 Item Text(std::string role, std::string text) {
@@ -167,7 +167,7 @@ std::vector<Doc> AvDocs(const corpora::CocoCaptions& coco, uint64_t limit,
       case kVideoDocument: {
         const CaptionedImage& second = pairs[next - 1];
         d.key = fmt::format("d{}", n);
-        d.format = InputFormat::kObelics;
+        d.format = ingest::InputFormat::kObelics;
         d.items.push_back(Text("", *pair.caption));
         d.items.push_back(VideoOf("", *second.image, videos++, options));
         d.items.push_back(Text("", *second.caption));
@@ -268,11 +268,11 @@ void PutMedia(json& out, const char* one, const char* many, json list) {
 }
 
 // Render one document as a JSON line of `format`.
-std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
+std::string RenderDoc(const Doc& doc, ingest::InputFormat format, bool metadata_only) {
   json out;
   out["id"] = doc.key;
   switch (format) {
-    case InputFormat::kCanonical: {
+    case ingest::InputFormat::kCanonical: {
       json segments = json::array(), media = json::array();
       for (const Item& item : doc.items) {
         json segment;
@@ -289,13 +289,13 @@ std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
       out["media"] = media;
       break;
     }
-    case InputFormat::kLlava:
-    case InputFormat::kChat: {
+    case ingest::InputFormat::kLlava:
+    case ingest::InputFormat::kChat: {
       json turns = json::array(), images = json::array(), videos = json::array(),
            audios = json::array();
       for (const Item& item : doc.items) {
         std::string role = item.role.empty() ? "user" : item.role;
-        bool llava = format == InputFormat::kLlava;
+        bool llava = format == ingest::InputFormat::kLlava;
         std::string role_name = llava ? (role == "user" ? "human" : "gpt") : role;
         const char* role_key = llava ? "from" : "role";
         if (turns.empty() || turns.back()[role_key] != role_name) {
@@ -321,7 +321,7 @@ std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
           turn["content"].push_back({{"type", "text"}, {"text", item.text}});
         }
       }
-      if (format == InputFormat::kLlava) {
+      if (format == ingest::InputFormat::kLlava) {
         if (!images.empty() || (videos.empty() && audios.empty())) out["images"] = images;
         PutMedia(out, "video", "videos", std::move(videos));
         PutMedia(out, "audio", "audios", std::move(audios));
@@ -331,7 +331,7 @@ std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
       }
       break;
     }
-    case InputFormat::kMmc4: {
+    case ingest::InputFormat::kMmc4: {
       json texts = json::array(), info = json::array();
       for (const Item& item : doc.items) {
         if (!item.is_media()) {
@@ -347,7 +347,7 @@ std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
       out["image_info"] = info;
       break;
     }
-    case InputFormat::kObelics: {
+    case ingest::InputFormat::kObelics: {
       json texts = json::array(), images = json::array();
       // A video sits among the images as {"video": ...}, as OBELICS-style video corpora write it.
       for (const Item& item : doc.items) {
@@ -359,8 +359,8 @@ std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
       out["images"] = images;
       break;
     }
-    case InputFormat::kWebDataset:  // written by WebDatasetMembers
-    case InputFormat::kAuto: break;
+    case ingest::InputFormat::kWebDataset:  // written by WebDatasetMembers
+    case ingest::InputFormat::kAuto: break;
   }
   return out.dump() + "\n";
 }
@@ -369,7 +369,7 @@ std::string RenderDoc(const Doc& doc, InputFormat format, bool metadata_only) {
 // LAION's way: <key>.<image ext>, <key>.txt (the caption) and <key>.json ({"key", "caption",
 // "width", "height"}); the user's prompt has no place in a WebDataset sample.
 void AppendWebDatasetMembers(const Doc& doc, std::string image_bytes,
-                             std::vector<WdsMember>& members) {
+                             std::vector<ingest::WdsMember>& members) {
   const Item* image = &doc.items.front();
   const Item* caption = &doc.items.back();
   const std::string ext = image->path.substr(image->path.rfind('.'));
@@ -451,18 +451,18 @@ bool IsAvProfile(const std::string& profile) {
 
 // OK when `options` can be synthesized; else InvalidArgument naming the option.
 Status CheckOptions(const SynthOptions& options) {
-  if (options.format == InputFormat::kAuto) {
+  if (options.format == ingest::InputFormat::kAuto) {
     return Status::InvalidArgument("synth needs a concrete --format, not auto");
   }
   if (options.out_dir.empty()) return Status::InvalidArgument("synth: no --out directory");
-  const bool wds = options.format == InputFormat::kWebDataset;
+  const bool wds = options.format == ingest::InputFormat::kWebDataset;
   const bool av = IsAvProfile(options.profile);
   if (wds && (options.metadata_only || (options.profile != "coco" && options.profile != "tiny"))) {
     return Status::InvalidArgument(
         "--format wds writes caption pairs with their images: profile coco or tiny, without "
         "--metadata-only");
   }
-  if (av && options.format != InputFormat::kLlava) {
+  if (av && options.format != ingest::InputFormat::kLlava) {
     return Status::InvalidArgument(
         "--profile {} writes LLaVA records (omni adds OBELICS documents): use --format llava",
         options.profile);
@@ -565,7 +565,7 @@ NamedMedia NameMedia(std::vector<Doc>& docs, const SynthOptions& options,
 
 Result<SynthReport> Synthesize(const SynthOptions& options) {
   MMPT_RETURN_IF_ERROR(CheckOptions(options));
-  const bool wds = options.format == InputFormat::kWebDataset;
+  const bool wds = options.format == ingest::InputFormat::kWebDataset;
   const bool av = IsAvProfile(options.profile);
   SynthReport report;
   MMPT_ASSIGN_OR_RETURN(std::vector<Doc> docs, ProfileDocs(options, report));
@@ -613,14 +613,14 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   }
   std::string out;
   if (wds) {
-    std::vector<WdsMember> members;
+    std::vector<ingest::WdsMember> members;
     for (size_t d = 0; d < docs.size(); ++d) {  // one image a document, in order
       AppendWebDatasetMembers(docs[d], std::move(jobs[d].encoded), members);
     }
-    MMPT_ASSIGN_OR_RETURN(out, WriteWebDatasetTar(members, /*gzip=*/false));
+    MMPT_ASSIGN_OR_RETURN(out, ingest::WriteWebDatasetTar(members, /*gzip=*/false));
   } else {
     for (const Doc& doc : docs) {
-      out += RenderDoc(doc, doc.format == InputFormat::kAuto ? options.format : doc.format,
+      out += RenderDoc(doc, doc.format == ingest::InputFormat::kAuto ? options.format : doc.format,
                        options.metadata_only);
     }
   }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 
 namespace mmpt::corpora {
 
@@ -36,7 +36,7 @@ struct SynthOptions {
   std::string name;               // "" = the profile name
   /// Any but kAuto; kWebDataset writes one tar of caption pairs (profiles coco and tiny):
   /// <key>.<image ext>, <key>.txt with the caption, <key>.json with it and the image's size.
-  store::InputFormat format = store::InputFormat::kLlava;
+  ingest::InputFormat format = ingest::InputFormat::kLlava;
   uint64_t samples = 0;           // 0 = every record of the source (tiny: 100; video, audio,
                                   // omni: kDefaultAvSamples)
   std::string image_format = "jpeg";  // jpeg, png, webp, or mix (cycled per image)

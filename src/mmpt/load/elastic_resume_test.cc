@@ -14,6 +14,7 @@
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/plan/elastic_test_util.h"
+#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
 
 namespace mmpt::load {
@@ -103,7 +104,7 @@ std::string ElasticResumeTest::dir_;
 // next step; 10 at DP 4 under a longer seq_len; 5 at DP 16. What it delivered, dropped and still
 // carries is exactly the stream's first draws (what an uninterrupted run takes over as many).
 TEST_F(ElasticResumeTest, NoSampleOfThePreparedCorpusIsLostOrRepeated) {
-  auto table = store::ReadPlanningTable(dir_);
+  auto table = ingest::ReadPlanningTable(dir_);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   auto model = cost::CostModel::FromPresets("qwen2-vl", cost::Defaults::kLlm,
                                             cost::Defaults::kHardware);

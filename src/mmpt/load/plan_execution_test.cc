@@ -13,8 +13,9 @@
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
+#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
 
 namespace mmpt::load {
@@ -30,17 +31,17 @@ class PlanExecutionSlow : public ::testing::Test {
     root_ = (fs::temp_directory_path() / ("mmpt_plan_execution_" + std::to_string(getpid())))
                 .string();
     fs::remove_all(root_);
-    store::PrepareOptions prepare;
+    ingest::PrepareOptions prepare;
     struct Input {
       const char* profile;
-      store::InputFormat format;
+      ingest::InputFormat format;
       uint64_t samples;
       const char* source;
     };
     // The COCO pairs also as a WebDataset tar, which plans and loads like any other input.
-    for (const Input& input : {Input{"coco", store::InputFormat::kLlava, 40, "coco"},
-                               Input{"mmc4", store::InputFormat::kMmc4, 6, "mmc4"},
-                               Input{"coco", store::InputFormat::kWebDataset, 12, "coco-wds"}}) {
+    for (const Input& input : {Input{"coco", ingest::InputFormat::kLlava, 40, "coco"},
+                               Input{"mmc4", ingest::InputFormat::kMmc4, 6, "mmc4"},
+                               Input{"coco", ingest::InputFormat::kWebDataset, 12, "coco-wds"}}) {
       corpora::SynthOptions synth;
       synth.profile = input.profile;
       synth.samples = input.samples;
@@ -55,10 +56,10 @@ class PlanExecutionSlow : public ::testing::Test {
     prepare.samples_per_shard = 16;
     prepare.threads = 2;
     prepare.progress = false;
-    prepare.on_error = store::ErrorPolicy::kFail;
-    auto tokenizer = store::UseTokenizer("", prepare);
+    prepare.on_error = ingest::ErrorPolicy::kFail;
+    auto tokenizer = ingest::UseTokenizer("", prepare);
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
-    auto prepared = store::Prepare(prepare);
+    auto prepared = ingest::Prepare(prepare);
     ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
   }
   static void TearDownTestSuite() { fs::remove_all(root_); }
@@ -218,7 +219,7 @@ TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
 }
 
 TEST_F(PlanExecutionSlow, InterleavedImagesSitWhereTheirTextPutsThem) {
-  auto table = store::ReadPlanningTable(root_ + "/ds");
+  auto table = ingest::ReadPlanningTable(root_ + "/ds");
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   // mmc4 documents put images between paragraphs: some image follows text.
   size_t after_text = 0;

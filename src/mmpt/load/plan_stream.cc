@@ -27,7 +27,8 @@ Result<std::shared_ptr<PlanStream>> PlanStream::Open(const std::string& dataset_
                                                      PlanStreamConfig config) {
   MMPT_ASSIGN_OR_RETURN(config.vision, store::DatasetVisionPreset(dataset_dir, config.vision));
   MMPT_ASSIGN_OR_RETURN(config.audio, store::DatasetAudioPreset(dataset_dir, config.audio));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::ReadPlanningTable(dataset_dir));
+  MMPT_ASSIGN_OR_RETURN(store::Dataset dataset, store::Dataset::Open(dataset_dir));
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::PlanningTable(dataset));
   return Create(std::move(table), config);
 }
 

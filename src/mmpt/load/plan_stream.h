@@ -48,7 +48,7 @@ class PlanStream : public std::enable_shared_from_this<PlanStream> {
   /// Plan a prepared dataset: its planning table, with its manifest's vision and audio presets
   /// (store::DatasetVisionPreset, DatasetAudioPreset). The one way every command, binding and
   /// benchmark plans a dataset directory, so they plan what the loader renders. Errors: those
-  /// of the presets' resolution, store::ReadPlanningTable and Create.
+  /// of the presets' resolution, store::PlanningTable and Create.
   static Result<std::shared_ptr<PlanStream>> Open(const std::string& dataset_dir,
                                                   PlanStreamConfig config);
   /// Plan over `table` (a table without a dataset: presets left empty are cost::Defaults').

@@ -70,9 +70,4 @@ struct Comparison {
 Result<Comparison> ComparePlanners(const cost::SampleTable& table, const cost::CostModel& model,
                                    const PlannerConfig& config, uint32_t steps);
 
-/// A human-readable side-by-side table of a comparison.
-std::string FormatComparison(const Comparison& comparison);
-/// The comparison as one JSON object (for `--json` and scripts).
-std::string ComparisonJson(const Comparison& comparison);
-
 }  // namespace mmpt::plan

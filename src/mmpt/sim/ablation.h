@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+
 
 #include "mmpt/core/status.h"
 #include "mmpt/cp/vision_assign.h"
@@ -70,12 +70,6 @@ struct Ablation {
 /// the two sources' plans differ in layout.
 Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
                              const AblationOptions& options);
-
-/// The ablation as an aligned text table followed by its parameters.
-std::string FormatAblation(const Ablation& ablation);
-
-/// The ablation as JSON: {"cp", "rows": [...], "policies": [...], "parameters": "..."}.
-nlohmann::json AblationToJson(const Ablation& ablation);
 
 /// Return `plan` with its packs dealt as a global packer without reordering would deal them:
 /// in the packer's output order (best-fit decreasing opens packs largest sample first, so

@@ -1,6 +1,7 @@
 #pragma once
 
-// `mmpt inspect`: what a dataset holds, per source, from its `.meta` tables alone.
+// What a dataset holds, per source, from its `.meta` tables alone (`mmpt inspect` prints it:
+// app/reports.h).
 
 #include <cstdint>
 #include <string>
@@ -52,10 +53,5 @@ struct InspectReport {
 /// under the manifest's vision preset (cost module), and video and audio durations (their
 /// tokens are not counted yet). Errors: NotFound for an unknown preset.
 Result<InspectReport> Inspect(const Dataset& dataset);
-
-/// Render for a terminal: a table per source and histograms of tokens per sample.
-std::string RenderInspectText(const InspectReport& report);
-/// Render as JSON for scripts.
-std::string RenderInspectJson(const InspectReport& report);
 
 }  // namespace mmpt::store

@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
 #include "mmpt/store/store_test_util.h"
 
@@ -30,14 +30,14 @@ const Dataset& TinyDataset() {
     auto report = corpora::Synthesize(synth);
     MMPT_CHECK(report.ok());
     static testing::WordTokenizer tokenizer;
-    PrepareOptions options;
+    ingest::PrepareOptions options;
     options.inputs = {{report->path, "tiny"}};
     options.out_dir = out;
     options.tokenizer = &tokenizer;
     options.samples_per_shard = 16;
     options.threads = 2;
     options.progress = false;
-    MMPT_CHECK(Prepare(options).ok());
+    MMPT_CHECK(ingest::Prepare(options).ok());
     return new Dataset(Dataset::Open(out).ValueOrDie());
   }();
   return *dataset;

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 
 namespace mmpt::store {
 namespace {
@@ -311,9 +311,9 @@ class LineScanner {
       media.kind = *kind;
     }
     if (field("\"width\":") &&
-        !(Unsigned("media \"width\"", 1, kMaxImageSide, media.width) &&
+        !(Unsigned("media \"width\"", 1, ingest::kMaxImageSide, media.width) &&
           Expect(",\"height\":") &&
-          Unsigned("media \"height\"", 1, kMaxImageSide, media.height))) {
+          Unsigned("media \"height\"", 1, ingest::kMaxImageSide, media.height))) {
       return false;
     }
     if (field("\"frames\":") && !Unsigned("media \"frames\"", 1, UINT32_MAX, media.frames)) {

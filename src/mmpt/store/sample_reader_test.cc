@@ -10,9 +10,9 @@
 #include <memory>
 
 #include "mmpt/core/mapped_file.h"
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 #include "mmpt/store/dataset.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
 #include "mmpt/store/store_test_util.h"
 
@@ -117,8 +117,8 @@ TEST(SampleReaderTest, OnlyTheWritersLayoutIsAcceptedWhileInputsMayUseAnyJson) {
       "\"source\":\"s\" , \"key\" : \"k\" } ";
   SampleView view;
   EXPECT_EQ(ReadSampleLine(line, view).code(), StatusCode::kCorrupt);
-  RecordParser parser;
-  auto sample = parser.Parse(line, InputFormat::kCanonical, {"in.jsonl", 1});
+  ingest::RecordParser parser;
+  auto sample = parser.Parse(line, ingest::InputFormat::kCanonical, {"in.jsonl", 1});
   ASSERT_TRUE(sample.ok()) << sample.status().ToString();
   // What prepare would store for it reads back equal.
   const std::string stored = LineOf(*sample);
@@ -219,7 +219,7 @@ TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
 // validation, and one the input adapter (the lenient parser of canonical records) reads equal.
 TEST(SampleReaderTest, EveryTruncationAndBitFlipIsAnErrorOrAValidSample) {
   const std::string line = LineOf(RichSample());
-  RecordParser lenient;
+  ingest::RecordParser lenient;
   SampleView view;
   size_t accepted = 0, rejected = 0;
   auto check = [&](std::string_view damaged) {
@@ -231,7 +231,7 @@ TEST(SampleReaderTest, EveryTruncationAndBitFlipIsAnErrorOrAValidSample) {
     }
     ++accepted;
     EXPECT_TRUE(ValidateSample(view).ok());
-    auto other = lenient.Parse(damaged, InputFormat::kCanonical, {"t", 1});
+    auto other = lenient.Parse(damaged, ingest::InputFormat::kCanonical, {"t", 1});
     ASSERT_TRUE(other.ok()) << other.status().ToString() << "\n" << damaged;
     EXPECT_EQ(*other, view.ToSample()) << damaged;
   };
@@ -334,14 +334,14 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
   auto report = corpora::Synthesize(synth);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   testing::WordTokenizer tokenizer;
-  PrepareOptions options;
+  ingest::PrepareOptions options;
   options.inputs = {{report->path, "tiny"}};
   options.out_dir = out;
   options.tokenizer = &tokenizer;
   options.samples_per_shard = 3;
   options.threads = 1;
   options.progress = false;
-  ASSERT_TRUE(Prepare(options).ok());
+  ASSERT_TRUE(ingest::Prepare(options).ok());
 
   const std::string path = out + "/tiny/00001.jsonl";
   std::string bytes = *ReadFileToString(path);

@@ -1,4 +1,4 @@
-#include "mmpt/store/merge.h"
+#include "mmpt/ingest/merge.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,7 +6,7 @@
 
 #include "mmpt/core/mapped_file.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace fs = std::filesystem;
 
 namespace {
@@ -14,15 +14,15 @@ namespace {
 struct Part {
   std::string manifest_path;
   fs::path base;  // directory the part's shard paths are relative to
-  Manifest manifest;
+  store::Manifest manifest;
 };
 
 Status AddParts(const std::string& input, std::vector<Part>& parts) {
   std::error_code error;
   std::vector<std::string> files;
   if (fs::is_directory(input, error)) {
-    if (fs::exists(fs::path(input) / kManifestName)) {
-      files.push_back((fs::path(input) / kManifestName).string());
+    if (fs::exists(fs::path(input) / store::kManifestName)) {
+      files.push_back((fs::path(input) / store::kManifestName).string());
     } else {
       for (const auto& entry : fs::directory_iterator(input, error)) {
         std::string name = entry.path().filename().string();
@@ -33,7 +33,7 @@ Status AddParts(const std::string& input, std::vector<Part>& parts) {
       }
       std::sort(files.begin(), files.end());
       if (files.empty()) {
-        return Status::NotFound("{}: neither {} nor mmpt.part-*.json", input, kManifestName);
+        return Status::NotFound("{}: neither {} nor mmpt.part-*.json", input, store::kManifestName);
       }
     }
   } else {
@@ -44,7 +44,7 @@ Status AddParts(const std::string& input, std::vector<Part>& parts) {
     Part part;
     part.manifest_path = file;
     part.base = fs::absolute(fs::path(file).parent_path()).lexically_normal();
-    MMPT_ASSIGN_OR_RETURN(part.manifest, ManifestFromJson(text, file));
+    MMPT_ASSIGN_OR_RETURN(part.manifest, store::ManifestFromJson(text, file));
     parts.push_back(std::move(part));
   }
   return Status::OK();
@@ -52,14 +52,14 @@ Status AddParts(const std::string& input, std::vector<Part>& parts) {
 
 }  // namespace
 
-Result<Manifest> MergeDatasets(const std::string& out_dir,
+Result<store::Manifest> MergeDatasets(const std::string& out_dir,
                                const std::vector<std::string>& inputs) {
   if (inputs.empty()) return Status::InvalidArgument("merge: no parts given");
   std::vector<Part> parts;
   for (const std::string& input : inputs) MMPT_RETURN_IF_ERROR(AddParts(input, parts));
-  const Manifest& first = parts.front().manifest;
+  const store::Manifest& first = parts.front().manifest;
   for (const Part& part : parts) {
-    const Manifest& m = part.manifest;
+    const store::Manifest& m = part.manifest;
     if (m.chat_template != first.chat_template) {
       return Status::InvalidArgument(
           "{} and {} were rendered through different chat templates (their \"chat_template\" "
@@ -71,9 +71,9 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
       return Status::InvalidArgument(
           "{} was prepared with tokenizer {} ({}), vision '{}', audio '{}' and decode budget {}, "
           "{} with {} ({}), '{}', '{}' and {}: token counts would not be comparable",
-          part.manifest_path, m.tokenizer, ChecksumHex(m.tokenizer_xxh3), m.vision_preset,
+          part.manifest_path, m.tokenizer, store::ChecksumHex(m.tokenizer_xxh3), m.vision_preset,
           m.audio_preset, m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
-          ChecksumHex(first.tokenizer_xxh3), first.vision_preset, first.audio_preset,
+          store::ChecksumHex(first.tokenizer_xxh3), first.vision_preset, first.audio_preset,
           first.max_decode_pixels);
     }
   }
@@ -86,7 +86,7 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
   std::vector<std::string> bases;
   struct Keyed {
     size_t source_rank, base_rank;
-    ShardInfo shard;
+    store::ShardInfo shard;
   };
   std::vector<Keyed> shards;
   std::set<std::string> seen;
@@ -94,7 +94,7 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
     auto base_it = std::find(bases.begin(), bases.end(), part.base.string());
     size_t base_rank = base_it - bases.begin();
     if (base_it == bases.end()) bases.push_back(part.base.string());
-    for (ShardInfo shard : part.manifest.shards) {
+    for (store::ShardInfo shard : part.manifest.shards) {
       fs::path absolute = (part.base / shard.stem).lexically_normal();
       if (!seen.insert(absolute.string()).second) {
         return Status::InvalidArgument("{}: shard {} is listed by more than one part",
@@ -120,7 +120,7 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
     return std::tie(a.source_rank, a.base_rank, a.shard.stem) <
            std::tie(b.source_rank, b.base_rank, b.shard.stem);
   });
-  Manifest merged;
+  store::Manifest merged;
   merged.format_version = first.format_version;
   merged.tokenizer = first.tokenizer;
   merged.tokenizer_xxh3 = first.tokenizer_xxh3;
@@ -129,8 +129,8 @@ Result<Manifest> MergeDatasets(const std::string& out_dir,
   merged.chat_template = first.chat_template;
   merged.max_decode_pixels = first.max_decode_pixels;
   for (Keyed& keyed : shards) merged.shards.push_back(std::move(keyed.shard));
-  MMPT_RETURN_IF_ERROR(WriteManifest(out_dir, merged));
+  MMPT_RETURN_IF_ERROR(store::WriteManifest(out_dir, merged));
   return merged;
 }
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

@@ -1,4 +1,4 @@
-#include "mmpt/store/webdataset.h"
+#include "mmpt/ingest/webdataset.h"
 
 #include <gtest/gtest.h>
 
@@ -8,15 +8,15 @@
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/corpora/synth.h"
 #include "mmpt/store/dataset.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/store/sample_view.h"
 #include "mmpt/store/store_test_util.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
-using testing::FreshDir;
-using testing::WordTokenizer;
+using store::testing::FreshDir;
+using store::testing::WordTokenizer;
 
 std::span<const std::byte> Bytes(const std::string& text) {
   return std::as_bytes(std::span(text.data(), text.size()));
@@ -110,7 +110,7 @@ TEST(WebDatasetTest, TruncatedOrCorruptArchiveNamesTheFile) {
 }
 
 // The sample of `members` (one key), mapped; images land in `images`.
-Result<Sample> Map(std::vector<WdsMember> members, std::vector<std::string>* images) {
+Result<store::Sample> Map(std::vector<WdsMember> members, std::vector<std::string>* images) {
   WdsSample wds{std::string(WebDatasetKey(members.front().name)), std::move(members)};
   return WdsToSample(wds, "shard-000.tar", images);
 }
@@ -171,14 +171,14 @@ TEST(WebDatasetTest, ImageExtensionsAndErrorsNameFileAndMember) {
 }
 
 // Sample `i` of `dataset`, or a sample whose key is the error.
-Sample Get(const Dataset& dataset, uint64_t i) {
-  SampleView view;
+store::Sample Get(const store::Dataset& dataset, uint64_t i) {
+  store::SampleView view;
   Status status = dataset.ReadSample(i, view);
-  if (!status.ok()) return Sample{status.ToString(), {}, {}, {}};
+  if (!status.ok()) return store::Sample{status.ToString(), {}, {}, {}};
   return view.ToSample();
 }
 
-std::string MediaBytes(const Dataset& dataset, uint64_t i) {
+std::string MediaBytes(const store::Dataset& dataset, uint64_t i) {
   auto bytes = dataset.Media(i, 0);
   if (!bytes.ok()) return bytes.status().ToString();
   return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
@@ -230,10 +230,10 @@ TEST_F(WebDatasetPrepareTest, PreparesTarsAndGzipIntoOneSource) {
   EXPECT_EQ(report->samples, 4u) << report->Summary();
   EXPECT_EQ(report->skipped, 0u);
   EXPECT_EQ(report->shards, 3u);  // 2 + 1 from the first tar, 1 from the second
-  auto dataset = Dataset::Open(out_);
+  auto dataset = store::Dataset::Open(out_);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   ASSERT_EQ(dataset->num_samples(), 4u);
-  const Sample last = Get(*dataset, 3);
+  const store::Sample last = Get(*dataset, 3);
   EXPECT_EQ(last.key, "100");
   ASSERT_EQ(last.media.size(), 1u);
   EXPECT_EQ(last.segments.back().text, "gz");
@@ -303,11 +303,11 @@ TEST_F(WebDatasetPrepareTest, SynthWdsPreparesLikeItsJsonl) {
   auto report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->samples, 10u) << report->Summary();
-  auto dataset = Dataset::Open(out_);
+  auto dataset = store::Dataset::Open(out_);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   for (uint64_t i = 0; i < 5; ++i) {  // the same keys, images and captions
-    const Sample wds = Get(*dataset, i);
-    const Sample llava = Get(*dataset, 5 + i);
+    const store::Sample wds = Get(*dataset, i);
+    const store::Sample llava = Get(*dataset, 5 + i);
     EXPECT_EQ(wds.key, llava.key);
     ASSERT_EQ(wds.media.size(), 1u) << wds.key;
     ASSERT_EQ(llava.media.size(), 1u) << llava.key;
@@ -321,4 +321,4 @@ TEST_F(WebDatasetPrepareTest, SynthWdsPreparesLikeItsJsonl) {
 }
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

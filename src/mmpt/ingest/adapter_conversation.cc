@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "mmpt/store/adapter_internal.h"
+#include "mmpt/ingest/adapter_internal.h"
 
-namespace mmpt::store::internal {
+namespace mmpt::ingest::internal {
 namespace {
 
 std::string_view NormalizeRole(std::string_view from) {
@@ -15,10 +15,10 @@ std::string_view NormalizeRole(std::string_view from) {
 
 // The record's top-level media of one kind: a list under the plural key ("images") or one item
 // under the singular ("image"), in order.
-Result<std::vector<MediaRef>> TopLevelMedia(const object& obj, MediaKind kind) {
-  const std::string singular(MediaKindName(kind));
+Result<std::vector<store::MediaRef>> TopLevelMedia(const object& obj, store::MediaKind kind) {
+  const std::string singular(store::MediaKindName(kind));
   const std::string plural = singular + "s";
-  std::vector<MediaRef> media;
+  std::vector<store::MediaRef> media;
   element value;
   if (obj.at_key(plural).get(value) == simdjson::SUCCESS && !value.is_null()) {
     simdjson::dom::array list;
@@ -45,10 +45,10 @@ Result<std::vector<MediaRef>> TopLevelMedia(const object& obj, MediaKind kind) {
 // in MediaKind order, so that marked[kind] is that kind's.
 Result<std::vector<MarkedMedia>> TopLevelMarkedMedia(const object& obj) {
   std::vector<MarkedMedia> marked;
-  for (auto [kind, marker] : {std::pair{MediaKind::kImage, std::string_view("<image>")},
-                              std::pair{MediaKind::kVideo, std::string_view("<video>")},
-                              std::pair{MediaKind::kAudio, std::string_view("<audio>")}}) {
-    MMPT_ASSIGN_OR_RETURN(std::vector<MediaRef> items, TopLevelMedia(obj, kind));
+  for (auto [kind, marker] : {std::pair{store::MediaKind::kImage, std::string_view("<image>")},
+                              std::pair{store::MediaKind::kVideo, std::string_view("<video>")},
+                              std::pair{store::MediaKind::kAudio, std::string_view("<audio>")}}) {
+    MMPT_ASSIGN_OR_RETURN(std::vector<store::MediaRef> items, TopLevelMedia(obj, kind));
     marked.push_back({kind, marker, std::move(items), 0});
   }
   return marked;
@@ -57,22 +57,22 @@ Result<std::vector<MarkedMedia>> TopLevelMarkedMedia(const object& obj) {
 // Media of a kind given but never placed by a marker go at the start of the first user turn,
 // as LLaVA does (images, then videos, then audio); a partial placement is an error because the
 // intended positions are unknowable.
-Status PlaceUnmarkedMedia(const std::vector<MarkedMedia>& marked, Sample& sample) {
-  std::vector<MediaRef> unplaced;
+Status PlaceUnmarkedMedia(const std::vector<MarkedMedia>& marked, store::Sample& sample) {
+  std::vector<store::MediaRef> unplaced;
   for (const MarkedMedia& m : marked) {
     if (m.next == m.items.size()) continue;
     if (m.next > 0) {
       return Status::InvalidArgument("{} {}s but {} \"{}\" markers", m.items.size(),
-                                     MediaKindName(m.kind), m.next, m.marker);
+                                     store::MediaKindName(m.kind), m.next, m.marker);
     }
     unplaced.insert(unplaced.end(), m.items.begin(), m.items.end());
   }
   if (unplaced.empty()) return Status::OK();
   auto at = std::find_if(sample.segments.begin(), sample.segments.end(),
-                         [](const Segment& s) { return s.role == "user"; });
+                         [](const store::Segment& s) { return s.role == "user"; });
   if (at == sample.segments.end()) at = sample.segments.begin();
-  const Segment& turn = *at;  // there is one: an empty turn is an empty text segment
-  std::vector<Segment> segments(unplaced.size());
+  const store::Segment& turn = *at;  // there is one: an empty turn is an empty text segment
+  std::vector<store::Segment> segments(unplaced.size());
   for (size_t k = 0; k < unplaced.size(); ++k) {
     segments[k].role = turn.role;
     segments[k].turn = turn.turn;
@@ -86,9 +86,9 @@ Status PlaceUnmarkedMedia(const std::vector<MarkedMedia>& marked, Sample& sample
 
 // Give the segments from `first` on (one turn's) its index; a turn with no content is one empty
 // text segment, which the chat template renders as an empty turn.
-void EndTurn(size_t first, size_t turn, std::string_view role, Sample& sample) {
+void EndTurn(size_t first, size_t turn, std::string_view role, store::Sample& sample) {
   if (first == sample.segments.size()) {
-    Segment empty;
+    store::Segment empty;
     empty.role = std::string(role);
     sample.segments.push_back(std::move(empty));
   }
@@ -99,7 +99,7 @@ void EndTurn(size_t first, size_t turn, std::string_view role, Sample& sample) {
 
 }  // namespace
 
-Status ParseLlava(const object& obj, Sample& sample) {
+Status ParseLlava(const object& obj, store::Sample& sample) {
   MMPT_ASSIGN_OR_RETURN(std::vector<MarkedMedia> marked, TopLevelMarkedMedia(obj));
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array turns, RequiredArray(obj, "conversations"));
   size_t index = 0;
@@ -123,7 +123,7 @@ Status ParseLlava(const object& obj, Sample& sample) {
   return PlaceUnmarkedMedia(marked, sample);
 }
 
-Status ParseChat(const object& obj, Sample& sample) {
+Status ParseChat(const object& obj, store::Sample& sample) {
   MMPT_ASSIGN_OR_RETURN(std::vector<MarkedMedia> marked, TopLevelMarkedMedia(obj));
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array messages, RequiredArray(obj, "messages"));
   size_t index = 0;
@@ -164,10 +164,10 @@ Status ParseChat(const object& obj, Sample& sample) {
                    type == "audio") {
           // A part of a media type gives its item inline ({"type": "video", "video": path})
           // or takes the next top-level item of its kind.
-          const MediaKind kind = type == "video"   ? MediaKind::kVideo
-                                 : type == "audio" ? MediaKind::kAudio
-                                                   : MediaKind::kImage;
-          const std::string_view kind_name = MediaKindName(kind);
+          const store::MediaKind kind = type == "video"   ? store::MediaKind::kVideo
+                                 : type == "audio" ? store::MediaKind::kAudio
+                                                   : store::MediaKind::kImage;
+          const std::string_view kind_name = store::MediaKindName(kind);
           element source;
           bool inline_media = false;
           for (std::string_view key : {kind_name, std::string_view("image_url"),
@@ -210,4 +210,4 @@ Status ParseChat(const object& obj, Sample& sample) {
   return PlaceUnmarkedMedia(marked, sample);
 }
 
-}  // namespace mmpt::store::internal
+}  // namespace mmpt::ingest::internal

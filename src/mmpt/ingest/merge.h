@@ -8,7 +8,7 @@
 #include "mmpt/core/status.h"
 #include "mmpt/store/manifest.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 
 /// Merge the parts named by `inputs` into `out_dir`/mmpt.json. Each input is a dataset
 /// directory (its mmpt.json, or else every mmpt.part-*-of-*.json in it, as `prepare --part`
@@ -19,6 +19,6 @@ namespace mmpt::store {
 /// Errors: InvalidArgument (parts prepared with different tokenizers, vision presets or format
 /// versions, or the same shard twice, naming the parts), NotFound/Corrupt (a part or a shard
 /// file), IOError.
-Result<Manifest> MergeDatasets(const std::string& out_dir, const std::vector<std::string>& inputs);
+Result<store::Manifest> MergeDatasets(const std::string& out_dir, const std::vector<std::string>& inputs);
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

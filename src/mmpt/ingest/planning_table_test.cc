@@ -1,3 +1,4 @@
+#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
 
 #include <gtest/gtest.h>
@@ -7,12 +8,12 @@
 #include <random>
 
 #include "mmpt/core/mapped_file.h"
-#include "mmpt/store/merge.h"
+#include "mmpt/ingest/merge.h"
 #include "mmpt/store/meta.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/store/store_test_util.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
 namespace fs = std::filesystem;
@@ -214,7 +215,7 @@ void PrepareLlava(const std::string& jsonl, const std::string& out, const std::s
               "\"value\": \"a thing\"}]}\n";
     }
   }
-  static const testing::WordTokenizer tokenizer;
+  static const store::testing::WordTokenizer tokenizer;
   PrepareOptions options;
   options.inputs = {{jsonl, source}};
   options.out_dir = out;
@@ -236,7 +237,7 @@ TEST_F(PlanningTableTest, MergedDatasetsPlanInManifestOrderIgnoringStrayFiles) {
   // A stray table inside the merged dataset is no part of it.
   Write("pm/web/00099.meta", *ReadFileToString((dir_ / "pa/coco/00000.meta").string()));
 
-  auto dataset = Dataset::Open((dir_ / "pm").string());
+  auto dataset = store::Dataset::Open((dir_ / "pm").string());
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   auto table = ReadPlanningTable((dir_ / "pm").string());
   ASSERT_TRUE(table.ok()) << table.status().ToString();
@@ -265,11 +266,11 @@ TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
   PrepareLlava((dir_ / "a.jsonl").string(), (dir_ / "pa").string(), "coco", 0, 2);
   // Rewrite the shard's table: sample 0's item becomes a video, sample 1's an audio clip.
   const std::string shard = (dir_ / "pa/coco/00000.meta").string();
-  std::vector<SampleMeta> samples;
-  std::vector<MediaMeta> media;
+  std::vector<store::SampleMeta> samples;
+  std::vector<store::MediaMeta> media;
   uint64_t num_tokens = 0;
   {
-    auto meta = MetaTable::Open(shard);
+    auto meta = store::MetaTable::Open(shard);
     ASSERT_TRUE(meta.ok()) << meta.status().ToString();
     ASSERT_EQ(meta->num_samples(), 2u);
     ASSERT_EQ(meta->num_media(), 2u);
@@ -277,15 +278,15 @@ TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
     media.assign(meta->media().begin(), meta->media().end());
     num_tokens = meta->num_tokens();
   }
-  media[0].kind = MediaKind::kVideo;
+  media[0].kind = store::MediaKind::kVideo;
   media[0].frames = 120;
   media[0].fps_milli = 30000;
   media[0].duration_ms = 4000;
-  media[1].kind = MediaKind::kAudio;
+  media[1].kind = store::MediaKind::kAudio;
   media[1].width = media[1].height = 0;
   media[1].duration_ms = 2500;
   media[1].sample_rate_hz = 22050;
-  Write("pa/coco/00000.meta", EncodeMeta(samples, media, num_tokens));
+  Write("pa/coco/00000.meta", store::EncodeMeta(samples, media, num_tokens));
 
   auto table = ReadPlanningTable((dir_ / "pa").string());
   ASSERT_TRUE(table.ok()) << table.status().ToString();
@@ -307,7 +308,7 @@ TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
 
   // A video record without a frame rate is refused, naming the table and record.
   media[0].fps_milli = 0;
-  Write("pa/coco/00000.meta", EncodeMeta(samples, media, num_tokens));
+  Write("pa/coco/00000.meta", store::EncodeMeta(samples, media, num_tokens));
   auto bad = ReadPlanningTable((dir_ / "pa").string());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().ToString().find("00000.meta: media record 0"), std::string::npos)
@@ -315,4 +316,4 @@ TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
 }
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

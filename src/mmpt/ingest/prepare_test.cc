@@ -1,4 +1,4 @@
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 
 #include <gtest/gtest.h>
 
@@ -8,15 +8,15 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/store/dataset.h"
-#include "mmpt/store/merge.h"
+#include "mmpt/ingest/merge.h"
 #include "mmpt/store/verify.h"
 #include "mmpt/store/store_test_util.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
-using testing::FreshDir;
-using testing::WordTokenizer;
+using store::testing::FreshDir;
+using store::testing::WordTokenizer;
 
 void WriteImage(const std::string& path, uint32_t w, uint32_t h, media::ImageFormat format) {
   corpora::EncodeOptions options;
@@ -98,11 +98,11 @@ TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
   EXPECT_EQ(report->examples[0].rfind(in_ + "/chat.jsonl:2: ", 0), 0u) << report->examples[0];
   EXPECT_NE(report->Summary().find("duplicate key"), std::string::npos);
 
-  auto dataset = Dataset::Open(out_);
+  auto dataset = store::Dataset::Open(out_);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   ASSERT_EQ(dataset->num_samples(), 4u);
   std::vector<std::string> keys;
-  SampleView view;
+  store::SampleView view;
   for (uint64_t i = 0; i < 4; ++i) {
     ASSERT_TRUE(dataset->ReadSample(i, view).ok());
     keys.emplace_back(view.key);
@@ -132,7 +132,7 @@ TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
                                ->size());
   // The metadata-only sample keeps its size and has no bytes.
   EXPECT_EQ(dataset->media_meta(2)[0].width, 1280u);
-  EXPECT_TRUE(dataset->media_meta(2)[0].flags & kMediaWithoutData);
+  EXPECT_TRUE(dataset->media_meta(2)[0].flags & store::kMediaWithoutData);
   EXPECT_EQ(dataset->Media(2, 0)->size(), 0u);
   // 12 records at 3 per shard: 4 shards, the third entirely bad records → not written.
   EXPECT_EQ(dataset->num_shards(), 3u);
@@ -162,13 +162,13 @@ TEST_F(PrepareTest, ImagesAboveTheDecodeBudgetAreRejectedOrRecordedWithTheirBudg
   EXPECT_EQ(example.rfind(in_ + "/in.jsonl:2: ", 0), 0u) << example;
   EXPECT_NE(example.find("img/bomb.png"), std::string::npos) << example;
   EXPECT_NE(example.find("--max-decode-pixels"), std::string::npos) << example;
-  EXPECT_EQ(Dataset::Open(out_)->manifest().max_decode_pixels, media::kDefaultMaxDecodePixels);
+  EXPECT_EQ(store::Dataset::Open(out_)->manifest().max_decode_pixels, media::kDefaultMaxDecodePixels);
 
   options_.max_decode_pixels = uint64_t{60000} * 60000;
   report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->samples, 2u);
-  EXPECT_EQ(Dataset::Open(out_)->manifest().max_decode_pixels, uint64_t{60000} * 60000);
+  EXPECT_EQ(store::Dataset::Open(out_)->manifest().max_decode_pixels, uint64_t{60000} * 60000);
 }
 
 TEST_F(PrepareTest, FailPolicyStopsAtTheFirstBadRecordAndLeavesNoDataset) {
@@ -183,7 +183,7 @@ TEST_F(PrepareTest, FailPolicyStopsAtTheFirstBadRecordAndLeavesNoDataset) {
   EXPECT_EQ(report.status().code(), StatusCode::kCorrupt);
   EXPECT_NE(report.status().message().find("in.jsonl:2:"), std::string::npos)
       << report.status().ToString();
-  EXPECT_EQ(Dataset::Open(out_).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store::Dataset::Open(out_).status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(PrepareTest, PartsCoverDisjointShardsAndEqualOneRun) {
@@ -219,14 +219,14 @@ TEST(PrepareOptionsTest, InputSpecsAndPolicies) {
 }
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
-std::vector<std::string> Keys(const Dataset& dataset) {
+std::vector<std::string> Keys(const store::Dataset& dataset) {
   std::vector<std::string> keys;
-  SampleView view;
+  store::SampleView view;
   for (uint64_t i = 0; i < dataset.num_samples(); ++i) {
     MMPT_CHECK(dataset.ReadSample(i, view).ok());
     keys.emplace_back(view.key);
@@ -240,7 +240,7 @@ TEST_F(PrepareTest, MergedPartsEqualTheSingleProcessDataset) {
   WriteInput("t.jsonl", {R"({"id":"t0","conversations":[{"from":"human","value":"only text"}]})"});
   options_.inputs = {{in_ + "/m.jsonl", "m"}, {in_ + "/t.jsonl", "t"}};
   ASSERT_TRUE(Prepare(options_).ok());
-  auto single = Dataset::Open(out_);
+  auto single = store::Dataset::Open(out_);
   ASSERT_TRUE(single.ok());
 
   std::string parts_dir = FreshDir("prepare_parts");
@@ -252,11 +252,11 @@ TEST_F(PrepareTest, MergedPartsEqualTheSingleProcessDataset) {
   }
   auto merged = MergeDatasets(parts_dir, {parts_dir});
   ASSERT_TRUE(merged.ok()) << merged.status().ToString();
-  auto dataset = Dataset::Open(parts_dir);
+  auto dataset = store::Dataset::Open(parts_dir);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   EXPECT_EQ(Keys(*dataset), Keys(*single));
   EXPECT_EQ(dataset->num_shards(), single->num_shards());
-  EXPECT_TRUE(VerifyDataset(parts_dir, {2, false}, nullptr).ok());
+  EXPECT_TRUE(store::VerifyDataset(parts_dir, {2, false}, nullptr).ok());
 }
 
 TEST_F(PrepareTest, MergeJoinsSeparateDirectoriesWithoutCopying) {
@@ -272,10 +272,10 @@ TEST_F(PrepareTest, MergeJoinsSeparateDirectoriesWithoutCopying) {
   auto merged = MergeDatasets(root + "/all", {root + "/job0", root + "/job1"});
   ASSERT_TRUE(merged.ok()) << merged.status().ToString();
   EXPECT_EQ(merged->shards[0].stem, "../job0/a/00000");
-  auto dataset = Dataset::Open(root + "/all");
+  auto dataset = store::Dataset::Open(root + "/all");
   ASSERT_TRUE(dataset.ok());
   EXPECT_EQ(Keys(*dataset), (std::vector<std::string>{"a", "b"}));
-  EXPECT_TRUE(VerifyDataset(root + "/all", {2, false}, nullptr).ok());
+  EXPECT_TRUE(store::VerifyDataset(root + "/all", {2, false}, nullptr).ok());
   EXPECT_FALSE(std::filesystem::exists(root + "/all/a"));  // nothing copied
 
   // Parts counted with different tokenizers cannot be merged.
@@ -290,13 +290,13 @@ TEST_F(PrepareTest, MergeJoinsSeparateDirectoriesWithoutCopying) {
 }
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest
 
 #include <thread>
 
 #include "mmpt/comm/in_process.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
 // Several ranks (threads of one in-process group, as mpirun's processes would be) each prepare
@@ -307,7 +307,7 @@ TEST_F(PrepareTest, RanksPrepareTheirPartsAndRankZeroMerges) {
   options_.inputs = {{in_ + "/ranks.jsonl", "ranks"}};
   options_.threads = 1;
   ASSERT_TRUE(Prepare(options_).ok());
-  auto single = Dataset::Open(out_);
+  auto single = store::Dataset::Open(out_);
   ASSERT_TRUE(single.ok());
 
   std::string ranks_dir = FreshDir("prepare_ranks");
@@ -323,10 +323,10 @@ TEST_F(PrepareTest, RanksPrepareTheirPartsAndRankZeroMerges) {
   }
   for (std::thread& thread : threads) thread.join();
   for (const Status& status : statuses) ASSERT_TRUE(status.ok()) << status.ToString();
-  auto dataset = Dataset::Open(ranks_dir);
+  auto dataset = store::Dataset::Open(ranks_dir);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   EXPECT_EQ(Keys(*dataset), Keys(*single));
-  EXPECT_TRUE(VerifyDataset(ranks_dir, {1, false}, nullptr).ok());
+  EXPECT_TRUE(store::VerifyDataset(ranks_dir, {1, false}, nullptr).ok());
   // One manifest: the parts are merged and gone.
   for (uint32_t rank = 0; rank < 3; ++rank) {
     EXPECT_FALSE(std::filesystem::exists(ranks_dir + "/" + PartManifestName(rank, 3)));
@@ -355,8 +355,8 @@ TEST_F(PrepareTest, RanksPrepareTheirPartsAndRankZeroMerges) {
   for (const auto& entry : std::filesystem::directory_iterator(ranks_dir)) {
     EXPECT_NE(entry.path().extension(), ".json") << entry.path();
   }
-  EXPECT_FALSE(Dataset::Open(ranks_dir).ok());
+  EXPECT_FALSE(store::Dataset::Open(ranks_dir).ok());
 }
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

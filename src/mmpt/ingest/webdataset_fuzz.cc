@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "mmpt/store/webdataset.h"
+#include "mmpt/ingest/webdataset.h"
 
 namespace {
 
 // The keys of every sample, or nullopt on an error (which must name the file).
 std::optional<std::vector<std::string>> Keys(std::span<const std::byte> bytes, bool with_data) {
-  auto reader = mmpt::store::WdsReader::Open(bytes, "fuzz.tar");
+  auto reader = mmpt::ingest::WdsReader::Open(bytes, "fuzz.tar");
   if (!reader.ok()) {
     if (reader.status().message().rfind("fuzz.tar", 0) != 0) std::abort();
     return std::nullopt;
@@ -29,7 +29,7 @@ std::optional<std::vector<std::string>> Keys(std::span<const std::byte> bytes, b
     if (!*sample) return keys;
     keys.push_back((*sample)->key);
     if (!with_data) continue;
-    auto mapped = mmpt::store::WdsToSample(**sample, "fuzz.tar", &images);
+    auto mapped = mmpt::ingest::WdsToSample(**sample, "fuzz.tar", &images);
     if (mapped.ok()) {
       if (!mmpt::store::ValidateSample(*mapped).ok()) std::abort();
       if (mapped->media.size() != images.size() || mapped->key != keys.back()) std::abort();

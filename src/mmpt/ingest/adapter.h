@@ -10,7 +10,7 @@
 #include "mmpt/core/status.h"
 #include "mmpt/store/sample.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 
 /// The input formats prepare understands.
 enum class InputFormat : uint8_t {
@@ -54,7 +54,7 @@ class RecordParser {
   /// Errors: Corrupt (not JSON, not UTF-8), InvalidArgument (a field missing or of the wrong
   /// type, markers and images that do not match, unknown format or kWebDataset, zero or absurd
   /// sizes); every message starts with "file:line: ".
-  Result<Sample> Parse(std::string_view line, InputFormat format, const RecordLocation& where,
+  Result<store::Sample> Parse(std::string_view line, InputFormat format, const RecordLocation& where,
                        InputFormat* detected = nullptr);
 
  private:
@@ -65,4 +65,4 @@ class RecordParser {
 /// Largest image side accepted from any input, in pixels; larger is "absurd" and rejected.
 inline constexpr uint32_t kMaxImageSide = 1u << 16;
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

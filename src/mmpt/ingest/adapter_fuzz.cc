@@ -3,19 +3,19 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static mmpt::store::RecordParser parser;
+  static mmpt::ingest::RecordParser parser;
   std::string_view line(reinterpret_cast<const char*>(data), size);
-  for (int f = 0; f <= static_cast<int>(mmpt::store::InputFormat::kChat); ++f) {
-    auto sample = parser.Parse(line, static_cast<mmpt::store::InputFormat>(f), {"fuzz", 1});
+  for (int f = 0; f <= static_cast<int>(mmpt::ingest::InputFormat::kChat); ++f) {
+    auto sample = parser.Parse(line, static_cast<mmpt::ingest::InputFormat>(f), {"fuzz", 1});
     if (sample.ok()) {
       if (!mmpt::store::ValidateSample(*sample).ok()) std::abort();
       std::string out;
       mmpt::store::AppendSampleJson(*sample, out);  // what prepare writes must parse back
       out.pop_back();
-      auto back = parser.Parse(out, mmpt::store::InputFormat::kCanonical, {"fuzz", 2});
+      auto back = parser.Parse(out, mmpt::ingest::InputFormat::kCanonical, {"fuzz", 2});
       if (!back.ok()) std::abort();
     } else if (sample.status().message().rfind("fuzz:1: ", 0) != 0) {
       std::abort();

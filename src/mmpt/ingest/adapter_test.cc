@@ -1,4 +1,4 @@
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 
 #include <gtest/gtest.h>
 
@@ -7,18 +7,18 @@
 
 #include "mmpt/core/mapped_file.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
-Result<Sample> ParseLine(std::string_view line, InputFormat format = InputFormat::kAuto,
+Result<store::Sample> ParseLine(std::string_view line, InputFormat format = InputFormat::kAuto,
                          InputFormat* detected = nullptr) {
   RecordParser parser;
   return parser.Parse(line, format, {"in.jsonl", 7}, detected);
 }
 
-std::string Describe(const Sample& s) {
+std::string Describe(const store::Sample& s) {
   std::string out;
-  for (const Segment& seg : s.segments) {
+  for (const store::Segment& seg : s.segments) {
     out += seg.role + ":";
     out += seg.is_media ? "<" + s.media[seg.media_index].path + ">" : seg.text;
     out += "|";
@@ -146,7 +146,7 @@ TEST(AdapterTest, UnknownFormatAndWrongTypes) {
 }
 
 TEST(AdapterTest, CanonicalRoundTripsThroughItsJsonLine) {
-  Sample sample;
+  store::Sample sample;
   sample.key = "k\"1\\\n";
   sample.source = "src";
   sample.media.push_back({"dir/a.jpg", "000001.0.jpg", 640, 480, 1});
@@ -156,7 +156,7 @@ TEST(AdapterTest, CanonicalRoundTripsThroughItsJsonLine) {
   sample.segments.push_back({"assistant", 1, true, "", 1});
   sample.segments.push_back({"", 0, false, "plain", 0});
   std::string line;
-  AppendSampleJson(sample, line);
+  store::AppendSampleJson(sample, line);
   ASSERT_EQ(line.back(), '\n');
   line.pop_back();
   auto back = ParseLine(line, InputFormat::kAuto);
@@ -175,10 +175,10 @@ TEST(AdapterTest, CanonicalMediaIndexMustBeUsedExactlyOnce) {
 }
 
 // Describe(), with each media item's kind.
-std::string Kinds(const Sample& s) {
+std::string Kinds(const store::Sample& s) {
   std::string out;
-  for (const Segment& seg : s.segments) {
-    if (seg.is_media) out += std::string(MediaKindName(s.media[seg.media_index].kind)) + ",";
+  for (const store::Segment& seg : s.segments) {
+    if (seg.is_media) out += std::string(store::MediaKindName(s.media[seg.media_index].kind)) + ",";
   }
   return out;
 }
@@ -280,16 +280,16 @@ TEST(AdapterTest, MetadataOnlyVideoAndAudio) {
       R"({"video":{"duration":12.5,"fps":29.97,"width":1280,"height":720},"audio":{"duration":3.2,"sample_rate":44100},"conversations":[{"from":"human","value":"<video><audio>"}]})");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ASSERT_EQ(s->media.size(), 2u);
-  const MediaRef& v = s->media[0];
+  const store::MediaRef& v = s->media[0];
   EXPECT_TRUE(v.metadata_only());
-  EXPECT_EQ(v.kind, MediaKind::kVideo);
+  EXPECT_EQ(v.kind, store::MediaKind::kVideo);
   EXPECT_EQ(v.width, 1280u);
   EXPECT_EQ(v.height, 720u);
   EXPECT_EQ(v.duration_ms, 12500u);
   EXPECT_EQ(v.fps_milli, 29970u);
   EXPECT_EQ(v.frames, 375u);  // round(12.5 × 29.97)
-  const MediaRef& a = s->media[1];
-  EXPECT_EQ(a.kind, MediaKind::kAudio);
+  const store::MediaRef& a = s->media[1];
+  EXPECT_EQ(a.kind, store::MediaKind::kAudio);
   EXPECT_EQ(a.duration_ms, 3200u);
   EXPECT_EQ(a.sample_rate_hz, 44100u);
   EXPECT_EQ(a.width, 0u);
@@ -298,7 +298,7 @@ TEST(AdapterTest, MetadataOnlyVideoAndAudio) {
       R"({"texts":["t",null],"images":[null,{"video":{"duration":2,"fps":25,"width":64,"height":48}}]})");
   ASSERT_TRUE(doc.ok()) << doc.status().ToString();
   ASSERT_EQ(doc->media.size(), 1u);
-  EXPECT_EQ(doc->media[0].kind, MediaKind::kVideo);
+  EXPECT_EQ(doc->media[0].kind, store::MediaKind::kVideo);
   EXPECT_TRUE(doc->media[0].metadata_only());
   EXPECT_EQ(doc->media[0].frames, 50u);
   auto extra = ParseLine(
@@ -322,17 +322,17 @@ TEST(AdapterTest, MetadataOnlyVideoAndAudio) {
 }
 
 TEST(AdapterTest, CanonicalRoundTripsVideoAndAudio) {
-  Sample sample;
+  store::Sample sample;
   sample.key = "omni";
-  sample.media.push_back({"v.mp4", "000000.0.mp4", 320, 240, 50, MediaKind::kVideo, 2000, 25000});
-  sample.media.push_back({"", "", 0, 0, 1, MediaKind::kAudio, 1500, 0, 16000});
-  sample.media.push_back({"", "", 64, 48, 30, MediaKind::kVideo, 1000, 30000});
+  sample.media.push_back({"v.mp4", "000000.0.mp4", 320, 240, 50, store::MediaKind::kVideo, 2000, 25000});
+  sample.media.push_back({"", "", 0, 0, 1, store::MediaKind::kAudio, 1500, 0, 16000});
+  sample.media.push_back({"", "", 64, 48, 30, store::MediaKind::kVideo, 1000, 30000});
   sample.segments.push_back({"user", 0, true, "", 0});
   sample.segments.push_back({"user", 0, true, "", 1});
   sample.segments.push_back({"user", 0, false, "and", 0});
   sample.segments.push_back({"user", 0, true, "", 2});
   std::string line;
-  AppendSampleJson(sample, line);
+  store::AppendSampleJson(sample, line);
   line.pop_back();
   EXPECT_NE(line.find(R"("kind":"video","width":320,"height":240,"frames":50,"duration_ms":2000,"fps_milli":25000)"),
             std::string::npos)
@@ -359,7 +359,7 @@ TEST(AdapterTest, FuzzSeedsReachEveryFormat) {
     const std::string prefix = name.substr(0, name.find('_'));
     if (prefix == "metadata") {
       bool sized_only = false;
-      for (const MediaRef& media : sample->media) sized_only |= media.metadata_only();
+      for (const store::MediaRef& media : sample->media) sized_only |= media.metadata_only();
       EXPECT_TRUE(sized_only) << name << " has no metadata-only image";
       // The rest of the name says which format carries the metadata-only item.
       EXPECT_EQ(std::string(InputFormatName(detected)), name.substr(9, name.find('.') - 9))
@@ -375,4 +375,4 @@ TEST(AdapterTest, FuzzSeedsReachEveryFormat) {
 }
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

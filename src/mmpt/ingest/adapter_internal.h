@@ -13,7 +13,7 @@
 #include "mmpt/core/status.h"
 #include "mmpt/store/sample.h"
 
-namespace mmpt::store::internal {
+namespace mmpt::ingest::internal {
 
 using simdjson::dom::element;
 using simdjson::dom::object;
@@ -32,14 +32,14 @@ Result<simdjson::dom::array> RequiredArray(const object& obj, std::string_view k
 /// video a size, duration and fps (its frames follow from them), an audio item a duration.
 /// Errors: InvalidArgument for other types, zero or absurd values, fields another kind owns,
 /// or neither a path nor the facts.
-Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind = MediaKind::kImage);
+Result<store::MediaRef> ParseMediaRef(const element& value, store::MediaKind kind = store::MediaKind::kImage);
 
 /// One kind of media a conversation record gives at its top level, with the marker that
 /// places each item in the text ("<image>"), and how many are placed so far.
 struct MarkedMedia {
-  MediaKind kind = MediaKind::kImage;
+  store::MediaKind kind = store::MediaKind::kImage;
   std::string_view marker;
-  std::vector<MediaRef> items;
+  std::vector<store::MediaRef> items;
   size_t next = 0;
 };
 
@@ -47,20 +47,20 @@ struct MarkedMedia {
 /// `marked` into text and media segments; a marker takes the next item of its kind. Empty
 /// text pieces are dropped. Errors: InvalidArgument when a marker has no item left.
 Status AppendTextWithMarkers(std::string_view text, std::string_view role,
-                             std::span<MarkedMedia> marked, Sample& sample);
+                             std::span<MarkedMedia> marked, store::Sample& sample);
 
 /// Append a media segment for `media` to `sample`.
-void AppendMedia(MediaRef media, std::string_view role, Sample& sample);
+void AppendMedia(store::MediaRef media, std::string_view role, store::Sample& sample);
 
 /// Append a document's `text` (no role) to `sample`: joined to a text segment just before it
 /// with `separator` between (the document's text reads as one string: mmc4's sentences with a
 /// space, OBELICS's paragraphs with a blank line), else as a new segment. Empty text is dropped.
-void AppendDocumentText(std::string_view text, std::string_view separator, Sample& sample);
+void AppendDocumentText(std::string_view text, std::string_view separator, store::Sample& sample);
 
-Status ParseCanonical(const object& obj, Sample& sample);
-Status ParseLlava(const object& obj, Sample& sample);
-Status ParseChat(const object& obj, Sample& sample);
-Status ParseMmc4(const object& obj, Sample& sample);
-Status ParseObelics(const object& obj, Sample& sample);
+Status ParseCanonical(const object& obj, store::Sample& sample);
+Status ParseLlava(const object& obj, store::Sample& sample);
+Status ParseChat(const object& obj, store::Sample& sample);
+Status ParseMmc4(const object& obj, store::Sample& sample);
+Status ParseObelics(const object& obj, store::Sample& sample);
 
-}  // namespace mmpt::store::internal
+}  // namespace mmpt::ingest::internal

@@ -13,11 +13,11 @@
 #include "mmpt/core/status.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/media/image_decode.h"
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/text/tokenizer.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 
 /// One input file and the source its samples belong to: JSONL, or a WebDataset tar shard
 /// (webdataset.h) when named .tar, .tar.gz or .tgz or under InputFormat::kWebDataset.
@@ -117,4 +117,4 @@ std::string PartManifestName(uint32_t part, uint32_t num_parts);
 /// `options.part`/`num_parts` are set here. Collective: every rank of `comm` must call it.
 Result<PrepareReport> PrepareOnRanks(PrepareOptions options, comm::Communicator& comm);
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

@@ -10,17 +10,17 @@
 #include "mmpt/media/av_test_util.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/inspect.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/store/store_test_util.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
 using media::AsBytes;
 using media::SharedMedia;
 using media::Tone;
-using testing::FreshDir;
-using testing::WordTokenizer;
+using store::testing::FreshDir;
+using store::testing::WordTokenizer;
 
 class PrepareAvTest : public ::testing::Test {
  protected:
@@ -96,10 +96,10 @@ TEST_F(PrepareAvTest, VideoAndAudioAreStoredAndProbedAndBadFilesDropped) {
       << report->examples[1];
   EXPECT_NE(report->examples[2].find("0 channels"), std::string::npos) << report->examples[2];
 
-  auto dataset = Dataset::Open(out_);
+  auto dataset = store::Dataset::Open(out_);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   ASSERT_EQ(dataset->num_samples(), 5u);
-  SampleView view;
+  store::SampleView view;
   std::vector<std::string> keys;
   for (uint64_t i = 0; i < 5; ++i) {
     ASSERT_TRUE(dataset->ReadSample(i, view).ok());
@@ -109,13 +109,13 @@ TEST_F(PrepareAvTest, VideoAndAudioAreStoredAndProbedAndBadFilesDropped) {
 
   // The video: bytes unchanged in the zip under its extension, facts from the probe.
   ASSERT_TRUE(dataset->ReadSample(0, view).ok());
-  EXPECT_EQ(view.media[0].kind, MediaKind::kVideo);
+  EXPECT_EQ(view.media[0].kind, store::MediaKind::kVideo);
   EXPECT_TRUE(view.media[0].entry.ends_with(".mp4")) << view.media[0].entry;
   auto bytes = dataset->Media(0, 0);
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), mp4_);
-  const MediaMeta& v = dataset->media_meta(0)[0];
-  EXPECT_EQ(v.kind, MediaKind::kVideo);
+  const store::MediaMeta& v = dataset->media_meta(0)[0];
+  EXPECT_EQ(v.kind, store::MediaKind::kVideo);
   EXPECT_EQ(v.width, 320u);
   EXPECT_EQ(v.height, 240u);
   EXPECT_EQ(v.frames, 50u);
@@ -123,36 +123,36 @@ TEST_F(PrepareAvTest, VideoAndAudioAreStoredAndProbedAndBadFilesDropped) {
   EXPECT_NEAR(v.duration_ms, 2000, 50);
   EXPECT_EQ(v.sample_rate_hz, 0u);
   // The audio.
-  const MediaMeta& a = dataset->media_meta(1)[0];
-  EXPECT_EQ(a.kind, MediaKind::kAudio);
+  const store::MediaMeta& a = dataset->media_meta(1)[0];
+  EXPECT_EQ(a.kind, store::MediaKind::kAudio);
   EXPECT_EQ(a.width, 0u);
   EXPECT_EQ(a.sample_rate_hz, 16000u);
   EXPECT_NEAR(a.duration_ms, 1500, 10);
   EXPECT_GT(a.data_size, 0u);
   // The omni document: a video and a 48 kHz audio item, in document order.
   ASSERT_EQ(dataset->media_meta(2).size(), 2u);
-  EXPECT_EQ(dataset->media_meta(2)[0].kind, MediaKind::kVideo);
-  EXPECT_EQ(dataset->media_meta(2)[1].kind, MediaKind::kAudio);
+  EXPECT_EQ(dataset->media_meta(2)[0].kind, store::MediaKind::kVideo);
+  EXPECT_EQ(dataset->media_meta(2)[1].kind, store::MediaKind::kAudio);
   EXPECT_EQ(dataset->media_meta(2)[1].sample_rate_hz, 48000u);
   ASSERT_TRUE(dataset->ReadSample(2, view).ok());
   EXPECT_TRUE(view.media[1].entry.ends_with(".flac")) << view.media[1].entry;
   // Metadata-only items keep what the record says, with no bytes.
-  const MediaMeta& mv = dataset->media_meta(3)[0];
-  EXPECT_EQ(mv.kind, MediaKind::kVideo);
+  const store::MediaMeta& mv = dataset->media_meta(3)[0];
+  EXPECT_EQ(mv.kind, store::MediaKind::kVideo);
   EXPECT_EQ(mv.frames, 120u);
   EXPECT_EQ(mv.duration_ms, 4000u);
   EXPECT_EQ(mv.fps_milli, 30000u);
-  EXPECT_TRUE(mv.flags & kMediaWithoutData);
-  const MediaMeta& ma = dataset->media_meta(4)[0];
-  EXPECT_EQ(ma.kind, MediaKind::kAudio);
+  EXPECT_TRUE(mv.flags & store::kMediaWithoutData);
+  const store::MediaMeta& ma = dataset->media_meta(4)[0];
+  EXPECT_EQ(ma.kind, store::MediaKind::kAudio);
   EXPECT_EQ(ma.duration_ms, 2500u);
-  EXPECT_TRUE(ma.flags & kMediaWithoutData);
+  EXPECT_TRUE(ma.flags & store::kMediaWithoutData);
 
   // `mmpt inspect` counts each modality and sums their durations.
-  auto inspected = Inspect(*dataset);
+  auto inspected = store::Inspect(*dataset);
   ASSERT_TRUE(inspected.ok()) << inspected.status().ToString();
   ASSERT_EQ(inspected->sources.size(), 1u);
-  const SourceSummary& summary = inspected->sources[0];
+  const store::SourceSummary& summary = inspected->sources[0];
   EXPECT_EQ(summary.images.total, 0u);
   EXPECT_EQ(summary.image_tokens_each.count, 0u);
   EXPECT_EQ(summary.videos.total, 3u);  // v1, d1's, and the metadata-only one
@@ -162,10 +162,6 @@ TEST_F(PrepareAvTest, VideoAndAudioAreStoredAndProbedAndBadFilesDropped) {
   EXPECT_NEAR(summary.video_ms_each.min, 2000, 50);
   EXPECT_EQ(summary.audio_ms_each.max, 2500u);
   EXPECT_NEAR(summary.audio_ms_each.total, 1500 + 1500 + 2500, 30);
-  std::string text = RenderInspectText(*inspected);
-  EXPECT_NE(text.find("0 images, 3 videos ("), std::string::npos) << text;
-  EXPECT_NE(text.find("seconds per video"), std::string::npos) << text;
-  EXPECT_NE(RenderInspectJson(*inspected).find("\"audio_duration_ms\""), std::string::npos);
 }
 
 TEST_F(PrepareAvTest, FailPolicyStopsAtABadVideoNamingIt) {
@@ -182,4 +178,4 @@ TEST_F(PrepareAvTest, FailPolicyStopsAtABadVideoNamingIt) {
 }
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

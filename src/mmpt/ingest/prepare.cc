@@ -1,4 +1,4 @@
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 
 #include <fmt/format.h>
 
@@ -22,9 +22,9 @@
 #include "mmpt/media/image_probe.h"
 #include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
-#include "mmpt/store/webdataset.h"
+#include "mmpt/ingest/webdataset.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace fs = std::filesystem;
 
 Result<InputSpec> ParseInputSpec(std::string_view arg) {
@@ -187,7 +187,7 @@ struct KeySeen {
 // What one chunk produced.
 struct ChunkResult {
   Status status;  // the error that stopped the chunk under ErrorPolicy::kFail
-  std::optional<ShardInfo> shard;
+  std::optional<store::ShardInfo> shard;
   uint64_t records = 0;
   uint64_t samples = 0;
   uint64_t media = 0;
@@ -215,10 +215,10 @@ uint64_t RecordId(uint64_t chunk, uint64_t line) { return (chunk << 40) ^ line; 
 
 // The bytes of a media item that names a file, read from disk unless `bytes` holds them
 // already (a tar member's).
-Status ReadMediaBytes(const Context& ctx, size_t input, const MediaRef& media,
+Status ReadMediaBytes(const Context& ctx, size_t input, const store::MediaRef& media,
                       std::optional<std::string>& bytes, std::string& reason) {
   if (bytes) return Status::OK();
-  const std::string_view noun = MediaKindName(media.kind);
+  const std::string_view noun = store::MediaKindName(media.kind);
   fs::path path(media.path);
   if (path.is_relative()) path = fs::path(ctx.media_roots[input]) / path;
   auto read = ReadFileToString(path.string());
@@ -239,10 +239,10 @@ uint32_t Thousandths(double x) {
 
 // Probe one video or audio item (its container header, no decoding) within the probe's
 // budgets, and fill the item's facts from the stream of its kind.
-Status LoadAvMedia(const Context& ctx, size_t input, MediaRef& media,
-                   std::optional<std::string> bytes, MediaBlob& blob, uint64_t& input_bytes,
+Status LoadAvMedia(const Context& ctx, size_t input, store::MediaRef& media,
+                   std::optional<std::string> bytes, store::MediaBlob& blob, uint64_t& input_bytes,
                    std::string& reason) {
-  const std::string_view noun = MediaKindName(media.kind);
+  const std::string_view noun = store::MediaKindName(media.kind);
   if (media.metadata_only()) return Status::OK();
   MMPT_RETURN_IF_ERROR(ReadMediaBytes(ctx, input, media, bytes, reason));
   auto info = media::ProbeAv(std::as_bytes(std::span(*bytes)));
@@ -251,7 +251,7 @@ Status LoadAvMedia(const Context& ctx, size_t input, MediaRef& media,
     return Status(info.status().code(),
                   fmt::format("{} '{}': {}", noun, media.path, info.status().message()));
   }
-  if (media.kind == MediaKind::kVideo) {
+  if (media.kind == store::MediaKind::kVideo) {
     if (!info->video) {
       reason = "video without a video stream";
       return Status::InvalidArgument("video '{}': {} holds no video stream", media.path,
@@ -285,10 +285,10 @@ Status LoadAvMedia(const Context& ctx, size_t input, MediaRef& media,
 
 // Load (from disk, unless `bytes` holds them already: a tar member's), probe and check one
 // media item; fills `blob` and the item's size (and, for video and audio, length and rates).
-Status LoadMedia(const Context& ctx, size_t input, MediaRef& media,
-                 std::optional<std::string> bytes, MediaBlob& blob, uint64_t& input_bytes,
+Status LoadMedia(const Context& ctx, size_t input, store::MediaRef& media,
+                 std::optional<std::string> bytes, store::MediaBlob& blob, uint64_t& input_bytes,
                  std::string& reason) {
-  if (media.kind != MediaKind::kImage) {
+  if (media.kind != store::MediaKind::kImage) {
     return LoadAvMedia(ctx, input, media, std::move(bytes), blob, input_bytes, reason);
   }
   if (!media.metadata_only()) {
@@ -380,7 +380,7 @@ class ChunkProcessor {
 
   // Every input's parsed sample goes on alike: the duplicate check, its media (from disk, or
   // `tar_images` for a tar's), rendering, the shard. `record_bytes`: input bytes besides media.
-  void AddSample(Sample sample, std::vector<std::string>* tar_images, uint64_t line_number,
+  void AddSample(store::Sample sample, std::vector<std::string>* tar_images, uint64_t line_number,
                  std::string_view where, uint64_t record_bytes) {
     if (auto dup = ctx_.duplicates.find(RecordId(index_, line_number));
         dup != ctx_.duplicates.end()) {
@@ -389,7 +389,7 @@ class ChunkProcessor {
                                         sample.key, source_, dup->second));
       return;
     }
-    std::vector<MediaBlob> blobs(sample.media.size());
+    std::vector<store::MediaBlob> blobs(sample.media.size());
     uint64_t media_bytes = 0;
     for (size_t k = 0; k < sample.media.size(); ++k) {
       std::optional<std::string> bytes;
@@ -404,7 +404,7 @@ class ChunkProcessor {
         return;
       }
     }
-    if (Status status = RenderSample(ctx_.renderer, sample, &rendered_); !status.ok()) {
+    if (Status status = store::RenderSample(ctx_.renderer, sample, &rendered_); !status.ok()) {
       BadRecord(where,
                 status.code() == StatusCode::kInvalidArgument ? "not in the chat template"
                                                               : "tokenizer error",
@@ -488,7 +488,7 @@ class ChunkProcessor {
   const std::string& file_;
   const std::string& source_;
   ChunkResult result_;
-  ShardWriter writer_;
+  store::ShardWriter writer_;
   text::RenderedText rendered_;
 };
 
@@ -619,7 +619,7 @@ uint64_t CountRecords(const std::vector<size_t>& mine, const std::vector<Chunk>&
 // appearance among the inputs), then by number. Errors: the first chunk's failure.
 Status Collect(std::vector<ChunkResult>& results, const PrepareOptions& options,
                const std::vector<std::string>& sources, PrepareReport& report,
-               Manifest& manifest) {
+               store::Manifest& manifest) {
   for (ChunkResult& result : results) {
     if (!result.status.ok()) return result.status;  // the first failure in input order
     report.records += result.records;
@@ -640,7 +640,7 @@ Status Collect(std::vector<ChunkResult>& results, const PrepareOptions& options,
     }
   }
   std::stable_sort(manifest.shards.begin(), manifest.shards.end(),
-                   [&](const ShardInfo& a, const ShardInfo& b) {
+                   [&](const store::ShardInfo& a, const store::ShardInfo& b) {
                      auto rank = [&](const std::string& s) {
                        return std::find(sources.begin(), sources.end(), s) - sources.begin();
                      };
@@ -693,7 +693,7 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   }
   // A stale manifest would describe shards this run is about to overwrite.
   const std::string manifest_name =
-      options.num_parts == 1 ? std::string(kManifestName)
+      options.num_parts == 1 ? std::string(store::kManifestName)
                              : PartManifestName(options.part, options.num_parts);
   fs::remove(fs::path(options.out_dir) / manifest_name, error);
 
@@ -716,7 +716,7 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   progress.reset();
 
   PrepareReport report;
-  Manifest manifest;
+  store::Manifest manifest;
   manifest.tokenizer = options.tokenizer_path;
   manifest.tokenizer_xxh3 = options.tokenizer_xxh3;
   manifest.vision_preset = options.vision_preset;
@@ -725,10 +725,10 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   manifest.max_decode_pixels = options.max_decode_pixels;
   MMPT_RETURN_IF_ERROR(Collect(results, options, sources, report, manifest));
   MMPT_RETURN_IF_ERROR(
-      WriteFileAtomic(options.out_dir + "/" + manifest_name, ManifestToJson(manifest)));
+      WriteFileAtomic(options.out_dir + "/" + manifest_name, store::ManifestToJson(manifest)));
   report.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

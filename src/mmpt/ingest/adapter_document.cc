@@ -1,11 +1,11 @@
 // Interleaved document formats: mmc4 and OBELICS.
 #include <algorithm>
 
-#include "mmpt/store/adapter_internal.h"
+#include "mmpt/ingest/adapter_internal.h"
 
-namespace mmpt::store::internal {
+namespace mmpt::ingest::internal {
 
-Status ParseMmc4(const object& obj, Sample& sample) {
+Status ParseMmc4(const object& obj, store::Sample& sample) {
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array text_list, RequiredArray(obj, "text_list"));
   std::vector<std::string_view> texts;
   for (element item : text_list) {
@@ -17,7 +17,7 @@ Status ParseMmc4(const object& obj, Sample& sample) {
   }
   // Images go before the sentence they are matched to (OpenFlamingo's placement), in the
   // order of image_info among images matched to the same sentence.
-  std::vector<std::pair<uint64_t, MediaRef>> images;
+  std::vector<std::pair<uint64_t, store::MediaRef>> images;
   element info_value;
   if (obj.at_key("image_info").get(info_value) == simdjson::SUCCESS && !info_value.is_null()) {
     simdjson::dom::array image_info;
@@ -59,7 +59,7 @@ Status ParseMmc4(const object& obj, Sample& sample) {
   return Status::OK();
 }
 
-Status ParseObelics(const object& obj, Sample& sample) {
+Status ParseObelics(const object& obj, store::Sample& sample) {
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array texts, RequiredArray(obj, "texts"));
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array images, RequiredArray(obj, "images"));
   if (texts.size() != images.size()) {
@@ -93,4 +93,4 @@ Status ParseObelics(const object& obj, Sample& sample) {
   return Status::OK();
 }
 
-}  // namespace mmpt::store::internal
+}  // namespace mmpt::ingest::internal

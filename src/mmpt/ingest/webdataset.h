@@ -14,7 +14,7 @@
 #include "mmpt/core/status.h"
 #include "mmpt/store/sample.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 
 /// Whether `path` names a tar shard by its extension: ".tar", ".tar.gz" or ".tgz".
 bool IsWebDatasetPath(std::string_view path);
@@ -77,11 +77,11 @@ class WdsReader {
 /// Errors: InvalidArgument (no image, no caption), Corrupt (json not JSON, text not UTF-8),
 /// InvalidArgument also for a member that came back with `error`; every message starts
 /// "file:member: ".
-Result<Sample> WdsToSample(WdsSample& sample, std::string_view file,
+Result<store::Sample> WdsToSample(WdsSample& sample, std::string_view file,
                            std::vector<std::string>* images);
 
 /// Build a tar archive of `members` in order (gzip-compressed when `gzip`): the shards
 /// `mmpt synth --format wds` writes and tests read. Errors: Internal from libarchive.
 Result<std::string> WriteWebDatasetTar(std::span<const WdsMember> members, bool gzip);
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

@@ -3,10 +3,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "mmpt/store/merge.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/merge.h"
+#include "mmpt/ingest/prepare.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 
 namespace fs = std::filesystem;
 
@@ -49,7 +49,7 @@ Result<PrepareReport> PrepareOnRanks(PrepareOptions options, comm::Communicator&
   std::error_code error;
   // A stale manifest would describe shards the ranks are about to overwrite: it goes before
   // any rank writes.
-  if (comm.rank() == 0) fs::remove(out / kManifestName, error);
+  if (comm.rank() == 0) fs::remove(out / store::kManifestName, error);
   MMPT_RETURN_IF_ERROR(comm.Barrier());
   auto report = Prepare(options);
   Status failed = FirstError(comm, report.status());
@@ -76,4 +76,4 @@ Result<PrepareReport> PrepareOnRanks(PrepareOptions options, comm::Communicator&
   return report;
 }
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

@@ -9,21 +9,21 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/inspect.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
 #include "mmpt/store/store_test_util.h"
 #include "mmpt/store/verify.h"
 #include "mmpt/corpora/real_data.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
-using testing::FreshDir;
-using testing::WordTokenizer;
+using store::testing::FreshDir;
+using store::testing::WordTokenizer;
 
 // Input records by key, as the adapter reads them straight from the synthesized JSONL.
-std::map<std::string, Sample> ReadInputs(const std::string& jsonl) {
-  std::map<std::string, Sample> out;
+std::map<std::string, store::Sample> ReadInputs(const std::string& jsonl) {
+  std::map<std::string, store::Sample> out;
   std::string text = *ReadFileToString(jsonl);
   RecordParser parser;
   size_t pos = 0, line = 0;
@@ -74,23 +74,23 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
   EXPECT_EQ(report->skipped, 0u) << report->Summary();
   EXPECT_EQ(report->samples, 29u);
 
-  VerifyReport verified;
-  Status status = VerifyDataset(out, {2, false}, &verified);
+  store::VerifyReport verified;
+  Status status = store::VerifyDataset(out, {2, false}, &verified);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(verified.samples, 29u);
 
   auto inputs = ReadInputs(coco->path);
   auto more = ReadInputs(mmc4->path);
   inputs.insert(more.begin(), more.end());
-  auto dataset = Dataset::Open(out);
+  auto dataset = store::Dataset::Open(out);
   ASSERT_TRUE(dataset.ok());
   std::mt19937_64 rng(7);
-  SampleView view;
+  store::SampleView view;
   for (int read = 0; read < 200; ++read) {
     uint64_t i = rng() % dataset->num_samples();
     Status status = dataset->ReadSample(i, view);
     ASSERT_TRUE(status.ok()) << status.ToString();
-    const Sample& input = inputs.at(std::string(view.key));
+    const store::Sample& input = inputs.at(std::string(view.key));
     ASSERT_EQ(view.segments.size(), input.segments.size());
     for (size_t s = 0; s < input.segments.size(); ++s) {
       EXPECT_EQ(view.segments[s].text, input.segments[s].text);
@@ -107,7 +107,7 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
                 *file);
     }
   }
-  auto inspected = Inspect(*dataset);
+  auto inspected = store::Inspect(*dataset);
   ASSERT_TRUE(inspected.ok()) << inspected.status().ToString();
   ASSERT_EQ(inspected->sources.size(), 2u);
   EXPECT_EQ(inspected->sources[0].name, "coco");
@@ -143,7 +143,7 @@ TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
   ASSERT_EQ(inputs.size(), 6u);
   for (size_t d = 0; d < 6; ++d) {
     const corpora::Mmc4Document& document = (*documents)[d];
-    const Sample& sample = inputs.at(fmt::format("mmc4-{}", document.line));
+    const store::Sample& sample = inputs.at(fmt::format("mmc4-{}", document.line));
     // Expected: per sentence, its images in image_info order, then the sentence.
     std::vector<std::pair<uint32_t, uint32_t>> expected, written;
     std::vector<std::string> texts;
@@ -158,10 +158,10 @@ TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
       texts.push_back(document.sentences[i]);
     }
     std::vector<std::string> segments;
-    for (const Segment& segment : sample.segments) {
+    for (const store::Segment& segment : sample.segments) {
       segments.push_back(segment.is_media ? "<image>" : segment.text);
     }
-    for (const MediaRef& media : sample.media) written.emplace_back(media.width, media.height);
+    for (const store::MediaRef& media : sample.media) written.emplace_back(media.width, media.height);
     EXPECT_EQ(segments, texts) << "document " << d;
     EXPECT_EQ(written, expected) << "document " << d;
     for (const auto& [w, h] : written) EXPECT_LE(std::max(w, h), 640u);
@@ -190,7 +190,7 @@ class VerifyTest : public ::testing::Test {
     options.threads = 2;
     options.progress = false;
     ASSERT_TRUE(Prepare(options).ok());
-    ASSERT_TRUE(VerifyDataset(out_, {2, false}, nullptr).ok());
+    ASSERT_TRUE(store::VerifyDataset(out_, {2, false}, nullptr).ok());
   }
 
   Status Damage(const std::string& file, std::function<void(std::string&)> edit) {
@@ -198,7 +198,7 @@ class VerifyTest : public ::testing::Test {
     std::string bytes = *ReadFileToString(path);
     edit(bytes);
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-    return VerifyDataset(out_, {2, false}, nullptr);
+    return store::VerifyDataset(out_, {2, false}, nullptr);
   }
 
   std::string corpus_, out_;
@@ -206,7 +206,7 @@ class VerifyTest : public ::testing::Test {
 };
 
 TEST_F(VerifyTest, FlippedBitInImageDataNamesTheZipEntryAndSample) {
-  auto dataset = Dataset::Open(out_);
+  auto dataset = store::Dataset::Open(out_);
   ASSERT_TRUE(dataset.ok());
   uint64_t offset = dataset->media_meta(7)[0].data_offset;  // shard 1, sample 1
   Status status = Damage("00001.zip", [&](std::string& b) { b[offset + 10] ^= 0x10; });
@@ -235,7 +235,7 @@ TEST_F(VerifyTest, FlippedBitInTextIsCaughtByTheChecksum) {
 
 TEST_F(VerifyTest, MissingShardFileIsNotFound) {
   std::filesystem::remove(out_ + "/tiny/00001.tok");
-  Status status = VerifyDataset(out_, {2, false}, nullptr);
+  Status status = store::VerifyDataset(out_, {2, false}, nullptr);
   EXPECT_EQ(status.code(), StatusCode::kNotFound);
   EXPECT_NE(status.message().find("00001.tok"), std::string::npos);
 }
@@ -247,4 +247,4 @@ TEST_F(VerifyTest, IndexThatDisagreesWithTheJsonlNamesTheEntry) {
 }
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

@@ -1,4 +1,4 @@
-#include "mmpt/store/webdataset.h"
+#include "mmpt/ingest/webdataset.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <array>
 
-#include "mmpt/store/adapter_internal.h"
+#include "mmpt/ingest/adapter_internal.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
 bool EndsWith(std::string_view text, std::string_view suffix) {
@@ -170,13 +170,13 @@ Result<std::optional<WdsSample>> WdsReader::Next(bool with_data) {
   return std::optional<WdsSample>(std::move(sample));
 }
 
-Result<Sample> WdsToSample(WdsSample& wds, std::string_view file,
+Result<store::Sample> WdsToSample(WdsSample& wds, std::string_view file,
                            std::vector<std::string>* images) {
   auto fail = [&](const WdsMember& member, const Status& status) {
     return Status(status.code(), fmt::format("{}:{}: {}", file, member.name, status.message()));
   };
   if (wds.members.empty()) return Status::InvalidArgument("{}: a sample with no members", file);
-  Sample sample;
+  store::Sample sample;
   sample.key = wds.key;
   images->clear();
   const WdsMember* txt = nullptr;
@@ -185,7 +185,7 @@ Result<Sample> WdsToSample(WdsSample& wds, std::string_view file,
     if (!member.error.empty()) return fail(member, Status::InvalidArgument("{}", member.error));
     const std::string ext = Extension(member.name);
     if (IsImageExtension(ext)) {
-      MediaRef media;
+      store::MediaRef media;
       media.path = member.name;
       internal::AppendMedia(std::move(media), "user", sample);
       images->push_back(std::move(member.bytes));
@@ -232,12 +232,12 @@ Result<Sample> WdsToSample(WdsSample& wds, std::string_view file,
                            "\"text\" or \"txt\" string in {}.json",
                            wds.key, Basename(wds.key), Basename(wds.key)));
   }
-  Segment text;
+  store::Segment text;
   text.role = "assistant";
   text.turn = 1;
   text.text = std::move(caption);
   sample.segments.push_back(std::move(text));
-  if (Status valid = ValidateSample(sample); !valid.ok()) return fail(first, valid);
+  if (Status valid = store::ValidateSample(sample); !valid.ok()) return fail(first, valid);
   return sample;
 }
 
@@ -275,4 +275,4 @@ Result<std::string> WriteWebDatasetTar(std::span<const WdsMember> members, bool 
   return out;
 }
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

@@ -1,12 +1,12 @@
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "mmpt/store/adapter_internal.h"
+#include "mmpt/ingest/adapter_internal.h"
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace internal {
 
 Result<std::optional<std::string_view>> OptionalString(const object& obj, std::string_view key) {
@@ -35,29 +35,29 @@ Result<simdjson::dom::array> RequiredArray(const object& obj, std::string_view k
 
 namespace {
 
-Result<uint32_t> ImageSide(const object& obj, std::string_view key, MediaKind kind) {
+Result<uint32_t> ImageSide(const object& obj, std::string_view key, store::MediaKind kind) {
   element value;
   if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return uint32_t{0};
   uint64_t side = 0;
   if (value.get_uint64().get(side) != simdjson::SUCCESS) {
     return Status::InvalidArgument("{} \"{}\" is not a non-negative integer",
-                                   MediaKindName(kind), key);
+                                   store::MediaKindName(kind), key);
   }
   if (side == 0 || side > kMaxImageSide) {
-    return Status::InvalidArgument("{} \"{}\" {} is outside [1, {}]", MediaKindName(kind), key,
+    return Status::InvalidArgument("{} \"{}\" {} is outside [1, {}]", store::MediaKindName(kind), key,
                                    side, kMaxImageSide);
   }
   return static_cast<uint32_t>(side);
 }
 
 // A positive count the field `key` gives as an integer, 0 when absent.
-Result<uint32_t> PositiveInteger(const object& obj, std::string_view key, MediaKind kind) {
+Result<uint32_t> PositiveInteger(const object& obj, std::string_view key, store::MediaKind kind) {
   element value;
   if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return uint32_t{0};
   uint64_t count = 0;
   if (value.get_uint64().get(count) != simdjson::SUCCESS || count == 0 || count > UINT32_MAX) {
     return Status::InvalidArgument("{} \"{}\" must be an integer in [1, {}]",
-                                   MediaKindName(kind), key, UINT32_MAX);
+                                   store::MediaKindName(kind), key, UINT32_MAX);
   }
   return static_cast<uint32_t>(count);
 }
@@ -66,7 +66,7 @@ Result<uint32_t> PositiveInteger(const object& obj, std::string_view key, MediaK
 // as canonical records spell it, in thousandths as `milli_key`; stored in thousandths, 0 when
 // both are absent.
 Result<uint32_t> Thousandths(const object& obj, std::string_view key, std::string_view milli_key,
-                             MediaKind kind) {
+                             store::MediaKind kind) {
   MMPT_ASSIGN_OR_RETURN(uint32_t milli, PositiveInteger(obj, milli_key, kind));
   element value;
   if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return milli;
@@ -74,29 +74,29 @@ Result<uint32_t> Thousandths(const object& obj, std::string_view key, std::strin
   if (value.get_double().get(x) != simdjson::SUCCESS || !(x * 1000 >= 0.5) ||
       !(x * 1000 < UINT32_MAX)) {
     return Status::InvalidArgument("{} \"{}\" must be a number in [0.0005, {}]",
-                                   MediaKindName(kind), key, UINT32_MAX / 1000);
+                                   store::MediaKindName(kind), key, UINT32_MAX / 1000);
   }
   return static_cast<uint32_t>(std::llround(x * 1000));
 }
 
 // The kind an object names: "kind" (canonical) or "type", or the key that holds its path
 // ("video", "audio"); `fallback` when none does.
-Result<MediaKind> KindOf(const object& obj, MediaKind fallback) {
-  std::optional<MediaKind> named;
+Result<store::MediaKind> KindOf(const object& obj, store::MediaKind fallback) {
+  std::optional<store::MediaKind> named;
   for (std::string_view key : {"kind", "type"}) {
     MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> name, OptionalString(obj, key));
     if (!name) continue;
-    MMPT_ASSIGN_OR_RETURN(named, ParseMediaKind(*name));
+    MMPT_ASSIGN_OR_RETURN(named, store::ParseMediaKind(*name));
     break;
   }
-  for (MediaKind kind : {MediaKind::kVideo, MediaKind::kAudio}) {
+  for (store::MediaKind kind : {store::MediaKind::kVideo, store::MediaKind::kAudio}) {
     element value;
-    if (obj.at_key(MediaKindName(kind)).get(value) != simdjson::SUCCESS || value.is_null()) {
+    if (obj.at_key(store::MediaKindName(kind)).get(value) != simdjson::SUCCESS || value.is_null()) {
       continue;
     }
     if (named && *named != kind) {
       return Status::InvalidArgument("a media object of type \"{}\" gives a \"{}\" path",
-                                     MediaKindName(*named), MediaKindName(kind));
+                                     store::MediaKindName(*named), store::MediaKindName(kind));
     }
     named = kind;
   }
@@ -105,10 +105,10 @@ Result<MediaKind> KindOf(const object& obj, MediaKind fallback) {
 
 }  // namespace
 
-Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
-  MediaRef media;
+Result<store::MediaRef> ParseMediaRef(const element& value, store::MediaKind kind) {
+  store::MediaRef media;
   media.kind = kind;
-  const std::string_view noun = MediaKindName(kind);
+  const std::string_view noun = store::MediaKindName(kind);
   std::string_view path;
   if (value.get_string().get(path) == simdjson::SUCCESS) {
     if (path.empty()) return Status::InvalidArgument("empty {} path", noun);
@@ -123,7 +123,7 @@ Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
   kind = media.kind;
   // {"video": {...}}: the item described under its kind's key (a document's metadata-only
   // video, as OBELICS-style corpora and `mmpt synth --metadata-only` write it).
-  if (element nested; obj.at_key(MediaKindName(kind)).get(nested) == simdjson::SUCCESS &&
+  if (element nested; obj.at_key(store::MediaKindName(kind)).get(nested) == simdjson::SUCCESS &&
                       nested.is_object()) {
     if (obj.size() != 1) {
       return Status::InvalidArgument("a {} described by an object has no other fields", noun);
@@ -149,11 +149,11 @@ Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
     MMPT_ASSIGN_OR_RETURN(media.sample_rate_hz, PositiveInteger(obj, "sample_rate_hz", kind));
   }
   if ((media.width == 0) != (media.height == 0)) {
-    return Status::InvalidArgument("{} gives only one of width and height", MediaKindName(kind));
+    return Status::InvalidArgument("{} gives only one of width and height", store::MediaKindName(kind));
   }
   const bool has_path = !media.path.empty() || !media.entry.empty();
   switch (kind) {
-    case MediaKind::kImage:
+    case store::MediaKind::kImage:
       if (media.duration_ms != 0 || media.fps_milli != 0 || media.sample_rate_hz != 0) {
         return Status::InvalidArgument("image gives a duration, frame rate or sample rate");
       }
@@ -161,7 +161,7 @@ Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
         return Status::InvalidArgument("image object has neither a path nor a width and height");
       }
       break;
-    case MediaKind::kVideo:
+    case store::MediaKind::kVideo:
       if (media.sample_rate_hz != 0) return Status::InvalidArgument("video gives a sample rate");
       if (!has_path && (media.width == 0 || media.duration_ms == 0 || media.fps_milli == 0)) {
         return Status::InvalidArgument(
@@ -174,7 +174,7 @@ Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
             UINT32_MAX));
       }
       break;
-    case MediaKind::kAudio:
+    case store::MediaKind::kAudio:
       if (media.width != 0 || media.fps_milli != 0 || frames > 1) {
         return Status::InvalidArgument("audio gives a frame size, frame rate or frames");
       }
@@ -187,8 +187,8 @@ Result<MediaRef> ParseMediaRef(const element& value, MediaKind kind) {
   return media;
 }
 
-void AppendMedia(MediaRef media, std::string_view role, Sample& sample) {
-  Segment segment;
+void AppendMedia(store::MediaRef media, std::string_view role, store::Sample& sample) {
+  store::Segment segment;
   segment.role = std::string(role);
   segment.is_media = true;
   segment.media_index = static_cast<uint32_t>(sample.media.size());
@@ -196,7 +196,7 @@ void AppendMedia(MediaRef media, std::string_view role, Sample& sample) {
   sample.segments.push_back(std::move(segment));
 }
 
-void AppendDocumentText(std::string_view text, std::string_view separator, Sample& sample) {
+void AppendDocumentText(std::string_view text, std::string_view separator, store::Sample& sample) {
   if (text.empty()) return;
   if (!sample.segments.empty() && !sample.segments.back().is_media) {
     std::string& last = sample.segments.back().text;
@@ -204,16 +204,16 @@ void AppendDocumentText(std::string_view text, std::string_view separator, Sampl
     last.append(text);
     return;
   }
-  Segment segment;
+  store::Segment segment;
   segment.text = std::string(text);
   sample.segments.push_back(std::move(segment));
 }
 
 Status AppendTextWithMarkers(std::string_view text, std::string_view role,
-                             std::span<MarkedMedia> marked, Sample& sample) {
+                             std::span<MarkedMedia> marked, store::Sample& sample) {
   auto add_text = [&](std::string_view piece) {
     if (piece.empty()) return;
-    Segment segment;
+    store::Segment segment;
     segment.role = std::string(role);
     segment.text = std::string(piece);
     sample.segments.push_back(std::move(segment));
@@ -234,7 +234,7 @@ Status AppendTextWithMarkers(std::string_view text, std::string_view role,
     add_text(text.substr(pos, hit - pos));
     if (kind->next >= kind->items.size()) {
       return Status::InvalidArgument("more \"{}\" markers than the {} {}s given", kind->marker,
-                                     kind->items.size(), MediaKindName(kind->kind));
+                                     kind->items.size(), store::MediaKindName(kind->kind));
     }
     AppendMedia(kind->items[kind->next++], role, sample);
     pos = hit + kind->marker.size();
@@ -243,7 +243,7 @@ Status AppendTextWithMarkers(std::string_view text, std::string_view role,
   return Status::OK();
 }
 
-Status ParseCanonical(const object& obj, Sample& sample) {
+Status ParseCanonical(const object& obj, store::Sample& sample) {
   MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> source, OptionalString(obj, "source"));
   if (source) sample.source = std::string(*source);
   simdjson::dom::array media_list;
@@ -253,7 +253,7 @@ Status ParseCanonical(const object& obj, Sample& sample) {
       return Status::InvalidArgument("field \"media\" is not an array");
     }
     for (element item : media_list) {
-      MMPT_ASSIGN_OR_RETURN(MediaRef media, ParseMediaRef(item));
+      MMPT_ASSIGN_OR_RETURN(store::MediaRef media, ParseMediaRef(item));
       sample.media.push_back(std::move(media));
     }
   }
@@ -263,7 +263,7 @@ Status ParseCanonical(const object& obj, Sample& sample) {
     if (item.get_object().get(seg) != simdjson::SUCCESS) {
       return Status::InvalidArgument("a segment is not an object");
     }
-    Segment segment;
+    store::Segment segment;
     MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> role, OptionalString(seg, "role"));
     if (role) segment.role = std::string(*role);
     element turn;
@@ -339,7 +339,7 @@ struct RecordParser::Impl {
 RecordParser::RecordParser() : impl_(std::make_unique<Impl>()) {}
 RecordParser::~RecordParser() = default;
 
-Result<Sample> RecordParser::Parse(std::string_view line, InputFormat format,
+Result<store::Sample> RecordParser::Parse(std::string_view line, InputFormat format,
                                    const RecordLocation& where, InputFormat* detected) {
   auto fail = [&](const Status& status) {
     return Status(status.code(), fmt::format("{}:{}: {}", where.file, where.line,
@@ -363,7 +363,7 @@ Result<Sample> RecordParser::Parse(std::string_view line, InputFormat format,
   }
   if (detected != nullptr) *detected = format;
 
-  Sample sample;
+  store::Sample sample;
   for (std::string_view key : {"key", "id", "__key__", "sample_id"}) {
     simdjson::dom::element value;
     if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) continue;
@@ -396,8 +396,8 @@ Result<Sample> RecordParser::Parse(std::string_view line, InputFormat format,
     case InputFormat::kAuto: status = Status::Internal("format not resolved"); break;
   }
   if (!status.ok()) return fail(status);
-  if (Status valid = ValidateSample(sample); !valid.ok()) return fail(valid);
+  if (Status valid = store::ValidateSample(sample); !valid.ok()) return fail(valid);
   return sample;
 }
 
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

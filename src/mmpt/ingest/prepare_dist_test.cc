@@ -12,16 +12,16 @@
 #include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 #include "mmpt/store/dataset.h"
-#include "mmpt/store/prepare.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
 #include "mmpt/store/store_test_util.h"
 #ifdef MMPT_WITH_MPI
 #include "mmpt/comm/mpirun_test_util.h"
 #endif
 
-namespace mmpt::store {
+namespace mmpt::ingest {
 namespace {
 
 namespace fs = std::filesystem;
@@ -49,7 +49,7 @@ std::set<std::string> Manifests(const std::string& dir) {
 // One sample as a dataset holds it, independent of the shard layout: the canonical sample
 // (zip entry names cleared: they follow the layout), its token ids, each media item's bytes.
 struct Content {
-  Sample sample;
+  store::Sample sample;
   std::vector<int32_t> tokens;
   std::vector<uint64_t> media_xxh3;
   bool operator==(const Content&) const = default;
@@ -59,10 +59,10 @@ struct Content {
 std::map<std::string, Content> ContentByKey(const std::string& dir, int& duplicates) {
   std::map<std::string, Content> out;
   duplicates = 0;
-  auto dataset = Dataset::Open(dir);
+  auto dataset = store::Dataset::Open(dir);
   EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
   if (!dataset.ok()) return out;
-  SampleView view;
+  store::SampleView view;
   for (uint64_t i = 0; i < dataset->num_samples(); ++i) {
     Status read = dataset->ReadSample(i, view);
     auto tokens = dataset->Tokens(i);
@@ -116,7 +116,7 @@ class PrepareDist : public ::testing::Test {
 
   // A fresh temporary directory, private to this process, removed after the suite.
   static std::string Dir(const std::string& name) {
-    dirs_.push_back(testing::FreshDir("dist_" + name));
+    dirs_.push_back(store::testing::FreshDir("dist_" + name));
     return dirs_.back();
   }
 
@@ -158,13 +158,13 @@ class PrepareDist : public ::testing::Test {
       ASSERT_NE(it, got.end()) << key;
       EXPECT_TRUE(it->second == content) << key << " differs from the single-process dataset";
     }
-    auto a = Dataset::Open(dir);
-    auto b = Dataset::Open(single_);
+    auto a = store::Dataset::Open(dir);
+    auto b = store::Dataset::Open(single_);
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(a->sources(), b->sources());
     uint64_t tokens_a = 0, tokens_b = 0;
-    for (const ShardInfo& shard : a->manifest().shards) tokens_a += shard.tokens;
-    for (const ShardInfo& shard : b->manifest().shards) tokens_b += shard.tokens;
+    for (const store::ShardInfo& shard : a->manifest().shards) tokens_a += shard.tokens;
+    for (const store::ShardInfo& shard : b->manifest().shards) tokens_b += shard.tokens;
     EXPECT_EQ(tokens_a, tokens_b);
     EXPECT_GT(tokens_a, 0u);
   }
@@ -200,9 +200,9 @@ TEST_F(PrepareDist, IndependentRunsJoinByMergeWithoutCopyingShards) {
     written.push_back(entry.path().filename().string());
   }
   EXPECT_EQ(written, std::vector<std::string>{"mmpt.json"}) << "merge copied files";
-  auto part0 = Dataset::Open(root + "/task0");
-  auto part1 = Dataset::Open(root + "/task1");
-  auto all = Dataset::Open(root + "/all");
+  auto part0 = store::Dataset::Open(root + "/task0");
+  auto part1 = store::Dataset::Open(root + "/task1");
+  auto all = store::Dataset::Open(root + "/all");
   ASSERT_TRUE(part0.ok() && part1.ok() && all.ok());
   EXPECT_EQ(all->num_samples(), part0->num_samples() + part1->num_samples());
   EXPECT_EQ(part0->num_samples(), uint64_t{kCocoSamples / 2});
@@ -266,11 +266,11 @@ TEST_F(PrepareDist, BadInputOnOneRankFailsTheRunAndLeavesNoManifest) {
   EXPECT_NE(run.status().message().find(bad + ":12:"), std::string::npos)
       << run.status().message();
   EXPECT_EQ(Manifests(dir), std::set<std::string>{});
-  EXPECT_FALSE(Dataset::Open(dir).ok());
+  EXPECT_FALSE(store::Dataset::Open(dir).ok());
   EXPECT_FALSE(Mmpt("verify " + dir).ok());
   EXPECT_FALSE(Mmpt("merge --out " + dir + "/merged " + dir).ok());
 }
 #endif  // MMPT_WITH_MPI
 
 }  // namespace
-}  // namespace mmpt::store
+}  // namespace mmpt::ingest

@@ -7,29 +7,29 @@
 #include <memory>
 #include <string>
 
-#include "mmpt/store/adapter.h"
+#include "mmpt/ingest/adapter.h"
 #include "mmpt/store/sample_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace mmpt::store;
+  using namespace mmpt::ingest;
   static RecordParser parser;
-  static SampleView view;  // reused across inputs, as Dataset readers reuse theirs
+  static mmpt::store::SampleView view;  // reused across inputs, as Dataset readers reuse theirs
   auto exact = std::make_unique<char[]>(size);
   if (size > 0) std::memcpy(exact.get(), data, size);
   const std::string_view line(exact.get(), size);
-  mmpt::Status status = ReadSampleLine(line, view);
+  mmpt::Status status = mmpt::store::ReadSampleLine(line, view);
   if (!status.ok()) {
     if (status.code() != mmpt::StatusCode::kCorrupt) std::abort();
     return 0;
   }
-  if (!ValidateSample(view).ok()) std::abort();
-  const Sample sample = view.ToSample();
+  if (!mmpt::store::ValidateSample(view).ok()) std::abort();
+  const mmpt::store::Sample sample = view.ToSample();
   auto lenient = parser.Parse(line, InputFormat::kCanonical, {"fuzz", 1});
   if (!lenient.ok() || !(*lenient == sample)) std::abort();
   std::string rewritten;
-  AppendSampleJson(sample, rewritten);
+  mmpt::store::AppendSampleJson(sample, rewritten);
   rewritten.pop_back();
-  SampleView again;
-  if (!ReadSampleLine(rewritten, again).ok() || !(again.ToSample() == sample)) std::abort();
+  mmpt::store::SampleView again;
+  if (!mmpt::store::ReadSampleLine(rewritten, again).ok() || !(again.ToSample() == sample)) std::abort();
   return 0;
 }
