@@ -100,6 +100,24 @@ Result<std::vector<Planned>> MatchPlan(const plan::StepPlan& plan,
   return planned_of;
 }
 
+// That the loader rendered what prepare stored: the same ids (`stored`, through the tokenizer
+// at `tokenizer_path` where prepare used `prepared_with`) and one position per media item.
+Status CheckRendered(const text::RenderedText& rendered, std::span<const int32_t> stored,
+                     size_t media, const std::string& name, const std::string& tokenizer_path,
+                     const std::string& prepared_with) {
+  if (!std::equal(rendered.ids.begin(), rendered.ids.end(), stored.begin(), stored.end())) {
+    return Status::InvalidArgument(
+        "{}: renders to other token ids than prepare stored ({} vs {} ids): tokenizer {} is not "
+        "the one the dataset was prepared with ({})",
+        name, rendered.ids.size(), stored.size(), tokenizer_path, prepared_with);
+  }
+  if (rendered.media_positions.size() != media) {
+    return Status::Corrupt("{}: renders {} media items where .meta has {}", name,
+                           rendered.media_positions.size(), media);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<DatasetSource>> DatasetSource::Open(const std::string& dir,
@@ -176,17 +194,9 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   Result<std::span<const int32_t>> stored = dataset_->Tokens(global);
   if (!stored.ok()) return context(stored.status());
   bytes_read_.fetch_add(stored->size_bytes(), std::memory_order_relaxed);
-  if (!std::equal(rendered.ids.begin(), rendered.ids.end(), stored->begin(), stored->end())) {
-    return Status::InvalidArgument(
-        "{}: renders to other token ids than prepare stored ({} vs {} ids): tokenizer {} is not "
-        "the one the dataset was prepared with ({})",
-        name, rendered.ids.size(), stored->size(), tokenizer_path_, dataset_->manifest().tokenizer);
-  }
   std::span<const store::MediaMeta> media = dataset_->media_meta(global);
-  if (rendered.media_positions.size() != media.size()) {
-    return Status::Corrupt("{}: renders {} media items where .meta has {}", name,
-                           rendered.media_positions.size(), media.size());
-  }
+  MMPT_RETURN_IF_ERROR(CheckRendered(rendered, *stored, media.size(), name, tokenizer_path_,
+                                     dataset_->manifest().tokenizer));
   Result<std::vector<Planned>> matched = MatchPlan(plan, sequence, media);
   if (!matched.ok()) return context(matched.status());
   const std::vector<Planned>& planned_of = *matched;

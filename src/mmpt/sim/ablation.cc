@@ -55,6 +55,39 @@ double Percentile(std::vector<double> values, double q) {
   return values[static_cast<size_t>(q * (values.size() - 1))];
 }
 
+PolicyRow MakePolicyRow(cp::VisionPolicy policy, const Totals& t) {
+  PolicyRow row;
+  row.policy = policy;
+  row.imbalance = t.imbalance;
+  row.mean_imbalance = 1;
+  if (!t.imbalance.empty()) {
+    double sum = 0;
+    for (double v : t.imbalance) sum += v;
+    row.mean_imbalance = sum / t.imbalance.size();
+    row.max_imbalance = *std::max_element(t.imbalance.begin(), t.imbalance.end());
+  }
+  row.p95_imbalance = Percentile(t.imbalance, 0.95);
+  row.tokens_per_second = t.seconds > 0 ? t.tokens / t.seconds : 0;
+  return row;
+}
+
+// Each row against vanilla (the first) and against what it follows: a cumulative stage the
+// stage before it, an alternative the stage before the last cumulative one (the one it stands
+// in for).
+void CompareRows(std::vector<AblationRow>& rows) {
+  const double base_tps = rows.front().tokens_per_second;
+  double previous = base_tps, before_last = base_tps;
+  for (AblationRow& row : rows) {
+    row.relative = base_tps > 0 ? row.tokens_per_second / base_tps : 0;
+    const double reference = row.cumulative ? previous : before_last;
+    row.vs_previous = reference > 0 ? row.tokens_per_second / reference : 0;
+    if (row.cumulative) {
+      before_last = previous;
+      previous = row.tokens_per_second;
+    }
+  }
+}
+
 }  // namespace
 
 plan::StepPlan DealInPackingOrder(const plan::StepPlan& plan) {
@@ -160,19 +193,7 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
       MMPT_ASSIGN_OR_RETURN(std::vector<plan::StepPlan> plans,
                             WithVisionPolicy(mmpt_plans, policy));
       MMPT_ASSIGN_OR_RETURN(Totals t, SimulateAll(plans, native));
-      PolicyRow row;
-      row.policy = policy;
-      row.imbalance = t.imbalance;
-      row.mean_imbalance = 1;
-      if (!t.imbalance.empty()) {
-        double sum = 0;
-        for (double v : t.imbalance) sum += v;
-        row.mean_imbalance = sum / t.imbalance.size();
-        row.max_imbalance = *std::max_element(t.imbalance.begin(), t.imbalance.end());
-      }
-      row.p95_imbalance = Percentile(t.imbalance, 0.95);
-      row.tokens_per_second = t.seconds > 0 ? t.tokens / t.seconds : 0;
-      ablation.policies.push_back(std::move(row));
+      ablation.policies.push_back(MakePolicyRow(policy, t));
       if (policy == cp::VisionPolicy::kCost) {
         ablation.rows.push_back(MakeRow("+ vision DP when CP (by cost, mmpt)", t, true));
       } else if (policy == cp::VisionPolicy::kCount) {
@@ -184,19 +205,7 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
                           [](const AblationRow& r) { return r.cumulative; });
   }
 
-  // A cumulative stage compares with the stage before it; an alternative with the stage before
-  // the last cumulative one (the one it stands in for).
-  const double base_tps = ablation.rows.front().tokens_per_second;
-  double previous = base_tps, before_last = base_tps;
-  for (AblationRow& row : ablation.rows) {
-    row.relative = base_tps > 0 ? row.tokens_per_second / base_tps : 0;
-    const double reference = row.cumulative ? previous : before_last;
-    row.vs_previous = reference > 0 ? row.tokens_per_second / reference : 0;
-    if (row.cumulative) {
-      before_last = previous;
-      previous = row.tokens_per_second;
-    }
-  }
+  CompareRows(ablation.rows);
   ablation.parameters =
       fmt::format("  {:<28} = {:<10} {}\n  {:<28} = {:<10} {}\n", "native_encoder_factor",
                   factor > 0 ? fmt::format("{:g}", factor) : "-",

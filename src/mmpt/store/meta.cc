@@ -23,7 +23,10 @@ std::string EncodeMeta(std::span<const SampleMeta> samples, std::span<const Medi
   return out;
 }
 
-Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
+namespace {
+
+// The header of a `.meta` table, checked against this build's layout and the table's size.
+Result<MetaHeader> CheckHeader(std::span<const std::byte> bytes, std::string_view name) {
   if (bytes.size() < sizeof(MetaHeader)) {
     return Status::Corrupt("{}: {} bytes, shorter than the {}-byte header", name, bytes.size(),
                            sizeof(MetaHeader));
@@ -61,6 +64,31 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
     return Status::Corrupt("{}: {} bytes do not hold {} samples and {} media records", name,
                            bytes.size(), header.num_samples, header.num_media);
   }
+  return header;
+}
+
+// Each kind has its own fields, and only those.
+bool FieldsFitKind(const MediaMeta& m) {
+  const bool no_data = (m.flags & kMediaWithoutData) != 0;
+  switch (m.kind) {
+    case MediaKind::kImage:
+      return m.width > 0 && m.height > 0 && m.duration_ms == 0 && m.fps_milli == 0 &&
+             m.sample_rate_hz == 0;
+    case MediaKind::kVideo:
+      return m.width > 0 && m.height > 0 && m.duration_ms > 0 && m.fps_milli > 0 &&
+             m.sample_rate_hz == 0;
+    case MediaKind::kAudio:
+      // A metadata-only item may leave the rate out: audio encoders resample anyway.
+      return m.width == 0 && m.height == 0 && m.frames == 1 && m.duration_ms > 0 &&
+             m.fps_milli == 0 && (m.sample_rate_hz > 0 || no_data);
+  }
+  return false;
+}
+
+}  // namespace
+
+Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
+  MMPT_ASSIGN_OR_RETURN(const MetaHeader header, CheckHeader(bytes, name));
   const auto* samples = reinterpret_cast<const SampleMeta*>(bytes.data() + sizeof(MetaHeader));
   const auto* media = reinterpret_cast<const MediaMeta*>(samples + header.num_samples);
   uint64_t next_media = 0;
@@ -92,24 +120,7 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
         return Status::Corrupt("{}: media record {}: {} frames, {} data bytes without data", name,
                                j, m.frames, m.data_size);
       }
-      // Each kind has its own fields, and only those.
-      bool consistent = false;
-      switch (m.kind) {
-        case MediaKind::kImage:
-          consistent = m.width > 0 && m.height > 0 && m.duration_ms == 0 && m.fps_milli == 0 &&
-                       m.sample_rate_hz == 0;
-          break;
-        case MediaKind::kVideo:
-          consistent = m.width > 0 && m.height > 0 && m.duration_ms > 0 && m.fps_milli > 0 &&
-                       m.sample_rate_hz == 0;
-          break;
-        case MediaKind::kAudio:
-          // A metadata-only item may leave the rate out: audio encoders resample anyway.
-          consistent = m.width == 0 && m.height == 0 && m.frames == 1 && m.duration_ms > 0 &&
-                       m.fps_milli == 0 && (m.sample_rate_hz > 0 || no_data);
-          break;
-      }
-      if (!consistent) {
+      if (!FieldsFitKind(m)) {
         return Status::Corrupt(
             "{}: media record {}: kind {} with size {}x{}, {} frames, {} ms, {} mfps, {} Hz", name,
             j, static_cast<int>(m.kind), m.width, m.height, m.frames, m.duration_ms, m.fps_milli,

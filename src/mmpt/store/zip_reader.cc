@@ -46,14 +46,18 @@ uint32_t Crc32(std::span<const std::byte> bytes) {
       crc32_z(0, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
 }
 
-Result<ZipReader> ZipReader::Parse(std::span<const std::byte> bytes, std::string name) {
-  ZipReader zip;
-  zip.bytes_ = bytes;
-  zip.name_ = std::move(name);
-  const std::string& n = zip.name_;
+namespace {
+
+// Where the central directory lies: from the end record, or the zip64 one it points to.
+struct Directory {
+  uint64_t count = 0;   // entries
+  uint64_t offset = 0;  // of the first central header
+  uint64_t size = 0;    // bytes of central headers
+};
+
+Result<Directory> FindDirectory(std::span<const std::byte> bytes, const std::string& n) {
   const uint64_t total = bytes.size();
   if (total < kEndSize) return Status::Corrupt("{}: {} bytes is too short for a zip", n, total);
-
   // The end record is the last 22 bytes plus a comment of up to 65535 bytes.
   size_t end_at = SIZE_MAX;
   size_t lowest = total >= kEndSize + 65535 ? total - kEndSize - 65535 : 0;
@@ -67,10 +71,8 @@ Result<ZipReader> ZipReader::Parse(std::span<const std::byte> bytes, std::string
   if (U16(bytes, end_at + 4) != 0 || U16(bytes, end_at + 6) != 0) {
     return Status::Corrupt("{}: multi-disk archives are not supported", n);
   }
-  uint64_t count = U16(bytes, end_at + 10);
-  uint64_t cd_size = U32(bytes, end_at + 12);
-  uint64_t cd_offset = U32(bytes, end_at + 16);
-  if (count == 0xffff || cd_size == 0xffffffff || cd_offset == 0xffffffff) {
+  Directory d{U16(bytes, end_at + 10), U32(bytes, end_at + 16), U32(bytes, end_at + 12)};
+  if (d.count == 0xffff || d.size == 0xffffffff || d.offset == 0xffffffff) {
     if (end_at < 20 || U32(bytes, end_at - 20) != kZip64LocatorSig) {
       return Status::Corrupt("{}: zip64 sizes without a zip64 locator", n);
     }
@@ -78,22 +80,55 @@ Result<ZipReader> ZipReader::Parse(std::span<const std::byte> bytes, std::string
     if (!InRange(z64_at, 56, end_at) || U32(bytes, z64_at) != kZip64EndSig) {
       return Status::Corrupt("{}: bad zip64 end of central directory at {}", n, z64_at);
     }
-    count = U64(bytes, z64_at + 32);
-    cd_size = U64(bytes, z64_at + 40);
-    cd_offset = U64(bytes, z64_at + 48);
+    d = {U64(bytes, z64_at + 32), U64(bytes, z64_at + 48), U64(bytes, z64_at + 40)};
   }
-  if (!InRange(cd_offset, cd_size, end_at)) {
-    return Status::Corrupt("{}: central directory [{}, +{}) outside the archive", n, cd_offset,
-                           cd_size);
+  if (!InRange(d.offset, d.size, end_at)) {
+    return Status::Corrupt("{}: central directory [{}, +{}) outside the archive", n, d.offset,
+                           d.size);
   }
-  if (count > cd_size / kCentralHeaderSize) {
-    return Status::Corrupt("{}: {} entries cannot fit a {}-byte central directory", n, count,
-                           cd_size);
+  if (d.count > d.size / kCentralHeaderSize) {
+    return Status::Corrupt("{}: {} entries cannot fit a {}-byte central directory", n, d.count,
+                           d.size);
   }
-  zip.entries_.reserve(count);
-  uint64_t at = cd_offset;
-  const uint64_t cd_end = cd_offset + cd_size;
-  for (uint64_t i = 0; i < count; ++i) {
+  return d;
+}
+
+// Zip64 extended information in the extra fields [at, end): the 64-bit values, in order, of
+// the fields the central header maxed out (sizes of `entry`, then `*local_at`).
+void ReadZip64Extra(std::span<const std::byte> bytes, uint64_t at, uint64_t end, ZipEntry& entry,
+                    uint64_t* local_at) {
+  while (at + 4 <= end) {
+    uint16_t id = U16(bytes, at);
+    uint16_t size = U16(bytes, at + 2);
+    if (at + 4 + size > end) break;
+    if (id == 0x0001) {
+      uint64_t field = at + 4;
+      auto take = [&](uint64_t& value) {
+        if (field + 8 <= at + 4 + size) {
+          value = U64(bytes, field);
+          field += 8;
+        }
+      };
+      if (entry.uncompressed_size == 0xffffffff) take(entry.uncompressed_size);
+      if (entry.compressed_size == 0xffffffff) take(entry.compressed_size);
+      if (*local_at == 0xffffffff) take(*local_at);
+    }
+    at += 4 + size;
+  }
+}
+
+}  // namespace
+
+Result<ZipReader> ZipReader::Parse(std::span<const std::byte> bytes, std::string name) {
+  ZipReader zip;
+  zip.bytes_ = bytes;
+  zip.name_ = std::move(name);
+  const std::string& n = zip.name_;
+  MMPT_ASSIGN_OR_RETURN(const Directory directory, FindDirectory(bytes, n));
+  zip.entries_.reserve(directory.count);
+  uint64_t at = directory.offset;
+  const uint64_t cd_end = directory.offset + directory.size;
+  for (uint64_t i = 0; i < directory.count; ++i) {
     if (!InRange(at, kCentralHeaderSize, cd_end) || U32(bytes, at) != kCentralHeaderSig) {
       return Status::Corrupt("{}: central directory entry {} at {} is damaged", n, i, at);
     }
@@ -113,35 +148,16 @@ Result<ZipReader> ZipReader::Parse(std::span<const std::byte> bytes, std::string
     entry.name = std::string_view(reinterpret_cast<const char*>(bytes.data()) + at +
                                       kCentralHeaderSize,
                                   name_len);
-    // Zip64 extended information: the 64-bit values, in order, of the fields that are maxed.
-    uint64_t extra_at = at + kCentralHeaderSize + name_len;
-    uint64_t extra_end = extra_at + extra_len;
-    while (extra_at + 4 <= extra_end) {
-      uint16_t id = U16(bytes, extra_at);
-      uint16_t size = U16(bytes, extra_at + 2);
-      if (extra_at + 4 + size > extra_end) break;
-      if (id == 0x0001) {
-        uint64_t field = extra_at + 4;
-        auto take = [&](uint64_t& value) {
-          if (field + 8 <= extra_at + 4 + size) {
-            value = U64(bytes, field);
-            field += 8;
-          }
-        };
-        if (entry.uncompressed_size == 0xffffffff) take(entry.uncompressed_size);
-        if (entry.compressed_size == 0xffffffff) take(entry.compressed_size);
-        if (local_at == 0xffffffff) take(local_at);
-      }
-      extra_at += 4 + size;
-    }
-    if (!InRange(local_at, kLocalHeaderSize, cd_offset) ||
+    const uint64_t extra_at = at + kCentralHeaderSize + name_len;
+    ReadZip64Extra(bytes, extra_at, extra_at + extra_len, entry, &local_at);
+    if (!InRange(local_at, kLocalHeaderSize, directory.offset) ||
         U32(bytes, local_at) != kLocalHeaderSig) {
       return Status::Corrupt("{}: entry {} ('{}'): no local header at {}", n, i, entry.name,
                              local_at);
     }
     uint64_t data_at = local_at + kLocalHeaderSize + U16(bytes, local_at + 26) +
                        U16(bytes, local_at + 28);
-    if (!InRange(data_at, entry.compressed_size, cd_offset)) {
+    if (!InRange(data_at, entry.compressed_size, directory.offset)) {
       return Status::Corrupt("{}: entry {} ('{}'): data [{}, +{}) outside the archive", n, i,
                              entry.name, data_at, entry.compressed_size);
     }
