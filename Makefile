@@ -4,8 +4,8 @@ BUILD_DIR := build/$(PRESET)
 MMPT := $(BUILD_DIR)/mmpt
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build demo install test test-ctest test-pytest test-replay unit dev bench bench-doc \
-  fuzz-build fuzz clean
+.PHONY: deps build demo install lint test test-ctest test-pytest test-replay unit dev bench \
+  bench-doc fuzz-build fuzz clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -36,15 +36,19 @@ PYTEST = if grep -q '^MMPT_PYTHON:BOOL=ON' $(BUILD_DIR)/CMakeCache.txt; then \
 	  PYTHONPATH=$(CURDIR)/$(BUILD_DIR)/python /usr/bin/python3 -m pytest -q $(1); \
 	  rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; fi
 
+# The style checks: C++ against .clang-format, Python against .flake8 (scripts/lint.sh).
+lint: deps
+	@bash scripts/lint.sh
+
 # The tiers (docs/testing.md says what runs where and why).
-# `make test`: every ctest and pytest test (GPU ones skip without CUDA; pytest lists its 20
-# slowest), then every fuzz target's inputs replayed under ASan + UBSan; it ends with each tier's
-# wall seconds. Each tier also runs
-# alone: `make test-ctest`, `make test-pytest`, `make test-replay`.
+# `make test`: the style checks, every ctest and pytest test (GPU ones skip without CUDA; pytest
+# lists its 20 slowest), then every fuzz target's inputs replayed under ASan + UBSan; it ends with
+# each tier's wall seconds. Each tier also runs alone: `make lint`, `make test-ctest`,
+# `make test-pytest`, `make test-replay`.
 TIER = "$(1)" "$(MAKE) --no-print-directory $(2)"
 test: build fuzz-build
-	@bash scripts/run-tiers.sh $(call TIER,ctest,test-ctest) $(call TIER,pytest,test-pytest) \
-	  $(call TIER,fuzz inputs replayed (ASan+UBSan),test-replay)
+	@bash scripts/run-tiers.sh $(call TIER,lint,lint) $(call TIER,ctest,test-ctest) \
+	  $(call TIER,pytest,test-pytest) $(call TIER,fuzz inputs replayed (ASan+UBSan),test-replay)
 
 test-ctest:
 	@ctest --test-dir $(BUILD_DIR) -j$(JOBS) --output-on-failure --timeout 600

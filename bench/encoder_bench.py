@@ -122,7 +122,8 @@ def run_case(spec, timeout):
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(spec["threads"])
     try:
-        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)],
+        worker = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)]
+        done = subprocess.run(worker,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
@@ -240,11 +241,13 @@ def main():
           f"{width['mlp_hidden']}, out {width['out_hidden']}; {dtype} on {device}")
     print("HF = Hugging Face-style tower, [N, N] block-diagonal mask over the pack; "
           "mmpt = mmpt.torch.VisionEncoder (recompute none)")
+    measured = ("torch.cuda.max_memory_allocated" if gpu
+                else "VmHWM - VmRSS, fresh process per case")
     print(f"peak = memory the forward + backward step needed over the built model and inputs "
-          f"({'torch.cuda.max_memory_allocated' if gpu else 'VmHWM - VmRSS, fresh process per case'})")
+          f"({measured})")
     print()
-    header = (f"{'pack':<12} {'patches':>7} {'threads':>7} | {'HF s':>8} {'mmpt s':>8} {'speedup':>7}"
-              f" | {'HF GiB':>7} {'mmpt GiB':>8} {'mem ratio':>9}")
+    header = (f"{'pack':<12} {'patches':>7} {'threads':>7} | {'HF s':>8} {'mmpt s':>8} "
+              f"{'speedup':>7} | {'HF GiB':>7} {'mmpt GiB':>8} {'mem ratio':>9}")
     print(header)
     print("-" * len(header))
     results = []
@@ -274,11 +277,12 @@ def main():
                    if "peak_bytes" in hf and "peak_bytes" in mm else "      --")
             print(f"{name:<12} {n:>7} {t:>7} | {cell(hf, 'seconds', lambda s: f'{s:8.2f}'):>8} "
                   f"{cell(mm, 'seconds', lambda s: f'{s:8.2f}'):>8} {speed:>7} | "
-                  f"{cell(hf, 'peak_bytes', fmt_gib):>7} {cell(mm, 'peak_bytes', fmt_gib):>8} {mem:>9}")
+                  f"{cell(hf, 'peak_bytes', fmt_gib):>7} "
+                  f"{cell(mm, 'peak_bytes', fmt_gib):>8} {mem:>9}")
             for impl in ("hf", "mmpt"):
                 if "error" in row[impl]:
                     print(f"    {impl}: {row[impl]['error']}")
-            results.append({"pack": name, "patches": n, "threads": t, **{k: v for k, v in row.items()}})
+            results.append({"pack": name, "patches": n, "threads": t, **row})
             sys.stdout.flush()
 
     # Recomputation: peak memory per mode at growing packs (the table's COCO pack, smallest
@@ -313,7 +317,8 @@ def main():
         else:
             slope, fit = None, None
         fits[mode] = fit
-        cells = " ".join(f"{p / GIB:>10.2f}" if p is not None else f"{'--':>10}" for _, p, _ in points)
+        cells = " ".join(f"{p / GIB:>10.2f}" if p is not None else f"{'--':>10}"
+                         for _, p, _ in points)
         per_k = f"{slope * 1000 / GIB:8.3f}" if slope else f"{'--':>8}"
         ratio = (f"{fit / fits['none']:6.2f}x" if fit and fits.get("none") else f"{'':>7}")
         print(f"{mode:<10} {cells} | {per_k} {fit if fit else '--':>8} {ratio}")

@@ -20,9 +20,9 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
-#include "mmpt/media/image_preprocess.h"
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/corpora/real_data.h"
+#include "mmpt/media/image_preprocess.h"
 
 namespace fs = std::filesystem;
 using mmpt::media::ImagePreprocessConfig;

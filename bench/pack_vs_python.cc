@@ -18,11 +18,11 @@
 #include <nlohmann/json.hpp>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/corpora/real_corpora.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/pack/overlong.h"
 #include "mmpt/pack/packer.h"
-#include "mmpt/corpora/real_corpora.h"
 #include "mmpt/plan/sample_order.h"
 
 namespace {
@@ -32,7 +32,8 @@ double BestSeconds(int repeats, const std::function<void()>& fn) {
   for (int r = 0; r < repeats; ++r) {
     auto start = std::chrono::steady_clock::now();
     fn();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    best = std::min(
+        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return best;
 }
@@ -66,8 +67,8 @@ int Run(size_t samples, uint32_t seq_len) {
   std::string path = fmt::format("/tmp/mmpt_pack_vs_python_{}.txt", ::getpid());
   if (!WriteFileAtomic(path, lines).ok()) return 1;
 
-  std::string command = fmt::format("/usr/bin/python3 {}/bench/python_ffd.py {} {}",
-                                    MMPT_SOURCE_DIR, path, seq_len);
+  std::string command =
+      fmt::format("/usr/bin/python3 {}/bench/python_ffd.py {} {}", MMPT_SOURCE_DIR, path, seq_len);
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return 1;
   std::map<std::string, nlohmann::json> python;

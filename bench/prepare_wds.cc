@@ -45,12 +45,11 @@ uint64_t ExtractToJsonl(const std::string& tar, const std::string& out) {
     const std::string path = "images/" + sample->media[0].path;
     Check(WriteFileAtomic(out + "/" + path, images[0]));
     bytes += images[0].size();
-    nlohmann::json record = {
-        {"id", sample->key},
-        {"image", path},
-        {"conversations",
-         {{{"from", "human"}, {"value", "<image>"}},
-          {{"from", "gpt"}, {"value", sample->segments.back().text}}}}};
+    nlohmann::json record = {{"id", sample->key},
+                             {"image", path},
+                             {"conversations",
+                              {{{"from", "human"}, {"value", "<image>"}},
+                               {{"from", "gpt"}, {"value", sample->segments.back().text}}}}};
     jsonl += record.dump() + "\n";
   }
   Check(WriteFileAtomic(out + "/pairs.jsonl", jsonl));
@@ -58,7 +57,7 @@ uint64_t ExtractToJsonl(const std::string& tar, const std::string& out) {
 }
 
 ingest::PrepareReport Prepare(ingest::PrepareOptions options, const std::string& input,
-                             const std::string& out) {
+                              const std::string& out) {
   options.inputs = {{input, "coco"}};
   options.out_dir = out;
   auto report = ingest::Prepare(options);
@@ -74,10 +73,16 @@ int main(int argc, char** argv) {
   std::string dir = (fs::temp_directory_path() / "mmpt_prepare_wds").string();
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--coco") coco = std::stoull(argv[i + 1]);
-    else if (flag == "--threads") threads = std::stoull(argv[i + 1]);
-    else if (flag == "--dir") dir = argv[i + 1];
-    else { std::fprintf(stderr, "prepare_wds: unknown flag %s\n", argv[i]); return 2; }
+    if (flag == "--coco")
+      coco = std::stoull(argv[i + 1]);
+    else if (flag == "--threads")
+      threads = std::stoull(argv[i + 1]);
+    else if (flag == "--dir")
+      dir = argv[i + 1];
+    else {
+      std::fprintf(stderr, "prepare_wds: unknown flag %s\n", argv[i]);
+      return 2;
+    }
   }
   fs::remove_all(dir);
   corpora::SynthOptions synth;
@@ -113,8 +118,8 @@ int main(int argc, char** argv) {
       "ratio (tar / JSONL throughput): %.2fx\n",
       static_cast<unsigned long long>(from_tar.samples),
       static_cast<unsigned long long>(from_tar.text_tokens), threads,
-      static_cast<unsigned long long>(from_jsonl.samples), jsonl_bytes / 1e6,
-      from_jsonl.seconds, jsonl_rate, fs::file_size(tar->path) / 1e6, from_tar.seconds, tar_rate,
+      static_cast<unsigned long long>(from_jsonl.samples), jsonl_bytes / 1e6, from_jsonl.seconds,
+      jsonl_rate, fs::file_size(tar->path) / 1e6, from_tar.seconds, tar_rate,
       tar_rate / jsonl_rate);
   fs::remove_all(dir);
   return 0;

@@ -14,7 +14,8 @@ main process in order.
 
 Input: a JSON file written by mmpt: {"dataset": DIR, "image_pad": ID, "factor": 28,
 "min_pixels": .., "max_pixels": .., "micro_steps": [[{"stem", "line", "token_begin",
-"text_tokens", "image_positions"}, ...], ...]}. Output (stdout): one JSON object with the timing and memory.
+"text_tokens", "image_positions"}, ...], ...]}. Output (stdout): one JSON object with the timing
+and memory.
 """
 
 import argparse

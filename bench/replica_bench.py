@@ -84,7 +84,8 @@ def worker(args):
             if isinstance(value, np.ndarray) and value.size:
                 checksum += float(value.reshape(-1)[:: max(1, value.size // 4096)].sum())
         del batch
-    record = dict(setup=setup, cpu=cpu_seconds() - cpu, sys=sys_seconds() - system, wall=time.monotonic() - wall,
+    record = dict(setup=setup, cpu=cpu_seconds() - cpu, sys=sys_seconds() - system,
+                  wall=time.monotonic() - wall,
                   bytes=dataset.reads()["bytes"], samples=dataset.reads()["samples"],
                   checksum=checksum)
     json.dump(record, open(os.path.join(args.out, f"{args.mode}_{args.rank}.json"), "w"))

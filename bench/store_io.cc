@@ -18,11 +18,11 @@
 #include <string>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/corpora/synth.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/prefetcher.h"
-#include "mmpt/ingest/prepare.h"
-#include "mmpt/corpora/synth.h"
 
 namespace fs = std::filesystem;
 using namespace mmpt;
@@ -109,12 +109,20 @@ int main(int argc, char** argv) {
   std::string dir = (fs::temp_directory_path() / "mmpt_store_io").string();
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--index-mb") index_mb = std::stoull(argv[i + 1]);
-    else if (flag == "--reads") reads = std::stoull(argv[i + 1]);
-    else if (flag == "--coco") coco = std::stoull(argv[i + 1]);
-    else if (flag == "--threads") threads = std::stoull(argv[i + 1]);
-    else if (flag == "--dir") dir = argv[i + 1];
-    else { std::fprintf(stderr, "store_io: unknown flag %s\n", argv[i]); return 2; }
+    if (flag == "--index-mb")
+      index_mb = std::stoull(argv[i + 1]);
+    else if (flag == "--reads")
+      reads = std::stoull(argv[i + 1]);
+    else if (flag == "--coco")
+      coco = std::stoull(argv[i + 1]);
+    else if (flag == "--threads")
+      threads = std::stoull(argv[i + 1]);
+    else if (flag == "--dir")
+      dir = argv[i + 1];
+    else {
+      std::fprintf(stderr, "store_io: unknown flag %s\n", argv[i]);
+      return 2;
+    }
   }
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -160,7 +168,9 @@ int main(int argc, char** argv) {
     Result<std::vector<text::TokenId>> Encode(std::string_view) const override {
       return std::vector<text::TokenId>{};
     }
-    Result<std::string> Decode(const std::vector<text::TokenId>&) const override { return std::string(); }
+    Result<std::string> Decode(const std::vector<text::TokenId>&) const override {
+      return std::string();
+    }
     // Every token exists (the chat template's image pad must), all as id 0.
     std::optional<text::TokenId> TokenToId(std::string_view) const override { return 0; }
     size_t vocab_size() const override { return 1; }
@@ -220,8 +230,8 @@ int main(int argc, char** argv) {
     }
     std::ofstream(dir + "/reader.py") << kPythonReader;
   }
-  std::string py_cmd = fmt::format("/usr/bin/python3 {0}/reader.py {0}/shards.tsv {0}/indices.txt > {0}/py.out",
-                                   dir);
+  std::string py_cmd = fmt::format(
+      "/usr/bin/python3 {0}/reader.py {0}/shards.tsv {0}/indices.txt > {0}/py.out", dir);
   if (std::system(py_cmd.c_str()) != 0) Check(Status::IOError("python reader failed"));
   double python_rate = std::stod(*ReadFileToString(dir + "/py.out"));
   uint64_t checksum = 0;
@@ -257,14 +267,18 @@ int main(int argc, char** argv) {
   std::printf("store benchmarks (%s)\n\n", dir.c_str());
   std::printf("%-58s %14s %14s %8s\n", "benchmark", "baseline", "mmpt", "ratio");
   auto mbs = [](uint64_t bytes, double s) { return fmt::format("{:.0f} MB/s", bytes / s / 1e6); };
-  std::printf("%-58s %14s %14s %7.2fx\n",
-              fmt::format("index {} MB, {} lines: wc -l | BuildLineIndex", big_bytes >> 20, wc_lines).c_str(),
-              mbs(big_bytes, wc_s).c_str(), mbs(big_bytes, index_s).c_str(), wc_s / index_s);
-  std::printf("%-58s %14s %14s %7.2fx\n", "  same, index written to .idx", mbs(big_bytes, wc_s).c_str(),
-              mbs(big_bytes, index_write_s).c_str(), wc_s / index_write_s);
+  std::printf(
+      "%-58s %14s %14s %7.2fx\n",
+      fmt::format("index {} MB, {} lines: wc -l | BuildLineIndex", big_bytes >> 20, wc_lines)
+          .c_str(),
+      mbs(big_bytes, wc_s).c_str(), mbs(big_bytes, index_s).c_str(), wc_s / index_s);
+  std::printf("%-58s %14s %14s %7.2fx\n", "  same, index written to .idx",
+              mbs(big_bytes, wc_s).c_str(), mbs(big_bytes, index_write_s).c_str(),
+              wc_s / index_write_s);
   std::printf("%-58s %14s %14s %7.2fx\n",
               fmt::format("random reads (CPU), {} samples: python seek+json.loads | ReadSample",
-                          dataset->num_samples()).c_str(),
+                          dataset->num_samples())
+                  .c_str(),
               fmt::format("{:.0f}/s", python_rate).c_str(),
               fmt::format("{:.0f}/s", reads / read_s).c_str(), reads / read_s / python_rate);
   std::printf("%-58s %14s %14s %7.2fx\n", "  same, copied into an owning Sample (+ ToSample)",
@@ -276,10 +290,12 @@ int main(int argc, char** argv) {
   std::printf("%-58s %14s %14s %7.2fx\n",
               fmt::format("  same through Prefetcher, {} threads (wall)", threads).c_str(),
               fmt::format("{:.0f}/s", python_rate).c_str(),
-              fmt::format("{:.0f}/s", reads / prefetch_s).c_str(), reads / prefetch_s / python_rate);
+              fmt::format("{:.0f}/s", reads / prefetch_s).c_str(),
+              reads / prefetch_s / python_rate);
   std::printf("%-58s %14s %14s %7.2fx\n",
               fmt::format("prepare {} MB ({} samples, {} threads): cp+sync | prepare",
-                          input_bytes >> 20, report.samples, threads).c_str(),
+                          input_bytes >> 20, report.samples, threads)
+                  .c_str(),
               mbs(input_bytes, copy_s).c_str(), mbs(input_bytes, prepare_s).c_str(),
               copy_s / prepare_s);
   std::printf("%-58s %14s %14s %7.2fx\n", "  same without tokenizing (I/O, parse, probe, zip)",

@@ -21,8 +21,8 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
-#include "mmpt/corpora/text_corpus.h"
 #include "mmpt/corpora/real_data.h"
+#include "mmpt/corpora/text_corpus.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace {
@@ -38,8 +38,9 @@ struct Corpus {
 Result<std::vector<Corpus>> BenchCorpora() {
   std::vector<Corpus> corpora(2);
   corpora[0].name = "COCO captions";
-  MMPT_ASSIGN_OR_RETURN(corpora::CocoCaptions coco,
-                        corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile)));
+  MMPT_ASSIGN_OR_RETURN(
+      corpora::CocoCaptions coco,
+      corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile)));
   corpora[0].texts = corpora::DistinctTexts(coco.CaptionTexts());
   corpora[1].name = "mmc4 documents";
   MMPT_ASSIGN_OR_RETURN(auto documents,
@@ -85,8 +86,8 @@ Result<Ids> ParseIds(const std::string& path) {
 
 // Run `reference` on `texts` (the first `warmup` untimed); its figures, and its ids in `ids`.
 Result<corpora::TokenizeStats> RunReference(const Reference& reference,
-                                         const std::vector<std::string>& texts, size_t warmup,
-                                         const std::string& tokenizer, Ids* ids) {
+                                            const std::vector<std::string>& texts, size_t warmup,
+                                            const std::string& tokenizer, Ids* ids) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string input =
       (dir / fmt::format("mmpt_tokenize_bench_{}.jsonl", ::getpid())).string();
@@ -160,13 +161,15 @@ Status Main(int repeats, const std::string& tokenizer_flag) {
     const size_t warmup = std::min(kMaxWarmup, corpus.texts.size() / 10);
     const std::span<const std::string> texts(corpus.texts);
     Ids mine;
-    MMPT_ASSIGN_OR_RETURN(
-        corpora::TokenizeStats stats,
-        Fastest(repeats, &mine, [&](Ids* ids) -> Result<corpora::TokenizeStats> {
-          // A fresh tokenizer: its word cache starts empty, as the references' do.
-          MMPT_ASSIGN_OR_RETURN(auto tokenizer, text::LoadTokenizer(tokenizer_path));
-          return corpora::MeasureTokenize(*tokenizer, texts.first(warmup), texts.subspan(warmup), ids);
-        }));
+    MMPT_ASSIGN_OR_RETURN(corpora::TokenizeStats stats,
+                          Fastest(repeats, &mine, [&](Ids* ids) -> Result<corpora::TokenizeStats> {
+                            // A fresh tokenizer: its word cache starts empty, as the references'
+                            // do.
+                            MMPT_ASSIGN_OR_RETURN(auto tokenizer,
+                                                  text::LoadTokenizer(tokenizer_path));
+                            return corpora::MeasureTokenize(*tokenizer, texts.first(warmup),
+                                                            texts.subspan(warmup), ids);
+                          }));
     fmt::print("{}: {} distinct texts ({} warm-up, {} timed), {} tokens timed\n", corpus.name,
                corpus.texts.size(), warmup, stats.texts, stats.tokens);
     for (const Reference& reference : kReferences) {

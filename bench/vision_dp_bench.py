@@ -52,6 +52,8 @@ def vision_preset(max_tokens: int) -> str:
                     "gated_mlp": False, "full_attention_layers": "all",
                     "merger_hidden": MERGE * MERGE * HIDDEN},
     })
+
+
 TEMPLATE_TOKENS = 12  # chat-template tokens around a sample (system/user/assistant markers)
 
 

@@ -25,9 +25,9 @@ cost::VisionConfig VisionConfigFrom(const std::string& vision) {
 void BindCost(py::module_& m) {
   m.def(
       "smart_resize",
-      [](uint32_t height, uint32_t width, const std::string& vision,
-         std::optional<uint32_t> factor, std::optional<uint64_t> min_pixels,
-         std::optional<uint64_t> max_pixels, std::optional<double> max_aspect_ratio) {
+      [](uint32_t height, uint32_t width, const std::string& vision, std::optional<uint32_t> factor,
+         std::optional<uint64_t> min_pixels, std::optional<uint64_t> max_pixels,
+         std::optional<double> max_aspect_ratio) {
         media::ResizeRule rule = ValueOrThrow(cost::ResizeRuleOf(VisionConfigFrom(vision)));
         if (factor) rule.factor = *factor;
         if (min_pixels) rule.min_pixels = *min_pixels;

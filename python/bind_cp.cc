@@ -1,5 +1,5 @@
 // Bindings of mmpt::cp: the THD split of a packed sequence over a context-parallel group, and
-// vision-DP assignment with its routing maps (returned as mmpt.VisionRouting).
+// vision-DP assignment with its routing maps (returned as mmpt.Routing).
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -44,7 +44,7 @@ std::vector<cp::CpImage> ToImages(const std::vector<std::tuple<uint32_t, uint32_
   return images;
 }
 
-py::object ToRouting(const cp::VisionAssignment& assignment,
+py::object ToRouting(const cp::EncoderAssignment& assignment,
                      const std::vector<cp::CpImage>& images, uint32_t cp_size) {
   py::module_ routing = py::module_::import("mmpt.routing");
   py::object segment_class = routing.attr("RowSegment");
@@ -59,7 +59,7 @@ py::object ToRouting(const cp::VisionAssignment& assignment,
     }
     consumed.append(segments);
   }
-  return routing.attr("VisionRouting").attr("create")(
+  return routing.attr("Routing").attr("create")(
       cp_size, image_rows, encoded, consumed, std::string(cp::VisionPolicyName(assignment.policy)));
 }
 
@@ -123,16 +123,41 @@ void BindCp(py::module_& m) {
          const std::string& policy) {
         cp::VisionPolicy parsed = ValueOrThrow(cp::ParseVisionPolicy(policy));
         std::vector<cp::CpImage> cp_images = ToImages(images);
-        cp::VisionAssignment assignment =
-            ValueOrThrow(cp::AssignVision(split, cp_images, parsed));
+        cp::EncoderAssignment assignment = ValueOrThrow(cp::AssignVision(split, cp_images, parsed));
         return ToRouting(assignment, cp_images, split.cp_size);
       },
       py::arg("split"), py::arg("images"),
       py::arg("policy") = std::string(cp::VisionPolicyName(plan::PlannerConfig{}.cp_vision)),
       "Assign a pack's images to the CP ranks of `split` under `policy` (\"naive\", \"count\", "
       "\"cost\") and route their embedding rows; `images` are (token_start, token_count, "
-      "vision_cost) with token_start in the unpadded pack. Returns mmpt.VisionRouting. Raises "
+      "vision_cost) with token_start in the unpadded pack. Returns mmpt.Routing. Raises "
       "InvalidArgumentError naming the image at fault.");
+
+  m.def(
+      "exchange_indices",
+      [](const std::vector<uint32_t>& item_rows, const std::vector<std::vector<uint32_t>>& encoded,
+         const std::vector<
+             std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>>& consumed,
+         uint32_t rank) {
+        cp::EncoderAssignment assignment;
+        assignment.encoded = encoded;
+        for (const auto& segments : consumed) {
+          std::vector<cp::RowSegment>& out = assignment.consumed.emplace_back();
+          for (const auto& [item, row_begin, row_count, local_offset, source] : segments) {
+            out.push_back({item, row_begin, row_count, local_offset, source});
+          }
+        }
+        cp::ExchangeIndices x = ValueOrThrow(cp::RankExchange(assignment, item_rows, rank));
+        return py::make_tuple(x.send_index, x.send_splits, x.recv_splits, x.gather_index,
+                              x.positions);
+      },
+      py::arg("item_rows"), py::arg("encoded"), py::arg("consumed"), py::arg("rank"),
+      "`rank`'s side of a routing's embedding exchange (cp::RankExchange): (send_index, "
+      "send_splits, recv_splits, gather_index, positions). `encoded[r]`: the items rank r "
+      "encodes, ascending; `consumed[r]`: its segments (item, row_begin, row_count, "
+      "local_offset, source_rank) in local order. mmpt.Routing.indices calls it; a "
+      "loaded batch carries its own rank's. Raises InvalidArgumentError for an inconsistent "
+      "routing.");
 
   m.def(
       "place_images",

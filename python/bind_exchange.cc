@@ -17,7 +17,9 @@ namespace mmpt::python {
 // The streaming exchange for node-local data (mmpt.Exchange, python/mmpt/exchange.py): the
 // placement, and one peer's native side, whose pack/unpack run without the GIL around the
 // all-to-all-v that Python issues.
-void BindExchange(py::module_& m) {
+namespace {
+
+void BindPlacement(py::module_& m) {
   py::class_<load::Placement>(m, "Placement", "Which exchange peer holds each shard.")
       .def_static(
           "round_robin",
@@ -54,13 +56,9 @@ void BindExchange(py::module_& m) {
           },
           py::arg("shard"))
       .def("shards_of", &load::Placement::ShardsOf, py::arg("peer"));
+}
 
-  py::class_<load::ExchangeSource, load::SampleSource, std::shared_ptr<load::ExchangeSource>>(
-      m, "ExchangeSource", "The samples a trainer received, served to its Loader.")
-      .def("release", &load::ExchangeSource::Release, py::arg("step"),
-           "Forget the steps before `step`.")
-      .def("reset", &load::ExchangeSource::Reset, "Forget every step and any failure.");
-
+void BindExchanger(py::module_& m) {
   py::class_<load::Exchanger>(m, "Exchanger", "One peer's native side of the exchange.")
       .def(py::init([](std::shared_ptr<load::DatasetSource> local,
                        std::shared_ptr<load::PlanStream> plans, const load::Placement& placement,
@@ -83,11 +81,9 @@ void BindExchange(py::module_& m) {
           "pack",
           [](py::object self, uint64_t step) {
             load::Exchanger& x = self.cast<load::Exchanger&>();
-            load::Exchanger::Outgoing out =
-                ValueOrThrow(WithoutGil([&] { return x.Pack(step); }));
-            py::array bytes(py::dtype::of<uint8_t>(),
-                            {static_cast<py::ssize_t>(out.buffer.size())}, {},
-                            reinterpret_cast<const uint8_t*>(out.buffer.data()), self);
+            load::Exchanger::Outgoing out = ValueOrThrow(WithoutGil([&] { return x.Pack(step); }));
+            py::array bytes(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(out.buffer.size())},
+                            {}, reinterpret_cast<const uint8_t*>(out.buffer.data()), self);
             return py::make_tuple(bytes, out.bytes);
           },
           py::arg("step"),
@@ -96,8 +92,8 @@ void BindExchange(py::module_& m) {
           "receive",
           [](py::object self, uint64_t step, const std::vector<uint64_t>& bytes) {
             std::span<std::byte> into = self.cast<load::Exchanger&>().Receive(step, bytes);
-            return py::array(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(into.size())},
-                             {}, reinterpret_cast<uint8_t*>(into.data()), self);
+            return py::array(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(into.size())}, {},
+                             reinterpret_cast<uint8_t*>(into.data()), self);
           },
           py::arg("step"), py::arg("bytes"),
           "A uint8 array for what arrives at `step` (bytes[q] from peer q, in peer order).")
@@ -151,6 +147,19 @@ void BindExchange(py::module_& m) {
         d["steps"] = s.steps;
         return d;
       });
+}
+
+}  // namespace
+
+void BindExchange(py::module_& m) {
+  BindPlacement(m);
+
+  py::class_<load::ExchangeSource, load::SampleSource, std::shared_ptr<load::ExchangeSource>>(
+      m, "ExchangeSource", "The samples a trainer received, served to its Loader.")
+      .def("release", &load::ExchangeSource::Release, py::arg("step"),
+           "Forget the steps before `step`.")
+      .def("reset", &load::ExchangeSource::Reset, "Forget every step and any failure.");
+  BindExchanger(m);
 }
 
 }  // namespace mmpt::python

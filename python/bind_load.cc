@@ -53,9 +53,9 @@ py::dict ViewToDict(const load::BatchView& v, uint32_t fields, py::handle owner)
                                  const load::RouteSegment>) {
       // RouteSegment is six int32 fields with no padding: a [segments, 6] view.
       static_assert(sizeof(load::RouteSegment) == 6 * sizeof(int32_t));
-      d[key] = View(std::span<const int32_t>(reinterpret_cast<const int32_t*>(data.data()),
-                                             data.size() * 6),
-                    dims(array.shape, data.size()), owner);
+      d[key] = View(
+          std::span<const int32_t>(reinterpret_cast<const int32_t*>(data.data()), data.size() * 6),
+          dims(array.shape, data.size()), owner);
     } else {
       d[key] = View(data, dims(array.shape, data.size()), owner);
     }
@@ -148,25 +148,7 @@ py::dict PlanSummary(const plan::StepPlan& plan) {
   return d;
 }
 
-}  // namespace
-
-void BindLoad(py::module_& m) {
-  // What mmpt.Loader takes when an argument is left out: load::LoaderOptions' own defaults.
-  const load::LoaderOptions loader_defaults;
-  m.attr("LOADER_DEFAULTS") = py::dict(py::arg("threads") = loader_defaults.threads,
-                                       py::arg("prefetch") = loader_defaults.prefetch,
-                                       py::arg("max_bytes") = loader_defaults.max_bytes);
-  m.def(
-      "check_plan_agreement",
-      [](const std::vector<uint64_t>& hashes, uint64_t step) {
-        ThrowIfError(comm::CheckHashesAgree(hashes, step));
-      },
-      py::arg("hashes"), py::arg("step"),
-      "Check that every rank's plan hash of `step` (gathered in rank order, e.g. with "
-      "torch.distributed.all_gather) is the same; raises mmpt.InternalError naming every rank "
-      "that differs from rank 0.");
-  py::class_<load::SampleSource, std::shared_ptr<load::SampleSource>>(
-      m, "SampleSource", "What a Loader reads planned samples from.");
+void BindDatasetSource(py::module_& m) {
   py::class_<load::DatasetSource, load::SampleSource, std::shared_ptr<load::DatasetSource>>(
       m, "DatasetSource",
       "A prepared dataset as the loader reads it: stored token ids, media bytes from the zips.")
@@ -186,116 +168,117 @@ void BindLoad(py::module_& m) {
       .def_property_readonly("sources",
                              [](const load::DatasetSource& s) { return s.dataset().sources(); })
       .def_property_readonly("path", [](const load::DatasetSource& s) { return s.dataset().dir(); })
-      .def("global_index", [](const load::DatasetSource& s, uint32_t source, uint64_t index) {
-        return ValueOrThrow(s.dataset().GlobalIndex(source, index));
-      })
+      .def("global_index",
+           [](const load::DatasetSource& s, uint32_t source, uint64_t index) {
+             return ValueOrThrow(s.dataset().GlobalIndex(source, index));
+           })
       .def("reads", [](const load::DatasetSource& s) {
         const load::SourceReads r = s.reads();
         py::dict d;
         d["samples"] = r.samples;
-        d["images"] = r.images;
+        d["media"] = r.media;
         d["bytes"] = r.bytes;
         return d;
       });
+}
 
+void BindPlanStream(py::module_& m) {
   py::class_<load::PlanStream, std::shared_ptr<load::PlanStream>>(
       m, "PlanStream", "The planner of a prepared dataset, serving plans by step.")
-      .def(py::init([](const std::string& dataset_dir, uint32_t seq_len, uint32_t dp, uint32_t ga,
-                       uint32_t mbs, uint32_t cp, uint32_t tp, uint32_t pp, uint32_t ep,
-                       const std::string& sync, uint64_t seed, const std::string& vision,
-                       const std::string& audio, const std::string& llm,
-                       const std::string& hardware,
-                       const std::string& vision_policy, const std::string& overlong,
-                       bool allow_repeat, const std::string& planner,
-                       uint32_t vanilla_buffer) {
-             load::PlanStreamConfig config;
-             if (planner != "mmpt" && planner != "vanilla") {
-               ThrowIfError(Status::InvalidArgument(
-                   "unknown planner '{}' (expected mmpt or vanilla)", planner));
-             }
-             config.vanilla = planner == "vanilla";
-             config.planner.vanilla_buffer = vanilla_buffer;
-             plan::Layout& layout = config.planner.layout;
-             layout.seq_len = seq_len;
-             layout.dp = dp;
-             layout.ga = ga;
-             layout.mbs = mbs;
-             layout.cp = cp;
-             layout.tp = tp;
-             layout.pp = pp;
-             layout.ep = ep;
-             layout.sync = ValueOrThrow(plan::ParseSyncModel(sync));
-             config.planner.seed = seed;
-             config.planner.cp_vision = ValueOrThrow(cp::ParseVisionPolicy(vision_policy));
-             config.planner.overlong = ValueOrThrow(pack::ParseOverlongPolicy(overlong));
-             config.planner.allow_repeat = allow_repeat;
-             config.llm = llm;
-             config.hardware = hardware;
-             config.vision = vision;  // empty: the dataset's (PlanStream::Open)
-             config.audio = audio;
-             return ValueOrThrow(
-                 WithoutGil([&] { return load::PlanStream::Open(dataset_dir, config); }));
-           }),
-           // Defaults: plan::Layout's and cost::Defaults, the table the CLI uses too; the vision
-           // preset is the dataset's (its manifest) unless given.
-           py::arg("dataset"), py::arg("seq_len") = plan::Layout{}.seq_len,
-           py::arg("dp") = plan::Layout{}.dp, py::arg("ga") = plan::Layout{}.ga,
-           py::arg("mbs") = plan::Layout{}.mbs, py::arg("cp") = plan::Layout{}.cp,
-           py::arg("tp") = plan::Layout{}.tp, py::arg("pp") = plan::Layout{}.pp,
-           py::arg("ep") = plan::Layout{}.ep,
-           py::arg("sync") = std::string(plan::SyncModelName(plan::Layout{}.sync)),
-           py::arg("seed") = plan::PlannerConfig{}.seed, py::arg("vision") = "",
-           py::arg("audio") = "",
-           py::arg("llm") = std::string(cost::Defaults::kLlm),
-           py::arg("hardware") = std::string(cost::Defaults::kHardware),
-           py::arg("vision_policy") =
-               std::string(cp::VisionPolicyName(plan::PlannerConfig{}.cp_vision)),
-           py::arg("overlong") =
-               std::string(pack::OverlongPolicyName(plan::PlannerConfig{}.overlong)),
-           py::arg("allow_repeat") = plan::PlannerConfig{}.allow_repeat,
-           py::arg("planner") = "mmpt",
-           py::arg("vanilla_buffer") = plan::PlannerConfig{}.vanilla_buffer)
-      .def_property_readonly("planner",
-                             [](const load::PlanStream& s) {
-                               return std::string(s.vanilla() ? "vanilla" : "mmpt");
-                             })
+      .def(
+          py::init([](const std::string& dataset_dir, uint32_t seq_len, uint32_t dp, uint32_t ga,
+                      uint32_t mbs, uint32_t cp, uint32_t tp, uint32_t pp, uint32_t ep,
+                      const std::string& sync, uint64_t seed, const std::string& vision,
+                      const std::string& audio, const std::string& llm, const std::string& hardware,
+                      const std::string& vision_policy, const std::string& overlong,
+                      bool allow_repeat, const std::string& planner, uint32_t vanilla_buffer) {
+            load::PlanStreamConfig config;
+            if (planner != "mmpt" && planner != "vanilla") {
+              ThrowIfError(Status::InvalidArgument(
+                  "unknown planner '{}' (expected mmpt or vanilla)", planner));
+            }
+            config.vanilla = planner == "vanilla";
+            config.planner.vanilla_buffer = vanilla_buffer;
+            plan::Layout& layout = config.planner.layout;
+            layout.seq_len = seq_len;
+            layout.dp = dp;
+            layout.ga = ga;
+            layout.mbs = mbs;
+            layout.cp = cp;
+            layout.tp = tp;
+            layout.pp = pp;
+            layout.ep = ep;
+            layout.sync = ValueOrThrow(plan::ParseSyncModel(sync));
+            config.planner.seed = seed;
+            config.planner.cp_vision = ValueOrThrow(cp::ParseVisionPolicy(vision_policy));
+            config.planner.overlong = ValueOrThrow(pack::ParseOverlongPolicy(overlong));
+            config.planner.allow_repeat = allow_repeat;
+            config.llm = llm;
+            config.hardware = hardware;
+            config.vision = vision;  // empty: the dataset's (PlanStream::Open)
+            config.audio = audio;
+            return ValueOrThrow(
+                WithoutGil([&] { return load::PlanStream::Open(dataset_dir, config); }));
+          }),
+          // Defaults: plan::Layout's and cost::Defaults, the table the CLI uses too; the vision
+          // preset is the dataset's (its manifest) unless given.
+          py::arg("dataset"), py::arg("seq_len") = plan::Layout{}.seq_len,
+          py::arg("dp") = plan::Layout{}.dp, py::arg("ga") = plan::Layout{}.ga,
+          py::arg("mbs") = plan::Layout{}.mbs, py::arg("cp") = plan::Layout{}.cp,
+          py::arg("tp") = plan::Layout{}.tp, py::arg("pp") = plan::Layout{}.pp,
+          py::arg("ep") = plan::Layout{}.ep,
+          py::arg("sync") = std::string(plan::SyncModelName(plan::Layout{}.sync)),
+          py::arg("seed") = plan::PlannerConfig{}.seed, py::arg("vision") = "",
+          py::arg("audio") = "", py::arg("llm") = std::string(cost::Defaults::kLlm),
+          py::arg("hardware") = std::string(cost::Defaults::kHardware),
+          py::arg("vision_policy") =
+              std::string(cp::VisionPolicyName(plan::PlannerConfig{}.cp_vision)),
+          py::arg("overlong") =
+              std::string(pack::OverlongPolicyName(plan::PlannerConfig{}.overlong)),
+          py::arg("allow_repeat") = plan::PlannerConfig{}.allow_repeat, py::arg("planner") = "mmpt",
+          py::arg("vanilla_buffer") = plan::PlannerConfig{}.vanilla_buffer)
+      .def_property_readonly(
+          "planner",
+          [](const load::PlanStream& s) { return std::string(s.vanilla() ? "vanilla" : "mmpt"); })
       .def_property_readonly("layout",
                              [](const load::PlanStream& s) { return LayoutDict(s.layout()); })
-      .def("plan",
-           [](load::PlanStream& s, uint64_t step) {
-             return PlanSummary(*ValueOrThrow(WithoutGil([&] { return s.Plan(step); })));
-           },
-           py::arg("step"),
-           "Summary of the plan of `step`: hash, layout, each rank's samples, and the samples "
-           "it dropped.")
-      .def("state_at",
-           [](load::PlanStream& s, uint64_t step, uint32_t micro_step) {
-             return py::bytes(
-                 ValueOrThrow(WithoutGil([&] { return s.StateAt(step, micro_step); })));
-           },
-           py::arg("step"), py::arg("micro_step") = 0,
-           "The planner's state where a loader stands before `micro_step` of `step` (bytes).")
-      .def("restore",
-           [](load::PlanStream& s, const py::bytes& state) {
-             plan::Planner::ResumePoint resume = ValueOrThrow(s.Restore(std::string(state)));
-             py::dict d;
-             d["step"] = resume.step;
-             d["micro_step"] = resume.micro_step;
-             d["changed"] = resume.changed;
-             return d;
-           },
-           py::arg("state"),
-           "Resume from state_at() bytes: where the next batch comes from (step, micro_step) "
-           "and the settings that changed (elastic resume).");
+      .def(
+          "plan",
+          [](load::PlanStream& s, uint64_t step) {
+            return PlanSummary(*ValueOrThrow(WithoutGil([&] { return s.Plan(step); })));
+          },
+          py::arg("step"),
+          "Summary of the plan of `step`: hash, layout, each rank's samples, and the samples "
+          "it dropped.")
+      .def(
+          "state_at",
+          [](load::PlanStream& s, uint64_t step, uint32_t micro_step) {
+            return py::bytes(ValueOrThrow(WithoutGil([&] { return s.StateAt(step, micro_step); })));
+          },
+          py::arg("step"), py::arg("micro_step") = 0,
+          "The planner's state where a loader stands before `micro_step` of `step` (bytes).")
+      .def(
+          "restore",
+          [](load::PlanStream& s, const py::bytes& state) {
+            plan::Planner::ResumePoint resume = ValueOrThrow(s.Restore(std::string(state)));
+            py::dict d;
+            d["step"] = resume.step;
+            d["micro_step"] = resume.micro_step;
+            d["changed"] = resume.changed;
+            return d;
+          },
+          py::arg("state"),
+          "Resume from state_at() bytes: where the next batch comes from (step, micro_step) "
+          "and the settings that changed (elastic resume).");
+}
 
-
+void BindLoader(py::module_& m) {
   py::class_<load::Loader, LoaderHolder>(m, "Loader",
                                          "The prefetching loader of one (DP rank, CP rank).")
       .def(py::init([](std::shared_ptr<load::SampleSource> source,
-                       std::shared_ptr<load::PlanStream> plans, uint32_t dp_rank,
-                       uint32_t cp_rank, uint32_t threads, uint32_t prefetch,
-                       uint64_t max_bytes, const std::string& on_bad_sample, bool mrope,
-                       uint64_t start_step,
+                       std::shared_ptr<load::PlanStream> plans, uint32_t dp_rank, uint32_t cp_rank,
+                       uint32_t threads, uint32_t prefetch, uint64_t max_bytes,
+                       const std::string& on_bad_sample, bool mrope, uint64_t start_step,
                        uint32_t start_micro_step, std::optional<uint64_t> end_step) {
              load::LoaderOptions options;
              options.dp_rank = dp_rank;
@@ -307,8 +290,7 @@ void BindLoad(py::module_& m) {
              options.assemble.mrope = mrope;
              if (end_step) options.end_step = *end_step;
              return LoaderHolder(ValueOrThrow(WithoutGil([&] {
-                                   return load::Loader::Start(source, plans->AsFunction(),
-                                                              options,
+                                   return load::Loader::Start(source, plans->AsFunction(), options,
                                                               {start_step, start_micro_step});
                                  })).release());
            }),
@@ -316,14 +298,14 @@ void BindLoad(py::module_& m) {
            py::arg("threads") = load::LoaderOptions{}.threads,
            py::arg("prefetch") = load::LoaderOptions{}.prefetch,
            py::arg("max_bytes") = load::LoaderOptions{}.max_bytes,
-           py::arg("on_bad_sample") = "fail",
-           py::arg("mrope") = true, py::arg("start_step") = 0,
+           py::arg("on_bad_sample") = "fail", py::arg("mrope") = true, py::arg("start_step") = 0,
            py::arg("start_micro_step") = 0, py::arg("end_step") = py::none())
-      .def("next",
-           [](load::Loader& loader) -> std::shared_ptr<load::Batch> {
-             return ValueOrThrow(WithoutGil([&] { return loader.Next(); }));
-           },
-           "The next batch (None after end_step). Blocks without the GIL.")
+      .def(
+          "next",
+          [](load::Loader& loader) -> std::shared_ptr<load::Batch> {
+            return ValueOrThrow(WithoutGil([&] { return loader.Next(); }));
+          },
+          "The next batch (None after end_step). Blocks without the GIL.")
       .def_property_readonly("position",
                              [](const load::Loader& loader) {
                                load::LoaderPosition p = loader.position();
@@ -342,6 +324,30 @@ void BindLoad(py::module_& m) {
         d["peak_micro_steps_in_flight"] = s.peak_micro_steps_in_flight;
         return d;
       });
+}
+
+}  // namespace
+
+void BindLoad(py::module_& m) {
+  // What mmpt.Loader takes when an argument is left out: load::LoaderOptions' own defaults.
+  const load::LoaderOptions loader_defaults;
+  m.attr("LOADER_DEFAULTS") = py::dict(py::arg("threads") = loader_defaults.threads,
+                                       py::arg("prefetch") = loader_defaults.prefetch,
+                                       py::arg("max_bytes") = loader_defaults.max_bytes);
+  m.def(
+      "check_plan_agreement",
+      [](const std::vector<uint64_t>& hashes, uint64_t step) {
+        ThrowIfError(comm::CheckHashesAgree(hashes, step));
+      },
+      py::arg("hashes"), py::arg("step"),
+      "Check that every rank's plan hash of `step` (gathered in rank order, e.g. with "
+      "torch.distributed.all_gather) is the same; raises mmpt.InternalError naming every rank "
+      "that differs from rank 0.");
+  py::class_<load::SampleSource, std::shared_ptr<load::SampleSource>>(
+      m, "SampleSource", "What a Loader reads planned samples from.");
+  BindDatasetSource(m);
+  BindPlanStream(m);
+  BindLoader(m);
 }
 
 }  // namespace mmpt::python

@@ -30,8 +30,8 @@ py::array Own(std::vector<T, Alloc> values, std::vector<py::ssize_t> shape) {
 // The preset's config with the caller's overrides.
 // The log-mel settings of `preset` (None: the front end of the default audio encoder,
 // cost::Defaults::kAudio, as `mmpt prepare` and the loader use it), with overrides.
-media::LogMelConfig Config(const std::optional<std::string>& preset,
-                           std::optional<uint32_t> n_mels, std::optional<uint32_t> chunk_seconds) {
+media::LogMelConfig Config(const std::optional<std::string>& preset, std::optional<uint32_t> n_mels,
+                           std::optional<uint32_t> chunk_seconds) {
   const std::string features =
       preset ? *preset : ValueOrThrow(cost::LoadAudioPreset(cost::Defaults::kAudio)).features;
   media::LogMelConfig config = ValueOrThrow(media::AudioPreset(features));
@@ -119,8 +119,8 @@ void BindMedia(py::module_& m) {
   m.def(
       "mel_filters",
       [](const std::optional<std::string>& preset, std::optional<uint32_t> n_mels) {
-        auto extractor = ValueOrThrow(
-            media::LogMelExtractor::ForConfig(Config(preset, n_mels, std::nullopt)));
+        auto extractor =
+            ValueOrThrow(media::LogMelExtractor::ForConfig(Config(preset, n_mels, std::nullopt)));
         std::span<const double> filters = extractor->MelFilters();
         const auto mels = static_cast<py::ssize_t>(extractor->config().n_mels);
         return Own(std::vector<double>(filters.begin(), filters.end()),

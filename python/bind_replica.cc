@@ -15,20 +15,9 @@ namespace mmpt::python {
 
 // The pieces of one load per replica (load/replica.h): batches as handles to encode or view,
 // the rank grid, and the shared-memory ring.
-void BindReplica(py::module_& m) {
-  m.attr("ALL_FIELDS") = static_cast<uint32_t>(load::kAllFields);
-  m.def(
-      "stage_fields",
-      [](const std::string& role) -> uint32_t {
-        for (load::StageRole r : {load::StageRole::kOnly, load::StageRole::kFirst,
-                                  load::StageRole::kMiddle, load::StageRole::kLast}) {
-          if (load::StageRoleName(r) == role) return load::FieldsOf(r);
-        }
-        ThrowIfError(Status::InvalidArgument(
-            "unknown stage role '{}' (expected only, first, middle or last)", role));
-        return 0;
-      },
-      py::arg("role"), "The batch fields a pipeline stage's role needs (a bit mask).");
+namespace {
+
+void BindBatch(py::module_& m) {
   py::class_<load::Batch, std::shared_ptr<load::Batch>>(
       m, "Batch", "One loaded micro-step, owned by mmpt; as_dict() views it without copies.")
       .def(
@@ -49,26 +38,20 @@ void BindReplica(py::module_& m) {
             return out;
           },
           py::arg("fields"), "The fields as bytes (a uint8 array) for decode_batch elsewhere.");
-  m.def(
-      "decode_batch",
-      [](const py::array& buffer, uint32_t fields) {
-        const load::BatchView view = ValueOrThrow(load::DecodeBatch(BytesOf(buffer)));
-        return ViewToDict(view, fields, buffer);
-      },
-      py::arg("buffer"), py::arg("fields") = static_cast<uint32_t>(load::kAllFields),
-      "View an encoded batch (Batch.encode) as a dict of arrays over `buffer`'s memory.");
+}
 
+void BindRankGrid(py::module_& m) {
   py::class_<load::RankGrid>(m, "RankGrid", "A job's ranks as a (DP, CP, TP, PP) grid.")
-      .def(py::init([](uint32_t dp, uint32_t cp, uint32_t tp, uint32_t pp,
-                       const std::string& order) {
-             plan::Layout layout;
-             layout.dp = dp;
-             layout.cp = cp;
-             layout.tp = tp;
-             layout.pp = pp;
-             return ValueOrThrow(
-                 load::RankGrid::Create(layout, ValueOrThrow(load::ParseRankOrder(order))));
-           }),
+      .def(py::init(
+               [](uint32_t dp, uint32_t cp, uint32_t tp, uint32_t pp, const std::string& order) {
+                 plan::Layout layout;
+                 layout.dp = dp;
+                 layout.cp = cp;
+                 layout.tp = tp;
+                 layout.pp = pp;
+                 return ValueOrThrow(
+                     load::RankGrid::Create(layout, ValueOrThrow(load::ParseRankOrder(order))));
+               }),
            py::arg("dp"), py::arg("cp"), py::arg("tp"), py::arg("pp"),
            py::arg("order") = load::RankOrderName(load::kMegatronOrder))
       .def_property_readonly("world_size", &load::RankGrid::world_size)
@@ -86,7 +69,9 @@ void BindReplica(py::module_& m) {
            })
       .def("replica", &load::RankGrid::Replica, py::arg("dp"), py::arg("cp"),
            "The ranks sharing one load, the loading rank first.");
+}
 
+void BindShmRingWriter(py::module_& m) {
   py::class_<comm::ShmRingWriter>(m, "ShmRingWriter",
                                   "The loading rank's end of a node's shared-memory ring.")
       .def(py::init([](const std::string& name, uint32_t writer_rank,
@@ -127,11 +112,13 @@ void BindReplica(py::module_& m) {
       .def("fail", [](comm::ShmRingWriter& ring, int code, const std::string& message) {
         ring.Fail(Status(static_cast<StatusCode>(code), message));
       });
+}
 
+void BindShmRingReader(py::module_& m) {
   py::class_<comm::ShmRingReader>(m, "ShmRingReader", "A reader of a node's shared-memory ring.")
       .def(py::init([](const std::string& name, uint32_t reader, double timeout) {
-             return ValueOrThrow(
-                 WithoutGil([&] { return comm::ShmRingReader::Open(name, reader, Millis(timeout)); }));
+             return ValueOrThrow(WithoutGil(
+                 [&] { return comm::ShmRingReader::Open(name, reader, Millis(timeout)); }));
            }),
            py::arg("name"), py::arg("reader"), py::arg("timeout"))
       .def(
@@ -148,5 +135,34 @@ void BindReplica(py::module_& m) {
           "when the last array over it is gone.");
 }
 
+}  // namespace
+
+void BindReplica(py::module_& m) {
+  m.attr("ALL_FIELDS") = static_cast<uint32_t>(load::kAllFields);
+  m.def(
+      "stage_fields",
+      [](const std::string& role) -> uint32_t {
+        for (load::StageRole r : {load::StageRole::kOnly, load::StageRole::kFirst,
+                                  load::StageRole::kMiddle, load::StageRole::kLast}) {
+          if (load::StageRoleName(r) == role) return load::FieldsOf(r);
+        }
+        ThrowIfError(Status::InvalidArgument(
+            "unknown stage role '{}' (expected only, first, middle or last)", role));
+        return 0;
+      },
+      py::arg("role"), "The batch fields a pipeline stage's role needs (a bit mask).");
+  BindBatch(m);
+  m.def(
+      "decode_batch",
+      [](const py::array& buffer, uint32_t fields) {
+        const load::BatchView view = ValueOrThrow(load::DecodeBatch(BytesOf(buffer)));
+        return ViewToDict(view, fields, buffer);
+      },
+      py::arg("buffer"), py::arg("fields") = static_cast<uint32_t>(load::kAllFields),
+      "View an encoded batch (Batch.encode) as a dict of arrays over `buffer`'s memory.");
+  BindRankGrid(m);
+  BindShmRingWriter(m);
+  BindShmRingReader(m);
+}
 
 }  // namespace mmpt::python

@@ -14,10 +14,10 @@
 #include "bind_common.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/cp/vision_assign.h"
+#include "mmpt/load/plan_stream.h"
 #include "mmpt/plan/cp_stage.h"
 #include "mmpt/plan/step_plan.h"
 #include "mmpt/sim/step_model.h"
-#include "mmpt/load/plan_stream.h"
 
 namespace mmpt::python {
 namespace {

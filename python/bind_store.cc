@@ -11,9 +11,9 @@
 
 #include "bind_common.h"
 #include "mmpt/cost/presets.h"
-#include "mmpt/store/dataset.h"
 #include "mmpt/ingest/merge.h"
 #include "mmpt/ingest/prepare.h"
+#include "mmpt/store/dataset.h"
 #include "mmpt/store/sample.h"
 
 namespace mmpt::python {
@@ -26,76 +26,12 @@ void CheckIndex(const store::Dataset& dataset, uint64_t i) {
   }
 }
 
-}  // namespace
-
-void BindStore(py::module_& m) {
-  m.def(
-      "prepare",
-      [](const std::vector<std::pair<std::string, std::string>>& inputs,
-         const std::string& out_dir, const std::string& vision, const std::string& audio,
-         uint64_t samples_per_shard, size_t threads, const std::string& on_error,
-         const std::string& tokenizer_path, const std::string& chat_template,
-         uint64_t max_decode_pixels) {
-        ingest::PrepareOptions options;
-        options.chat_template = chat_template;
-        options.max_decode_pixels = max_decode_pixels;
-        for (const auto& [source, path] : inputs) options.inputs.push_back({path, source});
-        options.out_dir = out_dir;
-        options.vision_preset = vision;
-        options.audio_preset = audio;
-        options.samples_per_shard = samples_per_shard;
-        options.threads = threads;
-        options.on_error = ValueOrThrow(ingest::ParseErrorPolicy(on_error));
-        options.progress = false;
-        Result<ingest::PrepareReport> report = [&]() -> Result<ingest::PrepareReport> {
-          py::gil_scoped_release release;
-          MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
-                                ingest::UseTokenizer(tokenizer_path, options));
-          return ingest::Prepare(options);
-        }();
-        ingest::PrepareReport r = ValueOrThrow(std::move(report));
-        py::dict out;
-        out["records"] = r.records;
-        out["samples"] = r.samples;
-        out["skipped"] = r.skipped;
-        out["shards"] = r.shards;
-        out["media"] = r.media;
-        out["text_tokens"] = r.text_tokens;
-        out["examples"] = r.examples;
-        out["summary"] = r.Summary();
-        return out;
-      },
-      py::arg("inputs"), py::arg("out_dir"), py::kw_only(),
-      py::arg("vision") = std::string(cost::Defaults::kVision),
-      py::arg("audio") = std::string(cost::Defaults::kAudio),
-      py::arg("samples_per_shard") = 1000, py::arg("threads") = 0, py::arg("on_error") = "skip",
-      py::arg("tokenizer") = "",
-      py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
-      py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
-      "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "
-      "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}) "
-      "or WebDataset tars (.tar, .tar.gz, .tgz), "
-      "as `mmpt prepare` does (`vision`, `audio`, `chat_template`, `threads` and "
-      "`tokenizer` as its --vision, --audio, --chat-template, --threads and --tokenizer). "
-      "Returns the "
-      "report (records, samples, skipped, ..., summary). "
-      "Raises InvalidArgumentError, NotFoundError, IOError, or the first bad record's error "
-      "with on_error='fail'.");
-
-  m.def(
-      "merge",
-      [](const std::string& out_dir, const std::vector<std::string>& parts) {
-        store::Manifest merged = ValueOrThrow(ingest::MergeDatasets(out_dir, parts));
-        return merged.num_samples();
-      },
-      py::arg("out_dir"), py::arg("parts"),
-      "Join independently prepared datasets `parts` into `out_dir`/mmpt.json without copying "
-      "shards, as `mmpt merge` does; returns the merged sample count.");
-
+void BindDatasetReader(py::module_& m) {
   py::class_<store::Dataset, std::shared_ptr<store::Dataset>>(
       m, "DatasetReader",
       "Random access to a prepared dataset through mmap (thread-safe, read-only): planning "
-      "metadata, token ids, media bytes. mmpt.Dataset is the loader's view of one.")
+      "metadata, token ids, media bytes, as stored, by index. Why two: mmpt.Dataset renders the "
+      "samples a plan names into batches, for the loader.")
       .def(py::init([](const std::string& dir) {
              Result<store::Dataset> dataset = [&] {
                py::gil_scoped_release release;
@@ -160,6 +96,72 @@ void BindStore(py::module_& m) {
           },
           py::arg("i"), py::arg("k"),
           "Bytes of media item `k` of sample `i` (empty for a metadata-only item).");
+}
+
+}  // namespace
+
+void BindStore(py::module_& m) {
+  m.def(
+      "prepare",
+      [](const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& out_dir,
+         const std::string& vision, const std::string& audio, uint64_t samples_per_shard,
+         size_t threads, const std::string& on_error, const std::string& tokenizer_path,
+         const std::string& chat_template, uint64_t max_decode_pixels) {
+        ingest::PrepareOptions options;
+        options.chat_template = chat_template;
+        options.max_decode_pixels = max_decode_pixels;
+        for (const auto& [source, path] : inputs) options.inputs.push_back({path, source});
+        options.out_dir = out_dir;
+        options.vision = vision;
+        options.audio = audio;
+        options.samples_per_shard = samples_per_shard;
+        options.threads = threads;
+        options.on_error = ValueOrThrow(ingest::ParseErrorPolicy(on_error));
+        options.progress = false;
+        Result<ingest::PrepareReport> report = [&]() -> Result<ingest::PrepareReport> {
+          py::gil_scoped_release release;
+          MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
+                                ingest::UseTokenizer(tokenizer_path, options));
+          return ingest::Prepare(options);
+        }();
+        ingest::PrepareReport r = ValueOrThrow(std::move(report));
+        py::dict out;
+        out["records"] = r.records;
+        out["samples"] = r.samples;
+        out["skipped"] = r.skipped;
+        out["shards"] = r.shards;
+        out["media"] = r.media;
+        out["text_tokens"] = r.text_tokens;
+        out["examples"] = r.examples;
+        out["summary"] = r.Summary();
+        return out;
+      },
+      py::arg("inputs"), py::arg("out_dir"), py::kw_only(),
+      py::arg("vision") = std::string(cost::Defaults::kVision),
+      py::arg("audio") = std::string(cost::Defaults::kAudio), py::arg("samples_per_shard") = 1000,
+      py::arg("threads") = 0, py::arg("on_error") = "skip", py::arg("tokenizer") = "",
+      py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
+      py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
+      "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "
+      "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}) "
+      "or WebDataset tars (.tar, .tar.gz, .tgz), "
+      "as `mmpt prepare` does (`vision`, `audio`, `chat_template`, `threads` and "
+      "`tokenizer` as its --vision, --audio, --chat-template, --threads and --tokenizer). "
+      "Returns the "
+      "report (records, samples, skipped, ..., summary). "
+      "Raises InvalidArgumentError, NotFoundError, IOError, or the first bad record's error "
+      "with on_error='fail'.");
+
+  m.def(
+      "merge",
+      [](const std::string& out_dir, const std::vector<std::string>& parts) {
+        store::Manifest merged = ValueOrThrow(ingest::MergeDatasets(out_dir, parts));
+        return merged.num_samples();
+      },
+      py::arg("out_dir"), py::arg("parts"),
+      "Join independently prepared datasets `parts` into `out_dir`/mmpt.json without copying "
+      "shards, as `mmpt merge` does; returns the merged sample count.");
+  BindDatasetReader(m);
 }
 
 }  // namespace mmpt::python

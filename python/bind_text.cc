@@ -64,7 +64,8 @@ void BindText(py::module_& m) {
       .def_property_readonly("vocab_size", &text::Tokenizer::vocab_size);
   m.def(
       "default_tokenizer_path", [] { return ValueOrThrow(text::FindTokenizer()); },
-      "Path of the default tokenizer: $MMPT_TOKENIZER, else the Qwen3 tokenizer.json in mmpt's data "
+      "Path of the default tokenizer: $MMPT_TOKENIZER, else the Qwen3 tokenizer.json in mmpt's "
+      "data "
       "directory. Raises NotFoundError when there is none.");
 }
 

@@ -33,9 +33,9 @@ T ValueOrThrow(Result<T> result) {
 // keeps the preset's full-attention layers below it unless `full_attention_layers` says; the
 // merger's output is the LLM preset's hidden size unless `out_hidden` says.
 Result<EncoderConfig> MakeConfig(const std::string& preset, std::optional<uint32_t> out_hidden,
-                                 const std::string& llm,
-                                 std::optional<uint32_t> layers, std::optional<uint32_t> hidden,
-                                 std::optional<uint32_t> heads, std::optional<uint32_t> mlp_hidden,
+                                 const std::string& llm, std::optional<uint32_t> layers,
+                                 std::optional<uint32_t> hidden, std::optional<uint32_t> heads,
+                                 std::optional<uint32_t> mlp_hidden,
                                  std::optional<std::vector<uint32_t>> full_attention_layers,
                                  std::optional<uint32_t> window_size) {
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig p, cost::VisionPresetFrom(preset));
@@ -60,7 +60,8 @@ at::ScalarType ParseDtype(const std::string& name) {
   if (name == "bfloat16") return at::kBFloat16;
   if (name == "float16") return at::kHalf;
   if (name == "float64") return at::kDouble;
-  Throw(Status::InvalidArgument("dtype '{}': expected float32, bfloat16, float16 or float64", name));
+  Throw(
+      Status::InvalidArgument("dtype '{}': expected float32, bfloat16, float16 or float64", name));
 }
 
 }  // namespace
@@ -69,7 +70,8 @@ at::ScalarType ParseDtype(const std::string& name) {
 PYBIND11_MODULE(_vision, m) {
   using namespace mmpt;
   using namespace mmpt::vision;
-  m.doc() = "The native Qwen2-VL / Qwen2.5-VL vision encoder (libtorch); use mmpt.torch.VisionEncoder.";
+  m.doc() =
+      "The native Qwen2-VL / Qwen2.5-VL vision encoder (libtorch); use mmpt.torch.VisionEncoder.";
   py::class_<EncoderConfig>(m, "EncoderConfig")
       .def_readonly("preset", &EncoderConfig::preset)
       .def_readonly("hidden", &EncoderConfig::hidden)
@@ -98,9 +100,8 @@ PYBIND11_MODULE(_vision, m) {
   m.def(
       "make_config",
       [](const std::string& preset, std::optional<uint32_t> out_hidden, const std::string& llm,
-         std::optional<uint32_t> layers,
-         std::optional<uint32_t> hidden, std::optional<uint32_t> heads,
-         std::optional<uint32_t> mlp_hidden,
+         std::optional<uint32_t> layers, std::optional<uint32_t> hidden,
+         std::optional<uint32_t> heads, std::optional<uint32_t> mlp_hidden,
          std::optional<std::vector<uint32_t>> full_attention_layers,
          std::optional<uint32_t> window_size) {
         return ValueOrThrow(MakeConfig(preset, out_hidden, llm, layers, hidden, heads, mlp_hidden,

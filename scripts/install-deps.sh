@@ -16,6 +16,7 @@ DEBIAN_PACKAGES=(
   libfftw3-dev  # the STFT of audio encoders' log-mel features
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
+  clang-format python3-flake8  # `make lint`: the C++ and Python style checks
   nodejs npm
   python3 python3-numpy python3-pytest python3-pytest-timeout python3-pil pybind11-dev python3-dev python3-torch libtorch-dev
   libopenblas0-openmp  # Debian's torch calls the generic libblas: OpenBLAS makes its fp32 matmuls ~10x faster

@@ -15,7 +15,7 @@ docs/python.md is the guide.
 """
 
 try:
-    from . import _mmpt
+    from . import _mmpt  # noqa: F401 - the native module, imported first to fail clearly
 except ImportError as error:  # pragma: no cover - exercised only in a broken setup
     raise ImportError(
         "mmpt: the native module mmpt._mmpt is not importable; build with "
@@ -66,4 +66,12 @@ from ._mmpt import (  # noqa: F401 - re-exported
 # (The store's DatasetReader is not mmpt.Dataset: that name is the loader's, in data.py.)
 from .data import Dataset, Loader, Planner  # noqa: F401,E402
 from .exchange import Exchange, Placement, place_dataset  # noqa: F401,E402
-from .routing import RowSegment, VisionRouting  # noqa: F401,E402
+from .routing import RowSegment, Routing  # noqa: F401,E402
+
+
+def __getattr__(name):
+    """Names that were renamed: an old one raises AttributeError naming the new one."""
+    renamed = {"VisionRouting": "Routing (it routes audio clips too)"}
+    if name in renamed:
+        raise AttributeError(f"mmpt.{name} is now mmpt.{renamed[name]}")
+    raise AttributeError(f"module 'mmpt' has no attribute {name!r}")

@@ -12,7 +12,7 @@ micro-step), ``max_seqlen``, ``pixel_values`` ([patches, 1176] float32, Qwen lay
 images this CP rank encodes), ``image_grid_thw`` ([images, 3]), the videos it encodes likewise
 (``pixel_values_videos`` [patches, 1176], ``video_grid_thw`` [videos, 3], Qwen2.5-VL's
 ``second_per_grid_ts`` [videos]; M-RoPE positions time-aligned as the vision preset says),
-``routing`` (the :class:`mmpt.VisionRouting` of the micro-step's vision items, pack by pack its
+``routing`` (the :class:`mmpt.Routing` of the micro-step's vision items, pack by pack its
 images then its videos: who encodes each, which rows go to which token positions of which CP
 rank; at CP 1 every item is this rank's) and the arrays it is read from (``encoded_images``,
 ``encoded_videos``, ``image_rows``, ``image_encoder``, ``routes`` [segments, 6]: consumer,
@@ -36,7 +36,7 @@ from typing import Any, Dict, Iterator, Optional
 
 from . import _mmpt
 from ._mmpt import Error, InvalidArgumentError
-from .routing import VisionRouting
+from .routing import Routing
 
 
 def _refuse_old_names(given: Dict[str, Any], renamed: Dict[str, str]) -> None:
@@ -58,8 +58,9 @@ class Dataset:
     text token). ``tokenizer``: a tokenizer path, default the one the manifest records.
     ``verify_crc`` checks every image against its recorded CRC-32 before decoding, so an image
     changed after prepare is caught the same way on every rank. Raises ``mmpt.NotFoundError``
-    for a directory that is not a dataset. (``mmpt.DatasetReader`` reads a dataset's samples and
-    media by index instead.)
+    for a directory that is not a dataset. Why two: this one renders the samples a plan names
+    into batches, for the loader; ``mmpt.DatasetReader`` reads a stored sample, its token ids and
+    media bytes by index, as stored, for tools and inspection.
     """
 
     def __init__(self, path: str, loss: str = "assistant", tokenizer: str = "",
@@ -93,8 +94,8 @@ class Planner:
     Layout arguments follow Megatron: ``dp`` data-parallel ranks, ``ga`` micro-steps per step,
     ``mbs`` packs per micro-step, ``cp`` context-parallel size, ``seq_len`` tokens per pack;
     ``sync`` is where ranks wait (``"step"``, ``"microstep"``, ``"pipeline"``). ``vision``,
-    ``audio``, ``llm`` and ``hardware`` name cost presets. ``vision_policy`` says who encodes a pack's
-    images under CP: ``"cost"`` (vision DP balanced by encoder cost), ``"count"`` (by image
+    ``audio``, ``llm`` and ``hardware`` name cost presets. ``vision_policy`` says who encodes a
+    pack's images under CP: ``"cost"`` (vision DP balanced by encoder cost), ``"count"`` (by image
     count, as Megatron Bridge does) or ``"naive"`` (each CP rank encodes what its shard needs, no
     exchange); the plan decides it and every loader executes it. ``overlong``: a sample longer
     than ``seq_len`` is ``"truncate"``-d (text cut, images kept; dropped if its images alone do
@@ -107,7 +108,8 @@ class Planner:
     out (None) takes the default the ``mmpt`` command uses too (one table, in C++:
     ``plan::Layout``, ``plan::PlannerConfig`` and ``cost::Defaults``); ``vision`` and
     ``audio`` default to the presets the dataset was prepared with (its ``mmpt.json``), and
-    another one raises InvalidArgumentError naming both, as ``--vision`` and ``--audio`` do. ``layout`` holds the values used.
+    another one raises InvalidArgumentError naming both, as ``--vision`` and ``--audio`` do.
+    ``layout`` holds the values used.
 
     ``planner="vanilla"`` serves the baseline's plans instead of mmpt's: the blended stream
     dealt round-robin to the DP ranks, each packing a buffer of ``vanilla_buffer`` samples
@@ -282,8 +284,8 @@ class Loader:
         if self._exchange is not None:
             self._exchange.consumed(step)
         if "routes" in batch:
-            batch["routing"] = VisionRouting.from_batch(batch)
-            batch["audio_routing"] = VisionRouting.from_batch(batch, "audio")
+            batch["routing"] = Routing.from_batch(batch)
+            batch["audio_routing"] = Routing.from_batch(batch, "audio")
         return batch
 
     def _load(self) -> Optional[Dict[str, Any]]:

@@ -1,13 +1,18 @@
-"""Vision-DP routing maps of one pack: who encodes each image, who consumes which rows.
+"""Routing maps of one encoder's items over a CP group: who encodes each item, who consumes
+which rows. The items are a pack's (or a micro-step's) vision items, images and videos, for the
+vision encoder (vision DP), or its audio clips for the audio encoder (audio DP); the maps read
+the same, and the arrays keep the name ``image`` for an item.
 
-This is the Python form of ``mmpt::cp::VisionAssignment`` (``src/mmpt/cp/vision_assign.h``);
-``mmpt.assign_vision`` returns it when the cp module is built. It is computed identically on
-every rank of the context-parallel (CP) group from the plan, so each rank knows every other
-rank's share without communicating.
+This is the Python form of ``mmpt::cp::EncoderAssignment`` (``src/mmpt/cp/vision_assign.h``);
+``mmpt.assign_vision`` returns it, and every loaded batch carries its micro-step's as
+``batch["routing"]`` (vision items) and ``batch["audio_routing"]`` (audio clips), with the
+exchange indices of the batch's own rank. It is computed identically on every rank of the
+context-parallel (CP) group from the plan, so each rank knows every other rank's share without
+communicating.
 
 Terms:
 
-* An image's *embedding* has ``image_rows[i]`` rows: one per LLM token of the image (after the
+* An item's *embedding* has ``image_rows[i]`` rows: one per LLM token of the image (after the
   encoder's spatial merge). Row ``j`` feeds the image's ``j``-th image-pad token.
 * CP rank ``r`` *encodes* the images ``encoded[r]`` (ascending). Its encoder output, the *local
   embeddings*, is their embeddings concatenated in that order.
@@ -19,8 +24,10 @@ Terms:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import List, Sequence, Set, Tuple
+from dataclasses import dataclass, field, replace
+from typing import List, Optional, Sequence, Set, Tuple
+
+from . import _mmpt
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,7 @@ class RowSegment:
 
 @dataclass(frozen=True)
 class ExchangeIndices:
-    """Index lists one rank needs to run the exchange (see :meth:`VisionRouting.indices`).
+    """Index lists one rank needs to run the exchange (see :meth:`Routing.indices`).
 
     ``send_index``: rows of the local embeddings to send, grouped by destination rank
     (ascending) and, within a destination, in its local token order. ``send_splits[d]`` /
@@ -54,8 +61,9 @@ class ExchangeIndices:
 
 
 @dataclass(frozen=True)
-class VisionRouting:
-    """Which CP rank encodes each image of a pack, and where every embedding row goes.
+class Routing:
+    """Which CP rank encodes each item (image, video or audio clip), and where every embedding
+    row goes.
 
     Build it with :func:`mmpt.assign_vision` (C++), or directly; call :meth:`validate` on one
     built by hand. Immutable; safe to share between threads.
@@ -66,6 +74,8 @@ class VisionRouting:
     encoded: Tuple[Tuple[int, ...], ...]
     consumed: Tuple[Tuple[RowSegment, ...], ...]
     policy: str = ""
+    #: (rank, its ExchangeIndices) as the loader shipped them with a batch, or None.
+    shipped: Optional[Tuple[int, "ExchangeIndices"]] = field(default=None, compare=False)
 
     @staticmethod
     def create(
@@ -74,9 +84,9 @@ class VisionRouting:
         encoded: Sequence[Sequence[int]],
         consumed: Sequence[Sequence[RowSegment]],
         policy: str = "",
-    ) -> "VisionRouting":
+    ) -> "Routing":
         """Build and validate a routing. Raises ValueError naming the rank/image at fault."""
-        routing = VisionRouting(
+        routing = Routing(
             cp_size=int(cp_size),
             image_rows=tuple(int(n) for n in image_rows),
             encoded=tuple(tuple(int(i) for i in images) for images in encoded),
@@ -93,7 +103,7 @@ class VisionRouting:
         image_encoder: Sequence[int],
         routes: Sequence[Sequence[int]],
         policy: str = "",
-    ) -> "VisionRouting":
+    ) -> "Routing":
         """Build from the flat arrays a loaded Batch carries (``load::Batch``): per image its
         rows and its (first) encoding CP rank, and every segment as a row ``(consumer, image,
         row_begin, row_count, local_offset, source_rank)`` (a list of tuples or an [N, 6]
@@ -115,11 +125,11 @@ class VisionRouting:
             encoded[source].add(image)
         for segments in consumed:
             segments.sort(key=lambda seg: seg.local_offset)
-        return VisionRouting.create(cp_size, image_rows, [sorted(images) for images in encoded],
-                                    consumed, policy)
+        return Routing.create(cp_size, image_rows, [sorted(images) for images in encoded],
+                              consumed, policy)
 
     @staticmethod
-    def from_batch(batch, kind: str = "vision") -> "VisionRouting":
+    def from_batch(batch, kind: str = "vision") -> "Routing":
         """The routing of a batch dict from ``mmpt.Loader``, at any CP size: of its vision
         items (keys ``cp_size``, ``image_rows``, ``image_encoder``, ``routes``), which the loader
         puts in every batch as ``batch["routing"]``, or with ``kind="audio"`` of its audio clips
@@ -128,8 +138,16 @@ class VisionRouting:
             raise ValueError(f"routing kind {kind!r}: expected 'vision' or 'audio'")
         prefix = "image" if kind == "vision" else "audio"
         routes = "routes" if kind == "vision" else "audio_routes"
-        return VisionRouting.from_arrays(int(batch["cp_size"]), batch[f"{prefix}_rows"],
-                                         batch[f"{prefix}_encoder"], batch[routes], "")
+        exchange = "exchange" if kind == "vision" else "audio_exchange"
+        cp_size = int(batch["cp_size"])
+        routing = Routing.from_arrays(cp_size, batch[f"{prefix}_rows"],
+                                      batch[f"{prefix}_encoder"], batch[routes], "")
+        splits = batch[f"{exchange}_splits"]
+        shipped = ExchangeIndices(batch[f"{exchange}_send_index"].tolist(),
+                                  splits[:cp_size].tolist(), splits[cp_size:].tolist(),
+                                  batch[f"{exchange}_gather_index"].tolist(),
+                                  batch[f"{exchange}_positions"].tolist())
+        return replace(routing, shipped=(int(batch["cp_rank"]), shipped))
 
     def to_arrays(self):
         """(image_rows, image_encoder, routes): the inverse of :meth:`from_arrays`, in the
@@ -244,40 +262,16 @@ class VisionRouting:
         return sum(self.rows_received(rank) for rank in range(self.cp_size))
 
     def indices(self, rank: int) -> ExchangeIndices:
-        """Index lists for `rank`'s side of the exchange (pure; the same on every call)."""
+        """Index lists for `rank`'s side of the exchange: those the loader shipped with a
+        batch's routing for its own rank, else ``cp::RankExchange``'s (the one derivation)."""
         if not 0 <= rank < self.cp_size:
             raise ValueError(f"routing: rank {rank} is not in a CP group of {self.cp_size}")
-        starts = {}
-        offset = 0
-        for image in self.encoded[rank]:
-            starts[image] = offset
-            offset += self.image_rows[image]
-        num_local = offset
-
-        send_index: List[int] = []
-        send_splits = [0] * self.cp_size
-        for dest in range(self.cp_size):
-            for seg in self.rows_to_send(rank, dest):
-                first = starts[seg.image] + seg.row_begin
-                send_index.extend(range(first, first + seg.row_count))
-                send_splits[dest] += seg.row_count
-
-        recv_splits = [0] * self.cp_size
-        for seg in self.consumed[rank]:
-            if seg.source_rank != rank:
-                recv_splits[seg.source_rank] += seg.row_count
-        recv_base = [0] * self.cp_size
-        for source in range(1, self.cp_size):
-            recv_base[source] = recv_base[source - 1] + recv_splits[source - 1]
-
-        gather_index: List[int] = []
-        positions: List[int] = []
-        for seg in self.consumed[rank]:
-            if seg.source_rank == rank:
-                first = starts[seg.image] + seg.row_begin
-            else:
-                first = num_local + recv_base[seg.source_rank]
-                recv_base[seg.source_rank] += seg.row_count
-            gather_index.extend(range(first, first + seg.row_count))
-            positions.extend(range(seg.local_offset, seg.local_offset + seg.row_count))
-        return ExchangeIndices(send_index, send_splits, recv_splits, gather_index, positions)
+        if self.shipped is not None and self.shipped[0] == rank:
+            return self.shipped[1]
+        consumed = [[(s.image, s.row_begin, s.row_count, s.local_offset, s.source_rank)
+                     for s in segments] for segments in self.consumed]
+        try:
+            return ExchangeIndices(*_mmpt.exchange_indices(
+                list(self.image_rows), [list(e) for e in self.encoded], consumed, rank))
+        except _mmpt.InvalidArgumentError as error:
+            raise ValueError(f"routing: {error}") from error

@@ -63,7 +63,7 @@ def preprocess(path):
     height, width = array.shape[:2]
     resized_h, resized_w = smart_resize(height, width)
     resized = Image.fromarray(array).resize((resized_w, resized_h), resample=Image.BICUBIC,
-                                             reducing_gap=None)
+                                            reducing_gap=None)
     x = (np.asarray(resized).astype(np.float64) * (1 / 255)).astype(np.float32)
     x = (x - MEAN) / STD
     x = x.transpose(2, 0, 1)                       # channels first

@@ -18,8 +18,8 @@ namespace {
 using mmpt::Status;
 
 // A version 1.0 .npy file: magic, header length, a dict padded so the data is 64-aligned.
-Status WriteNpy(const std::string& path, const std::string& descr,
-                const std::vector<size_t>& shape, const void* data, size_t size_bytes) {
+Status WriteNpy(const std::string& path, const std::string& descr, const std::vector<size_t>& shape,
+                const void* data, size_t size_bytes) {
   std::string dims;
   for (size_t d : shape) dims += std::to_string(d) + ", ";
   std::string header =
@@ -49,10 +49,9 @@ Status Run(const std::string& video_path, const std::string& out_dir) {
                                 {frames.size(), frames[0].height, frames[0].width, 3}, rgb.data(),
                                 rgb.size()));
   const size_t dim = video.pixel_values.size() / video.grid.patches();
-  MMPT_RETURN_IF_ERROR(WriteNpy(out_dir + "/pixel_values.npy", "<f4",
-                                {static_cast<size_t>(video.grid.patches()), dim},
-                                video.pixel_values.data(),
-                                video.pixel_values.size() * sizeof(float)));
+  MMPT_RETURN_IF_ERROR(WriteNpy(
+      out_dir + "/pixel_values.npy", "<f4", {static_cast<size_t>(video.grid.patches()), dim},
+      video.pixel_values.data(), video.pixel_values.size() * sizeof(float)));
   std::string indices;
   for (uint64_t i : video.sampling.frame_indices) {
     indices += (indices.empty() ? "" : ", ") + std::to_string(i);

@@ -1,6 +1,6 @@
 """Test oracle: a plain-Python THD split and vision-DP routing, written from the spec only.
 
-It follows DESIGN.md ("Context parallelism and vision DP") and the documented behaviour of
+It follows docs/design.md ("Context parallelism and vision DP") and the documented behaviour of
 ``src/mmpt/cp`` token by token, without the C++ code's segment arithmetic, so tests can check
 the C++ routing (``mmpt.assign_vision``) against an independent derivation. Tests only; the
 library uses the C++ module.
@@ -8,7 +8,7 @@ library uses the C++ module.
 
 from typing import Dict, List, Sequence, Tuple
 
-from mmpt.routing import RowSegment, VisionRouting
+from mmpt.routing import RowSegment, Routing
 
 
 def split_thd(seq_lengths: Sequence[int], cp_size: int):
@@ -51,7 +51,7 @@ def route(
     images: Sequence[Tuple[int, int, float]],
     cp_size: int,
     policy: str,
-) -> VisionRouting:
+) -> Routing:
     """Routing of `images` ((token_start, token_count, cost), unpadded positions) under
     `policy` ("naive", "count", "cost"), derived one token at a time."""
     cu, cu_padded, indices = split_thd(seq_lengths, cp_size)
@@ -70,7 +70,8 @@ def route(
         rank_runs: List[List[int]] = []
         for local, image, row in sorted(placed[rank]):
             last = rank_runs[-1] if rank_runs else None
-            if last and last[0] == image and last[1] + last[2] == row and last[3] + last[2] == local:
+            follows = last and last[1] + last[2] == row and last[3] + last[2] == local
+            if follows and last[0] == image:
                 last[2] += 1
             else:
                 rank_runs.append([image, row, 1, local])
@@ -108,6 +109,6 @@ def route(
             source = rank if policy == "naive" else encoders[image][0]
             segments.append(RowSegment(image, row, count, local, source))
         consumed.append(segments)
-    return VisionRouting.create(
+    return Routing.create(
         cp_size, [count for _, count, _ in images], encoded, consumed, policy
     )

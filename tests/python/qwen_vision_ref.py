@@ -65,8 +65,9 @@ def rotary_positions(image_grid_thw):
     the whole frame again for each temporal patch."""
     out = []
     for t, h, w in _grids(image_grid_thw):
-        rows = torch.arange(h).view(h // MERGE, MERGE, 1, 1).expand(h // MERGE, MERGE, w // MERGE, MERGE)
-        cols = torch.arange(w).view(1, 1, w // MERGE, MERGE).expand(h // MERGE, MERGE, w // MERGE, MERGE)
+        units = (h // MERGE, MERGE, w // MERGE, MERGE)
+        rows = torch.arange(h).view(h // MERGE, MERGE, 1, 1).expand(*units)
+        cols = torch.arange(w).view(1, 1, w // MERGE, MERGE).expand(*units)
         # (merged row, merged col, row in unit, col in unit) order.
         rows = rows.permute(0, 2, 1, 3).reshape(-1)
         cols = cols.permute(0, 2, 1, 3).reshape(-1)
@@ -151,7 +152,8 @@ class Attention(nn.Module):
     def forward(self, x, cos, sin, seqlens, mode, mask_cache):
         n = x.shape[0]
         q, k, v = self.qkv(x).view(n, 3, self.heads, self.head_dim).unbind(1)  # [n, heads, hd] each
-        # Rotary in fp32, back to the activations' dtype (Hugging Face's apply_rotary_pos_emb_vision).
+        # Rotary in fp32, back to the activations' dtype (Hugging Face's
+        # apply_rotary_pos_emb_vision).
         c, s = cos[:, None, :], sin[:, None, :]
         q = (q.float() * c + rotate_half(q.float()) * s).to(x.dtype)
         k = (k.float() * c + rotate_half(k.float()) * s).to(x.dtype)
@@ -264,7 +266,8 @@ class QwenVisionRef(nn.Module):
                              "window_size apply to qwen2.5-vl only")
         cfg.update({k: v for k, v in given.items() if v is not None})
         if cfg["hidden"] % cfg["heads"] or (cfg["hidden"] // cfg["heads"]) % 4:
-            raise ValueError(f"hidden {cfg['hidden']} over heads {cfg['heads']} must be a multiple of 4")
+            raise ValueError(f"hidden {cfg['hidden']} over heads {cfg['heads']} "
+                             "must be a multiple of 4")
         self.arch, self.config, self.attention = arch, cfg, attention
         self.head_dim = cfg["hidden"] // cfg["heads"]
         self.full_attention_layers = set(cfg.get("full_attention_layers", range(cfg["layers"])))
@@ -292,7 +295,8 @@ class QwenVisionRef(nn.Module):
     def forward(self, pixel_values, image_grid_thw):
         grid = torch.as_tensor(image_grid_thw, dtype=torch.int64).reshape(-1, 3)
         if pixel_values.dim() != 2 or pixel_values.shape[1] != PATCH_VALUES:
-            raise ValueError(f"pixel_values must be [patches, {PATCH_VALUES}], got {tuple(pixel_values.shape)}")
+            raise ValueError(f"pixel_values must be [patches, {PATCH_VALUES}], "
+                             f"got {tuple(pixel_values.shape)}")
         if int(grid.prod(1).sum()) != pixel_values.shape[0]:
             raise ValueError(f"image_grid_thw covers {int(grid.prod(1).sum())} patches, "
                              f"pixel_values has {pixel_values.shape[0]} rows")
@@ -341,7 +345,8 @@ def write_safetensors(path, tensors, metadata=None):
         header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
     for name in sorted(tensors):
         blob = _raw(tensors[name])
-        header[name] = {"dtype": _DTYPES[tensors[name].dtype][0], "shape": list(tensors[name].shape),
+        header[name] = {"dtype": _DTYPES[tensors[name].dtype][0],
+                        "shape": list(tensors[name].shape),
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
@@ -369,5 +374,6 @@ def read_safetensors(path):
         a, b = info["data_offsets"]
         array = np.frombuffer(body[a:b], dtype=np_dtype).copy()
         t = torch.from_numpy(array.view(np.int16) if dtype == torch.bfloat16 else array)
-        out[name] = (t.view(torch.bfloat16) if dtype == torch.bfloat16 else t).reshape(info["shape"])
+        t = t.view(torch.bfloat16) if dtype == torch.bfloat16 else t
+        out[name] = t.reshape(info["shape"])
     return out

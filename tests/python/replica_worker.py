@@ -26,7 +26,9 @@ STAGE_KEYS = {
               "pixel_values_videos", "video_grid_thw", "second_per_grid_ts", "encoded_videos",
               "image_rows", "image_encoder", "routes", "routing", "input_features",
               "feature_attention_mask", "encoded_audios", "audio_rows", "audio_encoder",
-              "audio_routes", "audio_routing"},
+              "audio_routes", "audio_routing"} | {
+                  f"{kind}exchange_{array}" for kind in ("", "audio_")
+                  for array in ("send_index", "splits", "gather_index", "positions")},
     "last": {"labels", "loss_mask"},
     "middle": set(),
 }

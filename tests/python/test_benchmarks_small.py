@@ -15,7 +15,6 @@ import sys
 
 import pytest
 
-import load_corpus
 from test_docs import BUILD, ROOT
 
 pytestmark = pytest.mark.slow

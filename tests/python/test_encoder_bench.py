@@ -16,8 +16,8 @@ def test_encoder_bench_runs_at_a_tiny_size():
     env = dict(os.environ)
     build = os.path.join(ROOT, "build", os.environ.get("MMPT_PRESET", "release"), "python")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (build, env.get("PYTHONPATH")) if p)
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "encoder_bench.py"), "--tiny",
-                           "--device", "cpu", "--threads", "1"],
+    bench = os.path.join(ROOT, "bench", "encoder_bench.py")
+    done = subprocess.run([sys.executable, bench, "--tiny", "--device", "cpu", "--threads", "1"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                           timeout=600)
     assert done.returncode == 0, done.stdout

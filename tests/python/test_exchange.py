@@ -78,8 +78,8 @@ def record_bytes(batch, k, image):
 
 
 @pytest.mark.dist
-def test_four_peers_with_a_quarter_of_the_shards_load_the_shared_storage_batches(dataset,
-                                                                                tmp_path):
+def test_four_peers_with_a_quarter_of_the_shards_load_the_shared_storage_batches(
+        dataset, tmp_path):
     world = 4
     placement, records = run(dataset, tmp_path, world)
     for rec in records:

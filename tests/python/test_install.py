@@ -73,7 +73,8 @@ def test_the_install_holds_the_binary_its_data_and_the_package_without_the_sourc
                  "presets/hardware/h200.json", "presets/chat/qwen_vl.json", "tokenizer.json",
                  "bench/python_loader_baseline.py"):
         assert (data / path).is_file(), path
-    (extension,) = glob.glob(str(prefix / "lib" / "python3*" / "dist-packages" / "mmpt" / "_mmpt*.so"))
+    package = prefix / "lib" / "python3*" / "dist-packages" / "mmpt"
+    (extension,) = glob.glob(str(package / "_mmpt*.so"))
     binaries = [str(prefix / "bin" / "mmpt"), extension]
     for binary in binaries:
         # What the program holds, less debug info (which names the sources by design).

@@ -253,7 +253,7 @@ def test_every_batch_carries_its_routing_at_cp_1(dataset_dir):
     # Planner and Loader both take the dataset's path as well as a Dataset.
     batch = next(mmpt.Loader(dataset_dir, mmpt.Planner(dataset_dir, seq_len=2048), steps=1))
     routing = batch["routing"]
-    assert isinstance(routing, mmpt.VisionRouting) and routing.cp_size == 1
+    assert isinstance(routing, mmpt.Routing) and routing.cp_size == 1
     images = len(batch["image_grid_thw"])
     assert images > 0 and routing.encoded == (tuple(range(images)),)
     # One row per image token (2×2 merge), at exactly the image placeholders, in token order.
@@ -278,6 +278,10 @@ def test_cp_ranks_get_the_same_routing_and_pixels_of_their_images_only(dataset_d
             assert batch["encoded_images"].tolist() == mine
             assert batch["pixel_values"].shape[0] == 4 * sum(routing.image_rows[i] for i in mine)
             assert routing.indices(r).positions == image_pad_positions(batch["tokens"])
+            # What the loader shipped for rank r is what cp::RankExchange gives the other rank
+            # for r: one derivation, on the wire or asked for.
+            assert batch["routing"].shipped[0] == r
+            assert batch["routing"].indices(r) == pair[1 - r]["routing"].indices(r)
     assert (crossed == 0) == (policy == "naive")  # vision DP moves rows; naive never does
 
 

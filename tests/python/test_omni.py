@@ -4,7 +4,6 @@ vision and audio encoders costed apart, and loaded: images, videos and speech al
 batches."""
 
 import json
-import subprocess
 
 import pytest
 

@@ -61,7 +61,8 @@ def hand_cases(raw):
 def corpus(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("parity"))
     raw = os.path.join(out, "raw")
-    for profile, fmt, name, samples in (("coco", "llava", "coco", 120), ("coco", "chat", "chat", 30),
+    for profile, fmt, name, samples in (("coco", "llava", "coco", 120),
+                                        ("coco", "chat", "chat", 30),
                                         ("mmc4", "mmc4", "mmc4", 40),
                                         ("mmc4", "obelics", "obelics", 15)):
         load_corpus._run("synth", "--profile", profile, "--format", fmt, "--name", name,
@@ -198,7 +199,8 @@ def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(cor
         for k, (js, py) in enumerate(zip(want["image_grid_thw"], grids)):
             if tuple(js) != py:
                 assert is_rounding_tie(record["media"][k]), (where, k, js, py)
-                want_ids = with_pads(want_ids, k, py[0] * py[1] * py[2] // PRESET["spatial_merge"] ** 2)
+                tokens = py[0] * py[1] * py[2] // PRESET["spatial_merge"] ** 2
+                want_ids = with_pads(want_ids, k, tokens)
                 ties += 1
         assert len(want["image_grid_thw"]) == len(grids), where
         assert loaded[i] == want_ids, where
@@ -264,4 +266,5 @@ def test_a_datasets_own_chat_template_renders_its_samples(tmp_path):
                     "<|vision_start|><|vision_end|>Hi<|im_end|>\n"
                     "<|im_start|>assistant\nHello.<|im_end|>\n")
     with pytest.raises(mmpt.NotFoundError, match="no_such_template"):
-        mmpt.prepare([("chat", str(records))], str(tmp_path / "ds2"), chat_template="no_such_template")
+        mmpt.prepare([("chat", str(records))], str(tmp_path / "ds2"),
+                     chat_template="no_such_template")

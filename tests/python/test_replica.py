@@ -48,12 +48,12 @@ def check_job(records, dp):
         # Exactly the stage's fields, and the shapes every stage gets.
         assert set(rec["keys"]) == STAGE_KEYS[role["role"]] | SHAPE_KEYS, (role, rec["keys"])
         if rec["rank"] == role["loading_rank"]:
-            # Each planned sample read and rendered once, each of its images decoded once.
+            # Each planned sample read and rendered once, each of its media items decoded once.
             assert rec["reads"]["samples"] == rec["reference_samples"] > 0
-            assert rec["reads"]["images"] == rec["reference_images"] > 0
+            assert rec["reads"]["media"] == rec["reference_images"] > 0
             assert rec["stats"]["samples"] == rec["reference_samples"]
         else:
-            assert rec["reads"] == {"samples": 0, "images": 0, "bytes": 0}
+            assert rec["reads"] == {"samples": 0, "media": 0, "bytes": 0}
             assert rec["stats"]["samples"] == 0 and rec["stats"]["batches"] == STEPS * GA
 
 

@@ -1,5 +1,5 @@
 """Routing maps: the C++ cp module (mmpt.assign_vision) agrees with the test oracle, and
-mmpt.VisionRouting rejects maps the exchange cannot run."""
+mmpt.Routing rejects maps the exchange cannot run."""
 
 import random
 
@@ -7,7 +7,7 @@ import pytest
 
 import mmpt
 import cp_oracle
-from mmpt.routing import RowSegment, VisionRouting
+from mmpt.routing import RowSegment, Routing
 from vdp_model import load_coco, make_pack
 
 
@@ -80,7 +80,7 @@ def _simple():
 
 
 def test_indices_for_each_rank():
-    routing = VisionRouting.create(**_simple())
+    routing = Routing.create(**_simple())
     assert routing.local_rows(0) == 3 and routing.local_rows(1) == 2
     zero, one = routing.indices(0), routing.indices(1)
     # Rank 0 sends its image 0 row 2 to rank 1 and receives image 1 row 0.
@@ -107,7 +107,7 @@ def test_invalid_routings_are_rejected_with_the_fault_named(change, message):
     spec = _simple()
     change(spec)
     with pytest.raises(ValueError, match=message):
-        VisionRouting.create(**spec)
+        Routing.create(**spec)
 
 
 @pytest.mark.parametrize("policy", ["count", "cost", "naive"])
@@ -118,16 +118,16 @@ def test_the_flat_batch_form_round_trips(policy):
         routing = mmpt.assign_vision(mmpt.split_thd(seq_lengths, 4), images, policy)
         rows, encoder, routes = routing.to_arrays()
         rng.shuffle(routes)  # any order: segments are sorted per consumer
-        assert VisionRouting.from_arrays(4, rows, encoder, routes, policy) == routing
+        assert Routing.from_arrays(4, rows, encoder, routes, policy) == routing
 
 
 def test_the_flat_form_rejects_bad_ranks():
     with pytest.raises(ValueError, match="encoder 5"):
-        VisionRouting.from_arrays(2, [1], [5], [(0, 0, 0, 1, 0, 5)])
+        Routing.from_arrays(2, [1], [5], [(0, 0, 0, 1, 0, 5)])
     with pytest.raises(ValueError, match="consumer 3"):
-        VisionRouting.from_arrays(2, [1], [0], [(3, 0, 0, 1, 0, 0)])
+        Routing.from_arrays(2, [1], [0], [(3, 0, 0, 1, 0, 0)])
     with pytest.raises(ValueError, match="source 4"):
-        VisionRouting.from_arrays(2, [1], [0], [(0, 0, 0, 1, 0, 4)])
+        Routing.from_arrays(2, [1], [0], [(0, 0, 0, 1, 0, 4)])
 
 
 def test_from_batch_reads_the_loader_batch_keys():
@@ -138,9 +138,22 @@ def test_from_batch_reads_the_loader_batch_keys():
     rows, encoder, routes = routing.to_arrays()
     batch = {"cp_size": 2, "image_rows": np.array(rows, dtype=np.int32),
              "image_encoder": np.array(encoder, dtype=np.int32),
-             "routes": np.array(routes, dtype=np.int32).reshape(-1, 6)}
-    assert VisionRouting.from_batch(batch).consumed == routing.consumed
+             "routes": np.array(routes, dtype=np.int32).reshape(-1, 6), "cp_rank": 1}
+    mine = routing.indices(1)
+    batch.update({"exchange_send_index": np.array(mine.send_index, dtype=np.int32),
+                  "exchange_splits": np.array(mine.send_splits + mine.recv_splits, np.int32),
+                  "exchange_gather_index": np.array(mine.gather_index, dtype=np.int32),
+                  "exchange_positions": np.array(mine.positions, dtype=np.int32)})
+    read = Routing.from_batch(batch)
+    assert read.consumed == routing.consumed and read.encoded == routing.encoded
+    # The batch's own rank's indices are the shipped ones, the other's asked of C++.
+    assert read.shipped == (1, mine) and read.indices(1) == mine
+    assert read.indices(0) == routing.indices(0)
     # CP 1: one rank encodes and consumes every image.
-    single = VisionRouting.from_batch({"cp_size": 1, "image_rows": [6], "image_encoder": [0],
-                                       "routes": [(0, 0, 0, 6, 3, 0)]})
+    single = Routing.from_arrays(1, [6], [0], [(0, 0, 0, 6, 3, 0)])
     assert single.encoded == ((0,),) and single.indices(0).positions == list(range(3, 9))
+
+
+def test_the_old_class_name_is_refused_naming_the_new_one():
+    with pytest.raises(AttributeError, match=r"mmpt.VisionRouting is now mmpt.Routing"):
+        mmpt.VisionRouting

@@ -128,4 +128,3 @@ def test_bench_runs_at_a_tiny_size():
                       done.stdout, re.M)
     assert [row[0] for row in rows] == ["sampled frames/s", "video seconds/s"], done.stdout
     assert all(float(value) > 0 for row in rows for value in row[1:]), rows
-

@@ -35,11 +35,12 @@ def rope_index(ids, image_grids, video_grids, seconds, special):
     int(float32(step) * second_per_grid_t * tokens_per_second) for a video, 0 for an image."""
     ids = list(ids)
     blocks, st, image, video = [], 0, 0, 0
+
     def next_position():
         return int(max(b.max() for b in blocks)) + 1 if blocks else 0
     for s, token in enumerate(ids[:-1]):
-        if token != special["vision_start"] or ids[s + 1] not in (special["image"],
-                                                                 special["video"]):
+        if token != special["vision_start"] or \
+                ids[s + 1] not in (special["image"], special["video"]):
             continue
         ed = s + 1
         if ids[ed] == special["image"]:

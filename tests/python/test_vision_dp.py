@@ -14,7 +14,6 @@ import pytest
 import torch
 
 import mmpt
-from mmpt import _mmpt
 import cp_oracle
 from ranks import run_ranks
 from vdp_model import (build_models, load_coco, make_pack, pack_from_dataset, reference_step,

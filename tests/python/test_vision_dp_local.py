@@ -60,13 +60,13 @@ def test_bad_calls_raise_with_the_reason():
 def test_videos_take_their_place_among_the_vision_items():
     """A pack's vision items are its images, then its videos; with mbs 2 the micro-step's items
     interleave (image 0, video 1, image 2): each encoder call's rows go to their items."""
-    from mmpt.routing import RowSegment, VisionRouting
+    from mmpt.routing import RowSegment, Routing
 
     def encoder(pixels, grid):  # one row per 4 patches (merge 2), its mean, as width 3
         return pixels.reshape(-1, 4, pixels.shape[1]).mean(dim=(1, 2)).unsqueeze(1).repeat(1, 3)
 
     image_rows = [1, 2, 1]  # image 0: 4 patches; video 1: 2 grid steps x 4 patches; image 2
-    routing = VisionRouting.create(1, image_rows, [[0, 1, 2]], [[
+    routing = Routing.create(1, image_rows, [[0, 1, 2]], [[
         RowSegment(0, 0, 1, 1, 0), RowSegment(1, 0, 2, 3, 0), RowSegment(2, 0, 1, 6, 0)]])
     images = torch.cat([torch.full((4, 6), 1.0), torch.full((4, 6), 3.0)])
     video = torch.full((8, 6), 2.0)

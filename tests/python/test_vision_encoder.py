@@ -11,7 +11,6 @@ Sizes are reduced (2-3 layers, hidden 64-96) so the tier runs in seconds.
 """
 
 import json
-import os
 import struct
 
 import pytest
@@ -106,7 +105,8 @@ def test_reference_rotary_positions_follow_the_2x2_merge_order():
                        torch.tensor([0, 24, 48, 52]))
 
 
-@pytest.mark.parametrize("grid", [[[1, 2, 2]], [[1, 8, 8]], [[1, 10, 18]], [[2, 34, 46], [1, 16, 6]]])
+@pytest.mark.parametrize("grid", [[[1, 2, 2]], [[1, 8, 8]], [[1, 10, 18]],
+                                  [[2, 34, 46], [1, 16, 6]]])
 def test_reference_window_order_is_an_invertible_split_into_windows(grid):
     index, seqlens = window_order(torch.tensor(grid), window_size=112)
     units = sum(t * h * w for t, h, w in grid) // 4
@@ -238,7 +238,8 @@ def VisionEncoder():
 
 
 def checkpoint(tmp_path, ref, prefix="visual.", name="model.safetensors", extra=None, dtype=None):
-    tensors = {prefix + k: (v if dtype is None else v.to(dtype)) for k, v in ref.state_dict().items()}
+    tensors = {prefix + k: (v if dtype is None else v.to(dtype))
+               for k, v in ref.state_dict().items()}
     tensors.update(extra or {})
     path = str(tmp_path / name)
     write_safetensors(path, tensors)
@@ -248,7 +249,8 @@ def checkpoint(tmp_path, ref, prefix="visual.", name="model.safetensors", extra=
 def encoder_like(VisionEncoder, tmp_path, ref, recompute="none", dtype=torch.float32):
     arch = ref.arch
     dims = {k: v for k, v in SMALL[arch].items()}
-    dims.update({k: ref.config[k] for k in ("layers", "hidden", "heads", "mlp_hidden", "out_hidden")})
+    widths = ("layers", "hidden", "heads", "mlp_hidden", "out_hidden")
+    dims.update({k: ref.config[k] for k in widths})
     if arch == "qwen2.5-vl":
         dims["full_attention_layers"] = sorted(ref.full_attention_layers)
     enc = VisionEncoder.from_pretrained(checkpoint(tmp_path, ref), arch, recompute=recompute,
@@ -261,7 +263,8 @@ def check_fidelity(VisionEncoder, tmp_path, arch, images, recompute="none", tol=
     ref = small_ref(arch, **overrides)
     ref.attention = "loop"  # same numbers as the mask (tested above), without an [N, N] tensor
     enc = encoder_like(VisionEncoder, tmp_path, ref, recompute)
-    assert sorted(n for n, _ in enc.named_parameters()) == sorted(n for n, _ in ref.named_parameters())
+    names = sorted(n for n, _ in ref.named_parameters())
+    assert sorted(n for n, _ in enc.named_parameters()) == names
     pixels, grid = pack(images)
     want, want_dpx, want_grads, cot = forward_backward(ref, pixels, grid)
     got, got_dpx, got_grads, _ = forward_backward(enc, pixels, grid, cot)
@@ -285,7 +288,8 @@ def test_a_single_real_image_matches_the_reference(VisionEncoder, tmp_path, arch
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_several_real_images_in_one_pack_match_the_reference(VisionEncoder, tmp_path, arch, coco_images):
+def test_several_real_images_in_one_pack_match_the_reference(
+        VisionEncoder, tmp_path, arch, coco_images):
     images = smallest(coco_images, 4)
     assert len({g for g, _ in images}) >= 3  # several sizes in one pack
     check_fidelity(VisionEncoder, tmp_path, arch, images)
@@ -310,7 +314,8 @@ def test_odd_and_tiny_grids_match_the_reference(VisionEncoder, tmp_path, arch, c
     check_fidelity(VisionEncoder, tmp_path, arch, images + [video])
 
 
-def test_qwen25_with_every_block_windowed_and_every_block_full(VisionEncoder, tmp_path, coco_images):
+def test_qwen25_with_every_block_windowed_and_every_block_full(
+        VisionEncoder, tmp_path, coco_images):
     images = smallest(coco_images, 1) + [crop(coco_images[3], 5, 7)]
     check_fidelity(VisionEncoder, tmp_path, "qwen2.5-vl", images, full_attention_layers=[])
     check_fidelity(VisionEncoder, tmp_path, "qwen2.5-vl", images, full_attention_layers=[0, 1, 2])
@@ -382,14 +387,14 @@ def test_a_sharded_checkpoint_loads_from_its_index_and_its_folder(VisionEncoder,
 
 
 def test_a_checkpoint_of_the_other_architecture_is_refused_by_name(VisionEncoder, tmp_path):
-    path = checkpoint(tmp_path, small_ref("qwen2-vl", **{k: v for k, v in SMALL["qwen2.5-vl"].items()
-                                                        if k != "full_attention_layers"}))
+    qwen25_widths = {k: v for k, v in SMALL["qwen2.5-vl"].items()
+                     if k != "full_attention_layers"}
+    path = checkpoint(tmp_path, small_ref("qwen2-vl", **qwen25_widths))
     with pytest.raises(ValueError, match=r"mlp\.(fc1|fc2|gate_proj|up_proj|down_proj)|bias"):
         VisionEncoder.from_pretrained(path, "qwen2.5-vl", **SMALL["qwen2.5-vl"])
     path = checkpoint(tmp_path, small_ref("qwen2.5-vl"), name="other.safetensors")
     with pytest.raises(ValueError, match=r"mlp\.(fc1|fc2|gate_proj|up_proj|down_proj)|bias"):
-        VisionEncoder.from_pretrained(path, "qwen2-vl", **{k: v for k, v in SMALL["qwen2.5-vl"].items()
-                                                           if k != "full_attention_layers"})
+        VisionEncoder.from_pretrained(path, "qwen2-vl", **qwen25_widths)
 
 
 @pytest.mark.parametrize("keep", [8 + 4, None, -100])

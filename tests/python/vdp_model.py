@@ -17,7 +17,7 @@ import json
 import os
 import random
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -113,7 +113,7 @@ def shard_tokens(pack: "Pack", split, rank: int):
 
 
 def image_cost(patches: int, hidden: int = 32, layers: int = 1) -> float:
-    """Encoder FLOP proxy: linear layers ∝ patches, attention ∝ patches² (DESIGN.md)."""
+    """Encoder FLOP proxy: linear layers ∝ patches, attention ∝ patches² (docs/design.md)."""
     return layers * (24.0 * patches * hidden * hidden + 4.0 * patches * patches * hidden)
 
 

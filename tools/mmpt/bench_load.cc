@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "bench.h"
+#include "mmpt/app/load_benchmark.h"
 #include "mmpt/comm/communicator.h"
 #include "mmpt/core/data_dir.h"
-#include "mmpt/app/load_benchmark.h"
 #include "options.h"
 
 namespace mmpt::cli {

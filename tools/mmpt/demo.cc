@@ -11,8 +11,8 @@
 #include "command.h"
 #include "mmpt/app/batch_summary.h"
 #include "mmpt/app/demo.h"
-#include "mmpt/corpora/text_corpus.h"
 #include "mmpt/corpora/real_data.h"
+#include "mmpt/corpora/text_corpus.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::cli {
@@ -51,8 +51,9 @@ Result<std::string> TokenizerStats() {
   MMPT_ASSIGN_OR_RETURN(std::vector<std::string> texts, DemoCorpus(&description));
   const std::span<const std::string> all(texts);
   const size_t warmup = texts.size() / 10;
-  MMPT_ASSIGN_OR_RETURN(corpora::TokenizeStats stats,
-                        corpora::MeasureTokenize(*tokenizer, all.first(warmup), all.subspan(warmup)));
+  MMPT_ASSIGN_OR_RETURN(
+      corpora::TokenizeStats stats,
+      corpora::MeasureTokenize(*tokenizer, all.first(warmup), all.subspan(warmup)));
   std::string out;
   out += fmt::format("  tokenizer   {} ({} tokens in vocabulary)\n", path, tokenizer->vocab_size());
   out += fmt::format("  corpus      {}\n", description);

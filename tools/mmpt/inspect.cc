@@ -1,6 +1,6 @@
 // `mmpt inspect DIR [--json]`: samples, media and tokens per source, from the .meta tables.
-#include "mmpt/app/reports.h"
 #include "mmpt/store/inspect.h"
+#include "mmpt/app/reports.h"
 
 #include <cstdio>
 
@@ -18,8 +18,7 @@ struct InspectArgs {
 Status Run(const InspectArgs& args) {
   MMPT_ASSIGN_OR_RETURN(store::Dataset dataset, store::Dataset::Open(args.dir));
   MMPT_ASSIGN_OR_RETURN(store::InspectReport report, store::Inspect(dataset));
-  std::string text =
-      args.json ? app::RenderInspectJson(report) : app::RenderInspectText(report);
+  std::string text = args.json ? app::RenderInspectJson(report) : app::RenderInspectText(report);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return Status::OK();
 }

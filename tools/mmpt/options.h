@@ -34,7 +34,7 @@ struct PresetOptions {
   std::string vision;  // empty: the dataset's, else cost::Defaults::kVision
   std::string llm{cost::Defaults::kLlm};
   std::string hardware{cost::Defaults::kHardware};
-  std::string audio;   // empty: the dataset's, else cost::Defaults::kAudio
+  std::string audio;  // empty: the dataset's, else cost::Defaults::kAudio
 
   /// Declare the options on `app`.
   void Add(CLI::App& app);

@@ -7,10 +7,10 @@
 
 #include "command.h"
 #include "mmpt/app/reports.h"
-#include "mmpt/plan/compare.h"
-#include "mmpt/ingest/metadata_jsonl.h"
-#include "mmpt/store/planning_table.h"
 #include "mmpt/corpora/real_corpora.h"
+#include "mmpt/ingest/metadata_jsonl.h"
+#include "mmpt/plan/compare.h"
+#include "mmpt/store/planning_table.h"
 #include "options.h"
 
 namespace mmpt::cli {

@@ -1,4 +1,5 @@
-// `mmpt prepare`: input JSONL + media, or WebDataset tars → an indexed, sharded dataset (src/mmpt/ingest/prepare.h).
+// `mmpt prepare`: input JSONL + media, or WebDataset tars → an indexed, sharded dataset
+// (src/mmpt/ingest/prepare.h).
 #include "mmpt/ingest/prepare.h"
 
 #include <cstdio>
@@ -53,8 +54,8 @@ Status Run(const PrepareArgs& args) {
   }
   options.out_dir = args.out;
   options.media_root = args.media_root;
-  options.vision_preset = args.vision;
-  options.audio_preset = args.audio;
+  options.vision = args.vision;
+  options.audio = args.audio;
   options.chat_template = args.chat_template;
   options.max_decode_pixels = args.max_decode_pixels;
   options.samples_per_shard = args.samples_per_shard;
@@ -109,9 +110,10 @@ Command PrepareCommand() {
                        "Images above this many pixels (width x height) are bad records; the "
                        "loader decodes with the same budget (Pillow's MAX_IMAGE_PIXELS)")
             ->capture_default_str();
-        app.add_option("--format", args->format,
-                       "Input format: auto, canonical, llava, mmc4, obelics, chat, or wds (every input "
-                       "a WebDataset tar; auto takes .tar, .tar.gz, .tgz as tars)")
+        app.add_option(
+               "--format", args->format,
+               "Input format: auto, canonical, llava, mmc4, obelics, chat, or wds (every input "
+               "a WebDataset tar; auto takes .tar, .tar.gz, .tgz as tars)")
             ->capture_default_str();
         app.add_option("--samples-per-shard", args->samples_per_shard, "Input records per shard")
             ->capture_default_str();

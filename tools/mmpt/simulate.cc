@@ -8,10 +8,10 @@
 
 #include "command.h"
 #include "mmpt/app/reports.h"
-#include "mmpt/ingest/metadata_jsonl.h"
-#include "mmpt/store/planning_table.h"
 #include "mmpt/corpora/real_corpora.h"
+#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/sim/corpus_ablation.h"
+#include "mmpt/store/planning_table.h"
 #include "options.h"
 
 namespace mmpt::cli {

@@ -1,7 +1,7 @@
 // `mmpt synth`: write a corpus with real image, video and speech files (src/mmpt/corpora/synth.h).
 #include <cstdio>
-#include <string>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "command.h"
 #include "mmpt/corpora/synth.h"
@@ -52,9 +52,10 @@ Status Run(SynthArgs args) {
     std::printf("  %llu speech clips, %.1f s (%llu bytes)\n",
                 static_cast<unsigned long long>(report.audio_clips), report.audio_seconds,
                 static_cast<unsigned long long>(report.audio_bytes));
-    std::printf("  %s: Qwen2.5-Omni's tokenizer, for the speech: prepare with --chat-template "
-                "qwen_omni --tokenizer %s\n",
-                report.tokenizer.c_str(), report.tokenizer.c_str());
+    std::printf(
+        "  %s: Qwen2.5-Omni's tokenizer, for the speech: prepare with --chat-template "
+        "qwen_omni --tokenizer %s\n",
+        report.tokenizer.c_str(), report.tokenizer.c_str());
   }
   return Status::OK();
 }

@@ -1,6 +1,6 @@
 """PyTorch helpers for mmpt batches: tensors and Megatron-style batches from the loader's dicts
-(``batch.py``), vision (and audio) data parallelism under context parallelism (``vision_dp.py``), and the
-native vision encoder (``vision.py``)."""
+(``batch.py``), vision (and audio) data parallelism under context parallelism
+(``vision_dp.py``), and the native vision encoder (``vision.py``)."""
 
 from .vision_dp import (ExchangeStats, audio_dp_embed, exchange_embeddings,  # noqa: F401
                         vision_dp_embed)

@@ -1,6 +1,6 @@
 """Vision data parallelism under context parallelism: the embedding exchange, with gradients.
 
-Each CP rank encodes only the images the plan gives it (:class:`mmpt.VisionRouting`), then one
+Each CP rank encodes only the images the plan gives it (:class:`mmpt.Routing`), then one
 all-to-all-v over the CP group moves every embedding row to the rank whose token shard consumes
 it. Backward is the reverse all-to-all-v: each encoded row receives the gradient of the token
 that consumed it, wherever that token lives, and an image consumed by several ranks gets the SUM
@@ -27,7 +27,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 import torch.distributed as dist
 
-from ..routing import VisionRouting
+from ..routing import Routing
 
 
 @dataclass
@@ -91,8 +91,7 @@ class _AllToAllV(torch.autograd.Function):
         return grad_send, None, None, None, None, None
 
 
-
-def _group_rank(group, rank: Optional[int], routing: VisionRouting, kind: str = "vision") -> int:
+def _group_rank(group, rank: Optional[int], routing: Routing, kind: str = "vision") -> int:
     if rank is not None:
         return int(rank)
     if routing.cp_size == 1:
@@ -102,7 +101,7 @@ def _group_rank(group, rank: Optional[int], routing: VisionRouting, kind: str = 
     return dist.get_rank(group)
 
 
-def _exchange(local_embeds, routing: VisionRouting, group, rank: int, stats, requires_grad,
+def _exchange(local_embeds, routing: Routing, group, rank: int, stats, requires_grad,
               kind: str = "vision"):
     """The exchange; returns (rows in local token order, their local token positions). `kind`
     ("vision" or "audio") names the encoder in errors."""
@@ -140,7 +139,7 @@ def _exchange(local_embeds, routing: VisionRouting, group, rank: int, stats, req
 
 def exchange_embeddings(
     local_embeds: torch.Tensor,
-    routing: VisionRouting,
+    routing: Routing,
     group=None,
     rank: Optional[int] = None,
     *,
@@ -212,7 +211,7 @@ def vision_dp_embed(
     pixel_values: torch.Tensor,
     image_grid_thw: torch.Tensor,
     inputs_embeds: torch.Tensor,
-    routing: VisionRouting,
+    routing: Routing,
     group=None,
     rank: Optional[int] = None,
     *,
@@ -265,7 +264,7 @@ def audio_dp_embed(
     input_features: torch.Tensor,
     feature_attention_mask: torch.Tensor,
     inputs_embeds: torch.Tensor,
-    routing: VisionRouting,
+    routing: Routing,
     group=None,
     rank: Optional[int] = None,
     *,

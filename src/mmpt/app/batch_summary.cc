@@ -16,9 +16,8 @@ std::string SummarizeBatch(const Batch& b) {
   const size_t t = b.tokens.size();
   size_t targets = 0;
   for (float m : b.loss_mask) targets += m != 0.0f;
-  std::string out = fmt::format(
-      "step {} micro-step {} (dp rank {}, cp rank {}/{}), plan {:016x}\n", b.step, b.micro_step,
-      b.dp_rank, b.cp_rank, b.cp_size, b.plan_hash);
+  std::string out = fmt::format("step {} micro-step {} (dp rank {}, cp rank {}/{}), plan {:016x}\n",
+                                b.step, b.micro_step, b.dp_rank, b.cp_rank, b.cp_size, b.plan_hash);
   out += fmt::format("  tokens          [{}] int32, {} with loss\n", t, targets);
   out += fmt::format("  position_ids    [{}{}] int32{}\n",
                      b.position_rows == 1 ? "" : fmt::format("{}, ", b.position_rows), t,
@@ -29,8 +28,8 @@ std::string SummarizeBatch(const Batch& b) {
                      b.patch_dim, b.pixel_values.size() * 4.0 / (1024 * 1024));
   out += fmt::format("  image_grid_thw  [{}, 3] int32", b.image_grid_thw.size() / 3);
   for (size_t i = 0; i < b.image_grid_thw.size() && i < 9; i += 3) {
-    out += fmt::format(" {}x{}x{}", b.image_grid_thw[i],
-                       b.image_grid_thw[i + 1], b.image_grid_thw[i + 2]);
+    out += fmt::format(" {}x{}x{}", b.image_grid_thw[i], b.image_grid_thw[i + 1],
+                       b.image_grid_thw[i + 2]);
   }
   out += b.image_grid_thw.size() > 9 ? " ...\n" : "\n";
   if (!b.dropped.empty()) {

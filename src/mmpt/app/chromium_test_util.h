@@ -21,16 +21,16 @@ inline constexpr char kChromiumFlags[] =
     "--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
     "--disable-component-update --disable-sync";
 
-
 /// Chromium's DOM of `html_path` after loading (--dump-dom). Errors: NotFound when chromium is
 /// not installed (scripts/install-deps.sh installs it), Internal when it fails.
 inline Result<std::string> DumpDom(const std::string& html_path, const std::string& profile_dir) {
   if (std::system("command -v chromium >/dev/null 2>&1") != 0) {
     return Status::NotFound("chromium is not installed: run scripts/install-deps.sh");
   }
-  return RunCommand(fmt::format("timeout 120 chromium {} --user-data-dir={} --dump-dom "
-                                "'file://{}' 2>/dev/null",
-                                kChromiumFlags, profile_dir, html_path));
+  return RunCommand(
+      fmt::format("timeout 120 chromium {} --user-data-dir={} --dump-dom "
+                  "'file://{}' 2>/dev/null",
+                  kChromiumFlags, profile_dir, html_path));
 }
 
 /// Screenshot `html_path` at `width`×`height` into `png_path`. Errors: as DumpDom.
@@ -39,10 +39,10 @@ inline Status Screenshot(const std::string& html_path, const std::string& profil
   if (std::system("command -v chromium >/dev/null 2>&1") != 0) {
     return Status::NotFound("chromium is not installed: run scripts/install-deps.sh");
   }
-  auto out = RunCommand(fmt::format("timeout 120 chromium {} --user-data-dir={} --hide-scrollbars "
-                                    "--window-size={},{} --screenshot='{}' 'file://{}' 2>&1",
-                                    kChromiumFlags, profile_dir, width, height, png_path,
-                                    html_path));
+  auto out =
+      RunCommand(fmt::format("timeout 120 chromium {} --user-data-dir={} --hide-scrollbars "
+                             "--window-size={},{} --screenshot='{}' 'file://{}' 2>&1",
+                             kChromiumFlags, profile_dir, width, height, png_path, html_path));
   return out.ok() ? Status::OK() : out.status();
 }
 

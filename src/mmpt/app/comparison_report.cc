@@ -10,24 +10,24 @@ namespace {
 
 nlohmann::json FiguresJson(const plan::PlannerFigures& f) {
   nlohmann::json j = {{"packing_efficiency", f.efficiency},
-          {"packs", f.packs},
-          {"lower_bound_packs", f.lower_bound_packs},
-          {"tokens", f.tokens},
-          {"samples_placed", f.placed},
-          {"samples_dropped", f.dropped},
-          {"samples_truncated", f.truncated},
-          {"step_seconds", f.step_seconds},
-          {"lower_bound_seconds", f.lower_bound_seconds},
-          {"max_vision_imbalance", f.max_vision_imbalance},
-          {"max_llm_imbalance", f.max_llm_imbalance},
-          {"mean_vision_imbalance", f.mean_vision_imbalance},
-          {"mean_llm_imbalance", f.mean_llm_imbalance},
-          {"audio_seconds", f.audio_seconds},
-          {"max_audio_imbalance", f.max_audio_imbalance},
-          {"mean_audio_imbalance", f.mean_audio_imbalance},
-          {"tokens_per_second_per_replica", f.tokens_per_second},
-          {"plan_seconds_per_step", f.plan_seconds_per_step},
-          {"last_plan_hash", fmt::format("{:016x}", f.last_plan_hash)}};
+                      {"packs", f.packs},
+                      {"lower_bound_packs", f.lower_bound_packs},
+                      {"tokens", f.tokens},
+                      {"samples_placed", f.placed},
+                      {"samples_dropped", f.dropped},
+                      {"samples_truncated", f.truncated},
+                      {"step_seconds", f.step_seconds},
+                      {"lower_bound_seconds", f.lower_bound_seconds},
+                      {"max_vision_imbalance", f.max_vision_imbalance},
+                      {"max_llm_imbalance", f.max_llm_imbalance},
+                      {"mean_vision_imbalance", f.mean_vision_imbalance},
+                      {"mean_llm_imbalance", f.mean_llm_imbalance},
+                      {"audio_seconds", f.audio_seconds},
+                      {"max_audio_imbalance", f.max_audio_imbalance},
+                      {"mean_audio_imbalance", f.mean_audio_imbalance},
+                      {"tokens_per_second_per_replica", f.tokens_per_second},
+                      {"plan_seconds_per_step", f.plan_seconds_per_step},
+                      {"last_plan_hash", fmt::format("{:016x}", f.last_plan_hash)}};
   return j;
 }
 
@@ -49,15 +49,14 @@ std::string FormatComparison(const plan::Comparison& c) {
   auto sec = [](double x) { return fmt::format("{:.3f} s", x); };
   auto ratio = [](double x) { return fmt::format("{:.3f}", x); };
   row("packing efficiency", pct(c.vanilla.efficiency), pct(c.mmpt.efficiency));
-  row("packs (lower bound)",
-      fmt::format("{} ({})", c.vanilla.packs, c.vanilla.lower_bound_packs),
+  row("packs (lower bound)", fmt::format("{} ({})", c.vanilla.packs, c.vanilla.lower_bound_packs),
       fmt::format("{} ({})", c.mmpt.packs, c.mmpt.lower_bound_packs));
   row("samples placed", num(c.vanilla.placed), num(c.mmpt.placed));
-  row("samples dropped / truncated",
-      fmt::format("{} / {}", c.vanilla.dropped, c.vanilla.truncated),
+  row("samples dropped / truncated", fmt::format("{} / {}", c.vanilla.dropped, c.vanilla.truncated),
       fmt::format("{} / {}", c.mmpt.dropped, c.mmpt.truncated));
   row("vision imbalance max (mean)",
-      fmt::format("{:.3f} ({:.3f})", c.vanilla.max_vision_imbalance, c.vanilla.mean_vision_imbalance),
+      fmt::format("{:.3f} ({:.3f})", c.vanilla.max_vision_imbalance,
+                  c.vanilla.mean_vision_imbalance),
       fmt::format("{:.3f} ({:.3f})", c.mmpt.max_vision_imbalance, c.mmpt.mean_vision_imbalance));
   if (c.vanilla.audio_seconds > 0 || c.mmpt.audio_seconds > 0) {
     row("audio imbalance max (mean)",
@@ -98,26 +97,32 @@ std::string FormatComparison(const plan::Comparison& c) {
 
 std::string ComparisonJson(const plan::Comparison& c) {
   const plan::Layout& l = c.layout;
-  nlohmann::json j = {
-      {"steps", c.steps},
-      {"samples", c.samples},
-      {"layout",
-       {{"seq_len", l.seq_len}, {"dp", l.dp}, {"tp", l.tp}, {"pp", l.pp}, {"cp", l.cp},
-        {"ep", l.ep}, {"ga", l.ga}, {"mbs", l.mbs}, {"sync", std::string(plan::SyncModelName(l.sync))}}},
-      {"vision", c.vision},
-      {"llm", c.llm},
-      {"hardware", c.hardware},
-      {"vanilla", FiguresJson(c.vanilla)},
-      {"mmpt", FiguresJson(c.mmpt)},
-      {"mmpt_packing_limit",
-       {{"settled_efficiency", c.mmpt_limit.settled},
-        {"bound_efficiency", c.mmpt_limit.bound},
-        {"carried_samples", c.mmpt_limit.carried},
-        {"grain_tokens", c.mmpt_limit.grain_tokens},
-        {"seconds", c.mmpt_limit.seconds}}},
-      {"step_speedup", c.step_speedup()},
-      {"vanilla_buffer_turnover", c.vanilla_buffer_turnover},
-      {"throughput_speedup", c.throughput_speedup()}};
+  nlohmann::json j = {{"steps", c.steps},
+                      {"samples", c.samples},
+                      {"layout",
+                       {{"seq_len", l.seq_len},
+                        {"dp", l.dp},
+                        {"tp", l.tp},
+                        {"pp", l.pp},
+                        {"cp", l.cp},
+                        {"ep", l.ep},
+                        {"ga", l.ga},
+                        {"mbs", l.mbs},
+                        {"sync", std::string(plan::SyncModelName(l.sync))}}},
+                      {"vision", c.vision},
+                      {"llm", c.llm},
+                      {"hardware", c.hardware},
+                      {"vanilla", FiguresJson(c.vanilla)},
+                      {"mmpt", FiguresJson(c.mmpt)},
+                      {"mmpt_packing_limit",
+                       {{"settled_efficiency", c.mmpt_limit.settled},
+                        {"bound_efficiency", c.mmpt_limit.bound},
+                        {"carried_samples", c.mmpt_limit.carried},
+                        {"grain_tokens", c.mmpt_limit.grain_tokens},
+                        {"seconds", c.mmpt_limit.seconds}}},
+                      {"step_speedup", c.step_speedup()},
+                      {"vanilla_buffer_turnover", c.vanilla_buffer_turnover},
+                      {"throughput_speedup", c.throughput_speedup()}};
   return j.dump(2);
 }
 

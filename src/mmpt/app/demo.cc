@@ -1,5 +1,5 @@
-#include "mmpt/app/reports.h"
 #include "mmpt/app/demo.h"
+#include "mmpt/app/reports.h"
 
 #include <chrono>
 #include <cmath>
@@ -8,16 +8,16 @@
 
 #include <fmt/format.h>
 
-#include "mmpt/cost/cost_model.h"
-#include "mmpt/plan/compare.h"
-#include "mmpt/ingest/metadata_jsonl.h"
-#include "mmpt/store/planning_table.h"
-#include "mmpt/corpora/real_corpora.h"
-#include "mmpt/sim/corpus_ablation.h"
-#include "mmpt/app/demo_report.h"
 #include "mmpt/app/demo_dataset.h"
-#include "mmpt/store/inspect.h"
+#include "mmpt/app/demo_report.h"
+#include "mmpt/corpora/real_corpora.h"
 #include "mmpt/corpora/real_data.h"
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/ingest/metadata_jsonl.h"
+#include "mmpt/plan/compare.h"
+#include "mmpt/sim/corpus_ablation.h"
+#include "mmpt/store/inspect.h"
+#include "mmpt/store/planning_table.h"
 
 namespace mmpt::app {
 
@@ -50,12 +50,11 @@ plan::PlannerConfig PreparedPlan(uint32_t seq_len, uint32_t dp) {
 std::string PlanText(const std::string& dir, const plan::PlannerConfig& config,
                      const plan::Comparison& planned, std::string_view audio) {
   const plan::Layout& layout = config.layout;
-  return fmt::format("mmpt plan {} --seq-len {} --dp {} --ep {} --ga {} --steps {} "
-                     "--vanilla-buffer {}{}\n{}",
-                     dir, layout.seq_len, layout.dp, layout.ep, layout.ga, planned.steps,
-                     config.vanilla_buffer,
-                     audio.empty() ? std::string() : fmt::format(" --audio {}", audio),
-                     FormatComparison(planned));
+  return fmt::format(
+      "mmpt plan {} --seq-len {} --dp {} --ep {} --ga {} --steps {} "
+      "--vanilla-buffer {}{}\n{}",
+      dir, layout.seq_len, layout.dp, layout.ep, layout.ga, planned.steps, config.vanilla_buffer,
+      audio.empty() ? std::string() : fmt::format(" --audio {}", audio), FormatComparison(planned));
 }
 // The small COCO + mmc4 sample: short packs, a small cluster.
 plan::PlannerConfig SmallDatasetPlan() { return PreparedPlan(4096, 2); }
@@ -82,7 +81,8 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
       "mmpt synth --profile omni --metadata-only described caption pairs, videos (COCO image "
       "sizes, drawn frame rates and lengths), speech (COCO captions spoken by espeak-ng, "
       "measured) and documents holding a video, without writing the media; mmpt prepare "
-      "rendered them through Qwen2.5-Omni's chat template and tokenizer and counted their tokens (video by qwen-vl-utils' frame sampling, speech by the audio encoder's "
+      "rendered them through Qwen2.5-Omni's chat template and tokenizer and counted their tokens "
+      "(video by qwen-vl-utils' frame sampling, speech by the audio encoder's "
       "tokens a second); the planner balanced the vision encoder, the audio encoder and the LLM "
       "as a cost vector, vanilla beside mmpt (as mmpt plan does).";
   section.preformatted = fmt::format(
@@ -156,17 +156,17 @@ Result<std::string> RunDemo(const DemoOptions& options) {
                     std::filesystem::exists(corpora::RealDataPath(corpora::kCocoCaptionsFile));
   if (real) {
     corpus = corpora::PretrainingMixCorpus();
-    corpus_name = "mixed real-data corpus (COCO captions, mmc4 documents, text-only; "
-                  "../shared/data/real)";
+    corpus_name =
+        "mixed real-data corpus (COCO captions, mmc4 documents, text-only; "
+        "../shared/data/real)";
   } else {
     corpus = BuiltinProfileCorpus(25000, 1);
     corpus_name = "built-in profile corpus (../shared/data/real absent)";
   }
   if (!corpus.ok()) return corpus.status();
   const cost::SampleTable& table = *corpus;
-  MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
-                        cost::CostModel::FromPresets(options.vision, options.llm,
-                                                     options.hardware));
+  MMPT_ASSIGN_OR_RETURN(cost::CostModel model, cost::CostModel::FromPresets(
+                                                   options.vision, options.llm, options.hardware));
   MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
   const std::vector<double> weights(std::begin(corpora::kPretrainingMixWeights),
                                     std::end(corpora::kPretrainingMixWeights));
@@ -177,8 +177,8 @@ Result<std::string> RunDemo(const DemoOptions& options) {
     out += fmt::format(" {} ({}, weight {:g})", table.source_names[s], table.source_size(s),
                        weights[s]);
   }
-  out += fmt::format("\n  models: vision {}, llm {}, hardware {}\n\n", options.vision,
-                     options.llm, options.hardware);
+  out += fmt::format("\n  models: vision {}, llm {}, hardware {}\n\n", options.vision, options.llm,
+                     options.hardware);
 
   // The store path, on a small sample with real image files: synthesize, prepare, read back.
   ReportSection prepared, omni;
@@ -191,9 +191,9 @@ Result<std::string> RunDemo(const DemoOptions& options) {
                           ingest::ReadPlanningTable(dataset.dataset_dir));
     MMPT_ASSIGN_OR_RETURN(store::Dataset opened, store::Dataset::Open(dataset.dataset_dir));
     MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
-    MMPT_ASSIGN_OR_RETURN(plan::Comparison planned,
-                          plan::ComparePlanners(read_back, model, SmallDatasetPlan(),
-                                                kPreparedSteps));
+    MMPT_ASSIGN_OR_RETURN(
+        plan::Comparison planned,
+        plan::ComparePlanners(read_back, model, SmallDatasetPlan(), kPreparedSteps));
     prepared.id = "prepared";
     prepared.title = "Prepared dataset (a real-file sample of the corpus)";
     prepared.intro =
@@ -225,11 +225,11 @@ Result<std::string> RunDemo(const DemoOptions& options) {
 
   Report report;
   report.title = "mmpt: what each optimization buys";
-  report.subtitle = fmt::format("{} · {} samples · vision {}, LLM {}, {} · simulated, not "
-                                "measured: every number follows from the plans and the printed "
-                                "parameters",
-                                corpus_name, table.num_samples(), options.vision, options.llm,
-                                options.hardware);
+  report.subtitle = fmt::format(
+      "{} · {} samples · vision {}, LLM {}, {} · simulated, not "
+      "measured: every number follows from the plans and the printed "
+      "parameters",
+      corpus_name, table.num_samples(), options.vision, options.llm, options.hardware);
   report.sections.push_back(AblationSection(results));
   report.sections.push_back(CorpusSection(table, costs, options.vision));
   report.sections.push_back(LoadSection(results.front()));

@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
+#include "mmpt/app/report_html.h"
 #include "mmpt/core/status.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/plan/planner.h"
-#include "mmpt/app/report_html.h"
 
 namespace mmpt::app {
 

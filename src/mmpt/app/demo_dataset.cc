@@ -10,21 +10,22 @@ namespace {
 
 // Prepare `inputs` (path, source name) into `out_dir` as the demo does, through `chat_template`
 // with `tokenizer` ("": the options').
-Result<ingest::PrepareReport> PrepareDemo(std::vector<ingest::InputSpec> inputs, const std::string& out_dir,
-                                  const DemoDatasetOptions& options,
-                                  std::string_view chat_template = cost::Defaults::kChatTemplate,
-                                  const std::string& tokenizer = "") {
+Result<ingest::PrepareReport> PrepareDemo(
+    std::vector<ingest::InputSpec> inputs, const std::string& out_dir,
+    const DemoDatasetOptions& options,
+    std::string_view chat_template = cost::Defaults::kChatTemplate,
+    const std::string& tokenizer = "") {
   ingest::PrepareOptions prepare;
   prepare.chat_template = chat_template;
   prepare.inputs = std::move(inputs);
   prepare.out_dir = out_dir;
-  prepare.vision_preset = options.vision_preset;
+  prepare.vision = options.vision;
   prepare.threads = options.threads;
   prepare.progress = options.progress;
   prepare.samples_per_shard = 100;
-  MMPT_ASSIGN_OR_RETURN(auto loaded, ingest::UseTokenizer(tokenizer.empty() ? options.tokenizer_path
-                                                                    : tokenizer,
-                                                  prepare));
+  MMPT_ASSIGN_OR_RETURN(
+      auto loaded,
+      ingest::UseTokenizer(tokenizer.empty() ? options.tokenizer_path : tokenizer, prepare));
   return ingest::Prepare(prepare);
 }
 
@@ -47,9 +48,9 @@ Result<DemoDataset> BuildDemoDataset(const DemoDatasetOptions& options) {
   MMPT_ASSIGN_OR_RETURN(demo.mmc4, Synthesize(synth));
 
   demo.dataset_dir = options.work_dir + "/dataset";
-  MMPT_ASSIGN_OR_RETURN(demo.prepare,
-                        PrepareDemo({{demo.coco.path, "coco"}, {demo.mmc4.path, "mmc4"}},
-                                    demo.dataset_dir, options));
+  MMPT_ASSIGN_OR_RETURN(
+      demo.prepare,
+      PrepareDemo({{demo.coco.path, "coco"}, {demo.mmc4.path, "mmc4"}}, demo.dataset_dir, options));
   return demo;
 }
 
@@ -65,9 +66,8 @@ Result<OmniDataset> BuildOmniDataset(const DemoDatasetOptions& options, uint64_t
   MMPT_ASSIGN_OR_RETURN(omni.synth, Synthesize(synth));
   omni.dataset_dir = options.work_dir + "/omni-dataset";
   // Speech renders through Qwen2.5-Omni's template and tokenizer (synth writes the latter).
-  MMPT_ASSIGN_OR_RETURN(omni.prepare,
-                        PrepareDemo({{omni.synth.path, "omni"}}, omni.dataset_dir, options,
-                                    "qwen_omni", omni.synth.tokenizer));
+  MMPT_ASSIGN_OR_RETURN(omni.prepare, PrepareDemo({{omni.synth.path, "omni"}}, omni.dataset_dir,
+                                                  options, "qwen_omni", omni.synth.tokenizer));
   return omni;
 }
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "mmpt/core/status.h"
-#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
+#include "mmpt/ingest/prepare.h"
 
 namespace mmpt::app {
 
@@ -17,7 +17,7 @@ struct DemoDatasetOptions {
   uint64_t coco_samples = 200;  // COCO val2017 images (real sizes and captions)
   uint64_t mmc4_docs = 20;      // mmc4 documents (image sizes drawn)
   std::string tokenizer_path;   // "" = text::FindTokenizer()'s default
-  std::string vision_preset{cost::Defaults::kVision};
+  std::string vision{cost::Defaults::kVision};
   size_t threads = 0;
   bool progress = true;
 };

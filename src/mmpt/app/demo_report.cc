@@ -59,8 +59,7 @@ ReportSection CorpusSection(const cost::SampleTable& table, const cost::CostedSa
                             fmt::format("{}", itok)});
   }
   for (size_t i = 0; i < table.num_images(); ++i) {
-    megapixels.push_back(static_cast<double>(table.images[i].width) * table.images[i].height /
-                         1e6);
+    megapixels.push_back(static_cast<double>(table.images[i].width) * table.images[i].height / 1e6);
     image_tokens.push_back(costs.images[i].llm_tokens);
   }
   s.figures.push_back(RenderHistogram(
@@ -84,8 +83,7 @@ ReportSection AblationSection(const std::vector<ConfigAblation>& configs) {
       " per rank and micro-step the vision time of the images it encodes plus the LLM time of "
       "its CP shard, synchronized as the layout synchronizes. Throughput is real tokens per "
       "second relative to vanilla; 'bound' is the step time with perfect balance.";
-  s.table_header = {"configuration", "stage", "step (s)", "vs vanilla", "vs previous",
-                    "bound (s)"};
+  s.table_header = {"configuration", "stage", "step (s)", "vs vanilla", "vs previous", "bound (s)"};
   for (const ConfigAblation& c : configs) {
     BarChart chart;
     chart.title = c.name;
@@ -115,8 +113,8 @@ ReportSection AblationSection(const std::vector<ConfigAblation>& configs) {
 ReportSection LoadSection(const ConfigAblation& config) {
   ReportSection s;
   s.id = "load";
-  s.title = fmt::format("Per-rank load per micro-step, before and after balancing ({})",
-                        config.name);
+  s.title =
+      fmt::format("Per-rank load per micro-step, before and after balancing ({})", config.name);
   s.intro =
       "Each cell is one DP rank's work in one micro-step (vision + LLM seconds, the CP group's "
       "slowest shard). Before: the planner's global packs dealt in packing order, consecutive "
@@ -191,10 +189,9 @@ ReportSection CpSection(const ConfigAblation& config) {
   BarSeries mean{"mean", "#4e79a7", {}}, p95{"p95", "#f28e2b", {}};
   for (const PolicyRow& p : config.ablation.policies) {
     const std::string name(cp::VisionPolicyName(p.policy));
-    s.table_rows.push_back({name, fmt::format("{:.3f}", p.mean_imbalance),
-                            fmt::format("{:.3f}", p.p95_imbalance),
-                            fmt::format("{:.3f}", p.max_imbalance),
-                            fmt::format("{:.0f}", p.tokens_per_second)});
+    s.table_rows.push_back(
+        {name, fmt::format("{:.3f}", p.mean_imbalance), fmt::format("{:.3f}", p.p95_imbalance),
+         fmt::format("{:.3f}", p.max_imbalance), fmt::format("{:.0f}", p.tokens_per_second)});
     chart.categories.push_back(name);
     mean.values.push_back(p.mean_imbalance);
     p95.values.push_back(p.p95_imbalance);
@@ -204,9 +201,9 @@ ReportSection CpSection(const ConfigAblation& config) {
   chart.reference_label = "perfect";
   s.figures.push_back(RenderBarChart(chart));
   for (const PolicyRow& p : config.ablation.policies) {
-    Histogram h = MakeHistogram(
-        fmt::format("{}: max / ideal per pack", cp::VisionPolicyName(p.policy)), "max / ideal",
-        p.imbalance, 20);
+    Histogram h =
+        MakeHistogram(fmt::format("{}: max / ideal per pack", cp::VisionPolicyName(p.policy)),
+                      "max / ideal", p.imbalance, 20);
     h.color = kPolicyColors[static_cast<int>(p.policy) % 3];
     s.figures.push_back(RenderHistogram(h));
   }

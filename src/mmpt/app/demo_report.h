@@ -3,17 +3,17 @@
 #include <string>
 #include <vector>
 
+#include "mmpt/app/report_html.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/plan/step_plan.h"
 #include "mmpt/sim/ablation.h"
-#include "mmpt/app/report_html.h"
 
 namespace mmpt::app {
 
 /// The ablation of one named cluster configuration.
 struct ConfigAblation {
-  std::string name;    // e.g. "seed: EP 8, 8K, GA 128"
+  std::string name;  // e.g. "seed: EP 8, 8K, GA 128"
   plan::Layout layout;
   sim::Ablation ablation;
 };

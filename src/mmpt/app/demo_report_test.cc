@@ -20,8 +20,8 @@ size_t Count(const std::string& text, std::string_view needle) {
 }
 
 ConfigAblation TestAblation() {
-  plan::Layout layout{.dp = 2, .cp = 2, .ep = 2, .ga = 2, .seq_len = 2048,
-                      .sync = plan::SyncModel::kMicrostep};
+  plan::Layout layout{
+      .dp = 2, .cp = 2, .ep = 2, .ga = 2, .seq_len = 2048, .sync = plan::SyncModel::kMicrostep};
   PackSpec heavy{{1024, 1024}, {{600, 6}, {100, 1}}, 7, 4};
   PackSpec light{{1024, 1024}, {{100, 1}}, 1, 4};
   PlanSource source = [&]() -> Result<plan::StepPlan> {

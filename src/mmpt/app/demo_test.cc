@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "mmpt/cost/cost_model.h"
-#include "mmpt/corpora/real_corpora.h"
 #include "mmpt/app/chromium_test_util.h"
+#include "mmpt/corpora/real_corpora.h"
+#include "mmpt/cost/cost_model.h"
 #include "mmpt/sim/corpus_ablation.h"
 
 namespace mmpt::app {

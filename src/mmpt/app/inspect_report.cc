@@ -9,22 +9,22 @@ namespace mmpt::app {
 namespace {
 
 std::string Row(std::string_view label, const store::Distribution& d) {
-  return fmt::format("  {:<20} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, d.total,
-                     d.min, d.p10, d.p50, d.p90, d.p99, d.max);
+  return fmt::format("  {:<20} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}\n", label, d.total, d.min,
+                     d.p10, d.p50, d.p90, d.p99, d.max);
 }
 
 // A row of durations kept in milliseconds, shown in seconds.
 std::string SecondsRow(std::string_view label, const store::Distribution& d) {
   auto s = [](uint64_t ms) { return static_cast<double>(ms) / 1000; };
   return fmt::format("  {:<20} {:>12.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>8.1f}\n",
-                     label, s(d.total), s(d.min), s(d.p10), s(d.p50), s(d.p90), s(d.p99),
-                     s(d.max));
+                     label, s(d.total), s(d.min), s(d.p10), s(d.p50), s(d.p90), s(d.p99), s(d.max));
 }
 
 std::string Histogram(const store::Distribution& d) {
   static constexpr const char* kBlocks[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
   std::string out;
-  uint64_t peak = d.histogram.empty() ? 0 : *std::max_element(d.histogram.begin(), d.histogram.end());
+  uint64_t peak =
+      d.histogram.empty() ? 0 : *std::max_element(d.histogram.begin(), d.histogram.end());
   if (peak == 0) return out;
   for (size_t b = 0; b < d.histogram.size(); ++b) {
     if (d.histogram[b] == 0) continue;
@@ -40,17 +40,17 @@ std::string Histogram(const store::Distribution& d) {
 }
 
 nlohmann::json ToJson(const store::Distribution& d) {
-  return {{"count", d.count}, {"total", d.total}, {"min", d.min}, {"p10", d.p10},
-          {"p50", d.p50},     {"p90", d.p90},     {"p99", d.p99}, {"max", d.max},
-          {"histogram_log2", d.histogram}};
+  return {{"count", d.count}, {"total", d.total}, {"min", d.min},
+          {"p10", d.p10},     {"p50", d.p50},     {"p90", d.p90},
+          {"p99", d.p99},     {"max", d.max},     {"histogram_log2", d.histogram}};
 }
 
 }  // namespace
 
 std::string RenderInspectText(const store::InspectReport& report) {
-  std::string out = fmt::format(
-      "dataset {}  (tokenizer {}, vision {}, audio {}, chat template {})\n", report.dir,
-      report.tokenizer, report.vision_preset, report.audio_preset, report.chat_template);
+  std::string out =
+      fmt::format("dataset {}  (tokenizer {}, vision {}, audio {}, chat template {})\n", report.dir,
+                  report.tokenizer, report.vision, report.audio, report.chat_template);
   for (const store::SourceSummary& s : report.sources) {
     const bool av = s.videos.total > 0 || s.audios.total > 0;
     out += fmt::format("\nsource {}: {} samples, {} images{} ({} metadata-only media), {} shards\n",
@@ -87,8 +87,8 @@ std::string RenderInspectJson(const store::InspectReport& report) {
   nlohmann::json doc;
   doc["dir"] = report.dir;
   doc["tokenizer"] = report.tokenizer;
-  doc["vision_preset"] = report.vision_preset;
-  doc["audio_preset"] = report.audio_preset;
+  doc["vision"] = report.vision;
+  doc["audio"] = report.audio;
   doc["chat_template"] = report.chat_template;
   doc["sources"] = nlohmann::json::array();
   for (const store::SourceSummary& s : report.sources) {

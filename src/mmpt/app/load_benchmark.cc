@@ -80,9 +80,9 @@ Status WriteBaselineInput(const std::string& path, const DatasetSource& source, 
 }
 
 Result<LoaderRun> RunBaseline(const LoadBenchmarkOptions& options, const std::string& input) {
-  const std::string command = fmt::format("'{}' '{}' --input '{}' --workers {} 2>&1",
-                                          options.python, options.baseline_script, input,
-                                          options.threads);
+  const std::string command =
+      fmt::format("'{}' '{}' --input '{}' --workers {} 2>&1", options.python,
+                  options.baseline_script, input, options.threads);
   auto output = RunCommand(command);
   if (!output.ok()) return output.status().WithContext("baseline failed");
   nlohmann::json result = nlohmann::json::parse(*output, nullptr, false);
@@ -125,8 +125,8 @@ Result<LoadBenchmarkResult> RunLoadBenchmark(const LoadBenchmarkOptions& options
     const std::string input = (std::filesystem::temp_directory_path() /
                                fmt::format("mmpt_bench_load_{}_{}.json", getpid(), rank))
                                   .string();
-    MMPT_RETURN_IF_ERROR(WriteBaselineInput(input, *source, *plans, rank,
-                                            options.compare_micro_steps));
+    MMPT_RETURN_IF_ERROR(
+        WriteBaselineInput(input, *source, *plans, rank, options.compare_micro_steps));
     Result<LoaderRun> baseline = RunBaseline(options, input);
     std::filesystem::remove(input);
     if (!baseline.ok()) return baseline.status();
@@ -181,8 +181,7 @@ std::string FormatLoadBenchmark(const LoadBenchmarkResult& r) {
   std::string out;
   out += fmt::format("mmpt bench load — rank {} of {}, {} loader threads vs {} Python workers\n",
                      r.rank, r.ranks, r.threads, r.threads);
-  out += fmt::format("{:<34}{:>14}{:>14}{:>10}\n", "same micro-steps", "baseline", "mmpt",
-                     "ratio");
+  out += fmt::format("{:<34}{:>14}{:>14}{:>10}\n", "same micro-steps", "baseline", "mmpt", "ratio");
   auto row = [&](const char* name, double base, double mmpt, const char* unit) {
     out += fmt::format("{:<34}{:>14.2f}{:>14.2f}{:>9.2f}x  {}\n", name, base, mmpt,
                        base > 0 ? mmpt / base : 0.0, unit);

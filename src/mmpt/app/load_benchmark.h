@@ -14,14 +14,14 @@
 namespace mmpt::app {
 
 struct LoadBenchmarkOptions {
-  std::string dataset;           // a prepared dataset directory
-  load::PlanStreamConfig plans;        // layout (dp = ranks), seed, presets
-  uint32_t threads = 2;          // loader threads = baseline worker processes
-  uint32_t prefetch = 4;         // micro-steps
+  std::string dataset;                // a prepared dataset directory
+  load::PlanStreamConfig plans;       // layout (dp = ranks), seed, presets
+  uint32_t threads = 2;               // loader threads = baseline worker processes
+  uint32_t prefetch = 4;              // micro-steps
   uint32_t compare_micro_steps = 48;  // micro-steps both loaders run for the ratio
   double long_run_seconds = 60;       // the loader alone afterwards, RSS sampled
   std::string python = "/usr/bin/python3";
-  std::string baseline_script;   // bench/python_loader_baseline.py; empty: no baseline
+  std::string baseline_script;         // bench/python_loader_baseline.py; empty: no baseline
   comm::Communicator* comm = nullptr;  // every rank loads its DP share; plans checked to agree
 };
 
@@ -43,9 +43,9 @@ struct LoadBenchmarkResult {
   // The long run (mmpt alone).
   uint64_t long_micro_steps = 0;
   double long_seconds = 0;
-  uint64_t rss_peak_bytes = 0;      // VmHWM of the process at the end
-  uint64_t rss_steady_bytes = 0;    // median RSS over the second half of the run
-  int64_t rss_growth_bytes = 0;     // mean RSS of the last quarter − of the second quarter
+  uint64_t rss_peak_bytes = 0;    // VmHWM of the process at the end
+  uint64_t rss_steady_bytes = 0;  // median RSS over the second half of the run
+  int64_t rss_growth_bytes = 0;   // mean RSS of the last quarter − of the second quarter
   uint64_t rss_samples = 0;
 };
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "mmpt/core/mapped_file.h"
 #include "mmpt/app/svg_chart.h"
+#include "mmpt/core/mapped_file.h"
 
 namespace mmpt::app {
 

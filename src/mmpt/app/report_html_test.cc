@@ -14,9 +14,13 @@ size_t Count(const std::string& text, std::string_view needle) {
 }
 
 TEST(SvgChartTest, BarChartHasOneRectPerValue) {
-  BarChart chart{.title = "load", .y_label = "s", .categories = {"a", "b", "c"},
+  BarChart chart{.title = "load",
+                 .y_label = "s",
+                 .categories = {"a", "b", "c"},
                  .series = {{"vision", "#f00", {1, 2, 3}}, {"llm", "#00f", {3, 2, 1}}},
-                 .stacked = true, .reference = 4, .reference_label = "bound"};
+                 .stacked = true,
+                 .reference = 4,
+                 .reference_label = "bound"};
   const std::string svg = RenderBarChart(chart);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_EQ(Count(svg, "class=\"bar\""), 6u);
@@ -40,8 +44,12 @@ TEST(SvgChartTest, HistogramCountsEveryValue) {
 }
 
 TEST(SvgChartTest, HeatMapShadesByValue) {
-  HeatMap map{.title = "t", .row_label = "rank", .column_label = "micro-step", .rows = 2,
-              .columns = 2, .values = {0, 1, 2, 4}};
+  HeatMap map{.title = "t",
+              .row_label = "rank",
+              .column_label = "micro-step",
+              .rows = 2,
+              .columns = 2,
+              .values = {0, 1, 2, 4}};
   const std::string svg = RenderHeatMap(map);
   EXPECT_EQ(Count(svg, "class=\"cell\""), 4u);
   EXPECT_NE(svg.find("fill-opacity=\"1.000\""), std::string::npos);

@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include "mmpt/core/mapped_file.h"
 #include "mmpt/app/chromium_test_util.h"
 #include "mmpt/app/report_html.h"
 #include "mmpt/app/svg_chart.h"
+#include "mmpt/core/mapped_file.h"
 
 namespace mmpt::app {
 namespace {
@@ -22,11 +22,17 @@ TEST(ReportRenderSlow, ChartsRenderInChromium) {
   ReportSection section;
   section.id = "ablation";
   section.title = "Ablation";
-  BarChart chart{.title = "throughput", .y_label = "relative", .categories = {"a", "b", "c"},
+  BarChart chart{.title = "throughput",
+                 .y_label = "relative",
+                 .categories = {"a", "b", "c"},
                  .series = {{"x", "#4e79a7", {1.0, 1.2, 1.5}}}};
   section.figures.push_back(RenderBarChart(chart));
-  HeatMap map{.title = "load", .row_label = "rank", .column_label = "micro-step", .rows = 4,
-              .columns = 8, .values = std::vector<double>(32, 1.0)};
+  HeatMap map{.title = "load",
+              .row_label = "rank",
+              .column_label = "micro-step",
+              .rows = 4,
+              .columns = 8,
+              .values = std::vector<double>(32, 1.0)};
   section.figures.push_back(RenderHeatMap(map));
   report.sections.push_back(section);
   const std::string html = (dir / "report.html").string();

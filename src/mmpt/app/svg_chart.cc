@@ -92,8 +92,8 @@ std::string RenderBarChart(const BarChart& chart) {
       const BarSeries& series = chart.series[s];
       const double v = c < series.values.size() ? std::max(0.0, series.values[c]) : 0.0;
       const double h = v / top * plot_h;
-      const double x = kLeft + c * group_w +
-                       (chart.stacked ? group_w * 0.15 : group_w * 0.1 + s * bar_w);
+      const double x =
+          kLeft + c * group_w + (chart.stacked ? group_w * 0.15 : group_w * 0.1 + s * bar_w);
       const double y = kTop + plot_h - (chart.stacked ? base / top * plot_h : 0) - h;
       out += fmt::format(
           "<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
@@ -179,8 +179,7 @@ std::string RenderHistogram(const Histogram& histogram) {
                        FormatTick(std::round(histogram.edges[i] * 100) / 100));
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text></svg>",
-                     kLeft + plot_w / 2, histogram.height - 10.0,
-                     EscapeXml(histogram.x_label));
+                     kLeft + plot_w / 2, histogram.height - 10.0, EscapeXml(histogram.x_label));
   return out;
 }
 
@@ -201,16 +200,16 @@ std::string RenderHeatMap(const HeatMap& map) {
           "<rect class=\"cell\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
           "fill=\"{}\" fill-opacity=\"{:.3f}\"><title>{} {}, {} {}: {:.4g}</title></rect>",
           kLeft + c * cw, kTop + r * ch, cw, ch, EscapeXml(map.color),
-          std::clamp(v / max, 0.0, 1.0), EscapeXml(map.row_label), r,
-          EscapeXml(map.column_label), c, v);
+          std::clamp(v / max, 0.0, 1.0), EscapeXml(map.row_label), r, EscapeXml(map.column_label),
+          c, v);
     }
   }
   out += fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#999\"/>"
       "<text transform=\"translate(12,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>"
       "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{} (scale 0 to {:.3g})</text></svg>",
-      kLeft, kTop, plot_w, plot_h, kTop + plot_h / 2, EscapeXml(map.row_label),
-      kLeft + plot_w / 2, map.height - 16.0, EscapeXml(map.column_label), max);
+      kLeft, kTop, plot_w, plot_h, kTop + plot_h / 2, EscapeXml(map.row_label), kLeft + plot_w / 2,
+      map.height - 16.0, EscapeXml(map.column_label), max);
   return out;
 }
 

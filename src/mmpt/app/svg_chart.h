@@ -57,7 +57,7 @@ struct HeatMap {
   std::string column_label{};
   uint32_t rows = 0, columns = 0;
   std::vector<double> values{};  // row-major, rows × columns
-  double max_value = 0;        // top of the colour scale; 0: the largest value
+  double max_value = 0;          // top of the colour scale; 0: the largest value
   std::string color = "#e15759";
   uint32_t width = 460, height = 240;
 };

@@ -40,9 +40,8 @@ std::vector<uint32_t> LptWithCapacity(std::span<const double> weights, uint32_t 
 // heaviest first, snake order. Writes the rank-major slot order into `out`.
 void DealToRanks(std::span<const PackCost> packs, std::vector<uint32_t> members, uint32_t ranks,
                  uint32_t mbs, std::vector<uint32_t>* out) {
-  std::stable_sort(members.begin(), members.end(), [&](uint32_t a, uint32_t b) {
-    return Total(packs[a]) > Total(packs[b]);
-  });
+  std::stable_sort(members.begin(), members.end(),
+                   [&](uint32_t a, uint32_t b) { return Total(packs[a]) > Total(packs[b]); });
   out->assign(members.size(), 0);
   for (size_t i = 0; i < members.size(); ++i) {
     size_t round = i / ranks, pos = i % ranks;
@@ -62,7 +61,8 @@ double CellCost(std::span<const PackCost> packs, std::span<const uint32_t> slots
       for (size_t e = 0; e < kNumEncoders; ++e) sum.encoder[e] += c.encoder[e];
       sum.llm += c.llm;
     }
-    for (size_t e = 0; e < kNumEncoders; ++e) max.encoder[e] = std::max(max.encoder[e], sum.encoder[e]);
+    for (size_t e = 0; e < kNumEncoders; ++e)
+      max.encoder[e] = std::max(max.encoder[e], sum.encoder[e]);
     max.llm = std::max(max.llm, sum.llm);
   }
   return max.Total();
@@ -114,9 +114,10 @@ std::vector<uint32_t> BandCells(std::span<const PackCost> packs, std::span<const
       for (size_t j = 0; j < b; ++j) {
         const size_t run_first = first + cells * j / b, run_end = first + cells * (j + 1) / b;
         const size_t dim = dims[level + 1];
-        std::stable_sort(out.begin() + static_cast<ptrdiff_t>(run_first * cell_size),
-                         out.begin() + static_cast<ptrdiff_t>(run_end * cell_size),
-                         [&](uint32_t x, uint32_t y) { return Dim(packs[x], dim) > Dim(packs[y], dim); });
+        std::stable_sort(
+            out.begin() + static_cast<ptrdiff_t>(run_first * cell_size),
+            out.begin() + static_cast<ptrdiff_t>(run_end * cell_size),
+            [&](uint32_t x, uint32_t y) { return Dim(packs[x], dim) > Dim(packs[y], dim); });
         next.emplace_back(run_first, run_end);
       }
     }
@@ -144,7 +145,8 @@ Cells DealCells(std::span<const PackCost> packs, const std::vector<uint32_t>& or
     std::vector<uint32_t> members(order.begin() + static_cast<ptrdiff_t>(c * cell_size),
                                   order.begin() + static_cast<ptrdiff_t>((c + 1) * cell_size));
     DealToRanks(packs, std::move(members), grid.group, grid.mbs, &dealt);
-    std::copy(dealt.begin(), dealt.end(), out.slots.begin() + static_cast<ptrdiff_t>(c * cell_size));
+    std::copy(dealt.begin(), dealt.end(),
+              out.slots.begin() + static_cast<ptrdiff_t>(c * cell_size));
     out.costs[c] = CellCost(packs, dealt, grid.mbs);
     out.total += out.costs[c];
   }
@@ -189,7 +191,8 @@ Assignment BalanceMicrostep(std::span<const PackCost> packs, const Grid& grid) {
   // The dimensions to band by: the encoders with any cost (vision when none has), then the LLM.
   std::vector<size_t> encoders;
   for (size_t e = 0; e < kNumEncoders; ++e) {
-    if (std::any_of(packs.begin(), packs.end(), [&](const PackCost& c) { return c.encoder[e] != 0; })) {
+    if (std::any_of(packs.begin(), packs.end(),
+                    [&](const PackCost& c) { return c.encoder[e] != 0; })) {
       encoders.push_back(e);
     }
   }
@@ -226,12 +229,9 @@ Assignment BalanceMicrostep(std::span<const PackCost> packs, const Grid& grid) {
 
 std::string_view SyncModelName(SyncModel model) {
   switch (model) {
-    case SyncModel::kStep:
-      return "step";
-    case SyncModel::kMicrostep:
-      return "microstep";
-    case SyncModel::kPipeline:
-      return "pipeline";
+    case SyncModel::kStep: return "step";
+    case SyncModel::kMicrostep: return "microstep";
+    case SyncModel::kPipeline: return "pipeline";
   }
   return "unknown";
 }
@@ -246,9 +246,10 @@ Result<SyncModel> ParseSyncModel(std::string_view name) {
 
 Status Grid::Validate() const {
   if (dp == 0 || ga == 0 || mbs == 0 || group == 0 || pp == 0) {
-    return Status::InvalidArgument("grid sizes must be at least 1 (dp {} ga {} mbs {} group {} "
-                                   "pp {})",
-                                   dp, ga, mbs, group, pp);
+    return Status::InvalidArgument(
+        "grid sizes must be at least 1 (dp {} ga {} mbs {} group {} "
+        "pp {})",
+        dp, ga, mbs, group, pp);
   }
   if (dp % group != 0) {
     return Status::InvalidArgument("dp {} is not divisible by the sync group size {}", dp, group);
@@ -322,7 +323,8 @@ Estimate Evaluate(std::span<const PackCost> packs, std::span<const uint32_t> ass
   e.lower_bound_seconds = total / grid.dp;
   switch (grid.sync) {
     case SyncModel::kStep:
-      for (uint32_t r = 0; r < grid.dp; ++r) e.step_seconds = std::max(e.step_seconds, rank_total(r));
+      for (uint32_t r = 0; r < grid.dp; ++r)
+        e.step_seconds = std::max(e.step_seconds, rank_total(r));
       break;
     case SyncModel::kMicrostep:
       for (uint32_t g = 0; g < groups; ++g) {

@@ -10,7 +10,7 @@
 
 namespace mmpt::balance {
 
-/// How the ranks of one step wait for each other (DESIGN.md, "Balance: what is minimized").
+/// How the ranks of one step wait for each other (docs/design.md, "Cost and balance").
 enum class SyncModel : uint8_t {
   kStep = 0,       // ranks meet only at the gradient all-reduce
   kMicrostep = 1,  // every micro-step is a barrier within a sync group (e.g. the EP group)
@@ -86,14 +86,14 @@ Result<Assignment> Balance(std::span<const PackCost> packs, const Grid& grid);
 
 /// The step-time estimate of an assignment and how far it is from perfect balance.
 struct Estimate {
-  double step_seconds = 0;          // under the grid's sync model
-  double lower_bound_seconds = 0;   // every rank equally loaded, no one ever waits
+  double step_seconds = 0;         // under the grid's sync model
+  double lower_bound_seconds = 0;  // every rank equally loaded, no one ever waits
   /// Per encoder: max over (sync group, micro-step) of max/mean encoder seconds (1 where an
   /// encoder has no cost).
   std::array<double, kNumEncoders> max_encoder_imbalance{1, 1};
   /// Per encoder: mean over (sync group, micro-step) of max/mean.
   std::array<double, kNumEncoders> mean_encoder_imbalance{1, 1};
-  double max_llm_imbalance = 1;     // as max_encoder_imbalance, for the LLM
+  double max_llm_imbalance = 1;  // as max_encoder_imbalance, for the LLM
   double mean_llm_imbalance = 1;
 };
 

@@ -163,9 +163,11 @@ TEST(BalanceTest, BalancingTheVectorBeatsSummingTheEncodersAndVanilla) {
       EXPECT_LT(mine.step_seconds, 0.9 * by_pair.step_seconds) << "seed " << seed << " mbs " << mbs;
       EXPECT_LT(mine.step_seconds, 0.9 * vanilla.step_seconds);
       EXPECT_LT(mine.step_seconds / mine.lower_bound_seconds, 1.15)
-          << "seed " << seed << " mbs " << mbs << ": pair " << by_pair.step_seconds / mine.lower_bound_seconds
-          << ", vanilla " << vanilla.step_seconds / mine.lower_bound_seconds;
-      EXPECT_LT(mine.mean_encoder_imbalance[kAudioEncoder], by_pair.mean_encoder_imbalance[kAudioEncoder]);
+          << "seed " << seed << " mbs " << mbs << ": pair "
+          << by_pair.step_seconds / mine.lower_bound_seconds << ", vanilla "
+          << vanilla.step_seconds / mine.lower_bound_seconds;
+      EXPECT_LT(mine.mean_encoder_imbalance[kAudioEncoder],
+                by_pair.mean_encoder_imbalance[kAudioEncoder]);
     }
   }
 }
@@ -176,7 +178,8 @@ TEST(BalanceTest, AnEncoderWithNoCostLeavesThePlanAsThePairBalancerMadeIt) {
   Grid grid{16, 8, 1, 8, 1, SyncModel::kMicrostep};
   auto packs = RandomCosts(7, grid.slots());
   std::vector<PackCost> audio_only(packs.size());
-  for (size_t i = 0; i < packs.size(); ++i) audio_only[i] = PackCost({0, packs[i].vision()}, packs[i].llm);
+  for (size_t i = 0; i < packs.size(); ++i)
+    audio_only[i] = PackCost({0, packs[i].vision()}, packs[i].llm);
   auto a = Balance(packs, grid), b = Balance(audio_only, grid);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(*a, *b);

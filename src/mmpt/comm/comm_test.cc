@@ -109,9 +109,8 @@ TEST(PlanAgreement, EveryRankGetsTheSameVerdictThroughTheCommunicator) {
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("rank 3 has 0000000000000099"), std::string::npos) << s.message();
   }
-  RunRanks(group, [&](Communicator& comm) {
-    verdict[comm.rank()] = CheckPlanAgreement(comm, 0x11, 6);
-  });
+  RunRanks(group,
+           [&](Communicator& comm) { verdict[comm.rank()] = CheckPlanAgreement(comm, 0x11, 6); });
   for (const Status& s : verdict) EXPECT_TRUE(s.ok()) << s.ToString();
 }
 

@@ -17,8 +17,8 @@ Status CheckHashesAgree(std::span<const uint64_t> hashes, uint64_t step) {
   for (size_t r = 1; r < hashes.size(); ++r) {
     if (hashes[r] == hashes[0]) continue;
     if (count++ < 8) {
-      differing += fmt::format("{}rank {} has {:016x}", differing.empty() ? "" : ", ", r,
-                               hashes[r]);
+      differing +=
+          fmt::format("{}rank {} has {:016x}", differing.empty() ? "" : ", ", r, hashes[r]);
     }
   }
   if (count == 0) return Status::OK();

@@ -43,7 +43,9 @@ class InProcessGroup::RankComm final : public Communicator {
 };
 
 InProcessGroup::InProcessGroup(uint32_t size, std::chrono::milliseconds timeout)
-    : size_(size == 0 ? 1 : size), timeout_(timeout), contributions_(size_),
+    : size_(size == 0 ? 1 : size),
+      timeout_(timeout),
+      contributions_(size_),
       present_(size_, false) {
   for (uint32_t r = 0; r < size_; ++r) ranks_.push_back(std::make_unique<RankComm>(this, r));
 }
@@ -104,7 +106,7 @@ Result<std::vector<uint64_t>> InProcessGroup::Exchange(uint32_t rank,
         for (size_t i = 0; i < n; ++i) {
           double a = std::bit_cast<double>(out[i]);
           double b = std::bit_cast<double>(contributions_[r][i]);
-          double v = combine == Combine::kSumDouble ? a + b
+          double v = combine == Combine::kSumDouble   ? a + b
                      : combine == Combine::kMinDouble ? std::min(a, b)
                                                       : std::max(a, b);
           out[i] = std::bit_cast<uint64_t>(v);
@@ -117,8 +119,7 @@ Result<std::vector<uint64_t>> InProcessGroup::Exchange(uint32_t rank,
     result_ready_ = true;
     ++generation_;
     cv_.notify_all();
-  } else if (!cv_.wait_until(lock, deadline,
-                             [&] { return broken_ || generation_ != round; })) {
+  } else if (!cv_.wait_until(lock, deadline, [&] { return broken_ || generation_ != round; })) {
     return fail_timeout("for the other ranks");
   }
   if (broken_) return Broken();

@@ -59,7 +59,7 @@ class InProcessGroup {
   uint32_t arrived_ = 0;     // ranks that deposited in the current round
   uint32_t departed_ = 0;    // ranks that copied the result of the finished round
   bool result_ready_ = false;
-  bool broken_ = false;      // a round timed out: every later collective fails at once
+  bool broken_ = false;        // a round timed out: every later collective fails at once
   std::string broken_reason_;  // the timeout that broke the group, repeated to every rank
   std::vector<std::vector<uint64_t>> contributions_;
   std::vector<bool> present_;

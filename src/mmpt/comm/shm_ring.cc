@@ -75,8 +75,7 @@ void FutexWait(std::atomic<uint32_t>* word, uint32_t seen, std::chrono::millisec
 }
 
 void FutexWakeAll(std::atomic<uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr,
-          0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
 }
 
 // Whether process `pid` still runs (an exited, unreaped child is a zombie: not running).
@@ -120,8 +119,7 @@ ShmRingWriter::ShmRingWriter(std::shared_ptr<ShmRingSegment> segment,
 
 Result<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingOptions& options) {
   const size_t readers = options.reader_ranks.size();
-  if (readers == 0 || readers > kMaxReaders || options.slots == 0 ||
-      options.capacity_bytes == 0) {
+  if (readers == 0 || readers > kMaxReaders || options.slots == 0 || options.capacity_bytes == 0) {
     return Status::InvalidArgument(
         "shared-memory ring {}: {} readers (1 to {}), {} slots, {} bytes: none may be zero",
         options.name, readers, kMaxReaders, options.slots, options.capacity_bytes);
@@ -150,8 +148,7 @@ Result<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingOption
     return Status::IOError("shared-memory ring {}: cannot allocate {} bytes in /dev/shm: {}",
                            options.name, total, std::strerror(err));
   }
-  void* base =
-      mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   close(fd);
   if (base == MAP_FAILED) {
     shm_unlink(options.name.c_str());
@@ -175,7 +172,8 @@ Result<std::unique_ptr<ShmRingWriter>> ShmRingWriter::Create(const ShmRingOption
   h.error_code = 0;
   for (size_t i = 0; i < readers; ++i) h.reader[i].rank = options.reader_ranks[i];
   h.magic.store(kMagic, std::memory_order_release);
-  auto writer = std::unique_ptr<ShmRingWriter>(new ShmRingWriter(std::move(segment), options.timeout));
+  auto writer =
+      std::unique_ptr<ShmRingWriter>(new ShmRingWriter(std::move(segment), options.timeout));
   return writer;
 }
 
@@ -226,8 +224,8 @@ Status ShmRingWriter::WaitForRoom(uint64_t size, uint64_t& offset) {
       const int32_t pid = h.reader[i].pid.load(std::memory_order_acquire);
       if (!Running(pid)) {
         return Status::IOError(
-            "rank {} (pid {}) exited holding message {} of shared-memory ring {}",
-            h.reader[i].rank, pid, oldest.seq, segment_->name);
+            "rank {} (pid {}) exited holding message {} of shared-memory ring {}", h.reader[i].rank,
+            pid, oldest.seq, segment_->name);
       }
       holders += fmt::format("{}rank {}{}", holders.empty() ? "" : ", ", h.reader[i].rank,
                              pid == 0 ? " (never attached)" : "");
@@ -315,16 +313,15 @@ ShmRingReader::~ShmRingReader() = default;
 
 uint32_t ShmRingReader::writer_rank() const { return segment_->header().writer_rank; }
 
-Result<std::unique_ptr<ShmRingReader>> ShmRingReader::Open(const std::string& name,
-                                                           uint32_t reader,
+Result<std::unique_ptr<ShmRingReader>> ShmRingReader::Open(const std::string& name, uint32_t reader,
                                                            std::chrono::milliseconds timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;
   while (true) {
     const int fd = shm_open(name.c_str(), O_RDWR, 0600);
     if (fd >= 0) {
       struct stat st {};
-      const bool sized = fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >
-                                                     sizeof(RingHeader);
+      const bool sized =
+          fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) > sizeof(RingHeader);
       void* base = sized ? mmap(nullptr, st.st_size, PROT_READ | PROT_WRITE,
                                 MAP_SHARED | MAP_POPULATE, fd, 0)
                          : MAP_FAILED;
@@ -336,8 +333,7 @@ Result<std::unique_ptr<ShmRingReader>> ShmRingReader::Open(const std::string& na
         segment->size = st.st_size;
         RingHeader& h = segment->header();
         if (h.magic.load(std::memory_order_acquire) == kMagic) {
-          if (h.version != kVersion || h.total_size != segment->size ||
-              h.readers > kMaxReaders) {
+          if (h.version != kVersion || h.total_size != segment->size || h.readers > kMaxReaders) {
             return Status::Corrupt("{} is not an mmpt shared-memory ring of version {}", name,
                                    kVersion);
           }

@@ -23,9 +23,9 @@ namespace mmpt::comm {
 struct ShmRingOptions {
   /// POSIX shared-memory name ("/mmpt-..."): unique per job and ring; every rank derives it.
   std::string name;
-  uint32_t writer_rank = 0;            // for messages: "rank 0 (pid 123)"
-  std::vector<uint32_t> reader_ranks;  // reader i's global rank; 1 to 64 readers
-  uint32_t slots = 8;                  // messages written but not released by all, at most
+  uint32_t writer_rank = 0;              // for messages: "rank 0 (pid 123)"
+  std::vector<uint32_t> reader_ranks;    // reader i's global rank; 1 to 64 readers
+  uint32_t slots = 8;                    // messages written but not released by all, at most
   uint64_t capacity_bytes = 1ull << 30;  // bytes of those messages, at most
   /// How long the writer waits for room and a reader for the writer (or for the ring to
   /// appear) before failing, naming the rank it waited for.

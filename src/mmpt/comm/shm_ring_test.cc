@@ -59,8 +59,8 @@ TEST(ShmRing, EveryReaderGetsEveryMessageInOrderAcrossWraps) {
         const auto bytes = (*message)->bytes();
         if ((*message)->seq() != m || bytes.size() != SizeOf(m) ||
             reinterpret_cast<uintptr_t>(bytes.data()) % 64 != 0) {
-          errors[r] = fmt::format("message {}: seq {}, {} bytes", m, (*message)->seq(),
-                                  bytes.size());
+          errors[r] =
+              fmt::format("message {}: seq {}, {} bytes", m, (*message)->seq(), bytes.size());
           return;
         }
         for (uint64_t i = 0; i < bytes.size(); ++i) {

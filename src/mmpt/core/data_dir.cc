@@ -29,12 +29,15 @@ fs::path CodeFile() {
 Result<std::string> DataDir() {
   std::error_code ec;
   if (const char* home = std::getenv("MMPT_HOME"); home != nullptr && home[0] != '\0') {
-    if (!fs::is_directory(home, ec)) return Status::NotFound("$MMPT_HOME={} is not a directory", home);
+    if (!fs::is_directory(home, ec))
+      return Status::NotFound("$MMPT_HOME={} is not a directory", home);
     return std::string(home);
   }
   // canonical() resolves links, so a symlink to the executable finds the data of its install.
   const fs::path code = fs::canonical(CodeFile(), ec);
-  if (ec) return Status::NotFound("mmpt's data directory: cannot resolve {}: {}", CodeFile().string(), ec.message());
+  if (ec)
+    return Status::NotFound("mmpt's data directory: cannot resolve {}: {}", CodeFile().string(),
+                            ec.message());
   for (fs::path dir = code.parent_path();; dir = dir.parent_path()) {
     const fs::path candidate = dir / "share" / "mmpt";
     if (fs::is_directory(candidate, ec)) return candidate.string();

@@ -42,8 +42,9 @@ void ProgressBar::Draw(bool final) {
   if (total_ > 0) {
     constexpr int kWidth = 30;
     int filled = static_cast<int>(kWidth * std::min(1.0, static_cast<double>(done) / total_));
-    bar = fmt::format("[{}{}] {:3.0f}% ", std::string(filled, '#'), std::string(kWidth - filled, '.'),
-                      100.0 * std::min(1.0, static_cast<double>(done) / total_));
+    bar =
+        fmt::format("[{}{}] {:3.0f}% ", std::string(filled, '#'), std::string(kWidth - filled, '.'),
+                    100.0 * std::min(1.0, static_cast<double>(done) / total_));
   }
   fmt::print(stderr, "\r{} {}{}/{} {} {:.0f} {}/s{}", label_, bar, done, total_ > 0 ? total_ : done,
              unit_, rate, unit_, final ? " done" : "   ");

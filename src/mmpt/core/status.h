@@ -84,7 +84,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(data_).ok() && "Result built from an OK status");
   }
@@ -115,9 +115,9 @@ class [[nodiscard]] Result {
 #define MMPT_CONCAT(a, b) MMPT_CONCAT_INNER(a, b)
 
 /// Return the Status of `expr` from the enclosing function if it is not OK.
-#define MMPT_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::mmpt::Status _mmpt_status = (expr);       \
+#define MMPT_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::mmpt::Status _mmpt_status = (expr);        \
     if (!_mmpt_status.ok()) return _mmpt_status; \
   } while (0)
 

@@ -59,8 +59,7 @@ std::string VideoCodecArgs(const VideoSpec& spec) {
           "-c:v libvpx-vp9 -deadline realtime -cpu-used 8 -row-mt 0 -b:v 0 -crf 40 "
           "-pix_fmt yuv420p -g {}",
           gop);
-    case VideoFormat::kAvi:
-      return "-c:v mjpeg -q:v 5 -pix_fmt yuvj420p";
+    case VideoFormat::kAvi: return "-c:v mjpeg -q:v 5 -pix_fmt yuvj420p";
   }
   return "";
 }
@@ -104,8 +103,8 @@ Status RunFfmpegInto(const std::string& path, MakeCommand make) {
 Result<SpeechInfo> Speak(std::string_view text, const std::string& wav_path) {
   const std::string text_path = wav_path + ".txt";
   MMPT_RETURN_IF_ERROR(WriteFileAtomic(text_path, text));
-  Status spoken = RunTool(
-      fmt::format("espeak-ng -w {} -f {}", ShellQuote(wav_path), ShellQuote(text_path)));
+  Status spoken =
+      RunTool(fmt::format("espeak-ng -w {} -f {}", ShellQuote(wav_path), ShellQuote(text_path)));
   RemoveScratch(text_path);
   if (!spoken.ok()) {
     RemoveScratch(wav_path);
@@ -181,8 +180,7 @@ Status WriteVideo(const VideoSpec& spec, const std::string& path) {
   });
 }
 
-Result<SpeechInfo> WriteSpeech(std::string_view text, AudioFormat format,
-                               const std::string& path) {
+Result<SpeechInfo> WriteSpeech(std::string_view text, AudioFormat format, const std::string& path) {
   const std::string wav_path = path + ".espeak.wav";
   MMPT_ASSIGN_OR_RETURN(SpeechInfo info, Speak(text, wav_path));
   Status converted = RunFfmpegInto(path, [&](const std::string& output) {

@@ -125,8 +125,8 @@ TEST(AvSynthTest, VideosAreWhatTheirRecordsSay) {
     const json& r = records[i];
     SCOPED_TRACE(r.dump());
     EXPECT_EQ(r["id"], "v" + std::to_string(i + 1));
-    EXPECT_EQ(r["video"], std::string("videos/video-v") + std::to_string(i + 1) + "." +
-                              kContainer[i]);
+    EXPECT_EQ(r["video"],
+              std::string("videos/video-v") + std::to_string(i + 1) + "." + kContainer[i]);
     EXPECT_FALSE(r.contains("images"));
     EXPECT_EQ(r["conversations"][0]["value"], "<video>\nDescribe the video.");
     EXPECT_EQ(r["conversations"][1]["from"], "gpt");
@@ -296,8 +296,7 @@ TEST(AvSynthTest, VideosOfOneShapeDifferBySeed) {
 
 TEST(AvSynthTest, AFailingFfmpegIsNamedWithItsError) {
   ScratchDir out("failing");
-  const Status status =
-      WriteVideo({64, 48, 10, 3, VideoFormat::kWebm}, out / "no/such/dir/x.webm");
+  const Status status = WriteVideo({64, 48, 10, 3, VideoFormat::kWebm}, out / "no/such/dir/x.webm");
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("ffmpeg"), std::string::npos) << status.ToString();
   EXPECT_NE(status.message().find("libvpx-vp9"), std::string::npos) << status.ToString();

@@ -3,8 +3,8 @@
 #include <cstdint>
 
 #include "mmpt/core/status.h"
-#include "mmpt/media/image.h"
 #include "mmpt/corpora/image_encode.h"
+#include "mmpt/media/image.h"
 
 namespace mmpt::corpora {
 

@@ -42,8 +42,8 @@ Status WriteOmniTokenizer(const std::string& base_path, const std::string& out_p
   MMPT_ASSIGN_OR_RETURN(auto tokenizer, text::LoadTokenizer(out_path));
   for (const Rename& r : kRenames) {
     if (tokenizer->TokenToId(r.omni) != r.id) {
-      return Status::InvalidArgument("{}: {} is not at id {} as in Qwen2.5-Omni", base_path,
-                                     r.qwen, r.id);
+      return Status::InvalidArgument("{}: {} is not at id {} as in Qwen2.5-Omni", base_path, r.qwen,
+                                     r.id);
     }
   }
   return Status::OK();

@@ -35,7 +35,8 @@ struct Mmc4Doc {
 Result<std::vector<Mmc4Doc>> ReadMmc4(const std::string& data_dir,
                                       const CorpusTokenizer& tokenizer) {
   const std::string path = data_dir + "/" + corpora::kMmc4DocsFile;
-  MMPT_ASSIGN_OR_RETURN(std::vector<corpora::Mmc4Document> documents, corpora::ReadMmc4Documents(path));
+  MMPT_ASSIGN_OR_RETURN(std::vector<corpora::Mmc4Document> documents,
+                        corpora::ReadMmc4Documents(path));
   if (documents.empty()) return Status::Corrupt("{}: no documents", path);
   std::vector<Mmc4Doc> docs;
   docs.reserve(documents.size());
@@ -54,9 +55,8 @@ Result<std::vector<Mmc4Doc>> ReadMmc4(const std::string& data_dir,
   return docs;
 }
 
-Status AddMmc4(cost::SampleTableBuilder* builder, uint32_t source,
-               const std::vector<Mmc4Doc>& docs, const CocoFile& files, uint64_t seed,
-               const CorpusTokenizer& tokenizer) {
+Status AddMmc4(cost::SampleTableBuilder* builder, uint32_t source, const std::vector<Mmc4Doc>& docs,
+               const CocoFile& files, uint64_t seed, const CorpusTokenizer& tokenizer) {
   std::vector<cost::ImageSize> images;
   for (size_t d = 0; d < docs.size(); ++d) {
     images.clear();
@@ -134,7 +134,8 @@ Result<uint32_t> CorpusTokenizer::TextTokens(std::string_view text) const {
 
 Result<uint32_t> CorpusTokenizer::CaptionPairTokens(std::string_view caption,
                                                     uint32_t images) const {
-  std::vector<text::ChatPiece> pieces(images, text::ChatPiece{"user", 0, text::PieceKind::kImage, {}});
+  std::vector<text::ChatPiece> pieces(images,
+                                      text::ChatPiece{"user", 0, text::PieceKind::kImage, {}});
   pieces.push_back({"assistant", 1, text::PieceKind::kText, caption});
   text::RenderedText rendered;
   MMPT_RETURN_IF_ERROR(renderer_->Render(pieces, &rendered));
@@ -164,7 +165,8 @@ Result<cost::SampleTable> PhotoPostsCorpus(const std::string& data_dir, uint64_t
     photos.clear();
     for (uint32_t j = 0; j < count; ++j) photos.push_back(OpenImagesPhoto(seed, k, j));
     auto tokens = tok->CaptionPairTokens(coco.captions[k].text, count);
-    if (!tokens.ok()) return tokens.status().WithContext(fmt::format("{}: annotations[{}]", path, k));
+    if (!tokens.ok())
+      return tokens.status().WithContext(fmt::format("{}: annotations[{}]", path, k));
     MMPT_RETURN_IF_ERROR(builder.Add(source, *tokens, photos));
   }
   return std::move(builder).Finish();
@@ -189,7 +191,7 @@ Result<BuiltinCorpus> LoadBuiltinCorpus(std::string_view name) {
 }
 
 Result<cost::SampleTable> CocoCaptionsCorpus(const std::string& data_dir,
-                                       const CorpusTokenizer* tokenizer) {
+                                             const CorpusTokenizer* tokenizer) {
   MMPT_ASSIGN_OR_RETURN(CocoFile files, ReadCoco(data_dir));
   MMPT_ASSIGN_OR_RETURN(const CorpusTokenizer* tok, Resolve(tokenizer));
   cost::SampleTableBuilder builder;
@@ -198,7 +200,7 @@ Result<cost::SampleTable> CocoCaptionsCorpus(const std::string& data_dir,
 }
 
 Result<cost::SampleTable> Mmc4DocumentsCorpus(const std::string& data_dir, uint64_t seed,
-                                        const CorpusTokenizer* tokenizer) {
+                                              const CorpusTokenizer* tokenizer) {
   MMPT_ASSIGN_OR_RETURN(CocoFile files, ReadCoco(data_dir));
   MMPT_ASSIGN_OR_RETURN(const CorpusTokenizer* tok, Resolve(tokenizer));
   MMPT_ASSIGN_OR_RETURN(std::vector<Mmc4Doc> docs, ReadMmc4(data_dir, *tok));
@@ -208,7 +210,7 @@ Result<cost::SampleTable> Mmc4DocumentsCorpus(const std::string& data_dir, uint6
 }
 
 Result<cost::SampleTable> PretrainingMixCorpus(const std::string& data_dir, uint64_t seed,
-                                         const CorpusTokenizer* tokenizer) {
+                                               const CorpusTokenizer* tokenizer) {
   MMPT_ASSIGN_OR_RETURN(CocoFile files, ReadCoco(data_dir));
   MMPT_ASSIGN_OR_RETURN(const CorpusTokenizer* tok, Resolve(tokenizer));
   MMPT_ASSIGN_OR_RETURN(std::vector<Mmc4Doc> docs, ReadMmc4(data_dir, *tok));

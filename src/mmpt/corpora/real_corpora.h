@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/text/chat_template.h"
-#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::corpora {
@@ -59,14 +59,14 @@ class CorpusTokenizer {
 /// text counted by `tokenizer` (nullptr: CorpusTokenizer::Default()).
 /// Errors: NotFound if the file or tokenizer is absent; Corrupt if the file does not parse.
 Result<cost::SampleTable> CocoCaptionsCorpus(const std::string& data_dir = corpora::RealDataDir(),
-                                       const CorpusTokenizer* tokenizer = nullptr);
+                                             const CorpusTokenizer* tokenizer = nullptr);
 
 /// mmc4 interleaved documents (107): the real sentences and image count. mmc4 records carry no
 /// image sizes, so image j of document d (0-based, file order) takes the real size of COCO
 /// image corpora::Mmc4CocoImage(seed, d, j) (the rule `mmpt synth --profile mmc4` uses too).
 Result<cost::SampleTable> Mmc4DocumentsCorpus(const std::string& data_dir = corpora::RealDataDir(),
-                                        uint64_t seed = 1,
-                                        const CorpusTokenizer* tokenizer = nullptr);
+                                              uint64_t seed = 1,
+                                              const CorpusTokenizer* tokenizer = nullptr);
 
 /// A pretraining-like mix in four sources: `coco` caption pairs; `mmc4` interleaved documents
 /// (as Mmc4Documents); `text` — every mmc4 document's text alone, as a text-only document;
@@ -74,8 +74,8 @@ Result<cost::SampleTable> Mmc4DocumentsCorpus(const std::string& data_dir = corp
 /// documents drawn with the seed (about 1.5k to 20k tokens, so some exceed 8192 and follow the
 /// over-long policy). Source weights for the mix are kPretrainingMixWeights.
 Result<cost::SampleTable> PretrainingMixCorpus(const std::string& data_dir = corpora::RealDataDir(),
-                                         uint64_t seed = 1,
-                                         const CorpusTokenizer* tokenizer = nullptr);
+                                               uint64_t seed = 1,
+                                               const CorpusTokenizer* tokenizer = nullptr);
 /// Blend weights (per drawn sample) of PretrainingMix's sources, in source order.
 inline constexpr double kPretrainingMixWeights[4] = {0.70, 0.10, 0.12, 0.08};
 

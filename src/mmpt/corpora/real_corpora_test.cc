@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/plan/compare.h"
 #include "mmpt/plan/planner.h"
 #include "mmpt/sim/corpus_ablation.h"
-#include "mmpt/corpora/real_data.h"
 
 namespace mmpt::corpora {
 
@@ -115,8 +115,8 @@ TEST(RealCorporaTest, TextTokensComeFromTheRealTokenizerAndTemplate) {
     // The string the Qwen-VL template writes for the pair, image pads left out.
     auto rendered = (*model)->Encode(
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-        "<|vision_start|><|vision_end|><|im_end|>\n<|im_start|>assistant\n" + captions[k] +
-        "<|im_end|>\n");
+        "<|vision_start|><|vision_end|><|im_end|>\n<|im_start|>assistant\n" +
+        captions[k] + "<|im_end|>\n");
     ASSERT_TRUE(rendered.ok());
     EXPECT_EQ(coco->text_tokens[k], rendered->size()) << "caption " << k;
     auto caption_tokens = (*model)->Count(captions[k]);
@@ -196,7 +196,9 @@ class RealCorporaSlow : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RealCorporaSlow, SeedConfigurationIsFullAndWithinThreePercentOfTheBound) {
   std::string name = GetParam();
-  auto table = name == "coco" ? CocoCaptionsCorpus() : name == "mmc4" ? Mmc4DocumentsCorpus() : PretrainingMixCorpus();
+  auto table = name == "coco"   ? CocoCaptionsCorpus()
+               : name == "mmc4" ? Mmc4DocumentsCorpus()
+                                : PretrainingMixCorpus();
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   auto model = cost::CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
   ASSERT_TRUE(model.ok());

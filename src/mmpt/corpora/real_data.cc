@@ -163,9 +163,10 @@ Result<std::vector<Mmc4Document>> ReadMmc4Documents(const std::string& path) {
       uint64_t index;
       if (info["matched_text_index"].get_uint64().get(index) != simdjson::SUCCESS ||
           index >= doc.sentences.size()) {
-        return Status::Corrupt("{}:{}: image_info[{}]: matched_text_index is not an index of "
-                               "text_list ({} sentences)",
-                               path, line_number, doc.images.size(), doc.sentences.size());
+        return Status::Corrupt(
+            "{}:{}: image_info[{}]: matched_text_index is not an index of "
+            "text_list ({} sentences)",
+            path, line_number, doc.images.size(), doc.sentences.size());
       }
       doc.images.push_back({static_cast<uint32_t>(index)});
     }

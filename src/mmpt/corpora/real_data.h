@@ -66,7 +66,7 @@ struct Mmc4Image {
 
 /// One mmc4 document (one JSONL line).
 struct Mmc4Document {
-  uint64_t line = 0;  // 1-based line number in the file
+  uint64_t line = 0;                   // 1-based line number in the file
   std::vector<std::string> sentences;  // `text_list`
   std::vector<Mmc4Image> images;       // `image_info`, in file order
 

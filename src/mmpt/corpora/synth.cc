@@ -14,10 +14,10 @@
 #include "mmpt/corpora/av_synth.h"
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/corpora/omni_tokenizer.h"
-#include "mmpt/store/shard_writer.h"
-#include "mmpt/ingest/webdataset.h"
-#include "mmpt/text/tokenizer.h"
 #include "mmpt/corpora/real_data.h"
+#include "mmpt/ingest/webdataset.h"
+#include "mmpt/store/shard_writer.h"
+#include "mmpt/text/tokenizer.h"
 
 namespace mmpt::corpora {
 
@@ -206,9 +206,9 @@ std::vector<Doc> Mmc4Docs(const std::vector<corpora::Mmc4Document>& documents,
 
 std::vector<Doc> TinyDocs(uint64_t count, uint32_t min_side, uint32_t max_side, uint64_t seed) {
   static constexpr const char* kWords[] = {
-      "a",     "the",   "small", "red",  "dog",    "runs",  "across", "green", "field",
-      "near",  "two",   "people", "sit", "on",     "bench", "with",   "blue",  "sky",
-      "above", "city",  "street", "at",  "night",  "cat",   "sleeps", "under", "table"};
+      "a",     "the",  "small",  "red", "dog",   "runs",  "across", "green", "field",
+      "near",  "two",  "people", "sit", "on",    "bench", "with",   "blue",  "sky",
+      "above", "city", "street", "at",  "night", "cat",   "sleeps", "under", "table"};
   std::mt19937_64 rng(seed);
   std::vector<Doc> docs;
   for (uint64_t i = 0; i < count; ++i) {
@@ -240,8 +240,7 @@ json MediaValue(const Item& item, bool metadata_only) {
               {"width", item.width},
               {"height", item.height}};
     case Kind::kAudio:
-      return {{"duration", item.speech.duration_seconds},
-              {"sample_rate", item.speech.sample_rate}};
+      return {{"duration", item.speech.duration_seconds}, {"sample_rate", item.speech.sample_rate}};
     case Kind::kImage:
     case Kind::kText: break;
   }
@@ -375,7 +374,9 @@ void AppendWebDatasetMembers(const Doc& doc, std::string image_bytes,
   const std::string ext = image->path.substr(image->path.rfind('.'));
   members.push_back({doc.key + ext, std::move(image_bytes), {}});
   members.push_back({doc.key + ".txt", caption->text, {}});
-  json meta = {{"key", doc.key}, {"caption", caption->text}, {"width", image->width},
+  json meta = {{"key", doc.key},
+               {"caption", caption->text},
+               {"width", image->width},
                {"height", image->height}};
   members.push_back({doc.key + ".json", meta.dump(), {}});
 }
@@ -412,8 +413,8 @@ Status RunMediaJob(MediaJob& job, const SynthOptions& options, bool keep_bytes) 
       corpora::EncodeOptions encode;
       encode.format = job.image_format;
       encode.quality = 75;
-      MMPT_ASSIGN_OR_RETURN(std::string bytes, corpora::SynthesizeImageFile(
-                                                   item.width, item.height, 3, job.seed, encode));
+      MMPT_ASSIGN_OR_RETURN(std::string bytes, corpora::SynthesizeImageFile(item.width, item.height,
+                                                                            3, job.seed, encode));
       job.size_bytes = bytes.size();
       if (keep_bytes) {
         job.encoded = std::move(bytes);
@@ -429,8 +430,7 @@ Status RunMediaJob(MediaJob& job, const SynthOptions& options, bool keep_bytes) 
       if (options.metadata_only) {
         // The scratch files sit beside the JSONL, named after the clip's would-be file.
         const std::string scratch =
-            (fs::path(options.out_dir) / ("." + fs::path(item.path).filename().string()))
-                .string();
+            (fs::path(options.out_dir) / ("." + fs::path(item.path).filename().string())).string();
         MMPT_ASSIGN_OR_RETURN(item.speech, MeasureSpeech(item.text, scratch));
         return Status::OK();
       }
@@ -523,8 +523,8 @@ struct NamedMedia {
   std::vector<MediaJob> jobs;
   bool has_kind[4] = {false, false, false, false};
 };
-NamedMedia NameMedia(std::vector<Doc>& docs, const SynthOptions& options,
-                     const std::string& name, SynthReport& report) {
+NamedMedia NameMedia(std::vector<Doc>& docs, const SynthOptions& options, const std::string& name,
+                     SynthReport& report) {
   NamedMedia named;
   std::vector<MediaJob>& jobs = named.jobs;
   for (size_t d = 0; d < docs.size(); ++d) {
@@ -548,8 +548,7 @@ NamedMedia NameMedia(std::vector<Doc>& docs, const SynthOptions& options,
           break;
         case Kind::kAudio:
           job.audio_format = *PickAudioFormat(options.audio_format, report.audio_clips++);
-          item.path =
-              fmt::format("audio/{}-{}.{}", name, docs[d].key, Extension(job.audio_format));
+          item.path = fmt::format("audio/{}-{}.{}", name, docs[d].key, Extension(job.audio_format));
           break;
         case Kind::kText: break;
       }

@@ -30,28 +30,28 @@ struct SynthOptions {
   /// OBELICS document [caption, video, caption], each taking the next COCO images.
   /// video, audio and omni write --format llava (omni's documents are OBELICS records).
   std::string profile = "coco";
-  std::string source_path;        // "" = the profile's default real file
-  std::string coco_path;          // COCO file for mmc4's sizes; "" = the real one
-  std::string out_dir;            // receives <name>.jsonl and images/, or <name>.tar (wds)
-  std::string name;               // "" = the profile name
+  std::string source_path;  // "" = the profile's default real file
+  std::string coco_path;    // COCO file for mmc4's sizes; "" = the real one
+  std::string out_dir;      // receives <name>.jsonl and images/, or <name>.tar (wds)
+  std::string name;         // "" = the profile name
   /// Any but kAuto; kWebDataset writes one tar of caption pairs (profiles coco and tiny):
   /// <key>.<image ext>, <key>.txt with the caption, <key>.json with it and the image's size.
   ingest::InputFormat format = ingest::InputFormat::kLlava;
-  uint64_t samples = 0;           // 0 = every record of the source (tiny: 100; video, audio,
-                                  // omni: kDefaultAvSamples)
+  uint64_t samples = 0;               // 0 = every record of the source (tiny: 100; video, audio,
+                                      // omni: kDefaultAvSamples)
   std::string image_format = "jpeg";  // jpeg, png, webp, or mix (cycled per image)
   std::string video_format = "mix";   // mp4 (h264), webm (vp9), avi (mjpeg), or mix (cycled)
   std::string audio_format = "mix";   // wav, flac, mp3, ogg (vorbis), or mix (cycled)
-  double min_duration = 1;        // seconds of a video, drawn per video in [min, max]
+  double min_duration = 1;            // seconds of a video, drawn per video in [min, max]
   double max_duration = 10;
   /// Write each medium's description instead of a file: an image's {"width", "height"}, a
   /// video's {"duration", "fps", "width", "height"}, a speech clip's {"duration",
   /// "sample_rate"} (espeak-ng still speaks it to measure it, into a scratch file it removes).
   bool metadata_only = false;
-  uint32_t min_side = 64;         // tiny profile
+  uint32_t min_side = 64;  // tiny profile
   uint32_t max_side = 640;
   uint64_t seed = 1;
-  size_t threads = 0;             // media encoding threads; 0 = one per hardware thread
+  size_t threads = 0;  // media encoding threads; 0 = one per hardware thread
 };
 
 /// Samples profiles video, audio and omni write when `samples` is 0.

@@ -16,10 +16,11 @@ using namespace mmpt::text;  // moved here from the text module
 
 std::vector<std::string> GenerateCorpus(size_t count, uint64_t seed) {
   static const std::vector<std::string> kWords = {
-      "a", "the", "man", "woman", "dog", "cat", "is", "sitting", "on", "in", "with", "of", "and",
-      "riding", "standing", "next", "to", "table", "street", "kitchen", "pizza", "train", "two",
-      "people", "playing", "frisbee", "bus", "parked", "large", "small", "white", "red", "it's",
-      "they'll", "Tokyo", "café", "naïve", "東京", "猫", "개", "собака", "2017", "3.14", "🙂"};
+      "a",      "the",     "man",   "woman", "dog",    "cat",      "is",      "sitting", "on",
+      "in",     "with",    "of",    "and",   "riding", "standing", "next",    "to",      "table",
+      "street", "kitchen", "pizza", "train", "two",    "people",   "playing", "frisbee", "bus",
+      "parked", "large",   "small", "white", "red",    "it's",     "they'll", "Tokyo",   "café",
+      "naïve",  "東京",    "猫",    "개",    "собака", "2017",     "3.14",    "🙂"};
   std::mt19937_64 rng(seed);
   std::vector<std::string> texts;
   texts.reserve(count);

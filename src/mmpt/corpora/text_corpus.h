@@ -11,7 +11,8 @@
 namespace mmpt::corpora {
 
 /// Generate `count` English-like texts (words, punctuation, digits, some non-Latin scripts),
-/// deterministic in `seed`: the corpus the demo uses when the real data is absent (real_data.h reads the real one).
+/// deterministic in `seed`: the corpus the demo uses when the real data is absent (real_data.h
+/// reads the real one).
 std::vector<std::string> GenerateCorpus(size_t count, uint64_t seed);
 
 /// Write `texts` to `path` as JSON Lines, one JSON string per line (ill-formed UTF-8 replaced

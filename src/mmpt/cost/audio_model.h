@@ -17,10 +17,10 @@ struct AudioConfig {
   /// names them, so they are defined once).
   std::string features;
   media::LogMelConfig log_mel;
-  uint32_t hidden = 0;       // encoder width (d_model)
+  uint32_t hidden = 0;  // encoder width (d_model)
   uint32_t layers = 0;
   uint32_t heads = 0;
-  uint32_t mlp_hidden = 0;   // non-gated MLP width
+  uint32_t mlp_hidden = 0;  // non-gated MLP width
   /// The encoder always runs over the whole feature window, padding included (Whisper,
   /// Qwen2-Audio); false: only over the clip's frames (Qwen2.5-Omni).
   bool pad_to_window = true;

@@ -26,7 +26,8 @@ TEST(AvPresetsTest, EveryAudioPresetLoadsWithItsLogMelSettings) {
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_NE(unknown.status().ToString().find("x.json: 'features'"), std::string::npos)
       << unknown.status().ToString();
-  auto missing = ParseAudioPreset(R"({"name": "x", "features": "whisper", "encoder": {}})", "x.json");
+  auto missing =
+      ParseAudioPreset(R"({"name": "x", "features": "whisper", "encoder": {}})", "x.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().ToString().find("encoder.hidden"), std::string::npos);
 }
@@ -100,13 +101,13 @@ TEST(AvCostTest, CostSamplesCountsTokensPerModalityAndSecondsPerEncoder) {
   ImageSize image[] = {{640, 360}};
   VideoItem video[] = {{640, 360, 135, 30000, 5}};
   AudioItem audio[] = {{10000, 44100, 7}};
-  ASSERT_TRUE(builder.Add(s, 10, image).ok());                              // image only
-  ASSERT_TRUE(builder.Add(s, 10, {}, {}, {video, {}}).ok());          // video only
-  ASSERT_TRUE(builder.Add(s, 10, image, {}, {video, audio}).ok());          // all three
+  ASSERT_TRUE(builder.Add(s, 10, image).ok());                      // image only
+  ASSERT_TRUE(builder.Add(s, 10, {}, {}, {video, {}}).ok());        // video only
+  ASSERT_TRUE(builder.Add(s, 10, image, {}, {video, audio}).ok());  // all three
   VideoItem still[] = {{640, 360, 0, 30000, 0}};
-  EXPECT_FALSE(builder.Add(s, 10, {}, {}, {still, {}}).ok());        // no frames
+  EXPECT_FALSE(builder.Add(s, 10, {}, {}, {still, {}}).ok());  // no frames
   AudioItem late[] = {{1000, 16000, 11}};
-  EXPECT_FALSE(builder.Add(s, 10, {}, {}, {{}, late}).ok());         // past the text
+  EXPECT_FALSE(builder.Add(s, 10, {}, {}, {{}, late}).ok());  // past the text
   auto table = std::move(builder).Finish();
   ASSERT_TRUE(table.ok());
 
@@ -119,10 +120,10 @@ TEST(AvCostTest, CostSamplesCountsTokensPerModalityAndSecondsPerEncoder) {
   EXPECT_EQ(costed->audio_tokens, (std::vector<uint32_t>{0, 0, 250}));
   EXPECT_EQ(costed->MediaTokens(2), 299u + 1196 + 250);
   // Vision seconds: images and videos; audio seconds: the audio encoder's alone.
-  EXPECT_DOUBLE_EQ(costed->vision_seconds[2], costed->vision_seconds[0] + costed->vision_seconds[1]);
+  EXPECT_DOUBLE_EQ(costed->vision_seconds[2],
+                   costed->vision_seconds[0] + costed->vision_seconds[1]);
   EXPECT_EQ(costed->audio_seconds[0], 0.0);
-  EXPECT_DOUBLE_EQ(costed->audio_seconds[2],
-                   model->VisionSeconds(costed->audios[0].train_flops));
+  EXPECT_DOUBLE_EQ(costed->audio_seconds[2], model->VisionSeconds(costed->audios[0].train_flops));
   EXPECT_GT(costed->audio_seconds[2], 0.0);
 
   // An image-only table gets no video or audio vectors.

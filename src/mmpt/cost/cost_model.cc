@@ -25,8 +25,7 @@ Result<CostModel> CostModel::FromPresets(std::string_view vision, std::string_vi
   if (!audio.empty()) {
     MMPT_ASSIGN_OR_RETURN(a, LoadAudioPreset(audio));
   }
-  return CostModel(std::move(v), std::move(l), std::move(h), /*pad_to_seq_len=*/true,
-                   std::move(a));
+  return CostModel(std::move(v), std::move(l), std::move(h), /*pad_to_seq_len=*/true, std::move(a));
 }
 
 Result<AudioCost> CostModel::Audio(const AudioItem& audio) const {
@@ -37,8 +36,7 @@ Result<AudioCost> CostModel::Audio(const AudioItem& audio) const {
 namespace {
 
 // "source 'S' sample I <kind> K": where a table row's item is, for errors.
-std::string ItemName(const SampleTable& table, uint64_t row, std::string_view kind,
-                     uint64_t item) {
+std::string ItemName(const SampleTable& table, uint64_t row, std::string_view kind, uint64_t item) {
   uint32_t s = table.SourceOfRow(row);
   return fmt::format("source '{}' sample {} {} {}", table.source_names[s],
                      row - table.source_begin[s], kind, item);

@@ -22,8 +22,8 @@ namespace mmpt::cost {
 /// Thread safety: immutable after construction; safe to share.
 class CostModel {
  public:
-  CostModel(VisionConfig vision, LlmConfig llm, HardwareConfig hardware,
-            bool pad_to_seq_len = true, std::optional<AudioConfig> audio = std::nullopt);
+  CostModel(VisionConfig vision, LlmConfig llm, HardwareConfig hardware, bool pad_to_seq_len = true,
+            std::optional<AudioConfig> audio = std::nullopt);
   /// Load the presets by name (an empty `audio`: no audio encoder). Errors: those of
   /// LoadVisionPreset and friends.
   static Result<CostModel> FromPresets(std::string_view vision, std::string_view llm,
@@ -73,14 +73,14 @@ class CostModel {
 /// tokens per modality and seconds per encoder. The video and audio vectors are empty when the
 /// table has no videos (audio clips).
 struct CostedSamples {
-  std::vector<uint32_t> image_tokens;    // per sample: Σ LLM tokens of its images
-  std::vector<uint32_t> video_tokens;    // per sample: Σ LLM tokens of its videos
-  std::vector<uint32_t> audio_tokens;    // per sample: Σ LLM tokens of its audio clips
-  std::vector<double> vision_seconds;    // per sample: Σ vision encoder seconds (images + videos)
-  std::vector<double> audio_seconds;     // per sample: Σ audio encoder seconds
-  std::vector<ImageCost> images;         // per image, indexed like SampleTable::images
-  std::vector<VideoCost> videos;         // per video, indexed like SampleTable::videos
-  std::vector<AudioCost> audios;         // per clip, indexed like SampleTable::audios
+  std::vector<uint32_t> image_tokens;  // per sample: Σ LLM tokens of its images
+  std::vector<uint32_t> video_tokens;  // per sample: Σ LLM tokens of its videos
+  std::vector<uint32_t> audio_tokens;  // per sample: Σ LLM tokens of its audio clips
+  std::vector<double> vision_seconds;  // per sample: Σ vision encoder seconds (images + videos)
+  std::vector<double> audio_seconds;   // per sample: Σ audio encoder seconds
+  std::vector<ImageCost> images;       // per image, indexed like SampleTable::images
+  std::vector<VideoCost> videos;       // per video, indexed like SampleTable::videos
+  std::vector<AudioCost> audios;       // per clip, indexed like SampleTable::audios
 
   /// LLM tokens of all of sample `row`'s media.
   uint32_t MediaTokens(uint64_t row) const {

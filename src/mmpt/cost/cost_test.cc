@@ -52,11 +52,11 @@ TEST(PresetsTest, BadPresetFieldsAreNamed) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("kv_heads"), std::string::npos);
   EXPECT_EQ(ParseHardwarePreset("[1,2]", "h.json").status().code(), StatusCode::kCorrupt);
-  auto neg = ParseHardwarePreset(R"({"name":"h","bf16_flops":1e15,"mfu":1.5,"vision_mfu":0.3})",
-                                 "h.json");
+  auto neg =
+      ParseHardwarePreset(R"({"name":"h","bf16_flops":1e15,"mfu":1.5,"vision_mfu":0.3})", "h.json");
   EXPECT_NE(neg.status().message().find("mfu"), std::string::npos);
-  auto rule = ParseVisionPreset(R"({"name":"v","resolution":{"rule":"magic"},"encoder":{}})",
-                                "v.json");
+  auto rule =
+      ParseVisionPreset(R"({"name":"v","resolution":{"rule":"magic"},"encoder":{}})", "v.json");
   EXPECT_NE(rule.status().message().find("magic"), std::string::npos);
 }
 
@@ -194,7 +194,7 @@ TEST(TextEstimateTest, CountsWordsDigitsPunctuationAndLongWords) {
   EXPECT_EQ(EstimateTextTokens("A dog runs."), 4u);           // A, ␣dog, ␣runs, .
   EXPECT_EQ(EstimateTextTokens("in 2017"), 6u);               // in, ␣, 2, 0, 1, 7
   EXPECT_EQ(EstimateTextTokens("internationalization"), 4u);  // 20 letters → ⌈20/5⌉
-  EXPECT_EQ(EstimateTextTokens("héllo"), 3u);                  // h, é, llo
+  EXPECT_EQ(EstimateTextTokens("héllo"), 3u);                 // h, é, llo
   EXPECT_EQ(EstimateTextTokens("!!!"), 1u);
   // Close to 1.3 tokens per English word on prose.
   std::string prose =

@@ -12,14 +12,14 @@ struct LlmConfig {
   std::string name;
   uint32_t hidden = 0;
   uint32_t layers = 0;
-  uint32_t heads = 0;       // query heads
-  uint32_t kv_heads = 0;    // key/value heads (GQA)
+  uint32_t heads = 0;     // query heads
+  uint32_t kv_heads = 0;  // key/value heads (GQA)
   uint32_t head_dim = 0;
   uint32_t vocab = 0;
-  uint32_t ffn = 0;         // dense SwiGLU width (0 for MoE-only layers)
-  uint32_t moe_experts = 0; // routed experts (0: dense)
-  uint32_t moe_active = 0;  // experts per token
-  uint32_t moe_ffn = 0;     // width of one expert
+  uint32_t ffn = 0;          // dense SwiGLU width (0 for MoE-only layers)
+  uint32_t moe_experts = 0;  // routed experts (0: dense)
+  uint32_t moe_active = 0;   // experts per token
+  uint32_t moe_ffn = 0;      // width of one expert
 
   /// Training FLOPs (forward + backward = 3 × forward) per token of the linear layers: attention
   /// projections, the MLP (active experts and router for MoE) and the output head.

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <limits>
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -60,11 +60,11 @@ Result<json> Section(const json& doc, const char* key, std::string_view origin) 
 
 template <typename Config, typename Parse>
 Result<Config> LoadPreset(std::string_view kind, std::string_view name, Parse parse) {
-  bool safe = !name.empty() && name.find("..") == std::string_view::npos &&
-              std::all_of(name.begin(), name.end(), [](char ch) {
-                return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' ||
-                       ch == '_';
-              });
+  bool safe =
+      !name.empty() && name.find("..") == std::string_view::npos &&
+      std::all_of(name.begin(), name.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_';
+      });
   if (!safe) return Status::InvalidArgument("bad {} preset name '{}'", kind, name);
   MMPT_ASSIGN_OR_RETURN(std::string dir, PresetDir());
   dir += "/" + std::string(kind);
@@ -113,9 +113,10 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
   } else if (rule == "tiles") {
     c.rule = ResolutionRule::kTiles;
   } else {
-    return Status::InvalidArgument("{}: unknown resolution rule '{}' (expected smart_resize, "
-                                   "fixed or tiles)",
-                                   origin, rule);
+    return Status::InvalidArgument(
+        "{}: unknown resolution rule '{}' (expected smart_resize, "
+        "fixed or tiles)",
+        origin, rule);
   }
   MMPT_RETURN_IF_ERROR(Get(res, "patch_size", &c.patch_size, origin));
   MMPT_RETURN_IF_ERROR(Get(res, "spatial_merge", &c.spatial_merge, origin));
@@ -146,9 +147,10 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
   } else if (full->is_array()) {
     for (const json& layer : *full) {
       if (!layer.is_number_unsigned() || layer.get<uint64_t>() >= c.layers) {
-        return Status::InvalidArgument("{}: full_attention_layers holds {}, not a layer index "
-                                       "below {}",
-                                       origin, layer.dump(), c.layers);
+        return Status::InvalidArgument(
+            "{}: full_attention_layers holds {}, not a layer index "
+            "below {}",
+            origin, layer.dump(), c.layers);
       }
       c.full_attention_layers.push_back(layer.get<uint32_t>());
     }

@@ -38,9 +38,10 @@ Status CheckPositions(std::span<const Item> items, uint32_t text_tokens, std::st
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].text_position > text_tokens ||
         (i > 0 && items[i].text_position < items[i - 1].text_position)) {
-      return Status::InvalidArgument("{} {} at text position {}: not in order within the "
-                                     "sample's {} text tokens",
-                                     kind, i, items[i].text_position, text_tokens);
+      return Status::InvalidArgument(
+          "{} {} at text position {}: not in order within the "
+          "sample's {} text tokens",
+          kind, i, items[i].text_position, text_tokens);
     }
   }
   return Status::OK();
@@ -99,9 +100,10 @@ Status SampleTableBuilder::Add(uint32_t source, uint32_t text_tokens,
     }
     for (size_t i = 0; i < images.size(); ++i) {
       if (text_positions[i] > text_tokens || (i > 0 && text_positions[i] < text_positions[i - 1])) {
-        return Status::InvalidArgument("image {} at text position {}: not in order within the "
-                                       "sample's {} text tokens",
-                                       i, text_positions[i], text_tokens);
+        return Status::InvalidArgument(
+            "image {} at text position {}: not in order within the "
+            "sample's {} text tokens",
+            i, text_positions[i], text_tokens);
       }
     }
   }

@@ -18,7 +18,7 @@ struct ImageSize {
 /// A video as the planner sees it: what its token count and encoder cost depend on
 /// (media::SampleVideo's inputs) and where it sits in its sample's text.
 struct VideoItem {
-  uint32_t width = 0;          // frame size in pixels, as displayed
+  uint32_t width = 0;  // frame size in pixels, as displayed
   uint32_t height = 0;
   uint32_t frames = 0;         // frames in the video
   uint32_t fps_milli = 0;      // average frame rate × 1000

@@ -26,7 +26,8 @@ uint32_t EstimateTextTokens(std::string_view text) {
       ++tokens;  // digits are split one by one
       ++i;
     } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-      while (i < n && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ++i;
+      while (i < n && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+        ++i;
       ++tokens;
     } else if (c >= 0x80) {
       ++tokens;  // one code point: skip its continuation bytes

@@ -118,9 +118,10 @@ Result<media::ResizeRule> ResizeRuleOf(const VisionConfig& c) {
 
 Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& c) {
   if (c.rule != ResolutionRule::kSmartResize || c.temporal_patch < 2) {
-    return Status::InvalidArgument("vision preset '{}' does not encode video (needs smart_resize "
-                                   "and a temporal patch)",
-                                   c.name);
+    return Status::InvalidArgument(
+        "vision preset '{}' does not encode video (needs smart_resize "
+        "and a temporal patch)",
+        c.name);
   }
   media::VideoSamplingRule rule;
   rule.factor = c.patch_size * c.spatial_merge;
@@ -128,8 +129,8 @@ Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& c) {
   return rule;
 }
 
-Result<VideoCost> CostVideo(const VisionConfig& c, uint32_t width, uint32_t height,
-                            uint32_t frames, uint32_t fps_milli, uint32_t llm_hidden) {
+Result<VideoCost> CostVideo(const VisionConfig& c, uint32_t width, uint32_t height, uint32_t frames,
+                            uint32_t fps_milli, uint32_t llm_hidden) {
   MMPT_ASSIGN_OR_RETURN(media::VideoSamplingRule rule, VideoRuleOf(c));
   auto sampling = media::SampleVideo(frames, fps_milli / 1000.0, height, width, rule);
   if (!sampling.ok()) {
@@ -141,8 +142,8 @@ Result<VideoCost> CostVideo(const VisionConfig& c, uint32_t width, uint32_t heig
   cost.resized_width = sampling->size.width;
   cost.resized_height = sampling->size.height;
   cost.grid_t = cost.sampled_frames / c.temporal_patch;
-  const uint32_t step_patches = (cost.resized_width / c.patch_size) *
-                                (cost.resized_height / c.patch_size);
+  const uint32_t step_patches =
+      (cost.resized_width / c.patch_size) * (cost.resized_height / c.patch_size);
   cost.patches = cost.grid_t * step_patches;
   cost.llm_tokens = cost.patches / (c.spatial_merge * c.spatial_merge);
   cost.train_flops = 3.0 * cost.grid_t * EncoderForwardFlops(c, step_patches, llm_hidden);

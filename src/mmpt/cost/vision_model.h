@@ -21,33 +21,33 @@ enum class ResolutionRule : uint8_t {
 struct VisionConfig {
   std::string name;
   ResolutionRule rule = ResolutionRule::kSmartResize;
-  uint32_t patch_size = 14;       // pixels per patch side
-  uint32_t spatial_merge = 1;     // patches merged per side into one LLM token (kSmartResize)
-  uint32_t temporal_patch = 1;    // frames per patch (Qwen-VL: 2; a still image is repeated)
-  uint64_t min_pixels = 0;        // kSmartResize bounds on the resized area
+  uint32_t patch_size = 14;     // pixels per patch side
+  uint32_t spatial_merge = 1;   // patches merged per side into one LLM token (kSmartResize)
+  uint32_t temporal_patch = 1;  // frames per patch (Qwen-VL: 2; a still image is repeated)
+  uint64_t min_pixels = 0;      // kSmartResize bounds on the resized area
   uint64_t max_pixels = 0;
-  uint32_t image_size = 0;        // kFixed: the side every image is resized to
-  uint32_t tile_size = 0;         // kTiles: tile side in pixels
-  uint32_t min_tiles = 1;         // kTiles: bounds on the tile grid's i × j
+  uint32_t image_size = 0;  // kFixed: the side every image is resized to
+  uint32_t tile_size = 0;   // kTiles: tile side in pixels
+  uint32_t min_tiles = 1;   // kTiles: bounds on the tile grid's i × j
   uint32_t max_tiles = 1;
-  bool thumbnail = false;         // kTiles: add a whole-image tile when the grid has > 1 tile
-  uint32_t tokens_per_tile = 0;   // kTiles: LLM tokens per tile after pixel shuffle
+  bool thumbnail = false;        // kTiles: add a whole-image tile when the grid has > 1 tile
+  uint32_t tokens_per_tile = 0;  // kTiles: LLM tokens per tile after pixel shuffle
 
-  uint32_t hidden = 0;            // encoder width
+  uint32_t hidden = 0;  // encoder width
   uint32_t layers = 0;
   uint32_t heads = 0;
   uint32_t mlp_hidden = 0;
-  bool gated_mlp = false;         // SwiGLU (3 matrices) instead of a 2-matrix MLP
+  bool gated_mlp = false;                       // SwiGLU (3 matrices) instead of a 2-matrix MLP
   std::vector<uint32_t> full_attention_layers;  // indices of full-attention layers, ascending;
                                                 // the rest attend within windows
-  uint32_t window_size = 0;       // window side in pixels for windowed layers (0: none)
-  uint32_t merger_hidden = 0;     // input width of the merger / projector into the LLM
+  uint32_t window_size = 0;    // window side in pixels for windowed layers (0: none)
+  uint32_t merger_hidden = 0;  // input width of the merger / projector into the LLM
   // The block's parts, as the native encoder (vision/) builds them; empty where a preset only
   // costs the encoder ("norm": "layer_norm" | "rms_norm", "activation": "quick_gelu" | "silu").
   std::string norm;
   std::string activation;
   double norm_eps = 1e-6;
-  double rope_theta = 10000;      // base of the 2-D rotary position embedding
+  double rope_theta = 10000;  // base of the 2-D rotary position embedding
   /// Qwen2.5-VL's time-aligned M-RoPE: a video's temporal position advances this many steps
   /// per second of video (vision_config.tokens_per_second); 0 advances it by one per temporal
   /// grid step, as Qwen2-VL does.
@@ -59,12 +59,12 @@ struct VisionConfig {
 
 /// What one image becomes under a vision config, and what encoding it costs.
 struct ImageCost {
-  uint32_t resized_width = 0;   // pixels the encoder sees (tile grid × tile_size for kTiles)
+  uint32_t resized_width = 0;  // pixels the encoder sees (tile grid × tile_size for kTiles)
   uint32_t resized_height = 0;
-  uint32_t llm_tokens = 0;      // placeholder tokens in the LLM sequence
-  uint32_t patches = 0;         // encoder sequence length, all tiles together
-  uint32_t tiles = 1;           // encoder passes (kTiles: grid + thumbnail; else 1)
-  double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + merger
+  uint32_t llm_tokens = 0;  // placeholder tokens in the LLM sequence
+  uint32_t patches = 0;     // encoder sequence length, all tiles together
+  uint32_t tiles = 1;       // encoder passes (kTiles: grid + thumbnail; else 1)
+  double train_flops = 0;   // forward + backward (3 × forward) FLOPs of encoder + merger
 };
 
 /// The resize rule of a kSmartResize preset: factor patch_size × spatial_merge and the preset's

@@ -42,8 +42,7 @@ TEST(ThdSplitTest, MatchesTransformerEngineExample) {
   auto split = SplitThd(lengths, {.cp_size = 2});
   ASSERT_TRUE(split.ok()) << split.status().ToString();
   EXPECT_EQ(split->shards[0].token_indices, (std::vector<uint32_t>{0, 1, 6, 7, 8, 9, 14, 15}));
-  EXPECT_EQ(split->shards[1].token_indices,
-            (std::vector<uint32_t>{2, 3, 4, 5, 10, 11, 12, 13}));
+  EXPECT_EQ(split->shards[1].token_indices, (std::vector<uint32_t>{2, 3, 4, 5, 10, 11, 12, 13}));
   EXPECT_EQ(split->cu_seqlens_padded, (std::vector<uint32_t>{0, 8, 16}));
   EXPECT_EQ(split->shards[1].cu_seqlens_padded_local, (std::vector<uint32_t>{0, 4, 8}));
 }

@@ -16,9 +16,8 @@ size_t SeqOf(const ThdSplit& split, uint32_t position) {
 std::vector<uint32_t> TokenOrder(std::span<const CpImage> images) {
   std::vector<uint32_t> order(images.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return images[a].token_start < images[b].token_start;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return images[a].token_start < images[b].token_start; });
   return order;
 }
 
@@ -30,8 +29,8 @@ std::vector<std::vector<RowSegment>> ConsumedRows(const ThdSplit& split,
     const CpImage& image = images[i];
     const size_t seq = SeqOf(split, image.token_start);
     const uint32_t chunk = split.chunk_tokens(seq);
-    const uint32_t begin = split.PaddedPosition(seq, image.token_start) -
-                           split.cu_seqlens_padded[seq];
+    const uint32_t begin =
+        split.PaddedPosition(seq, image.token_start) - split.cu_seqlens_padded[seq];
     const uint32_t end = begin + image.token_count;
     for (uint32_t k = begin / chunk; k * chunk < end; ++k) {
       const uint32_t lo = std::max(begin, k * chunk), hi = std::min(end, (k + 1) * chunk);
@@ -81,23 +80,87 @@ Result<VisionPolicy> ParseVisionPolicy(std::string_view name) {
   return Status::InvalidArgument("unknown vision policy '{}' (naive, count, cost)", name);
 }
 
-double VisionAssignment::max_cost() const {
+double EncoderAssignment::max_cost() const {
   return rank_cost.empty() ? 0 : *std::max_element(rank_cost.begin(), rank_cost.end());
 }
 
-double VisionAssignment::mean_cost() const {
+double EncoderAssignment::mean_cost() const {
   if (rank_cost.empty()) return 0;
   return std::accumulate(rank_cost.begin(), rank_cost.end(), 0.0) /
          static_cast<double>(rank_cost.size());
 }
 
-std::vector<RowSegment> VisionAssignment::RowsToSend(uint32_t source, uint32_t dest) const {
+std::vector<RowSegment> EncoderAssignment::RowsToSend(uint32_t source, uint32_t dest) const {
   std::vector<RowSegment> rows;
   if (source == dest || dest >= consumed.size()) return rows;
   for (const RowSegment& segment : consumed[dest]) {
     if (segment.source_rank == source) rows.push_back(segment);
   }
   return rows;
+}
+
+Result<ExchangeIndices> RankExchange(const EncoderAssignment& assignment,
+                                     std::span<const uint32_t> item_rows, uint32_t rank) {
+  const uint32_t cp = static_cast<uint32_t>(assignment.consumed.size());
+  if (rank >= cp || assignment.encoded.size() != cp) {
+    return Status::InvalidArgument("exchange: rank {} is not in a CP group of {}", rank, cp);
+  }
+  // Where each item this rank encodes starts in its local embeddings.
+  std::vector<int64_t> start(item_rows.size(), -1);
+  int32_t local_rows = 0;
+  for (uint32_t item : assignment.encoded[rank]) {
+    if (item >= item_rows.size()) {
+      return Status::InvalidArgument("exchange: rank {} encodes item {} of {}", rank, item,
+                                     item_rows.size());
+    }
+    start[item] = local_rows;
+    local_rows += static_cast<int32_t>(item_rows[item]);
+  }
+  auto local_row = [&](const RowSegment& segment) -> Result<int32_t> {
+    if (segment.image >= start.size() || start[segment.image] < 0) {
+      return Status::InvalidArgument("exchange: rank {} does not encode item {} it serves", rank,
+                                     segment.image);
+    }
+    return static_cast<int32_t>(start[segment.image] + segment.row_begin);
+  };
+  ExchangeIndices out;
+  out.send_splits.assign(cp, 0);
+  out.recv_splits.assign(cp, 0);
+  for (uint32_t dest = 0; dest < cp; ++dest) {
+    for (const RowSegment& segment : assignment.RowsToSend(rank, dest)) {
+      MMPT_ASSIGN_OR_RETURN(const int32_t first, local_row(segment));
+      for (uint32_t i = 0; i < segment.row_count; ++i) out.send_index.push_back(first + i);
+      out.send_splits[dest] += static_cast<int32_t>(segment.row_count);
+    }
+  }
+  for (const RowSegment& segment : assignment.consumed[rank]) {
+    if (segment.source_rank >= cp) {
+      return Status::InvalidArgument("exchange: a segment of item {} names source rank {} of {}",
+                                     segment.image, segment.source_rank, cp);
+    }
+    if (segment.source_rank != rank) {
+      out.recv_splits[segment.source_rank] += static_cast<int32_t>(segment.row_count);
+    }
+  }
+  // Received rows follow the local ones, by source rank, each source's in this rank's order.
+  std::vector<int32_t> received_at(cp, local_rows);
+  for (uint32_t source = 1; source < cp; ++source) {
+    received_at[source] = received_at[source - 1] + out.recv_splits[source - 1];
+  }
+  for (const RowSegment& segment : assignment.consumed[rank]) {
+    int32_t first = 0;
+    if (segment.source_rank == rank) {
+      MMPT_ASSIGN_OR_RETURN(first, local_row(segment));
+    } else {
+      first = received_at[segment.source_rank];
+      received_at[segment.source_rank] += static_cast<int32_t>(segment.row_count);
+    }
+    for (uint32_t i = 0; i < segment.row_count; ++i) {
+      out.gather_index.push_back(first + static_cast<int32_t>(i));
+      out.positions.push_back(static_cast<int32_t>(segment.local_offset + i));
+    }
+  }
+  return out;
 }
 
 Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
@@ -115,27 +178,28 @@ Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
     }
     const size_t seq = SeqOf(split, image.token_start);
     if (end > split.cu_seqlens[seq + 1]) {
-      return Status::InvalidArgument("image {} spans tokens [{}, {}) across the end of sample {} "
-                                     "at {}", i, image.token_start, end, seq,
-                                     split.cu_seqlens[seq + 1]);
+      return Status::InvalidArgument(
+          "image {} spans tokens [{}, {}) across the end of sample {} "
+          "at {}",
+          i, image.token_start, end, seq, split.cu_seqlens[seq + 1]);
     }
   }
   std::vector<uint32_t> order = TokenOrder(images);
   for (size_t j = 1; j < order.size(); ++j) {
     const CpImage& prev = images[order[j - 1]];
     if (prev.token_start + prev.token_count > images[order[j]].token_start) {
-      return Status::InvalidArgument("images {} and {} overlap at token {}", order[j - 1],
-                                     order[j], images[order[j]].token_start);
+      return Status::InvalidArgument("images {} and {} overlap at token {}", order[j - 1], order[j],
+                                     images[order[j]].token_start);
     }
   }
   return Status::OK();
 }
 
-Result<VisionAssignment> AssignVision(const ThdSplit& split, std::span<const CpImage> images,
-                                      VisionPolicy policy) {
+Result<EncoderAssignment> AssignVision(const ThdSplit& split, std::span<const CpImage> images,
+                                       VisionPolicy policy) {
   MMPT_RETURN_IF_ERROR(ValidateImages(split, images));
   const uint32_t cp = split.cp_size;
-  VisionAssignment out;
+  EncoderAssignment out;
   out.policy = policy;
   out.encoders.resize(images.size());
   out.encoded.resize(cp);

@@ -42,15 +42,15 @@ Result<VisionPolicy> ParseVisionPolicy(std::string_view name);
 
 /// A run of embedding rows of one image that a consuming rank places contiguously.
 struct RowSegment {
-  uint32_t image = 0;        // index into the pack's images
-  uint32_t row_begin = 0;    // first row of the image's embedding
+  uint32_t image = 0;      // index into the pack's images
+  uint32_t row_begin = 0;  // first row of the image's embedding
   uint32_t row_count = 0;
   uint32_t local_offset = 0;  // position of row_begin in the consumer's local token layout
   uint32_t source_rank = 0;   // CP rank that encodes the rows (the consumer itself when local)
 };
 
 /// Vision work and embedding routing of one pack over its CP group.
-struct VisionAssignment {
+struct EncoderAssignment {
   VisionPolicy policy = VisionPolicy::kCost;
   /// Per image: the CP ranks that encode it (one, except under kNaive for straddling images).
   std::vector<std::vector<uint32_t>> encoders;
@@ -71,6 +71,29 @@ struct VisionAssignment {
   std::vector<RowSegment> RowsToSend(uint32_t source, uint32_t dest) const;
 };
 
+/// One CP rank's side of the embedding exchange of a EncoderAssignment: the index lists the
+/// all-to-all-v and the gather after it take. The rank's local embeddings are its encoded items'
+/// embeddings, ascending, concatenated.
+struct ExchangeIndices {
+  /// Rows of the local embeddings to send, grouped by destination rank (ascending) and, within
+  /// a destination, in its local token order.
+  std::vector<int32_t> send_index;
+  /// Rows sent to / received from each rank (0 for the rank itself): [CP] each.
+  std::vector<int32_t> send_splits;
+  std::vector<int32_t> recv_splits;
+  /// For each consumed row, in local token order: its row in concat(local embeddings, received).
+  std::vector<int32_t> gather_index;
+  /// The local token position of each consumed row.
+  std::vector<int32_t> positions;
+};
+
+/// `rank`'s exchange under `assignment`, whose items have `item_rows` embedding rows each: the
+/// one derivation of the index lists (the loader ships them in each Batch; Python asks for
+/// them for an assignment it holds). Errors: InvalidArgument for a rank outside the group, an
+/// item without rows, or a segment whose item is not encoded by its source.
+Result<ExchangeIndices> RankExchange(const EncoderAssignment& assignment,
+                                     std::span<const uint32_t> item_rows, uint32_t rank);
+
 /// Check a pack's images against its split: each span non-empty and inside one sub-sequence's
 /// real tokens, spans not overlapping. Errors: InvalidArgument naming the image index.
 Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images);
@@ -79,7 +102,7 @@ Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images);
 /// embedding rows to the ranks whose shards consume them. Deterministic: the same inputs give
 /// the same assignment on every rank. A rank with no images still appears (empty lists), so
 /// every rank takes part in every collective. Errors: those of ValidateImages.
-Result<VisionAssignment> AssignVision(const ThdSplit& split, std::span<const CpImage> images,
-                                      VisionPolicy policy);
+Result<EncoderAssignment> AssignVision(const ThdSplit& split, std::span<const CpImage> images,
+                                       VisionPolicy policy);
 
 }  // namespace mmpt::cp

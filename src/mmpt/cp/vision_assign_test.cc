@@ -117,7 +117,8 @@ TEST(VisionAssignTest, RoutingCoversEveryRowOncePerConsumer) {
           last_offset = seg.local_offset + seg.row_count;
           const CpImage& image = pack.images[seg.image];
           const size_t seq = std::upper_bound(split->cu_seqlens.begin(), split->cu_seqlens.end(),
-                                              image.token_start) - split->cu_seqlens.begin() - 1;
+                                              image.token_start) -
+                             split->cu_seqlens.begin() - 1;
           for (uint32_t j = 0; j < seg.row_count; ++j) {
             const uint32_t row = seg.row_begin + j;
             const uint32_t padded = split->PaddedPosition(seq, image.token_start + row);
@@ -176,6 +177,36 @@ TEST(VisionAssignTest, CostNeverWorseThanCountOnAverage) {
     sum_cost += cost->max_cost();
   }
   EXPECT_LT(sum_cost, sum_count);
+}
+
+// Two items of 3 and 2 rows over CP 2: rank 0 encodes item 0, rank 1 item 1; each consumes
+// rows of both.
+EncoderAssignment TwoRankRouting() {
+  EncoderAssignment a;
+  a.encoded = {{0}, {1}};
+  a.consumed = {{{0, 0, 2, 0, 0}, {1, 0, 1, 5, 1}}, {{0, 2, 1, 1, 0}, {1, 1, 1, 3, 1}}};
+  return a;
+}
+
+TEST(VisionAssignTest, RankExchangeListsWhatEachRankSendsAndGathers) {
+  const std::vector<uint32_t> rows = {3, 2};
+  auto zero = RankExchange(TwoRankRouting(), rows, 0);
+  ASSERT_TRUE(zero.ok()) << zero.status().ToString();
+  // Rank 0 sends item 0's row 2 to rank 1 and receives item 1's row 0 after its 3 local rows.
+  EXPECT_EQ(zero->send_index, (std::vector<int32_t>{2}));
+  EXPECT_EQ(zero->send_splits, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(zero->recv_splits, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(zero->gather_index, (std::vector<int32_t>{0, 1, 3}));
+  EXPECT_EQ(zero->positions, (std::vector<int32_t>{0, 1, 5}));
+  auto one = RankExchange(TwoRankRouting(), rows, 1);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->send_index, (std::vector<int32_t>{0}));
+  EXPECT_EQ(one->gather_index, (std::vector<int32_t>{2, 1}));
+  EXPECT_EQ(one->positions, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(RankExchange(TwoRankRouting(), rows, 2).status().code(), StatusCode::kInvalidArgument);
+  EncoderAssignment wrong = TwoRankRouting();
+  wrong.consumed[0][1].source_rank = 0;  // rank 0 does not encode item 1
+  EXPECT_EQ(RankExchange(wrong, rows, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(VisionAssignTest, CpOneKeepsEverythingLocal) {

@@ -44,8 +44,8 @@ Result<uint32_t> ImageSide(const object& obj, std::string_view key, store::Media
                                    store::MediaKindName(kind), key);
   }
   if (side == 0 || side > kMaxImageSide) {
-    return Status::InvalidArgument("{} \"{}\" {} is outside [1, {}]", store::MediaKindName(kind), key,
-                                   side, kMaxImageSide);
+    return Status::InvalidArgument("{} \"{}\" {} is outside [1, {}]", store::MediaKindName(kind),
+                                   key, side, kMaxImageSide);
   }
   return static_cast<uint32_t>(side);
 }
@@ -149,7 +149,8 @@ Result<store::MediaRef> ParseMediaRef(const element& value, store::MediaKind kin
     MMPT_ASSIGN_OR_RETURN(media.sample_rate_hz, PositiveInteger(obj, "sample_rate_hz", kind));
   }
   if ((media.width == 0) != (media.height == 0)) {
-    return Status::InvalidArgument("{} gives only one of width and height", store::MediaKindName(kind));
+    return Status::InvalidArgument("{} gives only one of width and height",
+                                   store::MediaKindName(kind));
   }
   const bool has_path = !media.path.empty() || !media.entry.empty();
   switch (kind) {
@@ -301,8 +302,8 @@ Status ParseCanonical(const object& obj, store::Sample& sample) {
 
 namespace {
 
-constexpr std::array<std::string_view, 7> kFormatNames = {
-    "auto", "canonical", "llava", "mmc4", "obelics", "chat", "wds"};
+constexpr std::array<std::string_view, 7> kFormatNames = {"auto",    "canonical", "llava", "mmc4",
+                                                          "obelics", "chat",      "wds"};
 
 bool Has(const simdjson::dom::object& obj, std::string_view key) {
   simdjson::dom::element value;
@@ -329,7 +330,8 @@ Result<InputFormat> ParseInputFormat(std::string_view name) {
     if (kFormatNames[i] == name) return static_cast<InputFormat>(i);
   }
   return Status::InvalidArgument(
-      "unknown input format '{}' (expected auto, canonical, llava, mmc4, obelics, chat or wds)", name);
+      "unknown input format '{}' (expected auto, canonical, llava, mmc4, obelics, chat or wds)",
+      name);
 }
 
 struct RecordParser::Impl {
@@ -340,10 +342,10 @@ RecordParser::RecordParser() : impl_(std::make_unique<Impl>()) {}
 RecordParser::~RecordParser() = default;
 
 Result<store::Sample> RecordParser::Parse(std::string_view line, InputFormat format,
-                                   const RecordLocation& where, InputFormat* detected) {
+                                          const RecordLocation& where, InputFormat* detected) {
   auto fail = [&](const Status& status) {
-    return Status(status.code(), fmt::format("{}:{}: {}", where.file, where.line,
-                                             status.message()));
+    return Status(status.code(),
+                  fmt::format("{}:{}: {}", where.file, where.line, status.message()));
   };
   simdjson::dom::element doc;
   if (auto error = impl_->parser.parse(line.data(), line.size(), true).get(doc)) {

@@ -14,12 +14,12 @@ namespace mmpt::ingest {
 
 /// The input formats prepare understands.
 enum class InputFormat : uint8_t {
-  kAuto = 0,   // detect per record from its fields
-  kCanonical,  // {"segments":[...],"media":[...]}: mmpt's own lines
-  kLlava,      // LLaVA / ShareGPT: "conversations" [{from, value}], "image" or "images", <image>
-  kMmc4,       // mmc4: "text_list" + "image_info"[{image_name, matched_text_index}]
-  kObelics,    // OBELICS: parallel "texts" / "images" lists, exactly one non-null per position
-  kChat,       // Hugging Face chat: "messages" [{role, content: str | [{type: text|image}]}]
+  kAuto = 0,    // detect per record from its fields
+  kCanonical,   // {"segments":[...],"media":[...]}: mmpt's own lines
+  kLlava,       // LLaVA / ShareGPT: "conversations" [{from, value}], "image" or "images", <image>
+  kMmc4,        // mmc4: "text_list" + "image_info"[{image_name, matched_text_index}]
+  kObelics,     // OBELICS: parallel "texts" / "images" lists, exactly one non-null per position
+  kChat,        // Hugging Face chat: "messages" [{role, content: str | [{type: text|image}]}]
   kWebDataset,  // WebDataset tar shards (webdataset.h), not JSON lines: prepare reads every
                 // input as a tar; without it, inputs named .tar, .tar.gz or .tgz are tars
 };
@@ -54,8 +54,8 @@ class RecordParser {
   /// Errors: Corrupt (not JSON, not UTF-8), InvalidArgument (a field missing or of the wrong
   /// type, markers and images that do not match, unknown format or kWebDataset, zero or absurd
   /// sizes); every message starts with "file:line: ".
-  Result<store::Sample> Parse(std::string_view line, InputFormat format, const RecordLocation& where,
-                       InputFormat* detected = nullptr);
+  Result<store::Sample> Parse(std::string_view line, InputFormat format,
+                              const RecordLocation& where, InputFormat* detected = nullptr);
 
  private:
   struct Impl;

@@ -156,17 +156,16 @@ Status ParseChat(const object& obj, store::Sample& sample) {
           MMPT_ASSIGN_OR_RETURN(std::optional<std::string_view> part_text,
                                 OptionalString(part, "text"));
           if (!part_text) {
-            return Status::InvalidArgument("messages[{}].content[{}] has no string \"text\"",
-                                           index, part_index);
+            return Status::InvalidArgument("messages[{}].content[{}] has no string \"text\"", index,
+                                           part_index);
           }
           MMPT_RETURN_IF_ERROR(AppendTextWithMarkers(*part_text, *role, {}, sample));
-        } else if (type == "image" || type == "image_url" || type == "video" ||
-                   type == "audio") {
+        } else if (type == "image" || type == "image_url" || type == "video" || type == "audio") {
           // A part of a media type gives its item inline ({"type": "video", "video": path})
           // or takes the next top-level item of its kind.
           const store::MediaKind kind = type == "video"   ? store::MediaKind::kVideo
-                                 : type == "audio" ? store::MediaKind::kAudio
-                                                   : store::MediaKind::kImage;
+                                        : type == "audio" ? store::MediaKind::kAudio
+                                                          : store::MediaKind::kImage;
           const std::string_view kind_name = store::MediaKindName(kind);
           element source;
           bool inline_media = false;
@@ -194,14 +193,13 @@ Status ParseChat(const object& obj, store::Sample& sample) {
             AppendMedia(given.items[given.next++], *role, sample);
           }
         } else {
-          return Status::InvalidArgument("messages[{}].content[{}]: unsupported part type",
-                                         index, part_index);
+          return Status::InvalidArgument("messages[{}].content[{}]: unsupported part type", index,
+                                         part_index);
         }
         ++part_index;
       }
     } else {
-      return Status::InvalidArgument("messages[{}].content is neither a string nor a list",
-                                     index);
+      return Status::InvalidArgument("messages[{}].content is neither a string nor a list", index);
     }
     EndTurn(first, index, *role, sample);
     ++index;

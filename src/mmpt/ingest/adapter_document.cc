@@ -39,8 +39,8 @@ Status ParseMmc4(const object& obj, store::Sample& sample) {
       }
       if (position >= texts.size()) {
         return Status::InvalidArgument(
-            "image_info[{}].matched_text_index {} is past text_list's {} entries", index,
-            position, texts.size());
+            "image_info[{}].matched_text_index {} is past text_list's {} entries", index, position,
+            texts.size());
       }
       auto media = ParseMediaRef(item);
       if (!media.ok()) return media.status().WithContext(fmt::format("image_info[{}]", index));
@@ -63,8 +63,8 @@ Status ParseObelics(const object& obj, store::Sample& sample) {
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array texts, RequiredArray(obj, "texts"));
   MMPT_ASSIGN_OR_RETURN(simdjson::dom::array images, RequiredArray(obj, "images"));
   if (texts.size() != images.size()) {
-    return Status::InvalidArgument("\"texts\" has {} entries but \"images\" has {}",
-                                   texts.size(), images.size());
+    return Status::InvalidArgument("\"texts\" has {} entries but \"images\" has {}", texts.size(),
+                                   images.size());
   }
   auto text_it = texts.begin();
   auto image_it = images.begin();
@@ -74,9 +74,10 @@ Status ParseObelics(const object& obj, store::Sample& sample) {
     bool has_text = !text_value.is_null();
     bool has_image = !image_value.is_null();
     if (has_text == has_image) {
-      return Status::InvalidArgument("position {}: exactly one of texts[{}] and images[{}] must "
-                                     "be non-null",
-                                     i, i, i);
+      return Status::InvalidArgument(
+          "position {}: exactly one of texts[{}] and images[{}] must "
+          "be non-null",
+          i, i, i);
     }
     if (has_image) {
       auto media = ParseMediaRef(image_value);

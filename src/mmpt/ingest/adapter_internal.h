@@ -32,7 +32,8 @@ Result<simdjson::dom::array> RequiredArray(const object& obj, std::string_view k
 /// video a size, duration and fps (its frames follow from them), an audio item a duration.
 /// Errors: InvalidArgument for other types, zero or absurd values, fields another kind owns,
 /// or neither a path nor the facts.
-Result<store::MediaRef> ParseMediaRef(const element& value, store::MediaKind kind = store::MediaKind::kImage);
+Result<store::MediaRef> ParseMediaRef(const element& value,
+                                      store::MediaKind kind = store::MediaKind::kImage);
 
 /// One kind of media a conversation record gives at its top level, with the marker that
 /// places each item in the text ("<image>"), and how many are placed so far.

@@ -11,7 +11,7 @@ namespace mmpt::ingest {
 namespace {
 
 Result<store::Sample> ParseLine(std::string_view line, InputFormat format = InputFormat::kAuto,
-                         InputFormat* detected = nullptr) {
+                                InputFormat* detected = nullptr) {
   RecordParser parser;
   return parser.Parse(line, format, {"in.jsonl", 7}, detected);
 }
@@ -53,8 +53,8 @@ TEST(AdapterTest, LlavaMarkerCountMismatchIsAnErrorWithFileAndLine) {
   EXPECT_NE(s.status().message().find("in.jsonl:7: "), std::string::npos);
   EXPECT_NE(s.status().message().find("2 images but 1"), std::string::npos)
       << s.status().ToString();
-  auto more = ParseLine(
-      R"({"image":"a.png","conversations":[{"from":"human","value":"<image><image>"}]})");
+  auto more =
+      ParseLine(R"({"image":"a.png","conversations":[{"from":"human","value":"<image><image>"}]})");
   ASSERT_FALSE(more.ok());
   EXPECT_NE(more.status().message().find("more \"<image>\" markers"), std::string::npos);
 }
@@ -66,7 +66,8 @@ TEST(AdapterTest, Mmc4PlacesImagesBeforeTheirMatchedSentence) {
   // Sentences between images read as one text, joined with a space as OpenFlamingo does.
   EXPECT_EQ(Describe(*s), ":<a.jpg>|:First. Second.|:<b.jpg>|:Third.|");
   EXPECT_EQ(s->key, "in.jsonl:7");
-  auto bad = ParseLine(R"({"text_list":["a"],"image_info":[{"image_name":"x","matched_text_index":3}]})");
+  auto bad =
+      ParseLine(R"({"text_list":["a"],"image_info":[{"image_name":"x","matched_text_index":3}]})");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("past text_list"), std::string::npos);
 }
@@ -109,12 +110,13 @@ TEST(AdapterTest, MetadataOnlyImagesCarrySizes) {
 }
 
 TEST(AdapterTest, ZeroAndAbsurdSizesAreRejected) {
-  for (const char* line :
-       {R"({"conversations":[{"from":"human","value":"<image>"}],"image":{"width":0,"height":5}})",
-        R"({"conversations":[{"from":"human","value":"<image>"}],"image":{"width":5,"height":99999999}})",
-        R"({"conversations":[{"from":"human","value":"<image>"}],"image":{"width":-3,"height":5}})",
-        R"({"conversations":[{"from":"human","value":"<image>"}],"image":{"width":5}})",
-        R"({"conversations":[{"from":"human","value":"<image>"}],"image":{}})"}) {
+  for (
+      const char* line :
+      {R"({"conversations":[{"from":"human","value":"<image>"}],"image":{"width":0,"height":5}})",
+       R"({"conversations":[{"from":"human","value":"<image>"}],"image":{"width":5,"height":99999999}})",
+       R"({"conversations":[{"from":"human","value":"<image>"}],"image":{"width":-3,"height":5}})",
+       R"({"conversations":[{"from":"human","value":"<image>"}],"image":{"width":5}})",
+       R"({"conversations":[{"from":"human","value":"<image>"}],"image":{}})"}) {
     auto s = ParseLine(line);
     EXPECT_FALSE(s.ok()) << line;
     EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument) << line;
@@ -122,8 +124,9 @@ TEST(AdapterTest, ZeroAndAbsurdSizesAreRejected) {
 }
 
 TEST(AdapterTest, MalformedJsonAndNonUtf8AreCorruptNamingTheLine) {
-  for (std::string line : {std::string(R"({"conversations": [)"), std::string("not json"),
-                           std::string("{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]}")}) {
+  for (std::string line :
+       {std::string(R"({"conversations": [)"), std::string("not json"),
+        std::string("{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]}")}) {
     auto s = ParseLine(line);
     ASSERT_FALSE(s.ok()) << line;
     EXPECT_EQ(s.status().code(), StatusCode::kCorrupt) << s.status().ToString();
@@ -165,8 +168,7 @@ TEST(AdapterTest, CanonicalRoundTripsThroughItsJsonLine) {
 }
 
 TEST(AdapterTest, CanonicalMediaIndexMustBeUsedExactlyOnce) {
-  auto twice = ParseLine(
-      R"({"segments":[{"media":0},{"media":0}],"media":[{"path":"a.jpg"}]})");
+  auto twice = ParseLine(R"({"segments":[{"media":0},{"media":0}],"media":[{"path":"a.jpg"}]})");
   EXPECT_FALSE(twice.ok());
   auto out_of_range = ParseLine(R"({"segments":[{"media":3}],"media":[]})");
   EXPECT_FALSE(out_of_range.ok());
@@ -220,15 +222,15 @@ TEST(AdapterTest, VideoAndAudioMarkerCountsMustMatch) {
   EXPECT_EQ(fewer.status().message().rfind("in.jsonl:7: ", 0), 0u) << fewer.status().ToString();
   EXPECT_NE(fewer.status().message().find("2 videos but 1 \"<video>\" markers"), std::string::npos)
       << fewer.status().ToString();
-  auto more = ParseLine(
-      R"({"audio":"a.wav","conversations":[{"from":"human","value":"<audio><audio>"}]})");
+  auto more =
+      ParseLine(R"({"audio":"a.wav","conversations":[{"from":"human","value":"<audio><audio>"}]})");
   ASSERT_FALSE(more.ok());
   EXPECT_NE(more.status().message().find("more \"<audio>\" markers than the 1 audios"),
             std::string::npos)
       << more.status().ToString();
   // A <video> marker with only images given is no image marker.
-  auto wrong = ParseLine(
-      R"({"image":"a.jpg","conversations":[{"from":"human","value":"<video>"}]})");
+  auto wrong =
+      ParseLine(R"({"image":"a.jpg","conversations":[{"from":"human","value":"<video>"}]})");
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.status().message().find("the 0 videos"), std::string::npos)
       << wrong.status().ToString();
@@ -245,8 +247,7 @@ TEST(AdapterTest, ChatVideoAndAudioParts) {
       R"({"videos":["v.mp4"],"messages":[{"role":"user","content":[{"type":"video"},{"type":"text","text":"?"}]}]})");
   ASSERT_TRUE(top.ok()) << top.status().ToString();
   EXPECT_EQ(Kinds(*top), "video,");
-  auto missing = ParseLine(
-      R"({"messages":[{"role":"user","content":[{"type":"audio"}]}]})");
+  auto missing = ParseLine(R"({"messages":[{"role":"user","content":[{"type":"audio"}]}]})");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("audio part but only 0 audios given"),
             std::string::npos)
@@ -307,13 +308,14 @@ TEST(AdapterTest, MetadataOnlyVideoAndAudio) {
   EXPECT_NE(extra.status().message().find("no other fields"), std::string::npos)
       << extra.status().ToString();
   // Each kind needs its own facts, and only those.
-  for (const char* line : {
-           R"({"video":{"duration":2,"width":64,"height":48},"conversations":[{"from":"human","value":"<video>"}]})",
-           R"({"video":{"duration":0,"fps":25,"width":64,"height":48},"conversations":[{"from":"human","value":"<video>"}]})",
-           R"({"audio":{"sample_rate":16000},"conversations":[{"from":"human","value":"<audio>"}]})",
-           R"({"audio":{"duration":1,"width":5,"height":5},"conversations":[{"from":"human","value":"<audio>"}]})",
-           R"({"image":{"width":5,"height":5,"duration":1},"conversations":[{"from":"human","value":"<image>"}]})",
-           R"({"audio":{"duration":"long"},"conversations":[{"from":"human","value":"<audio>"}]})"}) {
+  for (
+      const char* line :
+      {R"({"video":{"duration":2,"width":64,"height":48},"conversations":[{"from":"human","value":"<video>"}]})",
+       R"({"video":{"duration":0,"fps":25,"width":64,"height":48},"conversations":[{"from":"human","value":"<video>"}]})",
+       R"({"audio":{"sample_rate":16000},"conversations":[{"from":"human","value":"<audio>"}]})",
+       R"({"audio":{"duration":1,"width":5,"height":5},"conversations":[{"from":"human","value":"<audio>"}]})",
+       R"({"image":{"width":5,"height":5,"duration":1},"conversations":[{"from":"human","value":"<image>"}]})",
+       R"({"audio":{"duration":"long"},"conversations":[{"from":"human","value":"<audio>"}]})"}) {
     auto bad = ParseLine(line);
     ASSERT_FALSE(bad.ok()) << line;
     EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << line;
@@ -324,7 +326,8 @@ TEST(AdapterTest, MetadataOnlyVideoAndAudio) {
 TEST(AdapterTest, CanonicalRoundTripsVideoAndAudio) {
   store::Sample sample;
   sample.key = "omni";
-  sample.media.push_back({"v.mp4", "000000.0.mp4", 320, 240, 50, store::MediaKind::kVideo, 2000, 25000});
+  sample.media.push_back(
+      {"v.mp4", "000000.0.mp4", 320, 240, 50, store::MediaKind::kVideo, 2000, 25000});
   sample.media.push_back({"", "", 0, 0, 1, store::MediaKind::kAudio, 1500, 0, 16000});
   sample.media.push_back({"", "", 64, 48, 30, store::MediaKind::kVideo, 1000, 30000});
   sample.segments.push_back({"user", 0, true, "", 0});
@@ -334,8 +337,10 @@ TEST(AdapterTest, CanonicalRoundTripsVideoAndAudio) {
   std::string line;
   store::AppendSampleJson(sample, line);
   line.pop_back();
-  EXPECT_NE(line.find(R"("kind":"video","width":320,"height":240,"frames":50,"duration_ms":2000,"fps_milli":25000)"),
-            std::string::npos)
+  EXPECT_NE(
+      line.find(
+          R"("kind":"video","width":320,"height":240,"frames":50,"duration_ms":2000,"fps_milli":25000)"),
+      std::string::npos)
       << line;
   auto back = ParseLine(line, InputFormat::kAuto);
   ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << line;
@@ -362,8 +367,7 @@ TEST(AdapterTest, FuzzSeedsReachEveryFormat) {
       for (const store::MediaRef& media : sample->media) sized_only |= media.metadata_only();
       EXPECT_TRUE(sized_only) << name << " has no metadata-only image";
       // The rest of the name says which format carries the metadata-only item.
-      EXPECT_EQ(std::string(InputFormatName(detected)), name.substr(9, name.find('.') - 9))
-          << name;
+      EXPECT_EQ(std::string(InputFormatName(detected)), name.substr(9, name.find('.') - 9)) << name;
     } else {
       EXPECT_EQ(std::string(InputFormatName(detected)), prefix) << name;
     }

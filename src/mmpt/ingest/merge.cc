@@ -53,7 +53,7 @@ Status AddParts(const std::string& input, std::vector<Part>& parts) {
 }  // namespace
 
 Result<store::Manifest> MergeDatasets(const std::string& out_dir,
-                               const std::vector<std::string>& inputs) {
+                                      const std::vector<std::string>& inputs) {
   if (inputs.empty()) return Status::InvalidArgument("merge: no parts given");
   std::vector<Part> parts;
   for (const std::string& input : inputs) MMPT_RETURN_IF_ERROR(AddParts(input, parts));
@@ -66,14 +66,14 @@ Result<store::Manifest> MergeDatasets(const std::string& out_dir,
           "differs): prepare them with the same --chat-template",
           part.manifest_path, parts.front().manifest_path);
     }
-    if (m.tokenizer_xxh3 != first.tokenizer_xxh3 || m.vision_preset != first.vision_preset ||
-        m.audio_preset != first.audio_preset || m.max_decode_pixels != first.max_decode_pixels) {
+    if (m.tokenizer_xxh3 != first.tokenizer_xxh3 || m.vision != first.vision ||
+        m.audio != first.audio || m.max_decode_pixels != first.max_decode_pixels) {
       return Status::InvalidArgument(
           "{} was prepared with tokenizer {} ({}), vision '{}', audio '{}' and decode budget {}, "
           "{} with {} ({}), '{}', '{}' and {}: token counts would not be comparable",
-          part.manifest_path, m.tokenizer, store::ChecksumHex(m.tokenizer_xxh3), m.vision_preset,
-          m.audio_preset, m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
-          store::ChecksumHex(first.tokenizer_xxh3), first.vision_preset, first.audio_preset,
+          part.manifest_path, m.tokenizer, store::ChecksumHex(m.tokenizer_xxh3), m.vision, m.audio,
+          m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
+          store::ChecksumHex(first.tokenizer_xxh3), first.vision, first.audio,
           first.max_decode_pixels);
     }
   }
@@ -124,8 +124,8 @@ Result<store::Manifest> MergeDatasets(const std::string& out_dir,
   merged.format_version = first.format_version;
   merged.tokenizer = first.tokenizer;
   merged.tokenizer_xxh3 = first.tokenizer_xxh3;
-  merged.vision_preset = first.vision_preset;
-  merged.audio_preset = first.audio_preset;
+  merged.vision = first.vision;
+  merged.audio = first.audio;
   merged.chat_template = first.chat_template;
   merged.max_decode_pixels = first.max_decode_pixels;
   for (Keyed& keyed : shards) merged.shards.push_back(std::move(keyed.shard));

@@ -19,6 +19,7 @@ namespace mmpt::ingest {
 /// Errors: InvalidArgument (parts prepared with different tokenizers, vision presets or format
 /// versions, or the same shard twice, naming the parts), NotFound/Corrupt (a part or a shard
 /// file), IOError.
-Result<store::Manifest> MergeDatasets(const std::string& out_dir, const std::vector<std::string>& inputs);
+Result<store::Manifest> MergeDatasets(const std::string& out_dir,
+                                      const std::vector<std::string>& inputs);
 
 }  // namespace mmpt::ingest

@@ -11,9 +11,9 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/cost/text_estimate.h"
+#include "mmpt/ingest/adapter.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/ingest/adapter.h"
 
 namespace mmpt::ingest {
 namespace {
@@ -162,7 +162,8 @@ Status ParseLine(simdjson::ondemand::document& doc, std::string* source, uint32_
             }
             (k++ == 0 ? w : h) = x;
           }
-          if (k != 2) return Status::Corrupt("image_sizes[{}] must be [width, height]", images->size());
+          if (k != 2)
+            return Status::Corrupt("image_sizes[{}] must be [width, height]", images->size());
         }
         if (w > UINT32_MAX || h > UINT32_MAX) {
           return Status::Corrupt("image {} size {}x{} is out of range", images->size(), w, h);
@@ -251,8 +252,8 @@ Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& path
       if (status.ok()) {
         auto [it, inserted] = source_ids.try_emplace(source, 0);
         if (inserted) it->second = builder.AddSource(source);
-        status = builder.Add(it->second, text_tokens, media.images, {},
-                             {media.videos, media.audios});
+        status =
+            builder.Add(it->second, text_tokens, media.images, {}, {media.videos, media.audios});
       }
       if (!status.ok()) return status.WithContext(fmt::format("{}:{}", path, line_no));
     }

@@ -30,8 +30,8 @@ namespace mmpt::ingest {
 /// Blank lines are skipped. Errors: NotFound/IOError for a file, Corrupt naming file:line and
 /// the field for a malformed line (a video or audio number that is not positive or is out
 /// of range), InvalidArgument for a zero-length sample, a zero-sized image or a video too short
-/// to hold a frame (file:line), or when the files hold no sample; InvalidArgument naming file:line, the
-/// record's format and the `mmpt prepare` command for `paths` when a line is a raw record
+/// to hold a frame (file:line), or when the files hold no sample; InvalidArgument naming file:line,
+/// the record's format and the `mmpt prepare` command for `paths` when a line is a raw record
 /// prepare reads (LLaVA, chat, mmc4, OBELICS, canonical), whose exact token count only
 /// prepare makes.
 Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& paths);

@@ -1,5 +1,5 @@
-#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
+#include "mmpt/ingest/metadata_jsonl.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/ingest/merge.h"
-#include "mmpt/store/meta.h"
 #include "mmpt/ingest/prepare.h"
+#include "mmpt/store/meta.h"
 #include "mmpt/store/store_test_util.h"
 
 namespace mmpt::ingest {
@@ -22,8 +22,9 @@ class PlanningTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("mmpt_planning_table_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("mmpt_planning_table_test_" +
+            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -44,8 +45,9 @@ TEST_F(PlanningTableTest, MetadataJsonlFillsTheTable) {
                         "\n"
                         "{\"text\": \"A dog runs on the beach.\", \"image_sizes\": [[320, 240], "
                         "[10, 20]], \"template_tokens\": 12}\n");
-  std::string b = Write("web.jsonl", "{\"source\": \"coco\", \"text_tokens\": 3}\n"
-                                     "{\"text_tokens\": 500}\n");
+  std::string b = Write("web.jsonl",
+                        "{\"source\": \"coco\", \"text_tokens\": 3}\n"
+                        "{\"text_tokens\": 500}\n");
   auto table = ReadMetadataJsonl({a, b});
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   ASSERT_EQ(table->num_sources(), 3u);  // coco, captions (file stem), web
@@ -176,8 +178,8 @@ TEST_F(PlanningTableTest, RawRecordsNameThePrepareCommandForEveryInput) {
                               (dir_ / "raw data" / "llava-dataset").string() + "'";
   EXPECT_NE(message.find(command), std::string::npos) << message;
 
-  std::string chat = Write("chat.jsonl",
-                           "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}\n");
+  std::string chat =
+      Write("chat.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}\n");
   table = ReadMetadataJsonl({chat});
   ASSERT_FALSE(table.ok());
   EXPECT_NE(table.status().ToString().find("a chat record"), std::string::npos)
@@ -196,7 +198,8 @@ TEST_F(PlanningTableTest, RandomBytesNeverCrash) {
 }
 
 TEST_F(PlanningTableTest, MetadataWithoutPositionsSpreadsImagesInTheText) {
-  std::string path = Write("m.jsonl", "{\"text_tokens\": 9, \"image_sizes\": [[28, 28], [28, 28]]}\n");
+  std::string path =
+      Write("m.jsonl", "{\"text_tokens\": 9, \"image_sizes\": [[28, 28], [28, 28]]}\n");
   auto table = ReadMetadataJsonl({path});
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   // Three gaps of 3 text tokens around two images.
@@ -211,7 +214,9 @@ void PrepareLlava(const std::string& jsonl, const std::string& out, const std::s
     for (int i = first; i < first + count; ++i) {
       file << "{\"id\": \"s" << i << "\", \"image\": {\"width\": " << 200 + i
            << ", \"height\": 300}, \"conversations\": [{\"from\": \"human\", \"value\": "
-              "\"look at this picture " << i << " <image> what is it\"}, {\"from\": \"gpt\", "
+              "\"look at this picture "
+           << i
+           << " <image> what is it\"}, {\"from\": \"gpt\", "
               "\"value\": \"a thing\"}]}\n";
     }
   }
@@ -232,8 +237,8 @@ void PrepareLlava(const std::string& jsonl, const std::string& out, const std::s
 TEST_F(PlanningTableTest, MergedDatasetsPlanInManifestOrderIgnoringStrayFiles) {
   PrepareLlava((dir_ / "b.jsonl").string(), (dir_ / "pb").string(), "web", 10, 3);
   PrepareLlava((dir_ / "a.jsonl").string(), (dir_ / "pa").string(), "coco", 0, 5);
-  ASSERT_TRUE(MergeDatasets((dir_ / "pm").string(),
-                            {(dir_ / "pb").string(), (dir_ / "pa").string()}).ok());
+  ASSERT_TRUE(
+      MergeDatasets((dir_ / "pm").string(), {(dir_ / "pb").string(), (dir_ / "pa").string()}).ok());
   // A stray table inside the merged dataset is no part of it.
   Write("pm/web/00099.meta", *ReadFileToString((dir_ / "pa/coco/00000.meta").string()));
 

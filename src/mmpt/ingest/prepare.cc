@@ -18,11 +18,11 @@
 #include "mmpt/core/progress.h"
 #include "mmpt/core/thread_pool.h"
 #include "mmpt/cost/presets.h"
+#include "mmpt/ingest/webdataset.h"
 #include "mmpt/media/av_probe.h"
 #include "mmpt/media/image_probe.h"
 #include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
-#include "mmpt/ingest/webdataset.h"
 
 namespace mmpt::ingest {
 namespace fs = std::filesystem;
@@ -41,8 +41,8 @@ Result<InputSpec> ParseInputSpec(std::string_view arg) {
   if (spec.path.empty()) return Status::InvalidArgument("input '{}' has no path", arg);
   bool safe = !spec.source.empty() && spec.source != "." && spec.source != "..";
   for (char c : spec.source) {
-    safe = safe && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                    c == '.');
+    safe =
+        safe && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
   }
   if (!safe) {
     return Status::InvalidArgument(
@@ -81,7 +81,7 @@ namespace {
 // A run of up to samples_per_shard records of one input: it becomes one shard.
 struct Chunk {
   size_t input = 0;
-  uint64_t begin = 0;       // byte range in a JSONL input; sample range in a tar input
+  uint64_t begin = 0;  // byte range in a JSONL input; sample range in a tar input
   uint64_t end = 0;
   uint64_t first_line = 0;  // 1-based line number of the byte at `begin`; begin + 1 in a tar
   uint32_t source = 0;      // index into the source list
@@ -142,8 +142,8 @@ std::vector<Chunk> SplitIntoChunks(const std::vector<MappedFile>& files,
       const uint64_t n = tars[input]->size();
       for (uint64_t b = 0; b < n; b += samples_per_shard) {
         const uint32_t source = input_source[input];
-        chunks.push_back({input, b, std::min(n, b + samples_per_shard), b + 1, source,
-                          next_number[source]++});
+        chunks.push_back(
+            {input, b, std::min(n, b + samples_per_shard), b + 1, source, next_number[source]++});
       }
       continue;
     }
@@ -223,9 +223,8 @@ Status ReadMediaBytes(const Context& ctx, size_t input, const store::MediaRef& m
   if (path.is_relative()) path = fs::path(ctx.media_roots[input]) / path;
   auto read = ReadFileToString(path.string());
   if (!read.ok()) {
-    reason = fmt::format("{} {}", read.status().code() == StatusCode::kNotFound ? "missing"
-                                                                                 : "unreadable",
-                         noun);
+    reason = fmt::format(
+        "{} {}", read.status().code() == StatusCode::kNotFound ? "missing" : "unreadable", noun);
     return Status(read.status().code(),
                   fmt::format("{} '{}': {}", noun, media.path, read.status().message()));
   }
@@ -323,9 +322,8 @@ Status LoadMedia(const Context& ctx, size_t input, store::MediaRef& media,
   auto cost = cost::ImageShape(ctx.vision, media.width, media.height);
   if (!cost.ok()) {
     reason = "image size rejected";
-    return Status::InvalidArgument("image '{}' ({}x{}): {} rejects it: {}", media.path,
-                                   media.width, media.height, ctx.vision.name,
-                                   cost.status().message());
+    return Status::InvalidArgument("image '{}' ({}x{}): {} rejects it: {}", media.path, media.width,
+                                   media.height, ctx.vision.name, cost.status().message());
   }
   return Status::OK();
 }
@@ -398,9 +396,9 @@ class ChunkProcessor {
       Status status = LoadMedia(ctx_, chunk_.input, sample.media[k], std::move(bytes), blobs[k],
                                 media_bytes, reason);
       if (!status.ok()) {
-        BadRecord(tar_images ? fmt::format("{}:{}", file_, sample.media[k].path)
-                             : std::string(where),
-                  reason, status);
+        BadRecord(
+            tar_images ? fmt::format("{}:{}", file_, sample.media[k].path) : std::string(where),
+            reason, status);
         return;
       }
     }
@@ -455,16 +453,16 @@ class ChunkProcessor {
     RecordParser parser;
     ForEachLine(ctx_.files[chunk_.input].text(), chunk_.begin, chunk_.end, chunk_.first_line,
                 [&](std::string_view line, uint64_t line_number) {
-      if (ctx_.stop.load(std::memory_order_relaxed)) return;
-      CountRecord();
-      const std::string where = fmt::format("{}:{}", file_, line_number);
-      auto parsed = parser.Parse(line, options_.format, {file_, line_number});
-      if (!parsed.ok()) {
-        BadRecord(where, ParseReason(parsed.status()), parsed.status());
-        return;
-      }
-      AddSample(std::move(*parsed), nullptr, line_number, where, line.size() + 1);
-    });
+                  if (ctx_.stop.load(std::memory_order_relaxed)) return;
+                  CountRecord();
+                  const std::string where = fmt::format("{}:{}", file_, line_number);
+                  auto parsed = parser.Parse(line, options_.format, {file_, line_number});
+                  if (!parsed.ok()) {
+                    BadRecord(where, ParseReason(parsed.status()), parsed.status());
+                    return;
+                  }
+                  AddSample(std::move(*parsed), nullptr, line_number, where, line.size() + 1);
+                });
     return true;
   }
 
@@ -521,10 +519,10 @@ std::unordered_map<uint64_t, std::string> FindDuplicates(const PrepareOptions& o
     RecordParser parser;
     ForEachLine(files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
                 [&](std::string_view line, uint64_t line_number) {
-      auto sample = parser.Parse(line, options.format, {options.inputs[chunk.input].path,
-                                                        line_number});
-      if (sample.ok()) see(sample->key, line_number);  // else reported by the main pass
-    });
+                  auto sample = parser.Parse(line, options.format,
+                                             {options.inputs[chunk.input].path, line_number});
+                  if (sample.ok()) see(sample->key, line_number);  // else reported by the main pass
+                });
   });
   std::vector<KeySeen> all;
   for (auto& part : seen) all.insert(all.end(), part.begin(), part.end());
@@ -553,8 +551,7 @@ Status CheckOptions(const PrepareOptions& options) {
     return Status::InvalidArgument("--samples-per-shard must be positive");
   }
   if (options.num_parts == 0 || options.part >= options.num_parts) {
-    return Status::InvalidArgument("part {} of {} does not exist", options.part,
-                                   options.num_parts);
+    return Status::InvalidArgument("part {} of {} does not exist", options.part, options.num_parts);
   }
   return Status::OK();
 }
@@ -673,8 +670,8 @@ Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
 Result<PrepareReport> Prepare(const PrepareOptions& options) {
   auto start = std::chrono::steady_clock::now();
   MMPT_RETURN_IF_ERROR(CheckOptions(options));
-  MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(options.vision_preset));
-  MMPT_RETURN_IF_ERROR(cost::LoadAudioPreset(options.audio_preset).status());
+  MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(options.vision));
+  MMPT_RETURN_IF_ERROR(cost::LoadAudioPreset(options.audio).status());
   MMPT_ASSIGN_OR_RETURN(text::ChatTemplate chat, text::ChatTemplate::Load(options.chat_template));
   const std::string chat_json = chat.json;
   MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
@@ -692,9 +689,9 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
     return Status::IOError("{}: cannot create directory: {}", options.out_dir, error.message());
   }
   // A stale manifest would describe shards this run is about to overwrite.
-  const std::string manifest_name =
-      options.num_parts == 1 ? std::string(store::kManifestName)
-                             : PartManifestName(options.part, options.num_parts);
+  const std::string manifest_name = options.num_parts == 1
+                                        ? std::string(store::kManifestName)
+                                        : PartManifestName(options.part, options.num_parts);
   fs::remove(fs::path(options.out_dir) / manifest_name, error);
 
   std::vector<Chunk> chunks =
@@ -709,25 +706,25 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   std::atomic<bool> stop{false};
   std::optional<ProgressBar> progress;
   if (options.progress) progress.emplace("prepare", total_records, "records");
-  Context ctx{options, files, sources, in.media_roots, tars, vision, renderer, duplicates, stop,
-              progress ? &*progress : nullptr};
+  Context ctx{options, files,    sources,    in.media_roots, tars,
+              vision,  renderer, duplicates, stop,           progress ? &*progress : nullptr};
   std::vector<ChunkResult> results(mine.size());
-  pool.ParallelFor(0, mine.size(), [&](size_t m) { results[m] = ProcessChunk(ctx, chunks, mine[m]); });
+  pool.ParallelFor(0, mine.size(),
+                   [&](size_t m) { results[m] = ProcessChunk(ctx, chunks, mine[m]); });
   progress.reset();
 
   PrepareReport report;
   store::Manifest manifest;
   manifest.tokenizer = options.tokenizer_path;
   manifest.tokenizer_xxh3 = options.tokenizer_xxh3;
-  manifest.vision_preset = options.vision_preset;
-  manifest.audio_preset = options.audio_preset;
+  manifest.vision = options.vision;
+  manifest.audio = options.audio;
   manifest.chat_template = chat_json;
   manifest.max_decode_pixels = options.max_decode_pixels;
   MMPT_RETURN_IF_ERROR(Collect(results, options, sources, report, manifest));
   MMPT_RETURN_IF_ERROR(
       WriteFileAtomic(options.out_dir + "/" + manifest_name, store::ManifestToJson(manifest)));
-  report.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }
 

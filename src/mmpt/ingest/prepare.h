@@ -1,6 +1,6 @@
 #pragma once
 
-// `mmpt prepare`: input JSONL + media → a dataset on disk (DESIGN.md, "Dataset on disk").
+// `mmpt prepare`: input JSONL + media → a dataset on disk (docs/design.md, "The dataset").
 
 #include <cstdint>
 #include <map>
@@ -12,8 +12,8 @@
 #include "mmpt/comm/communicator.h"
 #include "mmpt/core/status.h"
 #include "mmpt/cost/presets.h"
-#include "mmpt/media/image_decode.h"
 #include "mmpt/ingest/adapter.h"
+#include "mmpt/media/image_decode.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/text/tokenizer.h"
 
@@ -41,12 +41,12 @@ struct PrepareOptions {
   InputFormat format = InputFormat::kAuto;
   /// Counts text tokens and gives the ids stored in `.tok`; must outlive the call.
   const text::Tokenizer* tokenizer = nullptr;
-  std::string tokenizer_path;   // recorded in the manifest
-  uint64_t tokenizer_xxh3 = 0;  // recorded in the manifest
-  std::string vision_preset{cost::Defaults::kVision};  // images the preset rejects are bad records
+  std::string tokenizer_path;                   // recorded in the manifest
+  uint64_t tokenizer_xxh3 = 0;                  // recorded in the manifest
+  std::string vision{cost::Defaults::kVision};  // images the preset rejects are bad records
   /// The audio encoder preset audio clips are planned and loaded with (recorded in the
   /// manifest: audio tokens and the log-mel window derive from it).
-  std::string audio_preset{cost::Defaults::kAudio};
+  std::string audio{cost::Defaults::kAudio};
   /// Every sample is rendered through this chat template (a presets/chat name or a .json path;
   /// text::ChatTemplate::Load): `.tok` holds the rendered ids and `.meta` counts them, so the
   /// plan counts exactly what the loader emits. Recorded whole in the manifest.
@@ -54,8 +54,8 @@ struct PrepareOptions {
   /// An image whose stored width × height exceeds this is a bad record (a possible
   /// decompression bomb): the loader decodes with the same budget, recorded in the manifest.
   uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
-  uint64_t samples_per_shard = 1000;       // input records per shard (fewer when some skip)
-  size_t threads = 0;                      // worker threads; 0 = one per hardware thread
+  uint64_t samples_per_shard = 1000;  // input records per shard (fewer when some skip)
+  size_t threads = 0;                 // worker threads; 0 = one per hardware thread
   ErrorPolicy on_error = ErrorPolicy::kSkip;
   size_t max_examples = 5;  // bad records quoted in the summary
   bool progress = true;     // progress bar on a terminal
@@ -68,9 +68,9 @@ struct PrepareOptions {
 
 /// What prepare did, for the summary it prints and for tests.
 struct PrepareReport {
-  uint64_t records = 0;      // non-blank JSONL lines and tar samples seen (by this part)
-  uint64_t samples = 0;      // written
-  uint64_t skipped = 0;      // bad records skipped
+  uint64_t records = 0;  // non-blank JSONL lines and tar samples seen (by this part)
+  uint64_t samples = 0;  // written
+  uint64_t skipped = 0;  // bad records skipped
   uint64_t shards = 0;
   uint64_t media = 0;
   uint64_t text_tokens = 0;
@@ -85,8 +85,8 @@ struct PrepareReport {
 };
 
 /// Load the tokenizer at `path` ("" = text::FindTokenizer()'s default) and set options'
-/// tokenizer, tokenizer_path (made absolute) and tokenizer_xxh3 (checksum of the file) from it; the returned
-/// tokenizer must outlive the options' use. Errors: those of text::FindTokenizer and
+/// tokenizer, tokenizer_path (made absolute) and tokenizer_xxh3 (checksum of the file) from it; the
+/// returned tokenizer must outlive the options' use. Errors: those of text::FindTokenizer and
 /// text::LoadTokenizer.
 Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
                                                       PrepareOptions& options);

@@ -7,10 +7,10 @@
 #include <fstream>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/media/av_test_util.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/inspect.h"
-#include "mmpt/ingest/prepare.h"
 #include "mmpt/store/store_test_util.h"
 
 namespace mmpt::ingest {
@@ -66,19 +66,19 @@ std::string Conversation(std::string_view id, std::string_view kind, std::string
 
 TEST_F(PrepareAvTest, VideoAndAudioAreStoredAndProbedAndBadFilesDropped) {
   std::ofstream(in_ + "/av.jsonl")
-      << Conversation("v1", "video", R"("av/v.mp4")") << "\n"                  // 1
-      << Conversation("a1", "audio", R"("av/s.wav")") << "\n"                  // 2
-      << Conversation("cut", "video", R"("av/cut.mp4")") << "\n"               // 3
-      << Conversation("empty", "audio", R"("av/empty.wav")") << "\n"           // 4
-      << Conversation("no-ch", "audio", R"("av/no_channels.wav")") << "\n"     // 5
-      << Conversation("codec", "video", R"("av/unknown.mp4")") << "\n"         // 6
-      << Conversation("gone", "video", R"("av/nope.webm")") << "\n"            // 7
-      << Conversation("novideo", "video", R"("av/s.flac")") << "\n"            // 8
+      << Conversation("v1", "video", R"("av/v.mp4")") << "\n"               // 1
+      << Conversation("a1", "audio", R"("av/s.wav")") << "\n"               // 2
+      << Conversation("cut", "video", R"("av/cut.mp4")") << "\n"            // 3
+      << Conversation("empty", "audio", R"("av/empty.wav")") << "\n"        // 4
+      << Conversation("no-ch", "audio", R"("av/no_channels.wav")") << "\n"  // 5
+      << Conversation("codec", "video", R"("av/unknown.mp4")") << "\n"      // 6
+      << Conversation("gone", "video", R"("av/nope.webm")") << "\n"         // 7
+      << Conversation("novideo", "video", R"("av/s.flac")") << "\n"         // 8
       << R"({"id":"d1","texts":["t",null,"t2",null],"images":[null,{"video":"av/v.mp4"},null,{"type":"audio","path":"av/s.flac"}]})"
-      << "\n"                                                                 // 9
+      << "\n"  // 9
       << Conversation("meta", "video", R"({"duration":4,"fps":30,"width":640,"height":360})")
-      << "\n"                                                                 // 10
-      << Conversation("meta-a", "audio", R"({"duration":2.5})") << "\n";      // 11
+      << "\n"                                                             // 10
+      << Conversation("meta-a", "audio", R"({"duration":2.5})") << "\n";  // 11
   options_.inputs = {{in_ + "/av.jsonl", "av"}};
   auto report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();

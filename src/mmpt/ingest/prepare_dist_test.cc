@@ -12,10 +12,10 @@
 #include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
-#include "mmpt/ingest/adapter.h"
-#include "mmpt/store/dataset.h"
-#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
+#include "mmpt/ingest/adapter.h"
+#include "mmpt/ingest/prepare.h"
+#include "mmpt/store/dataset.h"
 #include "mmpt/store/store_test_util.h"
 #ifdef MMPT_WITH_MPI
 #include "mmpt/comm/mpirun_test_util.h"
@@ -186,8 +186,8 @@ TEST_F(PrepareDist, IndependentRunsJoinByMergeWithoutCopyingShards) {
   first.close();
   second.close();
   const std::string root = Dir("tasks");
-  auto task0 = Mmpt("prepare coco=" + in_ + "/coco-a.jsonl --out " + root + "/task0" +
-                    kPrepareFlags);
+  auto task0 =
+      Mmpt("prepare coco=" + in_ + "/coco-a.jsonl --out " + root + "/task0" + kPrepareFlags);
   ASSERT_TRUE(task0.ok()) << task0.status().ToString();
   auto task1 = Mmpt("prepare coco=" + in_ + "/coco-b.jsonl mmc4=" + in_ + "/mmc4.jsonl --out " +
                     root + "/task1" + kPrepareFlags);
@@ -263,8 +263,7 @@ TEST_F(PrepareDist, BadInputOnOneRankFailsTheRunAndLeavesNoManifest) {
   auto run = RunCommand(comm::testing::MpirunPrefix(3) + MMPT_BINARY + " prepare coco=" + bad +
                         " --out " + dir + kPrepareFlags + " --on-error fail 2>&1");
   ASSERT_FALSE(run.ok()) << "the run succeeded: " << *run;
-  EXPECT_NE(run.status().message().find(bad + ":12:"), std::string::npos)
-      << run.status().message();
+  EXPECT_NE(run.status().message().find(bad + ":12:"), std::string::npos) << run.status().message();
   EXPECT_EQ(Manifests(dir), std::set<std::string>{});
   EXPECT_FALSE(store::Dataset::Open(dir).ok());
   EXPECT_FALSE(Mmpt("verify " + dir).ok());

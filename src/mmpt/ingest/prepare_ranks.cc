@@ -21,8 +21,7 @@ constexpr size_t kMaxSharedMessage = 4096;
 // ranks may be killed as soon as one exits). Collective; a failed AllGather is returned too.
 Status FirstError(comm::Communicator& comm, const Status& mine) {
   const std::string_view message = std::string_view(mine.message()).substr(0, kMaxSharedMessage);
-  const uint64_t head[2] = {mine.ok() ? 0 : message.size() + 1,
-                            static_cast<uint64_t>(mine.code())};
+  const uint64_t head[2] = {mine.ok() ? 0 : message.size() + 1, static_cast<uint64_t>(mine.code())};
   MMPT_ASSIGN_OR_RETURN(std::vector<uint64_t> heads, comm.AllGather(head));
   uint32_t failed = 0;
   while (failed < comm.size() && heads[2 * failed] == 0) ++failed;

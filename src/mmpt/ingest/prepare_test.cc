@@ -7,10 +7,10 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/corpora/image_synth.h"
-#include "mmpt/store/dataset.h"
 #include "mmpt/ingest/merge.h"
-#include "mmpt/store/verify.h"
+#include "mmpt/store/dataset.h"
 #include "mmpt/store/store_test_util.h"
+#include "mmpt/store/verify.h"
 
 namespace mmpt::ingest {
 namespace {
@@ -67,21 +67,23 @@ class PrepareTest : public ::testing::Test {
 };
 
 TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
-  WriteInput("chat.jsonl", {
-      R"({"id":"g1","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> what is this"},{"from":"gpt","value":"a test image"}]})",
-      R"({"id":"bad-json","conversations": [)",
-      R"({"id":"missing","image":"img/nope.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
-      R"({"id":"corrupt","image":"img/corrupt.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
-      "{\"id\":\"latin1\",\"conversations\":[{\"from\":\"human\",\"value\":\"caf\xe9\"}]}",
-      R"({"id":"thin","image":"img/thin.png","conversations":[{"from":"human","value":"<image> x"}]})",
-      R"({"id":"g2","images":["img/b.png","img/a.jpg"],"conversations":[{"from":"human","value":"two <image> and <image>"}]})",
-      R"({"id":"g1","conversations":[{"from":"human","value":"same key again"}]})",
-      "",
-      R"({"id":"meta","image":{"width":1280,"height":720},"conversations":[{"from":"human","value":"<image> sized only"}]})",
-      R"({"id":"zero","image":{"width":0,"height":720},"conversations":[{"from":"human","value":"<image>"}]})",
-      R"({"caption":"unknown format"})",
-      R"({"id":"g3","conversations":[{"from":"human","value":"text only sample here"}]})",
-  });
+  WriteInput(
+      "chat.jsonl",
+      {
+          R"({"id":"g1","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> what is this"},{"from":"gpt","value":"a test image"}]})",
+          R"({"id":"bad-json","conversations": [)",
+          R"({"id":"missing","image":"img/nope.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
+          R"({"id":"corrupt","image":"img/corrupt.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
+          "{\"id\":\"latin1\",\"conversations\":[{\"from\":\"human\",\"value\":\"caf\xe9\"}]}",
+          R"({"id":"thin","image":"img/thin.png","conversations":[{"from":"human","value":"<image> x"}]})",
+          R"({"id":"g2","images":["img/b.png","img/a.jpg"],"conversations":[{"from":"human","value":"two <image> and <image>"}]})",
+          R"({"id":"g1","conversations":[{"from":"human","value":"same key again"}]})",
+          "",
+          R"({"id":"meta","image":{"width":1280,"height":720},"conversations":[{"from":"human","value":"<image> sized only"}]})",
+          R"({"id":"zero","image":{"width":0,"height":720},"conversations":[{"from":"human","value":"<image>"}]})",
+          R"({"caption":"unknown format"})",
+          R"({"id":"g3","conversations":[{"from":"human","value":"text only sample here"}]})",
+      });
   options_.inputs = {{in_ + "/chat.jsonl", "chat"}};
   auto report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -121,14 +123,15 @@ TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
   const std::string system = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n";
   auto tokens = dataset->Tokens(3);
   ASSERT_TRUE(tokens.ok());
-  auto expected =
-      tokenizer_.Encode(system + "<|im_start|>user\ntext only sample here<|im_end|>\n");
+  auto expected = tokenizer_.Encode(system + "<|im_start|>user\ntext only sample here<|im_end|>\n");
   EXPECT_EQ(std::vector<int32_t>(tokens->begin(), tokens->end()), *expected);
-  const size_t before_image = tokenizer_.Encode(system + "<|im_start|>user\n<|vision_start|>")->size();
+  const size_t before_image =
+      tokenizer_.Encode(system + "<|im_start|>user\n<|vision_start|>")->size();
   EXPECT_EQ(dataset->media_meta(0)[0].text_position, before_image);
   EXPECT_EQ(dataset->meta(0).text_tokens,
-            before_image + tokenizer_.Encode("<|vision_end|> what is this<|im_end|>\n"
-                                             "<|im_start|>assistant\na test image<|im_end|>\n")
+            before_image + tokenizer_
+                               .Encode("<|vision_end|> what is this<|im_end|>\n"
+                                       "<|im_start|>assistant\na test image<|im_end|>\n")
                                ->size());
   // The metadata-only sample keeps its size and has no bytes.
   EXPECT_EQ(dataset->media_meta(2)[0].width, 1280u);
@@ -148,10 +151,12 @@ TEST_F(PrepareTest, ImagesAboveTheDecodeBudgetAreRejectedOrRecordedWithTheirBudg
       "\x00\x00\x00\x00\x00\x00\x00",
       33);
   ASSERT_TRUE(WriteFileAtomic(in_ + "/img/bomb.png", bomb).ok());
-  WriteInput("in.jsonl", {
-      R"({"id":"ok","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
-      R"({"id":"bomb","image":"img/bomb.png","conversations":[{"from":"human","value":"<image> x"}]})",
-  });
+  WriteInput(
+      "in.jsonl",
+      {
+          R"({"id":"ok","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> x"}]})",
+          R"({"id":"bomb","image":"img/bomb.png","conversations":[{"from":"human","value":"<image> x"}]})",
+      });
   options_.inputs = {{in_ + "/in.jsonl", "in"}};
   auto report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -162,7 +167,8 @@ TEST_F(PrepareTest, ImagesAboveTheDecodeBudgetAreRejectedOrRecordedWithTheirBudg
   EXPECT_EQ(example.rfind(in_ + "/in.jsonl:2: ", 0), 0u) << example;
   EXPECT_NE(example.find("img/bomb.png"), std::string::npos) << example;
   EXPECT_NE(example.find("--max-decode-pixels"), std::string::npos) << example;
-  EXPECT_EQ(store::Dataset::Open(out_)->manifest().max_decode_pixels, media::kDefaultMaxDecodePixels);
+  EXPECT_EQ(store::Dataset::Open(out_)->manifest().max_decode_pixels,
+            media::kDefaultMaxDecodePixels);
 
   options_.max_decode_pixels = uint64_t{60000} * 60000;
   report = Prepare(options_);
@@ -172,8 +178,8 @@ TEST_F(PrepareTest, ImagesAboveTheDecodeBudgetAreRejectedOrRecordedWithTheirBudg
 }
 
 TEST_F(PrepareTest, FailPolicyStopsAtTheFirstBadRecordAndLeavesNoDataset) {
-  WriteInput("in.jsonl", {R"({"id":"a","conversations":[{"from":"human","value":"ok"}]})",
-                          R"(not json)"});
+  WriteInput("in.jsonl",
+             {R"({"id":"a","conversations":[{"from":"human","value":"ok"}]})", R"(not json)"});
   options_.inputs = {{in_ + "/in.jsonl", "in"}};
   // A manifest from an earlier run must not survive a failed one.
   ASSERT_TRUE(WriteFileAtomic(out_ + "/mmpt.json", "{}").ok());
@@ -260,7 +266,9 @@ TEST_F(PrepareTest, MergedPartsEqualTheSingleProcessDataset) {
 }
 
 TEST_F(PrepareTest, MergeJoinsSeparateDirectoriesWithoutCopying) {
-  WriteInput("a.jsonl", {R"({"id":"a","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> a"}]})"});
+  WriteInput(
+      "a.jsonl",
+      {R"({"id":"a","image":"img/a.jpg","conversations":[{"from":"human","value":"<image> a"}]})"});
   WriteInput("b.jsonl", {R"({"id":"b","conversations":[{"from":"human","value":"b"}]})"});
   std::string root = FreshDir("merge_root");
   options_.inputs = {{in_ + "/a.jsonl", "a"}};

@@ -7,13 +7,13 @@
 #include <random>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/corpora/real_data.h"
+#include "mmpt/corpora/synth.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/inspect.h"
-#include "mmpt/ingest/prepare.h"
-#include "mmpt/corpora/synth.h"
 #include "mmpt/store/store_test_util.h"
 #include "mmpt/store/verify.h"
-#include "mmpt/corpora/real_data.h"
 
 namespace mmpt::ingest {
 namespace {
@@ -122,13 +122,13 @@ INSTANTIATE_TEST_SUITE_P(Formats, RoundTripTest,
                          [](const auto& info) { return std::string(InputFormatName(info.param)); });
 
 // mmc4 records no image sizes: synth gives image j of document d the real size of COCO image
-// corpora::Mmc4CocoImage(seed, d, j), as the planner's built-in mmc4 corpus does, and puts it before
-// its matched sentence.
+// corpora::Mmc4CocoImage(seed, d, j), as the planner's built-in mmc4 corpus does, and puts it
+// before its matched sentence.
 TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
   auto coco = corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile));
   auto documents = corpora::ReadMmc4Documents(corpora::RealDataPath(corpora::kMmc4DocsFile));
-  ASSERT_TRUE(coco.ok() && documents.ok()) << "real data: " << coco.status().ToString() << " "
-                                           << documents.status().ToString();
+  ASSERT_TRUE(coco.ok() && documents.ok())
+      << "real data: " << coco.status().ToString() << " " << documents.status().ToString();
   corpora::SynthOptions synth;
   synth.profile = "mmc4";
   synth.out_dir = FreshDir("synth_mmc4");
@@ -161,7 +161,8 @@ TEST(SynthTest, Mmc4ImagesTakeTheSeededCocoSizesBeforeTheirSentence) {
     for (const store::Segment& segment : sample.segments) {
       segments.push_back(segment.is_media ? "<image>" : segment.text);
     }
-    for (const store::MediaRef& media : sample.media) written.emplace_back(media.width, media.height);
+    for (const store::MediaRef& media : sample.media)
+      written.emplace_back(media.width, media.height);
     EXPECT_EQ(segments, texts) << "document " << d;
     EXPECT_EQ(written, expected) << "document " << d;
     for (const auto& [w, h] : written) EXPECT_LE(std::max(w, h), 640u);
@@ -218,8 +219,8 @@ TEST_F(VerifyTest, FlippedBitInImageDataNamesTheZipEntryAndSample) {
 }
 
 TEST_F(VerifyTest, TruncatedFilesAreCaught) {
-  for (const char* file : {"00000.zip", "00000.jsonl", "00000.jsonl.idx", "00000.meta",
-                           "00000.tok"}) {
+  for (const char* file :
+       {"00000.zip", "00000.jsonl", "00000.jsonl.idx", "00000.meta", "00000.tok"}) {
     SetUp();
     Status status = Damage(file, [](std::string& b) { b.resize(b.size() - 5); });
     ASSERT_FALSE(status.ok()) << file;

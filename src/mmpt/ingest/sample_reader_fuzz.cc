@@ -30,6 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mmpt::store::AppendSampleJson(sample, rewritten);
   rewritten.pop_back();
   mmpt::store::SampleView again;
-  if (!mmpt::store::ReadSampleLine(rewritten, again).ok() || !(again.ToSample() == sample)) std::abort();
+  if (!mmpt::store::ReadSampleLine(rewritten, again).ok() || !(again.ToSample() == sample))
+    std::abort();
   return 0;
 }

@@ -59,7 +59,7 @@ struct WdsReader::Impl {
   // (the next call decides whether to read or skip it).
   std::optional<std::string> pending;
   archive_entry* pending_entry = nullptr;
-  std::string last_member;           // for errors between members
+  std::string last_member;  // for errors between members
   bool done = false;
 
   ~Impl() {
@@ -171,7 +171,7 @@ Result<std::optional<WdsSample>> WdsReader::Next(bool with_data) {
 }
 
 Result<store::Sample> WdsToSample(WdsSample& wds, std::string_view file,
-                           std::vector<std::string>* images) {
+                                  std::vector<std::string>* images) {
   auto fail = [&](const WdsMember& member, const Status& status) {
     return Status(status.code(), fmt::format("{}:{}: {}", file, member.name, status.message()));
   };
@@ -197,8 +197,8 @@ Result<store::Sample> WdsToSample(WdsSample& wds, std::string_view file,
   }
   const WdsMember& first = wds.members.front();
   if (images->empty()) {
-    return fail(first, Status::InvalidArgument("sample '{}' has no image (jpg, jpeg, png, webp)",
-                                               wds.key));
+    return fail(
+        first, Status::InvalidArgument("sample '{}' has no image (jpg, jpeg, png, webp)", wds.key));
   }
   std::string caption;
   if (txt != nullptr) {
@@ -245,11 +245,11 @@ Result<std::string> WriteWebDatasetTar(std::span<const WdsMember> members, bool 
   std::string out;
   std::unique_ptr<archive, int (*)(archive*)> writer(archive_write_new(), archive_write_free);
   auto check = [&](int r) {
-    return r == ARCHIVE_OK ? Status::OK()
-                           : Status::Internal("writing a tar: {}",
-                                              archive_error_string(writer.get()) != nullptr
-                                                  ? archive_error_string(writer.get())
-                                                  : "libarchive error");
+    return r == ARCHIVE_OK
+               ? Status::OK()
+               : Status::Internal("writing a tar: {}", archive_error_string(writer.get()) != nullptr
+                                                           ? archive_error_string(writer.get())
+                                                           : "libarchive error");
   };
   MMPT_RETURN_IF_ERROR(check(archive_write_set_format_pax_restricted(writer.get())));
   if (gzip) MMPT_RETURN_IF_ERROR(check(archive_write_add_filter_gzip(writer.get())));

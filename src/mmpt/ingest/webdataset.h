@@ -78,7 +78,7 @@ class WdsReader {
 /// InvalidArgument also for a member that came back with `error`; every message starts
 /// "file:member: ".
 Result<store::Sample> WdsToSample(WdsSample& sample, std::string_view file,
-                           std::vector<std::string>* images);
+                                  std::vector<std::string>* images);
 
 /// Build a tar archive of `members` in order (gzip-compressed when `gzip`): the shards
 /// `mmpt synth --format wds` writes and tests read. Errors: Internal from libarchive.

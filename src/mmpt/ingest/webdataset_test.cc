@@ -7,8 +7,8 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/corpora/synth.h"
-#include "mmpt/store/dataset.h"
 #include "mmpt/ingest/prepare.h"
+#include "mmpt/store/dataset.h"
 #include "mmpt/store/sample_view.h"
 #include "mmpt/store/store_test_util.h"
 
@@ -99,8 +99,9 @@ TEST(WebDatasetTest, ReadsGzipAndEmptyArchives) {
 
 TEST(WebDatasetTest, TruncatedOrCorruptArchiveNamesTheFile) {
   const std::string tar = Tar({{"k.jpg", std::string(5000, 'x'), {}}, {"k.txt", "c", {}}});
-  for (const std::string& bad : {tar.substr(0, 2000), std::string("not a tar at all"),
-                                 Tar({{"k.jpg", std::string(5000, 'x'), {}}}, true).substr(0, 60)}) {
+  for (const std::string& bad :
+       {tar.substr(0, 2000), std::string("not a tar at all"),
+        Tar({{"k.jpg", std::string(5000, 'x'), {}}}, true).substr(0, 60)}) {
     auto samples = ReadAll(bad);
     ASSERT_FALSE(samples.ok());
     EXPECT_EQ(samples.status().code(), StatusCode::kCorrupt);
@@ -218,12 +219,12 @@ class WebDatasetPrepareTest : public ::testing::Test {
 };
 
 TEST_F(WebDatasetPrepareTest, PreparesTarsAndGzipIntoOneSource) {
-  options_.inputs = {{WriteShard("shard-000.tar", 3), "laion"},
-                     {WriteShard("shard-001.tar.gz", 0,
-                                 {{"100.jpg", Jpeg(64, 64), {}}, {"100.json",
-                                                                  R"({"caption":"gz"})", {}}},
-                                 /*gzip=*/true),
-                      "laion"}};
+  options_.inputs = {
+      {WriteShard("shard-000.tar", 3), "laion"},
+      {WriteShard("shard-001.tar.gz", 0,
+                  {{"100.jpg", Jpeg(64, 64), {}}, {"100.json", R"({"caption":"gz"})", {}}},
+                  /*gzip=*/true),
+       "laion"}};
   auto report = Prepare(options_);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->records, 4u);

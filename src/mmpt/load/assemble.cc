@@ -15,8 +15,8 @@ Status ValidateRendered(const RenderedSample& sample, uint32_t merge_size) {
                                    sample.has_loss.size());
   }
   uint64_t end = 0;
-  for (size_t k = 0; k < sample.images.size(); ++k) {
-    const RenderedImage& image = sample.images[k];
+  for (size_t k = 0; k < sample.visuals.size(); ++k) {
+    const RenderedVisual& image = sample.visuals[k];
     const uint64_t merge2 = uint64_t{merge_size} * merge_size;
     const uint64_t patches = uint64_t{image.grid_t} * image.grid_h * image.grid_w;
     if (image.grid_h % merge_size != 0 || image.grid_w % merge_size != 0 ||
@@ -43,8 +43,8 @@ Status ValidateRendered(const RenderedSample& sample, uint32_t merge_size) {
       return Status::InvalidArgument(
           "sample {} of source {}, audio {}: tokens [{}, +{}) ({} frames) are empty, overlap "
           "or leave the sample's {}",
-          sample.index, sample.source, k, audio.token_start, audio.token_count,
-          audio.valid_frames, sample.tokens.size());
+          sample.index, sample.source, k, audio.token_start, audio.token_count, audio.valid_frames,
+          sample.tokens.size());
     }
     end = uint64_t{audio.token_start} + audio.token_count;
   }
@@ -95,49 +95,84 @@ PackArrays FillPack(const std::vector<RenderedSample>& samples, const cp::ThdSpl
   return a;
 }
 
-// Append one pack's routing of its items (`rows` LLM rows each) under `assignment` to the
-// batch's arrays, the items numbered from `item_base` and local positions from `local_base`,
-// consumers in rank order. Returns the pack's items `cp_rank` encodes.
-std::vector<size_t> AppendRouting(const cp::VisionAssignment& assignment,
-                                  std::span<const uint32_t> rows, uint32_t cp_size,
-                                  uint32_t cp_rank, int32_t item_base, int32_t local_base,
-                                  std::vector<RouteSegment>& routes,
-                                  std::vector<int32_t>& item_rows,
-                                  std::vector<int32_t>& item_encoder) {
-  for (uint32_t r = 0; r < cp_size && !rows.empty(); ++r) {
-    for (const cp::RowSegment& seg : assignment.consumed[r]) {
-      routes.push_back({static_cast<int32_t>(r), item_base + static_cast<int32_t>(seg.image),
-                        static_cast<int32_t>(seg.row_begin), static_cast<int32_t>(seg.row_count),
-                        local_base + static_cast<int32_t>(seg.local_offset),
-                        static_cast<int32_t>(seg.source_rank)});
-    }
-  }
-  std::vector<size_t> encoded;
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const std::vector<uint32_t>& encoders = assignment.encoders[k];
-    item_rows.push_back(static_cast<int32_t>(rows[k]));
-    item_encoder.push_back(static_cast<int32_t>(encoders.front()));
-    if (std::find(encoders.begin(), encoders.end(), cp_rank) != encoders.end()) {
-      encoded.push_back(k);
-    }
-  }
-  return encoded;
-}
+// The batch's arrays of one kind's routing (its vision items, or its audio clips).
+struct RoutingArrays {
+  std::vector<int32_t>& rows;
+  std::vector<int32_t>& encoder;
+  std::vector<RouteSegment>& routes;
+  std::vector<int32_t>& send_index;
+  std::vector<int32_t>& splits;
+  std::vector<int32_t>& gather_index;
+  std::vector<int32_t>& positions;
+};
 
-// Group route segments by consumer for the exchange (stable: each consumer's segments stay in
-// local token order; packs interleave consumers).
-void SortByConsumer(std::vector<RouteSegment>& routes) {
-  std::stable_sort(routes.begin(), routes.end(),
-                   [](const RouteSegment& a, const RouteSegment& b) {
-                     return a.consumer < b.consumer;
-                   });
-}
+// The routing of a micro-step's items (its vision items, or its audio clips): every pack's,
+// items numbered across packs and local positions across their shards.
+struct MicroStepRouting {
+  explicit MicroStepRouting(uint32_t cp_size) {
+    merged.encoded.resize(cp_size);
+    merged.consumed.resize(cp_size);
+  }
+  cp::EncoderAssignment merged;  // the packs' assignments, as one
+  std::vector<uint32_t> rows;    // per item: LLM rows
+
+  // Append one pack's routing of its items (`rows` LLM rows each) under `assignment`, the items
+  // numbered from `item_base` and local positions from `local_base`. Returns the pack's items
+  // `cp_rank` encodes.
+  std::vector<size_t> Append(const cp::EncoderAssignment& assignment,
+                             std::span<const uint32_t> pack_rows, uint32_t cp_rank,
+                             uint32_t item_base, uint32_t local_base) {
+    std::vector<size_t> encoded;
+    if (pack_rows.empty()) return encoded;
+    for (size_t r = 0; r < merged.consumed.size(); ++r) {
+      for (cp::RowSegment seg : assignment.consumed[r]) {
+        seg.image += item_base;
+        seg.local_offset += local_base;
+        merged.consumed[r].push_back(seg);
+      }
+      for (uint32_t k : assignment.encoded[r]) merged.encoded[r].push_back(item_base + k);
+    }
+    for (size_t k = 0; k < pack_rows.size(); ++k) {
+      const std::vector<uint32_t>& encoders = assignment.encoders[k];
+      merged.encoders.push_back(encoders);
+      rows.push_back(pack_rows[k]);
+      if (std::find(encoders.begin(), encoders.end(), cp_rank) != encoders.end()) {
+        encoded.push_back(k);
+      }
+    }
+    return encoded;
+  }
+
+  // Into the batch's arrays: per item its rows and (first) encoder, every rank's segments by
+  // consumer, and `cp_rank`'s exchange (cp::RankExchange).
+  Status Fill(uint32_t cp_rank, const RoutingArrays& out) const {
+    for (size_t k = 0; k < rows.size(); ++k) {
+      out.rows.push_back(static_cast<int32_t>(rows[k]));
+      out.encoder.push_back(static_cast<int32_t>(merged.encoders[k].front()));
+    }
+    for (size_t r = 0; r < merged.consumed.size(); ++r) {
+      for (const cp::RowSegment& seg : merged.consumed[r]) {
+        out.routes.push_back(
+            {static_cast<int32_t>(r), static_cast<int32_t>(seg.image),
+             static_cast<int32_t>(seg.row_begin), static_cast<int32_t>(seg.row_count),
+             static_cast<int32_t>(seg.local_offset), static_cast<int32_t>(seg.source_rank)});
+      }
+    }
+    MMPT_ASSIGN_OR_RETURN(cp::ExchangeIndices indices, cp::RankExchange(merged, rows, cp_rank));
+    out.send_index = std::move(indices.send_index);
+    out.splits = std::move(indices.send_splits);
+    out.splits.insert(out.splits.end(), indices.recv_splits.begin(), indices.recv_splits.end());
+    out.gather_index = std::move(indices.gather_index);
+    out.positions = std::move(indices.positions);
+    return Status::OK();
+  }
+};
 
 // A vision item (image or video) or an audio clip this rank encodes, and where it comes from.
 struct EncodedRef {
   uint32_t pack;
   const RenderedSample* sample;
-  const RenderedImage* image;
+  const RenderedVisual* image;
   int32_t index;  // among the micro-step's vision items
 };
 struct EncodedAudio {
@@ -149,7 +184,7 @@ struct EncodedAudio {
 
 // A pack's media in the plan's order, checked against its cp stage.
 struct PackMedia {
-  std::vector<std::pair<const RenderedSample*, const RenderedImage*>> items;  // VisionItemOrder
+  std::vector<std::pair<const RenderedSample*, const RenderedVisual*>> items;  // VisionItemOrder
   std::vector<std::pair<const RenderedSample*, const RenderedAudio*>> audios;  // token order
 };
 
@@ -163,24 +198,25 @@ Result<PackMedia> CheckPack(const std::vector<RenderedSample>& samples, const pl
                                    split.cp_size);
   }
   if (split.cu_seqlens.size() != samples.size() + 1) {
-    return Status::Internal("pack {}: {} samples where the plan's split has {}", p,
-                            samples.size(), split.cu_seqlens.size() - 1);
+    return Status::Internal("pack {}: {} samples where the plan's split has {}", p, samples.size(),
+                            split.cu_seqlens.size() - 1);
   }
   for (size_t s = 0; s < samples.size(); ++s) {
     const RenderedSample& sample = samples[s];
     MMPT_RETURN_IF_ERROR(ValidateRendered(sample, options.merge_size));
     if (sample.tokens.size() != split.cu_seqlens[s + 1] - split.cu_seqlens[s]) {
-      return Status::Internal("sample {} of source {} renders to {} tokens where the plan's "
-                              "split has {}",
-                              sample.index, sample.source, sample.tokens.size(),
-                              split.cu_seqlens[s + 1] - split.cu_seqlens[s]);
+      return Status::Internal(
+          "sample {} of source {} renders to {} tokens where the plan's "
+          "split has {}",
+          sample.index, sample.source, sample.tokens.size(),
+          split.cu_seqlens[s + 1] - split.cu_seqlens[s]);
     }
   }
   PackMedia media;
-  std::vector<std::pair<const RenderedSample*, const RenderedImage*>> in_pack_order;
+  std::vector<std::pair<const RenderedSample*, const RenderedVisual*>> in_pack_order;
   std::vector<uint8_t> is_video;
   for (const RenderedSample& sample : samples) {
-    for (const RenderedImage& image : sample.images) {
+    for (const RenderedVisual& image : sample.visuals) {
       in_pack_order.push_back({&sample, &image});
       is_video.push_back(image.video);
     }
@@ -188,8 +224,8 @@ Result<PackMedia> CheckPack(const std::vector<RenderedSample>& samples, const pl
   }
   for (uint32_t k : plan::VisionItemOrder(is_video)) media.items.push_back(in_pack_order[k]);
   if (cp.vision.encoders.size() != media.items.size()) {
-    return Status::Internal("pack {}: {} images and videos where the plan's assignment has {}",
-                            p, media.items.size(), cp.vision.encoders.size());
+    return Status::Internal("pack {}: {} images and videos where the plan's assignment has {}", p,
+                            media.items.size(), cp.vision.encoders.size());
   }
   if (cp.audio.encoders.size() != media.audios.size()) {
     return Status::Internal("pack {}: {} audio clips where the plan's assignment has {}", p,
@@ -203,14 +239,14 @@ Status FillPixels(const std::vector<EncodedRef>& encoded, const AssembleOptions&
                   const PixelFiller& fill, Batch& batch) {
   uint64_t floats[2] = {0, 0};  // of images, of videos
   for (const EncodedRef& ref : encoded) {
-    floats[ref.image->video] += uint64_t{ref.image->grid_t} * ref.image->grid_h *
-                                ref.image->grid_w * options.patch_dim;
+    floats[ref.image->video] +=
+        uint64_t{ref.image->grid_t} * ref.image->grid_h * ref.image->grid_w * options.patch_dim;
   }
   batch.pixel_values.resize(floats[0]);
   batch.pixel_values_videos.resize(floats[1]);
   uint64_t at[2] = {0, 0};
   for (const EncodedRef& ref : encoded) {
-    const RenderedImage& item = *ref.image;
+    const RenderedVisual& item = *ref.image;
     const uint64_t n = uint64_t{item.grid_t} * item.grid_h * item.grid_w * options.patch_dim;
     std::vector<float>& pixels = item.video ? batch.pixel_values_videos : batch.pixel_values;
     Status filled = fill(ref.pack, *ref.sample, item, {pixels.data() + at[item.video], n});
@@ -220,8 +256,7 @@ Status FillPixels(const std::vector<EncodedRef>& encoded, const AssembleOptions&
                                             item.sample_image));
     }
     std::vector<int32_t>& grids = item.video ? batch.video_grid_thw : batch.image_grid_thw;
-    grids.insert(grids.end(), {static_cast<int32_t>(item.grid_t),
-                               static_cast<int32_t>(item.grid_h),
+    grids.insert(grids.end(), {static_cast<int32_t>(item.grid_t), static_cast<int32_t>(item.grid_h),
                                static_cast<int32_t>(item.grid_w)});
     (item.video ? batch.encoded_videos : batch.encoded_images).push_back(ref.index);
     if (item.video) batch.second_per_grid_ts.push_back(item.second_per_grid_t);
@@ -247,15 +282,14 @@ Status FillFeatures(const std::vector<EncodedAudio>& encoded, const AssembleOpti
     const EncodedAudio& ref = encoded[e];
     Status filled =
         fill_audio
-            ? fill_audio(ref.pack, *ref.sample, *ref.audio, frames,
-                         std::span<float>(batch.input_features).subspan(e * per_clip, per_clip),
-                         std::span<int32_t>(batch.feature_attention_mask)
-                             .subspan(e * frames, frames))
+            ? fill_audio(
+                  ref.pack, *ref.sample, *ref.audio, frames,
+                  std::span<float>(batch.input_features).subspan(e * per_clip, per_clip),
+                  std::span<int32_t>(batch.feature_attention_mask).subspan(e * frames, frames))
             : Status::InvalidArgument("the micro-step has audio clips and no audio filler");
     if (!filled.ok()) {
-      return filled.WithContext(fmt::format("sample {} of source {}, audio {}",
-                                            ref.sample->index, ref.sample->source,
-                                            ref.audio->sample_audio));
+      return filled.WithContext(fmt::format("sample {} of source {}, audio {}", ref.sample->index,
+                                            ref.sample->source, ref.audio->sample_audio));
     }
     batch.encoded_audios.push_back(ref.index);
   }
@@ -284,6 +318,8 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
   std::vector<EncodedRef> encoded;
   std::vector<EncodedAudio> encoded_audio;
   int32_t unpadded_base = 0, padded_base = 0, local_base = 0, image_base = 0, audio_base = 0;
+  const uint32_t cp_size = cps.empty() ? 1 : cps.front()->split.cp_size;
+  MicroStepRouting vision(cp_size), audio(cp_size);
 
   for (size_t p = 0; p < packs.size(); ++p) {
     const std::vector<RenderedSample>& samples = packs[p];
@@ -297,9 +333,9 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
       batch.sample_index.push_back(sample.index);
     }
     PackArrays full = FillPack(samples, split, options);
-    MMPT_ASSIGN_OR_RETURN(std::vector<uint32_t> shard,
-                          cp::PartitionedIndices(split.cu_seqlens_padded, split.cp_size,
-                                                 options.cp_rank));
+    MMPT_ASSIGN_OR_RETURN(
+        std::vector<uint32_t> shard,
+        cp::PartitionedIndices(split.cu_seqlens_padded, split.cp_size, options.cp_rank));
     for (uint32_t index : shard) {
       batch.tokens.push_back(full.tokens[index]);
       batch.labels.push_back(full.labels[index]);
@@ -323,17 +359,13 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     // rows at the positions the plan gives, the same way at every CP size.
     std::vector<uint32_t> rows;
     for (const auto& ref : media.items) rows.push_back(ref.second->token_count);
-    for (size_t k : AppendRouting(cps[p]->vision, rows, split.cp_size, options.cp_rank,
-                                  image_base, local_base, batch.routes, batch.image_rows,
-                                  batch.image_encoder)) {
+    for (size_t k : vision.Append(cps[p]->vision, rows, options.cp_rank, image_base, local_base)) {
       encoded.push_back({static_cast<uint32_t>(p), media.items[k].first, media.items[k].second,
                          image_base + static_cast<int32_t>(k)});
     }
     rows.clear();
     for (const auto& ref : media.audios) rows.push_back(ref.second->token_count);
-    for (size_t k : AppendRouting(cps[p]->audio, rows, split.cp_size, options.cp_rank,
-                                  audio_base, local_base, batch.audio_routes, batch.audio_rows,
-                                  batch.audio_encoder)) {
+    for (size_t k : audio.Append(cps[p]->audio, rows, options.cp_rank, audio_base, local_base)) {
       encoded_audio.push_back({static_cast<uint32_t>(p), media.audios[k].first,
                                media.audios[k].second, audio_base + static_cast<int32_t>(k)});
     }
@@ -346,8 +378,14 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
   if (batch.cu_seqlens.size() == 1) {
     return Status::InvalidArgument("micro-step has no samples to assemble");
   }
-  SortByConsumer(batch.routes);
-  SortByConsumer(batch.audio_routes);
+  MMPT_RETURN_IF_ERROR(
+      vision.Fill(options.cp_rank,
+                  {batch.image_rows, batch.image_encoder, batch.routes, batch.exchange_send_index,
+                   batch.exchange_splits, batch.exchange_gather_index, batch.exchange_positions}));
+  MMPT_RETURN_IF_ERROR(audio.Fill(
+      options.cp_rank, {batch.audio_rows, batch.audio_encoder, batch.audio_routes,
+                        batch.audio_exchange_send_index, batch.audio_exchange_splits,
+                        batch.audio_exchange_gather_index, batch.audio_exchange_positions}));
   batch.position_ids = std::move(pos_t);
   if (options.mrope) {
     batch.position_ids.insert(batch.position_ids.end(), pos_h.begin(), pos_h.end());

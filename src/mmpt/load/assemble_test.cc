@@ -31,7 +31,7 @@ RenderedSample WithImage(uint64_t index, uint32_t before, uint32_t gh, uint32_t 
     s.tokens[before + i] = 7;  // image pad
     s.has_loss[before + i] = 0;
   }
-  s.images.push_back({before, image_tokens, 1, gh, gw, 0});
+  s.visuals.push_back({before, image_tokens, 1, gh, gw, 0});
   return s;
 }
 
@@ -45,7 +45,7 @@ void AddVideo(RenderedSample& s, uint32_t before, uint32_t gt, uint32_t gh, uint
   const uint32_t tokens = gt * gh * gw / 4;
   s.tokens.insert(s.tokens.end(), tokens, 8);
   s.has_loss.insert(s.has_loss.end(), tokens, 0);
-  s.images.push_back({start, tokens, gt, gh, gw, sample_image, true, second_per_grid_t});
+  s.visuals.push_back({start, tokens, gt, gh, gw, sample_image, true, second_per_grid_t});
 }
 
 // An audio clip of `tokens` LLM tokens and `frames` mel frames, appended to `s` after `before`
@@ -71,7 +71,7 @@ std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>&
     for (bool videos : {false, true}) {
       uint32_t start = 0;
       for (const RenderedSample& sample : samples) {
-        for (const RenderedImage& image : sample.images) {
+        for (const RenderedVisual& image : sample.visuals) {
           if (image.video != videos) continue;
           images.push_back({start + image.token_start, image.token_count,
                             static_cast<double>(image.token_count)});
@@ -83,8 +83,8 @@ std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>&
     for (const RenderedSample& sample : samples) {
       lengths.push_back(static_cast<uint32_t>(sample.tokens.size()));
       for (const RenderedAudio& clip : sample.audios) {
-        audio.push_back({start + clip.token_start, clip.token_count,
-                         static_cast<double>(clip.token_count)});
+        audio.push_back(
+            {start + clip.token_start, clip.token_count, static_cast<double>(clip.token_count)});
       }
       start += static_cast<uint32_t>(sample.tokens.size());
     }
@@ -107,7 +107,7 @@ Result<Batch> Assemble(const std::vector<std::vector<RenderedSample>>& packs, ui
   return AssembleBatch(packs, pointers, options, fill, fill_audio);
 }
 
-Status FillWithImageId(uint32_t, const RenderedSample& s, const RenderedImage& image,
+Status FillWithImageId(uint32_t, const RenderedSample& s, const RenderedVisual& image,
                        std::span<float> out) {
   std::fill(out.begin(), out.end(), static_cast<float>(s.index * 100 + image.sample_image));
   return Status::OK();
@@ -150,7 +150,7 @@ TEST(Assemble, MropeFollowsQwen2VlRopeIndex) {
   RenderedSample two = WithImage(0, 1, 2, 2, 0);
   two.tokens.push_back(7);
   two.has_loss.push_back(0);
-  two.images.push_back({2, 1, 1, 2, 2, 1});
+  two.visuals.push_back({2, 1, 1, 2, 2, 1});
   std::vector<int32_t> t2(3), h2(3), w2(3);
   MropePositions(two, 2, 0.0f, 0, t2, h2, w2);
   EXPECT_EQ(t2, (std::vector<int32_t>{0, 1, 2}));
@@ -183,7 +183,7 @@ TEST(Assemble, VideosFollowTheImagesOfTheirPackWithTheirOwnPixels) {
   AddVideo(a, 2, 4, 4, 4, 1.0f, 0);  // 16 tokens
   a.tokens.insert(a.tokens.end(), {1, 7, 1});
   a.has_loss.insert(a.has_loss.end(), {1, 0, 1});
-  a.images.push_back({static_cast<uint32_t>(a.tokens.size()) - 2, 1, 1, 2, 2, 1});
+  a.visuals.push_back({static_cast<uint32_t>(a.tokens.size()) - 2, 1, 1, 2, 2, 1});
   std::vector<std::vector<RenderedSample>> packs = {{a, WithImage(6, 3, 4, 4, 2)}};
   AssembleOptions options;
   options.patch_dim = 2;
@@ -219,7 +219,9 @@ TEST(Assemble, VideosFollowTheImagesOfTheirPackWithTheirOwnPixels) {
 Status FillWithAudioId(uint32_t, const RenderedSample& s, const RenderedAudio& audio,
                        uint32_t frames, std::span<float> features, std::span<int32_t> mask) {
   for (size_t i = 0; i < features.size(); ++i) {
-    features[i] = i % frames < audio.valid_frames ? static_cast<float>(s.index * 100 + audio.sample_audio) : -1.0f;
+    features[i] = i % frames < audio.valid_frames
+                      ? static_cast<float>(s.index * 100 + audio.sample_audio)
+                      : -1.0f;
   }
   for (uint32_t f = 0; f < frames; ++f) mask[f] = f < audio.valid_frames ? 1 : 0;
   return Status::OK();
@@ -249,7 +251,8 @@ TEST(Assemble, AudioClipsGetTheirFeaturesAndThePlansAudioRouting) {
   EXPECT_EQ(whole->input_features[2 * 40 + 24], 501.0f);  // sample 5's clip, its last frame
   EXPECT_EQ(whole->input_features[2 * 40 + 25], -1.0f);   // then padding
   EXPECT_EQ(std::accumulate(whole->feature_attention_mask.begin(),
-                            whole->feature_attention_mask.end(), 0), 65);
+                            whole->feature_attention_mask.end(), 0),
+            65);
   const int32_t t = static_cast<int32_t>(whole->tokens.size());
   for (int32_t i = 0; i < 15; ++i) {  // sample 4: text, 10 audio tokens, text
     for (int32_t row = 0; row < 3; ++row) EXPECT_EQ(whole->position_ids[row * t + i], i);
@@ -367,7 +370,7 @@ TEST(Assemble, CpShardsCoverThePackAndEncodeEachImageOnce) {
 
 TEST(Assemble, BadSamplesAreRejectedWithTheirName) {
   RenderedSample s = WithImage(42, 2, 4, 6, 3);
-  s.images[0].grid_w = 5;
+  s.visuals[0].grid_w = 5;
   std::vector<std::vector<RenderedSample>> packs = {{s}};
   auto batch = Assemble(packs, 1, {}, FillWithImageId);
   ASSERT_FALSE(batch.ok());
@@ -378,8 +381,7 @@ TEST(Assemble, BadSamplesAreRejectedWithTheirName) {
 
   packs = {{WithImage(5, 2, 4, 6, 3)}};
   auto failing = Assemble(
-      packs, 1, {},
-      [](uint32_t, const RenderedSample&, const RenderedImage&, std::span<float>) {
+      packs, 1, {}, [](uint32_t, const RenderedSample&, const RenderedVisual&, std::span<float>) {
         return Status::Corrupt("bad pixels");
       });
   ASSERT_FALSE(failing.ok());

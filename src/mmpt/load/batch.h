@@ -1,6 +1,6 @@
 #pragma once
 
-// What a rank gets for one micro-step (DESIGN.md, "What a rank gets"): the packed token arrays
+// What a rank gets for one micro-step (docs/design.md, "The batch"): the packed token arrays
 // of its CP shard, the pixels of the images it encodes, and the vision-DP routing.
 
 #include <cstdint>
@@ -92,6 +92,14 @@ struct Batch {
   std::vector<int32_t> image_rows;     // [vision items]
   std::vector<int32_t> image_encoder;  // [vision items]: CP rank that encodes the item
   std::vector<RouteSegment> routes;    // all ranks' consumed segments, by consumer
+  /// This CP rank's side of the exchange (cp::RankExchange over the micro-step's items): rows
+  /// of its local embeddings (its encoded items', ascending) to send, grouped by destination;
+  /// rows sent to then received from each rank ([2, CP]); for each consumed row in local token
+  /// order its row in concat(local, received), and its local token position.
+  std::vector<int32_t> exchange_send_index;
+  std::vector<int32_t> exchange_splits;
+  std::vector<int32_t> exchange_gather_index;
+  std::vector<int32_t> exchange_positions;
 
   /// Audio clips (Qwen2-Audio, Qwen2.5-Omni): the micro-step's clips are, pack by pack, the
   /// pack's clips in token order (plan::PackCp::audio's order). The clips this CP rank encodes,
@@ -111,6 +119,10 @@ struct Batch {
   std::vector<int32_t> audio_rows;
   std::vector<int32_t> audio_encoder;
   std::vector<RouteSegment> audio_routes;
+  std::vector<int32_t> audio_exchange_send_index;  // this rank's exchange of the clips, as above
+  std::vector<int32_t> audio_exchange_splits;
+  std::vector<int32_t> audio_exchange_gather_index;
+  std::vector<int32_t> audio_exchange_positions;
 
   /// Per sub-sequence: source and sample index (what the plan placed, less what was dropped).
   std::vector<uint32_t> sample_source;

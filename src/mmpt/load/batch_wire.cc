@@ -7,7 +7,7 @@ namespace mmpt::load {
 namespace {
 
 constexpr uint32_t kMagic = 0x4250'4d4d;  // "MMPB"
-constexpr uint16_t kVersion = 3;  // 2: videos; 3: audio
+constexpr uint16_t kVersion = 3;          // 2: videos; 3: audio
 constexpr uint64_t kAlign = 64;
 
 // Fixed-size head of the encoding; the array table follows it.
@@ -80,8 +80,7 @@ Result<std::vector<DroppedSample>> DecodeDropped(std::span<const std::byte> in) 
 // first array that does not.
 Status CheckShapes(const BatchView& v) {
   const uint64_t t = v.scalars.num_tokens;
-  auto expect = [&](uint32_t field, uint64_t got, uint64_t want,
-                    std::string_view name) -> Status {
+  auto expect = [&](uint32_t field, uint64_t got, uint64_t want, std::string_view name) -> Status {
     if ((v.fields & field) == field && got != want) {
       return Status::Corrupt("encoded batch: {} has {} elements, expected {}", name, got, want);
     }
@@ -89,16 +88,16 @@ Status CheckShapes(const BatchView& v) {
   };
   Status status;
   ForEachBatchArray([&](const auto& array) {
-    if (!status.ok() || (array.shape != ArrayShape::kTokens &&
-                         array.shape != ArrayShape::kPositions)) {
+    if (!status.ok() ||
+        (array.shape != ArrayShape::kTokens && array.shape != ArrayShape::kPositions)) {
       return;
     }
     const uint64_t rows = array.shape == ArrayShape::kPositions ? v.scalars.position_rows : 1;
     status = expect(array.field, (v.*array.viewed).size(), t * rows, array.name);
   });
   MMPT_RETURN_IF_ERROR(status);
-  MMPT_RETURN_IF_ERROR(expect(kShapeFields, v.cu_seqlens_padded.size(), v.cu_seqlens.size(),
-                              "cu_seqlens_padded"));
+  MMPT_RETURN_IF_ERROR(
+      expect(kShapeFields, v.cu_seqlens_padded.size(), v.cu_seqlens.size(), "cu_seqlens_padded"));
   MMPT_RETURN_IF_ERROR(
       expect(kShapeFields, v.sample_index.size(), v.sample_source.size(), "sample_index"));
   if (v.has(kPixelField)) {
@@ -111,10 +110,10 @@ Status CheckShapes(const BatchView& v) {
                                pixels.size(), patch_dim, grids.size());
       }
     }
-    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_images.size(),
-                                v.image_grid_thw.size() / 3, "encoded_images"));
-    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_videos.size(),
-                                v.video_grid_thw.size() / 3, "encoded_videos"));
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_images.size(), v.image_grid_thw.size() / 3,
+                                "encoded_images"));
+    MMPT_RETURN_IF_ERROR(expect(kPixelField, v.encoded_videos.size(), v.video_grid_thw.size() / 3,
+                                "encoded_videos"));
     MMPT_RETURN_IF_ERROR(expect(kPixelField, v.second_per_grid_ts.size(),
                                 v.video_grid_thw.size() / 3, "second_per_grid_ts"));
     const uint64_t clips = v.encoded_audios.size(), frames = v.scalars.feature_frames;
@@ -134,10 +133,9 @@ Status CheckShapes(const BatchView& v) {
 
 BatchView ViewOf(const Batch& b) {
   BatchView v;
-  v.scalars = {b.step,         b.micro_step,   b.dp_rank,       b.cp_rank,
-               b.cp_size,      b.plan_hash,    b.plan_dropped,  b.tokens.size(),
-               b.position_rows, b.max_seqlen, b.pad_multiple, b.patch_dim,
-               b.mel_bins,      b.feature_frames};
+  v.scalars = {b.step,         b.micro_step,   b.dp_rank,       b.cp_rank,       b.cp_size,
+               b.plan_hash,    b.plan_dropped, b.tokens.size(), b.position_rows, b.max_seqlen,
+               b.pad_multiple, b.patch_dim,    b.mel_bins,      b.feature_frames};
   ForEachBatchArray([&](const auto& array) { v.*array.viewed = b.*array.owned; });
   v.dropped = b.dropped;
   return v;

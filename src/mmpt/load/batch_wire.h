@@ -83,12 +83,20 @@ struct BatchView {
   std::span<const int32_t> image_rows;
   std::span<const int32_t> image_encoder;
   std::span<const RouteSegment> routes;
+  std::span<const int32_t> exchange_send_index;
+  std::span<const int32_t> exchange_splits;
+  std::span<const int32_t> exchange_gather_index;
+  std::span<const int32_t> exchange_positions;
   std::span<const float> input_features;
   std::span<const int32_t> feature_attention_mask;
   std::span<const int32_t> encoded_audios;
   std::span<const int32_t> audio_rows;
   std::span<const int32_t> audio_encoder;
   std::span<const RouteSegment> audio_routes;
+  std::span<const int32_t> audio_exchange_send_index;
+  std::span<const int32_t> audio_exchange_splits;
+  std::span<const int32_t> audio_exchange_gather_index;
+  std::span<const int32_t> audio_exchange_positions;
   std::span<const uint32_t> sample_source;
   std::span<const uint64_t> sample_index;
   std::vector<DroppedSample> dropped;
@@ -141,40 +149,57 @@ inline constexpr std::tuple kBatchArrays{
                         &Batch::cu_seqlens_padded, &BatchView::cu_seqlens_padded},
     BatchArray<float>{"pixel_values", kPixelField, ArrayShape::kPatches, &Batch::pixel_values,
                       &BatchView::pixel_values},
-    BatchArray<int32_t>{"image_grid_thw", kPixelField, ArrayShape::kGrids,
-                        &Batch::image_grid_thw, &BatchView::image_grid_thw},
-    BatchArray<int32_t>{"encoded_images", kPixelField, ArrayShape::kFlat,
-                        &Batch::encoded_images, &BatchView::encoded_images},
+    BatchArray<int32_t>{"image_grid_thw", kPixelField, ArrayShape::kGrids, &Batch::image_grid_thw,
+                        &BatchView::image_grid_thw},
+    BatchArray<int32_t>{"encoded_images", kPixelField, ArrayShape::kFlat, &Batch::encoded_images,
+                        &BatchView::encoded_images},
     BatchArray<float>{"pixel_values_videos", kPixelField, ArrayShape::kPatches,
                       &Batch::pixel_values_videos, &BatchView::pixel_values_videos},
-    BatchArray<int32_t>{"video_grid_thw", kPixelField, ArrayShape::kGrids,
-                        &Batch::video_grid_thw, &BatchView::video_grid_thw},
+    BatchArray<int32_t>{"video_grid_thw", kPixelField, ArrayShape::kGrids, &Batch::video_grid_thw,
+                        &BatchView::video_grid_thw},
     BatchArray<float>{"second_per_grid_ts", kPixelField, ArrayShape::kFlat,
                       &Batch::second_per_grid_ts, &BatchView::second_per_grid_ts},
-    BatchArray<int32_t>{"encoded_videos", kPixelField, ArrayShape::kFlat,
-                        &Batch::encoded_videos, &BatchView::encoded_videos},
+    BatchArray<int32_t>{"encoded_videos", kPixelField, ArrayShape::kFlat, &Batch::encoded_videos,
+                        &BatchView::encoded_videos},
     BatchArray<int32_t>{"image_rows", kRoutingField, ArrayShape::kFlat, &Batch::image_rows,
                         &BatchView::image_rows},
-    BatchArray<int32_t>{"image_encoder", kRoutingField, ArrayShape::kFlat,
-                        &Batch::image_encoder, &BatchView::image_encoder},
+    BatchArray<int32_t>{"image_encoder", kRoutingField, ArrayShape::kFlat, &Batch::image_encoder,
+                        &BatchView::image_encoder},
     BatchArray<RouteSegment>{"routes", kRoutingField, ArrayShape::kRoutes, &Batch::routes,
                              &BatchView::routes},
-    BatchArray<float>{"input_features", kPixelField, ArrayShape::kFeatures,
-                      &Batch::input_features, &BatchView::input_features},
+    BatchArray<int32_t>{"exchange_send_index", kRoutingField, ArrayShape::kFlat,
+                        &Batch::exchange_send_index, &BatchView::exchange_send_index},
+    BatchArray<int32_t>{"exchange_splits", kRoutingField, ArrayShape::kFlat,
+                        &Batch::exchange_splits, &BatchView::exchange_splits},
+    BatchArray<int32_t>{"exchange_gather_index", kRoutingField, ArrayShape::kFlat,
+                        &Batch::exchange_gather_index, &BatchView::exchange_gather_index},
+    BatchArray<int32_t>{"exchange_positions", kRoutingField, ArrayShape::kFlat,
+                        &Batch::exchange_positions, &BatchView::exchange_positions},
+    BatchArray<float>{"input_features", kPixelField, ArrayShape::kFeatures, &Batch::input_features,
+                      &BatchView::input_features},
     BatchArray<int32_t>{"feature_attention_mask", kPixelField, ArrayShape::kFrames,
                         &Batch::feature_attention_mask, &BatchView::feature_attention_mask},
-    BatchArray<int32_t>{"encoded_audios", kPixelField, ArrayShape::kFlat,
-                        &Batch::encoded_audios, &BatchView::encoded_audios},
+    BatchArray<int32_t>{"encoded_audios", kPixelField, ArrayShape::kFlat, &Batch::encoded_audios,
+                        &BatchView::encoded_audios},
     BatchArray<int32_t>{"audio_rows", kRoutingField, ArrayShape::kFlat, &Batch::audio_rows,
                         &BatchView::audio_rows},
-    BatchArray<int32_t>{"audio_encoder", kRoutingField, ArrayShape::kFlat,
-                        &Batch::audio_encoder, &BatchView::audio_encoder},
+    BatchArray<int32_t>{"audio_encoder", kRoutingField, ArrayShape::kFlat, &Batch::audio_encoder,
+                        &BatchView::audio_encoder},
     BatchArray<RouteSegment>{"audio_routes", kRoutingField, ArrayShape::kRoutes,
                              &Batch::audio_routes, &BatchView::audio_routes},
-    BatchArray<uint32_t>{"sample_source", kShapeFields, ArrayShape::kFlat,
-                         &Batch::sample_source, &BatchView::sample_source},
-    BatchArray<uint64_t>{"sample_index", kShapeFields, ArrayShape::kFlat,
-                         &Batch::sample_index, &BatchView::sample_index},
+    BatchArray<int32_t>{"audio_exchange_send_index", kRoutingField, ArrayShape::kFlat,
+                        &Batch::audio_exchange_send_index, &BatchView::audio_exchange_send_index},
+    BatchArray<int32_t>{"audio_exchange_splits", kRoutingField, ArrayShape::kFlat,
+                        &Batch::audio_exchange_splits, &BatchView::audio_exchange_splits},
+    BatchArray<int32_t>{"audio_exchange_gather_index", kRoutingField, ArrayShape::kFlat,
+                        &Batch::audio_exchange_gather_index,
+                        &BatchView::audio_exchange_gather_index},
+    BatchArray<int32_t>{"audio_exchange_positions", kRoutingField, ArrayShape::kFlat,
+                        &Batch::audio_exchange_positions, &BatchView::audio_exchange_positions},
+    BatchArray<uint32_t>{"sample_source", kShapeFields, ArrayShape::kFlat, &Batch::sample_source,
+                         &BatchView::sample_source},
+    BatchArray<uint64_t>{"sample_index", kShapeFields, ArrayShape::kFlat, &Batch::sample_index,
+                         &BatchView::sample_index},
 };
 
 /// Call f(array) for every row of kBatchArrays, in wire order.

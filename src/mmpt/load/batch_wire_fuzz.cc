@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto out = std::as_writable_bytes(std::span(again));
   mmpt::load::EncodeBatch(*view, view->fields, out);
   auto round = mmpt::load::DecodeBatch(out.first(mmpt::load::EncodedSize(*view, view->fields)));
-  if (!round.ok() || round->fields != view->fields || round->scalars.num_tokens != view->scalars.num_tokens ||
+  if (!round.ok() || round->fields != view->fields ||
+      round->scalars.num_tokens != view->scalars.num_tokens ||
       round->tokens.size() != view->tokens.size() ||
       round->pixel_values.size() != view->pixel_values.size() ||
       round->pixel_values_videos.size() != view->pixel_values_videos.size() ||

@@ -15,11 +15,11 @@
 #include "mmpt/core/status.h"
 #include "mmpt/corpora/image_encode.h"
 #include "mmpt/corpora/image_synth.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
-#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::load::testing {
@@ -29,8 +29,9 @@ namespace mmpt::load::testing {
 /// data or the tokenizer is missing (install with `make deps`), others from the writer.
 inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_t shards = 2) {
   namespace fs = std::filesystem;
-  MMPT_ASSIGN_OR_RETURN(corpora::CocoCaptions coco,
-                        corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile)));
+  MMPT_ASSIGN_OR_RETURN(
+      corpora::CocoCaptions coco,
+      corpora::ReadCocoCaptions(corpora::RealDataPath(corpora::kCocoCaptionsFile)));
   if (num_samples > coco.images.size()) {
     return Status::InvalidArgument("{} samples asked, the COCO file has {} images", num_samples,
                                    coco.images.size());
@@ -49,7 +50,7 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
   fs::create_directories(dir);
   store::Manifest manifest;
   manifest.tokenizer = tokenizer_path;
-  manifest.vision_preset = "qwen2-vl";
+  manifest.vision = "qwen2-vl";
   manifest.chat_template = chat_json;
   const size_t per_shard = (num_samples + shards - 1) / shards;
   for (size_t shard = 0, i = 0; shard < shards && i < num_samples; ++shard) {

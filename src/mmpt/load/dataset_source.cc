@@ -78,15 +78,15 @@ Result<std::vector<Planned>> MatchPlan(const plan::StepPlan& plan,
   std::vector<Planned> planned_of(media.size());
   for (const plan::PlannedImage& image : plan.Images(sequence)) {
     if (image.sample_image >= image_media.size()) {
-      return Status::Internal("the plan names image {} but the sample has {}",
-                              image.sample_image, image_media.size());
+      return Status::Internal("the plan names image {} but the sample has {}", image.sample_image,
+                              image_media.size());
     }
     planned_of[image_media[image.sample_image]].image = &image;
   }
   for (const plan::PlannedVideo& video : plan.Videos(sequence)) {
     if (video.sample_video >= video_media.size()) {
-      return Status::Internal("the plan names video {} but the sample has {}",
-                              video.sample_video, video_media.size());
+      return Status::Internal("the plan names video {} but the sample has {}", video.sample_video,
+                              video_media.size());
     }
     planned_of[video_media[video.sample_video]].video = &video;
   }
@@ -130,7 +130,7 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
     std::shared_ptr<const store::Dataset> dataset, DatasetSourceOptions options) {
   std::shared_ptr<DatasetSource> source(new DatasetSource());
   const store::Manifest& manifest = dataset->manifest();
-  MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(manifest.vision_preset));
+  MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(manifest.vision));
   Result<media::ResizeRule> resize = cost::ResizeRuleOf(vision);
   if (!resize.ok()) {
     return resize.status().WithContext(
@@ -163,9 +163,9 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
   MMPT_ASSIGN_OR_RETURN(source->tokenizer_path_,
                         text::FindTokenizer(options.tokenizer, manifest.tokenizer));
   MMPT_ASSIGN_OR_RETURN(source->tokenizer_, text::LoadTokenizer(source->tokenizer_path_));
-  MMPT_ASSIGN_OR_RETURN(
-      text::ChatTemplate chat,
-      text::ChatTemplate::Parse(manifest.chat_template, dataset->dir() + "/mmpt.json: chat_template"));
+  MMPT_ASSIGN_OR_RETURN(text::ChatTemplate chat,
+                        text::ChatTemplate::Parse(manifest.chat_template,
+                                                  dataset->dir() + "/mmpt.json: chat_template"));
   MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
                         text::ChatRenderer::Create(std::move(chat), *source->tokenizer_));
   source->renderer_ = std::make_unique<text::ChatRenderer>(std::move(renderer));
@@ -237,62 +237,67 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
       a.samples = planned.audio->samples;
       a.sample_audio = k;
       if (a.token_start != planned.audio->token_start) {
-        return Status::Internal("{}: {} renders at token {} but the plan put it at {} (plan made "
-                                "from another dataset?)",
-                                name, media_name(k), a.token_start, planned.audio->token_start);
+        return Status::Internal(
+            "{}: {} renders at token {} but the plan put it at {} (plan made "
+            "from another dataset?)",
+            name, media_name(k), a.token_start, planned.audio->token_start);
       }
-      out.tokens.insert(out.tokens.end(), a.token_count, renderer_->pad_id(text::PieceKind::kAudio));
+      out.tokens.insert(out.tokens.end(), a.token_count,
+                        renderer_->pad_id(text::PieceKind::kAudio));
       out.has_loss.insert(out.has_loss.end(), a.token_count, 0);
       out.audios.push_back(a);
       continue;
     }
-    Result<RenderedImage> visual = RenderVisual(*bytes, planned.image, planned.video);
+    Result<RenderedVisual> visual = RenderVisual(*bytes, planned.image, planned.video);
     if (!visual.ok()) return context(visual.status().WithContext(media_name(k)));
-    RenderedImage& r = *visual;
+    RenderedVisual& r = *visual;
     r.token_start = static_cast<uint32_t>(out.tokens.size());
     r.sample_image = k;
     const uint32_t planned_start =
         planned.image != nullptr ? planned.image->token_start : planned.video->token_start;
     if (r.token_start != planned_start) {
-      return Status::Internal("{}: {} renders at token {} but the plan put it at {} (plan "
-                              "made from another dataset?)",
-                              name, media_name(k), r.token_start, planned_start);
+      return Status::Internal(
+          "{}: {} renders at token {} but the plan put it at {} (plan "
+          "made from another dataset?)",
+          name, media_name(k), r.token_start, planned_start);
     }
     const text::PieceKind kind = r.video ? text::PieceKind::kVideo : text::PieceKind::kImage;
     out.tokens.insert(out.tokens.end(), r.token_count, renderer_->pad_id(kind));
     out.has_loss.insert(out.has_loss.end(), r.token_count, 0);
-    out.images.push_back(r);
+    out.visuals.push_back(r);
   }
   copy_text(std::max(cursor, kept));
   if (out.tokens.size() != sequence.tokens) {
-    return Status::Internal("{}: renders to {} tokens but the plan placed {} (plan made from "
-                            "another dataset?)",
-                            name, out.tokens.size(), sequence.tokens);
+    return Status::Internal(
+        "{}: renders to {} tokens but the plan placed {} (plan made from "
+        "another dataset?)",
+        name, out.tokens.size(), sequence.tokens);
   }
   return out;
 }
 
-Result<std::span<const std::byte>> DatasetSource::CheckedMedia(
-    uint64_t global, uint32_t k, const store::MediaMeta& meta) const {
+Result<std::span<const std::byte>> DatasetSource::CheckedMedia(uint64_t global, uint32_t k,
+                                                               const store::MediaMeta& meta) const {
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset_->Media(global, k));
   if (bytes.empty()) return Status::InvalidArgument("metadata-only (no bytes to load)");
   if (options_.verify_crc) {
     bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
     if (Crc32(bytes) != meta.crc32) {
-      return Status::Corrupt("fails its CRC-32 check ({:08x}, .meta says {:08x}): the zip "
-                             "changed after prepare",
-                             Crc32(bytes), meta.crc32);
+      return Status::Corrupt(
+          "fails its CRC-32 check ({:08x}, .meta says {:08x}): the zip "
+          "changed after prepare",
+          Crc32(bytes), meta.crc32);
     }
   }
   return bytes;
 }
 
-Result<RenderedImage> DatasetSource::RenderVisual(std::span<const std::byte> bytes,
-                                                  const plan::PlannedImage* image,
-                                                  const plan::PlannedVideo* video) const {
+Result<RenderedVisual> DatasetSource::RenderVisual(std::span<const std::byte> bytes,
+                                                   const plan::PlannedImage* image,
+                                                   const plan::PlannedVideo* video) const {
   const uint32_t patch = options_.preprocess.patch.patch_size;
   const uint32_t merge = options_.preprocess.patch.merge_size;
-  RenderedImage r;
+  RenderedVisual r;
   if (image != nullptr) {
     MMPT_ASSIGN_OR_RETURN(media::ImageInfo info, media::ProbeImage(bytes));
     MMPT_ASSIGN_OR_RETURN(media::ResizedSize size,
@@ -313,9 +318,10 @@ Result<RenderedImage> DatasetSource::RenderVisual(std::span<const std::byte> byt
   r.token_count = r.grid_t * r.grid_h * r.grid_w / (merge * merge);
   const uint32_t planned = image != nullptr ? image->llm_tokens : video->llm_tokens;
   if (r.token_count != planned) {
-    return Status::Internal("resizes to {}x{}x{} patches = {} tokens but the plan counted {} "
-                            "(plan made for another vision config?)",
-                            r.grid_t, r.grid_h, r.grid_w, r.token_count, planned);
+    return Status::Internal(
+        "resizes to {}x{}x{} patches = {} tokens but the plan counted {} "
+        "(plan made for another vision config?)",
+        r.grid_t, r.grid_h, r.grid_w, r.token_count, planned);
   }
   return r;
 }
@@ -325,8 +331,8 @@ Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::b
   if (!video_.ok()) return video_.status();
   MMPT_ASSIGN_OR_RETURN(media::PreprocessedVideo video, media::PreprocessVideo(bytes, *video_));
   if (video.pixel_values.size() != out.size()) {
-    return Status::Internal("decodes to {} floats where {} were planned",
-                            video.pixel_values.size(), out.size());
+    return Status::Internal("decodes to {} floats where {} were planned", video.pixel_values.size(),
+                            out.size());
   }
   std::copy(video.pixel_values.begin(), video.pixel_values.end(), out.begin());
   return video.grid;
@@ -336,20 +342,22 @@ Result<std::span<const std::byte>> DatasetSource::ReadMedia(const RenderedSample
                                                             uint32_t k, uint64_t& global) const {
   MMPT_ASSIGN_OR_RETURN(global, dataset_->GlobalIndex(sample.source, sample.index));
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset_->Media(global, k));
-  images_read_.fetch_add(1, std::memory_order_relaxed);
+  media_read_.fetch_add(1, std::memory_order_relaxed);
   bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
   return bytes;
 }
 
-Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedImage& image,
+Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedVisual& image,
                                  std::span<float> out) const {
   uint64_t global = 0;
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
                         ReadMedia(sample, image.sample_image, global));
-  Result<media::GridThw> grid = image.video ? PreprocessVideoInto(bytes, out)
-                                            : media::PreprocessImageInto(bytes, options_.preprocess, out);
+  Result<media::GridThw> grid = image.video
+                                    ? PreprocessVideoInto(bytes, out)
+                                    : media::PreprocessImageInto(bytes, options_.preprocess, out);
   Status status = grid.status();
-  if (grid.ok() && (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {
+  if (grid.ok() &&
+      (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {
     status = Status::Internal("decodes to grid {}x{}x{}, its header said {}x{}x{}", grid->t,
                               grid->h, grid->w, image.grid_t, image.grid_h, image.grid_w);
   }
@@ -361,7 +369,8 @@ Status DatasetSource::NameError(uint64_t global, uint32_t k, Status status) cons
   // Only now read what names the sample and the item.
   store::SampleView parsed;
   if (Status read = dataset_->ReadSample(global, parsed); !read.ok()) return read;
-  return status.WithContext(MediaName(parsed, k)).WithContext(SampleName(*dataset_, global, parsed));
+  return status.WithContext(MediaName(parsed, k))
+      .WithContext(SampleName(*dataset_, global, parsed));
 }
 
 AudioFeatureShape DatasetSource::audio_features() const {
@@ -379,13 +388,14 @@ Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudi
   const uint32_t window = config.Frames();
   if (frames < audio.valid_frames || frames > window ||
       features.size() != size_t{config.n_mels} * frames || mask.size() != frames) {
-    return Status::Internal("audio features of {} frames into {} floats and {} mask entries "
-                            "({} mel bins, {} frames in the clip, {} in the window)",
-                            frames, features.size(), mask.size(), config.n_mels,
-                            audio.valid_frames, window);
+    return Status::Internal(
+        "audio features of {} frames into {} floats and {} mask entries "
+        "({} mel bins, {} frames in the clip, {} in the window)",
+        frames, features.size(), mask.size(), config.n_mels, audio.valid_frames, window);
   }
   Status status = [&]() -> Status {
-    MMPT_ASSIGN_OR_RETURN(media::DecodedAudio decoded, media::DecodeAudio(bytes, config.sample_rate));
+    MMPT_ASSIGN_OR_RETURN(media::DecodedAudio decoded,
+                          media::DecodeAudio(bytes, config.sample_rate));
     decoded.samples.resize(audio.samples, 0.0f);  // the plan's length
     // The whole window, as the reference computes it (its padding shapes the last frames),
     // then the first `frames` frames of each mel bin.

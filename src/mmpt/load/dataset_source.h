@@ -53,7 +53,7 @@ struct DatasetSourceOptions {
 /// CRC check and once to decode).
 struct SourceReads {
   uint64_t samples = 0;
-  uint64_t images = 0;
+  uint64_t media = 0;
   uint64_t bytes = 0;
 };
 
@@ -82,7 +82,7 @@ class DatasetSource final : public SampleSource {
 
   Result<RenderedSample> Render(const plan::StepPlan& plan,
                                 const plan::PlannedSequence& sequence) const override;
-  Status FillPixels(const RenderedSample& sample, const RenderedImage& image,
+  Status FillPixels(const RenderedSample& sample, const RenderedVisual& image,
                     std::span<float> out) const override;
   uint32_t patch_dim() const override {
     return static_cast<uint32_t>(media::PatchDim(options_.preprocess.patch));
@@ -95,7 +95,7 @@ class DatasetSource final : public SampleSource {
 
   const store::Dataset& dataset() const { return *dataset_; }
   SourceReads reads() const {
-    return {samples_read_.load(), images_read_.load(), bytes_read_.load()};
+    return {samples_read_.load(), media_read_.load(), bytes_read_.load()};
   }
   const DatasetSourceOptions& options() const { return options_; }
   const text::ChatRenderer& renderer() const { return *renderer_; }
@@ -116,9 +116,9 @@ class DatasetSource final : public SampleSource {
   // An image (its header probed and resized by the preset's rule) or a video (as the plan
   // sampled it) as the encoder will take it: its grid, tokens and seconds per grid step,
   // checked against the plan's tokens. Exactly one of `image`, `video` is set.
-  Result<RenderedImage> RenderVisual(std::span<const std::byte> bytes,
-                                     const plan::PlannedImage* image,
-                                     const plan::PlannedVideo* video) const;
+  Result<RenderedVisual> RenderVisual(std::span<const std::byte> bytes,
+                                      const plan::PlannedImage* image,
+                                      const plan::PlannedVideo* video) const;
 
   std::shared_ptr<const store::Dataset> dataset_;
   DatasetSourceOptions options_;
@@ -130,7 +130,7 @@ class DatasetSource final : public SampleSource {
   cost::AudioConfig audio_;  // the manifest's audio preset
   std::shared_ptr<const media::LogMelExtractor> log_mel_;
   mutable std::atomic<uint64_t> samples_read_{0};
-  mutable std::atomic<uint64_t> images_read_{0};
+  mutable std::atomic<uint64_t> media_read_{0};
   mutable std::atomic<uint64_t> bytes_read_{0};
 };
 

@@ -2,9 +2,9 @@
 // pixels, Qwen3 token ids) planned by the planner and loaded through DatasetSource.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "mmpt/load/coco_corpus_test_util.h"
 #include "mmpt/load/dataset_source.h"
@@ -39,8 +39,8 @@ class DatasetLoadTest : public ::testing::Test {
     for (const auto& c : copies_) fs::remove_all(c);
   }
 
-  static std::shared_ptr<PlanStream> Plans(const std::string& dir, uint32_t dp = 2,
-                                           uint32_t ga = 2, uint32_t cp = 1) {
+  static std::shared_ptr<PlanStream> Plans(const std::string& dir, uint32_t dp = 2, uint32_t ga = 2,
+                                           uint32_t cp = 1) {
     PlanStreamConfig config;
     config.planner.layout.dp = dp;
     config.planner.layout.ga = ga;
@@ -97,7 +97,7 @@ TEST_F(DatasetLoadTest, BatchesHoldStoredIdsPlaceholdersAndPreprocessedPixels) {
     EXPECT_EQ((*ids)[at - 1], *tokenizer.TokenToId("<|vision_start|>"));
     EXPECT_EQ((*ids)[at], *tokenizer.TokenToId("<|vision_end|>"));
     for (int32_t i = 0; i < length; ++i) {
-      const int32_t want = i < int32_t(at)                ? (*ids)[i]
+      const int32_t want = i < int32_t(at)                  ? (*ids)[i]
                            : i < int32_t(at) + image_tokens ? *tokenizer.TokenToId("<|image_pad|>")
                                                             : (*ids)[i - image_tokens];
       ASSERT_EQ(b.tokens[begin + i], want) << "sample " << s << " token " << i;

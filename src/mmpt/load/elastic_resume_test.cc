@@ -4,17 +4,17 @@
 // layout start where the restore says.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <map>
-#include <unistd.h>
 
 #include "mmpt/cost/presets.h"
+#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/load/coco_corpus_test_util.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/plan/elastic_test_util.h"
-#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
 
 namespace mmpt::load {
@@ -87,7 +87,8 @@ class ElasticResumeTest : public ::testing::Test {
     for (uint32_t rank = 0; rank < l.dp; ++rank) {
       for (uint32_t micro = from; micro < l.ga; ++micro) {
         for (uint32_t slot = 0; slot < l.mbs; ++slot) {
-          for (const plan::PlannedSequence& seq : (*plan)->Sequences((*plan)->Pack(rank, micro, slot))) {
+          for (const plan::PlannedSequence& seq :
+               (*plan)->Sequences((*plan)->Pack(rank, micro, slot))) {
             ++samples[{seq.source, seq.index}];
           }
         }
@@ -106,8 +107,8 @@ std::string ElasticResumeTest::dir_;
 TEST_F(ElasticResumeTest, NoSampleOfThePreparedCorpusIsLostOrRepeated) {
   auto table = ingest::ReadPlanningTable(dir_);
   ASSERT_TRUE(table.ok()) << table.status().ToString();
-  auto model = cost::CostModel::FromPresets("qwen2-vl", cost::Defaults::kLlm,
-                                            cost::Defaults::kHardware);
+  auto model =
+      cost::CostModel::FromPresets("qwen2-vl", cost::Defaults::kLlm, cost::Defaults::kHardware);
   ASSERT_TRUE(model.ok());
   auto costs = cost::CostSamples(*table, *model);
   ASSERT_TRUE(costs.ok());
@@ -148,8 +149,7 @@ TEST_F(ElasticResumeTest, LoadersResumeWhereTheRestoreSays) {
   EXPECT_EQ(resume->step, 3u);
   EXPECT_EQ(resume->micro_step, 0u);
   EXPECT_EQ(resume->changed, std::vector<std::string>{"dp 8 → 4"});
-  EXPECT_EQ(LoadAll(smaller, {resume->step, resume->micro_step}, 4),
-            Planned(*smaller, 3, 0));
+  EXPECT_EQ(LoadAll(smaller, {resume->step, resume->micro_step}, 4), Planned(*smaller, 3, 0));
 
   auto same = Plans(Config(8, 2, 1, 1024));
   auto exact = same->Restore(*state);

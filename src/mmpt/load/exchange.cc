@@ -83,8 +83,7 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
   const uint32_t peers = placement.peers();
   if (plan.layout.cp > 1) {
     return Status::InvalidArgument(
-        "exchange: CP {} is not supported (the exchange serves DP ranks at CP 1)",
-        plan.layout.cp);
+        "exchange: CP {} is not supported (the exchange serves DP ranks at CP 1)", plan.layout.cp);
   }
   if (dataset.num_shards() != placement.num_shards()) {
     return Status::InvalidArgument("exchange: the placement is not of this dataset ({})",
@@ -128,7 +127,7 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
 namespace {
 
 constexpr size_t kHeaderWords = 7;  // magic, sequence, source, index ×2, code, message bytes
-constexpr size_t kImageWords = 10;  // RenderedImage ×8, code, message bytes
+constexpr size_t kImageWords = 10;  // RenderedVisual ×8, code, message bytes
 
 size_t WordsOf(size_t bytes) { return (bytes + 3) / 4; }
 
@@ -220,8 +219,8 @@ void EncodeSample(const SampleSource& source, const plan::StepPlan& plan, uint32
   w.Word(static_cast<uint32_t>(sample.tokens.size()));
   w.Bytes(sample.tokens.data(), sample.tokens.size() * sizeof(int32_t));
   w.Bytes(sample.has_loss.data(), sample.has_loss.size());
-  w.Word(static_cast<uint32_t>(sample.images.size()));
-  for (const RenderedImage& image : sample.images) {
+  w.Word(static_cast<uint32_t>(sample.visuals.size()));
+  for (const RenderedVisual& image : sample.visuals) {
     for (uint32_t v : {image.token_start, image.token_count, image.grid_t, image.grid_h,
                        image.grid_w, image.sample_image, uint32_t{image.video},
                        std::bit_cast<uint32_t>(image.second_per_grid_t)}) {
@@ -276,7 +275,7 @@ Status DecodeSample(RecordReader& reader, const plan::StepPlan& plan, uint32_t k
       MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> pixels, reader.Words(floats));
       image.pixels = {reinterpret_cast<const float*>(pixels.data()), floats};
     }
-    out.rendered.images.push_back(image.image);
+    out.rendered.visuals.push_back(image.image);
     out.images.push_back(image);
   }
   return Status::OK();
@@ -330,7 +329,7 @@ Result<RenderedSample> ExchangeSource::Render(const plan::StepPlan& plan,
   return it->second.rendered;
 }
 
-Status ExchangeSource::FillPixels(const RenderedSample& sample, const RenderedImage& image,
+Status ExchangeSource::FillPixels(const RenderedSample& sample, const RenderedVisual& image,
                                   std::span<float> out) const {
   std::vector<std::shared_ptr<const Step>> steps;
   {
@@ -345,10 +344,10 @@ Status ExchangeSource::FillPixels(const RenderedSample& sample, const RenderedIm
         if (held.image.sample_image != image.sample_image) continue;
         if (!held.status.ok()) return held.status;
         if (held.pixels.size() != out.size()) {
-          return Status::Internal("exchange: image {} of sample {} of source {}: {} floats "
-                                  "received, {} wanted",
-                                  image.sample_image, sample.index, sample.source,
-                                  held.pixels.size(), out.size());
+          return Status::Internal(
+              "exchange: image {} of sample {} of source {}: {} floats "
+              "received, {} wanted",
+              image.sample_image, sample.index, sample.source, held.pixels.size(), out.size());
         }
         std::copy(held.pixels.begin(), held.pixels.end(), out.begin());
         return Status::OK();
@@ -389,8 +388,8 @@ void ExchangeSource::Put(uint64_t step, std::shared_ptr<const Step> received) {
 Result<std::shared_ptr<const ExchangeSource::Step>> ExchangeSource::Wait(uint64_t step) const {
   std::unique_lock lock(mu_);
   const auto timeout = std::chrono::duration<double>(timeout_seconds_);
-  const bool arrived = arrived_.wait_for(
-      lock, timeout, [&] { return !failed_.ok() || steps_.count(step) > 0; });
+  const bool arrived =
+      arrived_.wait_for(lock, timeout, [&] { return !failed_.ok() || steps_.count(step) > 0; });
   if (!failed_.ok()) return failed_;
   if (!arrived) {
     return Status::Timeout(
@@ -421,12 +420,15 @@ Result<std::unique_ptr<Exchanger>> Exchanger::Create(std::shared_ptr<const Datas
 
 Exchanger::Exchanger(std::shared_ptr<const DatasetSource> local, PlanFunction plans,
                      Placement placement, ExchangerOptions options)
-    : local_(std::move(local)), plans_(std::move(plans)), placement_(std::move(placement)),
+    : local_(std::move(local)),
+      plans_(std::move(plans)),
+      placement_(std::move(placement)),
       options_(std::move(options)),
       source_(std::make_shared<ExchangeSource>(local_->patch_dim(), local_->merge_size(),
                                                local_->tokens_per_second(),
                                                options_.timeout_seconds)),
-      pool_(options_.threads), buffers_(std::make_shared<ExchangeBufferPool>()) {
+      pool_(options_.threads),
+      buffers_(std::make_shared<ExchangeBufferPool>()) {
   const uint32_t peers = placement_.peers();
   stats_.bytes_sent.assign(peers, 0);
   stats_.bytes_received.assign(peers, 0);

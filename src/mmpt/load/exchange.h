@@ -78,9 +78,9 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
 ///   magic "MXS1", sequence (index in StepPlan::sequences), source, index (low, high word),
 ///   status code, message bytes, message (padded to 4 bytes);
 ///   then, when the status is OK: n tokens, n int32 ids, n loss bytes (padded to 4),
-///   items; per image or video its RenderedImage (token_start, token_count, grid_t, grid_h,
-///   grid_w, sample_image, video 0/1, second_per_grid_t as float32 bits), a status code and message as above, and when OK its
-///   grid_t·grid_h·grid_w × patch_dim float32 pixel rows.
+///   items; per image or video its RenderedVisual (token_start, token_count, grid_t, grid_h,
+///   grid_w, sample_image, video 0/1, second_per_grid_t as float32 bits), a status code and message
+///   as above, and when OK its grid_t·grid_h·grid_w × patch_dim float32 pixel rows.
 /// A sample that failed to render travels as its error (code and message), and an image that
 /// failed to decode as its own, so the trainer drops or fails it by its bad-sample policy
 /// exactly as with shared storage.
@@ -120,7 +120,7 @@ class ExchangeSource final : public SampleSource {
   Result<RenderedSample> Render(const plan::StepPlan& plan,
                                 const plan::PlannedSequence& sequence) const override;
   /// Copy the received pixel rows of `image`, or return the error its holder sent.
-  Status FillPixels(const RenderedSample& sample, const RenderedImage& image,
+  Status FillPixels(const RenderedSample& sample, const RenderedVisual& image,
                     std::span<float> out) const override;
   uint32_t patch_dim() const override { return patch_dim_; }
   uint32_t merge_size() const override { return merge_size_; }
@@ -135,7 +135,7 @@ class ExchangeSource final : public SampleSource {
 
   /// What arrived for one step, as Exchanger::Unpack parsed it.
   struct Image {
-    RenderedImage image;
+    RenderedVisual image;
     Status status;                  // the holder's error decoding it
     std::span<const float> pixels;  // into Step::buffer
   };
@@ -170,7 +170,7 @@ class ExchangeBufferPool;
 struct ExchangerOptions {
   uint32_t peer = 0;                   // this peer
   std::vector<uint32_t> trainer_peer;  // per DP rank, the peer that trains it
-  uint32_t threads = 2;            // rendering the samples this peer sends
+  uint32_t threads = 2;                // rendering the samples this peer sends
   double timeout_seconds = 120;        // a trainer waits this long for a step's samples
 };
 

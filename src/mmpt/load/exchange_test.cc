@@ -41,8 +41,7 @@ class ExchangeTest : public ::testing::Test {
 
   // What `peer` holds of `full` under `placement`: the manifest and every `.meta`, and the
   // other files of its own shards only (symlinks).
-  static std::string NodeLocal(const std::string& full, const Placement& placement,
-                               uint32_t peer) {
+  static std::string NodeLocal(const std::string& full, const Placement& placement, uint32_t peer) {
     const std::string dir = fmt::format("{}_peer{}", full, peer);
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -235,7 +234,7 @@ std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(
 
 // The batches of a loader on shared storage (the whole dataset).
 std::vector<std::vector<std::shared_ptr<Batch>>> LoadShared(const std::string& full,
-                                                           BadSamplePolicy policy) {
+                                                            BadSamplePolicy policy) {
   auto source = DatasetSource::Open(full);
   EXPECT_TRUE(source.ok());
   auto plans = ExchangeTest::Plans(full);
@@ -399,8 +398,7 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
   auto late = (*x)->source()->Render(**plan, seq);
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.status().code(), StatusCode::kTimeout);
-  EXPECT_NE(late.status().message().find("step 0 have not arrived after 0.2 s"),
-            std::string::npos)
+  EXPECT_NE(late.status().message().find("step 0 have not arrived after 0.2 s"), std::string::npos)
       << late.status().ToString();
 
   // What arrived cut short is named by its peer and step (a peer's own share, cut, and

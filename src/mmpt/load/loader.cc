@@ -33,8 +33,8 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
   const plan::Layout& layout = first->layout;
   if (options.dp_rank >= layout.dp || options.cp_rank >= layout.cp) {
     return Status::InvalidArgument(
-        "loader: dp rank {} / cp rank {} outside the plan's layout (dp {}, cp {})",
-        options.dp_rank, options.cp_rank, layout.dp, layout.cp);
+        "loader: dp rank {} / cp rank {} outside the plan's layout (dp {}, cp {})", options.dp_rank,
+        options.cp_rank, layout.dp, layout.cp);
   }
   if (start.micro_step >= layout.ga) {
     return Status::InvalidArgument("loader: start micro-step {} outside the plan's {} (ga)",
@@ -58,8 +58,13 @@ Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource
 
 Loader::Loader(std::shared_ptr<const SampleSource> source, PlanFunction plans,
                LoaderOptions options, LoaderPosition start, uint32_t ga)
-    : source_(std::move(source)), plans_(std::move(plans)), options_(options), start_(start),
-      ga_(ga), ready_(std::max<uint32_t>(1, options.prefetch)), next_(start) {}
+    : source_(std::move(source)),
+      plans_(std::move(plans)),
+      options_(options),
+      start_(start),
+      ga_(ga),
+      ready_(std::max<uint32_t>(1, options.prefetch)),
+      next_(start) {}
 
 Loader::~Loader() {
   {
@@ -139,9 +144,8 @@ void Loader::WorkerLoop() {
       // Memory is reserved in micro-step order, and a micro-step may always start when nothing
       // else is in flight: the bound holds and can never deadlock.
       bytes_cv_.wait(lock, [&] {
-        return stopping_ ||
-               (reserved_ == k && (bytes_of_.empty() ||
-                                   bytes_in_flight_ + reserved <= options_.max_bytes));
+        return stopping_ || (reserved_ == k && (bytes_of_.empty() ||
+                                                bytes_in_flight_ + reserved <= options_.max_bytes));
       });
       if (stopping_) return;
       ++reserved_;
@@ -165,8 +169,8 @@ void Loader::WorkerLoop() {
         result = std::make_shared<Batch>(std::move(*built));
       } else {
         result = built.status().WithContext(
-            fmt::format("step {} micro-step {} (dp rank {}, cp rank {})", pos.step,
-                        pos.micro_step, options_.dp_rank, options_.cp_rank));
+            fmt::format("step {} micro-step {} (dp rank {}, cp rank {})", pos.step, pos.micro_step,
+                        options_.dp_rank, options_.cp_rank));
       }
     }
     const bool failed = !result.ok();
@@ -211,8 +215,8 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
         packs[slot].push_back(std::move(*rendered));
         place[slot].push_back(q);
       } else if (options_.on_bad_sample == BadSamplePolicy::kDrop) {
-        dropped.push_back({sequences[q].source, sequences[q].index, slot,
-                           rendered.status().ToString()});
+        dropped.push_back(
+            {sequences[q].source, sequences[q].index, slot, rendered.status().ToString()});
       } else {
         return rendered.status();
       }
@@ -239,8 +243,8 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
   while (true) {
     uint32_t bad_pack = 0;
     const RenderedSample* bad_sample = nullptr;
-    PixelFiller fill = [&](uint32_t pack, const RenderedSample& sample,
-                           const RenderedImage& image, std::span<float> out) {
+    PixelFiller fill = [&](uint32_t pack, const RenderedSample& sample, const RenderedVisual& image,
+                           std::span<float> out) {
       Status s = source_->FillPixels(sample, image, out);
       if (!s.ok()) {
         bad_pack = pack;
@@ -273,8 +277,7 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
           "cannot drop the sample consistently across the CP group (an image passed its "
           "checksum and header checks but failed to decode)");
     }
-    dropped.push_back({bad_sample->source, bad_sample->index, bad_pack,
-                       batch.status().ToString()});
+    dropped.push_back({bad_sample->source, bad_sample->index, bad_pack, batch.status().ToString()});
     const size_t at = bad_sample - packs[bad_pack].data();
     packs[bad_pack].erase(packs[bad_pack].begin() + at);
     place[bad_pack].erase(place[bad_pack].begin() + at);

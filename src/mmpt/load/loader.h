@@ -46,23 +46,22 @@ struct LoaderPosition {
 
 /// The plan of a step, shared by the workers. Must be deterministic (the same step, the same
 /// plan) and thread-safe; errors stop the loader at that step.
-using PlanFunction =
-    std::function<Result<std::shared_ptr<const plan::StepPlan>>(uint64_t step)>;
+using PlanFunction = std::function<Result<std::shared_ptr<const plan::StepPlan>>(uint64_t step)>;
 
 struct LoaderOptions {
   uint32_t dp_rank = 0;  // which DP rank's packs to load
   /// This rank within its CP group; cp size comes from the plan's layout.
   uint32_t cp_rank = 0;
   // The defaults of every loader (mmpt.Loader and the commands take them from here).
-  uint32_t threads = 2;              // workers assembling micro-steps in parallel
-  uint32_t prefetch = 4;             // finished micro-steps waiting for the trainer, at most
-  uint64_t max_bytes = 4ull << 30;   // batches being built or waiting, at most (bytes,
-                                     // estimated from the plan; a micro-step always
-                                     // proceeds when nothing else is in flight)
+  uint32_t threads = 2;             // workers assembling micro-steps in parallel
+  uint32_t prefetch = 4;            // finished micro-steps waiting for the trainer, at most
+  uint64_t max_bytes = 4ull << 30;  // batches being built or waiting, at most (bytes,
+                                    // estimated from the plan; a micro-step always
+                                    // proceeds when nothing else is in flight)
   BadSamplePolicy on_bad_sample = BadSamplePolicy::kFail;
-  AssembleOptions assemble;                  // cp size/rank, tp, patch_dim and merge_size
-                                             // are set from the plan, the above and the source
-  uint64_t end_step = UINT64_MAX;            // stop before this step (exclusive)
+  AssembleOptions assemble;        // cp size/rank, tp, patch_dim and merge_size
+                                   // are set from the plan, the above and the source
+  uint64_t end_step = UINT64_MAX;  // stop before this step (exclusive)
   /// If set, Next() checks that every rank's plan of a step agrees (CheckPlanAgreement)
   /// before handing out the step's first batch. Called from Next()'s thread only.
   comm::Communicator* comm = nullptr;

@@ -77,7 +77,7 @@ class FakeSource final : public SampleSource {
     s.has_loss.assign(seq.tokens, 1);
     for (const plan::PlannedImage& image : plan.Images(seq)) {
       const uint32_t at = image.token_start;
-      s.images.push_back({at, image.llm_tokens, 1, 2, 2 * image.llm_tokens, 0});
+      s.visuals.push_back({at, image.llm_tokens, 1, 2, 2 * image.llm_tokens, 0});
       for (uint32_t i = 0; i < image.llm_tokens; ++i) {
         s.tokens[at + i] = -7;
         s.has_loss[at + i] = 0;
@@ -86,7 +86,7 @@ class FakeSource final : public SampleSource {
     return s;
   }
 
-  Status FillPixels(const RenderedSample& sample, const RenderedImage&,
+  Status FillPixels(const RenderedSample& sample, const RenderedVisual&,
                     std::span<float> out) const override {
     if (bad_pixels.count(sample.index)) return Status::Corrupt("image of {} is bad", sample.index);
     std::fill(out.begin(), out.end(), static_cast<float>(sample.index));

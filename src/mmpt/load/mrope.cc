@@ -13,7 +13,7 @@ void MropePositions(const RenderedSample& sample, uint32_t merge_size, float tok
   auto text_until = [&](uint32_t end) {
     for (; i < end; ++i) t[i] = h[i] = w[i] = next++;
   };
-  for (const RenderedImage& image : sample.images) {
+  for (const RenderedVisual& image : sample.visuals) {
     text_until(image.token_start);
     const uint32_t gh = image.grid_h / merge_size;
     const uint32_t gw = image.grid_w / merge_size;

@@ -21,7 +21,6 @@ namespace mmpt::load {
 /// tokens (padding, `pad` more of them) continue the text rule.
 /// Precondition: items valid for the sample (see RenderedSample) and grids divisible by merge.
 void MropePositions(const RenderedSample& sample, uint32_t merge_size, float tokens_per_second,
-                    uint32_t pad, std::span<int32_t> t, std::span<int32_t> h,
-                    std::span<int32_t> w);
+                    uint32_t pad, std::span<int32_t> t, std::span<int32_t> h, std::span<int32_t> w);
 
 }  // namespace mmpt::load

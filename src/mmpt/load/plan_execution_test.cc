@@ -6,17 +6,17 @@
 // positions are not trivial.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 
+#include "mmpt/corpora/synth.h"
 #include "mmpt/cp/thd_split.h"
+#include "mmpt/ingest/metadata_jsonl.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
-#include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/ingest/prepare.h"
-#include "mmpt/corpora/synth.h"
 
 namespace mmpt::load {
 namespace {
@@ -28,8 +28,8 @@ constexpr int32_t kImagePad = 151655;
 class PlanExecutionSlow : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ = (fs::temp_directory_path() / ("mmpt_plan_execution_" + std::to_string(getpid())))
-                .string();
+    root_ =
+        (fs::temp_directory_path() / ("mmpt_plan_execution_" + std::to_string(getpid()))).string();
     fs::remove_all(root_);
     ingest::PrepareOptions prepare;
     struct Input {
@@ -115,9 +115,9 @@ void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout, bool v
         const Batch& batch = *by_rank[r][m];
         EXPECT_EQ(batch.plan_hash, p.Hash());
         EXPECT_EQ(batch.pad_multiple, pad);
-        EXPECT_EQ(std::vector<uint32_t>(batch.cu_seqlens_padded.begin(),
-                                        batch.cu_seqlens_padded.end()),
-                  split.cu_seqlens_padded);
+        EXPECT_EQ(
+            std::vector<uint32_t>(batch.cu_seqlens_padded.begin(), batch.cu_seqlens_padded.end()),
+            split.cu_seqlens_padded);
         EXPECT_EQ(std::vector<uint32_t>(batch.cu_seqlens.begin(), batch.cu_seqlens.end()),
                   split.cu_seqlens);
         EXPECT_EQ(batch.tokens.size(), split.padded_tokens() / layout.cp);
@@ -126,15 +126,15 @@ void CheckLoaderExecutesPlan(const std::string& dir, plan::Layout layout, bool v
         for (size_t k = 0; k < planned.vision.encoders.size(); ++k) {
           EXPECT_EQ(batch.image_encoder[k], static_cast<int32_t>(planned.vision.encoders[k][0]));
           const auto& e = planned.vision.encoders[k];
-          if (std::find(e.begin(), e.end(), r) != e.end()) encoded.push_back(static_cast<int32_t>(k));
+          if (std::find(e.begin(), e.end(), r) != e.end())
+            encoded.push_back(static_cast<int32_t>(k));
         }
         EXPECT_EQ(batch.encoded_images, encoded);
         std::vector<RouteSegment> routes;
         for (uint32_t c = 0; c < layout.cp; ++c) {
           for (const cp::RowSegment& s : planned.vision.consumed[c]) {
             routes.push_back({static_cast<int32_t>(c), static_cast<int32_t>(s.image),
-                              static_cast<int32_t>(s.row_begin),
-                              static_cast<int32_t>(s.row_count),
+                              static_cast<int32_t>(s.row_begin), static_cast<int32_t>(s.row_count),
                               static_cast<int32_t>(s.local_offset),
                               static_cast<int32_t>(s.source_rank)});
           }
@@ -178,7 +178,10 @@ TEST_F(PlanExecutionSlow, LoaderShardsAndRoutingAreThePlansAtEveryCpAndTp) {
   const std::string dir = root_ + "/ds";
   for (uint32_t cp : {1u, 2u, 4u}) {
     for (uint32_t tp : {1u, 2u}) {
-      CheckLoaderExecutesPlan(dir, plan::Layout{.dp = 2, .tp = tp, .cp = cp, .ga = 2,
+      CheckLoaderExecutesPlan(dir, plan::Layout{.dp = 2,
+                                                .tp = tp,
+                                                .cp = cp,
+                                                .ga = 2,
                                                 .seq_len = 8192,
                                                 .sync = plan::SyncModel::kStep});
     }
@@ -189,8 +192,8 @@ TEST_F(PlanExecutionSlow, LoaderShardsAndRoutingAreThePlansAtEveryCpAndTp) {
 // they are the VanillaPlanner's own, step by step, and cannot be saved or replayed.
 TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
   const std::string dir = root_ + "/ds";
-  const plan::Layout layout{.dp = 2, .cp = 2, .ga = 2, .seq_len = 4096,
-                            .sync = plan::SyncModel::kStep};
+  const plan::Layout layout{
+      .dp = 2, .cp = 2, .ga = 2, .seq_len = 4096, .sync = plan::SyncModel::kStep};
   CheckLoaderExecutesPlan(dir, layout, /*vanilla=*/true);
 
   PlanStreamConfig config;

@@ -10,8 +10,8 @@ struct PlanStream::Parts {
   cost::SampleTable table;
   cost::CostedSamples costs;
   cost::CostModel model;
-  std::optional<plan::Planner> planner;            // mmpt's, or
-  std::optional<plan::VanillaPlanner> vanilla;     // the baseline's
+  std::optional<plan::Planner> planner;         // mmpt's, or
+  std::optional<plan::VanillaPlanner> vanilla;  // the baseline's
   uint64_t vanilla_next_step = 0;
   plan::Layout layout;
 };
@@ -37,23 +37,22 @@ Result<std::shared_ptr<PlanStream>> PlanStream::Create(cost::SampleTable table,
   auto or_default = [](const std::string& name, std::string_view fallback) {
     return name.empty() ? std::string(fallback) : name;
   };
-  MMPT_ASSIGN_OR_RETURN(
-      cost::CostModel model,
-      cost::CostModel::FromPresets(or_default(config.vision, cost::Defaults::kVision),
-                                   config.llm, config.hardware,
-                                   or_default(config.audio, cost::Defaults::kAudio)));
+  MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
+                        cost::CostModel::FromPresets(
+                            or_default(config.vision, cost::Defaults::kVision), config.llm,
+                            config.hardware, or_default(config.audio, cost::Defaults::kAudio)));
   auto parts = std::unique_ptr<Parts>(
       new Parts{std::move(table), {}, std::move(model), {}, {}, 0, config.planner.layout});
   MMPT_ASSIGN_OR_RETURN(parts->costs, cost::CostSamples(parts->table, parts->model));
   if (config.vanilla) {
-    MMPT_ASSIGN_OR_RETURN(plan::VanillaPlanner vanilla,
-                          plan::VanillaPlanner::Create(parts->table, parts->costs, parts->model,
-                                                       config.planner));
+    MMPT_ASSIGN_OR_RETURN(
+        plan::VanillaPlanner vanilla,
+        plan::VanillaPlanner::Create(parts->table, parts->costs, parts->model, config.planner));
     parts->vanilla.emplace(std::move(vanilla));
   } else {
-    MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
-                          plan::Planner::Create(parts->table, parts->costs, parts->model,
-                                                config.planner));
+    MMPT_ASSIGN_OR_RETURN(
+        plan::Planner planner,
+        plan::Planner::Create(parts->table, parts->costs, parts->model, config.planner));
     parts->planner.emplace(std::move(planner));
   }
   return std::shared_ptr<PlanStream>(new PlanStream(std::move(parts)));
@@ -101,13 +100,13 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::PlanLocked(uint64_t st
   auto it = plans_.find(step);
   if (it != plans_.end()) return it->second;
   if (step < first_step_) {
-    return Status::OutOfRange("plan of step {}: this planner starts at step {}", step,
-                              first_step_);
+    return Status::OutOfRange("plan of step {}: this planner starts at step {}", step, first_step_);
   }
   if (step < NextStep() && parts_->vanilla) {
-    return Status::OutOfRange("plan of step {}: the vanilla planner is at step {} and cannot "
-                              "replay older steps",
-                              step, NextStep());
+    return Status::OutOfRange(
+        "plan of step {}: the vanilla planner is at step {} and cannot "
+        "replay older steps",
+        step, NextStep());
   }
   if (step < NextStep()) {
     // Behind the cache: replay from the state saved before `step`, then come back.
@@ -130,17 +129,18 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::PlanLocked(uint64_t st
 Result<std::string> PlanStream::StateAt(uint64_t step, uint32_t micro_step) {
   std::lock_guard lock(mu_);
   if (parts_->vanilla) {
-    return Status::InvalidArgument("planner state of step {}: the vanilla planner's state is not "
-                                   "saved (it is a baseline to measure against)",
-                                   step);
+    return Status::InvalidArgument(
+        "planner state of step {}: the vanilla planner's state is not "
+        "saved (it is a baseline to measure against)",
+        step);
   }
   if (step < first_step_) {
     return Status::OutOfRange("planner state of step {}: this planner starts at step {}", step,
                               first_step_);
   }
   if (micro_step >= parts_->layout.ga) {
-    return Status::InvalidArgument("planner state of step {}: micro-step {} of a step of {}",
-                                   step, micro_step, parts_->layout.ga);
+    return Status::InvalidArgument("planner state of step {}: micro-step {} of a step of {}", step,
+                                   micro_step, parts_->layout.ga);
   }
   // Inside a step the state needs the planner before and after it, and its plan.
   const uint64_t last = micro_step == 0 ? step : step + 1;
@@ -164,8 +164,9 @@ Result<std::string> PlanStream::StateAt(uint64_t step, uint32_t micro_step) {
 Result<plan::Planner::ResumePoint> PlanStream::Restore(std::string_view state) {
   std::lock_guard lock(mu_);
   if (parts_->vanilla) {
-    return Status::InvalidArgument("the vanilla planner cannot restore a saved state (it is a "
-                                   "baseline to measure against)");
+    return Status::InvalidArgument(
+        "the vanilla planner cannot restore a saved state (it is a "
+        "baseline to measure against)");
   }
   MMPT_ASSIGN_OR_RETURN(plan::Planner::ResumePoint resume, parts_->planner->RestoreState(state));
   plans_.clear();

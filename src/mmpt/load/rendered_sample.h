@@ -9,7 +9,7 @@
 namespace mmpt::load {
 
 /// One vision item of a rendered sample: an image, or a video (its frames in temporal pairs).
-struct RenderedImage {
+struct RenderedVisual {
   uint32_t token_start = 0;  // first placeholder token, offset within the sample
   uint32_t token_count = 0;  // placeholder tokens = grid_t·grid_h·grid_w / merge²
   uint32_t grid_t = 1;       // patch grid (image_grid_thw / video_grid_thw), in encoder patches
@@ -34,15 +34,15 @@ struct RenderedAudio {
   uint32_t sample_audio = 0;  // index of the item within its sample (MediaMeta order)
 };
 
-/// The token sequence of one sample. Invariant: tokens.size() == has_loss.size(); images
+/// The token sequence of one sample. Invariant: tokens.size() == has_loss.size(); visuals
 /// (images and videos) and audios are each in token order, inside [0, tokens.size()), not
 /// overlapping.
 struct RenderedSample {
   uint32_t source = 0;  // as in the plan
   uint64_t index = 0;   // sample index within its source
   std::vector<int32_t> tokens;
-  std::vector<uint8_t> has_loss;  // 1 where the token is a training target
-  std::vector<RenderedImage> images;
+  std::vector<uint8_t> has_loss;        // 1 where the token is a training target
+  std::vector<RenderedVisual> visuals;  // images and videos, in token order
   std::vector<RenderedAudio> audios;
 };
 

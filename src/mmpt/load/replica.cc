@@ -65,7 +65,11 @@ uint32_t FieldsOf(StageRole role) {
 }
 
 RankGrid::RankGrid(const plan::Layout& layout, RankOrder order)
-    : order_(order), dp_(layout.dp), cp_(layout.cp), tp_(layout.tp), pp_(layout.pp),
+    : order_(order),
+      dp_(layout.dp),
+      cp_(layout.cp),
+      tp_(layout.tp),
+      pp_(layout.pp),
       world_(layout.dp * layout.cp * layout.tp * layout.pp) {}
 
 Result<RankGrid> RankGrid::Create(const plan::Layout& layout, RankOrder order) {
@@ -89,8 +93,8 @@ uint32_t RankGrid::SizeOf(RankDim dim) const {
 Result<RankPlace> RankGrid::Place(uint32_t rank) const {
   if (rank >= world_) {
     return Status::InvalidArgument(
-        "rank {} is outside the layout's {} ranks (dp {} × cp {} × tp {} × pp {})", rank,
-        world_, dp_, cp_, tp_, pp_);
+        "rank {} is outside the layout's {} ranks (dp {} × cp {} × tp {} × pp {})", rank, world_,
+        dp_, cp_, tp_, pp_);
   }
   RankPlace place;
   place.rank = rank;

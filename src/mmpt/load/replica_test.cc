@@ -93,6 +93,11 @@ Batch SampleBatch() {
   b.image_rows = {1, 1};
   b.image_encoder = {1, 1};
   b.routes = {{0, 0, 0, 1, 2, 1}, {0, 1, 0, 1, 3, 1}};
+  // Wire values only (cp::RankExchange's own test checks what they mean).
+  b.exchange_send_index = {0, 1};
+  b.exchange_splits = {0, 2, 0, 0};
+  b.exchange_gather_index = {0, 1};
+  b.exchange_positions = {2, 3};
   b.mel_bins = 2;
   b.feature_frames = 3;
   b.input_features = {-0.5f, 0.25f, 0.75f, 1.0f, 0.0f, 0.0f};
@@ -101,6 +106,10 @@ Batch SampleBatch() {
   b.audio_rows = {1};
   b.audio_encoder = {1};
   b.audio_routes = {{0, 0, 0, 1, 1, 1}};
+  b.audio_exchange_send_index = {0};
+  b.audio_exchange_splits = {0, 1, 0, 0};
+  b.audio_exchange_gather_index = {0};
+  b.audio_exchange_positions = {1};
   b.sample_source = {0, 1};
   b.sample_index = {11, 1ull << 40};
   b.dropped = {{1, 77, 0, "Corrupt: coco/00000.zip: img.jpg: bad CRC"}};
@@ -218,8 +227,7 @@ TEST(BatchWire, BadBytesAreCorruptNeverACrash) {
   std::memcpy(bad.data() + 16 + 68, &frames, 4);  // Header::scalars.feature_frames
   v = DecodeBatch(bad);
   EXPECT_EQ(v.status().code(), StatusCode::kCorrupt);
-  EXPECT_NE(v.status().message().find("input_features"), std::string::npos)
-      << v.status().message();
+  EXPECT_NE(v.status().message().find("input_features"), std::string::npos) << v.status().message();
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ class SampleSource {
   /// Decode and preprocess vision item `image` (an image or a video) of `sample` into `out`
   /// (grid patches × patch_dim).
   /// Errors: those of decoding (Corrupt, InvalidArgument), naming the sample.
-  virtual Status FillPixels(const RenderedSample& sample, const RenderedImage& image,
+  virtual Status FillPixels(const RenderedSample& sample, const RenderedVisual& image,
                             std::span<float> out) const = 0;
 
   /// Decode audio clip `audio` of `sample` and write its log-mel features: `features` holds

@@ -54,8 +54,8 @@ class MonoResampler {
   Status Add(const AVFrame* frame) {
     if (frame->nb_samples <= 0) return Status::OK();
     if (frame->ch_layout.nb_channels <= 0 || frame->sample_rate <= 0) {
-      return Status::Corrupt("audio: a frame of {} channels at {} Hz",
-                             frame->ch_layout.nb_channels, frame->sample_rate);
+      return Status::Corrupt("audio: a frame of {} channels at {} Hz", frame->ch_layout.nb_channels,
+                             frame->sample_rate);
     }
     if (!swr_ || !SameFormat(in_, frame)) MMPT_RETURN_IF_ERROR(Restart(frame));
     return Convert(const_cast<const uint8_t**>(frame->extended_data), frame->nb_samples);
@@ -95,8 +95,8 @@ class MonoResampler {
     SwrContext* raw = nullptr;
     AVChannelLayout mono = AV_CHANNEL_LAYOUT_MONO;
     int error = swr_alloc_set_opts2(&raw, &mono, AV_SAMPLE_FMT_FLT, rate_, in_layout,
-                                    static_cast<AVSampleFormat>(in_.sample_format),
-                                    in_.sample_rate, 0, nullptr);
+                                    static_cast<AVSampleFormat>(in_.sample_format), in_.sample_rate,
+                                    0, nullptr);
     swr_.reset(raw);
     if (error >= 0) error = swr_init(swr_.get());
     return error;
@@ -164,9 +164,10 @@ Result<DecodedAudio> DecodeAudio(std::span<const std::byte> bytes, uint32_t samp
   const double seconds = static_cast<double>(decoded.samples.size()) / sample_rate;
   const double declared = info.audio->duration_seconds;
   if (declared - seconds > std::max(kShortfallSeconds, kShortfallFraction * declared)) {
-    return Status::Corrupt("audio: decodes to {:.2f} s of the {:.2f} s its header declares "
-                           "(truncated)",
-                           seconds, declared);
+    return Status::Corrupt(
+        "audio: decodes to {:.2f} s of the {:.2f} s its header declares "
+        "(truncated)",
+        seconds, declared);
   }
   return decoded;
 }

@@ -15,10 +15,9 @@ namespace {
 
 // What `ffmpeg -i FILE -ac 1 -ar RATE -f f32le` writes for a file made earlier.
 std::vector<float> FfmpegPcm(const std::string& name, uint32_t rate) {
-  std::string raw = SharedMedia().Make(
-      name + "." + std::to_string(rate) + ".f32",
-      "-i '" + (SharedMedia().dir() / name).string() + "' -ac 1 -ar " + std::to_string(rate) +
-          " -f f32le");
+  std::string raw = SharedMedia().Make(name + "." + std::to_string(rate) + ".f32",
+                                       "-i '" + (SharedMedia().dir() / name).string() +
+                                           "' -ac 1 -ar " + std::to_string(rate) + " -f f32le");
   std::vector<float> pcm(raw.size() / sizeof(float));
   std::memcpy(pcm.data(), raw.data(), pcm.size() * sizeof(float));
   return pcm;

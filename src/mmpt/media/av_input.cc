@@ -23,9 +23,20 @@ constexpr int kIoBufferBytes = 32 << 10;
 constexpr int64_t kProbeBytes = 4 << 20;
 // Demuxer names as FFmpeg spells them; everything else (playlists, image sequences, raw
 // formats that would open other files or accept any bytes) is refused.
-constexpr std::string_view kAllowedDemuxers[] = {
-    "mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm", "avi", "wav", "flac", "mp3", "ogg", "aac",
-    "mpegts", "flv", "asf", "aiff", "caf", "w64"};
+constexpr std::string_view kAllowedDemuxers[] = {"mov,mp4,m4a,3gp,3g2,mj2",
+                                                 "matroska,webm",
+                                                 "avi",
+                                                 "wav",
+                                                 "flac",
+                                                 "mp3",
+                                                 "ogg",
+                                                 "aac",
+                                                 "mpegts",
+                                                 "flv",
+                                                 "asf",
+                                                 "aiff",
+                                                 "caf",
+                                                 "w64"};
 // Leading bytes the container is told from, as FFmpeg's own probing reads them.
 constexpr size_t kSniffBytes = 1 << 20;
 
@@ -111,8 +122,8 @@ Result<std::unique_ptr<AvInput>> AvInput::Open(std::span<const std::byte> bytes)
                     static_cast<int64_t>(bytes.size()), 0};
   auto* buffer = static_cast<unsigned char*>(av_malloc(kIoBufferBytes));
   if (buffer == nullptr) return Status::Internal("media: out of memory");
-  input->io_ = avio_alloc_context(buffer, kIoBufferBytes, 0, &input->reader_, ReadPacket, nullptr,
-                                  Seek);
+  input->io_ =
+      avio_alloc_context(buffer, kIoBufferBytes, 0, &input->reader_, ReadPacket, nullptr, Seek);
   if (input->io_ == nullptr) {
     av_free(buffer);
     return Status::Internal("media: out of memory");

@@ -1,6 +1,7 @@
 #pragma once
 
-// FFmpeg input over bytes in memory, shared by av_probe.cc, video.cc and audio.cc. Private to media.
+// FFmpeg input over bytes in memory, shared by av_probe.cc, video.cc and audio.cc. Private to
+// media.
 
 #include <cstddef>
 #include <cstdint>

@@ -75,8 +75,8 @@ Result<VideoStreamInfo> ReadVideo(const AVFormatContext* format, const AVStream*
     return Status::InvalidArgument("media: video frame {}x{} is above the limit of {} pixels",
                                    v.width, v.height, limits.max_frame_pixels);
   }
-  AVRational rate = s->avg_frame_rate.num > 0 && s->avg_frame_rate.den > 0 ? s->avg_frame_rate
-                                                                           : s->r_frame_rate;
+  AVRational rate =
+      s->avg_frame_rate.num > 0 && s->avg_frame_rate.den > 0 ? s->avg_frame_rate : s->r_frame_rate;
   if (rate.num <= 0 || rate.den <= 0) {
     return Status::Corrupt("media: video stream {}: no frame rate", s->index);
   }

@@ -25,11 +25,11 @@ struct AvLimits {
 /// attached picture such as an MP3's cover).
 struct VideoStreamInfo {
   int stream_index = -1;
-  std::string codec;     // FFmpeg's decoder name: "h264", "vp9", "mjpeg", ...
-  uint32_t width = 0;    // pixels, as coded (before rotation)
-  uint32_t height = 0;   // pixels, as coded (before rotation)
-  double fps = 0;        // average frame rate, frames per second
-  uint64_t frames = 0;   // frame count: from the header when it states one, else estimated
+  std::string codec;          // FFmpeg's decoder name: "h264", "vp9", "mjpeg", ...
+  uint32_t width = 0;         // pixels, as coded (before rotation)
+  uint32_t height = 0;        // pixels, as coded (before rotation)
+  double fps = 0;             // average frame rate, frames per second
+  uint64_t frames = 0;        // frame count: from the header when it states one, else estimated
   bool frames_exact = false;  // true when `frames` is the header's count, not duration × fps
   double duration_seconds = 0;
   uint32_t rotation_degrees = 0;  // 0, 90, 180 or 270 clockwise, from the display matrix
@@ -38,7 +38,7 @@ struct VideoStreamInfo {
 /// The audio stream a probe reads from the container header (the first audio stream).
 struct AudioStreamInfo {
   int stream_index = -1;
-  std::string codec;  // "aac", "mp3", "flac", "vorbis", "pcm_s16le", ...
+  std::string codec;         // "aac", "mp3", "flac", "vorbis", "pcm_s16le", ...
   uint32_t sample_rate = 0;  // Hz
   uint32_t channels = 0;
   double duration_seconds = 0;

@@ -140,8 +140,7 @@ TEST_F(AvProbeTest, ZeroChannelsIsAnError) {
   wav[23] = 0;
   auto info = ProbeAv(AsBytes(wav));
   ASSERT_FALSE(info.ok());
-  EXPECT_NE(info.status().message().find("channel"), std::string::npos)
-      << info.status().ToString();
+  EXPECT_NE(info.status().message().find("channel"), std::string::npos) << info.status().ToString();
 }
 
 TEST_F(AvProbeTest, HugeDeclaredChunkFailsFast) {

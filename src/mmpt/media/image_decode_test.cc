@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "mmpt/corpora/image_encode.h"
-#include "mmpt/media/image_preprocess.h"
 #include "mmpt/corpora/image_synth.h"
+#include "mmpt/media/image_preprocess.h"
 #include "mmpt/media/image_transform.h"
 #include "mmpt/media/patchify.h"
 #include "mmpt/media/resize.h"

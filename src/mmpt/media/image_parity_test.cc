@@ -13,9 +13,9 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
-#include "mmpt/media/image_preprocess.h"
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/corpora/real_data.h"
+#include "mmpt/media/image_preprocess.h"
 
 namespace mmpt::media {
 
@@ -46,8 +46,8 @@ std::vector<ParityCase> Cases() {
   EXPECT_TRUE(coco.ok()) << coco.status().ToString();
   for (size_t i = 0; coco.ok() && i < 8 && i < coco->images.size(); ++i) {
     const corpora::CocoImage& image = coco->images[i];
-    cases.push_back({"coco" + std::to_string(i) + ".jpg", image.width, image.height, 3,
-                     {.format = F::kJpeg}});
+    cases.push_back(
+        {"coco" + std::to_string(i) + ".jpg", image.width, image.height, 3, {.format = F::kJpeg}});
   }
   EXPECT_EQ(cases.size(), 8u);
   cases.push_back(

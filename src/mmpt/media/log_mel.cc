@@ -75,9 +75,10 @@ Status Validate(const LogMelConfig& config) {
         config.sample_rate, config.n_fft, config.hop, config.n_mels, config.chunk_seconds);
   }
   if (config.WindowSamples() % config.hop != 0) {
-    return Status::InvalidArgument("log-mel config: window of {} samples is not a whole number "
-                                   "of {}-sample hops",
-                                   config.WindowSamples(), config.hop);
+    return Status::InvalidArgument(
+        "log-mel config: window of {} samples is not a whole number "
+        "of {}-sample hops",
+        config.WindowSamples(), config.hop);
   }
   // Reflect padding by n_fft / 2 needs that many samples beyond the first and last.
   if (config.n_fft / 2 >= config.WindowSamples()) {
@@ -100,9 +101,10 @@ Result<LogMelConfig> AudioPreset(std::string_view name) {
     config.n_mels = 128;
     config.chunk_seconds = 300;  // chunk_length 300: n_samples 4,800,000, nb_max_frames 30,000
   } else {
-    return Status::NotFound("audio preset '{}': known are whisper, whisper-large-v3, "
-                            "qwen2-audio, qwen2.5-omni",
-                            name);
+    return Status::NotFound(
+        "audio preset '{}': known are whisper, whisper-large-v3, "
+        "qwen2-audio, qwen2.5-omni",
+        name);
   }
   return config;
 }
@@ -128,8 +130,7 @@ LogMelExtractor::~LogMelExtractor() {
   }
 }
 
-Result<std::shared_ptr<const LogMelExtractor>> LogMelExtractor::Create(
-    const LogMelConfig& config) {
+Result<std::shared_ptr<const LogMelExtractor>> LogMelExtractor::Create(const LogMelConfig& config) {
   MMPT_RETURN_IF_ERROR(Validate(config));
   std::shared_ptr<LogMelExtractor> extractor(new LogMelExtractor(config));
   const uint32_t n_fft = config.n_fft;
@@ -173,10 +174,9 @@ Result<std::shared_ptr<const LogMelExtractor>> LogMelExtractor::Create(
   std::vector<std::complex<double>> out(bins);
   {
     std::lock_guard lock(PlannerMutex());
-    extractor->plan_ =
-        fftw_plan_dft_r2c_1d(static_cast<int>(n_fft), in.data(),
-                             reinterpret_cast<fftw_complex*>(out.data()),
-                             FFTW_ESTIMATE | FFTW_UNALIGNED | FFTW_PRESERVE_INPUT);
+    extractor->plan_ = fftw_plan_dft_r2c_1d(static_cast<int>(n_fft), in.data(),
+                                            reinterpret_cast<fftw_complex*>(out.data()),
+                                            FFTW_ESTIMATE | FFTW_UNALIGNED | FFTW_PRESERVE_INPUT);
   }
   if (extractor->plan_ == nullptr) {
     return Status::Internal("log-mel: FFTW cannot plan a real FFT of {} points", n_fft);
@@ -224,8 +224,8 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
   const size_t used = static_cast<size_t>(std::min<uint64_t>(pcm.size(), window_samples));
   for (size_t i = 0; i < used; ++i) {
     if (!std::isfinite(pcm[i])) {
-      return Status::InvalidArgument("log-mel: sample {} of {} is not finite ({})", i,
-                                     pcm.size(), pcm[i]);
+      return Status::InvalidArgument("log-mel: sample {} of {} is not finite ({})", i, pcm.size(),
+                                     pcm[i]);
     }
   }
 

@@ -112,7 +112,6 @@ class LogMelExtractor {
 };
 
 /// LogMelExtractor::ForConfig(config), then Extract(pcm). Errors: as both.
-[[nodiscard]] Result<LogMelFeatures> LogMel(std::span<const float> pcm,
-                                            const LogMelConfig& config);
+[[nodiscard]] Result<LogMelFeatures> LogMel(std::span<const float> pcm, const LogMelConfig& config);
 
 }  // namespace mmpt::media

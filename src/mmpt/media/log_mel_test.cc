@@ -43,7 +43,7 @@ TEST(LogMelTest, PresetsAndWindow) {
 
 TEST(LogMelTest, AudioTokensFollowConvThenPool) {
   EXPECT_EQ(AudioTokens(0), 0u);
-  EXPECT_EQ(AudioTokens(1), 0u);     // (1-1)//2+1 = 1, (1-2)//2+1 = 0 in Python
+  EXPECT_EQ(AudioTokens(1), 0u);  // (1-1)//2+1 = 1, (1-2)//2+1 = 0 in Python
   EXPECT_EQ(AudioTokens(2), 0u);
   EXPECT_EQ(AudioTokens(3), 1u);     // 2, then 1
   EXPECT_EQ(AudioTokens(100), 25u);  // 1 s: 50, then 25
@@ -116,8 +116,8 @@ TEST(LogMelTest, PartialHopCountsAsAFrame) {
 // counts through cost::CostAudio) agree at every length around the hop and the window.
 TEST(LogMelTest, TheMaskSumIsValidFrames) {
   const LogMelConfig config = *AudioPreset("qwen2-audio");
-  for (size_t samples : {1ul, 159ul, 160ul, 161ul, 16000ul, 30ul * kRate - 1, 30ul * kRate,
-                         31ul * kRate}) {
+  for (size_t samples :
+       {1ul, 159ul, 160ul, 161ul, 16000ul, 30ul * kRate - 1, 30ul * kRate, 31ul * kRate}) {
     auto features = LogMel(Sine(440, 0.1, samples), config);
     ASSERT_TRUE(features.ok());
     EXPECT_EQ(features->valid_frames, ValidFrames(config, samples)) << samples;

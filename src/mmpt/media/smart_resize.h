@@ -28,7 +28,7 @@ Result<ResizedSize> SmartResize(uint32_t height, uint32_t width, const ResizeRul
 /// As SmartResize, with fractional area bounds: qwen-vl-utils' video rule computes its per-frame
 /// maximum as total_pixels / frames · 2, which is rarely whole, and the fraction moves the
 /// result (a 890x500 frame of a 712-frame video: 672x364, not 644x364 with the bound floored).
-Result<ResizedSize> SmartResize(uint32_t height, uint32_t width, uint32_t factor,
-                                double min_pixels, double max_pixels, double max_aspect_ratio);
+Result<ResizedSize> SmartResize(uint32_t height, uint32_t width, uint32_t factor, double min_pixels,
+                                double max_pixels, double max_aspect_ratio);
 
 }  // namespace mmpt::media

@@ -59,7 +59,7 @@ int64_t PacketTime(const AVPacket* p) { return p->pts != AV_NOPTS_VALUE ? p->pts
 
 // Every frame of the stream by timestamp, and the keyframes, from the packets alone.
 struct FrameTable {
-  std::vector<int64_t> pts;       // ascending: frame i is pts[i]
+  std::vector<int64_t> pts;        // ascending: frame i is pts[i]
   std::vector<int64_t> keyframes;  // ascending
 };
 
@@ -97,10 +97,9 @@ Result<FrameTable> ReadFrameTable(AVFormatContext* format, int stream, uint64_t 
 // spare row, and the rows are copied out tight (writing into `out` directly overran its
 // buffer at widths such as 350 and corrupted the heap).
 Status ToRgb(const AVFrame* frame, SwsContext** sws, std::vector<uint8_t>* scratch, Image* out) {
-  *sws = sws_getCachedContext(*sws, frame->width, frame->height,
-                              static_cast<AVPixelFormat>(frame->format), frame->width,
-                              frame->height, AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr,
-                              nullptr);
+  *sws = sws_getCachedContext(
+      *sws, frame->width, frame->height, static_cast<AVPixelFormat>(frame->format), frame->width,
+      frame->height, AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
   if (*sws == nullptr) {
     return Status::Corrupt("video: cannot convert pixel format {} to RGB", frame->format);
   }
@@ -132,8 +131,8 @@ Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint3
     double wanted = static_cast<double>(total_frames) / video_fps * rule.fps;
     double min_frames = static_cast<double>(CeilByFactor(rule.min_frames, ff));
     double max_frames = static_cast<double>(FloorByFactor(rule.max_frames, ff));
-    wanted = std::min(
-        {std::max(wanted, min_frames), max_frames, static_cast<double>(total_frames)});
+    wanted =
+        std::min({std::max(wanted, min_frames), max_frames, static_cast<double>(total_frames)});
     n = FloorByFactor(wanted, ff);
   }
   if (n < ff || n > total_frames) {
@@ -144,15 +143,15 @@ Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint3
   s.total_frames = total_frames;
   s.video_fps = video_fps;
   s.frame_indices = LinspaceIndices(total_frames - 1, n);
-  s.sample_fps = static_cast<double>(n) / std::max(static_cast<double>(total_frames), 1e-6) *
-                 video_fps;
+  s.sample_fps =
+      static_cast<double>(n) / std::max(static_cast<double>(total_frames), 1e-6) * video_fps;
   double max_pixels = std::max(std::min(static_cast<double>(rule.max_pixels),
                                         rule.total_pixels / static_cast<double>(n) * ff),
                                std::floor(static_cast<double>(rule.min_pixels) * 1.05));
   // The bound is fractional when the total budget sets it, and the reference keeps the fraction.
-  MMPT_ASSIGN_OR_RETURN(s.size, SmartResize(height, width, rule.factor,
-                                            static_cast<double>(rule.min_pixels), max_pixels,
-                                            rule.max_aspect_ratio));
+  MMPT_ASSIGN_OR_RETURN(
+      s.size, SmartResize(height, width, rule.factor, static_cast<double>(rule.min_pixels),
+                          max_pixels, rule.max_aspect_ratio));
   return s;
 }
 
@@ -217,8 +216,8 @@ Status DecodeChosenFrames(std::span<const std::byte> bytes, const AvLimits& limi
     }
     if (frame->width != static_cast<int>(info.video->width) ||
         frame->height != static_cast<int>(info.video->height)) {
-      return Status::Corrupt("video: frame {} is {}x{}, the stream {}x{}", indices[k],
-                             frame->width, frame->height, info.video->width, info.video->height);
+      return Status::Corrupt("video: frame {} is {}x{}, the stream {}x{}", indices[k], frame->width,
+                             frame->height, info.video->width, info.video->height);
     }
     SwsContext* raw = sws.release();
     Status converted = ToRgb(frame, &raw, &scratch, &rgb);
@@ -252,17 +251,16 @@ Result<PreprocessedVideo> PreprocessVideo(std::span<const std::byte> bytes,
                                           const VideoPreprocessConfig& config) {
   if (config.patch.temporal_patch_size != config.sampling.frame_factor) {
     return Status::InvalidArgument("video: temporal patch {} differs from the frame factor {}",
-                                   config.patch.temporal_patch_size,
-                                   config.sampling.frame_factor);
+                                   config.patch.temporal_patch_size, config.sampling.frame_factor);
   }
   PreprocessedVideo out;
   std::vector<Image> resized;  // frames are resized as they decode: only these stay in memory
   MMPT_RETURN_IF_ERROR(DecodeChosenFrames(
       bytes, config.limits,
       [&](const AvInfo& info, uint64_t total_frames) -> Result<std::vector<uint64_t>> {
-        MMPT_ASSIGN_OR_RETURN(out.sampling, SampleVideo(total_frames, info.video->fps,
-                                                        info.video->height, info.video->width,
-                                                        config.sampling));
+        MMPT_ASSIGN_OR_RETURN(out.sampling,
+                              SampleVideo(total_frames, info.video->fps, info.video->height,
+                                          info.video->width, config.sampling));
         resized.resize(out.sampling.frame_indices.size());
         return out.sampling.frame_indices;
       },

@@ -16,25 +16,25 @@ namespace mmpt::media {
 /// Which frames of a video Qwen2-VL / Qwen2.5-VL see and at what size: the rule of
 /// qwen-vl-utils' fetch_video and smart_nframes. Defaults are qwen-vl-utils' for Qwen2.5-VL.
 struct VideoSamplingRule {
-  double fps = 2.0;            // frames sampled per second of video
-  uint32_t min_frames = 4;     // rounded up to frame_factor
-  uint32_t max_frames = 768;   // rounded down to frame_factor; never more than the video has
-  uint32_t nframes = 0;        // when nonzero: exactly this many (rounded), ignoring fps
-  uint32_t frame_factor = 2;   // the temporal patch: frame counts are multiples of it
-  uint32_t factor = 28;        // patch × merge: frame sides are multiples of it
-  uint64_t min_pixels = 128 * 28 * 28;  // per frame
-  uint64_t max_pixels = 768 * 28 * 28;  // per frame, before the total budget lowers it
+  double fps = 2.0;           // frames sampled per second of video
+  uint32_t min_frames = 4;    // rounded up to frame_factor
+  uint32_t max_frames = 768;  // rounded down to frame_factor; never more than the video has
+  uint32_t nframes = 0;       // when nonzero: exactly this many (rounded), ignoring fps
+  uint32_t frame_factor = 2;  // the temporal patch: frame counts are multiples of it
+  uint32_t factor = 28;       // patch × merge: frame sides are multiples of it
+  uint64_t min_pixels = 128 * 28 * 28;           // per frame
+  uint64_t max_pixels = 768 * 28 * 28;           // per frame, before the total budget lowers it
   double total_pixels = 128000 * 28 * 28 * 0.9;  // budget over all frames / frame_factor
-  double max_aspect_ratio = 200.0;  // larger ratios are rejected, as smart_resize does
+  double max_aspect_ratio = 200.0;               // larger ratios are rejected, as smart_resize does
 };
 
 /// The sampling of one video.
 struct VideoSampling {
-  uint64_t total_frames = 0;           // frames in the video
-  double video_fps = 0;                // its average frame rate
+  uint64_t total_frames = 0;            // frames in the video
+  double video_fps = 0;                 // its average frame rate
   std::vector<uint64_t> frame_indices;  // ascending, in presentation order, from 0
-  double sample_fps = 0;               // frames sampled per second of video
-  ResizedSize size;                    // every sampled frame is resized to this
+  double sample_fps = 0;                // frames sampled per second of video
+  ResizedSize size;                     // every sampled frame is resized to this
 
   /// Seconds of video one grid step of `temporal_patch` sampled frames spans (Qwen2.5-VL's
   /// second_per_grid_ts): the one rule the plan, the loader and the preprocessing share.
@@ -61,10 +61,10 @@ struct VideoPreprocessConfig {
 
 /// One video ready for the vision encoder.
 struct PreprocessedVideo {
-  GridThw grid;                          // video_grid_thw
-  uint32_t height = 0, width = 0;        // resized frame size in pixels
+  GridThw grid;                    // video_grid_thw
+  uint32_t height = 0, width = 0;  // resized frame size in pixels
   VideoSampling sampling;
-  double second_per_grid_t = 0;          // second_per_grid_ts: temporal patch / sample fps
+  double second_per_grid_t = 0;  // second_per_grid_ts: temporal patch / sample fps
   std::vector<float, DefaultInitAllocator<float>> pixel_values;  // pixel_values_videos rows
 };
 

@@ -87,8 +87,8 @@ class VideoDecodeTest : public ::testing::Test {
 TEST_F(VideoDecodeTest, SeekedFramesEqualSequentialDecode) {
   for (const auto& [name, args] : std::vector<std::pair<std::string, std::string>>{
            {"gop.mp4", TestPattern(96, 64, 25, 3) + " -c:v libx264 -g 10 -bf 2 -pix_fmt yuv420p"},
-           {"gop.webm", TestPattern(96, 64, 25, 3) +
-                            " -c:v libvpx-vp9 -g 10 -deadline realtime -cpu-used 8"},
+           {"gop.webm",
+            TestPattern(96, 64, 25, 3) + " -c:v libvpx-vp9 -g 10 -deadline realtime -cpu-used 8"},
            {"all.avi", TestPattern(96, 64, 25, 3) + " -c:v mjpeg"}}) {
     SCOPED_TRACE(name);
     std::string bytes = media_->Make(name, args);
@@ -112,8 +112,7 @@ TEST_F(VideoDecodeTest, SeekedFramesEqualSequentialDecode) {
     // Neighbouring frames of a moving pattern differ: equality above is not vacuous.
     EXPECT_FALSE((*every)[10].pixels == (*every)[11].pixels);
     // A video above the frame budget is refused (by the probe, or by the packet count).
-    auto counted = DecodeVideoFrames(AsBytes(bytes), std::vector<uint64_t>{0},
-                                     {.max_frames = 74});
+    auto counted = DecodeVideoFrames(AsBytes(bytes), std::vector<uint64_t>{0}, {.max_frames = 74});
     ASSERT_FALSE(counted.ok());
     EXPECT_EQ(counted.status().code(), StatusCode::kInvalidArgument);
     auto past = DecodeVideoFrames(AsBytes(bytes), std::vector<uint64_t>{75});
@@ -128,8 +127,7 @@ TEST_F(VideoDecodeTest, PreprocessGivesQwenInputs) {
   ASSERT_TRUE(video.ok()) << video.status().ToString();
   // 100 frames at 25 fps, 2 fps: 8 frames, 4 temporal patches.
   EXPECT_EQ(video->sampling.total_frames, 100u);
-  EXPECT_EQ(video->sampling.frame_indices,
-            (std::vector<uint64_t>{0, 14, 28, 42, 57, 71, 85, 99}));
+  EXPECT_EQ(video->sampling.frame_indices, (std::vector<uint64_t>{0, 14, 28, 42, 57, 71, 85, 99}));
   EXPECT_DOUBLE_EQ(video->sampling.sample_fps, 2.0);
   EXPECT_DOUBLE_EQ(video->second_per_grid_t, 1.0);
   // 320x240 is below 128·28² pixels: scaled up to 392x280 (both multiples of 28).

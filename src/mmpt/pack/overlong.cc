@@ -9,8 +9,7 @@ std::string_view OverlongPolicyName(OverlongPolicy policy) {
 Result<OverlongPolicy> ParseOverlongPolicy(std::string_view name) {
   if (name == "truncate") return OverlongPolicy::kTruncate;
   if (name == "drop") return OverlongPolicy::kDrop;
-  return Status::InvalidArgument("unknown over-long policy '{}' (expected truncate or drop)",
-                                 name);
+  return Status::InvalidArgument("unknown over-long policy '{}' (expected truncate or drop)", name);
 }
 
 }  // namespace mmpt::pack

@@ -46,7 +46,8 @@ class FirstFit {
   void SetRoom(uint32_t slot, uint32_t room) {
     size_t node = leaves_ + slot;
     tree_[node] = room;
-    for (node /= 2; node >= 1; node /= 2) tree_[node] = std::max(tree_[2 * node], tree_[2 * node + 1]);
+    for (node /= 2; node >= 1; node /= 2)
+      tree_[node] = std::max(tree_[2 * node], tree_[2 * node + 1]);
   }
 
  private:
@@ -89,7 +90,8 @@ class BestFit {
     if (bits != 0) return static_cast<uint32_t>(w * 64 + std::countr_zero(bits));
     size_t s = (w + 1) / 64;
     if (s >= summary_.size()) return kNoBin;
-    uint64_t sbits = summary_[s] & (((w + 1) % 64 == 0) ? ~uint64_t{0} : (~uint64_t{0} << ((w + 1) % 64)));
+    uint64_t sbits =
+        summary_[s] & (((w + 1) % 64 == 0) ? ~uint64_t{0} : (~uint64_t{0} << ((w + 1) % 64)));
     while (sbits == 0) {
       if (++s >= summary_.size()) return kNoBin;
       sbits = summary_[s];
@@ -155,7 +157,9 @@ Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints
     bins.samples[bin] += 1;
     bins.images[bin] += item.images;
   };
-  auto full = [&](uint32_t bin) { return c.max_samples != 0 && bins.samples[bin] >= c.max_samples; };
+  auto full = [&](uint32_t bin) {
+    return c.max_samples != 0 && bins.samples[bin] >= c.max_samples;
+  };
 
   if (algorithm == Algorithm::kFirstFitDecreasing) {
     FirstFit tree(items.size(), c.seq_len);

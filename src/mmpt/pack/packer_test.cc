@@ -262,7 +262,8 @@ TEST(RefillTest, TightensPacksKeepsEveryItemOnceAndRespectsLocks) {
     for (size_t i = 0; i < items.size(); i += 7) locked[i] = 1;
     std::vector<std::vector<uint32_t>> before = packs;
     uint64_t tokens_before = 0;
-    for (const auto& p : packs) for (uint32_t i : p) tokens_before += items[i].tokens;
+    for (const auto& p : packs)
+      for (uint32_t i : p) tokens_before += items[i].tokens;
     RefillStats stats = RefillFromSpare(items, c, locked, &packs, &spare);
     EXPECT_GT(stats.added + stats.swapped, 0u);
     std::vector<int> seen(items.size(), 0);

@@ -14,7 +14,7 @@ namespace mmpt::pack {
 namespace {
 
 constexpr uint32_t kPricingCapacity = 2048;  // knapsack capacity in grains
-constexpr double kProvenGap = 2e-4;           // stop once the LP optimum is proven this close
+constexpr double kProvenGap = 2e-4;          // stop once the LP optimum is proven this close
 constexpr uint32_t kMaxPatterns = 50000;
 constexpr size_t kPatternsPerRound = 16;
 
@@ -178,8 +178,7 @@ Result<PackingBound> BoundPacking(std::span<const uint32_t> item_tokens, uint32_
   // Guard against the LP's floating point: a bound a hair above an integer stays that integer.
   const double packs = std::max(1.0, std::ceil(bound.packs - 1e-6));
   bound.efficiency = static_cast<double>(total_tokens) / (packs * seq_len);
-  bound.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bound.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return bound;
 }
 

@@ -10,11 +10,11 @@ namespace mmpt::pack {
 /// How full packs can be when every item must be packed: a lower bound on the packs of seq_len
 /// tokens any packing of all the items needs, and the efficiency that leaves.
 struct PackingBound {
-  double packs = 0;          // max(LP bound, Σ tokens / seq_len): any packing uses ≥ ⌈packs⌉
-  double efficiency = 0;     // Σ item tokens / (⌈packs⌉ × seq_len): no packing fills more
-  uint32_t grain_tokens = 1; // item sizes rounded down to multiples of this (a relaxation)
-  uint32_t patterns = 0;     // pack patterns generated
-  double seconds = 0;        // wall time to compute it
+  double packs = 0;       // max(LP bound, Σ tokens / seq_len): any packing uses ≥ ⌈packs⌉
+  double efficiency = 0;  // Σ item tokens / (⌈packs⌉ × seq_len): no packing fills more
+  uint32_t grain_tokens = 1;  // item sizes rounded down to multiples of this (a relaxation)
+  uint32_t patterns = 0;      // pack patterns generated
+  double seconds = 0;         // wall time to compute it
 };
 
 /// Bound the packing of every item of `item_tokens` (each ≤ seq_len) into packs of `seq_len`

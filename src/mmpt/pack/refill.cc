@@ -225,21 +225,11 @@ class Refiller {
     }
     switch (m.kind) {
       case MoveKind::kAdd1:
-      case MoveKind::kAdd2:
-        stats_.added += m.in_count;
-        break;
-      case MoveKind::kSwap11:
-        ++stats_.swapped;
-        break;
-      case MoveKind::kSwap12:
-        ++stats_.swapped_1_2;
-        break;
-      case MoveKind::kSwap21:
-        ++stats_.swapped_2_1;
-        break;
-      case MoveKind::kSwap22:
-        ++stats_.swapped_2_2;
-        break;
+      case MoveKind::kAdd2: stats_.added += m.in_count; break;
+      case MoveKind::kSwap11: ++stats_.swapped; break;
+      case MoveKind::kSwap12: ++stats_.swapped_1_2; break;
+      case MoveKind::kSwap21: ++stats_.swapped_2_1; break;
+      case MoveKind::kSwap22: ++stats_.swapped_2_2; break;
     }
   }
 
@@ -306,8 +296,7 @@ class Refiller {
     Shift best;
     for (size_t k = 0; k <= pack.size(); ++k) {
       const bool none = k == pack.size();  // tried last: P then holds one more sample
-      if (none ? pack.size() >= max_samples_
-               : !Movable(locked_, pack[k]) || SeenBefore(pack, k)) {
+      if (none ? pack.size() >= max_samples_ : !Movable(locked_, pack[k]) || SeenBefore(pack, k)) {
         continue;
       }
       const uint32_t x_tokens = none ? 0 : items_[pack[k]].tokens;
@@ -339,9 +328,9 @@ class Refiller {
           shifted_.assign(other.begin(), other.end());
           shifted_.erase(shifted_.begin() + static_cast<ptrdiff_t>(y_pos));
           if (!none) shifted_.push_back(pack[k]);
-          const uint32_t gain =
-              SpareGain(shifted_, {room, max_images_ - static_cast<uint32_t>(q_images),
-                                   max_samples_ - q_samples});
+          const uint32_t gain = SpareGain(
+              shifted_,
+              {room, max_images_ - static_cast<uint32_t>(q_images), max_samples_ - q_samples});
           if (gain < d || gain <= best.gain) continue;
           best = {q, none ? kNoItem : k, y_pos, gain};
           if (d == gap && gain == room) return best;  // both packs full

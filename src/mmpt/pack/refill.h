@@ -45,11 +45,11 @@ struct RefillOptions {
 /// After loosening (RefillOptions), packs are visited emptiest first, in two passes; each
 /// applies, while one helps, the move with the largest token gain that fits its room: add one
 /// or two spare items, or exchange one or two of its items (the first kMaxPairItems for pairs)
-/// for one or two spare items of a larger token sum (the displaced items become spare). No move grows a pack's gap: the
-/// tokens in packs rise by every move's gain. Items flagged in `locked` never leave their pack.
-/// Constraints (length, samples, images) hold throughout. Spare items and pair sums are
-/// indexed by tokens (SparePool), so each candidate move costs O(room / 64); the pair index
-/// costs O(distinct spare sizes²) to build and is skipped (no moves bringing two items in)
+/// for one or two spare items of a larger token sum (the displaced items become spare). No move
+/// grows a pack's gap: the tokens in packs rise by every move's gain. Items flagged in `locked`
+/// never leave their pack. Constraints (length, samples, images) hold throughout. Spare items and
+/// pair sums are indexed by tokens (SparePool), so each candidate move costs O(room / 64); the pair
+/// index costs O(distinct spare sizes²) to build and is skipped (no moves bringing two items in)
 /// above 4096 distinct sizes.
 /// Then gaps are shifted between kept packs (RefillOptions::shift_gaps): each short pack,
 /// emptiest first, tries at most kShiftTries holders of larger items per own item.

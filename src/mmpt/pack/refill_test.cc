@@ -125,8 +125,8 @@ OnePack RefillOne(std::initializer_list<uint32_t> pack, std::initializer_list<ui
     r.spare.push_back(static_cast<uint32_t>(r.items.size()));
     r.items.push_back({t, 0});
   }
-  r.stats = RefillFromSpare(r.items, c, {}, &r.packs, &r.spare,
-                            {.loosen = false, .shift_gaps = false});
+  r.stats =
+      RefillFromSpare(r.items, c, {}, &r.packs, &r.spare, {.loosen = false, .shift_gaps = false});
   return r;
 }
 
@@ -333,7 +333,6 @@ TEST(RefillTest, LooseningFillsPacksOfManySmallItems) {
     EXPECT_EQ(again_spare, loose_spare);
   }
 }
-
 
 // P = 500 + 490 (gap 10) and Q = 500 + 475 (gap 25) against a spare of one 35: no spare move
 // fits either pack. Q, the emptier, is visited first: its 475 for P's 500 fills Q and leaves P a

@@ -5,16 +5,16 @@
 
 namespace mmpt::pack {
 
-StreamingPacker::StreamingPacker(PackConstraints constraints, size_t window_items,
-                                 double min_fill)
-    : constraints_(constraints), window_items_(std::max<size_t>(window_items, 1)),
+StreamingPacker::StreamingPacker(PackConstraints constraints, size_t window_items, double min_fill)
+    : constraints_(constraints),
+      window_items_(std::max<size_t>(window_items, 1)),
       min_fill_(min_fill) {}
 
 Status StreamingPacker::Push(uint64_t id, PackItem item, std::vector<Pack>* out) {
   if (item.tokens == 0 || item.tokens > constraints_.seq_len ||
       (constraints_.max_images != 0 && item.images > constraints_.max_images)) {
-    return Status::InvalidArgument("item {} ({} tokens, {} images) can never fit a pack of {}",
-                                   id, item.tokens, item.images, constraints_.seq_len);
+    return Status::InvalidArgument("item {} ({} tokens, {} images) can never fit a pack of {}", id,
+                                   item.tokens, item.images, constraints_.seq_len);
   }
   ids_.push_back(id);
   items_.push_back(item);

@@ -102,28 +102,28 @@ void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& coste
     if (at_image != kNone && at_image <= at_video && at_image <= at_audio) {
       const uint64_t k = images + i;
       const cost::ImageCost& c = costed.images[k];
-      plan->images.push_back(PlannedImage{static_cast<uint32_t>(i), table.images[k].width,
-                                          table.images[k].height, c.resized_width,
-                                          c.resized_height, c.llm_tokens,
-                                          static_cast<uint32_t>(std::min<uint64_t>(at_image, s.text_tokens)) + media_tokens_before,
-                                          c.patches, c.train_flops});
+      plan->images.push_back(PlannedImage{
+          static_cast<uint32_t>(i), table.images[k].width, table.images[k].height, c.resized_width,
+          c.resized_height, c.llm_tokens,
+          static_cast<uint32_t>(std::min<uint64_t>(at_image, s.text_tokens)) + media_tokens_before,
+          c.patches, c.train_flops});
       media_tokens_before += c.llm_tokens;
       ++i;
     } else if (at_video != kNone && at_video <= at_audio) {
       const cost::VideoCost& c = costed.videos[first_video + v];
-      plan->videos.push_back(PlannedVideo{static_cast<uint32_t>(v), videos[v].width,
-                                          videos[v].height, c.resized_width, c.resized_height,
-                                          c.sampled_frames, c.llm_tokens,
-                                          static_cast<uint32_t>(std::min<uint64_t>(at_video, s.text_tokens)) + media_tokens_before,
-                                          c.patches, c.train_flops, c.second_per_grid_t});
+      plan->videos.push_back(PlannedVideo{
+          static_cast<uint32_t>(v), videos[v].width, videos[v].height, c.resized_width,
+          c.resized_height, c.sampled_frames, c.llm_tokens,
+          static_cast<uint32_t>(std::min<uint64_t>(at_video, s.text_tokens)) + media_tokens_before,
+          c.patches, c.train_flops, c.second_per_grid_t});
       media_tokens_before += c.llm_tokens;
       ++v;
     } else {
       const cost::AudioCost& c = costed.audios[first_audio + a];
-      plan->audios.push_back(PlannedAudio{static_cast<uint32_t>(a), audios[a].duration_ms,
-                                          c.llm_tokens,
-                                          static_cast<uint32_t>(std::min<uint64_t>(at_audio, s.text_tokens)) + media_tokens_before,
-                                          c.train_flops, c.samples, c.valid_frames});
+      plan->audios.push_back(PlannedAudio{
+          static_cast<uint32_t>(a), audios[a].duration_ms, c.llm_tokens,
+          static_cast<uint32_t>(std::min<uint64_t>(at_audio, s.text_tokens)) + media_tokens_before,
+          c.train_flops, c.samples, c.valid_frames});
       media_tokens_before += c.llm_tokens;
       ++a;
     }

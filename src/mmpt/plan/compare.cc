@@ -74,7 +74,8 @@ Result<PackingLimit> Limit(std::vector<uint32_t> placed, std::span<const PlacedS
   PackingLimit limit;
   limit.bound = all.efficiency;
   const double rest_packs = carried_tokens.empty() ? 0 : std::ceil(rest.packs - 1e-6);
-  limit.settled = static_cast<double>(tokens) / ((static_cast<double>(packs) + rest_packs) * seq_len);
+  limit.settled =
+      static_cast<double>(tokens) / ((static_cast<double>(packs) + rest_packs) * seq_len);
   limit.carried = carried.size();
   limit.grain_tokens = all.grain_tokens;
   limit.seconds = all.seconds + rest.seconds;
@@ -109,13 +110,12 @@ Result<Comparison> ComparePlanners(const cost::SampleTable& table, const cost::C
   c.samples = table.num_samples();
   c.vanilla = vanilla_tally.Finish(config.layout.dp);
   c.vanilla_buffer = config.vanilla_buffer;
-  c.vanilla_buffer_turnover = static_cast<double>(c.vanilla.placed) / config.layout.dp /
-                              config.vanilla_buffer;
+  c.vanilla_buffer_turnover =
+      static_cast<double>(c.vanilla.placed) / config.layout.dp / config.vanilla_buffer;
   c.mmpt = mmpt_tally.Finish(config.layout.dp);
-  MMPT_ASSIGN_OR_RETURN(c.mmpt_limit, Limit(placed_tokens, mmpt.carried(), c.mmpt.packs,
-                                            config.layout.seq_len));
+  MMPT_ASSIGN_OR_RETURN(c.mmpt_limit,
+                        Limit(placed_tokens, mmpt.carried(), c.mmpt.packs, config.layout.seq_len));
   return c;
 }
-
 
 }  // namespace mmpt::plan

@@ -33,8 +33,7 @@ std::vector<uint32_t> VisionItemOrder(std::span<const uint8_t> is_video);
 
 /// Build the cp stage's input for pack `pack` of `plan`; with `kept` (one flag per sequence of
 /// the pack), only the sequences flagged non-zero, packed one after the other.
-PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack,
-                            std::span<const uint8_t> kept = {});
+PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const uint8_t> kept = {});
 
 /// Split one pack of `layout` and assign its vision items (and its audio clips, if any, to the
 /// audio encoders of the same ranks) under `policy`: the one function behind every PackCp

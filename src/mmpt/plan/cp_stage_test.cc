@@ -14,8 +14,12 @@ StepPlan TwoSamplePlan(uint32_t cp) {
                  PlannedImage{.llm_tokens = 100, .token_start = 800, .vision_flops = 1}};
   plan.sequences = {PlannedSequence{.tokens = 1000, .image_begin = 0, .image_end = 2},
                     PlannedSequence{.tokens = 1000, .image_begin = 2, .image_end = 2}};
-  plan.packs = {PlannedPack{.sequence_begin = 0, .sequence_end = 2, .tokens = 2000, .images = 2,
-                            .vision_seconds = 7, .llm_seconds = 3}};
+  plan.packs = {PlannedPack{.sequence_begin = 0,
+                            .sequence_end = 2,
+                            .tokens = 2000,
+                            .images = 2,
+                            .vision_seconds = 7,
+                            .llm_seconds = 3}};
   return plan;
 }
 
@@ -52,8 +56,7 @@ TEST(CpStageTest, FillsEveryPackAtEveryCpSize) {
   ASSERT_TRUE(AddCpStage(flat, cp::VisionPolicy::kCost).ok());
   ASSERT_EQ(flat.cp.size(), 1u);
   EXPECT_EQ(flat.cp[0].split.cp_size, 1u);
-  EXPECT_EQ(flat.cp[0].vision.encoders,
-            (std::vector<std::vector<uint32_t>>{{0}, {0}}));
+  EXPECT_EQ(flat.cp[0].vision.encoders, (std::vector<std::vector<uint32_t>>{{0}, {0}}));
   // The plan's hash covers the cp stage's decisions.
   StepPlan other = TwoSamplePlan(1);
   ASSERT_TRUE(AddCpStage(other, cp::VisionPolicy::kCost).ok());

@@ -84,8 +84,8 @@ inline Taken RunSegments(const cost::SampleTable& table, const cost::CostedSampl
       EXPECT_TRUE(plan.ok()) << plan.status().ToString();
       if (!plan.ok()) return taken;
       Deliver(*plan, planner->last_stats(), segment.save_within, table, &taken);
-      auto within = planner->StateWithinStep(state, planner->SaveState(), *plan,
-                                             segment.save_within);
+      auto within =
+          planner->StateWithinStep(state, planner->SaveState(), *plan, segment.save_within);
       EXPECT_TRUE(within.ok()) << within.status().ToString();
       if (!within.ok()) return taken;
       state = *within;

@@ -48,7 +48,8 @@ Result<Case> ParseCase(const std::string& path) {
     }
     if (line.empty() || line[0] == '#') continue;
     size_t space = line.find(' ');
-    c.inputs.emplace(line.substr(0, space), space == std::string::npos ? "" : line.substr(space + 1));
+    c.inputs.emplace(line.substr(0, space),
+                     space == std::string::npos ? "" : line.substr(space + 1));
   }
   if (!in_expected) return Status::Corrupt("{}: no '----' line before the expected output", path);
   return c;
@@ -85,8 +86,9 @@ Result<std::string> RunPack(const Case& c) {
   std::vector<pack::PackItem> items;
   for (const std::string& w : Words(c.Get("items"))) {
     size_t colon = w.find(':');
-    items.push_back({static_cast<uint32_t>(std::stoul(w.substr(0, colon))),
-                     colon == std::string::npos ? 0u : static_cast<uint32_t>(std::stoul(w.substr(colon + 1)))});
+    items.push_back(
+        {static_cast<uint32_t>(std::stoul(w.substr(0, colon))),
+         colon == std::string::npos ? 0u : static_cast<uint32_t>(std::stoul(w.substr(colon + 1)))});
   }
   auto packing = pack::PackItems(items, constraints, algorithm);
   if (!packing.ok()) return "error " + packing.status().ToString() + "\n";
@@ -108,9 +110,10 @@ Result<std::string> RunPack(const Case& c) {
 
 Result<std::string> RunBalance(const Case& c) {
   auto f = Fields(c.Get("grid"));
-  balance::Grid grid{U32(f, "dp", 1), U32(f, "ga", 1), U32(f, "mbs", 1), U32(f, "group", 1),
-                     U32(f, "pp", 1), balance::SyncModel::kMicrostep};
-  MMPT_ASSIGN_OR_RETURN(grid.sync, balance::ParseSyncModel(f.count("sync") ? f["sync"] : "microstep"));
+  balance::Grid grid{U32(f, "dp", 1),    U32(f, "ga", 1), U32(f, "mbs", 1),
+                     U32(f, "group", 1), U32(f, "pp", 1), balance::SyncModel::kMicrostep};
+  MMPT_ASSIGN_OR_RETURN(grid.sync,
+                        balance::ParseSyncModel(f.count("sync") ? f["sync"] : "microstep"));
   std::vector<balance::PackCost> packs;
   for (const std::string& w : Words(c.Get("packs"))) {
     size_t colon = w.find(':');
@@ -169,7 +172,8 @@ Result<std::string> RunPlan(const Case& c) {
       images.push_back({static_cast<uint32_t>(std::stoul(w[k].substr(0, x))),
                         static_cast<uint32_t>(std::stoul(w[k].substr(x + 1)))});
     }
-    MMPT_RETURN_IF_ERROR(builder.Add(s->second, static_cast<uint32_t>(std::stoul(w.at(1))), images));
+    MMPT_RETURN_IF_ERROR(
+        builder.Add(s->second, static_cast<uint32_t>(std::stoul(w.at(1))), images));
   }
   MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, std::move(builder).Finish());
   MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
@@ -188,7 +192,9 @@ Result<std::string> RunPlan(const Case& c) {
           out += fmt::format("step {} rank {} micro {} slot {}:", step, r, m, k);
           for (const PlannedSequence& s : plan->Sequences(p)) {
             out += fmt::format(" {}:{}({}{}{})", table.source_names[s.source], s.index, s.tokens,
-                               s.image_end > s.image_begin ? fmt::format(" img {}", s.image_end - s.image_begin) : "",
+                               s.image_end > s.image_begin
+                                   ? fmt::format(" img {}", s.image_end - s.image_begin)
+                                   : "",
                                s.truncated ? " truncated" : "");
           }
           out += fmt::format(" | tokens {}\n", p.tokens);
@@ -206,8 +212,7 @@ Result<std::string> RunPlan(const Case& c) {
 std::vector<std::string> CaseFiles() {
   std::vector<std::string> files;
   std::error_code ec;
-  for (const auto& entry :
-       fs::recursive_directory_iterator(MMPT_SOURCE_DIR "/tests/cases", ec)) {
+  for (const auto& entry : fs::recursive_directory_iterator(MMPT_SOURCE_DIR "/tests/cases", ec)) {
     if (entry.path().extension() == ".test") files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
@@ -223,11 +228,11 @@ TEST(GoldenCasesTest, EveryCaseMatchesItsExpectedOutput) {
     auto c = ParseCase(path);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     std::string area = c->Get("area");
-    Result<std::string> got = area == "pack"      ? RunPack(*c)
-                              : area == "balance" ? RunBalance(*c)
-                              : area == "plan"    ? RunPlan(*c)
-                                                  : Result<std::string>(Status::InvalidArgument(
-                                                        "unknown area '{}'", area));
+    Result<std::string> got =
+        area == "pack"      ? RunPack(*c)
+        : area == "balance" ? RunBalance(*c)
+        : area == "plan"    ? RunPlan(*c)
+                         : Result<std::string>(Status::InvalidArgument("unknown area '{}'", area));
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     if (update) {
       MMPT_CHECK(ReadFileToString(path).ok());

@@ -2,11 +2,11 @@
 // Run: build/release/src/mmpt/plan/mmpt_plan_bench
 #include <benchmark/benchmark.h>
 
+#include "mmpt/corpora/real_corpora.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/pack/packer.h"
 #include "mmpt/plan/planner.h"
-#include "mmpt/corpora/real_corpora.h"
 
 namespace mmpt::plan {
 namespace {

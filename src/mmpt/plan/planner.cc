@@ -136,8 +136,12 @@ Status PlannerConfig::Validate() const {
 Planner::Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
                  const cost::CostModel& model, PlannerConfig config, SampleOrder order,
                  std::vector<uint64_t> placeable)
-    : table_(&table), costs_(&costs), model_(&model), config_(std::move(config)),
-      order_(std::move(order)), placeable_(std::move(placeable)) {
+    : table_(&table),
+      costs_(&costs),
+      model_(&model),
+      config_(std::move(config)),
+      order_(std::move(order)),
+      placeable_(std::move(placeable)) {
   if (!config_.allow_repeat) in_step_.assign(table.num_samples(), false);
 }
 
@@ -150,8 +154,8 @@ Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::Cost
                                    costs.image_tokens.size(), table.num_samples());
   }
   if (!config.source_weights.empty() && config.source_weights.size() != table.num_sources()) {
-    return Status::InvalidArgument("{} source weights for {} sources",
-                                   config.source_weights.size(), table.num_sources());
+    return Status::InvalidArgument("{} source weights for {} sources", config.source_weights.size(),
+                                   table.num_sources());
   }
   std::vector<uint64_t> sizes(table.num_sources());
   for (size_t s = 0; s < sizes.size(); ++s) sizes[s] = table.source_size(s);
@@ -172,7 +176,7 @@ struct Planner::Pool {
   std::vector<PlacedSample> samples;  // the carried-in samples first, then the new draws
   std::vector<uint8_t> age;           // steps each carried-in sample has waited
   size_t num_carried_in = 0;
-  bool any_old = false;               // some carried-in sample reached max_carry_steps
+  bool any_old = false;  // some carried-in sample reached max_carry_steps
   std::vector<std::pair<PlacedSample, uint8_t>> deferred;  // with the steps each waited
   std::vector<uint64_t> dropped_rows;
 };
@@ -358,12 +362,11 @@ Result<StepPlan> Planner::PlanStep() {
   MMPT_ASSIGN_OR_RETURN(internal::PackList packs, PackPool(pool));
 
   // Balance the packs over (rank, micro-step) and assemble the plan.
-  std::vector<balance::PackCost> pack_costs =
-      internal::CostPacks(packs, *costs_, *model_, seq_len);
+  std::vector<balance::PackCost> pack_costs = internal::CostPacks(packs, *costs_, *model_, seq_len);
   balance::Grid grid = internal::GridOf(layout);
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(pack_costs, grid));
-  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_,
-                                     *costs_, pool.dropped_rows);
+  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *costs_,
+                                     pool.dropped_rows);
   // plan ▸ cp: every pack is split over its CP group (padded as TE and sequence parallelism
   // need), and its images assigned to the CP ranks that encode them.
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
@@ -373,7 +376,8 @@ Result<StepPlan> Planner::PlanStep() {
   stats_.placed = packs.samples.size();
   stats_.carried = carry_.size();
   stats_.lower_bound_packs = (stats_.tokens + seq_len - 1) / seq_len;
-  stats_.efficiency = static_cast<double>(stats_.tokens) / (static_cast<double>(num_packs) * seq_len);
+  stats_.efficiency =
+      static_cast<double>(stats_.tokens) / (static_cast<double>(num_packs) * seq_len);
   ++step_;
   stats_.plan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -426,8 +430,7 @@ std::string Planner::SaveState() const {
 }
 
 Result<std::string> Planner::StateWithinStep(std::string_view before, std::string_view after,
-                                             const StepPlan& current,
-                                             uint32_t micro_step) const {
+                                             const StepPlan& current, uint32_t micro_step) const {
   MMPT_ASSIGN_OR_RETURN(internal::SavedState state, internal::DecodeState(before));
   MMPT_ASSIGN_OR_RETURN(internal::SavedState next, internal::DecodeState(after));
   if (state.step != current.step || next.step != current.step + 1 || state.micro_step != 0 ||
@@ -448,8 +451,7 @@ Result<std::string> Planner::StateWithinStep(std::string_view before, std::strin
   };
   const auto mine = values(SettingsOf(config_, *table_));
   if (values(state.settings) != mine || values(next.settings) != mine) {
-    return Status::InvalidArgument("state within step {}: states of another planner",
-                                   current.step);
+    return Status::InvalidArgument("state within step {}: states of another planner", current.step);
   }
   // The step's samples no rank has consumed: those of micro-steps micro_step.. of every rank.
   // They join the samples carried past the step, as ones that waited their limit (they were
@@ -491,8 +493,8 @@ Result<Planner::ResumePoint> Planner::RestoreState(std::string_view bytes) {
     const std::string was = it == then.end() ? "(not recorded)" : it->second;
     if (was == s.value) continue;
     if (s.stream) {
-      stream_differs.push_back(fmt::format("saved at {} {}, now {} {}", s.name, was, s.name,
-                                           s.value));
+      stream_differs.push_back(
+          fmt::format("saved at {} {}, now {} {}", s.name, was, s.name, s.value));
     } else {
       resume.changed.push_back(fmt::format("{} {} → {}", s.name, was, s.value));
     }

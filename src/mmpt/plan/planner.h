@@ -34,13 +34,13 @@ struct PlannerConfig {
   uint64_t seed = 0;
   pack::OverlongPolicy overlong = pack::OverlongPolicy::kTruncate;
   pack::Algorithm algorithm = pack::Algorithm::kBestFitDecreasing;
-  uint32_t max_samples_per_pack = 0;  // 0 = no limit
-  uint32_t max_images_per_pack = 0;   // 0 = no limit
-  std::vector<double> source_weights; // per source; empty = proportional to source size
-  double pool_slack = 0.002;          // draw this fraction of tokens beyond the step's capacity
-                                      // (at least kLargeItemPoolSlack for large items)
-  uint32_t max_carry_steps = 3;       // a sample carried this many steps is placed first
-  uint32_t vanilla_buffer = 1024;     // vanilla: samples per rank in its packing buffer
+  uint32_t max_samples_per_pack = 0;   // 0 = no limit
+  uint32_t max_images_per_pack = 0;    // 0 = no limit
+  std::vector<double> source_weights;  // per source; empty = proportional to source size
+  double pool_slack = 0.002;           // draw this fraction of tokens beyond the step's capacity
+                                       // (at least kLargeItemPoolSlack for large items)
+  uint32_t max_carry_steps = 3;        // a sample carried this many steps is placed first
+  uint32_t vanilla_buffer = 1024;      // vanilla: samples per rank in its packing buffer
   /// Under CP (layout.cp > 1): how the cp stage assigns a pack's images to the CP ranks.
   /// mmpt uses this; vanilla always uses cp::VisionPolicy::kCount, as Megatron Bridge does.
   cp::VisionPolicy cp_vision = cp::VisionPolicy::kCost;
@@ -56,20 +56,20 @@ struct PlannerConfig {
 
 /// What one planned step did.
 struct StepStats {
-  uint64_t drawn = 0;           // new samples taken from the stream this step
-  uint64_t placed = 0;          // samples in the step's packs
-  uint64_t carried = 0;         // samples carried into the next step (deferred included)
-  uint64_t deferred = 0;        // drawn again while the step held them: kept for a later step
-  uint64_t dropped = 0;         // over-long samples dropped this step (StepPlan::dropped)
-  uint64_t truncated = 0;       // over-long samples truncated this step
-  uint64_t packs = 0;           // dp × ga × mbs
-  uint64_t candidate_packs = 0; // packs the pool made before choosing the step's
-  uint64_t tokens = 0;          // Σ tokens of the step's packs
+  uint64_t drawn = 0;              // new samples taken from the stream this step
+  uint64_t placed = 0;             // samples in the step's packs
+  uint64_t carried = 0;            // samples carried into the next step (deferred included)
+  uint64_t deferred = 0;           // drawn again while the step held them: kept for a later step
+  uint64_t dropped = 0;            // over-long samples dropped this step (StepPlan::dropped)
+  uint64_t truncated = 0;          // over-long samples truncated this step
+  uint64_t packs = 0;              // dp × ga × mbs
+  uint64_t candidate_packs = 0;    // packs the pool made before choosing the step's
+  uint64_t tokens = 0;             // Σ tokens of the step's packs
   uint64_t lower_bound_packs = 0;  // ⌈tokens / seq_len⌉
-  double efficiency = 0;        // tokens / (packs × seq_len)
-  uint32_t max_carry_age = 0;   // steps the oldest carried sample has waited
-  bool source_exhausted = false;  // drawing ended at a source the step held all of (Planner)
-  double plan_seconds = 0;      // wall time of planning this step
+  double efficiency = 0;           // tokens / (packs × seq_len)
+  uint32_t max_carry_age = 0;      // steps the oldest carried sample has waited
+  bool source_exhausted = false;   // drawing ended at a source the step held all of (Planner)
+  double plan_seconds = 0;         // wall time of planning this step
 };
 
 /// The mmpt planner: the pure function every rank runs for step s, with no communication.

@@ -168,8 +168,8 @@ TEST(PlannerRepeatTest, TinyCorporaHoldEachSampleOncePerStepAcrossEveryEpoch) {
         config.layout = layout;
         config.overlong = with_long ? pack::OverlongPolicy::kDrop : pack::OverlongPolicy::kTruncate;
         config.seed = size + layout.dp;
-        SCOPED_TRACE(fmt::format("{} samples (long {}), dp {} cp {} ga {} mbs {}", size,
-                                 with_long, layout.dp, layout.cp, layout.ga, layout.mbs));
+        SCOPED_TRACE(fmt::format("{} samples (long {}), dp {} cp {} ga {} mbs {}", size, with_long,
+                                 layout.dp, layout.cp, layout.ga, layout.mbs));
         const uint64_t packs = layout.packs_per_step();
         if (fit < packs) {
           ExpectRejected(c, config,
@@ -201,8 +201,8 @@ TEST(PlannerRepeatTest, CocoCaptionsHoldEachSampleOncePerStepOverEpochs) {
   Corpus c = Costed(std::move(*table));
   // ~1,200 and ~600 caption pairs a step: 21 and 42 steps an epoch.
   for (Layout layout : {MakeLayout(8, 1, 8, 1, 8192), MakeLayout(4, 2, 4, 2, 8192)}) {
-    SCOPED_TRACE(fmt::format("dp {} cp {} ga {} mbs {}", layout.dp, layout.cp, layout.ga,
-                             layout.mbs));
+    SCOPED_TRACE(
+        fmt::format("dp {} cp {} ga {} mbs {}", layout.dp, layout.cp, layout.ga, layout.mbs));
     PlannerConfig config;
     config.layout = layout;
     config.seed = 11;

@@ -104,7 +104,8 @@ RandomCorpus MakeCorpus(uint32_t seed, size_t n) {
       images.push_back({200 + rng() % 800, 200 + rng() % 800});
     } else if (kind == 1) {
       text = 100 + rng() % 1500;
-      for (uint32_t k = rng() % 5; k > 0; --k) images.push_back({100 + rng() % 1400, 100 + rng() % 1400});
+      for (uint32_t k = rng() % 5; k > 0; --k)
+        images.push_back({100 + rng() % 1400, 100 + rng() % 1400});
     } else {
       text = 50 + rng() % 6000;
     }
@@ -139,7 +140,7 @@ TEST_P(PlannerPropertyTest, EverySampleIsPlacedOnceCarriedOrDropped) {
     config.max_images_per_pack = 12;
     auto planner = Planner::Create(c.table, c.costs, c.model, config);
     ASSERT_TRUE(planner.ok());
-    std::map<uint64_t, int> placed;  // row → times placed
+    std::map<uint64_t, int> placed;      // row → times placed
     std::vector<uint64_t> dropped_rows;  // StepPlan::dropped of every step, in order
     uint64_t drawn = 0, dropped = 0;
     for (int step = 0; step < 6; ++step) {
@@ -261,10 +262,10 @@ TEST(PlannerTest, StateUnderAnotherLayoutResumesAndSaysWhatChanged) {
   ASSERT_TRUE(resume.ok()) << resume.status().ToString();
   EXPECT_EQ(resume->step, 1u);
   EXPECT_EQ(resume->micro_step, 0u);
-  EXPECT_EQ(resume->changed,
-            (std::vector<std::string>{fmt::format("dp {} → {}", saved_dp, saved_dp * 2),
-                                      fmt::format("seq_len {} → {}", saved_seq_len,
-                                                  saved_seq_len * 2)}));
+  EXPECT_EQ(
+      resume->changed,
+      (std::vector<std::string>{fmt::format("dp {} → {}", saved_dp, saved_dp * 2),
+                                fmt::format("seq_len {} → {}", saved_seq_len, saved_seq_len * 2)}));
   EXPECT_EQ(other->next_step(), 1u);
   EXPECT_TRUE(other->PlanStep().ok());
 }

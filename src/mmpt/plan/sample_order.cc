@@ -27,8 +27,8 @@ Result<SampleOrder> SampleOrder::Create(std::span<const uint64_t> source_sizes,
   for (size_t s = 0; s < w.size(); ++s) {
     w[s] = weights.empty() ? static_cast<double>(source_sizes[s]) : weights[s];
     if (!std::isfinite(w[s]) || w[s] < 0) {
-      return Status::InvalidArgument("source {} has weight {}: weights must be finite and >= 0",
-                                     s, w[s]);
+      return Status::InvalidArgument("source {} has weight {}: weights must be finite and >= 0", s,
+                                     w[s]);
     }
     if (source_sizes[s] == 0) w[s] = 0;
     total += w[s];
@@ -41,7 +41,8 @@ Result<SampleOrder> SampleOrder::Create(std::span<const uint64_t> source_sizes,
   for (size_t s = 0; s < w.size(); ++s) {
     order.shares_[s] = w[s] / total;
     order.strides_[s] =
-        w[s] > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(kStrideScale * total / w[s])))
+        w[s] > 0 ? std::max<uint64_t>(
+                       1, static_cast<uint64_t>(std::llround(kStrideScale * total / w[s])))
                  : 0;
   }
   order.cursors_.resize(w.size());

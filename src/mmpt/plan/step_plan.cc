@@ -8,8 +8,8 @@
 namespace mmpt::plan {
 
 cp::ThdSplitOptions Layout::SplitOptions() const {
-  return cp::ThdSplitOptions{.cp_size = cp, .tp_size = tp, .sequence_parallel = tp > 1,
-                             .with_token_indices = false};
+  return cp::ThdSplitOptions{
+      .cp_size = cp, .tp_size = tp, .sequence_parallel = tp > 1, .with_token_indices = false};
 }
 
 uint32_t Layout::PadMultiple() const {
@@ -25,9 +25,10 @@ Status Layout::Validate() const {
   }
   if (seq_len == 0) return Status::InvalidArgument("sequence length must be at least 1");
   if (dp % ep != 0) {
-    return Status::InvalidArgument("dp {} is not divisible by ep {}: expert-parallel groups are "
-                                   "made of data-parallel ranks",
-                                   dp, ep);
+    return Status::InvalidArgument(
+        "dp {} is not divisible by ep {}: expert-parallel groups are "
+        "made of data-parallel ranks",
+        dp, ep);
   }
   MMPT_RETURN_IF_ERROR(cp::PadMultiple(SplitOptions()).status());
   if ((cp > 1 || tp > 1) && seq_len % PadMultiple() != 0) {
@@ -93,9 +94,9 @@ uint64_t StepPlan::Hash() const {
     }
     put64(videos.size());
     for (const PlannedVideo& v : videos) {
-      words.insert(words.end(), {v.sample_video, v.width, v.height, v.resized_width,
-                                 v.resized_height, v.frames, v.llm_tokens, v.token_start,
-                                 v.patches});
+      words.insert(words.end(),
+                   {v.sample_video, v.width, v.height, v.resized_width, v.resized_height, v.frames,
+                    v.llm_tokens, v.token_start, v.patches});
     }
     put64(audios.size());
     for (const PlannedAudio& a : audios) {
@@ -121,8 +122,8 @@ Status StepPlan::Validate() const {
     const PlannedPack& pack = packs[p];
     if (pack.sequence_begin != next_sequence || pack.sequence_end < pack.sequence_begin ||
         pack.sequence_end > sequences.size()) {
-      return Status::Internal("step {} pack {}: sequence range [{}, {}) is not contiguous", step,
-                              p, pack.sequence_begin, pack.sequence_end);
+      return Status::Internal("step {} pack {}: sequence range [{}, {}) is not contiguous", step, p,
+                              pack.sequence_begin, pack.sequence_end);
     }
     next_sequence = pack.sequence_end;
     uint64_t tokens = 0, pack_images = 0;
@@ -134,9 +135,10 @@ Status StepPlan::Validate() const {
       for (const PlannedImage& image : Images(s)) {
         if (image.token_start < image_end ||
             uint64_t{image.token_start} + image.llm_tokens > s.tokens) {
-          return Status::Internal("step {} pack {}: image tokens [{}, +{}) overlap or leave "
-                                  "their sample's {}",
-                                  step, p, image.token_start, image.llm_tokens, s.tokens);
+          return Status::Internal(
+              "step {} pack {}: image tokens [{}, +{}) overlap or leave "
+              "their sample's {}",
+              step, p, image.token_start, image.llm_tokens, s.tokens);
         }
         image_end = uint64_t{image.token_start} + image.llm_tokens;
       }
@@ -154,9 +156,10 @@ Status StepPlan::Validate() const {
         uint64_t end = 0;
         for (auto [start, count] : spans) {
           if (start < end || start + count > s.tokens) {
-            return Status::Internal("step {} pack {}: media tokens [{}, +{}) overlap or leave "
-                                    "their sample's {}",
-                                    step, p, start, count, s.tokens);
+            return Status::Internal(
+                "step {} pack {}: media tokens [{}, +{}) overlap or leave "
+                "their sample's {}",
+                step, p, start, count, s.tokens);
           }
           end = start + count;
         }
@@ -165,8 +168,8 @@ Status StepPlan::Validate() const {
       pack_images += s.image_end - s.image_begin;
     }
     if (tokens != pack.tokens || pack_images != pack.images) {
-      return Status::Internal("step {} pack {}: holds {} tokens / {} images, records {} / {}",
-                              step, p, tokens, pack_images, pack.tokens, pack.images);
+      return Status::Internal("step {} pack {}: holds {} tokens / {} images, records {} / {}", step,
+                              p, tokens, pack_images, pack.tokens, pack.images);
     }
     if (tokens > layout.seq_len) {
       return Status::Internal("step {} pack {}: {} tokens exceed seq_len {}", step, p, tokens,

@@ -58,18 +58,18 @@ struct PlannedImage {
   /// text tokens before it (cut at the sample's kept text when truncated) plus the placeholders
   /// of the images before it. The loader renders the sample with the image exactly here.
   uint32_t token_start = 0;
-  uint32_t patches = 0;         // encoder sequence length (all tiles together)
-  double vision_flops = 0;      // training FLOPs (forward + backward) to encode it
+  uint32_t patches = 0;     // encoder sequence length (all tiles together)
+  double vision_flops = 0;  // training FLOPs (forward + backward) to encode it
 };
 
 /// One video as the plan sees it. Its tokens are placed like an image's (token_start counts
 /// every media item before it in its sample), so a video may straddle CP ranks, and the cp
 /// stage assigns it to an encoding rank among the pack's vision items.
 struct PlannedVideo {
-  uint32_t sample_video = 0;    // index of the video within its sample (0-based)
-  uint32_t width = 0;           // original frame size in pixels
+  uint32_t sample_video = 0;  // index of the video within its sample (0-based)
+  uint32_t width = 0;         // original frame size in pixels
   uint32_t height = 0;
-  uint32_t resized_width = 0;   // frame size the encoder sees (media::SampleVideo)
+  uint32_t resized_width = 0;  // frame size the encoder sees (media::SampleVideo)
   uint32_t resized_height = 0;
   uint32_t frames = 0;          // frames sampled (a multiple of the temporal patch)
   uint32_t llm_tokens = 0;      // placeholder tokens in the LLM sequence
@@ -81,28 +81,28 @@ struct PlannedVideo {
 
 /// One audio clip as the plan sees it: placed like an image, encoded by the audio encoder.
 struct PlannedAudio {
-  uint32_t sample_audio = 0;    // index of the clip within its sample (0-based)
+  uint32_t sample_audio = 0;  // index of the clip within its sample (0-based)
   uint32_t duration_ms = 0;
-  uint32_t llm_tokens = 0;      // placeholder tokens in the LLM sequence
-  uint32_t token_start = 0;     // as PlannedImage::token_start
-  double audio_flops = 0;       // training FLOPs (forward + backward) to encode it
-  uint32_t samples = 0;         // PCM samples the loader cuts or pads the clip to
-  uint32_t valid_frames = 0;    // mel frames holding audio (the feature mask's ones)
+  uint32_t llm_tokens = 0;    // placeholder tokens in the LLM sequence
+  uint32_t token_start = 0;   // as PlannedImage::token_start
+  double audio_flops = 0;     // training FLOPs (forward + backward) to encode it
+  uint32_t samples = 0;       // PCM samples the loader cuts or pads the clip to
+  uint32_t valid_frames = 0;  // mel frames holding audio (the feature mask's ones)
 };
 
 /// One sample placed in a pack: one sub-sequence of the packed sequence (its own attention
 /// block, its own entry in cu_seqlens).
 struct PlannedSequence {
-  uint64_t index = 0;         // sample index within its source
-  uint32_t source = 0;        // source id (index into the corpus's source list)
-  uint32_t tokens = 0;        // LLM tokens of this sub-sequence: text + image placeholders
-  uint32_t text_tokens = 0;   // text tokens alone (after truncation)
-  uint32_t image_begin = 0;   // images of this sample: StepPlan::images[image_begin, image_end)
+  uint64_t index = 0;        // sample index within its source
+  uint32_t source = 0;       // source id (index into the corpus's source list)
+  uint32_t tokens = 0;       // LLM tokens of this sub-sequence: text + image placeholders
+  uint32_t text_tokens = 0;  // text tokens alone (after truncation)
+  uint32_t image_begin = 0;  // images of this sample: StepPlan::images[image_begin, image_end)
   uint32_t image_end = 0;
-  bool truncated = false;     // true when the sample was cut to fit the sequence length
-  uint32_t video_begin = 0;   // videos: StepPlan::videos[video_begin, video_end)
+  bool truncated = false;    // true when the sample was cut to fit the sequence length
+  uint32_t video_begin = 0;  // videos: StepPlan::videos[video_begin, video_end)
   uint32_t video_end = 0;
-  uint32_t audio_begin = 0;   // audio clips: StepPlan::audios[audio_begin, audio_end)
+  uint32_t audio_begin = 0;  // audio clips: StepPlan::audios[audio_begin, audio_end)
   uint32_t audio_end = 0;
 };
 
@@ -118,11 +118,11 @@ struct SampleId {
 struct PlannedPack {
   uint32_t sequence_begin = 0;  // sub-sequences: StepPlan::sequences[sequence_begin, sequence_end)
   uint32_t sequence_end = 0;
-  uint32_t tokens = 0;          // Σ tokens of its sub-sequences (≤ seq_len; the rest is padding)
-  uint32_t images = 0;          // number of images
-  double vision_seconds = 0;    // estimated vision encoder time (forward + backward) on one rank
-  double llm_seconds = 0;       // estimated LLM time (forward + backward) on one rank
-  double audio_seconds = 0;     // estimated audio encoder time (forward + backward) on one rank
+  uint32_t tokens = 0;        // Σ tokens of its sub-sequences (≤ seq_len; the rest is padding)
+  uint32_t images = 0;        // number of images
+  double vision_seconds = 0;  // estimated vision encoder time (forward + backward) on one rank
+  double llm_seconds = 0;     // estimated LLM time (forward + backward) on one rank
+  double audio_seconds = 0;   // estimated audio encoder time (forward + backward) on one rank
 };
 
 /// Estimated times of one step (seconds) under the layout's sync model (balance::Evaluate).
@@ -140,8 +140,8 @@ using StepEstimate = balance::Estimate;
 /// ranks) for a pack of a plan without audio.
 struct PackCp {
   cp::ThdSplit split;
-  cp::VisionAssignment vision;
-  cp::VisionAssignment audio;
+  cp::EncoderAssignment vision;
+  cp::EncoderAssignment audio;
 };
 
 /// The plan of one global step for every DP rank: which samples form which pack, and each
@@ -151,9 +151,9 @@ struct PackCp {
 /// Arrays are flat (struct of arrays, CSR): pack p = packs[p], with
 /// p = (rank × ga + micro_step) × mbs + slot; its sequences and their images are index ranges.
 ///
-/// Stages: pack ▸ balance fill `packs`, `sequences`, `images`, `videos`, `audios`; the cp stage (plan ▸ cp) runs
-/// after balance for every layout and adds each pack's split and vision assignment beside these
-/// arrays, indexed by pack (an empty pack slot keeps an empty entry).
+/// Stages: pack ▸ balance fill `packs`, `sequences`, `images`, `videos`, `audios`; the cp stage
+/// (plan ▸ cp) runs after balance for every layout and adds each pack's split and vision assignment
+/// beside these arrays, indexed by pack (an empty pack slot keeps an empty entry).
 struct StepPlan {
   uint64_t step = 0;
   Layout layout;
@@ -182,20 +182,20 @@ struct StepPlan {
                                                        size_t{layout.ga} * layout.mbs);
   }
   std::span<const PlannedSequence> Sequences(const PlannedPack& pack) const {
-    return std::span<const PlannedSequence>(sequences)
-        .subspan(pack.sequence_begin, pack.sequence_end - pack.sequence_begin);
+    return std::span<const PlannedSequence>(sequences).subspan(
+        pack.sequence_begin, pack.sequence_end - pack.sequence_begin);
   }
   std::span<const PlannedImage> Images(const PlannedSequence& sequence) const {
-    return std::span<const PlannedImage>(images).subspan(
-        sequence.image_begin, sequence.image_end - sequence.image_begin);
+    return std::span<const PlannedImage>(images).subspan(sequence.image_begin,
+                                                         sequence.image_end - sequence.image_begin);
   }
   std::span<const PlannedVideo> Videos(const PlannedSequence& sequence) const {
-    return std::span<const PlannedVideo>(videos).subspan(
-        sequence.video_begin, sequence.video_end - sequence.video_begin);
+    return std::span<const PlannedVideo>(videos).subspan(sequence.video_begin,
+                                                         sequence.video_end - sequence.video_begin);
   }
   std::span<const PlannedAudio> Audios(const PlannedSequence& sequence) const {
-    return std::span<const PlannedAudio>(audios).subspan(
-        sequence.audio_begin, sequence.audio_end - sequence.audio_begin);
+    return std::span<const PlannedAudio>(audios).subspan(sequence.audio_begin,
+                                                         sequence.audio_end - sequence.audio_begin);
   }
 
   /// Hash every field that defines the plan (XXH3 over a fixed little-endian field order, not

@@ -11,9 +11,14 @@ StepPlan TwoRankPlan() {
   plan.layout.dp = 2;
   plan.layout.ep = 2;
   plan.layout.seq_len = 100;
-  plan.images.push_back({.width = 640, .height = 480, .resized_width = 56,
-                         .resized_height = 56, .llm_tokens = 4, .token_start = 30,
-                         .patches = 16, .vision_flops = 1e12});
+  plan.images.push_back({.width = 640,
+                         .height = 480,
+                         .resized_width = 56,
+                         .resized_height = 56,
+                         .llm_tokens = 4,
+                         .token_start = 30,
+                         .patches = 16,
+                         .vision_flops = 1e12});
   plan.sequences.push_back({7, 0, 60, 60, 0, 0, false});
   plan.sequences.push_back({3, 1, 40, 36, 0, 1, false});
   plan.sequences.push_back({9, 0, 100, 100, 1, 1, true});

@@ -11,8 +11,13 @@ namespace mmpt::plan {
 VanillaPlanner::VanillaPlanner(const cost::SampleTable& table, const cost::CostedSamples& costs,
                                const cost::CostModel& model, PlannerConfig config,
                                SampleOrder order)
-    : table_(&table), costs_(&costs), model_(&model), config_(std::move(config)),
-      order_(std::move(order)), buffers_(config_.layout.dp), ready_(config_.layout.dp) {}
+    : table_(&table),
+      costs_(&costs),
+      model_(&model),
+      config_(std::move(config)),
+      order_(std::move(order)),
+      buffers_(config_.layout.dp),
+      ready_(config_.layout.dp) {}
 
 Result<VanillaPlanner> VanillaPlanner::Create(const cost::SampleTable& table,
                                               const cost::CostedSamples& costs,
@@ -84,9 +89,10 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   }
   std::vector<uint32_t> assignment(packs.size());
   for (uint32_t i = 0; i < assignment.size(); ++i) assignment[i] = i;
-  std::vector<balance::PackCost> costs = internal::CostPacks(packs, *costs_, *model_, layout.seq_len);
-  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_,
-                                     dropped_rows);
+  std::vector<balance::PackCost> costs =
+      internal::CostPacks(packs, *costs_, *model_, layout.seq_len);
+  StepPlan plan =
+      internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_, dropped_rows);
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
   plan.estimate = balance::Evaluate(costs, assignment, internal::GridOf(layout));
 
@@ -98,8 +104,8 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
     for (const auto& pack : ready_[r]) stats_.carried += pack.size();
   }
   stats_.lower_bound_packs = (stats_.tokens + layout.seq_len - 1) / layout.seq_len;
-  stats_.efficiency = static_cast<double>(stats_.tokens) /
-                      (static_cast<double>(stats_.packs) * layout.seq_len);
+  stats_.efficiency =
+      static_cast<double>(stats_.tokens) / (static_cast<double>(stats_.packs) * layout.seq_len);
   ++step_;
   stats_.plan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

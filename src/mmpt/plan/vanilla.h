@@ -47,7 +47,7 @@ class VanillaPlanner {
   SampleOrder order_;
   uint64_t step_ = 0;
   uint64_t dealt_ = 0;  // samples dealt so far (sample k goes to rank k mod dp)
-  std::vector<std::vector<PlacedSample>> buffers_;  // per rank
+  std::vector<std::vector<PlacedSample>> buffers_;            // per rank
   std::vector<std::deque<std::vector<PlacedSample>>> ready_;  // per rank: packs
   StepStats stats_;
 };

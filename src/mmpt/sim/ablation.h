@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-
-
 #include "mmpt/core/status.h"
 #include "mmpt/cp/vision_assign.h"
 #include "mmpt/plan/step_plan.h"
@@ -19,7 +17,8 @@ using PlanSource = std::function<Result<plan::StepPlan>()>;
 
 /// What the ablation varies, beyond the plans themselves.
 struct AblationOptions {
-  /// Parameters of every stage; the stages override vision_speed_factor and rerun each plan's cp stage under the policy they stand for.
+  /// Parameters of every stage; the stages override vision_speed_factor and rerun each plan's cp
+  /// stage under the policy they stand for.
   SimParams params;
   /// The Hugging Face-style encoder's time over the native encoder's, measured on the hardware
   /// the plans were costed for (its preset's native_encoder_factor; RunCorpusAblation takes it
@@ -33,12 +32,12 @@ struct AblationOptions {
 /// One stage of the ablation, over all simulated steps.
 struct AblationRow {
   std::string stage;
-  double step_seconds = 0;       // mean simulated step time
-  double tokens_per_second = 0;  // Σ real tokens / Σ step time
-  double relative = 1;           // tokens_per_second / vanilla's
-  double vs_previous = 1;        // tokens_per_second / the previous cumulative stage's (for an
-                                 // alternative: the stage before the one it stands in for)
-  bool cumulative = true;        // false: an alternative shown beside the stages
+  double step_seconds = 0;         // mean simulated step time
+  double tokens_per_second = 0;    // Σ real tokens / Σ step time
+  double relative = 1;             // tokens_per_second / vanilla's
+  double vs_previous = 1;          // tokens_per_second / the previous cumulative stage's (for an
+                                   // alternative: the stage before the one it stands in for)
+  bool cumulative = true;          // false: an alternative shown beside the stages
   double lower_bound_seconds = 0;  // mean perfect-balance step time
 };
 
@@ -57,14 +56,15 @@ struct Ablation {
   uint32_t cp = 1;
   std::vector<AblationRow> rows;
   std::vector<PolicyRow> policies;
-  StepSim unbalanced;  // first step, packed globally, dealt in packing order (not reordered)
-  StepSim balanced;    // first step, reordered (native encoder, CP policy naive)
+  StepSim unbalanced;      // first step, packed globally, dealt in packing order (not reordered)
+  StepSim balanced;        // first step, reordered (native encoder, CP policy naive)
   std::string parameters;  // every parameter, one per line
 };
 
 /// Run the stages: vanilla (the `vanilla` plans), + global packing (the `mmpt` plans dealt in
-/// packing order, DealInPackingOrder), + reordering (the `mmpt` plans as balanced), + native encoder (when measured:
-/// the stages before it run the Hugging Face-style encoder, native_encoder_factor times slower), and, when CP > 1, + vision DP when CP (cost policy) with
+/// packing order, DealInPackingOrder), + reordering (the `mmpt` plans as balanced), + native
+/// encoder (when measured: the stages before it run the Hugging Face-style encoder,
+/// native_encoder_factor times slower), and, when CP > 1, + vision DP when CP (cost policy) with
 /// the count policy (Megatron Bridge) as an alternative row. Stages before vision DP use the
 /// naive CP policy. Errors: those of the plan sources and SimulateStep; InvalidArgument when
 /// the two sources' plans differ in layout.

@@ -12,8 +12,8 @@ using testing_plans::PackSpec;
 
 // dp 2, ga 2, CP 2, microstep sync with ep 2. Vanilla: half-full packs. mmpt: full packs.
 plan::Layout TestLayout() {
-  return plan::Layout{.dp = 2, .cp = 2, .ep = 2, .ga = 2, .seq_len = 2048,
-                      .sync = plan::SyncModel::kMicrostep};
+  return plan::Layout{
+      .dp = 2, .cp = 2, .ep = 2, .ga = 2, .seq_len = 2048, .sync = plan::SyncModel::kMicrostep};
 }
 
 PackSpec Heavy() { return PackSpec{{1024, 1024}, {{600, 6}, {100, 1}, {100, 1}}, 8, 4}; }

@@ -15,17 +15,17 @@ Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::C
   MMPT_ASSIGN_OR_RETURN(plan::Planner mmpt, plan::Planner::Create(table, costs, model, config));
   options.params.attention_pair_weight = AttentionPairWeight(model.llm());
   options.native_encoder_factor = model.hardware().native_encoder_factor;
-  MMPT_ASSIGN_OR_RETURN(
-      Ablation ablation,
-      RunAblation([&] { return vanilla.PlanStep(); }, [&] { return mmpt.PlanStep(); }, options));
+  MMPT_ASSIGN_OR_RETURN(Ablation ablation, RunAblation([&] { return vanilla.PlanStep(); },
+                                                       [&] { return mmpt.PlanStep(); }, options));
   const plan::Layout& l = config.layout;
   ablation.parameters =
-      fmt::format("  corpus: {} samples, {} images, {} sources\n"
-                  "  models: vision {}, llm {}, hardware {} (presets/)\n"
-                  "  layout: DP {} TP {} PP {} CP {} EP {} GA {} MBS {} seq {} sync {}\n",
-                  table.num_samples(), table.num_images(), table.num_sources(),
-                  model.vision().name, model.llm().name, model.hardware().name, l.dp, l.tp, l.pp,
-                  l.cp, l.ep, l.ga, l.mbs, l.seq_len, plan::SyncModelName(l.sync)) +
+      fmt::format(
+          "  corpus: {} samples, {} images, {} sources\n"
+          "  models: vision {}, llm {}, hardware {} (presets/)\n"
+          "  layout: DP {} TP {} PP {} CP {} EP {} GA {} MBS {} seq {} sync {}\n",
+          table.num_samples(), table.num_images(), table.num_sources(), model.vision().name,
+          model.llm().name, model.hardware().name, l.dp, l.tp, l.pp, l.cp, l.ep, l.ga, l.mbs,
+          l.seq_len, plan::SyncModelName(l.sync)) +
       ablation.parameters;
   return ablation;
 }

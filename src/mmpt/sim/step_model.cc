@@ -34,7 +34,7 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
   // they are: the loader executes the same ones.
   const plan::PackCp& pack_cp = plan.cp[pack_index];
   const cp::ThdSplit& split = pack_cp.split;
-  const cp::VisionAssignment& assignment = pack_cp.vision;
+  const cp::EncoderAssignment& assignment = pack_cp.vision;
   const double speed = params.vision_speed_factor;
   if (cp == 1) {
     const double vision_seconds = pack.vision_seconds / speed;
@@ -49,7 +49,8 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
   std::vector<uint32_t> lengths;
   for (const plan::PlannedSequence& seq : sequences) lengths.push_back(seq.tokens);
   const double exchange = assignment.policy == cp::VisionPolicy::kNaive
-                              ? 1.0 : 1.0 + params.vision_dp_exchange_overhead;
+                              ? 1.0
+                              : 1.0 + params.vision_dp_exchange_overhead;
 
   // LLM work of each rank: its real tokens plus weighted causal pairs of its chunks.
   std::vector<double> work(cp, 0.0);
@@ -59,16 +60,16 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
     for (uint32_t k = 0; k < 2 * cp; ++k) {
       const uint64_t begin = std::min<uint64_t>(k * chunk, lengths[s]);
       const uint64_t end = std::min<uint64_t>((k + 1) * chunk, lengths[s]);
-      const double w = static_cast<double>(end - begin) +
-                       params.attention_pair_weight * CausalPairs(begin, end);
+      const double w =
+          static_cast<double>(end - begin) + params.attention_pair_weight * CausalPairs(begin, end);
       work[split.ChunkRank(k)] += w;
       total_work += w;
     }
   }
   for (uint32_t r = 0; r < cp; ++r) {
-    const double llm = total_work > 0 ? pack.llm_seconds * work[r] / total_work *
-                                            (1.0 + params.cp_llm_overhead)
-                                      : 0.0;
+    const double llm =
+        total_work > 0 ? pack.llm_seconds * work[r] / total_work * (1.0 + params.cp_llm_overhead)
+                       : 0.0;
     const double vision = assignment.rank_cost[r] / speed * exchange;
     // Audio clips go to CP ranks by the plan's audio assignment (no ranks: no audio).
     const double audio = pack_cp.audio.rank_cost.empty() ? 0.0 : pack_cp.audio.rank_cost[r];
@@ -151,8 +152,8 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
       for (uint32_t slot = 0; slot < layout.mbs; ++slot) {
         Status status = AddPack(plan, plan.PackIndex(d, m, slot), params, times, sim);
         if (!status.ok()) {
-          return status.WithContext(fmt::format("step {} rank {} micro-step {} pack {}",
-                                                plan.step, d, m, slot));
+          return status.WithContext(
+              fmt::format("step {} rank {} micro-step {} pack {}", plan.step, d, m, slot));
         }
       }
       const size_t dm = size_t{d} * layout.ga + m;
@@ -176,17 +177,20 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
     group_costs[i] = balance::PackCost(encoders, llm[i]);
     identity[i] = static_cast<uint32_t>(i);
   }
-  const balance::Grid grid{.dp = layout.dp, .ga = layout.ga, .mbs = 1,
-                           .group = layout.sync_group_size(), .pp = layout.pp,
+  const balance::Grid grid{.dp = layout.dp,
+                           .ga = layout.ga,
+                           .mbs = 1,
+                           .group = layout.sync_group_size(),
+                           .pp = layout.pp,
                            .sync = layout.sync};
   MMPT_RETURN_IF_ERROR(grid.Validate());
   const double slowest = balance::Evaluate(group_costs, identity, grid).step_seconds;
   const double overhead =
       params.microstep_overhead_seconds * layout.ga + params.grad_allreduce_seconds;
   sim.step_seconds = slowest + overhead;
-  sim.lower_bound_seconds = (sim.vision_gpu_seconds + sim.audio_gpu_seconds +
-                             sim.llm_gpu_seconds) /
-                                (static_cast<double>(layout.dp) * layout.cp) + overhead;
+  sim.lower_bound_seconds = (sim.vision_gpu_seconds + sim.audio_gpu_seconds + sim.llm_gpu_seconds) /
+                                (static_cast<double>(layout.dp) * layout.cp) +
+                            overhead;
   return sim;
 }
 

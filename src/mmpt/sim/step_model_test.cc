@@ -7,8 +7,8 @@
 namespace mmpt::sim {
 namespace {
 
-using testing_plans::PackSpec;
 using testing_plans::MakePlan;
+using testing_plans::PackSpec;
 
 TEST(StepModelTest, StepSyncWaitsOnlyAtTheEnd) {
   // dp 2, ga 2, no CP. Rank 0: (1 + 2) + (1 + 2); rank 1: (3 + 1) + (0 + 1) → step = 6.
@@ -25,8 +25,8 @@ TEST(StepModelTest, StepSyncWaitsOnlyAtTheEnd) {
 
 TEST(StepModelTest, MicrostepSyncTakesMaxVisionPlusMaxLlm) {
   // Same packs, ep 2: micro-step 0: max V 3 + max L 2; micro-step 1: max V 1 + max L 2 → 8.
-  plan::Layout layout{.dp = 2, .ep = 2, .ga = 2, .seq_len = 1024,
-                      .sync = plan::SyncModel::kMicrostep};
+  plan::Layout layout{
+      .dp = 2, .ep = 2, .ga = 2, .seq_len = 1024, .sync = plan::SyncModel::kMicrostep};
   auto plan = MakePlan(layout, {PackSpec{{100}, {{50}}, 1, 2}, PackSpec{{100}, {{50}}, 1, 2},
                                 PackSpec{{100}, {{50}}, 3, 1}, PackSpec{{100}, {}, 0, 1}});
   SimParams params;
@@ -79,13 +79,12 @@ TEST(StepModelTest, CpPoliciesSplitVisionDifferently) {
   // One pack of 4096 tokens on CP 2: one large image (flops 8) near the start, four small
   // (flops 1 each) after it; 12 s of vision in all. Count cuts the 5 images, in token order,
   // into runs of 3 and 2.
-  plan::Layout layout{.dp = 1, .cp = 2, .ga = 1, .seq_len = 4096,
-                      .sync = plan::SyncModel::kStep};
+  plan::Layout layout{.dp = 1, .cp = 2, .ga = 1, .seq_len = 4096, .sync = plan::SyncModel::kStep};
   PackSpec pack{{4096}, {{1200, 8}, {100, 1}, {100, 1}, {100, 1}, {100, 1}}, 12, 4};
   SimParams params;
   double max_vision[3];
-  for (auto policy : {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount,
-                      cp::VisionPolicy::kCost}) {
+  for (auto policy :
+       {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount, cp::VisionPolicy::kCost}) {
     auto plan = MakePlan(layout, {pack}, policy);
     auto sim = SimulateStep(plan, params);
     ASSERT_TRUE(sim.ok()) << sim.status().ToString();

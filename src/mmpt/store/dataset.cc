@@ -34,10 +34,11 @@ Result<Dataset> Dataset::Open(const std::string& dir) {
     MMPT_ASSIGN_OR_RETURN(MetaTable table, MetaTable::Open(path));
     if (table.num_samples() != shard.samples || table.num_media() != shard.media ||
         table.num_tokens() != shard.tokens) {
-      return Status::Corrupt("{}: {} samples, {} media, {} tokens where the manifest says {}, "
-                             "{}, {}",
-                             path, table.num_samples(), table.num_media(), table.num_tokens(),
-                             shard.samples, shard.media, shard.tokens);
+      return Status::Corrupt(
+          "{}: {} samples, {} media, {} tokens where the manifest says {}, "
+          "{}, {}",
+          path, table.num_samples(), table.num_media(), table.num_tokens(), shard.samples,
+          shard.media, shard.tokens);
     }
     dataset.shard_begin_.push_back(dataset.shard_begin_.back() + shard.samples);
     const auto source = static_cast<uint32_t>(
@@ -56,8 +57,8 @@ Result<Dataset> Dataset::Open(const std::string& dir) {
 }
 
 std::pair<size_t, uint64_t> Dataset::Locate(uint64_t i) const {
-  size_t shard = std::upper_bound(shard_begin_.begin(), shard_begin_.end(), i) -
-                 shard_begin_.begin() - 1;
+  size_t shard =
+      std::upper_bound(shard_begin_.begin(), shard_begin_.end(), i) - shard_begin_.begin() - 1;
   return {shard, i - shard_begin_[shard]};
 }
 
@@ -92,9 +93,9 @@ Result<const Dataset::ShardFiles*> Dataset::Files(size_t shard) const {
       const std::string base = dir_ + "/" + manifest_.shards[shard].stem;
       MMPT_ASSIGN_OR_RETURN(files.jsonl, MappedFile::Open(base + ".jsonl"));
       MMPT_ASSIGN_OR_RETURN(files.idx_file, MappedFile::Open(base + ".jsonl.idx"));
-      MMPT_ASSIGN_OR_RETURN(files.index, LineIndex::FromBytes(files.idx_file.bytes(),
-                                                              files.jsonl.size_bytes(),
-                                                              base + ".jsonl.idx"));
+      MMPT_ASSIGN_OR_RETURN(files.index,
+                            LineIndex::FromBytes(files.idx_file.bytes(), files.jsonl.size_bytes(),
+                                                 base + ".jsonl.idx"));
       if (files.index.size() != metas_[shard].num_samples()) {
         return Status::Corrupt("{}.jsonl.idx: {} lines where .meta has {} samples", base,
                                files.index.size(), metas_[shard].num_samples());
@@ -134,8 +135,8 @@ Status Dataset::ReadSample(uint64_t i, SampleView& out) const {
   MMPT_ASSIGN_OR_RETURN(const ShardFiles* files, Files(shard));
   Status status = ReadSampleLine(LineAt(files->jsonl.text(), files->index, local), out);
   if (status.ok()) {
-    status = CheckSampleAgainstMeta(out, metas_[shard].sample(local),
-                                    metas_[shard].media_of(local));
+    status =
+        CheckSampleAgainstMeta(out, metas_[shard].sample(local), metas_[shard].media_of(local));
   }
   if (!status.ok()) return Status::Corrupt("{}: {}", Where(i), status.message());
   return Status::OK();
@@ -166,10 +167,10 @@ Result<std::span<const std::byte>> Dataset::Media(uint64_t i, size_t k) const {
   const MediaMeta& m = items[k];
   std::span<const std::byte> zip = files->zip.bytes();
   if (m.data_offset > zip.size() || m.data_size > zip.size() - m.data_offset) {
-    return Status::Corrupt("{}/{}.zip: media {} of sample {} at [{}, +{}) is past the zip's {} "
-                           "bytes",
-                           dir_, manifest_.shards[shard].stem, k, i, m.data_offset, m.data_size,
-                           zip.size());
+    return Status::Corrupt(
+        "{}/{}.zip: media {} of sample {} at [{}, +{}) is past the zip's {} "
+        "bytes",
+        dir_, manifest_.shards[shard].stem, k, i, m.data_offset, m.data_size, zip.size());
   }
   return zip.subspan(m.data_offset, m.data_size);
 }

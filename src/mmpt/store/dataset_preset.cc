@@ -28,20 +28,18 @@ Result<std::string> Resolve(const std::string& dataset_dir, std::string_view kin
 Result<std::string> DatasetVisionPreset(const std::string& dataset_dir,
                                         std::string_view requested) {
   MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir));
-  return Resolve(dataset_dir, "vision", "image tokens", manifest.vision_preset, requested,
+  return Resolve(dataset_dir, "vision", "image tokens", manifest.vision, requested,
                  cost::Defaults::kVision);
 }
 
-Result<std::string> DatasetAudioPreset(const std::string& dataset_dir,
-                                       std::string_view requested) {
+Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, std::string_view requested) {
   MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir));
-  return Resolve(dataset_dir, "audio", "audio tokens", manifest.audio_preset, requested,
+  return Resolve(dataset_dir, "audio", "audio tokens", manifest.audio, requested,
                  cost::Defaults::kAudio);
 }
 
 std::string RecordedAudioPreset(const Manifest& manifest) {
-  return manifest.audio_preset.empty() ? std::string(cost::Defaults::kAudio)
-                                       : manifest.audio_preset;
+  return manifest.audio.empty() ? std::string(cost::Defaults::kAudio) : manifest.audio;
 }
 
 }  // namespace mmpt::store

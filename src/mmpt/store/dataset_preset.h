@@ -16,8 +16,7 @@ namespace mmpt::store {
 /// none). Errors: those of ReadManifest; InvalidArgument when `requested` differs from the
 /// manifest's preset, naming both (image tokens derive from the preset, so planning with
 /// another one would disagree with what prepare checked and what the loader makes).
-Result<std::string> DatasetVisionPreset(const std::string& dataset_dir,
-                                        std::string_view requested);
+Result<std::string> DatasetVisionPreset(const std::string& dataset_dir, std::string_view requested);
 
 /// The audio encoder preset of `dataset_dir`, likewise (cost::Defaults::kAudio when the
 /// manifest names none): audio tokens and the loader's log-mel window derive from it.

@@ -10,13 +10,13 @@
 namespace mmpt::store {
 namespace {
 
-// A dataset directory holding only a manifest that records `vision_preset`.
-std::string DatasetWithPreset(const std::string& name, const std::string& vision_preset) {
+// A dataset directory holding only a manifest that records `vision` as its vision preset.
+std::string DatasetWithPreset(const std::string& name, const std::string& vision) {
   const std::string dir =
       (std::filesystem::temp_directory_path() / ("mmpt_vision_preset_" + name)).string();
   std::filesystem::create_directories(dir);
   Manifest manifest;
-  manifest.vision_preset = vision_preset;
+  manifest.vision = vision;
   EXPECT_TRUE(WriteManifest(dir, manifest).ok());
   return dir;
 }
@@ -72,7 +72,7 @@ TEST(AudioPresetTest, TheManifestRecordsItAndCommandsUseIt) {
       (std::filesystem::temp_directory_path() / "mmpt_audio_preset_recorded").string();
   std::filesystem::create_directories(dir);
   Manifest manifest;
-  manifest.audio_preset = "qwen2-audio";
+  manifest.audio = "qwen2-audio";
   ASSERT_TRUE(WriteManifest(dir, manifest).ok());
   auto chosen = DatasetAudioPreset(dir, "");
   ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
@@ -84,7 +84,7 @@ TEST(AudioPresetTest, TheManifestRecordsItAndCommandsUseIt) {
             std::string::npos)
       << other.status().ToString();
   // A manifest from before audio presets were recorded: the default.
-  manifest.audio_preset.clear();
+  manifest.audio.clear();
   ASSERT_TRUE(WriteManifest(dir, manifest).ok());
   EXPECT_EQ(DatasetAudioPreset(dir, "").ValueOrDie(), cost::Defaults::kAudio);
   EXPECT_EQ(RecordedAudioPreset(manifest), cost::Defaults::kAudio);

@@ -41,8 +41,8 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   const Manifest& manifest = dataset.manifest();
   InspectReport report;
   report.dir = dataset.dir();
-  report.vision_preset = manifest.vision_preset;
-  report.audio_preset = RecordedAudioPreset(manifest);
+  report.vision = manifest.vision;
+  report.audio = RecordedAudioPreset(manifest);
   report.tokenizer = manifest.tokenizer;
   const nlohmann::json chat = nlohmann::json::parse(manifest.chat_template, nullptr, false);
   report.chat_template = chat.is_object() ? chat.value("name", std::string()) : std::string();
@@ -52,8 +52,7 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   MMPT_ASSIGN_OR_RETURN(std::string vision, DatasetVisionPreset(dataset.dir(), ""));
   MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
                         cost::CostModel::FromPresets(vision, cost::Defaults::kLlm,
-                                                     cost::Defaults::kHardware,
-                                                     report.audio_preset));
+                                                     cost::Defaults::kHardware, report.audio));
   MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
   struct Values {
     std::vector<uint64_t> text, images, image_tokens, tokens, each;

@@ -27,23 +27,23 @@ struct SourceSummary {
   std::string name;
   uint64_t shards = 0;
   uint64_t metadata_only_media = 0;
-  Distribution text_tokens;         // per sample
-  Distribution images;              // per sample
-  Distribution image_tokens;        // per sample, under the manifest's vision preset
-  Distribution tokens;              // per sample: text + image + video + audio tokens
-  Distribution image_tokens_each;   // per image
-  Distribution videos;              // per sample
-  Distribution audios;              // per sample: audio items
-  Distribution video_ms_each;       // per video: duration in milliseconds
-  Distribution audio_ms_each;       // per audio item: duration in milliseconds
-  Distribution video_tokens;        // per sample, under the vision preset (qwen-vl-utils frames)
-  Distribution audio_tokens;        // per sample, under the dataset's audio encoder preset
+  Distribution text_tokens;        // per sample
+  Distribution images;             // per sample
+  Distribution image_tokens;       // per sample, under the manifest's vision preset
+  Distribution tokens;             // per sample: text + image + video + audio tokens
+  Distribution image_tokens_each;  // per image
+  Distribution videos;             // per sample
+  Distribution audios;             // per sample: audio items
+  Distribution video_ms_each;      // per video: duration in milliseconds
+  Distribution audio_ms_each;      // per audio item: duration in milliseconds
+  Distribution video_tokens;       // per sample, under the vision preset (qwen-vl-utils frames)
+  Distribution audio_tokens;       // per sample, under the dataset's audio encoder preset
 };
 
 struct InspectReport {
   std::string dir;
-  std::string vision_preset;
-  std::string audio_preset;  // the manifest's (store::RecordedAudioPreset)
+  std::string vision;
+  std::string audio;  // the manifest's (store::RecordedAudioPreset)
   std::string tokenizer;
   std::string chat_template;  // the name of the template samples are rendered through
   std::vector<SourceSummary> sources;

@@ -14,8 +14,8 @@ std::vector<uint64_t> BuildLineIndex(std::string_view text) {
     const char* newline = static_cast<const char*>(std::memchr(line, '\n', end - line));
     const char* next = newline == nullptr ? end : newline + 1;
     size_t length = next - line;
-    bool blank = (length == 1 && line[0] == '\n') ||
-                 (length == 2 && line[0] == '\r' && line[1] == '\n');
+    bool blank =
+        (length == 1 && line[0] == '\n') || (length == 2 && line[0] == '\r' && line[1] == '\n');
     if (!blank) offsets.push_back(static_cast<uint64_t>(line - base));
     line = next;
   }
@@ -27,8 +27,8 @@ std::string EncodeLineIndex(std::span<const uint64_t> offsets) {
   return std::string(reinterpret_cast<const char*>(offsets.data()), offsets.size_bytes());
 }
 
-Result<LineIndex> LineIndex::FromBytes(std::span<const std::byte> index_bytes,
-                                       uint64_t jsonl_size, std::string_view name) {
+Result<LineIndex> LineIndex::FromBytes(std::span<const std::byte> index_bytes, uint64_t jsonl_size,
+                                       std::string_view name) {
   if (index_bytes.size() % sizeof(uint64_t) != 0 || index_bytes.empty()) {
     return Status::Corrupt("{}: {} bytes is not a whole, non-zero number of uint64 offsets", name,
                            index_bytes.size());

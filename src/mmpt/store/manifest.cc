@@ -34,14 +34,13 @@ std::string ManifestToJson(const Manifest& manifest) {
   json doc;
   doc["format"] = "mmpt-dataset";
   doc["format_version"] = manifest.format_version;
-  doc["tokenizer"] = {{"path", manifest.tokenizer},
-                      {"xxh3", ChecksumHex(manifest.tokenizer_xxh3)}};
-  doc["vision"] = {{"preset", manifest.vision_preset},
-                   {"max_decode_pixels", manifest.max_decode_pixels}};
-  if (!manifest.audio_preset.empty()) doc["audio"] = {{"preset", manifest.audio_preset}};
-  doc["chat_template"] = manifest.chat_template.empty()
-                             ? json::object()
-                             : json::parse(manifest.chat_template, nullptr, /*allow_exceptions=*/false);
+  doc["tokenizer"] = {{"path", manifest.tokenizer}, {"xxh3", ChecksumHex(manifest.tokenizer_xxh3)}};
+  doc["vision"] = {{"preset", manifest.vision}, {"max_decode_pixels", manifest.max_decode_pixels}};
+  if (!manifest.audio.empty()) doc["audio"] = {{"preset", manifest.audio}};
+  doc["chat_template"] =
+      manifest.chat_template.empty()
+          ? json::object()
+          : json::parse(manifest.chat_template, nullptr, /*allow_exceptions=*/false);
   json sources = json::array();
   for (const std::string& name : manifest.sources()) {
     uint64_t samples = 0, media = 0, tokens = 0, shards = 0;
@@ -128,7 +127,7 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
     manifest.tokenizer = tokenizer.at("path").get<std::string>();
     MMPT_ASSIGN_OR_RETURN(manifest.tokenizer_xxh3,
                           ParseHex(tokenizer.at("xxh3"), fmt::format("{}: tokenizer", name)));
-    manifest.vision_preset = doc.at("vision").at("preset").get<std::string>();
+    manifest.vision = doc.at("vision").at("preset").get<std::string>();
     MMPT_ASSIGN_OR_RETURN(manifest.max_decode_pixels,
                           Count(doc.at("vision"), "max_decode_pixels", std::string(name)));
     if (doc.contains("audio")) {
@@ -136,7 +135,7 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
       if (!audio.is_object() || !audio.contains("preset") || !audio.at("preset").is_string()) {
         return Status::Corrupt("{}: \"audio\" must be an object with a string \"preset\"", name);
       }
-      manifest.audio_preset = audio.at("preset").get<std::string>();
+      manifest.audio = audio.at("preset").get<std::string>();
     }
     if (!doc.at("chat_template").is_object()) {
       return Status::Corrupt("{}: \"chat_template\" is not an object", name);

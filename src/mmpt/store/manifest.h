@@ -40,13 +40,13 @@ struct Manifest {
   uint64_t tokenizer_xxh3 = 0;  // checksum of the tokenizer file (0 if unknown)
   /// The vision preset (cost::LoadVisionPreset) images were checked against; image tokens
   /// are not stored but derive from each image's width and height under it.
-  std::string vision_preset;
+  std::string vision;
   /// The decode budget every image with bytes was checked against at prepare (width × height
   /// as stored); the loader decodes with it, so what prepare accepts, the loader can load.
   uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
   /// The audio encoder preset (cost::LoadAudioPreset) audio tokens and the loader's log-mel
   /// features derive from; "" in a dataset prepared before it was recorded (the default).
-  std::string audio_preset;
+  std::string audio;
   /// The chat template every sample was rendered through (text::ChatTemplate's JSON, whole:
   /// the dataset carries it, and the loader renders with exactly it).
   std::string chat_template;

@@ -38,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto back = mmpt::store::ManifestFromJson(mmpt::store::ManifestToJson(*manifest), "again.json");
   if (!back.ok() || back->tokenizer != manifest->tokenizer ||
-      back->tokenizer_xxh3 != manifest->tokenizer_xxh3 ||
-      back->vision_preset != manifest->vision_preset || !SameShards(*back, *manifest)) {
+      back->tokenizer_xxh3 != manifest->tokenizer_xxh3 || back->vision != manifest->vision ||
+      !SameShards(*back, *manifest)) {
     std::abort();
   }
   return 0;

@@ -108,8 +108,8 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
     }
   }
   if (next_media != header.num_media || next_token != header.num_tokens) {
-    return Status::Corrupt("{}: samples cover {} media and {} tokens, header says {} and {}",
-                           name, next_media, next_token, header.num_media, header.num_tokens);
+    return Status::Corrupt("{}: samples cover {} media and {} tokens, header says {} and {}", name,
+                           next_media, next_token, header.num_media, header.num_tokens);
   }
   for (uint64_t i = 0, j = 0; i < header.num_samples; ++i) {
     uint32_t position = 0;
@@ -127,9 +127,10 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
             m.sample_rate_hz);
       }
       if (m.text_position < position || m.text_position > samples[i].text_tokens) {
-        return Status::Corrupt("{}: media record {}: text position {} outside [{}, {}] of sample "
-                               "record {}",
-                               name, j, m.text_position, position, samples[i].text_tokens, i);
+        return Status::Corrupt(
+            "{}: media record {}: text position {} outside [{}, {}] of sample "
+            "record {}",
+            name, j, m.text_position, position, samples[i].text_tokens, i);
       }
       position = m.text_position;
     }

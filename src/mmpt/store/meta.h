@@ -78,11 +78,11 @@ enum class MediaKind : uint8_t {
 /// One media item: what it is, where it sits among its sample's tokens, its size, and where its
 /// bytes sit in the shard's `.zip`.
 struct MediaMeta {
-  uint64_t data_offset = 0;    // bytes from the start of <n>.zip to the entry's (STORED) data
-  uint64_t data_size = 0;      // bytes of the entry's data
-  uint32_t width = 0;          // pixels, as displayed (EXIF orientation applied); 0 for audio
-  uint32_t height = 0;         // pixels, as displayed; 0 for audio
-  uint32_t crc32 = 0;          // CRC-32 of the data, as in the zip entry
+  uint64_t data_offset = 0;  // bytes from the start of <n>.zip to the entry's (STORED) data
+  uint64_t data_size = 0;    // bytes of the entry's data
+  uint32_t width = 0;        // pixels, as displayed (EXIF orientation applied); 0 for audio
+  uint32_t height = 0;       // pixels, as displayed; 0 for audio
+  uint32_t crc32 = 0;        // CRC-32 of the data, as in the zip entry
   /// Text tokens of the sample that precede the item. With the media tokens of the items
   /// before it, this is the item's exact token position in the rendered sample, so the plan's
   /// CP split and vision assignment are the ones the loader executes.
@@ -92,8 +92,8 @@ struct MediaMeta {
   uint32_t fps_milli = 0;       // video: frames per second × 1000; 0 otherwise
   uint32_t sample_rate_hz = 0;  // audio: samples per second; 0 otherwise
   MediaKind kind = MediaKind::kImage;
-  uint8_t format = 0;           // media::ImageFormat for images
-  uint8_t flags = 0;            // MediaFlags
+  uint8_t format = 0;        // media::ImageFormat for images
+  uint8_t flags = 0;         // MediaFlags
   uint8_t reserved[5] = {};  // zero
 };
 static_assert(sizeof(MediaMeta) == 56);

@@ -14,7 +14,8 @@ namespace mmpt::store {
 namespace {
 
 std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("mmpt_meta_test_" + name + "_" + std::to_string(::getpid())))
+  return (std::filesystem::temp_directory_path() /
+          ("mmpt_meta_test_" + name + "_" + std::to_string(::getpid())))
       .string();
 }
 
@@ -29,11 +30,16 @@ Table TwoSamples() {
   Table t;
   t.samples.push_back({0, 7, 0, 2, 0, 3});
   t.samples.push_back({7, 5, 2, 0, 0, 1});
-  t.media.push_back(MediaMeta{.data_offset = 30, .data_size = 100, .width = 640, .height = 480,
-                              .crc32 = 0xdeadbeef, .text_position = 3, .frames = 1,
+  t.media.push_back(MediaMeta{.data_offset = 30,
+                              .data_size = 100,
+                              .width = 640,
+                              .height = 480,
+                              .crc32 = 0xdeadbeef,
+                              .text_position = 3,
+                              .frames = 1,
                               .format = 1});
-  t.media.push_back(MediaMeta{.width = 320, .height = 200, .text_position = 7, .frames = 1,
-                              .flags = kMediaWithoutData});
+  t.media.push_back(MediaMeta{
+      .width = 320, .height = 200, .text_position = 7, .frames = 1, .flags = kMediaWithoutData});
   t.tokens = 12;
   return t;
 }
@@ -108,11 +114,20 @@ TEST(MetaTest, TextPositionsOutsideTheSampleOrOutOfOrderAreCorrupt) {
 Table VideoAndAudio() {
   Table t;
   t.samples.push_back({0, 4, 0, 2, kSampleHasMediaWithoutData, 3});
-  t.media.push_back(MediaMeta{.data_offset = 40, .data_size = 5000, .width = 320, .height = 240,
-                              .text_position = 1, .frames = 50, .duration_ms = 2000,
-                              .fps_milli = 25000, .kind = MediaKind::kVideo});
-  t.media.push_back(MediaMeta{.text_position = 4, .frames = 1, .duration_ms = 1500,
-                              .kind = MediaKind::kAudio, .flags = kMediaWithoutData});
+  t.media.push_back(MediaMeta{.data_offset = 40,
+                              .data_size = 5000,
+                              .width = 320,
+                              .height = 240,
+                              .text_position = 1,
+                              .frames = 50,
+                              .duration_ms = 2000,
+                              .fps_milli = 25000,
+                              .kind = MediaKind::kVideo});
+  t.media.push_back(MediaMeta{.text_position = 4,
+                              .frames = 1,
+                              .duration_ms = 1500,
+                              .kind = MediaKind::kAudio,
+                              .flags = kMediaWithoutData});
   t.tokens = 4;
   return t;
 }
@@ -124,12 +139,12 @@ TEST(MetaTest, VideoAndAudioRecordsWithTheirOwnFieldsAreValid) {
   EXPECT_TRUE(ok.ok()) << ok.ToString();
   // Each change gives a record a field of another kind, or drops one of its own.
   std::vector<void (*)(Table&)> breakages = {
-      [](Table& t) { t.media[0].fps_milli = 0; },        // video without a rate
-      [](Table& t) { t.media[0].duration_ms = 0; },      // video without a length
+      [](Table& t) { t.media[0].fps_milli = 0; },    // video without a rate
+      [](Table& t) { t.media[0].duration_ms = 0; },  // video without a length
       [](Table& t) { t.media[0].sample_rate_hz = 16000; },
       [](Table& t) { t.media[1].width = t.media[1].height = 8; },  // audio with a frame size
       [](Table& t) { t.media[1].duration_ms = 0; },
-      [](Table& t) { t.media[1].flags = 0; },            // audio with data needs its rate
+      [](Table& t) { t.media[1].flags = 0; },  // audio with data needs its rate
       [](Table& t) { t.media[1].kind = static_cast<MediaKind>(7); },
       [](Table& t) {  // an image with a length
         t.media[0].kind = MediaKind::kImage;

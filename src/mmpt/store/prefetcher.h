@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "mmpt/core/status.h"

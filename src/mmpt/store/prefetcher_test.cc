@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
-#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
+#include "mmpt/ingest/prepare.h"
 #include "mmpt/store/store_test_util.h"
 
 namespace mmpt::store {
@@ -98,8 +98,8 @@ TEST(PrefetcherTest, BytesInFlightStayUnderTheBound) {
 TEST(PrefetcherTest, CancelStopsWaitingConsumersAndWorkers) {
   const Dataset& dataset = TinyDataset();
   std::vector<uint64_t> indices(100000, 3);
-  auto prefetcher = std::make_unique<Prefetcher>(dataset, indices,
-                                                 PrefetchOptions{.threads = 2, .max_samples_in_flight = 4});
+  auto prefetcher = std::make_unique<Prefetcher>(
+      dataset, indices, PrefetchOptions{.threads = 2, .max_samples_in_flight = 4});
   auto first = prefetcher->Next();
   ASSERT_TRUE(first && first->ok());
   PrefetchedSample kept = std::move(**first);
@@ -137,7 +137,8 @@ TEST(PrefetcherSlow, MemoryFlatOverOneMillionReads) {
   std::vector<uint64_t> indices(kReads);
   std::mt19937_64 rng(1);
   for (uint64_t& i : indices) i = rng() % dataset.num_samples();
-  Prefetcher prefetcher(dataset, std::move(indices), {.threads = 2, .max_bytes_in_flight = 1 << 20});
+  Prefetcher prefetcher(dataset, std::move(indices),
+                        {.threads = 2, .max_bytes_in_flight = 1 << 20});
   long warm = 0;
   size_t delivered = 0;
   uint64_t checksum = 0;
@@ -149,9 +150,10 @@ TEST(PrefetcherSlow, MemoryFlatOverOneMillionReads) {
   long end = ResidentKiB();
   EXPECT_EQ(delivered, kReads);
   EXPECT_GT(checksum, 0u);
-  std::printf("prefetcher: %zu reads, RSS after 20k reads %ld KiB, at end %ld KiB, growth %ld KiB, "
-              "peak %ld KiB\n",
-              delivered, warm, end, end - warm, PeakKiB());
+  std::printf(
+      "prefetcher: %zu reads, RSS after 20k reads %ld KiB, at end %ld KiB, growth %ld KiB, "
+      "peak %ld KiB\n",
+      delivered, warm, end, end - warm, PeakKiB());
   EXPECT_LT(end - warm, 8 * 1024) << "resident memory grew with the number of reads";
 }
 

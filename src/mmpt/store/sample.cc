@@ -22,8 +22,7 @@ Result<MediaKind> ParseMediaKind(std::string_view name) {
   for (size_t i = 0; i < std::size(kMediaKindNames); ++i) {
     if (kMediaKindNames[i] == name) return static_cast<MediaKind>(i);
   }
-  return Status::InvalidArgument("unknown media kind '{}' (expected image, video or audio)",
-                                 name);
+  return Status::InvalidArgument("unknown media kind '{}' (expected image, video or audio)", name);
 }
 
 Status ValidateSample(const Sample& sample) { return internal::ValidateSampleOf(sample); }
@@ -111,9 +110,9 @@ void AppendSampleJson(const Sample& sample, std::string& out) {
       comma();
       fmt::format_to(std::back_inserter(out), "\"frames\":{}", media.frames);
     }
-    for (auto [name, value] : {std::pair{"duration_ms", media.duration_ms},
-                               std::pair{"fps_milli", media.fps_milli},
-                               std::pair{"sample_rate_hz", media.sample_rate_hz}}) {
+    for (auto [name, value] :
+         {std::pair{"duration_ms", media.duration_ms}, std::pair{"fps_milli", media.fps_milli},
+          std::pair{"sample_rate_hz", media.sample_rate_hz}}) {
       if (value == 0) continue;
       comma();
       fmt::format_to(std::back_inserter(out), "\"{}\":{}", name, value);

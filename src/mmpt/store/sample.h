@@ -41,8 +41,8 @@ struct MediaRef {
 /// Its tokens are not stored here: they depend on the chat template the dataset renders
 /// samples through (text::ChatRenderer), and .meta/.tok hold the rendered sample.
 struct Segment {
-  std::string role;          // "user", "assistant", "system", or "" for plain documents
-  uint32_t turn = 0;         // the conversation turn it belongs to (0 for documents)
+  std::string role;   // "user", "assistant", "system", or "" for plain documents
+  uint32_t turn = 0;  // the conversation turn it belongs to (0 for documents)
   bool is_media = false;
   std::string text;          // UTF-8, when !is_media; an empty turn is one empty text
   uint32_t media_index = 0;  // index into Sample::media, when is_media

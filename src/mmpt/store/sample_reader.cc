@@ -104,7 +104,9 @@ bool Unescape(std::string_view raw, std::vector<char>& out) {
     const char kind = raw[slash + 1];
     i = slash + 2;
     switch (kind) {
-      case '"': case '\\': case '/': out.push_back(kind); continue;
+      case '"':
+      case '\\':
+      case '/': out.push_back(kind); continue;
       case 'b': out.push_back('\b'); continue;
       case 'f': out.push_back('\f'); continue;
       case 'n': out.push_back('\n'); continue;
@@ -138,7 +140,10 @@ bool Unescape(std::string_view raw, std::vector<char>& out) {
 class LineScanner {
  public:
   LineScanner(std::string_view line, SampleView& out, std::vector<char>& arena)
-      : begin_(line.data()), p_(line.data()), end_(line.data() + line.size()), out_(out),
+      : begin_(line.data()),
+        p_(line.data()),
+        end_(line.data() + line.size()),
+        out_(out),
         arena_(arena) {}
 
   Status Record() {
@@ -212,8 +217,8 @@ class LineScanner {
       if (p_ == end_) return Syntax("\"");
       if (*p_ == '"') break;
       if (*p_ != '\\') {
-        return Corrupt("not valid JSON: an unescaped control character in {} at column {}",
-                       what, Column());
+        return Corrupt("not valid JSON: an unescaped control character in {} at column {}", what,
+                       Column());
       }
       escaped = true;
       // Skip the escaped byte (Unescape checks it); a backslash that ends the line leaves
@@ -376,8 +381,8 @@ Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
   uint32_t next = 0;
   for (const SegmentView& segment : sample.segments) {
     if (segment.is_media && segment.media_index != next++) {
-      return Status::Corrupt("media {} is not in segment order (expected {})",
-                             segment.media_index, next - 1);
+      return Status::Corrupt("media {} is not in segment order (expected {})", segment.media_index,
+                             next - 1);
     }
   }
   for (size_t k = 0; k < media.size(); ++k) {
@@ -394,8 +399,8 @@ Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
         media[k].sample_rate_hz != v.sample_rate_hz) {
       return Status::Corrupt(
           "media {} lasts {} ms at {} mfps / {} Hz where .meta says {} ms at {} mfps / {} Hz", k,
-          v.duration_ms, v.fps_milli, v.sample_rate_hz, media[k].duration_ms,
-          media[k].fps_milli, media[k].sample_rate_hz);
+          v.duration_ms, v.fps_milli, v.sample_rate_hz, media[k].duration_ms, media[k].fps_milli,
+          media[k].sample_rate_hz);
     }
   }
   return Status::OK();

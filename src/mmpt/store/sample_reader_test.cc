@@ -10,10 +10,10 @@
 #include <memory>
 
 #include "mmpt/core/mapped_file.h"
-#include "mmpt/ingest/adapter.h"
-#include "mmpt/store/dataset.h"
-#include "mmpt/ingest/prepare.h"
 #include "mmpt/corpora/synth.h"
+#include "mmpt/ingest/adapter.h"
+#include "mmpt/ingest/prepare.h"
+#include "mmpt/store/dataset.h"
 #include "mmpt/store/store_test_util.h"
 
 namespace mmpt::store {
@@ -25,9 +25,11 @@ Sample RichSample() {
   s.key = "doc-\"7\"\\x";
   s.source = "web";
   s.segments.push_back({"system", 0, false, "plain ascii text", 0});
-  s.segments.push_back({"user", 1, false, "tab\there, newline\nthere, cr\r, bell\x07, unit\x1f.", 0});
+  s.segments.push_back(
+      {"user", 1, false, "tab\there, newline\nthere, cr\r, bell\x07, unit\x1f.", 0});
   s.segments.push_back({"user", 1, true, "", 1});
-  s.segments.push_back({"assistant", 2, false, "café, 東京, emoji 🙂, quote \" backslash \\", 0});
+  s.segments.push_back(
+      {"assistant", 2, false, "café, 東京, emoji 🙂, quote \" backslash \\", 0});
   s.segments.push_back({"", 0, true, "", 0});
   s.segments.push_back({"", 0, false, "a document", 0});
   s.media.push_back({"imgs/a b/ü.jpg", "000003.0.jpg", 640, 480, 1});
@@ -86,10 +88,10 @@ TEST(SampleReaderTest, EscapesDecodeLikeJson) {
   EXPECT_EQ(view.segments[0].text, std::string_view("a\"b\\c\n\r\t\0z", 10));
   EXPECT_EQ(view.source, "");
   // Unpaired surrogates and unknown escapes are not JSON text.
-  for (const char* bad : {R"(\ud83d)", R"(\ude42)", R"(\ud83dx)", R"(\ud83d\u0041)", R"(\x41)",
-                          R"(\u12)", "\\"}) {
-    std::string damaged = std::string(R"({"key":")") + bad +
-                          R"(","source":"","segments":[{"text":"t"}],"media":[]})";
+  for (const char* bad :
+       {R"(\ud83d)", R"(\ude42)", R"(\ud83dx)", R"(\ud83d\u0041)", R"(\x41)", R"(\u12)", "\\"}) {
+    std::string damaged =
+        std::string(R"({"key":")") + bad + R"(","source":"","segments":[{"text":"t"}],"media":[]})";
     EXPECT_EQ(ReadSampleLine(damaged, view).code(), StatusCode::kCorrupt) << damaged;
   }
 }
@@ -171,8 +173,7 @@ TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
        "segment \"turn\" is not an integer"},
       {record(R"("segments":[{"turn":01,"text":"t"},{"media":0}])", ok_media),
        "segment \"turn\" is not an integer"},
-      {record(R"("segments":[{"turn":99999999999999999999,"text":"t"},{"media":0}])",
-              ok_media),
+      {record(R"("segments":[{"turn":99999999999999999999,"text":"t"},{"media":0}])", ok_media),
        "segment \"turn\" is not an integer"},
       {record(R"("segments":[{"text":"t","color":1},{"media":0}])", ok_media),
        "'}' expected at column 48, found ',\"color\":1}"},
@@ -196,9 +197,15 @@ TEST(SampleReaderTest, DamagedLinesAreCorruptWithAMessageNamingTheProblem) {
       {record(ok_segments, R"("media":["a.jpg"])"), "'{' expected"},
       {record(ok_segments, R"("media":[{"path":"a\u0000.jpg","url":"x"}])"), "'}' expected"},
       // Invalid UTF-8 and a raw control character inside a string.
-      {record(R"("segments":[{"text":"a)" "\xff" R"(b"},{"media":0}])", ok_media),
+      {record(R"("segments":[{"text":"a)"
+              "\xff"
+              R"(b"},{"media":0}])",
+              ok_media),
        "not valid UTF-8"},
-      {record(R"("segments":[{"text":"a)" "\x01" R"(b"},{"media":0}])", ok_media),
+      {record(R"("segments":[{"text":"a)"
+              "\x01"
+              R"(b"},{"media":0}])",
+              ok_media),
        "not valid JSON: an unescaped control character in segment text at column 47"},
   };
   SampleView view;
@@ -269,10 +276,13 @@ TEST(SampleReaderTest, VideoAndAudioFieldsRoundTripAndMustAgreeWithMeta) {
   SampleMeta meta{};
   meta.num_media = 2;
   meta.num_segments = 2;
-  std::vector<MediaMeta> media = {
-      {.width = 176, .height = 144, .frames = 30, .duration_ms = 1000, .fps_milli = 30000,
-       .kind = MediaKind::kVideo},
-      {.frames = 1, .duration_ms = 2500, .kind = MediaKind::kAudio}};
+  std::vector<MediaMeta> media = {{.width = 176,
+                                   .height = 144,
+                                   .frames = 30,
+                                   .duration_ms = 1000,
+                                   .fps_milli = 30000,
+                                   .kind = MediaKind::kVideo},
+                                  {.frames = 1, .duration_ms = 2500, .kind = MediaKind::kAudio}};
   EXPECT_TRUE(CheckSampleAgainstMeta(view, meta, media).ok());
   media[1].duration_ms = 2400;
   Status longer = CheckSampleAgainstMeta(view, meta, media);
@@ -296,8 +306,7 @@ TEST(SampleReaderTest, AKindWithAnotherKindsFieldsIsRefused) {
   for (const char* media :
        {R"({"path":"v.mp4","kind":"image","width":320,"height":240,"duration_ms":2000})",
         R"({"path":"v.mp4","kind":"video","width":320,"height":240,"sample_rate_hz":16000})",
-        R"({"path":"a.wav","kind":"audio","frames":2})",
-        R"({"path":"a.png","width":320})"}) {
+        R"({"path":"a.wav","kind":"audio","frames":2})", R"({"path":"a.png","width":320})"}) {
     const std::string line =
         std::string(R"({"key":"k","segments":[{"role":"user","media":0}],"media":[)") + media +
         "]}";
@@ -378,8 +387,7 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
     Status status = dataset->ReadSample(4, view);
     ASSERT_FALSE(status.ok());
     EXPECT_EQ(status.code(), StatusCode::kCorrupt);
-    EXPECT_NE(status.message().find("tiny/00001.jsonl:2: "), std::string::npos)
-        << status.message();
+    EXPECT_NE(status.message().find("tiny/00001.jsonl:2: "), std::string::npos) << status.message();
     EXPECT_NE(status.message().find(damage.message), std::string::npos) << status.message();
   }
 }

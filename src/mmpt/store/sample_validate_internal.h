@@ -26,8 +26,8 @@ Status ValidateSampleOf(const SampleT& sample) {
     const auto& segment = sample.segments[i];
     if (!segment.is_media) continue;
     if (segment.media_index >= num_media) {
-      return Status::InvalidArgument("segment {} refers to media {} of {}", i,
-                                     segment.media_index, num_media);
+      return Status::InvalidArgument("segment {} refers to media {} of {}", i, segment.media_index,
+                                     num_media);
     }
     ++references;
     if (once_each) {
@@ -77,8 +77,7 @@ Status ValidateSampleOf(const SampleT& sample) {
           return Status::InvalidArgument("audio {} has a frame size, frame rate or frames", j);
         }
         if (media.metadata_only() && media.duration_ms == 0) {
-          return Status::InvalidArgument("audio {} has neither a path nor a positive duration",
-                                         j);
+          return Status::InvalidArgument("audio {} has neither a path nor a positive duration", j);
         }
         break;
       default:

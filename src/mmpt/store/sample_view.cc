@@ -20,8 +20,8 @@ Sample SampleView::ToSample() const {
   sample.media.reserve(media.size());
   for (const MediaView& view : media) {
     sample.media.push_back({std::string(view.path), std::string(view.entry), view.width,
-                            view.height, view.frames, view.kind, view.duration_ms,
-                            view.fps_milli, view.sample_rate_hz});
+                            view.height, view.frames, view.kind, view.duration_ms, view.fps_milli,
+                            view.sample_rate_hz});
   }
   return sample;
 }

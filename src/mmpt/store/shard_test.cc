@@ -6,10 +6,10 @@
 #include <fstream>
 
 #include "mmpt/core/mapped_file.h"
-#include "mmpt/store/store_test_util.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/shard_writer.h"
+#include "mmpt/store/store_test_util.h"
 #include "mmpt/store/zip_reader.h"
 #include "mmpt/store/zip_writer.h"
 
@@ -107,7 +107,7 @@ TEST(ShardTest, WriterThenDatasetReadsEqualInputs) {
   std::string dir = TempDir("dataset");
   Manifest manifest;
   manifest.tokenizer = "stand-in";
-  manifest.vision_preset = "qwen2-vl";
+  manifest.vision = "qwen2-vl";
   manifest.chat_template = "{}";  // not rendered here: the test hands the writer its tokens
   std::vector<Sample> inputs;
   std::vector<std::vector<std::string>> media_bytes;

@@ -74,8 +74,8 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     segment.media_index = static_cast<uint32_t>(media_in_order.size() - 1);
   }
   if (media_in_order.size() != sample.media.size()) {
-    return Status::InvalidArgument("sample '{}': {} media items but {} media segments",
-                                   sample.key, sample.media.size(), media_in_order.size());
+    return Status::InvalidArgument("sample '{}': {} media items but {} media segments", sample.key,
+                                   sample.media.size(), media_in_order.size());
   }
   sample.media = std::move(media_in_order);
   blobs = std::move(blobs_in_order);
@@ -175,8 +175,7 @@ Result<ShardInfo> ShardWriter::Finish() {
   std::string idx = EncodeLineIndex(offsets);
   std::string tok(reinterpret_cast<const char*>(tokens_.data()), tokens_.size() * sizeof(int32_t));
   std::string meta = EncodeMeta(samples_, media_, tokens_.size());
-  for (auto& [suffix, contents] :
-       std::initializer_list<std::pair<const char*, const std::string*>>{
+  for (auto& [suffix, contents] : std::initializer_list<std::pair<const char*, const std::string*>>{
            {".jsonl", &jsonl_}, {".jsonl.idx", &idx}, {".tok", &tok}, {".meta", &meta}}) {
     MMPT_RETURN_IF_ERROR(WriteFileAtomic(base + suffix, *contents));
     info.files[suffix] = {contents->size(), Hash64(std::string_view(*contents))};

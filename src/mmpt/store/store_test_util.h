@@ -22,7 +22,8 @@ class WordTokenizer : public text::Tokenizer {
     while (pos < text.size()) {
       size_t end = text.find(' ', pos);
       if (end == std::string_view::npos) end = text.size();
-      if (end > pos) ids.push_back(static_cast<text::TokenId>(Hash64(text.substr(pos, end - pos)) % 50000));
+      if (end > pos)
+        ids.push_back(static_cast<text::TokenId>(Hash64(text.substr(pos, end - pos)) % 50000));
       pos = end + 1;
     }
     return ids;

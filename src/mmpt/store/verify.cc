@@ -6,10 +6,10 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/progress.h"
 #include "mmpt/core/thread_pool.h"
-#include "mmpt/store/sample_reader.h"
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/store/meta.h"
+#include "mmpt/store/sample_reader.h"
 #include "mmpt/store/zip_reader.h"
 
 namespace mmpt::store {
@@ -90,9 +90,10 @@ Status VerifyShard(const std::string& dir, const ShardInfo& shard, uint64_t* byt
       }
       uint32_t crc = Crc32(zip.Data(next_entry));
       if (crc != entry.crc32) {
-        return Status::Corrupt("{}: entry '{}' (sample {} line {}, media {}): CRC-32 {:08x}, "
-                               "stored {:08x}",
-                               zip_file.path(), entry.name, i, line_number, k, crc, entry.crc32);
+        return Status::Corrupt(
+            "{}: entry '{}' (sample {} line {}, media {}): CRC-32 {:08x}, "
+            "stored {:08x}",
+            zip_file.path(), entry.name, i, line_number, k, crc, entry.crc32);
       }
       ++next_entry;
     }
@@ -119,8 +120,7 @@ Status VerifyShard(const std::string& dir, const ShardInfo& shard, uint64_t* byt
 
 }  // namespace
 
-Status VerifyDataset(const std::string& dir, const VerifyOptions& options,
-                     VerifyReport* report) {
+Status VerifyDataset(const std::string& dir, const VerifyOptions& options, VerifyReport* report) {
   MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dir));
   std::vector<Status> results(manifest.shards.size());
   std::vector<uint64_t> bytes(manifest.shards.size(), 0);

@@ -145,9 +145,8 @@ Result<ZipReader> ZipReader::Parse(std::span<const std::byte> bytes, std::string
     if (!InRange(at + kCentralHeaderSize, name_len + extra_len + comment_len, cd_end)) {
       return Status::Corrupt("{}: central directory entry {} runs past the directory", n, i);
     }
-    entry.name = std::string_view(reinterpret_cast<const char*>(bytes.data()) + at +
-                                      kCentralHeaderSize,
-                                  name_len);
+    entry.name = std::string_view(
+        reinterpret_cast<const char*>(bytes.data()) + at + kCentralHeaderSize, name_len);
     const uint64_t extra_at = at + kCentralHeaderSize + name_len;
     ReadZip64Extra(bytes, extra_at, extra_at + extra_len, entry, &local_at);
     if (!InRange(local_at, kLocalHeaderSize, directory.offset) ||
@@ -155,8 +154,8 @@ Result<ZipReader> ZipReader::Parse(std::span<const std::byte> bytes, std::string
       return Status::Corrupt("{}: entry {} ('{}'): no local header at {}", n, i, entry.name,
                              local_at);
     }
-    uint64_t data_at = local_at + kLocalHeaderSize + U16(bytes, local_at + 26) +
-                       U16(bytes, local_at + 28);
+    uint64_t data_at =
+        local_at + kLocalHeaderSize + U16(bytes, local_at + 26) + U16(bytes, local_at + 28);
     if (!InRange(data_at, entry.compressed_size, directory.offset)) {
       return Status::Corrupt("{}: entry {} ('{}'): data [{}, +{}) outside the archive", n, i,
                              entry.name, data_at, entry.compressed_size);

@@ -17,13 +17,13 @@ namespace mmpt::store {
 
 /// One entry of a zip archive, as its central directory and local header describe it.
 struct ZipEntry {
-  std::string_view name;      // points into the archive bytes
-  uint16_t method = 0;        // 0 = STORED
-  uint16_t flags = 0;         // general purpose bit flags
-  uint32_t crc32 = 0;         // from the central directory
+  std::string_view name;  // points into the archive bytes
+  uint16_t method = 0;    // 0 = STORED
+  uint16_t flags = 0;     // general purpose bit flags
+  uint32_t crc32 = 0;     // from the central directory
   uint64_t compressed_size = 0;
   uint64_t uncompressed_size = 0;
-  uint64_t data_offset = 0;   // from the start of the archive to the entry's data
+  uint64_t data_offset = 0;  // from the start of the archive to the entry's data
 };
 
 /// The entries of a zip held in memory. Every entry's local header and data range are checked

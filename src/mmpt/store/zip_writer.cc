@@ -48,8 +48,7 @@ Status WriteStoredZip(const std::string& path, std::span<const ZipInput> entries
       zip_source_free(source);
       return fail("cannot add", input.name);
     }
-    if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) !=
-            0 ||
+    if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0 ||
         zip_file_set_mtime(archive, static_cast<zip_uint64_t>(index), kFixedMtime, 0) != 0) {
       return fail("cannot set STORED/mtime on", input.name);
     }

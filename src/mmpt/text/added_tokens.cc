@@ -18,8 +18,9 @@ AddedTokenMatcher::AddedTokenMatcher(const std::vector<AddedToken>& tokens) {
         child = int32_t(nodes_.size());
         nodes_.emplace_back();
         auto& edges = nodes_[node].edges;
-        edges.insert(std::lower_bound(edges.begin(), edges.end(), std::make_pair(byte, int32_t(-1))),
-                     {byte, child});
+        edges.insert(
+            std::lower_bound(edges.begin(), edges.end(), std::make_pair(byte, int32_t(-1))),
+            {byte, child});
       }
       node = child;
     }

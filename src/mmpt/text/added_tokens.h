@@ -14,8 +14,8 @@ namespace mmpt::text {
 struct AddedToken {
   std::string content;
   TokenId id = 0;
-  bool lstrip = false;   // strip white space before it (JavaScript's trimEnd of the text before)
-  bool rstrip = false;   // strip white space after it
+  bool lstrip = false;  // strip white space before it (JavaScript's trimEnd of the text before)
+  bool rstrip = false;  // strip white space after it
   bool special = false;
 };
 

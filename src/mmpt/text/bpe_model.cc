@@ -14,7 +14,8 @@ struct ByteTables {
   ByteTables() {
     int extra = 0;
     for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+      const bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
       to_unicode[b] = printable ? char32_t(b) : char32_t(256 + extra++);
     }
   }
@@ -40,7 +41,8 @@ char32_t ByteToUnicode(uint8_t byte) { return Tables().to_unicode[byte]; }
 
 int UnicodeToByte(char32_t cp) {
   if (cp < 256) {
-    const bool printable = (cp >= '!' && cp <= '~') || (cp >= 0xA1 && cp <= 0xAC) || (cp >= 0xAE && cp <= 0xFF);
+    const bool printable =
+        (cp >= '!' && cp <= '~') || (cp >= 0xA1 && cp <= 0xAC) || (cp >= 0xAE && cp <= 0xFF);
     return printable ? int(cp) : -1;
   }
   if (cp >= 256 + 68) return -1;
@@ -127,13 +129,16 @@ Status BpeModel::AddMerge(std::string_view left, std::string_view right, int32_t
   const TokenId left_id = FindToken(left);
   const TokenId right_id = FindToken(right);
   if (left_id < 0 || right_id < 0) {
-    return Status::Corrupt("merge {} ('{}' '{}') names a token not in the vocabulary", rank, left, right);
+    return Status::Corrupt("merge {} ('{}' '{}') names a token not in the vocabulary", rank, left,
+                           right);
   }
   thread_local std::string joined;
   joined.assign(left);
   joined.append(right);
   const TokenId merged = FindToken(joined);
-  if (merged < 0) return Status::Corrupt("merge {} ('{}' '{}') makes '{}', not in the vocabulary", rank, left, right, joined);
+  if (merged < 0)
+    return Status::Corrupt("merge {} ('{}' '{}') makes '{}', not in the vocabulary", rank, left,
+                           right, joined);
   InsertMerge((uint64_t(uint32_t(left_id)) << 32) | uint32_t(right_id), rank, merged);
   return Status::OK();
 }
@@ -207,7 +212,9 @@ void BpeModel::MergeByHeap(std::vector<TokenId>* symbols) const {
     int32_t rank;
     int32_t pos;
     TokenId left, right;
-    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    bool operator>(const Candidate& o) const {
+      return rank != o.rank ? rank > o.rank : pos > o.pos;
+    }
   };
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
   auto push = [&](int32_t i) {
@@ -248,7 +255,8 @@ Status BpeModel::Encode(std::string_view word, std::vector<TokenId>* out) const 
   for (char c : word) {
     const TokenId id = byte_ids_[static_cast<unsigned char>(c)];
     if (id < 0) {
-      return Status::InvalidArgument("byte 0x{:02X} has no token in the vocabulary", static_cast<unsigned char>(c));
+      return Status::InvalidArgument("byte 0x{:02X} has no token in the vocabulary",
+                                     static_cast<unsigned char>(c));
     }
     symbols.push_back(id);
   }

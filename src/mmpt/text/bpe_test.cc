@@ -15,12 +15,14 @@ namespace {
 std::string TinyTokenizerJson(const std::string& merges, const std::string& extra_model = "",
                               const std::string& added = "[]", const std::string& pre = "",
                               const std::string& normalizer = "null") {
-  std::string pre_tokenizer = pre.empty()
-      ? R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":" ?\\p{L}+|\\s+|[^\\s\\p{L}]+"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"use_regex":false}]})"
-      : pre;
+  std::string pre_tokenizer =
+      pre.empty()
+          ? R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":" ?\\p{L}+|\\s+|[^\\s\\p{L}]+"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":false,"use_regex":false}]})"
+          : pre;
   return R"({"version":"1.0","added_tokens":)" + added + R"(,"normalizer":)" + normalizer +
          R"(,"pre_tokenizer":)" + pre_tokenizer +
-         R"(,"post_processor":null,"decoder":{"type":"ByteLevel"},"model":{"type":"BPE")" + extra_model +
+         R"(,"post_processor":null,"decoder":{"type":"ByteLevel"},"model":{"type":"BPE")" +
+         extra_model +
          R"(,"vocab":{"a":0,"b":1,"c":2,"d":3,"e":4,"Ġ":5,"ab":6,"abc":7,"Ġa":8,"cd":9,"aa":10,"<":11,"|":12,">":13,"x":14,"Ċ":15,"bc":16,"Ã":17,"©":18,"Ã©":19},"merges":)" +
          merges + "}}";
 }
@@ -91,8 +93,10 @@ TEST(BpeTest, AddedTokensSplitFirstWithStrip) {
   auto tokenizer = Parse(TinyTokenizerJson(R"(["a b"])", "", added));
   ASSERT_NE(tokenizer, nullptr);
   EXPECT_EQ(Ids(*tokenizer, "ab<|x|>ab"), (std::vector<TokenId>{6, 20, 6}));
-  EXPECT_EQ(Ids(*tokenizer, "<|a"), (std::vector<TokenId>{21, 0}));  // longest match: "<|" not "<|x|>"
-  EXPECT_EQ(Ids(*tokenizer, "ab \n <s>  ab"), (std::vector<TokenId>{6, 22, 6}));  // strips both sides
+  EXPECT_EQ(Ids(*tokenizer, "<|a"),
+            (std::vector<TokenId>{21, 0}));  // longest match: "<|" not "<|x|>"
+  EXPECT_EQ(Ids(*tokenizer, "ab \n <s>  ab"),
+            (std::vector<TokenId>{6, 22, 6}));  // strips both sides
   EXPECT_EQ(tokenizer->TokenToId("<|x|>"), 20);
   EXPECT_EQ(tokenizer->TokenToId("ab"), 6);
   EXPECT_EQ(tokenizer->TokenToId("zz"), std::nullopt);
@@ -113,8 +117,8 @@ TEST(BpeTest, SplitBehaviors) {
   auto make = [](const std::string& behavior, bool invert) {
     return TinyTokenizerJson(
         "[]", "", "[]",
-        R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"String":"|"},"behavior":")" + behavior +
-            R"(","invert":)" + (invert ? "true" : "false") +
+        R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"String":"|"},"behavior":")" +
+            behavior + R"(","invert":)" + (invert ? "true" : "false") +
             R"(},{"type":"ByteLevel","add_prefix_space":false,"use_regex":false}]})");
   };
   // With no merges every byte is a token; the pieces show in nothing but ids, so compare counts
@@ -134,15 +138,16 @@ TEST(BpeTest, SplitMergedBehaviorsChangeMerges) {
   auto make = [](const std::string& behavior) {
     return TinyTokenizerJson(
         R"(["a b","b c"])", "", "[]",
-        R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"String":"b"},"behavior":")" + behavior +
+        R"({"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"String":"b"},"behavior":")" +
+            behavior +
             R"(","invert":false},{"type":"ByteLevel","add_prefix_space":false,"use_regex":false}]})");
   };
   auto previous = Parse(make("MergedWithPrevious"));
   auto next = Parse(make("MergedWithNext"));
   auto isolated = Parse(make("Isolated"));
   ASSERT_TRUE(previous && next && isolated);
-  EXPECT_EQ(Ids(*previous, "abc"), (std::vector<TokenId>{6, 2}));   // "ab" | "c"
-  EXPECT_EQ(Ids(*next, "abc"), (std::vector<TokenId>{0, 16}));      // "a" | "bc"
+  EXPECT_EQ(Ids(*previous, "abc"), (std::vector<TokenId>{6, 2}));  // "ab" | "c"
+  EXPECT_EQ(Ids(*next, "abc"), (std::vector<TokenId>{0, 16}));     // "a" | "bc"
   EXPECT_EQ(Ids(*isolated, "abc"), (std::vector<TokenId>{0, 1, 2}));
 }
 
@@ -169,14 +174,20 @@ TEST(BpeTest, UnsupportedComponentsNamed) {
       {TinyTokenizerJson("[]", R"(,"dropout":0.1)"), "dropout"},
       {TinyTokenizerJson("[]", "", "[]", R"({"type":"Metaspace","replacement":"_"})"), "Metaspace"},
       {TinyTokenizerJson("[]", "", "[]", "", R"({"type":"BertNormalizer"})"), "BertNormalizer"},
-      {TinyTokenizerJson("[]", "", "[]", R"({"type":"Split","pattern":{"Regex":"a"},"behavior":"Sideways"})"), "Sideways"},
-      {TinyTokenizerJson("[]", "", "[]", R"({"type":"Split","pattern":{"Regex":"a"},"behavior":"Isolated"})"), "ByteLevel"},
+      {TinyTokenizerJson("[]", "", "[]",
+                         R"({"type":"Split","pattern":{"Regex":"a"},"behavior":"Sideways"})"),
+       "Sideways"},
+      {TinyTokenizerJson("[]", "", "[]",
+                         R"({"type":"Split","pattern":{"Regex":"a"},"behavior":"Isolated"})"),
+       "ByteLevel"},
   };
   for (const Case& c : cases) {
     auto tokenizer = HfTokenizer::Parse(c.json, "tiny.json");
     ASSERT_FALSE(tokenizer.ok()) << c.names;
-    EXPECT_EQ(tokenizer.status().code(), StatusCode::kInvalidArgument) << tokenizer.status().ToString();
-    EXPECT_NE(tokenizer.status().message().find(c.names), std::string::npos) << tokenizer.status().ToString();
+    EXPECT_EQ(tokenizer.status().code(), StatusCode::kInvalidArgument)
+        << tokenizer.status().ToString();
+    EXPECT_NE(tokenizer.status().message().find(c.names), std::string::npos)
+        << tokenizer.status().ToString();
   }
   std::string wordpiece = TinyTokenizerJson("[]");
   wordpiece.replace(wordpiece.find(R"("type":"BPE")"), 12, R"("type":"WordPiece")");
@@ -195,21 +206,22 @@ TEST(BpeTest, MalformedFilesAreCorruptNotCrashes) {
     EXPECT_NE(tokenizer.status().message().find("tiny.json"), std::string::npos);
   }
   const std::vector<std::pair<std::string, std::string>> broken = {
-      {R"(["a b c"])", "model.merges[0]"},
-      {R"(["a z"])", "model.merges[0]"},
-      {R"([["a"]])", "model.merges[0]"},
-      {R"("nope")", "model.merges"},
+      {R"(["a b c"])", "model.merges[0]"}, {R"(["a z"])", "model.merges[0]"},
+      {R"([["a"]])", "model.merges[0]"},   {R"("nope")", "model.merges"},
       {R"([17])", "model.merges[0]"},
   };
   for (const auto& [merges, field] : broken) {
     auto tokenizer = HfTokenizer::Parse(TinyTokenizerJson(merges), "tiny.json");
     ASSERT_FALSE(tokenizer.ok()) << merges;
     EXPECT_EQ(tokenizer.status().code(), StatusCode::kCorrupt) << tokenizer.status().ToString();
-    EXPECT_NE(tokenizer.status().message().find(field), std::string::npos) << tokenizer.status().ToString();
+    EXPECT_NE(tokenizer.status().message().find(field), std::string::npos)
+        << tokenizer.status().ToString();
   }
-  auto bad_id = HfTokenizer::Parse(TinyTokenizerJson("[]", "", R"([{"id":"x","content":"<s>"}])"), "tiny.json");
+  auto bad_id = HfTokenizer::Parse(TinyTokenizerJson("[]", "", R"([{"id":"x","content":"<s>"}])"),
+                                   "tiny.json");
   ASSERT_FALSE(bad_id.ok());
-  EXPECT_NE(bad_id.status().message().find("added_tokens[0].id"), std::string::npos) << bad_id.status().ToString();
+  EXPECT_NE(bad_id.status().message().find("added_tokens[0].id"), std::string::npos)
+      << bad_id.status().ToString();
 }
 
 TEST(BpeTest, MissingFileIsNotFound) {
@@ -220,8 +232,8 @@ TEST(BpeTest, MissingFileIsNotFound) {
 
 TEST(Utf8Test, SanitizeFollowsMaximalSubparts) {
   EXPECT_EQ(SanitizeUtf8("abc"), "abc");
-  EXPECT_EQ(SanitizeUtf8("\xC3\x28"), "\xEF\xBF\xBD(");                          // truncated pair
-  EXPECT_EQ(SanitizeUtf8("\xF0\x9F\x98"), "\xEF\xBF\xBD");                       // one subpart
+  EXPECT_EQ(SanitizeUtf8("\xC3\x28"), "\xEF\xBF\xBD(");     // truncated pair
+  EXPECT_EQ(SanitizeUtf8("\xF0\x9F\x98"), "\xEF\xBF\xBD");  // one subpart
   EXPECT_EQ(SanitizeUtf8("\xE0\x80\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
   EXPECT_EQ(SanitizeUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
   EXPECT_EQ(SanitizeUtf8("\xFF"), "\xEF\xBF\xBD");

@@ -8,7 +8,8 @@
 namespace mmpt::text {
 namespace {
 
-Result<std::string> StringField(simdjson::dom::object obj, std::string_view key, const std::string& where) {
+Result<std::string> StringField(simdjson::dom::object obj, std::string_view key,
+                                const std::string& where) {
   std::string_view value;
   if (obj[key].get(value)) return Status::Corrupt("{}: \"{}\" must be a string", where, key);
   return std::string(value);
@@ -50,7 +51,8 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::strin
   chat.json = simdjson::minify(root);
   MMPT_ASSIGN_OR_RETURN(chat.name, StringField(top, "name", source));
   std::string_view system;
-  if (top["default_system"].get(system) == simdjson::SUCCESS) chat.default_system = std::string(system);
+  if (top["default_system"].get(system) == simdjson::SUCCESS)
+    chat.default_system = std::string(system);
   if (top["roles"].get(roles)) return Status::Corrupt("{}: \"roles\" must be an object", source);
   for (auto field : roles) {
     const std::string where = fmt::format("{}: roles.{}", source, field.key);
@@ -151,7 +153,7 @@ class ChatRenderer::Run {
   RenderedText* out_;
   std::string text_;
   std::vector<std::pair<size_t, bool>> marks_;  // (byte offset, target) where the flag changes
-  const Fixed* only_ = nullptr;                   // the run is this template string alone
+  const Fixed* only_ = nullptr;                 // the run is this template string alone
   bool split_after_ = false;
 };
 
@@ -171,7 +173,8 @@ Result<ChatRenderer> ChatRenderer::Create(ChatTemplate chat, const Tokenizer& to
     renderer.pad_ids_[static_cast<size_t>(kind)] = *pad;
     strings.insert(strings.end(), {markers->start, markers->end});
   }
-  for (const auto& [name, role] : chat.roles) strings.insert(strings.end(), {role.prefix, role.suffix});
+  for (const auto& [name, role] : chat.roles)
+    strings.insert(strings.end(), {role.prefix, role.suffix});
   for (std::string& text : strings) {
     if (text.empty() || renderer.Find(text) != nullptr) continue;
     Fixed fixed;

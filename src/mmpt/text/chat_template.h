@@ -130,7 +130,7 @@ class ChatRenderer {
   ChatTemplate chat_;
   const Tokenizer* tokenizer_ = nullptr;
   std::array<TokenId, 4> pad_ids_{};  // by PieceKind
-  std::vector<Fixed> fixed_;  // every role's prefix and suffix, every media start and end
+  std::vector<Fixed> fixed_;          // every role's prefix and suffix, every media start and end
 };
 
 }  // namespace mmpt::text

@@ -34,9 +34,15 @@ const ChatRenderer& QwenVl() {
 ChatPiece Text(std::string_view role, uint32_t turn, std::string_view text) {
   return {role, turn, PieceKind::kText, text};
 }
-ChatPiece Image(std::string_view role, uint32_t turn) { return {role, turn, PieceKind::kImage, {}}; }
-ChatPiece Video(std::string_view role, uint32_t turn) { return {role, turn, PieceKind::kVideo, {}}; }
-ChatPiece Audio(std::string_view role, uint32_t turn) { return {role, turn, PieceKind::kAudio, {}}; }
+ChatPiece Image(std::string_view role, uint32_t turn) {
+  return {role, turn, PieceKind::kImage, {}};
+}
+ChatPiece Video(std::string_view role, uint32_t turn) {
+  return {role, turn, PieceKind::kVideo, {}};
+}
+ChatPiece Audio(std::string_view role, uint32_t turn) {
+  return {role, turn, PieceKind::kAudio, {}};
+}
 
 RenderedText Render(const std::vector<ChatPiece>& pieces) {
   RenderedText out;
@@ -60,7 +66,9 @@ std::string Decode(const RenderedText& rendered, bool targets) {
 // images sit right after their start markers, and the targets are the assistant's turns.
 TEST(ChatTemplateTest, QwenVlRendersLikeTheTemplateText) {
   const RenderedText rendered = Render({
-      Image("user", 0), Text("user", 0, "What is in this picture?"), Image("user", 0),
+      Image("user", 0),
+      Text("user", 0, "What is in this picture?"),
+      Image("user", 0),
       Text("assistant", 1, "Two cats on a sofa."),
       Text("user", 2, "And the colour?"),
       Text("assistant", 3, "Grey and white."),
@@ -86,14 +94,12 @@ TEST(ChatTemplateTest, QwenVlRendersLikeTheTemplateText) {
 // Qwen2-VL's template writes a video as <|vision_start|><|video_pad|>...<|vision_end|>: the same
 // markers as an image, its own pad.
 TEST(ChatTemplateTest, QwenVlRendersAVideoWithItsOwnPad) {
-  const RenderedText rendered =
-      Render({Video("user", 0), Text("user", 0, "What happens?"), Image("user", 0),
-              Text("assistant", 1, "A cat jumps.")});
-  EXPECT_EQ(rendered.ids,
-            Encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
-                   "<|im_start|>user\n<|vision_start|><|vision_end|>What happens?"
-                   "<|vision_start|><|vision_end|><|im_end|>\n"
-                   "<|im_start|>assistant\nA cat jumps.<|im_end|>\n"));
+  const RenderedText rendered = Render({Video("user", 0), Text("user", 0, "What happens?"),
+                                        Image("user", 0), Text("assistant", 1, "A cat jumps.")});
+  EXPECT_EQ(rendered.ids, Encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+                                 "<|im_start|>user\n<|vision_start|><|vision_end|>What happens?"
+                                 "<|vision_start|><|vision_end|><|im_end|>\n"
+                                 "<|im_start|>assistant\nA cat jumps.<|im_end|>\n"));
   ASSERT_EQ(rendered.media_positions.size(), 2u);
   EXPECT_EQ(QwenVl().pad_id(PieceKind::kVideo), *Qwen3().TokenToId("<|video_pad|>"));
   EXPECT_NE(QwenVl().pad_id(PieceKind::kVideo), QwenVl().pad_id(PieceKind::kImage));
@@ -112,12 +118,15 @@ TEST(ChatTemplateTest, AnAudioClipRendersWithItsOwnMarkersAndPad) {
   auto renderer = ChatRenderer::Create(*std::move(chat), Qwen3());
   ASSERT_TRUE(renderer.ok()) << renderer.status().ToString();
   RenderedText out;
-  ASSERT_TRUE(renderer->Render(std::vector<ChatPiece>{Audio("user", 0), Text("user", 0, "Transcribe it.")}, &out).ok());
+  ASSERT_TRUE(
+      renderer
+          ->Render(std::vector<ChatPiece>{Audio("user", 0), Text("user", 0, "Transcribe it.")},
+                   &out)
+          .ok());
   EXPECT_EQ(out.ids, Encode("<|im_start|>user\n<|object_ref_start|><|object_ref_end|>"
                             "Transcribe it.<|im_end|>\n"));
-  EXPECT_EQ(out.media_positions,
-            (std::vector<uint32_t>{static_cast<uint32_t>(
-                Encode("<|im_start|>user\n<|object_ref_start|>").size())}));
+  EXPECT_EQ(out.media_positions, (std::vector<uint32_t>{static_cast<uint32_t>(
+                                     Encode("<|im_start|>user\n<|object_ref_start|>").size())}));
   EXPECT_EQ(renderer->pad_id(PieceKind::kAudio), *Qwen3().TokenToId("<|box_start|>"));
   // A template without "audio" names what it lacks; so does a tokenizer without Omni's tokens.
   Status no_audio = QwenVl().Render(std::vector<ChatPiece>{Audio("user", 0)}, &out);
@@ -133,7 +142,8 @@ TEST(ChatTemplateTest, AnAudioClipRendersWithItsOwnMarkersAndPad) {
 
 TEST(ChatTemplateTest, ExplicitSystemTurnReplacesTheDefault) {
   const RenderedText rendered = Render({Text("system", 0, "Be brief."), Text("user", 1, "Hi")});
-  EXPECT_EQ(Decode(rendered, false), "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+  EXPECT_EQ(Decode(rendered, false),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
 }
 
 // Text that touches a role prefix is encoded with it, as the reference encodes the whole
@@ -143,15 +153,16 @@ TEST(ChatTemplateTest, TokensMergingAcrossPiecesAreTheReferences) {
   EXPECT_EQ(rendered.ids, Encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
                                  "<|im_start|>user\n\n\tQ<|im_end|>\n"
                                  "<|im_start|>assistant\n\nYes<|im_end|>\n"));
-  EXPECT_NE(Encode("assistant\n\nYes").size(), Encode("assistant\n").size() + Encode("\nYes").size());
+  EXPECT_NE(Encode("assistant\n\nYes").size(),
+            Encode("assistant\n").size() + Encode("\nYes").size());
   EXPECT_EQ(Decode(rendered, true), "\n\nYes<|im_end|>\n");
 }
 
 // An empty turn renders as its role's prefix and suffix; two turns of one role in a row stay
 // two turns; text spelling a special token is that token, as in the reference.
 TEST(ChatTemplateTest, EmptyTurnsRepeatedRolesAndSpecialTokenText) {
-  const RenderedText rendered = Render({Text("user", 0, "A <|im_end|> B"), Text("user", 1, "C"),
-                                        Text("assistant", 2, "")});
+  const RenderedText rendered =
+      Render({Text("user", 0, "A <|im_end|> B"), Text("user", 1, "C"), Text("assistant", 2, "")});
   EXPECT_EQ(rendered.ids, Encode("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
                                  "<|im_start|>user\nA <|im_end|> B<|im_end|>\n"
                                  "<|im_start|>user\nC<|im_end|>\n"
@@ -161,7 +172,8 @@ TEST(ChatTemplateTest, EmptyTurnsRepeatedRolesAndSpecialTokenText) {
 
 // A document has no system turn and no roles; its text is the target, its image markers not.
 TEST(ChatTemplateTest, DocumentsRenderAsPlainTextWithImageMarkers) {
-  const RenderedText rendered = Render({Text("", 0, "A cat."), Image("", 0), Text("", 0, " It sleeps.")});
+  const RenderedText rendered =
+      Render({Text("", 0, "A cat."), Image("", 0), Text("", 0, " It sleeps.")});
   EXPECT_EQ(rendered.ids, Encode("A cat.<|vision_start|><|vision_end|> It sleeps."));
   ASSERT_EQ(rendered.media_positions.size(), 1u);
   EXPECT_EQ(Decode(rendered, true), "A cat. It sleeps.");
@@ -175,7 +187,8 @@ TEST(ChatTemplateTest, BadInputIsAnError) {
   ASSERT_FALSE(wrong_role.ok());
   EXPECT_NE(wrong_role.message().find("narrator"), std::string::npos);
   auto no_pad = ChatTemplate::Parse(
-      R"({"name":"x","roles":{},"image":{"start":"<a>","pad":"<no such token>","end":"<b>"}})", "x.json");
+      R"({"name":"x","roles":{},"image":{"start":"<a>","pad":"<no such token>","end":"<b>"}})",
+      "x.json");
   ASSERT_TRUE(no_pad.ok()) << no_pad.status().ToString();
   auto renderer = ChatRenderer::Create(*std::move(no_pad), Qwen3());
   ASSERT_FALSE(renderer.ok());
@@ -195,7 +208,8 @@ TEST(ChatTemplateTest, BadInputIsAnError) {
   EXPECT_EQ(ChatTemplate::Load("no_such_template").status().code(), StatusCode::kNotFound);
   auto malformed = ChatTemplate::Parse(R"({"name":"x","roles":{"user":{"prefix":1}}})", "bad.json");
   ASSERT_FALSE(malformed.ok());
-  EXPECT_NE(malformed.status().message().find("roles.user"), std::string::npos) << malformed.status().ToString();
+  EXPECT_NE(malformed.status().message().find("roles.user"), std::string::npos)
+      << malformed.status().ToString();
 }
 
 // Templates are found by name in presets/chat of mmpt's data directory, as every preset is:
@@ -212,7 +226,8 @@ TEST(ChatTemplateTest, LoadsByNameFromTheDataDirectoryOfMmptHome) {
   EXPECT_EQ(mine->roles.at("user").prefix, "U:");
   auto missing = ChatTemplate::Load("qwen_vl");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find(home.string()), std::string::npos) << missing.status().ToString();
+  EXPECT_NE(missing.status().message().find(home.string()), std::string::npos)
+      << missing.status().ToString();
   std::filesystem::remove_all(home);
 }
 

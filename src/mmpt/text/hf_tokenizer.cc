@@ -129,7 +129,8 @@ Status HfTokenizer::EncodeSection(std::string_view section, std::vector<TokenId>
 Status HfTokenizer::EncodeInto(std::string_view text, std::vector<TokenId>* out) const {
   // Pieces hold 32-bit offsets and ICU takes 32-bit lengths.
   if (text.size() >= (size_t{1} << 31)) {
-    return Status::InvalidArgument("text of {} bytes is over the 2 GiB limit of one Encode call", text.size());
+    return Status::InvalidArgument("text of {} bytes is over the 2 GiB limit of one Encode call",
+                                   text.size());
   }
   // Invalid UTF-8 is replaced first (docs/tokenizer.md): every later stage sees valid text.
   thread_local std::string sanitized;
@@ -192,7 +193,8 @@ Result<std::string> HfTokenizer::Decode(const std::vector<TokenId>& ids) const {
   std::string bytes;
   for (TokenId id : ids) {
     if (id < 0 || size_t(id) >= decode_table_.size() || decode_table_[id] == nullptr) {
-      return Status::OutOfRange("token id {} is not in the vocabulary (size {})", id, decode_table_.size());
+      return Status::OutOfRange("token id {} is not in the vocabulary (size {})", id,
+                                decode_table_.size());
     }
     bytes.append(*decode_table_[id]);
   }

@@ -27,7 +27,8 @@ class HfTokenizer final : public Tokenizer {
   /// Parse the contents of a `tokenizer.json`; `source` names it in errors. Errors: Corrupt
   /// (malformed JSON or a field of the wrong type, naming the field), InvalidArgument (an
   /// unsupported component, naming it).
-  static Result<std::unique_ptr<HfTokenizer>> Parse(std::string_view json, const std::string& source);
+  static Result<std::unique_ptr<HfTokenizer>> Parse(std::string_view json,
+                                                    const std::string& source);
 
   Result<std::vector<TokenId>> Encode(std::string_view text) const override;
   Result<size_t> Count(std::string_view text) const override;

@@ -53,7 +53,8 @@ class Reader {
     auto value = Optional(obj, key);
     if (!value) return fallback;
     bool flag = false;
-    if (value->get(flag) != simdjson::SUCCESS) return Corrupt(std::string(path) + "." + std::string(key), "expected a boolean");
+    if (value->get(flag) != simdjson::SUCCESS)
+      return Corrupt(std::string(path) + "." + std::string(key), "expected a boolean");
     return flag;
   }
   Result<std::string_view> Type(object obj, std::string_view path) const {
@@ -77,7 +78,8 @@ std::string EscapeRegexLiteral(std::string_view literal) {
   return out;
 }
 
-Result<std::unique_ptr<Normalizer>> ParseNormalizer(const Reader& r, element value, const std::string& path) {
+Result<std::unique_ptr<Normalizer>> ParseNormalizer(const Reader& r, element value,
+                                                    const std::string& path) {
   MMPT_ASSIGN_OR_RETURN(object obj, r.Object(value, path));
   MMPT_ASSIGN_OR_RETURN(std::string_view type, r.Type(obj, path));
   std::vector<std::unique_ptr<Normalizer>> children;
@@ -87,7 +89,8 @@ Result<std::unique_ptr<Normalizer>> ParseNormalizer(const Reader& r, element val
     MMPT_ASSIGN_OR_RETURN(array items, r.Array(*list, path + ".normalizers"));
     size_t i = 0;
     for (element item : items) {
-      MMPT_ASSIGN_OR_RETURN(auto child, ParseNormalizer(r, item, fmt::format("{}.normalizers[{}]", path, i++)));
+      MMPT_ASSIGN_OR_RETURN(auto child,
+                            ParseNormalizer(r, item, fmt::format("{}.normalizers[{}]", path, i++)));
       children.push_back(std::move(child));
     }
   }
@@ -104,7 +107,8 @@ struct PreTokenizerParts {
   bool use_regex = true;
 };
 
-Status ParsePreTokenizer(const Reader& r, element value, const std::string& path, PreTokenizerParts* parts) {
+Status ParsePreTokenizer(const Reader& r, element value, const std::string& path,
+                         PreTokenizerParts* parts) {
   MMPT_ASSIGN_OR_RETURN(object obj, r.Object(value, path));
   MMPT_ASSIGN_OR_RETURN(std::string_view type, r.Type(obj, path));
   if (type == "Sequence") {
@@ -113,12 +117,14 @@ Status ParsePreTokenizer(const Reader& r, element value, const std::string& path
     MMPT_ASSIGN_OR_RETURN(array items, r.Array(*list, path + ".pretokenizers"));
     size_t i = 0;
     for (element item : items) {
-      MMPT_RETURN_IF_ERROR(ParsePreTokenizer(r, item, fmt::format("{}.pretokenizers[{}]", path, i++), parts));
+      MMPT_RETURN_IF_ERROR(
+          ParsePreTokenizer(r, item, fmt::format("{}.pretokenizers[{}]", path, i++), parts));
     }
     return Status::OK();
   }
   if (parts->byte_level) {
-    return r.Unsupported(path, fmt::format("pre-tokenizer '{}' after ByteLevel is not supported", type));
+    return r.Unsupported(path,
+                         fmt::format("pre-tokenizer '{}' after ByteLevel is not supported", type));
   }
   if (type == "ByteLevel") {
     parts->byte_level = true;
@@ -129,7 +135,8 @@ Status ParsePreTokenizer(const Reader& r, element value, const std::string& path
   }
   if (type != "Split") {
     return r.Unsupported(path + ".type", fmt::format("pre-tokenizer type '{}' is not supported "
-                                                     "(supported: Sequence, Split, ByteLevel)", type));
+                                                     "(supported: Sequence, Split, ByteLevel)",
+                                                     type));
   }
   auto pattern_value = r.Optional(obj, "pattern");
   if (!pattern_value) return r.Corrupt(path, "Split without \"pattern\"");
@@ -162,15 +169,19 @@ Status ParsePreTokenizer(const Reader& r, element value, const std::string& path
 Result<bool> CheckModelOptions(const Reader& r, object model) {
   if (auto type = r.Optional(model, "type")) {
     MMPT_ASSIGN_OR_RETURN(std::string_view name, r.String(*type, "model.type"));
-    if (name != "BPE") return r.Unsupported("model.type", fmt::format("model type '{}' is not supported (only BPE)", name));
+    if (name != "BPE")
+      return r.Unsupported("model.type",
+                           fmt::format("model type '{}' is not supported (only BPE)", name));
   }
-  if (r.Optional(model, "dropout")) return r.Unsupported("model.dropout", "BPE dropout is not supported");
+  if (r.Optional(model, "dropout"))
+    return r.Unsupported("model.dropout", "BPE dropout is not supported");
   MMPT_ASSIGN_OR_RETURN(bool byte_fallback, r.Bool(model, "byte_fallback", "model", false));
   if (byte_fallback) return r.Unsupported("model.byte_fallback", "byte_fallback is not supported");
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     if (auto value = r.Optional(model, key)) {
       MMPT_ASSIGN_OR_RETURN(std::string_view text, r.String(*value, std::string("model.") + key));
-      if (!text.empty()) return r.Unsupported(std::string("model.") + key, "a non-empty value is not supported");
+      if (!text.empty())
+        return r.Unsupported(std::string("model.") + key, "a non-empty value is not supported");
     }
   }
   return r.Bool(model, "ignore_merges", "model", false);
@@ -186,7 +197,9 @@ Status ParseVocabAndMerges(const Reader& r, object model, object vocab, int64_t 
     const std::string_view key = field.key;
     const element value = field.value;
     MMPT_ASSIGN_OR_RETURN(int64_t id, r.Int(value, fmt::format("model.vocab[\"{}\"]", key)));
-    if (id < 0 || id >= id_bound) return r.Corrupt(fmt::format("model.vocab[\"{}\"]", key), fmt::format("id {} out of range", id));
+    if (id < 0 || id >= id_bound)
+      return r.Corrupt(fmt::format("model.vocab[\"{}\"]", key),
+                       fmt::format("id {} out of range", id));
     MMPT_RETURN_IF_ERROR(bpe.AddToken(key, TokenId(id)));
   }
 
@@ -201,7 +214,8 @@ Status ParseVocabAndMerges(const Reader& r, object model, object vocab, int64_t 
       MMPT_ASSIGN_OR_RETURN(std::string_view line, r.String(merge, path));
       const size_t space = line.find(' ');
       if (space == std::string_view::npos || line.find(' ', space + 1) != std::string_view::npos) {
-        return r.Corrupt(path, fmt::format("expected two tokens separated by one space, got '{}'", line));
+        return r.Corrupt(path,
+                         fmt::format("expected two tokens separated by one space, got '{}'", line));
       }
       left = line.substr(0, space);
       right = line.substr(space + 1);
@@ -231,7 +245,8 @@ Result<std::vector<AddedToken>> ParseAddedTokens(const Reader& r, array list, in
     if (!content || !id) return r.Corrupt(path, "needs \"id\" and \"content\"");
     MMPT_ASSIGN_OR_RETURN(std::string_view text, r.String(*content, path + ".content"));
     MMPT_ASSIGN_OR_RETURN(int64_t number, r.Int(*id, path + ".id"));
-    if (number < 0 || number >= id_bound) return r.Corrupt(path + ".id", fmt::format("id {} out of range", number));
+    if (number < 0 || number >= id_bound)
+      return r.Corrupt(path + ".id", fmt::format("id {} out of range", number));
     if (text.empty()) return r.Corrupt(path + ".content", "empty");
     token.content = std::string(text);
     token.id = TokenId(number);
@@ -250,7 +265,8 @@ Result<std::unique_ptr<PreTokenizer>> ParsePreTokenizerOf(const Reader& r, objec
     MMPT_RETURN_IF_ERROR(ParsePreTokenizer(r, *value, "pre_tokenizer", &parts));
   }
   if (!parts.byte_level) {
-    return r.Unsupported("pre_tokenizer", "no ByteLevel pre-tokenizer; only byte-level BPE is supported");
+    return r.Unsupported("pre_tokenizer",
+                         "no ByteLevel pre-tokenizer; only byte-level BPE is supported");
   }
   std::optional<Regex> byte_level_regex;
   if (parts.use_regex) {
@@ -268,7 +284,9 @@ Status CheckDecoder(const Reader& r, object top) {
   MMPT_ASSIGN_OR_RETURN(object decoder_obj, r.Object(*decoder, "decoder"));
   MMPT_ASSIGN_OR_RETURN(std::string_view decoder_type, r.Type(decoder_obj, "decoder"));
   if (decoder_type != "ByteLevel") {
-    return r.Unsupported("decoder.type", fmt::format("decoder type '{}' is not supported (only ByteLevel)", decoder_type));
+    return r.Unsupported(
+        "decoder.type",
+        fmt::format("decoder type '{}' is not supported (only ByteLevel)", decoder_type));
   }
 
   return Status::OK();
@@ -276,7 +294,8 @@ Status CheckDecoder(const Reader& r, object top) {
 
 }  // namespace
 
-Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, const std::string& source) {
+Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json,
+                                                        const std::string& source) {
   const Reader r(source);
   simdjson::dom::parser parser;
   const simdjson::padded_string padded(json);
@@ -322,7 +341,8 @@ Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json, c
   for (size_t id = 0; id < tokenizer->model_.id_limit(); ++id) {
     tokenizer->decode_table_[id] = tokenizer->model_.TokenBytes(TokenId(id));
   }
-  for (const AddedToken& token : tokenizer->added_) tokenizer->decode_table_[token.id] = &token.content;
+  for (const AddedToken& token : tokenizer->added_)
+    tokenizer->decode_table_[token.id] = &token.content;
   return tokenizer;
 }
 

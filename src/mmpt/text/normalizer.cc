@@ -23,8 +23,8 @@ bool IsAscii(std::string_view text) {
 
 }  // namespace
 
-Result<std::unique_ptr<Normalizer>> Normalizer::Create(std::string_view type,
-                                                       std::vector<std::unique_ptr<Normalizer>> children) {
+Result<std::unique_ptr<Normalizer>> Normalizer::Create(
+    std::string_view type, std::vector<std::unique_ptr<Normalizer>> children) {
   std::unique_ptr<Normalizer> normalizer(new Normalizer());
   normalizer->type_ = std::string(type);
   if (type == "Sequence") {
@@ -34,9 +34,11 @@ Result<std::unique_ptr<Normalizer>> Normalizer::Create(std::string_view type,
   UErrorCode error = U_ZERO_ERROR;
   normalizer->icu_ = IcuNormalizer(type, &error);
   if (normalizer->icu_ == nullptr) {
-    return Status::InvalidArgument("normalizer type '{}' is not supported (supported: NFC, NFD, NFKC, NFKD, Sequence)", type);
+    return Status::InvalidArgument(
+        "normalizer type '{}' is not supported (supported: NFC, NFD, NFKC, NFKD, Sequence)", type);
   }
-  if (U_FAILURE(error)) return Status::Internal("ICU normalizer {} unavailable: {}", type, u_errorName(error));
+  if (U_FAILURE(error))
+    return Status::Internal("ICU normalizer {} unavailable: {}", type, u_errorName(error));
   return normalizer;
 }
 
@@ -64,7 +66,8 @@ Result<bool> Normalizer::Normalize(std::string_view text, std::string* out) cons
   std::string result;
   icu::StringByteSink<std::string> sink(&result, static_cast<int32_t>(text.size()));
   normalizer->normalizeUTF8(0, piece, sink, nullptr, error);
-  if (U_FAILURE(error)) return Status::Internal("ICU {} normalization failed: {}", type_, u_errorName(error));
+  if (U_FAILURE(error))
+    return Status::Internal("ICU {} normalization failed: {}", type_, u_errorName(error));
   *out = std::move(result);
   return true;
 }

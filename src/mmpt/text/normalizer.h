@@ -15,8 +15,8 @@ class Normalizer {
  public:
   /// Build from the JSON object's fields: `type` and, for Sequence, the child normalizers.
   /// Errors: InvalidArgument naming an unsupported type.
-  static Result<std::unique_ptr<Normalizer>> Create(std::string_view type,
-                                                    std::vector<std::unique_ptr<Normalizer>> children);
+  static Result<std::unique_ptr<Normalizer>> Create(
+      std::string_view type, std::vector<std::unique_ptr<Normalizer>> children);
 
   /// Normalize `text` (valid UTF-8). Return false and leave `out` untouched when `text` is
   /// already normalized (the common case, checked without copying); otherwise write the result

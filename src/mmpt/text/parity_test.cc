@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/corpora/real_data.h"
 #include "mmpt/corpora/text_corpus.h"
 #include "mmpt/text/normalizer.h"
-#include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
 #include "mmpt/text/utf8.h"
 
@@ -24,11 +24,13 @@ namespace {
 const std::string kRoot = MMPT_SOURCE_DIR;
 
 std::string Base64(std::string_view bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    const uint32_t v =
+        (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
     for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
   }
   if (i + 1 == bytes.size()) {
@@ -49,8 +51,9 @@ std::string Base64(std::string_view bytes) {
 // Ids from the reference for every text (any bytes; ill-formed UTF-8 travels as base64 and Node
 // decodes it with U+FFFD replacement). Fails the test if Node or the npm packages are missing.
 std::vector<std::vector<TokenId>> ReferenceIds(const std::vector<std::string>& texts) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("mmpt_parity_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("mmpt_parity_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
   std::filesystem::create_directories(dir);
   const std::string in = (dir / "in.jsonl").string(), out = (dir / "out.jsonl").string();
   {
@@ -73,7 +76,8 @@ std::vector<std::vector<TokenId>> ReferenceIds(const std::vector<std::string>& t
   } else {
     std::ifstream file(out);
     std::string line;
-    while (std::getline(file, line)) ids.push_back(nlohmann::json::parse(line).get<std::vector<TokenId>>());
+    while (std::getline(file, line))
+      ids.push_back(nlohmann::json::parse(line).get<std::vector<TokenId>>());
   }
   std::filesystem::remove_all(dir);
   return ids;
@@ -117,7 +121,8 @@ void ExpectParity(const std::vector<std::string>& texts, const std::string& what
     auto ids = tokenizer.Encode(texts[i]);
     ASSERT_TRUE(ids.ok()) << what << " #" << i << ": " << ids.status().ToString();
     if (*ids != reference[i] && ++mismatches <= 5) {
-      ADD_FAILURE() << what << " #" << i << ": ids differ from the reference for " << nlohmann::json(SanitizeUtf8(texts[i])).dump();
+      ADD_FAILURE() << what << " #" << i << ": ids differ from the reference for "
+                    << nlohmann::json(SanitizeUtf8(texts[i])).dump();
     }
     auto decoded = tokenizer.Decode(*ids);
     ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
@@ -126,7 +131,8 @@ void ExpectParity(const std::vector<std::string>& texts, const std::string& what
     ASSERT_TRUE(count.ok());
     EXPECT_EQ(*count, ids->size());
   }
-  EXPECT_EQ(mismatches, 0u) << what << ": " << mismatches << " of " << texts.size() << " texts differ";
+  EXPECT_EQ(mismatches, 0u) << what << ": " << mismatches << " of " << texts.size()
+                            << " texts differ";
 }
 
 std::vector<std::string> HardSet() {
@@ -138,28 +144,38 @@ std::vector<std::string> HardSet() {
   while (pos < contents->size()) {
     size_t end = contents->find('\n', pos);
     if (end == std::string::npos) end = contents->size();
-    if (end > pos) texts.push_back(nlohmann::json::parse(contents->substr(pos, end - pos)).get<std::string>());
+    if (end > pos)
+      texts.push_back(nlohmann::json::parse(contents->substr(pos, end - pos)).get<std::string>());
     pos = end + 1;
   }
   return texts;
 }
 
 std::vector<std::string> InvalidUtf8Set() {
-  return {"\xFF", "abc\xC3", "\xC3\x28 x", "caf\xE9 au lait", "\xF0\x9F\x98 smile", "\xED\xA0\x80 surrogate",
-          "\xE0\x80\x80 overlong", "<|im_start|>\x80\x81<|im_end|>", "\xF4\x90\x80\x80 past max",
+  return {"\xFF",
+          "abc\xC3",
+          "\xC3\x28 x",
+          "caf\xE9 au lait",
+          "\xF0\x9F\x98 smile",
+          "\xED\xA0\x80 surrogate",
+          "\xE0\x80\x80 overlong",
+          "<|im_start|>\x80\x81<|im_end|>",
+          "\xF4\x90\x80\x80 past max",
           std::string("nul\0\xFE", 5)};
 }
 
 std::vector<std::string> Captions() {
   auto coco = ReadCocoCaptions(RealDataPath(kCocoCaptionsFile));
-  EXPECT_TRUE(coco.ok()) << coco.status().ToString() << " (the real data under ../shared/data/real is required)";
+  EXPECT_TRUE(coco.ok()) << coco.status().ToString()
+                         << " (the real data under ../shared/data/real is required)";
   return coco.ok() ? coco->CaptionTexts() : std::vector<std::string>{};
 }
 
 // mmc4 document texts: sentences joined by a space and by a newline, and every sentence alone.
 std::vector<std::string> Mmc4Texts(size_t max_documents) {
   auto documents = ReadMmc4Documents(RealDataPath(kMmc4DocsFile));
-  EXPECT_TRUE(documents.ok()) << documents.status().ToString() << " (the real data under ../shared/data/real is required)";
+  EXPECT_TRUE(documents.ok()) << documents.status().ToString()
+                              << " (the real data under ../shared/data/real is required)";
   std::vector<std::string> texts;
   if (!documents.ok()) return texts;
   for (size_t d = 0; d < documents->size() && d < max_documents; ++d) {

@@ -8,8 +8,8 @@ namespace {
 // Call fn(begin, end, is_match) for the alternating segments of text[begin, end) that the
 // non-empty matches of `regex` cut it into, as Hugging Face's Pattern::find_matches does.
 template <typename Fn>
-Status ForEachSegment(const Regex& regex, std::string_view text, uint32_t begin, uint32_t end, bool invert,
-                      Fn&& fn) {
+Status ForEachSegment(const Regex& regex, std::string_view text, uint32_t begin, uint32_t end,
+                      bool invert, Fn&& fn) {
   const std::string_view piece = text.substr(begin, end - begin);
   size_t pos = 0, last = 0;
   while (pos <= piece.size()) {
@@ -42,8 +42,8 @@ Result<SplitBehavior> ParseSplitBehavior(std::string_view name) {
   return Status::InvalidArgument("Split behavior '{}' is not supported", name);
 }
 
-Status PreTokenizer::ApplySplit(const SplitStage& stage, std::string_view text, const std::vector<Piece>& in,
-                                std::vector<Piece>* out) const {
+Status PreTokenizer::ApplySplit(const SplitStage& stage, std::string_view text,
+                                const std::vector<Piece>& in, std::vector<Piece>* out) const {
   out->clear();
   for (const Piece& piece : in) {
     const size_t first = out->size();
@@ -54,9 +54,7 @@ Status PreTokenizer::ApplySplit(const SplitStage& stage, std::string_view text, 
         case SplitBehavior::kRemoved:
           if (!is_match) out->push_back({begin, end, false});
           break;
-        case SplitBehavior::kIsolated:
-          out->push_back({begin, end, false});
-          break;
+        case SplitBehavior::kIsolated: out->push_back({begin, end, false}); break;
         case SplitBehavior::kMergedWithPrevious:
           if (is_match && out->size() > first) {
             out->back().end = end;
@@ -82,7 +80,8 @@ Status PreTokenizer::ApplySplit(const SplitStage& stage, std::string_view text, 
       }
       previous_match = is_match;
     };
-    MMPT_RETURN_IF_ERROR(ForEachSegment(stage.regex, text, piece.begin, piece.end, stage.invert, emit));
+    MMPT_RETURN_IF_ERROR(
+        ForEachSegment(stage.regex, text, piece.begin, piece.end, stage.invert, emit));
   }
   return Status::OK();
 }
@@ -109,7 +108,8 @@ Status PreTokenizer::ApplyByteLevel(std::string_view text, const std::vector<Pie
     size_t pos = 0;
     while (pos < subject.size()) {
       size_t match_begin = 0, match_end = 0;
-      MMPT_ASSIGN_OR_RETURN(bool found, byte_level_regex_->Find(subject, pos, &match_begin, &match_end));
+      MMPT_ASSIGN_OR_RETURN(bool found,
+                            byte_level_regex_->Find(subject, pos, &match_begin, &match_end));
       if (!found) break;
       if (match_end == match_begin) {
         size_t next = match_end;
@@ -129,7 +129,8 @@ Status PreTokenizer::ApplyByteLevel(std::string_view text, const std::vector<Pie
   return Status::OK();
 }
 
-Status PreTokenizer::Run(std::string_view text, std::vector<Piece>* pieces, std::vector<Piece>* scratch) const {
+Status PreTokenizer::Run(std::string_view text, std::vector<Piece>* pieces,
+                         std::vector<Piece>* scratch) const {
   pieces->assign(1, Piece{0, uint32_t(text.size()), false});
   for (const SplitStage& stage : splits_) {
     MMPT_RETURN_IF_ERROR(ApplySplit(stage, text, *pieces, scratch));

@@ -38,7 +38,8 @@ struct SplitStage {
 /// Thread safety: Run is const and safe to call concurrently.
 class PreTokenizer {
  public:
-  PreTokenizer(std::vector<SplitStage> splits, bool add_prefix_space, std::optional<Regex> byte_level_regex)
+  PreTokenizer(std::vector<SplitStage> splits, bool add_prefix_space,
+               std::optional<Regex> byte_level_regex)
       : splits_(std::move(splits)),
         add_prefix_space_(add_prefix_space),
         byte_level_regex_(std::move(byte_level_regex)) {}
@@ -54,7 +55,8 @@ class PreTokenizer {
  private:
   Status ApplySplit(const SplitStage& stage, std::string_view text, const std::vector<Piece>& in,
                     std::vector<Piece>* out) const;
-  Status ApplyByteLevel(std::string_view text, const std::vector<Piece>& in, std::vector<Piece>* out) const;
+  Status ApplyByteLevel(std::string_view text, const std::vector<Piece>& in,
+                        std::vector<Piece>* out) const;
 
   std::vector<SplitStage> splits_;
   bool add_prefix_space_ = false;

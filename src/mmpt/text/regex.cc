@@ -23,7 +23,8 @@ constexpr std::string_view kJsNonSpaceClass =
 // applied the same way so the meaning matches it exactly.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 2> kReferenceRewrites = {{
     {"(?i:'s|'t|'re|'ve|'m|'ll|'d)", "(?:'([sS]|[tT]|[rR][eE]|[vV][eE]|[mM]|[lL][lL]|[dD]))"},
-    {" ?[^(\\s|[.,!?\xE2\x80\xA6\xE3\x80\x82\xEF\xBC\x8C\xE3\x80\x81\xE0\xA5\xA4\xDB\x94\xD8\x8C])]+",
+    {" ?[^(\\s|[.,!?\xE2\x80\xA6\xE3\x80\x82\xEF\xBC\x8C\xE3\x80\x81\xE0\xA5\xA4\xDB\x94\xD8\x8C])]"
+     "+",
      " ?[^\\s.,!?\xE2\x80\xA6\xE3\x80\x82\xEF\xBC\x8C\xE3\x80\x81\xE0\xA5\xA4\xDB\x94\xD8\x8C]+"},
 }};
 
@@ -61,7 +62,8 @@ struct MatchState {
 
 Result<std::string> TranslateJsRegex(std::string_view input) {
   std::string pattern(input);
-  for (const auto& [from, to] : kReferenceRewrites) pattern = ReplaceAll(std::move(pattern), from, to);
+  for (const auto& [from, to] : kReferenceRewrites)
+    pattern = ReplaceAll(std::move(pattern), from, to);
 
   std::string out;
   out.reserve(pattern.size() * 2);
@@ -69,7 +71,8 @@ Result<std::string> TranslateJsRegex(std::string_view input) {
   for (size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
     if (c == '\\') {
-      if (i + 1 >= pattern.size()) return Status::InvalidArgument("regex ends with a lone backslash: {}", input);
+      if (i + 1 >= pattern.size())
+        return Status::InvalidArgument("regex ends with a lone backslash: {}", input);
       const char e = pattern[++i];
       if (e == 's') {
         out += in_class ? std::string(kJsSpaceClass) : "[" + std::string(kJsSpaceClass) + "]";
@@ -79,7 +82,8 @@ Result<std::string> TranslateJsRegex(std::string_view input) {
         // \uXXXX or \u{X...}: PCRE2 spells both \x{...}.
         if (i + 1 < pattern.size() && pattern[i + 1] == '{') {
           const size_t close = pattern.find('}', i + 2);
-          if (close == std::string::npos) return Status::InvalidArgument("unterminated \\u{{...}} in regex: {}", input);
+          if (close == std::string::npos)
+            return Status::InvalidArgument("unterminated \\u{{...}} in regex: {}", input);
           out += "\\x{" + pattern.substr(i + 2, close - i - 2) + "}";
           i = close;
         } else if (i + 4 < pattern.size() + 0 && IsHex(pattern[i + 1]) && IsHex(pattern[i + 2]) &&
@@ -138,14 +142,15 @@ Result<Regex> Regex::Compile(std::string_view pattern) {
   MMPT_ASSIGN_OR_RETURN(std::string translated, TranslateJsRegex(pattern));
   int error_code = 0;
   PCRE2_SIZE error_offset = 0;
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
-                                   PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NO_UTF_CHECK, &error_code,
-                                   &error_offset, nullptr);
+  pcre2_code* code = pcre2_compile(
+      reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
+      PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NO_UTF_CHECK, &error_code, &error_offset, nullptr);
   if (code == nullptr) {
     std::array<PCRE2_UCHAR, 256> message{};
     pcre2_get_error_message(error_code, message.data(), message.size());
-    return Status::InvalidArgument("regex '{}' does not compile (as '{}'): {} at offset {}", pattern,
-                                   translated, reinterpret_cast<const char*>(message.data()), error_offset);
+    return Status::InvalidArgument("regex '{}' does not compile (as '{}'): {} at offset {}",
+                                   pattern, translated,
+                                   reinterpret_cast<const char*>(message.data()), error_offset);
   }
   // JIT is a speed-up only; without it (an unsupported CPU) pcre2_match interprets.
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);

@@ -30,7 +30,8 @@ class SentencePieceTokenizer final : public Tokenizer {
   Result<std::string> Decode(const std::vector<TokenId>& ids) const override {
     const int size = processor_->GetPieceSize();
     for (TokenId id : ids) {
-      if (id < 0 || id >= size) return Status::OutOfRange("token id {} is not in the vocabulary (size {})", id, size);
+      if (id < 0 || id >= size)
+        return Status::OutOfRange("token id {} is not in the vocabulary (size {})", id, size);
     }
     std::string text;
     const auto status = processor_->Decode(std::vector<int>(ids.begin(), ids.end()), &text);
@@ -55,10 +56,12 @@ class SentencePieceTokenizer final : public Tokenizer {
 
 Result<std::unique_ptr<Tokenizer>> LoadSentencePieceTokenizer(const std::string& path) {
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) return Status::NotFound("{}: no such tokenizer file", path);
+  if (!std::filesystem::is_regular_file(path, error))
+    return Status::NotFound("{}: no such tokenizer file", path);
   auto processor = std::make_unique<sentencepiece::SentencePieceProcessor>();
   const auto status = processor->Load(path);
-  if (!status.ok()) return Status::Corrupt("{}: not a SentencePiece model: {}", path, status.ToString());
+  if (!status.ok())
+    return Status::Corrupt("{}: not a SentencePiece model: {}", path, status.ToString());
   return std::unique_ptr<Tokenizer>(new SentencePieceTokenizer(std::move(processor)));
 }
 

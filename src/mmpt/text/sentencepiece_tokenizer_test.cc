@@ -1,7 +1,7 @@
 // SentencePiece behind the Tokenizer interface, on a tiny model trained at test time on COCO
 // captions by the SentencePiece trainer.
-#include <sentencepiece_trainer.h>
 #include <gtest/gtest.h>
+#include <sentencepiece_trainer.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,7 +22,8 @@ class SentencePieceTest : public ::testing::Test {
                                      ("mmpt_spm_" + std::to_string(::getpid())));
     std::filesystem::create_directories(*dir_);
     auto captions = ReadCocoCaptions(RealDataPath(kCocoCaptionsFile));
-    ASSERT_TRUE(captions.ok()) << captions.status().ToString() << " (the real data under ../shared/data/real is required)";
+    ASSERT_TRUE(captions.ok()) << captions.status().ToString()
+                               << " (the real data under ../shared/data/real is required)";
     captions_ = new std::vector<std::string>();
     const std::string input = (*dir_ / "captions.txt").string();
     std::ofstream file(input);
@@ -35,7 +36,8 @@ class SentencePieceTest : public ::testing::Test {
     file.close();
     const auto status = sentencepiece::SentencePieceTrainer::Train(
         "--input=" + input + " --model_prefix=" + (*dir_ / "m").string() +
-        " --vocab_size=600 --model_type=bpe --character_coverage=1.0 --normalization_rule_name=identity"
+        " --vocab_size=600 --model_type=bpe --character_coverage=1.0 "
+        "--normalization_rule_name=identity"
         " --remove_extra_whitespaces=false --minloglevel=2 --num_threads=1");
     ASSERT_TRUE(status.ok()) << status.ToString();
   }
@@ -83,7 +85,8 @@ TEST_F(SentencePieceTest, GarbageModelIsCorrupt) {
   auto tokenizer = LoadTokenizer(path);
   ASSERT_FALSE(tokenizer.ok());
   EXPECT_EQ(tokenizer.status().code(), StatusCode::kCorrupt) << tokenizer.status().ToString();
-  EXPECT_EQ(LoadTokenizer((*dir_ / "missing.model").string()).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(LoadTokenizer((*dir_ / "missing.model").string()).status().code(),
+            StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& path) {
   const std::string_view contents = file.text();
   // A tokenizer.json is a JSON object; a SentencePiece model is a binary protobuf.
   const size_t first = contents.find_first_not_of(" \t\r\n");
-  const bool json = path.ends_with(".json") || (first != std::string_view::npos && contents[first] == '{');
+  const bool json =
+      path.ends_with(".json") || (first != std::string_view::npos && contents[first] == '{');
   if (!json) return LoadSentencePieceTokenizer(path);
   if (contents.empty()) return Status::Corrupt("{}: empty file", path);
   MMPT_ASSIGN_OR_RETURN(std::unique_ptr<HfTokenizer> tokenizer, HfTokenizer::Parse(contents, path));
@@ -33,7 +34,8 @@ Result<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& path) {
 Result<std::string> FindTokenizer(std::string_view flag, std::string_view manifest) {
   if (!flag.empty()) return std::string(flag);
   if (!manifest.empty()) return std::string(manifest);
-  if (const char* env = std::getenv("MMPT_TOKENIZER"); env != nullptr && env[0] != '\0') return std::string(env);
+  if (const char* env = std::getenv("MMPT_TOKENIZER"); env != nullptr && env[0] != '\0')
+    return std::string(env);
   auto dir = DataDir();
   std::string default_path = dir.ok() ? *dir + "/tokenizer.json" : "";
   std::error_code ec;

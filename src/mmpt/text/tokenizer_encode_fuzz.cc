@@ -14,7 +14,8 @@ const mmpt::text::Tokenizer& Qwen3() {
   static auto tokenizer = [] {
     auto loaded = mmpt::text::LoadTokenizer(mmpt::text::FindTokenizer().ValueOrDie());
     if (!loaded.ok()) {
-      std::fprintf(stderr, "%s (run scripts/install-deps.sh)\n", loaded.status().ToString().c_str());
+      std::fprintf(stderr, "%s (run scripts/install-deps.sh)\n",
+                   loaded.status().ToString().c_str());
       std::abort();
     }
     return std::move(loaded).ValueOrDie();

@@ -4,7 +4,9 @@
 
 namespace mmpt::text {
 
-bool IsValidUtf8(std::string_view text) { return simdjson::validate_utf8(text.data(), text.size()); }
+bool IsValidUtf8(std::string_view text) {
+  return simdjson::validate_utf8(text.data(), text.size());
+}
 
 void AppendSanitizedUtf8(std::string_view text, std::string* out) {
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
@@ -107,11 +109,21 @@ void AppendUtf8(char32_t cp, std::string* out) {
 
 bool IsJsSpace(char32_t cp) {
   switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0xA0: case 0x1680:
-    case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000: case 0xFEFF:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x20:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+    case 0xFEFF: return true;
+    default: return cp >= 0x2000 && cp <= 0x200A;
   }
 }
 

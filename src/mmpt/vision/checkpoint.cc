@@ -1,8 +1,8 @@
 #include "mmpt/vision/checkpoint.h"
 
-#include <filesystem>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -136,8 +136,8 @@ Result<std::vector<const TensorEntry*>> Checkpoint::Match(
   if (n_misshaped) problems.push_back("mis-shaped " + Listed(misshaped, n_misshaped));
   if (n_unexpected) problems.push_back("unexpected " + Listed(unexpected, n_unexpected));
   return Status::InvalidArgument(
-      "{}: not the vision tower this encoder builds ({} tensors expected): {}", path_,
-      specs.size(), fmt::join(problems, "; "));
+      "{}: not the vision tower this encoder builds ({} tensors expected): {}", path_, specs.size(),
+      fmt::join(problems, "; "));
 }
 
 }  // namespace mmpt::vision

@@ -13,7 +13,8 @@ Result<EncoderConfig> MakeEncoderConfig(const cost::VisionConfig& p, uint32_t ou
         "builds: {}",
         p.name, why);
   };
-  if (p.rule != cost::ResolutionRule::kSmartResize) return unsupported("its rule is not smart_resize");
+  if (p.rule != cost::ResolutionRule::kSmartResize)
+    return unsupported("its rule is not smart_resize");
   if (p.norm.empty() || p.activation.empty()) {
     return unsupported("it has no encoder.norm and encoder.activation");
   }
@@ -21,8 +22,8 @@ Result<EncoderConfig> MakeEncoderConfig(const cost::VisionConfig& p, uint32_t ou
     return unsupported("a gated MLP uses silu, an ungated one quick_gelu");
   }
   if (p.hidden % p.heads != 0 || (p.hidden / p.heads) % 4 != 0) {
-    return unsupported(fmt::format("hidden {} over {} heads is not a multiple of 4 per head",
-                                   p.hidden, p.heads));
+    return unsupported(
+        fmt::format("hidden {} over {} heads is not a multiple of 4 per head", p.hidden, p.heads));
   }
   if (out_hidden == 0) return Status::InvalidArgument("out_hidden must be > 0");
   EncoderConfig c;
@@ -45,8 +46,8 @@ Result<EncoderConfig> MakeEncoderConfig(const cost::VisionConfig& p, uint32_t ou
   if (p.full_attention_layers.size() < p.layers) {
     const uint32_t merged_px = p.patch_size * p.spatial_merge;
     if (p.window_size % merged_px != 0) {
-      return unsupported(fmt::format("window_size {} is not a multiple of {} pixels",
-                                     p.window_size, merged_px));
+      return unsupported(
+          fmt::format("window_size {} is not a multiple of {} pixels", p.window_size, merged_px));
     }
     c.window_merged = p.window_size / merged_px;
   }

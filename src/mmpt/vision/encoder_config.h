@@ -22,14 +22,14 @@ struct EncoderConfig {
   uint32_t layers = 0;
   uint32_t heads = 0;
   uint32_t mlp_hidden = 0;
-  uint32_t out_hidden = 0;            // merger output: the LLM's hidden size
-  bool gated_mlp = false;             // SiLU-gated (gate, up, down) instead of fc1, act, fc2
-  bool rms_norm = false;              // RMSNorm without bias instead of LayerNorm
-  bool quick_gelu = false;            // QuickGELU (non-gated MLP) instead of SiLU
+  uint32_t out_hidden = 0;  // merger output: the LLM's hidden size
+  bool gated_mlp = false;   // SiLU-gated (gate, up, down) instead of fc1, act, fc2
+  bool rms_norm = false;    // RMSNorm without bias instead of LayerNorm
+  bool quick_gelu = false;  // QuickGELU (non-gated MLP) instead of SiLU
   double norm_eps = 1e-6;
   double rope_theta = 10000;
-  std::vector<bool> full_attention;   // per layer: full attention, else windowed
-  uint32_t window_merged = 0;         // window side in merged units (0: no windowed layers)
+  std::vector<bool> full_attention;  // per layer: full attention, else windowed
+  uint32_t window_merged = 0;        // window side in merged units (0: no windowed layers)
 
   uint32_t head_dim() const { return hidden / heads; }
   /// Rows of pixel_values per patch: channels × temporal patch × patch².

@@ -1,9 +1,9 @@
 #include "mmpt/vision/safetensors.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <fmt/format.h>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -21,15 +21,15 @@ struct DTypeInfo {
   size_t bytes;
 };
 constexpr std::array<DTypeInfo, 10> kDTypes = {{{DType::kF64, "F64", 8},
-                                               {DType::kF32, "F32", 4},
-                                               {DType::kF16, "F16", 2},
-                                               {DType::kBF16, "BF16", 2},
-                                               {DType::kI64, "I64", 8},
-                                               {DType::kI32, "I32", 4},
-                                               {DType::kI16, "I16", 2},
-                                               {DType::kI8, "I8", 1},
-                                               {DType::kU8, "U8", 1},
-                                               {DType::kBool, "BOOL", 1}}};
+                                                {DType::kF32, "F32", 4},
+                                                {DType::kF16, "F16", 2},
+                                                {DType::kBF16, "BF16", 2},
+                                                {DType::kI64, "I64", 8},
+                                                {DType::kI32, "I32", 4},
+                                                {DType::kI16, "I16", 2},
+                                                {DType::kI8, "I8", 1},
+                                                {DType::kU8, "U8", 1},
+                                                {DType::kBool, "BOOL", 1}}};
 
 const DTypeInfo& Info(DType dtype) { return kDTypes[static_cast<size_t>(dtype)]; }
 
@@ -92,9 +92,10 @@ Result<std::vector<TensorEntry>> ParseSafetensors(std::span<const std::byte> byt
   uint64_t header_bytes = 0;
   for (int i = 7; i >= 0; --i) header_bytes = (header_bytes << 8) | uint8_t(bytes[i]);
   if (header_bytes > kMaxHeaderBytes || header_bytes > bytes.size() - 8) {
-    return Status::Corrupt("{}: header of {} bytes in a file of {} (truncated, or not "
-                           "safetensors)",
-                           origin, header_bytes, bytes.size());
+    return Status::Corrupt(
+        "{}: header of {} bytes in a file of {} (truncated, or not "
+        "safetensors)",
+        origin, header_bytes, bytes.size());
   }
   std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, header_bytes);
   json header = json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -27,9 +27,9 @@ struct SafetensorsWriter {
         n *= d;
         dims += (dims.empty() ? "" : ",") + std::to_string(d);
       }
-      header += fmt::format("{}\"{}\":{{\"dtype\":\"F32\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
-                            header.size() > 1 ? "," : "", t.name, dims, data.size(),
-                            data.size() + 4 * n);
+      header +=
+          fmt::format("{}\"{}\":{{\"dtype\":\"F32\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
+                      header.size() > 1 ? "," : "", t.name, dims, data.size(), data.size() + 4 * n);
       for (int64_t i = 0; i < n; ++i) {
         char bytes[4];
         std::memcpy(bytes, &t.fill, 4);

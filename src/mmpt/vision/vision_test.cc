@@ -120,7 +120,8 @@ class CheckpointTest : public ::testing::Test {
   std::string Write(const EncoderConfig& config, const std::string& prefix,
                     const std::string& file = "model.safetensors") {
     testing::SafetensorsWriter w;
-    for (const ParameterSpec& s : Parameters(config)) w.tensors.push_back({prefix + s.name, s.shape, 1});
+    for (const ParameterSpec& s : Parameters(config))
+      w.tensors.push_back({prefix + s.name, s.shape, 1});
     w.tensors.push_back({"model.embed_tokens.weight", {4, 2}, 0});
     const std::string path = (dir_ / file).string();
     EXPECT_TRUE(WriteFileAtomic(path, w.Bytes()).ok());
@@ -180,9 +181,10 @@ TEST_F(CheckpointTest, NamesMissingMisshapedAndUnexpectedTensors) {
 
   // A sharded checkpoint through its index: two shards, one of them the tower.
   const std::string shard = Write(v2, "visual.", "part-1.safetensors");
-  ASSERT_TRUE(WriteFileAtomic((dir_ / "idx.json").string(),
-                              R"({"weight_map": {"visual.patch_embed.proj.weight": "part-1.safetensors"}})")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFileAtomic((dir_ / "idx.json").string(),
+                      R"({"weight_map": {"visual.patch_embed.proj.weight": "part-1.safetensors"}})")
+          .ok());
   auto sharded = Checkpoint::Open((dir_ / "idx.json").string());
   ASSERT_TRUE(sharded.ok()) << sharded.status().ToString();
   EXPECT_TRUE(sharded->Match(Parameters(v2)).ok());

@@ -55,8 +55,8 @@ struct Chunking {
 Chunking ChunkRun(const Run& run, int64_t heads) {
   const int64_t per_segment = heads * run.length * run.length;
   const int64_t batch = std::clamp<int64_t>(kChunkElements / per_segment, 1, run.count);
-  const int64_t rows = std::clamp<int64_t>(kChunkElements / (batch * heads * run.length), 1,
-                                           run.length);
+  const int64_t rows =
+      std::clamp<int64_t>(kChunkElements / (batch * heads * run.length), 1, run.length);
   return {batch, rows};
 }
 

@@ -90,8 +90,8 @@ struct RecomputedBlock : torch::autograd::Function<RecomputedBlock> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    auto pack = c10::static_intrusive_pointer_cast<PackHolder>(ctx->saved_data["pack"].toCapsule())
-                    ->pack;
+    auto pack =
+        c10::static_intrusive_pointer_cast<PackHolder>(ctx->saved_data["pack"].toCapsule())->pack;
     const auto layer = static_cast<uint32_t>(ctx->saved_data["layer"].toInt());
     variable_list saved = ctx->get_saved_variables();
     variable_list inputs;

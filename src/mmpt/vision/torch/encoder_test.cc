@@ -17,8 +17,8 @@ EncoderConfig SmallConfig(std::string_view preset) {
   p->hidden = 32;
   p->heads = 2;
   p->mlp_hidden = 48;
-  p->full_attention_layers = p->window_size > 0 ? std::vector<uint32_t>{1}
-                                                 : std::vector<uint32_t>{0, 1, 2};
+  p->full_attention_layers =
+      p->window_size > 0 ? std::vector<uint32_t>{1} : std::vector<uint32_t>{0, 1, 2};
   auto c = MakeEncoderConfig(*p, 24);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return *c;
@@ -40,11 +40,12 @@ TEST(VarlenAttentionTest, EqualsMaskedDenseAttentionAndBothKernelsAgree) {
   auto v = torch::randn({23, 2, 8}, torch::kDouble).requires_grad_(true);
   // Dense reference: every row against every row, with a block-diagonal mask.
   auto seg = torch::zeros({23}, torch::kLong);
-  for (size_t i = 1; i < cu.size(); ++i) seg.narrow(0, cu[i - 1], cu[i] - cu[i - 1]).fill_(int64_t(i));
+  for (size_t i = 1; i < cu.size(); ++i)
+    seg.narrow(0, cu[i - 1], cu[i] - cu[i - 1]).fill_(int64_t(i));
   auto mask = seg.unsqueeze(0) != seg.unsqueeze(1);
   auto s = torch::einsum("qhd,khd->hqk", {q, k}) / std::sqrt(8.0);
-  auto dense = torch::einsum("hqk,khd->qhd",
-                             {torch::softmax(s.masked_fill(mask, -INFINITY), -1), v});
+  auto dense =
+      torch::einsum("hqk,khd->qhd", {torch::softmax(s.masked_fill(mask, -INFINITY), -1), v});
   auto grad = torch::randn_like(dense);
   auto ref = torch::autograd::grad({dense}, {q, k, v}, {grad});
   for (bool keep : {true, false}) {
@@ -93,7 +94,8 @@ TEST(EncoderTest, AnImageEncodesTheSameAloneOrPacked) {
   torch::manual_seed(3);
   auto w = Weights(c);
   torch::NoGradGuard no_grad;
-  auto a = torch::randn({12 * 16, 1176}, torch::kDouble), b = torch::randn({8 * 4, 1176}, torch::kDouble);
+  auto a = torch::randn({12 * 16, 1176}, torch::kDouble),
+       b = torch::randn({8 * 4, 1176}, torch::kDouble);
   auto ga = torch::tensor({1, 12, 16}, torch::kLong).view({1, 3});
   auto gb = torch::tensor({1, 8, 4}, torch::kLong).view({1, 3});
   auto alone_a = Encode(c, w, a, ga, Recompute::kNone);
@@ -107,8 +109,8 @@ TEST(EncoderTest, BadInputIsNamed) {
   EncoderConfig c = SmallConfig("qwen2-vl");
   auto w = Weights(c);
   auto pixels = torch::zeros({20, 1176}, torch::kDouble);
-  auto r = Encode(c, w, pixels, torch::tensor({1, 4, 4}, torch::kLong).view({1, 3}),
-                  Recompute::kNone);
+  auto r =
+      Encode(c, w, pixels, torch::tensor({1, 4, 4}, torch::kLong).view({1, 3}), Recompute::kNone);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("covers 16 patches"), std::string::npos);
   r = Encode(c, w, torch::zeros({16, 1000}), torch::tensor({1, 4, 4}).view({1, 3}),
