@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,8 +106,9 @@ void BindStore(py::module_& m) {
       "prepare",
       [](const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& out_dir,
          const std::string& vision, const std::string& audio, uint64_t samples_per_shard,
-         size_t threads, const std::string& on_error, const std::string& tokenizer_path,
-         const std::string& chat_template, uint64_t max_decode_pixels) {
+         size_t threads, const std::string& on_error,
+         const std::optional<std::string>& tokenizer_path, const std::string& chat_template,
+         uint64_t max_decode_pixels) {
         ingest::PrepareOptions options;
         options.chat_template = chat_template;
         options.max_decode_pixels = max_decode_pixels;
@@ -121,7 +123,7 @@ void BindStore(py::module_& m) {
         Result<ingest::PrepareReport> report = [&]() -> Result<ingest::PrepareReport> {
           py::gil_scoped_release release;
           MMPT_ASSIGN_OR_RETURN(std::unique_ptr<text::Tokenizer> tokenizer,
-                                ingest::UseTokenizer(tokenizer_path, options));
+                                ingest::UseTokenizer(tokenizer_path.value_or(""), options));
           return ingest::Prepare(options);
         }();
         ingest::PrepareReport r = ValueOrThrow(std::move(report));
@@ -139,7 +141,7 @@ void BindStore(py::module_& m) {
       py::arg("inputs"), py::arg("out_dir"), py::kw_only(),
       py::arg("vision") = std::string(cost::Defaults::kVision),
       py::arg("audio") = std::string(cost::Defaults::kAudio), py::arg("samples_per_shard") = 1000,
-      py::arg("threads") = 0, py::arg("on_error") = "skip", py::arg("tokenizer") = "",
+      py::arg("threads") = 0, py::arg("on_error") = "skip", py::arg("tokenizer") = py::none(),
       py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
       py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
       "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "

@@ -19,17 +19,17 @@ void BindText(py::module_& m) {
       m, "Tokenizer",
       "A tokenizer loaded from a Hugging Face tokenizer.json or a SentencePiece .model; gives "
       "the same ids as the reference implementation.")
-      .def(py::init([](const std::string& path) {
+      .def(py::init([](const std::optional<std::string>& path) {
              // Raise only with the GIL held: the Result leaves the released scope first.
              Result<std::unique_ptr<text::Tokenizer>> tokenizer =
                  [&]() -> Result<std::unique_ptr<text::Tokenizer>> {
                py::gil_scoped_release release;
-               MMPT_ASSIGN_OR_RETURN(std::string found, text::FindTokenizer(path));
+               MMPT_ASSIGN_OR_RETURN(std::string found, text::FindTokenizer(path.value_or("")));
                return text::LoadTokenizer(found);
              }();
              return std::shared_ptr<text::Tokenizer>(ValueOrThrow(std::move(tokenizer)));
            }),
-           py::arg("path") = "",
+           py::arg("path") = py::none(),
            "Load the tokenizer at `path` (a tokenizer.json or a SentencePiece .model), or the one "
            "the mmpt command finds by default: $MMPT_TOKENIZER, else the Qwen3 tokenizer.json in "
            "mmpt's data directory. Raises NotFoundError, CorruptError or InvalidArgumentError.")

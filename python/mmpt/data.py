@@ -55,7 +55,7 @@ class Dataset:
     Samples render through the chat template the dataset was prepared with (its manifest), so
     token ids are those of Hugging Face's processor. ``loss``: ``"assistant"`` (the template's
     targets: the assistant's turns of a conversation, a document's text) or ``"all"`` (every
-    text token). ``tokenizer``: a tokenizer path, default the one the manifest records.
+    text token). ``tokenizer``: a tokenizer path, None (default) for the one the manifest records.
     ``verify_crc`` checks every image against its recorded CRC-32 before decoding, so an image
     changed after prepare is caught the same way on every rank. Raises ``mmpt.NotFoundError``
     for a directory that is not a dataset. Why two: this one renders the samples a plan names
@@ -63,10 +63,10 @@ class Dataset:
     media bytes by index, as stored, for tools and inspection.
     """
 
-    def __init__(self, path: str, loss: str = "assistant", tokenizer: str = "",
+    def __init__(self, path: str, loss: str = "assistant", tokenizer: Optional[str] = None,
                  verify_crc: bool = True):
         self.path = str(path)
-        self._source = _mmpt.DatasetSource(self.path, loss=loss, tokenizer=tokenizer,
+        self._source = _mmpt.DatasetSource(self.path, loss=loss, tokenizer=tokenizer or "",
                                            verify_crc=verify_crc)
 
     @property

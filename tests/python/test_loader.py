@@ -312,3 +312,9 @@ def test_a_training_step_runs_on_one_process_with_the_batch_routing(dataset_dir)
     torch.testing.assert_close(embeds[others], tokens[others])
     embeds.sum().backward()
     assert visual.merge.weight.grad.abs().sum() > 0 and embed.weight.grad is not None
+
+
+def test_none_takes_the_default_tokenizer(dataset_dir):
+    """One vocabulary: None, not "", says "the default"."""
+    assert mmpt.Tokenizer(None).encode("a picture") == mmpt.Tokenizer().encode("a picture")
+    assert len(mmpt.Dataset(dataset_dir, tokenizer=None)) == len(mmpt.Dataset(dataset_dir)) > 0
