@@ -74,9 +74,9 @@ class Dataset:
         return self._source.num_samples
 
     def reads(self) -> Dict[str, int]:
-        """What this process has read of the dataset so far: ``samples`` rendered, ``images``
-        decoded, and ``bytes`` of sample lines, token ids and media (media twice when
-        ``verify_crc`` checks them before decoding)."""
+        """What this process has read of the dataset so far: ``samples`` rendered, ``media``
+        items decoded (images, videos, audio clips), and ``bytes`` of sample lines, token ids
+        and media (media twice when ``verify_crc`` checks them before decoding)."""
         return self._source.reads()
 
     @property
