@@ -193,11 +193,12 @@ void BindPlanStream(py::module_& m) {
                       const std::string& vision_policy, const std::string& overlong,
                       bool allow_repeat, const std::string& planner, uint32_t vanilla_buffer) {
             load::PlanStreamConfig config;
-            if (planner != "mmpt" && planner != "vanilla") {
+            if (planner != "mmpt" && planner != "packed" && planner != "vanilla") {
               ThrowIfError(Status::InvalidArgument(
-                  "unknown planner '{}' (expected mmpt or vanilla)", planner));
+                  "unknown planner '{}' (expected mmpt, packed or vanilla)", planner));
             }
             config.vanilla = planner == "vanilla";
+            config.reorder = planner != "packed";
             config.planner.vanilla_buffer = vanilla_buffer;
             plan::Layout& layout = config.planner.layout;
             layout.seq_len = seq_len;
@@ -238,8 +239,7 @@ void BindPlanStream(py::module_& m) {
           py::arg("allow_repeat") = plan::PlannerConfig{}.allow_repeat, py::arg("planner") = "mmpt",
           py::arg("vanilla_buffer") = plan::PlannerConfig{}.vanilla_buffer)
       .def_property_readonly(
-          "planner",
-          [](const load::PlanStream& s) { return std::string(s.vanilla() ? "vanilla" : "mmpt"); })
+          "planner", [](const load::PlanStream& s) { return std::string(s.planner_name()); })
       .def_property_readonly("layout",
                              [](const load::PlanStream& s) { return LayoutDict(s.layout()); })
       .def(

@@ -126,6 +126,31 @@ void BindSim(py::module_& m) {
       "'step_seconds' under the layout's sync model; 'lower_bound_seconds'; 'tokens'; "
       "'hardware'; 'parameters'}.");
   m.def(
+      "synced_seconds",
+      [](const load::PlanStream& stream,
+         const std::vector<std::vector<std::vector<double>>>& vision,
+         const std::vector<std::vector<std::vector<double>>>& llm) {
+        const plan::Layout& layout = stream.layout();
+        std::vector<sim::RankTime> ranks;
+        for (size_t d = 0; d < vision.size() && d < llm.size(); ++d) {
+          for (size_t m = 0; m < vision[d].size() && m < llm[d].size(); ++m) {
+            if (vision[d][m].size() != layout.cp || llm[d][m].size() != layout.cp) {
+              ThrowIfError(Status::InvalidArgument(
+                  "rank {} micro-step {}: {} vision and {} LLM times for CP {}", d, m,
+                  vision[d][m].size(), llm[d][m].size(), layout.cp));
+            }
+            for (uint32_t r = 0; r < layout.cp; ++r) {
+              ranks.push_back({.vision_seconds = vision[d][m][r], .llm_seconds = llm[d][m][r]});
+            }
+          }
+        }
+        return ValueOrThrow(sim::SyncedSeconds(layout, ranks));
+      },
+      py::arg("stream"), py::arg("vision"), py::arg("llm"),
+      "The step time of per-rank seconds, vision and llm each [dp_rank][micro_step][cp_rank] "
+      "(measured, or simulate_step's), under the stream's layout and sync model "
+      "(sim::SyncedSeconds), before fixed overheads.");
+  m.def(
       "simulate_cp_vision",
       [](const std::vector<std::vector<Sequence>>& packs, uint32_t cp, const std::string& policy,
          double seconds_per_flop, double exchange_overhead) {

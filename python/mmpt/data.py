@@ -114,8 +114,10 @@ class Planner:
     ``planner="vanilla"`` serves the baseline's plans instead of mmpt's: the blended stream
     dealt round-robin to the DP ranks, each packing a buffer of ``vanilla_buffer`` samples
     first-fit decreasing, as Megatron Bridge with Megatron Energon does (``mmpt plan`` prints
-    it beside mmpt's), so a training run can measure what mmpt's plans buy. Its plans cannot be
-    saved or resumed (:meth:`state_dict` raises InvalidArgumentError).
+    it beside mmpt's), so a training run can measure what mmpt's plans buy. ``planner="packed"``
+    serves mmpt's global packs dealt in packing order, not reordered (the ablation's "+ global
+    packing" stage). Neither can be saved or resumed (:meth:`state_dict` raises
+    InvalidArgumentError).
     """
 
     def __init__(self, dataset, seq_len: Optional[int] = None, dp: Optional[int] = None,
@@ -152,6 +154,13 @@ class Planner:
         ``cp_llm_overhead``, ``vision_dp_exchange_overhead``, ``microstep_overhead_seconds``,
         ``grad_allreduce_seconds``); the others keep ``mmpt simulate``'s defaults."""
         return _mmpt.simulate_step(self._stream, step, **params)
+
+    def synced_seconds(self, vision, llm) -> float:
+        """The step time of per-rank seconds, ``vision`` and ``llm`` each
+        ``[dp_rank][micro_step][cp_rank]`` (measured, or :meth:`simulate`'s), as the ranks of this
+        layout wait for each other (its ``sync`` model; what ``step_seconds`` of :meth:`simulate`
+        is made of), before the all-reduce and the optimizer."""
+        return _mmpt.synced_seconds(self._stream, vision, llm)
 
     def state_dict(self, step: int, micro_step: int = 0) -> Dict[str, Any]:
         """The planner's state where a loader stands before ``micro_step`` of ``step`` (a few KB;

@@ -43,6 +43,9 @@ struct HardwareConfig {
   /// bench/encoder_bench.py measures it (the comment names the device); then vision_mfu is the
   /// native encoder's. 0: not measured here, and the ablation has no native-encoder stage.
   double native_encoder_factor = 0;
+  /// Which of these figures were measured on the device, by what and when (bench/replay_step.py
+  /// writes it when it calibrates). Empty: all assumed (datasheet peak, guessed utilizations).
+  std::string measured;
 
   double LlmSeconds(double flops) const { return flops / (bf16_flops * mfu); }
   double VisionSeconds(double flops) const { return flops / (bf16_flops * vision_mfu); }

@@ -202,7 +202,7 @@ TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
   config.vanilla = true;
   auto stream = PlanStream::Open(dir, config);
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
-  EXPECT_TRUE((*stream)->vanilla());
+  EXPECT_EQ((*stream)->planner_name(), "vanilla");
   // The same table and cost model, planned directly.
   const cost::SampleTable& table = (*stream)->table();
   const cost::CostModel& model = (*stream)->model();
@@ -219,6 +219,28 @@ TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
   EXPECT_EQ((*stream)->Plan(0).status().code(), StatusCode::kOutOfRange);
   EXPECT_EQ((*stream)->StateAt(6).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ((*stream)->Restore("state").status().code(), StatusCode::kInvalidArgument);
+}
+
+// "packed" serves mmpt's packs dealt in packing order (the ablation's "+ global packing"), the
+// same packs as mmpt's plan, and like the baseline it is not saved.
+TEST_F(PlanExecutionSlow, PackedStreamDealsMmptsPacksInPackingOrder) {
+  const std::string dir = root_ + "/ds";
+  PlanStreamConfig config;
+  config.planner.layout = {.dp = 2, .cp = 2, .ga = 2, .seq_len = 4096};
+  auto mmpt_stream = PlanStream::Open(dir, config);
+  config.reorder = false;
+  auto packed = PlanStream::Open(dir, config);
+  ASSERT_TRUE(mmpt_stream.ok() && packed.ok()) << packed.status().ToString();
+  EXPECT_EQ((*packed)->planner_name(), "packed");
+  for (uint64_t step = 0; step < 3; ++step) {
+    auto served = (*packed)->Plan(step);
+    auto balanced = (*mmpt_stream)->Plan(step);
+    ASSERT_TRUE(served.ok() && balanced.ok()) << step;
+    EXPECT_EQ((*served)->Hash(), plan::DealInPackingOrder(**balanced).Hash()) << step;
+    EXPECT_NE((*served)->Hash(), (*balanced)->Hash()) << step;
+  }
+  EXPECT_EQ((*packed)->StateAt(1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*packed)->Restore("state").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(PlanExecutionSlow, InterleavedImagesSitWhereTheirTextPutsThem) {

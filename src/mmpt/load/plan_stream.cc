@@ -14,6 +14,14 @@ struct PlanStream::Parts {
   std::optional<plan::VanillaPlanner> vanilla;  // the baseline's
   uint64_t vanilla_next_step = 0;
   plan::Layout layout;
+  bool reorder = true;
+
+  // mmpt's next plan, dealt as the config says.
+  Result<plan::StepPlan> PlanNext() {
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, planner->PlanStep());
+    if (!reorder) return plan::DealInPackingOrder(made);
+    return made;
+  }
 };
 
 namespace {
@@ -41,8 +49,8 @@ Result<std::shared_ptr<PlanStream>> PlanStream::Create(cost::SampleTable table,
                         cost::CostModel::FromPresets(
                             or_default(config.vision, cost::Defaults::kVision), config.llm,
                             config.hardware, or_default(config.audio, cost::Defaults::kAudio)));
-  auto parts = std::unique_ptr<Parts>(
-      new Parts{std::move(table), {}, std::move(model), {}, {}, 0, config.planner.layout});
+  auto parts = std::unique_ptr<Parts>(new Parts{
+      std::move(table), {}, std::move(model), {}, {}, 0, config.planner.layout, config.reorder});
   MMPT_ASSIGN_OR_RETURN(parts->costs, cost::CostSamples(parts->table, parts->model));
   if (config.vanilla) {
     MMPT_ASSIGN_OR_RETURN(
@@ -83,7 +91,7 @@ Status PlanStream::AdvanceTo(uint64_t step) {
   while (planner.next_step() <= step) {
     const uint64_t s = planner.next_step();
     states_[s] = planner.SaveState();
-    MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, planner.PlanStep());
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, parts_->PlanNext());
     plans_[s] = std::make_shared<const plan::StepPlan>(std::move(made));
     while (plans_.size() > kCachedPlans) plans_.erase(plans_.begin());
     while (states_.size() > kKeptStates) states_.erase(states_.begin());
@@ -117,7 +125,7 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::PlanLocked(uint64_t st
     }
     const std::string resume = parts_->planner->SaveState();
     MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(saved->second).status());
-    Result<plan::StepPlan> made = parts_->planner->PlanStep();
+    Result<plan::StepPlan> made = parts_->PlanNext();
     MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(resume).status());
     if (!made.ok()) return made.status();
     return std::make_shared<const plan::StepPlan>(std::move(*made));
@@ -128,11 +136,11 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::PlanLocked(uint64_t st
 
 Result<std::string> PlanStream::StateAt(uint64_t step, uint32_t micro_step) {
   std::lock_guard lock(mu_);
-  if (parts_->vanilla) {
+  if (parts_->vanilla || !parts_->reorder) {
     return Status::InvalidArgument(
-        "planner state of step {}: the vanilla planner's state is not "
-        "saved (it is a baseline to measure against)",
-        step);
+        "planner state of step {}: the {} planner's state is not saved (it is a stage to "
+        "measure against)",
+        step, parts_->vanilla ? "vanilla" : "packed");
   }
   if (step < first_step_) {
     return Status::OutOfRange("planner state of step {}: this planner starts at step {}", step,
@@ -163,10 +171,10 @@ Result<std::string> PlanStream::StateAt(uint64_t step, uint32_t micro_step) {
 
 Result<plan::Planner::ResumePoint> PlanStream::Restore(std::string_view state) {
   std::lock_guard lock(mu_);
-  if (parts_->vanilla) {
+  if (parts_->vanilla || !parts_->reorder) {
     return Status::InvalidArgument(
-        "the vanilla planner cannot restore a saved state (it is a "
-        "baseline to measure against)");
+        "the {} planner cannot restore a saved state (it is a stage to measure against)",
+        parts_->vanilla ? "vanilla" : "packed");
   }
   MMPT_ASSIGN_OR_RETURN(plan::Planner::ResumePoint resume, parts_->planner->RestoreState(state));
   plans_.clear();
@@ -183,6 +191,9 @@ const plan::Layout& PlanStream::layout() const { return parts_->layout; }
 
 const cost::CostModel& PlanStream::model() const { return parts_->model; }
 
-bool PlanStream::vanilla() const { return parts_->vanilla.has_value(); }
+std::string_view PlanStream::planner_name() const {
+  if (parts_->vanilla) return "vanilla";
+  return parts_->reorder ? "mmpt" : "packed";
+}
 
 }  // namespace mmpt::load

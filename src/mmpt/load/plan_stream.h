@@ -32,6 +32,9 @@ struct PlanStreamConfig {
   /// restored (StateAt and Restore return InvalidArgument) nor served more than a few steps
   /// behind the newest.
   bool vanilla = false;
+  /// false: serve mmpt's packs dealt in packing order, not reordered (plan::DealInPackingOrder:
+  /// the ablation's "+ global packing" stage), so a run can measure what reordering buys.
+  bool reorder = true;
   /// Vision and audio presets: empty means the dataset's (Open reads its manifest; Create
   /// takes cost::Defaults). Given to Open, each must be the dataset's: image and audio tokens
   /// derive from them.
@@ -80,7 +83,8 @@ class PlanStream : public std::enable_shared_from_this<PlanStream> {
   const plan::Layout& layout() const;
   /// The cost model the plans were made with (their packs' vision and LLM seconds).
   const cost::CostModel& model() const;
-  bool vanilla() const;
+  /// Which plans it serves: "vanilla", "packed" (mmpt's, not reordered) or "mmpt".
+  std::string_view planner_name() const;
 
  private:
   struct Parts;

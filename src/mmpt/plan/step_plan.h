@@ -206,4 +206,11 @@ struct StepPlan {
   Status Validate() const;
 };
 
+/// Return `plan` with its packs dealt as a global packer without reordering would deal them (the
+/// ablation's "+ global packing" stage, which a loader can execute too): in the packer's output
+/// order (best-fit decreasing opens packs largest sample first, so
+/// packs sorted by their largest sample, stable), consecutive packs filling micro-step 0 of
+/// every DP rank, then micro-step 1, and so on.
+StepPlan DealInPackingOrder(const StepPlan& plan);
+
 }  // namespace mmpt::plan

@@ -90,57 +90,6 @@ void CompareRows(std::vector<AblationRow>& rows) {
 
 }  // namespace
 
-plan::StepPlan DealInPackingOrder(const plan::StepPlan& plan) {
-  // Best-fit decreasing opens packs in decreasing order of their largest sample (each pack's
-  // opening sample is its largest), so sorting by it recovers the packer's output order.
-  std::vector<uint32_t> by_order(plan.packs.size());
-  std::vector<uint32_t> largest(plan.packs.size(), 0);
-  for (uint32_t i = 0; i < by_order.size(); ++i) {
-    by_order[i] = i;
-    for (const auto& seq : plan.Sequences(plan.packs[i])) {
-      largest[i] = std::max(largest[i], seq.tokens);
-    }
-  }
-  std::stable_sort(by_order.begin(), by_order.end(),
-                   [&](uint32_t a, uint32_t b) { return largest[a] > largest[b]; });
-  // Consecutive packs fill micro-step 0 of every rank, then micro-step 1, ... (Megatron's
-  // sampler: micro-batch m of DP rank d holds global positions (m·dp + d)·mbs ...).
-  const plan::Layout& l = plan.layout;
-  std::vector<uint32_t> order(plan.packs.size());
-  for (uint32_t j = 0; j < order.size(); ++j) {
-    const uint32_t micro = j / (l.dp * l.mbs), rank = (j / l.mbs) % l.dp, slot = j % l.mbs;
-    order[plan.PackIndex(rank, micro, slot)] = by_order[j];
-  }
-  plan::StepPlan out;
-  out.step = plan.step;
-  out.layout = plan.layout;
-  out.packs.reserve(plan.packs.size());
-  out.sequences.reserve(plan.sequences.size());
-  out.images.reserve(plan.images.size());
-  out.videos.reserve(plan.videos.size());
-  out.audios.reserve(plan.audios.size());
-  // Append a sequence's items of one kind to `to`, and set its range over them.
-  auto move_items = [](auto items, auto& to, uint32_t& begin, uint32_t& end) {
-    begin = static_cast<uint32_t>(to.size());
-    to.insert(to.end(), items.begin(), items.end());
-    end = static_cast<uint32_t>(to.size());
-  };
-  for (uint32_t p : order) {
-    plan::PlannedPack pack = plan.packs[p];
-    pack.sequence_begin = static_cast<uint32_t>(out.sequences.size());
-    for (plan::PlannedSequence seq : plan.Sequences(plan.packs[p])) {
-      move_items(plan.Images(seq), out.images, seq.image_begin, seq.image_end);
-      move_items(plan.Videos(seq), out.videos, seq.video_begin, seq.video_end);
-      move_items(plan.Audios(seq), out.audios, seq.audio_begin, seq.audio_end);
-      out.sequences.push_back(seq);
-    }
-    pack.sequence_end = static_cast<uint32_t>(out.sequences.size());
-    out.packs.push_back(pack);
-    if (!plan.cp.empty()) out.cp.push_back(plan.cp[p]);  // a pack's cp stage moves with it
-  }
-  return out;
-}
-
 Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
                              const AblationOptions& options) {
   MMPT_RETURN_IF_ERROR(options.params.Validate());
@@ -156,7 +105,7 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
     if (v.layout.dp != m.layout.dp || v.layout.cp != m.layout.cp || v.layout.ga != m.layout.ga) {
       return Status::InvalidArgument("vanilla and mmpt plans have different layouts");
     }
-    dealt_plans.push_back(DealInPackingOrder(m));
+    dealt_plans.push_back(plan::DealInPackingOrder(m));
     vanilla_plans.push_back(std::move(v));
     mmpt_plans.push_back(std::move(m));
   }

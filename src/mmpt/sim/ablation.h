@@ -62,7 +62,7 @@ struct Ablation {
 };
 
 /// Run the stages: vanilla (the `vanilla` plans), + global packing (the `mmpt` plans dealt in
-/// packing order, DealInPackingOrder), + reordering (the `mmpt` plans as balanced), + native
+/// packing order, plan::DealInPackingOrder), + reordering (the `mmpt` plans as balanced), + native
 /// encoder (when measured: the stages before it run the Hugging Face-style encoder,
 /// native_encoder_factor times slower), and, when CP > 1, + vision DP when CP (cost policy) with
 /// the count policy (Megatron Bridge) as an alternative row. Stages before vision DP use the
@@ -70,11 +70,5 @@ struct Ablation {
 /// the two sources' plans differ in layout.
 Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
                              const AblationOptions& options);
-
-/// Return `plan` with its packs dealt as a global packer without reordering would deal them:
-/// in the packer's output order (best-fit decreasing opens packs largest sample first, so
-/// packs sorted by their largest sample, stable), consecutive packs filling micro-step 0 of
-/// every DP rank, then micro-step 1, and so on.
-plan::StepPlan DealInPackingOrder(const plan::StepPlan& plan);
 
 }  // namespace mmpt::sim

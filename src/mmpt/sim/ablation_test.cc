@@ -71,7 +71,7 @@ TEST(AblationTest, DealInPackingOrderKeepsEveryPack) {
   PackSpec a{{1500, 500}, {{100, 1}}, 1, 4}, b{{1200, 800}, {{100, 1}}, 2, 4};
   PackSpec c{{1900, 100}, {{100, 1}}, 3, 4}, d{{1000, 1000}, {{100, 1}}, 4, 4};
   auto plan = MakePlan(layout, {a, b, c, d});
-  plan::StepPlan dealt = DealInPackingOrder(plan);
+  plan::StepPlan dealt = plan::DealInPackingOrder(plan);
   ASSERT_TRUE(dealt.Validate().ok()) << dealt.Validate().ToString();
   // Packing order c (1900), a (1500), b (1200), d (1000): micro-step 0 of ranks 0 and 1 get c
   // and a, micro-step 1 gets b and d.
@@ -97,7 +97,7 @@ TEST(AblationTest, DealInPackingOrderMovesVideosAndAudioWithTheirSamples) {
   plan.videos.push_back(plan::PlannedVideo{.frames = 4, .llm_tokens = 50, .token_start = 0});
   plan.audios.push_back(plan::PlannedAudio{.llm_tokens = 25, .token_start = 60});
   plan.sequences[holder].video_end = plan.sequences[holder].audio_end = 1;
-  plan::StepPlan dealt = DealInPackingOrder(plan);
+  plan::StepPlan dealt = plan::DealInPackingOrder(plan);
   ASSERT_TRUE(dealt.Validate().ok()) << dealt.Validate().ToString();
   ASSERT_EQ(dealt.videos.size(), 1u);
   ASSERT_EQ(dealt.audios.size(), 1u);

@@ -1,10 +1,20 @@
 #include "mmpt/sim/corpus_ablation.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
 #include "mmpt/plan/vanilla.h"
 
 namespace mmpt::sim {
+namespace {
+
+std::string Measured(const cost::HardwareConfig& hardware) {
+  if (hardware.measured.empty()) return "nothing: no figure of this run comes from a device";
+  return fmt::format("hardware {}: {}", hardware.name, hardware.measured);
+}
+
+}  // namespace
 
 Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::CostModel& model,
                                    const plan::PlannerConfig& config, AblationOptions options) {
@@ -22,10 +32,15 @@ Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::C
       fmt::format(
           "  corpus: {} samples, {} images, {} sources\n"
           "  models: vision {}, llm {}, hardware {} (presets/)\n"
-          "  layout: DP {} TP {} PP {} CP {} EP {} GA {} MBS {} seq {} sync {}\n",
+          "  layout: DP {} TP {} PP {} CP {} EP {} GA {} MBS {} seq {} sync {}\n"
+          "  measured: {}\n"
+          "  assumed: {}the parameters below, unless given on the command line\n",
           table.num_samples(), table.num_images(), table.num_sources(), model.vision().name,
           model.llm().name, model.hardware().name, l.dp, l.tp, l.pp, l.cp, l.ep, l.ga, l.mbs,
-          l.seq_len, plan::SyncModelName(l.sync)) +
+          l.seq_len, plan::SyncModelName(l.sync), Measured(model.hardware()),
+          model.hardware().measured.empty()
+              ? fmt::format("hardware {}'s peak and utilizations; ", model.hardware().name)
+              : "") +
       ablation.parameters;
   return ablation;
 }

@@ -131,6 +131,39 @@ std::string SimParams::Describe() const {
   return out;
 }
 
+Result<double> SyncedSeconds(const plan::Layout& layout, std::span<const RankTime> ranks) {
+  const size_t groups = size_t{layout.dp} * layout.ga;
+  if (ranks.size() != groups * layout.cp) {
+    return Status::InvalidArgument("{} rank times for DP {} x GA {} x CP {}", ranks.size(),
+                                   layout.dp, layout.ga, layout.cp);
+  }
+  // The DP ranks wait for each other as the balancer's model says: one "pack" per
+  // (rank, micro-step) holding the CP group's slowest shard of each encoder and of the LLM.
+  std::vector<balance::PackCost> group_costs(groups);
+  std::vector<uint32_t> identity(groups);
+  for (size_t i = 0; i < groups; ++i) {
+    std::array<double, balance::kNumEncoders> encoders{};
+    double llm = 0;
+    for (const RankTime& t : ranks.subspan(i * layout.cp, layout.cp)) {
+      encoders[balance::kVisionEncoder] =
+          std::max(encoders[balance::kVisionEncoder], t.vision_seconds);
+      encoders[balance::kAudioEncoder] =
+          std::max(encoders[balance::kAudioEncoder], t.audio_seconds);
+      llm = std::max(llm, t.llm_seconds);
+    }
+    group_costs[i] = balance::PackCost(encoders, llm);
+    identity[i] = static_cast<uint32_t>(i);
+  }
+  const balance::Grid grid{.dp = layout.dp,
+                           .ga = layout.ga,
+                           .mbs = 1,
+                           .group = layout.sync_group_size(),
+                           .pp = layout.pp,
+                           .sync = layout.sync};
+  MMPT_RETURN_IF_ERROR(grid.Validate());
+  return balance::Evaluate(group_costs, identity, grid).step_seconds;
+}
+
 Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params) {
   MMPT_RETURN_IF_ERROR(params.Validate());
   MMPT_RETURN_IF_ERROR(plan.layout.Validate());
@@ -143,9 +176,6 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
   sim.ranks.assign(size_t{layout.dp} * layout.ga * layout.cp, RankTime{});
 
   std::vector<RankTime> times(layout.cp);
-  // Per (DP rank, micro-step): the CP group's slowest vision, audio and LLM shard.
-  std::vector<double> vision(size_t{layout.dp} * layout.ga), audio(vision.size()),
-      llm(vision.size());
   for (uint32_t d = 0; d < layout.dp; ++d) {
     for (uint32_t m = 0; m < layout.ga; ++m) {
       std::fill(times.begin(), times.end(), RankTime{});
@@ -156,35 +186,11 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
               fmt::format("step {} rank {} micro-step {} pack {}", plan.step, d, m, slot));
         }
       }
-      const size_t dm = size_t{d} * layout.ga + m;
-      for (uint32_t r = 0; r < layout.cp; ++r) {
-        sim.ranks[dm * layout.cp + r] = times[r];
-        vision[dm] = std::max(vision[dm], times[r].vision_seconds);
-        audio[dm] = std::max(audio[dm], times[r].audio_seconds);
-        llm[dm] = std::max(llm[dm], times[r].llm_seconds);
-      }
+      std::copy(times.begin(), times.end(),
+                sim.ranks.begin() + (size_t{d} * layout.ga + m) * layout.cp);
     }
   }
-
-  // The DP ranks wait for each other as the balancer's model says: one "pack" per
-  // (rank, micro-step) holding the CP group's slowest shard of each encoder and of the LLM.
-  std::vector<balance::PackCost> group_costs(vision.size());
-  std::vector<uint32_t> identity(vision.size());
-  for (size_t i = 0; i < vision.size(); ++i) {
-    std::array<double, balance::kNumEncoders> encoders{};
-    encoders[balance::kVisionEncoder] = vision[i];
-    encoders[balance::kAudioEncoder] = audio[i];
-    group_costs[i] = balance::PackCost(encoders, llm[i]);
-    identity[i] = static_cast<uint32_t>(i);
-  }
-  const balance::Grid grid{.dp = layout.dp,
-                           .ga = layout.ga,
-                           .mbs = 1,
-                           .group = layout.sync_group_size(),
-                           .pp = layout.pp,
-                           .sync = layout.sync};
-  MMPT_RETURN_IF_ERROR(grid.Validate());
-  const double slowest = balance::Evaluate(group_costs, identity, grid).step_seconds;
+  MMPT_ASSIGN_OR_RETURN(const double slowest, SyncedSeconds(layout, sim.ranks));
   const double overhead =
       params.microstep_overhead_seconds * layout.ga + params.grad_allreduce_seconds;
   sim.step_seconds = slowest + overhead;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,15 +74,21 @@ struct StepSim {
   }
 };
 
+/// The step time of per-rank times (`ranks` indexed as StepSim::ranks: modelled, or measured by
+/// bench/replay_step.py) under `layout`'s sync model, before the fixed overheads: a CP group
+/// runs max(vision) then max(LLM) of its ranks (the LLM's first layer waits for every shard);
+/// the DP ranks then wait as layout.sync says, by balance::Evaluate's model (kStep: only at the
+/// all-reduce; kMicrostep: every micro-step within each sync group of layout.ep ranks;
+/// kPipeline: 1F1B fill and drain). Errors: InvalidArgument when `ranks` is not DP x GA x CP
+/// long or the layout's sync grid is invalid.
+Result<double> SyncedSeconds(const plan::Layout& layout, std::span<const RankTime> ranks);
+
 /// Simulate one step of `plan` on its layout, evaluating the plan's own cp stage (plan.cp:
 /// the split and vision assignment the loader executes; rerun plan::AddCpStage with another
 /// policy to compare policies). Each pack's vision seconds are spread over its images by
 /// vision FLOPs; with CP > 1 a rank encodes what the assignment gives it, and the pack's LLM
-/// seconds are split over the CP ranks by tokens and causal attention pairs of their chunks. A
-/// CP group runs max(vision) then max(LLM) of its ranks (the LLM's first layer waits for every
-/// shard); the DP ranks then wait as layout.sync says, by balance::Evaluate's model (kStep:
-/// only at the all-reduce; kMicrostep: every micro-step within each sync group of layout.ep
-/// ranks; kPipeline: 1F1B fill and drain). Errors: InvalidArgument for bad params, a plan
+/// seconds are split over the CP ranks by tokens and causal attention pairs of their chunks;
+/// the ranks wait as SyncedSeconds says. Errors: InvalidArgument for bad params, a plan
 /// without its cp stage, or one that fails Validate().
 Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params);
 

@@ -42,6 +42,34 @@ TEST(StepModelTest, MicrostepSyncTakesMaxVisionPlusMaxLlm) {
   EXPECT_DOUBLE_EQ(sim->step_seconds, 6.0 + 2.0);
 }
 
+// Measured times compose as modelled ones do: SimulateStep's step is SyncedSeconds of its own
+// rank times plus the overheads, under every sync model.
+TEST(StepModelTest, SyncedSecondsIsTheStepOfGivenRankTimes) {
+  plan::Layout layout{
+      .dp = 2, .ep = 2, .ga = 2, .seq_len = 1024, .sync = plan::SyncModel::kMicrostep};
+  auto plan = MakePlan(layout, {PackSpec{{100}, {{50}}, 1, 2}, PackSpec{{100}, {{50}}, 1, 2},
+                                PackSpec{{100}, {{50}}, 3, 1}, PackSpec{{100}, {}, 0, 1}});
+  SimParams params;
+  params.grad_allreduce_seconds = 1.0;
+  for (plan::SyncModel sync : {plan::SyncModel::kStep, plan::SyncModel::kMicrostep}) {
+    plan.layout.sync = sync;
+    auto sim = SimulateStep(plan, params);
+    ASSERT_TRUE(sim.ok());
+    auto synced = SyncedSeconds(plan.layout, sim->ranks);
+    ASSERT_TRUE(synced.ok());
+    EXPECT_DOUBLE_EQ(*synced + 1.0, sim->step_seconds);
+  }
+  // Rank 1's micro-step 1 twice as slow in its LLM: under micro-step sync the step grows by
+  // what it adds over rank 0's (2 → 4: +2).
+  auto sim = SimulateStep(plan, {});
+  ASSERT_TRUE(sim.ok());
+  std::vector<RankTime> measured = sim->ranks;
+  measured[3].llm_seconds = 4;
+  EXPECT_DOUBLE_EQ(*SyncedSeconds(plan.layout, measured), sim->step_seconds + 2);
+  measured.pop_back();
+  EXPECT_EQ(SyncedSeconds(plan.layout, measured).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(StepModelTest, AudioEncoderTimeCountsAndWaitsOnItsOwnSlowestRank) {
   // The packs above, with 2 s of audio encoding on rank 1's first pack (as an omni plan's
   // pack.audio_seconds says). Step sync: rank 1 is now 4 + 2 + 1 = 7, rank 0 still 6.
