@@ -1,6 +1,6 @@
 """A measured training step, vanilla vs mmpt, beside mmpt's step-time model, which it calibrates.
 
-    PYTHONPATH=build/release/python /usr/bin/python3 bench/train_step_bench.py [--save-preset]
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/train_step_bench.py
 
 Two ranks (one thread each: this machine's two cores) train examples/train_vlm.py's model, the
 native encoder (mmpt.torch.VisionEncoder) and a small decoder, on the same corpus prepared from
@@ -18,9 +18,9 @@ a hardware preset. The cost model's own FLOPs for the plans the loader executed 
 ``mmpt.Planner.simulate`` (sim::SimulateStep) on the peak preset, whose seconds are FLOPs / peak;
 the peak is this core's fp32 matrix-multiply rate. Calibration: the encoder's and the LM's
 measured seconds over the cost model's FLOPs (ratio of sums over every measured micro-step of
-both runs) give ``vision_mfu`` and ``mfu``; they are written as a hardware preset naming the
-device (``--save-preset`` also writes it to presets/hardware/), which ``mmpt simulate`` then
-reads. The report: measured vs predicted per stage (encoder, LM, wait, step) and per planner,
+both runs) give ``vision_mfu`` and ``mfu``, written as this run's hardware preset, which its
+``mmpt simulate`` rows read (presets/hardware/ holds bench/replay_step.py's calibration, from
+every replayed batch). The report: measured vs predicted per stage (encoder, LM, wait, step) and per planner,
 the vanilla/mmpt ratios both ways, and `mmpt simulate`'s ablation rows on the same plans.
 """
 
@@ -113,6 +113,12 @@ def peak_flops(seconds=2.0, n=1024):
         torch.mm(a, b)
         best = min(best, time.perf_counter() - t)
     return 2.0 * n ** 3 / best
+
+
+def device_preset_name():
+    """This CPU's hardware preset name, one core: e.g. amd-epyc-1core."""
+    slug = "".join(c if c.isalnum() else "-" for c in cpu_name().lower()).strip("-")
+    return "-".join(filter(None, slug.split("-"))) + "-1core"
 
 
 def cpu_name():
@@ -289,14 +295,11 @@ def main(argv=None):
     p.add_argument("--preset-name", default=None,
                    help="name of the calibrated hardware preset (default: the CPU's, e.g. "
                         "amd-epyc-1core)")
-    p.add_argument("--save-preset", action="store_true",
-                   help="also write the calibrated preset to presets/hardware/")
     p.add_argument("--json", default="", help="write the figures to this file")
     args = p.parse_args(argv)
 
     if args.preset_name is None:
-        slug = "".join(c if c.isalnum() else "-" for c in cpu_name().lower()).strip("-")
-        args.preset_name = "-".join(filter(None, slug.split("-"))) + "-1core"
+        args.preset_name = device_preset_name()
     work = os.path.abspath(args.work)
     home = os.path.join(work, "home")
     make_home(home, args)
@@ -322,8 +325,6 @@ def main(argv=None):
     ratios = fit(runs, predictions, measured_steps)
     preset = calibrated_preset(args.preset_name, peak, ratios, args)
     write_preset(home, "hardware", preset)
-    if args.save_preset:
-        write_preset(ROOT, "hardware", preset)
     # Per step, what neither stage holds: the all-reduce and the optimizer (measured).
     fixed = statistics.mean(s["allreduce"] + s["optimizer"]
                             for records in runs.values() for rec in records

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import mmpt
-from mmpt.torch import VisionEncoder, to_tensors, vision_dp_embed
+from mmpt.torch import EmulatedCpRank, VisionEncoder, to_tensors, vision_dp_embed
 
 
 # ---- The language model ------------------------------------------------------------------------
@@ -88,6 +88,14 @@ class _GatherRows(torch.autograd.Function):
         return grad[rank * n:(rank + 1) * n], None
 
 
+def gather_rows(rows, group):
+    """Every CP rank's rows, rank order: over the process group, or from this rank alone when
+    the group is emulated in one process (``mmpt.torch.EmulatedCpRank``, bench/replay_step.py)."""
+    if isinstance(group, EmulatedCpRank):
+        return group.all_gather_rows(rows)
+    return _GatherRows.apply(rows, group)
+
+
 class PackLayout:
     """Where this rank's tokens sit in their packed samples, for attention.
 
@@ -100,7 +108,7 @@ class PackLayout:
     """
 
     def __init__(self, cu_seqlens, cu_seqlens_padded, local_tokens, cp, cp_rank):
-        cu, cu_padded = cu_seqlens.long(), cu_seqlens_padded.long()
+        cu, cu_padded = cu_seqlens.long().cpu(), cu_seqlens_padded.long().cpu()
         lengths = (cu[1:] - cu[:-1]).tolist()
         # The batch's own split (its padding multiple: 2·CP, 2·TP·CP under sequence parallelism).
         indices = [torch.as_tensor(mmpt.partitioned_indices(cu_padded.tolist(), cp, r)
@@ -127,7 +135,8 @@ class PackLayout:
             q_rows, q_pos = rows_of(local)
             k_rows, k_pos = rows_of(gathered)
             if len(q_rows):
-                self.samples.append((q_rows, k_rows, k_pos[None, :] > q_pos[:, None]))
+                self.samples.append(tuple(t.to(cu_seqlens.device) for t in (
+                    q_rows, k_rows, k_pos[None, :] > q_pos[:, None])))
 
 
 def packed_attention(q, k, v, layout):
@@ -165,7 +174,7 @@ class DecoderLayer(nn.Module):
         k, v = self.kv(h).view(-1, 2, self.kv_heads, self.head_dim).unbind(1)
         k = rotate(k, cos, sin)
         if cp_group is not None:  # keys and values of the whole pack, from every CP rank
-            k, v = _GatherRows.apply(torch.stack([k, v], 1), cp_group).unbind(1)
+            k, v = gather_rows(torch.stack([k, v], 1), cp_group).unbind(1)
         x = x + self.o(packed_attention(q, k, v, layout).flatten(1))
         gate, up = self.gate_up(self.norm2(x)).chunk(2, dim=-1)
         return x + self.down(F.silu(gate) * up)
@@ -224,27 +233,33 @@ def llm_preset(args, name):
 class StageClock:
     """Where a rank's time goes, per micro-step: the encoder's forward and backward (hooks on
     the encoder and on its output's gradient) and the rest (the LM, the vision-DP exchange);
-    per step, the wait for the slowest rank and the gradient all-reduce."""
+    per step, the wait for the slowest rank and the gradient all-reduce. On a GPU pass
+    ``synchronize=torch.cuda.synchronize``: each boundary then waits for the kernels before it."""
 
-    def __init__(self, encoder):
+    def __init__(self, encoder, synchronize=lambda: None):
         self.vision = 0.0
+        self._sync = synchronize
         encoder.register_forward_pre_hook(self._forward_starts)
         encoder.register_forward_hook(self._forward_ends)
 
     def _forward_starts(self, module, inputs):
+        self._sync()
         self._start = time.perf_counter()
 
     def _forward_ends(self, module, inputs, output):
+        self._sync()
         self.vision += time.perf_counter() - self._start
         if output.requires_grad:
             output.register_hook(self._backward_starts)
 
     def _backward_starts(self, grad):
+        self._sync()
         self._backward_start = time.perf_counter()
 
     def backward_done(self):
         """Call when backward() returns: the encoder's backward ran last."""
         if getattr(self, "_backward_start", None) is not None:
+            self._sync()
             self.vision += time.perf_counter() - self._backward_start
             self._backward_start = None
 

@@ -4,21 +4,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PACKAGES=(
-  cmake ninja-build g++ pkg-config make
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libsimdjson-dev nlohmann-json3-dev libzip-dev libarchive-dev libglpk-dev zlib1g-dev zip unzip libpcre2-dev libicu-dev
+# The C++ libraries the build links (scripts/fetch-gpu-carry.sh carries them to a GPU machine as
+# .deb files: `install-deps.sh --print-libraries` lists them).
+BUILD_LIBRARIES=(
+  libgtest-dev libgmock-dev
+  libsimdjson-dev nlohmann-json3-dev libzip-dev libarchive-dev libglpk-dev zlib1g-dev libpcre2-dev libicu-dev
   libsentencepiece-dev libtbb-dev libcli11-dev libspdlog-dev libfmt-dev libxxhash-dev
   libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libstb-dev
   libavformat-dev libavcodec-dev libswscale-dev libswresample-dev libavutil-dev  # video and audio
+  libfftw3-dev  # the STFT of audio encoders' log-mel features
+  pybind11-dev
+)
+if [[ "${1:-}" == "--print-libraries" ]]; then
+  printf '%s\n' "${BUILD_LIBRARIES[@]}"
+  exit 0
+fi
+DEBIAN_PACKAGES=(
+  cmake ninja-build g++ pkg-config make
+  "${BUILD_LIBRARIES[@]}"
+  libbenchmark-dev zip unzip
   ffmpeg python3-av  # test media are made by the ffmpeg CLI; PyAV decodes the video fidelity reference
   espeak-ng  # `mmpt synth --profile audio|omni` speaks COCO captions
-  libfftw3-dev  # the STFT of audio encoders' log-mel features
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
   clang-format python3-flake8  # `make lint`: the C++ and Python style checks
   nodejs npm
-  python3 python3-numpy python3-pytest python3-pytest-timeout python3-pil pybind11-dev python3-dev python3-torch libtorch-dev
+  python3 python3-numpy python3-pytest python3-pytest-timeout python3-pil python3-dev python3-torch libtorch-dev
   libopenblas0-openmp  # Debian's torch calls the generic libblas: OpenBLAS makes its fp32 matmuls ~10x faster
   python3-pip python3-setuptools python3-wheel  # `pip install .` (offline: --no-build-isolation)
   chromium fonts-dejavu-core  # the report's slow test renders report.html headless

@@ -46,8 +46,37 @@ class ExchangeStats:
         self.__init__()
 
 
+class EmulatedCpRank:
+    """One rank of a CP group, emulated in one process: pass it as the group to
+    :func:`vision_dp_embed` (and to a model's key/value all-gather) to run exactly the work that
+    rank does, on one device, as ``bench/replay_step.py`` times it. What other ranks would send
+    is zeros of the right shape: the compute is that rank's (every row it encodes, every key it
+    attends to), the values other ranks hold are not, and nothing crosses a wire."""
+
+    def __init__(self, rank: int, size: int):
+        if not 0 <= rank < size:
+            raise ValueError(f"EmulatedCpRank: rank {rank} of a group of {size}")
+        self.rank, self.size = int(rank), int(size)
+
+    def all_to_all_v(self, rows: torch.Tensor, send_splits, recv_splits) -> torch.Tensor:
+        """What an all-to-all-v delivers here: this rank's rows to itself, zeros from others."""
+        parts = []
+        own = torch.split(rows, list(send_splits))[self.rank]
+        for source, count in enumerate(recv_splits):
+            parts.append(own if source == self.rank else rows.new_zeros((count,) + rows.shape[1:]))
+        return torch.cat(parts) if parts else rows.new_zeros((0,) + rows.shape[1:])
+
+    def all_gather_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """Every rank's rows in rank order, this rank's in its place (differentiable), zeros for
+        the others'."""
+        blank = rows.new_zeros(rows.shape)
+        return torch.cat([rows if r == self.rank else blank for r in range(self.size)])
+
+
 def _all_to_all_v(rows: torch.Tensor, group, send_splits, recv_splits) -> torch.Tensor:
     """One all_to_all_single of `rows` ([sum(send_splits), D]); returns [sum(recv_splits), D]."""
+    if isinstance(group, EmulatedCpRank):
+        return group.all_to_all_v(rows.detach(), send_splits, recv_splits)
     rows = rows.contiguous()
     out = rows.new_empty((sum(recv_splits),) + tuple(rows.shape[1:]))
     dist.all_to_all_single(out, rows, list(recv_splits), list(send_splits), group=group)
@@ -94,6 +123,8 @@ class _AllToAllV(torch.autograd.Function):
 def _group_rank(group, rank: Optional[int], routing: Routing, kind: str = "vision") -> int:
     if rank is not None:
         return int(rank)
+    if isinstance(group, EmulatedCpRank):
+        return group.rank
     if routing.cp_size == 1:
         return 0  # CP 1 needs no process group: nothing crosses ranks
     if not dist.is_initialized():

@@ -13,7 +13,7 @@ CostModel::CostModel(VisionConfig vision, LlmConfig llm, HardwareConfig hardware
       pad_to_seq_len_(pad_to_seq_len) {
   linear_seconds_per_token_ = hardware_.LlmSeconds(llm_.LinearTrainFlopsPerToken());
   // AttentionTrainFlops(1) counts exactly one (query, key) pair.
-  attention_seconds_per_pair_ = hardware_.LlmSeconds(llm_.AttentionTrainFlops(1));
+  attention_seconds_per_pair_ = hardware_.AttentionSeconds(llm_.AttentionTrainFlops(1));
 }
 
 Result<CostModel> CostModel::FromPresets(std::string_view vision, std::string_view llm,

@@ -50,6 +50,7 @@ Status HardwareConfig::Validate() const {
   if (!(bf16_flops > 0)) return bad("bf16_flops");
   if (!(mfu > 0 && mfu <= 1)) return bad("mfu");
   if (!(vision_mfu > 0 && vision_mfu <= 1)) return bad("vision_mfu");
+  if (!(attention_mfu >= 0 && attention_mfu <= 1)) return bad("attention_mfu");
   if (!(native_encoder_factor >= 0 && native_encoder_factor < 1e6)) {
     return bad("native_encoder_factor");
   }

@@ -39,6 +39,10 @@ struct HardwareConfig {
   double bf16_flops = 0;  // dense peak, FLOP/s
   double mfu = 0;         // achieved fraction of peak in the LLM
   double vision_mfu = 0;  // achieved fraction of peak in the vision encoder
+  /// Achieved fraction of peak in the LLM's causal attention (QKᵀ and AV, their softmax and
+  /// masking), which runs at another rate than its linear layers (bench/replay_step.py fits
+  /// both). 0: the same as mfu.
+  double attention_mfu = 0;
   /// The Hugging Face-style encoder's time over mmpt's native encoder's on this device, as
   /// bench/encoder_bench.py measures it (the comment names the device); then vision_mfu is the
   /// native encoder's. 0: not measured here, and the ablation has no native-encoder stage.
@@ -48,6 +52,8 @@ struct HardwareConfig {
   std::string measured;
 
   double LlmSeconds(double flops) const { return flops / (bf16_flops * mfu); }
+  double AttentionMfu() const { return attention_mfu > 0 ? attention_mfu : mfu; }
+  double AttentionSeconds(double flops) const { return flops / (bf16_flops * AttentionMfu()); }
   double VisionSeconds(double flops) const { return flops / (bf16_flops * vision_mfu); }
   /// Errors: InvalidArgument naming the preset and the bad field.
   Status Validate() const;

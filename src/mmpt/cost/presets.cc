@@ -190,6 +190,7 @@ Result<HardwareConfig> ParseHardwarePreset(std::string_view text, std::string_vi
   MMPT_RETURN_IF_ERROR(Get(doc, "bf16_flops", &c.bf16_flops, origin));
   MMPT_RETURN_IF_ERROR(Get(doc, "mfu", &c.mfu, origin));
   MMPT_RETURN_IF_ERROR(Get(doc, "vision_mfu", &c.vision_mfu, origin));
+  MMPT_RETURN_IF_ERROR(Get(doc, "attention_mfu", &c.attention_mfu, origin));
   MMPT_RETURN_IF_ERROR(Get(doc, "native_encoder_factor", &c.native_encoder_factor, origin));
   MMPT_RETURN_IF_ERROR(Get(doc, "measured", &c.measured, origin));
   MMPT_RETURN_IF_ERROR(c.Validate().WithContext(origin));

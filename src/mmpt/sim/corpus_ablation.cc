@@ -23,7 +23,7 @@ Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::C
   MMPT_ASSIGN_OR_RETURN(plan::VanillaPlanner vanilla,
                         plan::VanillaPlanner::Create(table, costs, model, config));
   MMPT_ASSIGN_OR_RETURN(plan::Planner mmpt, plan::Planner::Create(table, costs, model, config));
-  options.params.attention_pair_weight = AttentionPairWeight(model.llm());
+  options.params.attention_pair_weight = AttentionPairWeight(model.llm(), model.hardware());
   options.native_encoder_factor = model.hardware().native_encoder_factor;
   MMPT_ASSIGN_OR_RETURN(Ablation ablation, RunAblation([&] { return vanilla.PlanStep(); },
                                                        [&] { return mmpt.PlanStep(); }, options));

@@ -88,11 +88,12 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
 
 }  // namespace
 
-double AttentionPairWeight(const cost::LlmConfig& llm) {
+double AttentionPairWeight(const cost::LlmConfig& llm, const cost::HardwareConfig& hardware) {
   constexpr uint64_t kLength = 4096;  // any length: the attention FLOPs are exactly ∝ pairs
   const double pairs = static_cast<double>(kLength) * (kLength + 1) / 2;
   const double linear = llm.LinearTrainFlopsPerToken();
-  return linear > 0 ? llm.AttentionTrainFlops(kLength) / pairs / linear : 0.0;
+  const double flops_weight = linear > 0 ? llm.AttentionTrainFlops(kLength) / pairs / linear : 0.0;
+  return flops_weight * hardware.mfu / hardware.AttentionMfu();
 }
 
 Status SimParams::Validate() const {

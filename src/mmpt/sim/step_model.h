@@ -40,8 +40,9 @@ struct SimParams {
   std::string Describe() const;
 };
 
-/// Training FLOPs of one causal attention pair over one token's linear-layer FLOPs, for `llm`.
-double AttentionPairWeight(const cost::LlmConfig& llm);
+/// Seconds of one causal attention pair over one token's linear-layer seconds, for `llm` on
+/// `hardware` (whose attention_mfu may differ from its mfu).
+double AttentionPairWeight(const cost::LlmConfig& llm, const cost::HardwareConfig& hardware);
 
 /// Time of one (DP rank, micro-step, CP rank): what its GPU computes, before waiting.
 struct RankTime {

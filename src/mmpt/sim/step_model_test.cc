@@ -147,12 +147,17 @@ TEST(StepModelTest, AttentionWeightFromLlmPreset) {
   llm.moe_experts = 128;
   llm.moe_active = 8;
   llm.moe_ffn = 768;
-  const double w = AttentionPairWeight(llm);
+  cost::HardwareConfig hardware;
+  hardware.mfu = 0.4;
+  const double w = AttentionPairWeight(llm, hardware);
   // 3·(2·2·48·4096) per pair over 3·(forward linear FLOPs per token ≈ 2 × 3.3e9 active).
   EXPECT_GT(w, 1e-4);
   EXPECT_LT(w, 2e-4);
   EXPECT_DOUBLE_EQ(w * llm.LinearTrainFlopsPerToken() * 10.0 * 11.0 / 2.0,
                    llm.AttentionTrainFlops(10));
+  // Attention at half the linear layers' utilization weighs twice as much.
+  hardware.attention_mfu = 0.2;
+  EXPECT_DOUBLE_EQ(AttentionPairWeight(llm, hardware), 2 * w);
 }
 
 TEST(StepModelTest, RejectsBadParams) {

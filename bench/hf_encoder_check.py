@@ -1,0 +1,195 @@
+"""mmpt's native vision encoder against Hugging Face transformers' own Qwen2.5-VL vision tower.
+
+    python3 bench/hf_encoder_check.py --device cuda --json encoder.json     (bench/gpu_suite.sh)
+
+Both towers get the same random weights (transformers' initialization, copied by name into
+``mmpt.torch.VisionEncoder``) and the same pixels, in bf16. Checked: the outputs and every
+parameter's gradient agree within bf16 tolerance (relative error of the norm). Measured, per
+recompute mode (mmpt: none, selective, full; transformers: none, and its gradient checkpointing):
+forward + backward time (the fastest of --repeats after a warm-up) and, on a GPU, peak memory
+over the inputs (``torch.cuda.max_memory_allocated``), on packs of 16 COCO val2017 images at
+their real sizes as Qwen2.5-VL resizes them and on one image at its 12.8 MP cap. The
+``native_encoder_factor`` of a hardware preset is transformers' time over mmpt's, both without
+recomputation, on the COCO packs. Without transformers (Debian's python3) the comparison is
+skipped and only mmpt's encoder is timed.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import encoder_bench  # noqa: E402  (the COCO and 12.8 MP grids)
+from mmpt.torch import VisionEncoder  # noqa: E402
+
+WIDTH_7B = dict(hidden=1280, heads=16, mlp_hidden=3420, out_hidden=3584)
+
+
+def hf_tower(args):
+    """transformers' Qwen2.5-VL vision tower at the native encoder's sizes, or None."""
+    try:
+        from transformers.models.qwen2_5_vl import modeling_qwen2_5_vl as modeling
+        from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLVisionConfig
+    except ImportError as e:
+        print(f"hf_encoder_check: transformers is not installed ({e}): comparison skipped")
+        return None
+    w = args.width
+    config = Qwen2_5_VLVisionConfig(
+        depth=args.depth, hidden_size=w["hidden"], num_heads=w["heads"],
+        intermediate_size=w["mlp_hidden"], out_hidden_size=w["out_hidden"],
+        fullatt_block_indexes=[args.depth - 1], window_size=112, patch_size=14,
+        spatial_merge_size=2, temporal_patch_size=2, hidden_act="silu")
+    config._attn_implementation = "sdpa"
+    torch.manual_seed(args.seed)
+    tower = modeling.Qwen2_5_VisionTransformerPretrainedModel._from_config(config)
+    return tower.to(args.device, torch.bfloat16)
+
+
+def native_tower(args, recompute, like=None):
+    encoder = VisionEncoder("qwen2.5-vl", recompute=recompute, layers=args.depth,
+                            full_attention_layers=[args.depth - 1], **args.width)
+    encoder = encoder.to(args.device, torch.bfloat16)
+    if like is not None:
+        state = like.state_dict()
+        with torch.no_grad():
+            for name in encoder.parameter_names():
+                encoder.get_parameter(name).copy_(state[name])
+    return encoder
+
+
+def merged_rows(out):
+    """The tower's merged embeddings: a tensor, or the output's pooler_output (transformers 5)."""
+    if torch.is_tensor(out):
+        return out
+    return out.pooler_output if getattr(out, "pooler_output", None) is not None else out[0]
+
+
+def step(tower, pixels, grid, grad_out):
+    out = merged_rows(tower(pixels, grid))
+    out.backward(grad_out)
+    return out
+
+
+def relative(a, b):
+    return float((a.float() - b.float()).norm() / b.float().norm().clamp(min=1e-12))
+
+
+def compare(hf, native, pixels, grid):
+    """Relative errors (norm of the difference over the norm) of the output and of the worst
+    parameter gradient, for one backward of the same random output gradient."""
+    torch.manual_seed(1)
+    for tower in (hf, native):
+        tower.zero_grad(set_to_none=True)
+    ref = merged_rows(hf(pixels, grid))
+    grad_out = torch.randn_like(ref)
+    ref.backward(grad_out)
+    out = step(native, pixels, grid, grad_out)
+    hf_grads = dict(hf.named_parameters())
+    worst, name = max((relative(native.get_parameter(n).grad, hf_grads[n].grad), n)
+                      for n in native.parameter_names())
+    return {"output": relative(out, ref), "worst_gradient": worst,
+            "worst_gradient_parameter": name}
+
+
+def measure(tower, pixels, grid, args):
+    """(seconds, peak bytes or None): fastest forward + backward of --repeats, after a warm-up."""
+    cuda = args.device == "cuda"
+    rows = merged_rows(tower(pixels, grid))
+    grad_out = torch.randn_like(rows)
+    del rows
+    best, peak = float("inf"), None
+    for repeat in range(args.repeats + 1):
+        tower.zero_grad(set_to_none=True)
+        if cuda:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+        start = time.perf_counter()
+        step(tower, pixels, grid, grad_out)
+        if cuda:
+            torch.cuda.synchronize()
+            peak = torch.cuda.max_memory_allocated() - base
+        if repeat:
+            best = min(best, time.perf_counter() - start)
+    return best, peak
+
+
+def inputs(grids, args):
+    patches = encoder_bench.patches_of(grids)
+    torch.manual_seed(2)
+    pixels = torch.randn(patches, 3 * 2 * 14 * 14, device=args.device, dtype=torch.bfloat16)
+    return pixels, torch.tensor(grids, dtype=torch.int64, device=args.device)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--depth", type=int, default=32, help="blocks (Qwen2.5-VL-7B's 32)")
+    p.add_argument("--tiny", action="store_true",
+                   help="a CPU-sized check: 2 blocks of width 64, two small images")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tolerance", type=float, default=0.05,
+                   help="largest relative error of the output and of any gradient (bf16)")
+    p.add_argument("--json", default="")
+    args = p.parse_args(argv)
+    args.width = dict(WIDTH_7B)
+    packs = {"coco16": encoder_bench.coco_grids(16),
+             "12.8MP": encoder_bench.large_grids(1, encoder_bench.QWEN25_MAX_PIXELS)}
+    if args.tiny:
+        args.depth, args.repeats = 2, 1
+        args.width = dict(hidden=64, heads=4, mlp_hidden=128, out_hidden=64)
+        packs = {"coco2": encoder_bench.coco_grids(2, max_pixels=50176)}
+    hf = hf_tower(args)
+    report = {"device": args.device, "depth": args.depth, "width": args.width, "packs": {}}
+    for pack, grids in packs.items():
+        pixels, grid = inputs(grids, args)
+        figures = {"images": len(grids), "patches": int(pixels.shape[0])}
+        if hf is not None:
+            native = native_tower(args, "none", like=hf)
+            figures["error"] = compare(hf, native, pixels, grid)
+            figures["hf"] = dict(zip(("seconds", "peak_bytes"), measure(hf, pixels, grid, args)))
+            hf.gradient_checkpointing_enable()
+            figures["hf_checkpointing"] = dict(zip(("seconds", "peak_bytes"),
+                                                   measure(hf.train(), pixels, grid, args)))
+            hf.gradient_checkpointing_disable()
+        for mode in ("none", "selective", "full"):
+            tower = native_tower(args, mode)
+            figures[f"mmpt_{mode}"] = dict(zip(("seconds", "peak_bytes"),
+                                              measure(tower, pixels, grid, args)))
+        report["packs"][pack] = figures
+        print_pack(pack, figures)
+    first = next(iter(report["packs"].values()))
+    if "hf" in first:
+        report["native_encoder_factor"] = first["hf"]["seconds"] / first["mmpt_none"]["seconds"]
+        bad = [(pack, f["error"]) for pack, f in report["packs"].items()
+               if max(f["error"]["output"], f["error"]["worst_gradient"]) > args.tolerance]
+        report["agree"] = not bad
+        if bad:
+            print(f"hf_encoder_check: outputs or gradients differ beyond {args.tolerance}: {bad}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+    return 0 if report.get("agree", True) else 1
+
+
+def print_pack(pack, figures):
+    print(f"{pack}: {figures['images']} images, {figures['patches']} patches")
+    if "error" in figures:
+        e = figures["error"]
+        print(f"  vs transformers: output {e['output']:.2e}, worst gradient "
+              f"{e['worst_gradient']:.2e} ({e['worst_gradient_parameter']})")
+    for name, m in figures.items():
+        if isinstance(m, dict) and "seconds" in m:
+            memory = "" if m["peak_bytes"] is None else f", peak {m['peak_bytes'] / 2**30:.2f} GiB"
+            print(f"  {name:18} {1e3 * m['seconds']:9.1f} ms{memory}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
