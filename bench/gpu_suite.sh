@@ -14,7 +14,8 @@
 #   2. the replayed step at the seed's two scaled configurations (bench/replay_step.py);
 #   3. the calibrated hardware preset (mfu and vision_mfu from the replay, native_encoder_factor
 #      from 1), as $OUT/<device>.json, and $OUT/figures.json of everything.
-# --dry runs the same steps on this machine's build (build/release), on the CPU at tiny sizes,
+# --dry runs the same steps on this machine's build (build/$MMPT_PRESET, default release), on the
+# CPU at tiny sizes,
 # with the transformers comparison skipped where transformers is absent: it cannot rot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,10 +29,11 @@ start=$SECONDS
 
 if ((dry)); then
   python=/usr/bin/python3
-  export PYTHONPATH="$PWD/build/release/python"
+  export PYTHONPATH="$PWD/build/${MMPT_PRESET:-release}/python"
   device=cpu
   encoder=(--tiny)
-  replay=(--config dp2 --dp 2 --ga 1 --seq-len 512 --steps 1 --repeats 1 --jobs 1
+  # CP 2 at DP 2, one micro-step of 1024 tokens: every row, the CP emulation included.
+  replay=(--dp 2 --ep 2 --ga 1 --seq-len 1024 --steps 1 --repeats 1 --jobs 1
           --captions 24 --documents 4 --max-pixels 25088)
 else
   python=python3
@@ -63,7 +65,7 @@ fi
 $python bench/hf_encoder_check.py --device $device "${encoder[@]}" --json "$OUT/encoder.json" |
   tee "$OUT/encoder.log"
 configs=(ep8 cp2)
-((dry)) && configs=(dp2)
+((dry)) && configs=(cp2)
 for config in "${configs[@]}"; do
   $python bench/replay_step.py --device $device "${replay[@]}" --config "$config" \
     --work "$work/replay-$config" --json "$OUT/replay-$config.json" | tee "$OUT/replay-$config.log"

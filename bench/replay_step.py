@@ -63,7 +63,6 @@ CONFIGS = {
 FULL = {"ep8": dict(dp=64, ga=128, seq_len=8192), "cp2": dict(dp=64, ga=32, seq_len=24576),
         "dp2": dict(dp=64, ga=32, seq_len=4096)}
 # (row, planner, vision policy); the vision-DP rows only under CP.
-HALF_ATTENTION = "peak-half-attention"  # the peak preset with attention at half the peak
 STAGES = [("vanilla", "vanilla", "naive"), ("+ global packing", "packed", "naive"),
           ("+ reordering", "mmpt", "naive"), ("+ vision DP by count", "mmpt", "count"),
           ("+ vision DP by cost", "mmpt", "cost")]
@@ -92,6 +91,24 @@ def load(args, planner, ranks):
                 if step >= args.first_step:
                     batches[(step, d, m, r)] = to_tensors(batch)
     return batches
+
+
+def attention_work(batch, seq_len):
+    """(tokens, causal pairs) of a batch's LM: the rows its linear layers run (packs are padded
+    to seq_len / CP) and the (query, key) pairs its queries attend, under CP those of its own
+    chunks of every sample (the plan's split)."""
+    cp, rank = int(batch["cp_size"]), int(batch["cp_rank"])
+    cu = batch["cu_seqlens"].long().tolist()
+    padded = batch["cu_seqlens_padded"].long().tolist()
+    pairs = 0
+    if cp == 1:
+        pairs = sum(n * (n + 1) // 2 for n in (b - a for a, b in zip(cu, cu[1:])))
+    else:
+        rows = mmpt.partitioned_indices(padded, cp, rank)
+        for s, length in enumerate(b - a for a, b in zip(cu, cu[1:])):
+            position = rows[(rows >= padded[s]) & (rows < padded[s] + length)] - padded[s]
+            pairs += int((position + 1).sum())
+    return seq_len // cp, pairs
 
 
 def on_device(batch, device):
@@ -140,8 +157,8 @@ def replay_worker(args, job, stages):
         for key in order:
             seconds = time_batch(model, on_device(batches[key], args.device), args, clock,
                                  synchronize)
-            if key not in best or sum(seconds) < sum(best[key]):
-                best[key] = seconds
+            if key not in best or sum(seconds) < sum(best[key][:2]):
+                best[key] = seconds + attention_work(batches[key], args.seq_len)
     if pinned:
         os.sched_setaffinity(0, set(range(os.cpu_count())))
     return best
@@ -227,63 +244,49 @@ def allreduce_seconds(numel, ranks):
 # ---- The model's side, calibration and the composed steps ---------------------------------------
 
 def predictions(args, stages):
-    """Per row and measured step, the cost model's seconds of each (d, m, r) at full utilization
-    (``Planner.simulate`` on the peak preset, communication overheads at 0: the replay moves
-    nothing): 'vision', and the LLM's 'linear' and 'attention' parts (the latter is what a
-    second simulation, on a preset whose attention runs at half the peak, adds)."""
+    """Per row and measured step, what the cost model says at full utilization: each (d, m, r)'s
+    encoder seconds (``Planner.simulate`` on the peak preset, communication overheads at 0: the
+    replay moves nothing) and the step's real tokens."""
     out = {}
     for row, planner, policy in stages:
         plans = planner_for(args, planner, policy, tsb.PEAK)
-        slow = planner_for(args, planner, policy, HALF_ATTENTION)
-        steps = {}
-        for s in range(args.first_step + args.steps):
-            a, b = (p.simulate(s, cp_llm_overhead=0.0, vision_dp_exchange_overhead=0.0)
-                    for p in (plans, slow))
-            if s < args.first_step:
-                continue
-            attention = [[[y - x for x, y in zip(xs, ys)] for xs, ys in zip(xd, yd)]
-                         for xd, yd in zip(a["llm_seconds"], b["llm_seconds"])]
-            linear = [[[x - z for x, z in zip(xs, zs)] for xs, zs in zip(xd, zd)]
-                      for xd, zd in zip(a["llm_seconds"], attention)]
-            steps[s] = {"vision": a["vision_seconds"], "linear": linear, "attention": attention,
-                        "tokens": a["tokens"]}
-        out[row] = (plans, steps)
+        sims = {s: plans.simulate(s, cp_llm_overhead=0.0, vision_dp_exchange_overhead=0.0)
+                for s in range(args.first_step + args.steps)}
+        out[row] = (plans, {s: sim for s, sim in sims.items() if s >= args.first_step})
     return out
 
 
-def features(timed, predicted):
-    """Per timed batch: (measured vision, measured LM, peak vision, peak linear, peak
-    attention)."""
+def features(timed, predicted, peak):
+    """Per timed batch (sorted keys): measured vision and LM seconds, and the cost model's peak
+    seconds of its encoder (the plan's), its LM's linear layers (FLOPs per token x the padded
+    rows) and its attention (FLOPs per pair x the causal pairs of its queries)."""
+    llm = mmpt.llm_preset(tsb.LLM)
     rows = []
-    for (row, step, d, m, r), (vision, llm) in sorted(timed.items()):
-        sim = predicted[row][1][step]
-        rows.append((vision, llm, sim["vision"][d][m][r], sim["linear"][d][m][r],
-                     sim["attention"][d][m][r]))
+    for (row, step, d, m, r), (vision, lm, tokens, pairs) in sorted(timed.items()):
+        rows.append((vision, lm, predicted[row][1][step]["vision_seconds"][d][m][r],
+                     tokens * llm["linear_train_flops_per_token"] / peak,
+                     pairs * llm["attention_train_flops_per_pair"] / peak))
     return numpy.array(rows)
 
 
-def calibrate(timed, predicted):
-    """Fit the cost model to every timed batch of every row: the encoder's seconds over its
-    peak seconds (ratio of sums), and the LM's by least squares as a fixed cost per micro-step
-    plus its linear layers' and its attention's peak seconds, each with its own factor (an
-    attention's softmax and masking run far below a matrix multiply's rate, most of all on a
-    CPU). Returns {'vision', 'linear', 'attention': measured / peak, 'overhead': seconds}."""
-    x = features(timed, predicted)
+def calibrate(x):
+    """Fit the cost model to every timed batch of every row (`x`: features()): the encoder's
+    seconds over its peak seconds (ratio of sums), and the LM's by least squares over its linear
+    layers' and its attention's peak seconds, each with its own factor (attention's softmax and
+    masking run far below a matrix multiply's rate, most of all on a CPU). Every pack is padded
+    to the same rows, so a fixed cost per micro-step is part of the linear factor. Returns
+    {'vision', 'linear', 'attention'}: measured over peak seconds."""
     fit = {"vision": x[:, 0].sum() / max(x[:, 2].sum(), 1e-12)}
-    design = numpy.column_stack([numpy.ones(len(x)), x[:, 3], x[:, 4]])
-    (overhead, linear, attention), *_ = numpy.linalg.lstsq(design, x[:, 1], rcond=None)
-    if min(overhead, linear, attention) < 0 or not x[:, 4].any():
-        # Too few or too alike batches to tell the terms apart: one factor for the LM.
-        overhead, linear = 0.0, x[:, 1].sum() / max((x[:, 3] + x[:, 4]).sum(), 1e-12)
-        attention = linear
-    fit.update(linear=float(linear), attention=float(attention), overhead=float(overhead))
+    (linear, attention), *_ = numpy.linalg.lstsq(x[:, 3:5], x[:, 1], rcond=None)
+    if min(linear, attention) <= 0:  # batches too alike to tell them apart: one factor
+        linear = attention = x[:, 1].sum() / max(x[:, 3:5].sum(), 1e-12)
+    fit.update(linear=float(linear), attention=float(attention))
     return fit
 
 
 def modelled(fit, vision, linear, attention):
     """The calibrated (vision, LM) seconds of a batch of these peak seconds."""
-    return (fit["vision"] * vision,
-            fit["overhead"] + fit["linear"] * linear + fit["attention"] * attention)
+    return fit["vision"] * vision, fit["linear"] * linear + fit["attention"] * attention
 
 
 def grids(args, seconds_of):
@@ -294,36 +297,35 @@ def grids(args, seconds_of):
             [[[llm for _, llm in ms] for ms in ds] for ds in both])
 
 
-def row_figures(args, row, timed, predicted, fit, fixed):
+def row_figures(args, row, timed, predicted, fit, fixed, x):
     """One row: measured and predicted step (means over the measured steps), tokens per step,
-    and the per-batch model error (median |error|, R²)."""
+    and the per-batch model error (median |error|, R²). `x`: features() of every batch."""
     plans, sims = predicted[row]
-    measured, predicted_steps, pairs = [], [], []
-    for step, sim in sims.items():
-        def model(d, m, r):
-            return modelled(fit, sim["vision"][d][m][r], sim["linear"][d][m][r],
-                            sim["attention"][d][m][r])
+    model = {key: modelled(fit, *x[i, 2:]) for i, key in enumerate(sorted(timed))}
+    measured, predicted_steps = [], []
+    for step in sims:
         measured.append(plans.synced_seconds(*grids(
-            args, lambda d, m, r: timed[(row, step, d, m, r)])) + fixed)
-        predicted_steps.append(plans.synced_seconds(*grids(args, model)) + fixed)
-        pairs += [(sum(timed[(row, step, d, m, r)]), sum(model(d, m, r)))
-                  for d in range(args.dp) for m in range(args.ga) for r in range(args.cp)]
-    real = numpy.array(pairs)
+            args, lambda d, m, r: timed[(row, step, d, m, r)][:2])) + fixed)
+        predicted_steps.append(plans.synced_seconds(*grids(
+            args, lambda d, m, r: model[(row, step, d, m, r)])) + fixed)
+    real = numpy.array([(sum(timed[key][:2]), sum(model[key])) for key in model
+                        if key[0] == row])
     residual = ((real[:, 0] - real[:, 1]) ** 2).sum()
     total = ((real[:, 0] - real[:, 0].mean()) ** 2).sum()
     return {"row": row, "measured_step": statistics.mean(measured),
             "predicted_step": statistics.mean(predicted_steps),
             "tokens_per_step": statistics.mean(sim["tokens"] for sim in sims.values()),
             "median_abs_error": float(numpy.median(abs(real[:, 1] - real[:, 0]) / real[:, 0])),
-            "r2": float(1 - residual / total) if total > 0 else 1.0, "batches": len(pairs),
+            "r2": float(1 - residual / total) if total > 0 else 1.0, "batches": len(real),
             "steps_measured": measured, "steps_predicted": predicted_steps}
 
 
 def analyze(args, stages, timed, peak, optimizer, allreduce):
     predicted = predictions(args, stages)
-    fit = calibrate(timed, predicted)
+    x = features(timed, predicted, peak)
+    fit = calibrate(x)
     fixed = optimizer + allreduce
-    rows = [row_figures(args, row, timed, predicted, fit, fixed) for row, _, _ in stages]
+    rows = [row_figures(args, row, timed, predicted, fit, fixed, x) for row, _, _ in stages]
     for row in rows:
         for kind in ("measured", "predicted"):
             row[f"{kind}_tokens_per_second"] = row["tokens_per_step"] / row[f"{kind}_step"]
@@ -335,7 +337,7 @@ def analyze(args, stages, timed, peak, optimizer, allreduce):
             "batches": [dict(zip(("row", "step", "dp_rank", "micro_step", "cp_rank"), key),
                              **dict(zip(("vision", "llm", "peak_vision", "peak_linear",
                                          "peak_attention"), map(float, values))))
-                        for key, values in zip(sorted(timed), features(timed, predicted))]}
+                        for key, values in zip(sorted(timed), x)]}
 
 
 # ---- Presets, the full layout, the report ------------------------------------------------------
@@ -394,8 +396,7 @@ def simulate_full(args, env, report):
                "--ep", str(args.ep), "--cp", str(args.cp), "--ga", str(full["ga"]),
                "--seq-len", str(full["seq_len"]), "--sync", args.sync, "--llm", tsb.LLM,
                "--hardware", args.preset_name, "--steps", "1", "--allow-repeat",
-               "--allreduce-seconds", f"{report['allreduce_seconds']:.6f}",
-               "--microstep-overhead", f"{report['fit']['overhead']:.6f}"]
+               "--allreduce-seconds", f"{report['allreduce_seconds']:.6f}"]
     return tsb.run(command, env, "mmpt simulate at the full layout")
 
 
@@ -408,7 +409,7 @@ def print_report(report):
     fit = report["fit"]
     print(f"calibrated, of the peak {report['peak_flops'] / 1e9:.1f} GFLOP/s: encoder "
           f"{1 / fit['vision']:.3f}, LM linear layers {1 / fit['linear']:.3f}, attention "
-          f"{1 / fit['attention']:.3f}; {1e3 * fit['overhead']:.1f} ms per micro-step")
+          f"{1 / fit['attention']:.3f}")
     print(f"{'stage':22} {'measured s':>10} {'predicted s':>11} {'error':>7} | "
           f"{'tokens/s':>9} {'vs vanilla':>10} {'predicted':>9} | {'|err| med.':>10} {'R²':>6}")
     for row in report["rows"]:
@@ -490,9 +491,6 @@ def measure(args):
     tsb.write_preset(home, "hardware", {"name": tsb.PEAK, "comment": "the peak in use, "
                                         "utilizations 1: seconds = FLOPs / peak",
                                         "bf16_flops": peak, "mfu": 1.0, "vision_mfu": 1.0})
-    tsb.write_preset(home, "hardware", {"name": HALF_ATTENTION, "comment": "the peak preset, "
-                                        "attention at half of it", "bf16_flops": peak,
-                                        "mfu": 1.0, "vision_mfu": 1.0, "attention_mfu": 0.5})
     args.dataset = tsb.prepare(work, env, args)
     stages = stages_of(args)
     timed = replay(args, stages)

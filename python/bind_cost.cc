@@ -93,11 +93,12 @@ void BindCost(py::module_& m) {
         out["moe_active"] = c.moe_active;
         out["moe_ffn"] = c.moe_ffn;
         out["linear_train_flops_per_token"] = c.LinearTrainFlopsPerToken();
+        out["attention_train_flops_per_pair"] = c.AttentionTrainFlops(1);
         return out;
       },
       py::arg("name"),
       "An LLM preset as the cost model reads it, with its training FLOPs per token of the linear "
-      "layers. Raises NotFoundError, CorruptError, InvalidArgumentError.");
+      "layers and per (query, key) pair of causal attention. Raises NotFoundError, CorruptError, InvalidArgumentError.");
   m.def(
       "hardware_preset",
       [](const std::string& name) {
@@ -107,6 +108,8 @@ void BindCost(py::module_& m) {
         out["bf16_flops"] = c.bf16_flops;
         out["mfu"] = c.mfu;
         out["vision_mfu"] = c.vision_mfu;
+        out["attention_mfu"] = c.attention_mfu;  // 0: mfu
+        out["measured"] = c.measured;
         out["native_encoder_factor"] = c.native_encoder_factor;  // 0: not measured
         return out;
       },
