@@ -57,7 +57,7 @@ else
   device=cuda
   encoder=()
   # The replay's model on a GPU: Qwen2.5-VL-7B's vision width, a 1B-class decoder.
-  replay=(--preset-name h200 --steps 1 --repeats 2 --bf16 --vocab 32768 --hidden 2048 --layers 4 --heads 16
+  replay=(--preset-name h200 --baseline-encoder hf --steps 1 --repeats 2 --bf16 --vocab 32768 --hidden 2048 --layers 4 --heads 16
           --kv-heads 4 --ffn 5632 --vit-layers 4 --vit-hidden 1280 --vit-heads 16
           --vit-mlp-hidden 3420 --max-pixels 1003520)
 fi

@@ -47,11 +47,13 @@ import torch.distributed as dist
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 
 import mmpt  # noqa: E402
 import train_step_bench as tsb  # noqa: E402
 import train_vlm  # noqa: E402
 from mmpt.torch import EmulatedCpRank, to_tensors  # noqa: E402
+from qwen_vision_ref import QwenVisionRef  # noqa: E402
 
 # The seed's two configurations scaled by 8 in DP, GA and seq_len together (EP 8, GA 128, 8K
 # at DP 64; CP 2, 24K, GA 32), and train_step_bench.py's DP 2 layout.
@@ -63,9 +65,14 @@ CONFIGS = {
 FULL = {"ep8": dict(dp=64, ga=128, seq_len=8192), "cp2": dict(dp=64, ga=32, seq_len=24576),
         "dp2": dict(dp=64, ga=32, seq_len=4096)}
 # (row, planner, vision policy); the vision-DP rows only under CP.
-STAGES = [("vanilla", "vanilla", "naive"), ("+ global packing", "packed", "naive"),
-          ("+ reordering", "mmpt", "naive"), ("+ vision DP by count", "mmpt", "count"),
-          ("+ vision DP by cost", "mmpt", "cost")]
+# (row, planner, vision policy, encoder): the simulator's ablation, measured. Rows before
+# "+ native encoder" run the Hugging Face-style tower (tests/python/qwen_vision_ref.py: attention
+# over the whole pack under a block-diagonal mask, as transformers' eager and SDPA paths), the
+# rest mmpt's native encoder; the vision-DP rows only under CP.
+STAGES = [("vanilla", "vanilla", "naive", "hf"), ("+ global packing", "packed", "naive", "hf"),
+          ("+ reordering", "mmpt", "naive", "hf"), ("+ native encoder", "mmpt", "naive", "native"),
+          ("+ vision DP by count", "mmpt", "count", "native"),
+          ("+ vision DP by cost", "mmpt", "cost", "native")]
 
 
 # ---- Loading and timing (in each worker) -------------------------------------------------------
@@ -135,33 +142,53 @@ def replay_worker(args, job, stages):
     """Worker `job`: its DP ranks' batches of every row, timed on its own core. The rows'
     batches are interleaved and each timed args.repeats times, the fastest kept, so a change in
     the machine's load falls on every row alike."""
-    torch.manual_seed(args.seed)  # the same weights in every worker
     torch.set_num_threads(1)
-    model = train_vlm.Vlm.of(args).to(args.device)
     cuda = args.device == "cuda"
     synchronize = torch.cuda.synchronize if cuda else (lambda: None)
-    clock = train_vlm.StageClock(model.visual, synchronize)
+    models = models_of(args, {encoder for *_, encoder in stages})
+    clocks = {e: train_vlm.StageClock(m.visual, synchronize) for e, m in models.items()}
     ranks = range(job, args.dp, args.jobs)
-    loaded = [{(row,) + key: batch for key, batch in
-               load(args, planner_for(args, planner, policy, tsb.PEAK), ranks).items()}
-              for row, planner, policy in stages]
-    order = [key for keys in zip(*(sorted(rows) for rows in loaded)) for key in keys]
-    batches = {k: v for rows in loaded for k, v in rows.items()}
+    loads = {}  # rows of one planner and policy share their batches
+    for _, planner, policy, _ in stages:
+        if (planner, policy) not in loads:
+            loads[planner, policy] = load(args, planner_for(args, planner, policy, tsb.PEAK),
+                                          ranks)
+    keys = sorted(next(iter(loads.values())))
+    order = [(row,) + key for key in keys for row, *_ in stages]  # interleaved
+    source = {row: (loads[planner, policy], encoder) for row, planner, policy, encoder in stages}
     pinned = not cuda and hasattr(os, "sched_setaffinity")
     if pinned:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[job]})
-    time_batch(model, on_device(batches[order[0]], args.device), args, clock,
-               synchronize)  # warm-up: allocations, first calls
+    for encoder, model in models.items():  # warm-up: allocations, first calls
+        time_batch(model, on_device(source[stages[0][0]][0][keys[0]], args.device), args,
+                   clocks[encoder], synchronize)
     best = {}
     for _ in range(args.repeats):
         for key in order:
-            seconds = time_batch(model, on_device(batches[key], args.device), args, clock,
-                                 synchronize)
+            batches, encoder = source[key[0]]
+            batch = batches[key[1:]]
+            seconds = time_batch(models[encoder], on_device(batch, args.device), args,
+                                 clocks[encoder], synchronize)
             if key not in best or sum(seconds) < sum(best[key][:2]):
-                best[key] = seconds + attention_work(batches[key], args.seq_len)
+                best[key] = seconds + attention_work(batch, args.seq_len)
     if pinned:
         os.sched_setaffinity(0, set(range(os.cpu_count())))
     return best
+
+
+def models_of(args, encoders):
+    """{encoder: model}: examples/train_vlm.py's model with mmpt's native encoder ("native")
+    and the same model with the Hugging Face-style tower at the same sizes ("hf")."""
+    models = {}
+    for encoder in sorted(encoders):
+        torch.manual_seed(args.seed)  # the same weights in every worker
+        model = train_vlm.Vlm.of(args)
+        if encoder == "hf":
+            model.visual = QwenVisionRef("qwen2-vl", layers=args.vit_layers,
+                                         hidden=args.vit_hidden, heads=args.vit_heads,
+                                         mlp_hidden=args.vit_mlp_hidden, out_hidden=args.hidden)
+        models[encoder] = model.to(args.device)
+    return models
 
 
 def optimizer_seconds(model, repeats=5):
@@ -248,7 +275,7 @@ def predictions(args, stages):
     encoder seconds (``Planner.simulate`` on the peak preset, communication overheads at 0: the
     replay moves nothing) and the step's real tokens."""
     out = {}
-    for row, planner, policy in stages:
+    for row, planner, policy, _ in stages:
         plans = planner_for(args, planner, policy, tsb.PEAK)
         sims = {s: plans.simulate(s, cp_llm_overhead=0.0, vision_dp_exchange_overhead=0.0)
                 for s in range(args.first_step + args.steps)}
@@ -256,16 +283,18 @@ def predictions(args, stages):
     return out
 
 
-def features(timed, predicted, peak):
+def features(timed, predicted, peak, hf_rows):
     """Per timed batch (sorted keys): measured vision and LM seconds, and the cost model's peak
     seconds of its encoder (the plan's), its LM's linear layers (FLOPs per token x the padded
-    rows) and its attention (FLOPs per pair x the causal pairs of its queries)."""
+    rows) and its attention (FLOPs per pair x the causal pairs of its queries); last, 1 for a
+    row of the Hugging Face-style encoder."""
     llm = mmpt.llm_preset(tsb.LLM)
     rows = []
     for (row, step, d, m, r), (vision, lm, tokens, pairs) in sorted(timed.items()):
         rows.append((vision, lm, predicted[row][1][step]["vision_seconds"][d][m][r],
                      tokens * llm["linear_train_flops_per_token"] / peak,
-                     pairs * llm["attention_train_flops_per_pair"] / peak))
+                     pairs * llm["attention_train_flops_per_pair"] / peak,
+                     float(row in hf_rows)))
     return numpy.array(rows)
 
 
@@ -275,8 +304,12 @@ def calibrate(x):
     layers' and its attention's peak seconds, each with its own factor (attention's softmax and
     masking run far below a matrix multiply's rate, most of all on a CPU). Every pack is padded
     to the same rows, so a fixed cost per micro-step is part of the linear factor. Returns
-    {'vision', 'linear', 'attention'}: measured over peak seconds."""
-    fit = {"vision": x[:, 0].sum() / max(x[:, 2].sum(), 1e-12)}
+    {'vision' (the native encoder's), 'vision_hf' (the other tower's, when timed), 'linear',
+    'attention'}: measured over peak seconds."""
+    native, hf = x[:, 5] == 0, x[:, 5] == 1
+    fit = {"vision": x[native, 0].sum() / max(x[native, 2].sum(), 1e-12)}
+    if hf.any():  # the Hugging Face-style tower's, and so native_encoder_factor
+        fit["vision_hf"] = x[hf, 0].sum() / max(x[hf, 2].sum(), 1e-12)
     (linear, attention), *_ = numpy.linalg.lstsq(x[:, 3:5], x[:, 1], rcond=None)
     if min(linear, attention) <= 0:  # batches too alike to tell them apart: one factor
         linear = attention = x[:, 1].sum() / max(x[:, 3:5].sum(), 1e-12)
@@ -284,9 +317,10 @@ def calibrate(x):
     return fit
 
 
-def modelled(fit, vision, linear, attention):
+def modelled(fit, vision, linear, attention, hf):
     """The calibrated (vision, LM) seconds of a batch of these peak seconds."""
-    return fit["vision"] * vision, fit["linear"] * linear + fit["attention"] * attention
+    return (fit["vision_hf" if hf else "vision"] * vision,
+            fit["linear"] * linear + fit["attention"] * attention)
 
 
 def grids(args, seconds_of):
@@ -322,10 +356,10 @@ def row_figures(args, row, timed, predicted, fit, fixed, x):
 
 def analyze(args, stages, timed, peak, optimizer, allreduce):
     predicted = predictions(args, stages)
-    x = features(timed, predicted, peak)
+    x = features(timed, predicted, peak, {row for row, *_, encoder in stages if encoder == "hf"})
     fit = calibrate(x)
     fixed = optimizer + allreduce
-    rows = [row_figures(args, row, timed, predicted, fit, fixed, x) for row, _, _ in stages]
+    rows = [row_figures(args, row, timed, predicted, fit, fixed, x) for row, *_ in stages]
     for row in rows:
         for kind in ("measured", "predicted"):
             row[f"{kind}_tokens_per_second"] = row["tokens_per_step"] / row[f"{kind}_step"]
@@ -336,7 +370,7 @@ def analyze(args, stages, timed, peak, optimizer, allreduce):
             "allreduce_seconds": allreduce, "rows": rows, "batches_timed": len(timed),
             "batches": [dict(zip(("row", "step", "dp_rank", "micro_step", "cp_rank"), key),
                              **dict(zip(("vision", "llm", "peak_vision", "peak_linear",
-                                         "peak_attention"), map(float, values))))
+                                         "peak_attention", "hf_encoder"), map(float, values))))
                         for key, values in zip(sorted(timed), x)]}
 
 
@@ -376,8 +410,9 @@ def calibrated_preset(args, report):
                     f"bench/replay_step.py --config {args.config} on {when}: examples/train_vlm.py's "
                     f"{args.vit_layers}-layer hidden-{args.vit_hidden} native encoder and "
                     f"{args.layers}-layer hidden-{args.hidden} decoder."),
-        "measured": (f"bf16_flops (the device's best matrix multiply), mfu, attention_mfu and "
-                     f"vision_mfu (cost-model FLOPs over the measured forward + backward seconds "
+        "measured": (f"bf16_flops (the device's best matrix multiply), mfu, attention_mfu, "
+                     f"vision_mfu and native_encoder_factor (cost-model FLOPs over the measured "
+                     f"forward + backward seconds "
                      f"of "
                      f"{report['batches_timed']} replayed batches, DP {layout['dp']} CP "
                      f"{layout['cp']} GA {layout['ga']} seq {layout['seq_len']}), by "
@@ -385,6 +420,8 @@ def calibrated_preset(args, report):
         "bf16_flops": float(f"{report['peak_flops']:.4g}"),
         "mfu": float(f"{min(1.0, 1.0 / fit['linear']):.4g}"),
         "vision_mfu": float(f"{min(1.0, 1.0 / fit['vision']):.4g}"),
+        **({"native_encoder_factor": float(f"{fit['vision_hf'] / fit['vision']:.4g}")}
+           if "vision_hf" in fit else {}),
         "attention_mfu": float(f"{min(1.0, 1.0 / fit['attention']):.4g}"),
     }
 
@@ -409,7 +446,9 @@ def print_report(report):
     fit = report["fit"]
     print(f"calibrated, of the peak {report['peak_flops'] / 1e9:.1f} GFLOP/s: encoder "
           f"{1 / fit['vision']:.3f}, LM linear layers {1 / fit['linear']:.3f}, attention "
-          f"{1 / fit['attention']:.3f}")
+          f"{1 / fit['attention']:.3f}"
+          + (f"; the Hugging Face-style tower {fit['vision_hf'] / fit['vision']:.2f}x the native "
+             f"encoder's time" if "vision_hf" in fit else ""))
     print(f"{'stage':22} {'measured s':>10} {'predicted s':>11} {'error':>7} | "
           f"{'tokens/s':>9} {'vs vanilla':>10} {'predicted':>9} | {'|err| med.':>10} {'R²':>6}")
     for row in report["rows"]:
@@ -418,6 +457,11 @@ def print_report(report):
               f"{100 * error:+6.1f}% | {row['measured_tokens_per_second']:9.0f} "
               f"{row['measured_vs_vanilla']:9.3f}x {row['predicted_vs_vanilla']:8.3f}x | "
               f"{100 * row['median_abs_error']:9.1f}% {row['r2']:6.3f}")
+    rows = report["rows"]
+    print("each stage over the one before it, measured / predicted: " + ", ".join(
+        f"{row['row']} {row['measured_tokens_per_second'] / prev['measured_tokens_per_second']:.3f}"
+        f" / {row['predicted_tokens_per_second'] / prev['predicted_tokens_per_second']:.3f}"
+        for prev, row in zip(rows, rows[1:])))
 
 
 # ---- Main -------------------------------------------------------------------------------------
@@ -433,6 +477,10 @@ def parse_args(argv=None):
     p.add_argument("--stages", default="",
                    help="comma-separated planners to replay (vanilla,packed,mmpt) or rows; "
                         "default every row the layout has")
+    p.add_argument("--baseline-encoder", choices=["hf", "native"], default="native",
+                   help="the encoder of the rows before '+ native encoder' (native: every row's, "
+                        "and no such row; hf: the Hugging Face-style tower, whose [N, N] "
+                        "attention over a pack is 10-20x the native encoder's time on a CPU)")
     p.add_argument("--steps", type=int, default=1, help="steps measured")
     p.add_argument("--first-step", type=int, default=0, help="the first measured step")
     p.add_argument("--repeats", type=int, default=2, help="timings per batch; the best is kept")
@@ -470,7 +518,11 @@ def parse_args(argv=None):
 
 
 def stages_of(args):
+    """The rows to replay: those of the layout (vision DP under CP), of --stages, and with
+    --baseline-encoder native, every row on the native encoder and no "+ native encoder"."""
     rows = [s for s in STAGES if args.cp > 1 or s[2] == "naive"]
+    if args.baseline_encoder == "native":
+        rows = [s[:3] + ("native",) for s in rows if s[0] != "+ native encoder"]
     if args.stages:
         wanted = args.stages.split(",")
         rows = [s for s in rows if s[0] in wanted or s[1] in wanted]
