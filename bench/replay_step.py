@@ -13,7 +13,7 @@ and backward one after another (examples/train_vlm.py's model: the native encode
 decoder; under CP each CP rank's share, emulated in one process by ``mmpt.torch.EmulatedCpRank``:
 its encoder does exactly the plan's images for it, its LM attends to every rank's keys), and
 times it: on CPU pinned to one core (``--jobs`` workers, one per core, each its share of the DP
-ranks), the best of ``--repeats``; on a GPU with CUDA synchronization at the stage boundaries.
+ranks), the median of ``--repeats``; on a GPU with CUDA synchronization at the stage boundaries.
 The step is then composed by the step-time model's own composition (``Planner.synced_seconds``,
 ``sim::SyncedSeconds``: the CP group's slowest, then the DP ranks' waits under the layout's sync
 model) plus the optimizer and the gradient all-reduce, measured (the all-reduce between two
@@ -140,7 +140,7 @@ def time_batch(model, batch, args, clock, synchronize):
 
 def replay_worker(args, job, stages):
     """Worker `job`: its DP ranks' batches of every row, timed on its own core. The rows'
-    batches are interleaved and each timed args.repeats times, the fastest kept, so a change in
+    batches are interleaved and each timed args.repeats times, the median kept, so a change in
     the machine's load falls on every row alike."""
     torch.set_num_threads(1)
     cuda = args.device == "cuda"
@@ -151,8 +151,8 @@ def replay_worker(args, job, stages):
     loads = {}  # rows of one planner and policy share their batches
     for _, planner, policy, _ in stages:
         if (planner, policy) not in loads:
-            loads[planner, policy] = load(args, planner_for(args, planner, policy, tsb.PEAK),
-                                          ranks)
+            loads[planner, policy] = load(
+                args, planner_for(args, planner, policy, args.plan_hardware), ranks)
     keys = sorted(next(iter(loads.values())))
     order = [(row,) + key for key in keys for row, *_ in stages]  # interleaved
     source = {row: (loads[planner, policy], encoder) for row, planner, policy, encoder in stages}
@@ -162,18 +162,20 @@ def replay_worker(args, job, stages):
     for encoder, model in models.items():  # warm-up: allocations, first calls
         time_batch(model, on_device(source[stages[0][0]][0][keys[0]], args.device), args,
                    clocks[encoder], synchronize)
-    best = {}
+    runs = {key: [] for key in order}
     for _ in range(args.repeats):
         for key in order:
             batches, encoder = source[key[0]]
-            batch = batches[key[1:]]
-            seconds = time_batch(models[encoder], on_device(batch, args.device), args,
-                                 clocks[encoder], synchronize)
-            if key not in best or sum(seconds) < sum(best[key][:2]):
-                best[key] = seconds + attention_work(batch, args.seq_len)
+            runs[key].append(time_batch(models[encoder], on_device(batches[key[1:]], args.device),
+                                        args, clocks[encoder], synchronize))
+    median = {}  # per batch the repeat of median time: a typical run, as a real step has
+    for key, times in runs.items():
+        batches, _ = source[key[0]]
+        median[key] = (sorted(times, key=sum)[len(times) // 2]
+                       + attention_work(batches[key[1:]], args.seq_len))
     if pinned:
         os.sched_setaffinity(0, set(range(os.cpu_count())))
-    return best
+    return median
 
 
 def models_of(args, encoders):
@@ -270,16 +272,22 @@ def allreduce_seconds(numel, ranks):
 
 # ---- The model's side, calibration and the composed steps ---------------------------------------
 
-def predictions(args, stages):
+def predictions(args, stages, peak):
     """Per row and measured step, what the cost model says at full utilization: each (d, m, r)'s
     encoder seconds (``Planner.simulate`` on the peak preset, communication overheads at 0: the
     replay moves nothing) and the step's real tokens."""
+    hardware = mmpt.hardware_preset(args.plan_hardware)
+    to_peak = hardware["vision_mfu"] * hardware["bf16_flops"] / peak
     out = {}
     for row, planner, policy, _ in stages:
-        plans = planner_for(args, planner, policy, tsb.PEAK)
-        sims = {s: plans.simulate(s, cp_llm_overhead=0.0, vision_dp_exchange_overhead=0.0)
-                for s in range(args.first_step + args.steps)}
-        out[row] = (plans, {s: sim for s, sim in sims.items() if s >= args.first_step})
+        plans = planner_for(args, planner, policy, args.plan_hardware)
+        sims = {}
+        for s in range(args.first_step, args.first_step + args.steps):
+            sim = plans.simulate(s, cp_llm_overhead=0.0, vision_dp_exchange_overhead=0.0)
+            sim["vision_seconds"] = [[[v * to_peak for v in ms] for ms in ds]
+                                     for ds in sim["vision_seconds"]]
+            sims[s] = sim
+        out[row] = (plans, sims)
     return out
 
 
@@ -355,7 +363,7 @@ def row_figures(args, row, timed, predicted, fit, fixed, x):
 
 
 def analyze(args, stages, timed, peak, optimizer, allreduce):
-    predicted = predictions(args, stages)
+    predicted = predictions(args, stages, peak)
     x = features(timed, predicted, peak, {row for row, *_, encoder in stages if encoder == "hf"})
     fit = calibrate(x)
     fixed = optimizer + allreduce
@@ -410,10 +418,9 @@ def calibrated_preset(args, report):
                     f"bench/replay_step.py --config {args.config} on {when}: examples/train_vlm.py's "
                     f"{args.vit_layers}-layer hidden-{args.vit_hidden} native encoder and "
                     f"{args.layers}-layer hidden-{args.hidden} decoder."),
-        "measured": (f"bf16_flops (the device's best matrix multiply), mfu, attention_mfu, "
-                     f"vision_mfu and native_encoder_factor (cost-model FLOPs over the measured "
-                     f"forward + backward seconds "
-                     f"of "
+        "measured": (f"bf16_flops (the device's best matrix multiply), mfu, attention_mfu"
+                     f"{', native_encoder_factor' if 'vision_hf' in fit else ''} and vision_mfu "
+                     f"(cost-model FLOPs over the measured forward + backward seconds of "
                      f"{report['batches_timed']} replayed batches, DP {layout['dp']} CP "
                      f"{layout['cp']} GA {layout['ga']} seq {layout['seq_len']}), by "
                      f"bench/replay_step.py on {when}"),
@@ -481,6 +488,9 @@ def parse_args(argv=None):
                    help="the encoder of the rows before '+ native encoder' (native: every row's, "
                         "and no such row; hf: the Hugging Face-style tower, whose [N, N] "
                         "attention over a pack is 10-20x the native encoder's time on a CPU)")
+    p.add_argument("--plan-hardware", default=None,
+                   help="the hardware preset the planners balance with (default: this device's "
+                        "calibrated preset, --preset-name, when there is one; else the peak)")
     p.add_argument("--steps", type=int, default=1, help="steps measured")
     p.add_argument("--first-step", type=int, default=0, help="the first measured step")
     p.add_argument("--repeats", type=int, default=2, help="timings per batch; the best is kept")
@@ -544,6 +554,9 @@ def measure(args):
                                         "utilizations 1: seconds = FLOPs / peak",
                                         "bf16_flops": peak, "mfu": 1.0, "vision_mfu": 1.0})
     args.dataset = tsb.prepare(work, env, args)
+    if args.plan_hardware is None:
+        calibrated = args.preset_name in mmpt.list_presets("hardware")
+        args.plan_hardware = args.preset_name if calibrated else tsb.PEAK
     stages = stages_of(args)
     timed = replay(args, stages)
     model = train_vlm.Vlm.of(args).to(args.device)
@@ -561,21 +574,32 @@ def measure(args):
     return report
 
 
+def real_step(work, planner, repeats, steps):
+    """The median over train_step_bench.py's repeats and measured steps of the real step: its
+    slowest rank's (the replay's per-batch median is a typical run too)."""
+    records = [[json.load(open(os.path.join(work, f"{planner}{repeat}", f"rank{r}.json")))
+                for r in range(2)] for repeat in range(repeats)]
+    return statistics.median(max(rec["steps"][k]["seconds"] for rec in ranks)
+                             for ranks in records for k in steps)
+
+
 def check(args):
     """DP 2: train_step_bench.py's real two-process step, then the replay of the same plans."""
-    bench = tsb.main(["--work", args.work, "--json", os.path.join(args.work, "train_step.json")])
+    bench = tsb.main(["--work", args.work, "--repeats", str(args.repeats),
+                      "--json", os.path.join(args.work, "train_step.json")])
     args.config, args.first_step, args.steps = "dp2", 1, bench["args"]["steps"] - 1
     for name, value in CONFIGS["dp2"].items():
         setattr(args, name, value)
     for name in ("captions", "documents", "max_pixels", "vanilla_buffer", "seed",
                  *train_vlm.MODEL_OPTIONS):
         setattr(args, name, bench["args"][name])
-    args.stages = "vanilla,mmpt"
+    args.stages, args.plan_hardware = "vanilla,mmpt", tsb.PEAK  # the benchmark's plans
     report = measure(args)
     report["check"] = {}
     for row in report["rows"]:
         planner = "vanilla" if row["row"] == "vanilla" else "mmpt"
-        real = statistics.mean(r["measured"]["step"] for r in bench["planners"][planner])
+        real = real_step(args.work, planner, args.repeats, range(args.first_step,
+                                                                  args.first_step + args.steps))
         report["check"][planner] = {"real": real, "replayed": row["measured_step"]}
         print(f"DP 2 check, {planner}: real 2-process step {real:.3f} s, replayed "
               f"{row['measured_step']:.3f} s ({100 * (row['measured_step'] - real) / real:+.1f}%)")
