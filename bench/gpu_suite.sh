@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The GPU run in one command, for a session lent a device (docs/benchmarks.md, "The GPU run"):
 #
-#   bash scripts/fetch-gpu-carry.sh                # here, once: .deb files and the real data
-#   run(command="bash bench/gpu_suite.sh", carry=[".gpu-carry"], timeout_s=540)  # the device tool
+#   bash scripts/fetch-gpu-carry.sh     # here, once: .gpu-carry/debs-1, debs-2, ... (< 64 MiB each)
+#   run(command="bash bench/gpu_suite.sh --unpack .gpu-carry/debs-1", carry=[".gpu-carry/debs-1"])
+#   ... one such call per part but the last, back to back (the machine stays warm), then:
+#   run(command="bash bench/gpu_suite.sh", carry=[".gpu-carry/debs-3"], timeout_s=540)
 #   bash bench/gpu_suite.sh --dry                  # here (make test): CPU, tiny sizes, this build
 #
-# On the device (PyTorch + CUDA, CMake, ninja, no Debian dev packages, no network) it unpacks the
-# carried .deb files into a private prefix (and, without ../shared there, reads the carried real
-# data in its place), builds mmpt's Python extension and native encoder
+# On the device (PyTorch + CUDA, CMake, ninja, no Debian dev packages, no network) each call
+# unpacks the .deb files it carries into a private prefix, build/gpu-deps (kept between calls
+# while the machine is warm; the first part also holds the real data, read in place of
+# ../shared, which the device lacks); the last call builds mmpt's Python extension and native encoder
 # against that machine's torch, then measures, writing every figure under $OUT:
 #   1. the native encoder against transformers' Qwen2.5-VL vision tower, same weights, bf16
 #      (bench/hf_encoder_check.py: agreement, time and peak memory per recompute mode);
@@ -19,8 +22,21 @@
 # with the transformers comparison skipped where transformers is absent: it cannot rot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+deps="$PWD/build/gpu-deps"
+unpack() {  # the .deb files of .gpu-carry/debs-* present, into $deps
+  local part
+  for part in "$@"; do
+    for deb in "$part"/*.deb; do dpkg-deb -x "$deb" "$deps"; done
+    if [[ -d "$part/real" ]]; then
+      rm -rf "$deps/real" && cp -r "$part/real" "$deps/real"
+    fi
+  done
+}
 dry=0
-[[ "${1:-}" == "--dry" ]] && dry=1
+case "${1:-}" in
+  --dry) dry=1 ;;
+  --unpack) unpack "$2"; echo "gpu_suite: unpacked $2"; exit 0 ;;
+esac
 OUT=${OUT:-/tmp/mmpt-gpu-suite}
 mkdir -p "$OUT"
 work=$(mktemp -d /tmp/mmpt-gpu-suite.XXXXXX)
@@ -37,10 +53,11 @@ if ((dry)); then
           --captions 24 --documents 4 --max-pixels 25088)
 else
   python=python3
-  prefix="$work/deps"
-  for deb in .gpu-carry/debs/*.deb; do dpkg-deb -x "$deb" "$prefix"; done
+  prefix="$deps"
+  shopt -s nullglob
+  unpack .gpu-carry/debs-*
   if [[ ! -d ../shared/data/real ]]; then
-    mkdir -p ../shared/data && ln -s "$PWD/.gpu-carry/real" ../shared/data/real
+    mkdir -p ../shared/data && ln -s "$deps/real" ../shared/data/real
   fi
   arch_lib="$prefix/usr/lib/x86_64-linux-gnu"
   export PKG_CONFIG_PATH="$arch_lib/pkgconfig:$prefix/usr/share/pkgconfig"

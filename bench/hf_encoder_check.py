@@ -154,15 +154,16 @@ def main(argv=None):
         if hf is not None:
             native = native_tower(args, "none", like=hf)
             figures["error"] = compare(hf, native, pixels, grid)
-            figures["hf"] = dict(zip(("seconds", "peak_bytes"), measure(hf, pixels, grid, args)))
+            seconds, peak = measure(hf, pixels, grid, args)
+            figures["hf"] = {"seconds": seconds, "peak_bytes": peak}
             hf.gradient_checkpointing_enable()
-            figures["hf_checkpointing"] = dict(zip(("seconds", "peak_bytes"),
-                                                   measure(hf.train(), pixels, grid, args)))
+            seconds, peak = measure(hf.train(), pixels, grid, args)
+            figures["hf_checkpointing"] = {"seconds": seconds, "peak_bytes": peak}
             hf.gradient_checkpointing_disable()
         for mode in ("none", "selective", "full"):
             tower = native_tower(args, mode)
-            figures[f"mmpt_{mode}"] = dict(zip(("seconds", "peak_bytes"),
-                                              measure(tower, pixels, grid, args)))
+            seconds, peak = measure(tower, pixels, grid, args)
+            figures[f"mmpt_{mode}"] = {"seconds": seconds, "peak_bytes": peak}
         report["packs"][pack] = figures
         print_pack(pack, figures)
     first = next(iter(report["packs"].values()))

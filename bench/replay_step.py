@@ -415,8 +415,8 @@ def calibrated_preset(args, report):
     return {
         "name": args.preset_name,
         "comment": (f"{device_name(args)} (bf16_flops holds the peak in use). Calibrated by "
-                    f"bench/replay_step.py --config {args.config} on {when}: examples/train_vlm.py's "
-                    f"{args.vit_layers}-layer hidden-{args.vit_hidden} native encoder and "
+                    f"bench/replay_step.py --config {args.config} on {when}: "
+                    f"examples/train_vlm.py's {args.vit_layers}-layer hidden-{args.vit_hidden} native encoder and "
                     f"{args.layers}-layer hidden-{args.hidden} decoder."),
         "measured": (f"bf16_flops (the device's best matrix multiply), mfu, attention_mfu"
                      f"{', native_encoder_factor' if 'vision_hf' in fit else ''} and vision_mfu "
@@ -598,8 +598,8 @@ def check(args):
     report["check"] = {}
     for row in report["rows"]:
         planner = "vanilla" if row["row"] == "vanilla" else "mmpt"
-        real = real_step(args.work, planner, args.repeats, range(args.first_step,
-                                                                  args.first_step + args.steps))
+        steps = range(args.first_step, args.first_step + args.steps)
+        real = real_step(args.work, planner, args.repeats, steps)
         report["check"][planner] = {"real": real, "replayed": row["measured_step"]}
         print(f"DP 2 check, {planner}: real 2-process step {real:.3f} s, replayed "
               f"{row['measured_step']:.3f} s ({100 * (row['measured_step'] - real) / real:+.1f}%)")

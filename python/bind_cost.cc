@@ -98,7 +98,8 @@ void BindCost(py::module_& m) {
       },
       py::arg("name"),
       "An LLM preset as the cost model reads it, with its training FLOPs per token of the linear "
-      "layers and per (query, key) pair of causal attention. Raises NotFoundError, CorruptError, InvalidArgumentError.");
+      "layers and per (query, key) pair of causal attention. Raises NotFoundError, CorruptError, "
+      "InvalidArgumentError.");
   m.def(
       "hardware_preset",
       [](const std::string& name) {
