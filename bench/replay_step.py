@@ -416,8 +416,8 @@ def calibrated_preset(args, report):
         "name": args.preset_name,
         "comment": (f"{device_name(args)} (bf16_flops holds the peak in use). Calibrated by "
                     f"bench/replay_step.py --config {args.config} on {when}: "
-                    f"examples/train_vlm.py's {args.vit_layers}-layer hidden-{args.vit_hidden} native encoder and "
-                    f"{args.layers}-layer hidden-{args.hidden} decoder."),
+                    f"examples/train_vlm.py's {args.vit_layers}-layer hidden-{args.vit_hidden} "
+                    f"native encoder and {args.layers}-layer hidden-{args.hidden} decoder."),
         "measured": (f"bf16_flops (the device's best matrix multiply), mfu, attention_mfu"
                      f"{', native_encoder_factor' if 'vision_hf' in fit else ''} and vision_mfu "
                      f"(cost-model FLOPs over the measured forward + backward seconds of "

@@ -21,7 +21,8 @@ measured seconds over the cost model's FLOPs (ratio of sums over every measured 
 both runs) give ``vision_mfu`` and ``mfu``, written as this run's hardware preset, which its
 ``mmpt simulate`` rows read (presets/hardware/ holds bench/replay_step.py's calibration, from
 every replayed batch). The report: measured vs predicted per stage (encoder, LM, wait, step)
-and per planner, the vanilla/mmpt ratios both ways, and `mmpt simulate`'s ablation rows on the same plans.
+and per planner, the vanilla/mmpt ratios both ways, and `mmpt simulate`'s ablation rows on the
+same plans.
 """
 
 import argparse
