@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import mmpt
-from mmpt.torch import ExchangeStats, exchange_embeddings, vision_dp_embed
+from mmpt.torch import EmulatedCpRank, ExchangeStats, exchange_embeddings, vision_dp_embed
 from vdp_model import IMAGE_PAD, build_models, load_coco, make_pack, shard_tokens
 
 
@@ -80,3 +80,40 @@ def test_videos_take_their_place_among_the_vision_items():
     with pytest.raises(ValueError, match="items"):
         vision_dp_embed(encoder, images, torch.tensor([[1, 2, 2], [1, 2, 2]]), embeds, routing,
                         None, 0, videos=(video, torch.tensor([[2, 2, 2]]), [0, 1], [2]))
+
+
+@pytest.mark.parametrize("policy", ["cost", "count", "naive"])
+def test_an_emulated_cp_rank_does_its_own_work_alone(policy):
+    """mmpt.torch.EmulatedCpRank (bench/replay_step.py's CP in one process): a rank encodes only
+    its images, its own rows land at their pads, other ranks' rows are zeros, and the backward
+    reaches its encoder."""
+    pack = make_pack(load_coco(), 3, 6)
+    encoder, lm = build_models(0)
+    split = mmpt.split_thd(pack.seq_lengths, 2)
+    routing = mmpt.assign_vision(split, pack.images(), policy)
+    for rank in range(2):
+        tokens = shard_tokens(pack, split, rank)[0]
+        mine = list(routing.encoded[rank])
+        pixels = torch.cat([pack.pixels[i] for i in mine])
+        grids = torch.tensor([pack.grids[i] for i in mine])
+        encoder.zero_grad()
+        embeds = vision_dp_embed(encoder, pixels, grids, lm.embed_tokens(tokens), routing,
+                                 EmulatedCpRank(rank, 2), input_ids=tokens,
+                                 image_token_id=IMAGE_PAD)
+        rows = {i: r for i, r in zip(mine, torch.split(encoder(pixels, grids), [
+            routing.image_rows[i] for i in mine]))}
+        pads = (tokens == IMAGE_PAD).nonzero().reshape(-1).tolist()
+        placed = 0
+        for seg in sorted(routing.consumed[rank], key=lambda s: s.local_offset):
+            got = embeds[pads[placed:placed + seg.row_count]]
+            if seg.source_rank == rank:
+                want = rows[seg.image][seg.row_begin:seg.row_begin + seg.row_count]
+                torch.testing.assert_close(got, want, rtol=0, atol=0)
+            else:
+                assert not got.any(), (rank, seg)
+            placed += seg.row_count
+        assert placed == len(pads)
+        embeds.sum().backward()
+        assert all(p.grad is not None for p in encoder.parameters())
+    with pytest.raises(ValueError, match="rank 2 of a group of 2"):
+        EmulatedCpRank(2, 2)
