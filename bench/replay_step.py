@@ -100,24 +100,6 @@ def load(args, planner, ranks):
     return batches
 
 
-def attention_work(batch, seq_len):
-    """(tokens, causal pairs) of a batch's LM: the rows its linear layers run (packs are padded
-    to seq_len / CP) and the (query, key) pairs its queries attend, under CP those of its own
-    chunks of every sample (the plan's split)."""
-    cp, rank = int(batch["cp_size"]), int(batch["cp_rank"])
-    cu = batch["cu_seqlens"].long().tolist()
-    padded = batch["cu_seqlens_padded"].long().tolist()
-    pairs = 0
-    if cp == 1:
-        pairs = sum(n * (n + 1) // 2 for n in (b - a for a, b in zip(cu, cu[1:])))
-    else:
-        rows = mmpt.partitioned_indices(padded, cp, rank)
-        for s, length in enumerate(b - a for a, b in zip(cu, cu[1:])):
-            position = rows[(rows >= padded[s]) & (rows < padded[s] + length)] - padded[s]
-            pairs += int((position + 1).sum())
-    return seq_len // cp, pairs
-
-
 def on_device(batch, device):
     return {k: v.to(device) if torch.is_tensor(v) else v for k, v in batch.items()}
 
@@ -168,11 +150,8 @@ def replay_worker(args, job, stages):
             batches, encoder = source[key[0]]
             runs[key].append(time_batch(models[encoder], on_device(batches[key[1:]], args.device),
                                         args, clocks[encoder], synchronize))
-    median = {}  # per batch the repeat of median time: a typical run, as a real step has
-    for key, times in runs.items():
-        batches, _ = source[key[0]]
-        median[key] = (sorted(times, key=sum)[len(times) // 2]
-                       + attention_work(batches[key[1:]], args.seq_len))
+    # Per batch the repeat of median time: a typical run, as a real step has.
+    median = {key: sorted(times, key=sum)[len(times) // 2] for key, times in runs.items()}
     if pinned:
         os.sched_setaffinity(0, set(range(os.cpu_count())))
     return median
@@ -291,17 +270,20 @@ def predictions(args, stages, peak):
     return out
 
 
-def features(timed, predicted, peak, hf_rows):
+def features(args, timed, predicted, peak, hf_rows):
     """Per timed batch (sorted keys): measured vision and LM seconds, and the cost model's peak
     seconds of its encoder (the plan's), its LM's linear layers (FLOPs per token x the padded
-    rows) and its attention (FLOPs per pair x the causal pairs of its queries); last, 1 for a
-    row of the Hugging Face-style encoder."""
+    rows) and its attention (FLOPs per pair x the causal pairs its queries attend, by the
+    plan's split: Planner.simulate's attention_pairs); last, 1 for a row of the Hugging
+    Face-style encoder."""
     llm = mmpt.llm_preset(tsb.LLM)
     rows = []
-    for (row, step, d, m, r), (vision, lm, tokens, pairs) in sorted(timed.items()):
-        rows.append((vision, lm, predicted[row][1][step]["vision_seconds"][d][m][r],
+    tokens = args.seq_len // args.cp
+    for (row, step, d, m, r), (vision, lm) in sorted(timed.items()):
+        sim = predicted[row][1][step]
+        rows.append((vision, lm, sim["vision_seconds"][d][m][r],
                      tokens * llm["linear_train_flops_per_token"] / peak,
-                     pairs * llm["attention_train_flops_per_pair"] / peak,
+                     sim["attention_pairs"][d][m][r] * llm["attention_train_flops_per_pair"] / peak,
                      float(row in hf_rows)))
     return numpy.array(rows)
 
@@ -347,10 +329,10 @@ def row_figures(args, row, timed, predicted, fit, fixed, x):
     measured, predicted_steps = [], []
     for step in sims:
         measured.append(plans.synced_seconds(*grids(
-            args, lambda d, m, r: timed[(row, step, d, m, r)][:2])) + fixed)
+            args, lambda d, m, r: timed[(row, step, d, m, r)])) + fixed)
         predicted_steps.append(plans.synced_seconds(*grids(
             args, lambda d, m, r: model[(row, step, d, m, r)])) + fixed)
-    real = numpy.array([(sum(timed[key][:2]), sum(model[key])) for key in model
+    real = numpy.array([(sum(timed[key]), sum(model[key])) for key in model
                         if key[0] == row])
     residual = ((real[:, 0] - real[:, 1]) ** 2).sum()
     total = ((real[:, 0] - real[:, 0].mean()) ** 2).sum()
@@ -364,7 +346,8 @@ def row_figures(args, row, timed, predicted, fit, fixed, x):
 
 def analyze(args, stages, timed, peak, optimizer, allreduce):
     predicted = predictions(args, stages, peak)
-    x = features(timed, predicted, peak, {row for row, *_, encoder in stages if encoder == "hf"})
+    hf_rows = {row for row, *_, encoder in stages if encoder == "hf"}
+    x = features(args, timed, predicted, peak, hf_rows)
     fit = calibrate(x)
     fixed = optimizer + allreduce
     rows = [row_figures(args, row, timed, predicted, fit, fixed, x) for row, *_ in stages]

@@ -95,12 +95,13 @@ void BindSim(py::module_& m) {
         // [dp][ga][cp], as the loader's (dp_rank, micro_step, cp_rank).
         std::vector<std::vector<std::vector<double>>> vision(
             sim.dp, std::vector<std::vector<double>>(sim.ga, std::vector<double>(sim.cp)));
-        auto llm = vision;
+        auto llm = vision, pairs = vision;
         for (uint32_t d = 0; d < sim.dp; ++d) {
           for (uint32_t m = 0; m < sim.ga; ++m) {
             for (uint32_t r = 0; r < sim.cp; ++r) {
               vision[d][m][r] = sim.at(d, m, r).vision_seconds;
               llm[d][m][r] = sim.at(d, m, r).llm_seconds;
+              pairs[d][m][r] = sim.at(d, m, r).attention_pairs;
             }
           }
         }
@@ -108,6 +109,7 @@ void BindSim(py::module_& m) {
         out["step"] = plan->step;
         out["vision_seconds"] = vision;
         out["llm_seconds"] = llm;
+        out["attention_pairs"] = pairs;
         out["step_seconds"] = sim.step_seconds;
         out["lower_bound_seconds"] = sim.lower_bound_seconds;
         out["tokens"] = sim.tokens;
@@ -123,7 +125,8 @@ void BindSim(py::module_& m) {
       py::arg("grad_allreduce_seconds") = sim::SimParams{}.grad_allreduce_seconds,
       "Run the step-time model (sim::SimulateStep) on the plan of `step` a PlanStream serves, "
       "with its cost model (presets) and the LLM's attention pair weight. Returns "
-      "{'vision_seconds', 'llm_seconds': per [dp_rank][micro_step][cp_rank], before waiting; "
+      "{'vision_seconds', 'llm_seconds', 'attention_pairs' (causal pairs its queries attend): "
+      "per [dp_rank][micro_step][cp_rank], before waiting; "
       "'step_seconds' under the layout's sync model; 'lower_bound_seconds'; 'tokens'; "
       "'hardware'; 'parameters'}.");
   m.def(

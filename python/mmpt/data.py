@@ -148,7 +148,8 @@ class Planner:
     def simulate(self, step: int, **params) -> Dict[str, Any]:
         """What mmpt's step-time model (``sim::SimulateStep``, as ``mmpt simulate`` runs it)
         predicts for step ``step``'s plan on this planner's presets: ``vision_seconds`` and
-        ``llm_seconds`` per ``[dp_rank][micro_step][cp_rank]`` before any wait, ``step_seconds``
+        ``llm_seconds`` per ``[dp_rank][micro_step][cp_rank]`` before any wait (and
+        ``attention_pairs``, the causal pairs each rank's queries attend), ``step_seconds``
         under the layout's sync model, ``lower_bound_seconds``, ``tokens``, ``hardware`` and
         ``parameters``. Keyword arguments set the model's parameters (``vision_speed_factor``,
         ``cp_llm_overhead``, ``vision_dp_exchange_overhead``, ``microstep_overhead_seconds``,

@@ -40,6 +40,9 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
     const double vision_seconds = pack.vision_seconds / speed;
     times[0].vision_seconds += vision_seconds;
     times[0].llm_seconds += pack.llm_seconds;
+    for (const plan::PlannedSequence& seq : sequences) {
+      times[0].attention_pairs += CausalPairs(0, seq.tokens);
+    }
     times[0].audio_seconds += pack.audio_seconds;
     sim.audio_gpu_seconds += pack.audio_seconds;
     sim.vision_gpu_seconds += vision_seconds;
@@ -53,7 +56,7 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
                               : 1.0 + params.vision_dp_exchange_overhead;
 
   // LLM work of each rank: its real tokens plus weighted causal pairs of its chunks.
-  std::vector<double> work(cp, 0.0);
+  std::vector<double> work(cp, 0.0), pairs(cp, 0.0);
   double total_work = 0;
   for (size_t s = 0; s < lengths.size(); ++s) {
     const uint64_t chunk = split.chunk_tokens(s);
@@ -63,6 +66,7 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
       const double w =
           static_cast<double>(end - begin) + params.attention_pair_weight * CausalPairs(begin, end);
       work[split.ChunkRank(k)] += w;
+      pairs[split.ChunkRank(k)] += CausalPairs(begin, end);
       total_work += w;
     }
   }
@@ -77,6 +81,7 @@ Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& p
     sim.audio_gpu_seconds += audio;
     times[r].vision_seconds += vision;
     times[r].llm_seconds += llm;
+    times[r].attention_pairs += pairs[r];
     sim.vision_gpu_seconds += vision;
     sim.llm_gpu_seconds += llm;
   }

@@ -49,6 +49,9 @@ struct RankTime {
   double vision_seconds = 0;
   double audio_seconds = 0;  // the audio encoder's (omni corpora), unscaled by the vision factor
   double llm_seconds = 0;
+  /// Causal (query, key) pairs its LLM attends: of its queries, under CP those of its chunks
+  /// (what a measured run calibrates the attention's rate against: bench/replay_step.py).
+  double attention_pairs = 0;
 };
 
 /// The simulated step.

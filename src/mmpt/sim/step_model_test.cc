@@ -21,6 +21,7 @@ TEST(StepModelTest, StepSyncWaitsOnlyAtTheEnd) {
   EXPECT_DOUBLE_EQ(sim->lower_bound_seconds, 11.0 / 2);
   EXPECT_EQ(sim->tokens, 400u);
   EXPECT_DOUBLE_EQ(sim->at(1, 0, 0).vision_seconds, 3.0);
+  EXPECT_DOUBLE_EQ(sim->at(1, 0, 0).attention_pairs, 100.0 * 101 / 2);  // one 100-token sample
 }
 
 TEST(StepModelTest, MicrostepSyncTakesMaxVisionPlusMaxLlm) {
@@ -122,6 +123,10 @@ TEST(StepModelTest, CpPoliciesSplitVisionDifferently) {
     // The zigzag split gives both ranks the same LLM work; the shares add up.
     EXPECT_NEAR(l0, l1, 1e-9);
     EXPECT_NEAR(l0 + l1, 4 * (1 + params.cp_llm_overhead), 1e-9);
+    // So do their causal pairs: the 4096-token sample's 4096·4097/2, zigzag-split evenly.
+    const double p0 = sim->at(0, 0, 0).attention_pairs, p1 = sim->at(0, 0, 1).attention_pairs;
+    EXPECT_DOUBLE_EQ(p0 + p1, 4096.0 * 4097 / 2);
+    EXPECT_NEAR(p0, p1, 1e-9 * p0);
     if (policy != cp::VisionPolicy::kNaive) {
       EXPECT_NEAR(v0 + v1, 12 * (1 + params.vision_dp_exchange_overhead), 1e-9);
     }
