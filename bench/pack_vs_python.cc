@@ -4,6 +4,7 @@
 // ../shared/data/real (see plan/real_corpora.h), in the planner's seeded order.
 //   build/release/bench/pack_vs_python [samples=20000] [seq_len=8192]
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -115,7 +116,11 @@ int Run(size_t samples, uint32_t seq_len) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  size_t samples = argc > 1 ? std::stoul(argv[1]) : 20000;
-  uint32_t seq_len = argc > 2 ? static_cast<uint32_t>(std::stoul(argv[2])) : 8192;
+  size_t samples = 20000;
+  uint32_t seq_len = 8192;
+  CLI::App app{"first-fit decreasing packing, mmpt vs Python"};
+  app.add_option("samples", samples, "samples to pack")->check(CLI::PositiveNumber);
+  app.add_option("seq_len", seq_len, "pack length")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
   return Run(samples, seq_len);
 }

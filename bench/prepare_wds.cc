@@ -4,6 +4,7 @@
 // and sizes, synthetic JPEGs); the JSONL and files are extracted from it.
 // Usage: prepare_wds [--coco N] [--threads N] [--dir DIR]
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <filesystem>
@@ -71,19 +72,11 @@ int main(int argc, char** argv) {
   uint64_t coco = 300;
   size_t threads = 2;
   std::string dir = (fs::temp_directory_path() / "mmpt_prepare_wds").string();
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--coco")
-      coco = std::stoull(argv[i + 1]);
-    else if (flag == "--threads")
-      threads = std::stoull(argv[i + 1]);
-    else if (flag == "--dir")
-      dir = argv[i + 1];
-    else {
-      std::fprintf(stderr, "prepare_wds: unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
+  CLI::App app{"prepare from a WebDataset tar vs from JSONL + files"};
+  app.add_option("--coco", coco, "COCO caption samples");
+  app.add_option("--threads", threads, "prepare threads");
+  app.add_option("--dir", dir, "scratch folder (removed first)");
+  CLI11_PARSE(app, argc, argv);
   fs::remove_all(dir);
   corpora::SynthOptions synth;
   synth.profile = "coco";

@@ -6,6 +6,7 @@
 // Inputs come from ../shared/data/real/ through `mmpt synth` (COCO sizes and captions, mmc4
 // documents). Usage: store_io [--index-mb N] [--reads N] [--coco N] [--threads N] [--dir DIR]
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <time.h>
 
@@ -107,23 +108,13 @@ int main(int argc, char** argv) {
   uint64_t index_mb = 256, reads = 200000, coco = 1000;
   size_t threads = 2;
   std::string dir = (fs::temp_directory_path() / "mmpt_store_io").string();
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--index-mb")
-      index_mb = std::stoull(argv[i + 1]);
-    else if (flag == "--reads")
-      reads = std::stoull(argv[i + 1]);
-    else if (flag == "--coco")
-      coco = std::stoull(argv[i + 1]);
-    else if (flag == "--threads")
-      threads = std::stoull(argv[i + 1]);
-    else if (flag == "--dir")
-      dir = argv[i + 1];
-    else {
-      std::fprintf(stderr, "store_io: unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
+  CLI::App app{"index build, random reads and prepare vs their Python baselines"};
+  app.add_option("--index-mb", index_mb, "size of the JSONL the index is built over");
+  app.add_option("--reads", reads, "random reads");
+  app.add_option("--coco", coco, "COCO caption samples to prepare");
+  app.add_option("--threads", threads, "prepare threads");
+  app.add_option("--dir", dir, "scratch folder (removed first)");
+  CLI11_PARSE(app, argc, argv);
   fs::remove_all(dir);
   fs::create_directories(dir);
 
