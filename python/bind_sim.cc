@@ -89,8 +89,7 @@ void BindSim(py::module_& m) {
         params.vision_dp_exchange_overhead = vision_dp_exchange_overhead;
         params.microstep_overhead_seconds = microstep_overhead_seconds;
         params.grad_allreduce_seconds = grad_allreduce_seconds;
-        params.attention_pair_weight =
-            sim::AttentionPairWeight(stream.model().llm(), stream.model().hardware());
+        params.attention_pair_weight = stream.model().AttentionPairWeight();
         sim::StepSim sim = ValueOrThrow(sim::SimulateStep(*plan, params));
         // [dp][ga][cp], as the loader's (dp_rank, micro_step, cp_rank).
         std::vector<std::vector<std::vector<double>>> vision(

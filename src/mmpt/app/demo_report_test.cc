@@ -29,7 +29,7 @@ ConfigAblation TestAblation() {
   };
   AblationOptions options;
   options.steps = 2;
-  auto ablation = RunAblation(source, source, options);
+  auto ablation = RunAblation(source, [&](cp::VisionPolicy) { return source(); }, options);
   EXPECT_TRUE(ablation.ok());
   return ConfigAblation{"test config", layout, *ablation};
 }

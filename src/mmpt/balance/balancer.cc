@@ -4,6 +4,7 @@
 #include <limits>
 #include <numeric>
 #include <queue>
+#include <tuple>
 
 namespace mmpt::balance {
 namespace {
@@ -185,6 +186,78 @@ void SearchBands(std::span<const PackCost> packs, const Grid& grid, std::span<co
   }
 }
 
+// Cells within this distance (in band order, where neighbours are alike) trade packs in
+// ImproveCells; and at most this many passes over all cells.
+constexpr size_t kSwapWindow = 8;
+constexpr int kSwapPasses = 8;
+
+// Local search after the bands: for each cell and each dimension with any cost, swap the cell's
+// heaviest pack in that dimension with a lighter one of a nearby cell when that lowers the two
+// cells' summed cost the most; pass after pass until no swap helps. Bands even out one
+// dimension after another; a swap weighs them together (a mix of short and long samples whose
+// LLM cost and vision cost disagree).
+void ImproveCells(std::span<const PackCost> packs, const Grid& grid, std::span<const size_t> dims,
+                  Cells* cells) {
+  const size_t cell_size = size_t{grid.group} * grid.mbs;
+  const size_t count = cells->costs.size();
+  auto members = [&](size_t c) {
+    return std::span<uint32_t>(cells->slots).subspan(c * cell_size, cell_size);
+  };
+  // Cost of cell `c` with its member `k` replaced by pack `with`, dealt to ranks again.
+  std::vector<uint32_t> dealt;
+  auto cost_with = [&](size_t c, size_t k, uint32_t with, std::vector<uint32_t>* slots) {
+    std::vector<uint32_t> m(members(c).begin(), members(c).end());
+    m[k] = with;
+    DealToRanks(packs, std::move(m), grid.group, grid.mbs, slots);
+    return CellCost(packs, *slots, grid.mbs);
+  };
+  for (int pass = 0; pass < kSwapPasses; ++pass) {
+    bool improved = false;
+    for (size_t c = 0; c < count; ++c) {
+      for (size_t dim : dims) {
+        auto mine = members(c);
+        const size_t k =
+            static_cast<size_t>(std::max_element(mine.begin(), mine.end(),
+                                                 [&](uint32_t x, uint32_t y) {
+                                                   return Dim(packs[x], dim) < Dim(packs[y], dim);
+                                                 }) -
+                                mine.begin());
+        const uint32_t a = mine[k];
+        const double before_c = cells->costs[c];
+        double best_delta = -1e-12 * (before_c + 1e-300);
+        size_t best_cell = count, best_k = 0;
+        const size_t first = c > kSwapWindow ? c - kSwapWindow : 0;
+        const size_t last = std::min(count, c + kSwapWindow + 1);
+        for (size_t d = first; d < last; ++d) {
+          if (d == c) continue;
+          auto theirs = members(d);
+          for (size_t j = 0; j < theirs.size(); ++j) {
+            const uint32_t b = theirs[j];
+            if (Dim(packs[b], dim) >= Dim(packs[a], dim)) continue;
+            const double delta = cost_with(c, k, b, &dealt) + cost_with(d, j, a, &dealt) -
+                                 before_c - cells->costs[d];
+            if (delta < best_delta) {
+              best_delta = delta;
+              best_cell = d;
+              best_k = j;
+            }
+          }
+        }
+        if (best_cell == count) continue;
+        // Swap, and deal both cells to their ranks again.
+        const uint32_t b = members(best_cell)[best_k];
+        for (auto [cell, slot, pack] : {std::tuple{c, k, b}, std::tuple{best_cell, best_k, a}}) {
+          cells->costs[cell] = cost_with(cell, slot, pack, &dealt);
+          std::copy(dealt.begin(), dealt.end(), members(cell).begin());
+        }
+        cells->total += best_delta;
+        improved = true;
+      }
+    }
+    if (!improved) break;
+  }
+}
+
 Assignment BalanceMicrostep(std::span<const PackCost> packs, const Grid& grid) {
   const size_t cell_size = size_t{grid.group} * grid.mbs;
   const size_t cells = packs.size() / cell_size;
@@ -199,12 +272,13 @@ Assignment BalanceMicrostep(std::span<const PackCost> packs, const Grid& grid) {
   if (encoders.empty()) encoders.push_back(kVisionEncoder);
   Cells best;
   best.total = std::numeric_limits<double>::infinity();
-  // Every order of the encoders (ascending first), the LLM last.
+  // Every order of the dimensions (the encoders ascending, then the LLM), first to last.
+  std::vector<size_t> dims = encoders;
+  dims.push_back(kLlm);
   do {
-    std::vector<size_t> dims = encoders;
-    dims.push_back(kLlm);
     SearchBands(packs, grid, dims, &best);
-  } while (std::next_permutation(encoders.begin(), encoders.end()));
+  } while (std::next_permutation(dims.begin(), dims.end()));
+  ImproveCells(packs, grid, dims, &best);
   const std::vector<uint32_t>& best_slots = best.slots;
   const std::vector<double>& best_costs = best.costs;
   // Cells to sync groups: each group runs ga cells; longest first onto the lightest group.
@@ -255,6 +329,19 @@ Status Grid::Validate() const {
     return Status::InvalidArgument("dp {} is not divisible by the sync group size {}", dp, group);
   }
   return Status::OK();
+}
+
+double MicrostepLowerBound(std::span<const PackCost> packs, const Grid& grid) {
+  if (grid.sync != SyncModel::kMicrostep || !grid.Validate().ok()) return 0;
+  const size_t cell_size = size_t{grid.group} * grid.mbs;
+  std::vector<double> stage(packs.size());
+  double bound = 0;
+  for (size_t dim = 0; dim <= kLlm; ++dim) {
+    for (size_t i = 0; i < packs.size(); ++i) stage[i] = Dim(packs[i], dim);
+    std::sort(stage.begin(), stage.end(), std::greater<>());
+    for (size_t i = 0; i < stage.size(); i += cell_size) bound += stage[i];
+  }
+  return bound / (grid.dp / grid.group);
 }
 
 Result<Assignment> Balance(std::span<const PackCost> packs, const Grid& grid) {

@@ -107,4 +107,11 @@ struct Estimate {
 Estimate Evaluate(std::span<const PackCost> packs, std::span<const uint32_t> assignment,
                   const Grid& grid);
 
+/// A lower bound on the step time of any assignment of `packs` under grid.sync = kMicrostep: a
+/// sync group's micro-step waits, in each stage (each encoder, the LLM), for its heaviest pack
+/// at least, and no assignment has a smaller Σ over cells of that heaviest pack than packs
+/// sorted by the stage and cut into cells of group × mbs (per stage; the stages' sums add up);
+/// the step is at least the mean over sync groups. 0 under kStep and kPipeline.
+double MicrostepLowerBound(std::span<const PackCost> packs, const Grid& grid);
+
 }  // namespace mmpt::balance

@@ -49,6 +49,13 @@ class CostModel {
     double l = tokens;
     return linear_seconds_per_token_ * l + attention_seconds_per_pair_ * l * (l + 1.0) / 2.0;
   }
+  /// LLM seconds of one causal attention (query, key) pair over one token's linear-layer
+  /// seconds (the hardware's attention_mfu may differ from its mfu): how a pack's LLM work
+  /// splits over CP shards by tokens and pairs (cp::PackRankLoads).
+  double AttentionPairWeight() const {
+    return linear_seconds_per_token_ > 0 ? attention_seconds_per_pair_ / linear_seconds_per_token_
+                                         : 0.0;
+  }
   /// LLM seconds spent on `tokens` padding tokens (linear layers only; 0 if packs are unpadded).
   double PaddingLlmSeconds(uint32_t tokens) const {
     return pad_to_seq_len_ ? linear_seconds_per_token_ * tokens : 0.0;

@@ -181,6 +181,26 @@ TEST(SampleTableTest, GroupsBySourceAndCostsEveryImage) {
   EXPECT_EQ(SampleTableBuilder().Finish().status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(CostModelTest, AttentionPairWeightFromLlmAndHardware) {
+  auto model = CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const double w = model->AttentionPairWeight();
+  // 3·(2·2·48·4096) per pair over 3·(forward linear FLOPs per token ≈ 2 × 3.3e9 active),
+  // scaled by the hardware's linear over attention utilization.
+  const LlmConfig& llm = model->llm();
+  const HardwareConfig& hw = model->hardware();
+  EXPECT_NEAR(w * llm.LinearTrainFlopsPerToken() * 10.0 * 11.0 / 2.0 * hw.mfu / hw.AttentionMfu(),
+              llm.AttentionTrainFlops(10), 1e-6 * llm.AttentionTrainFlops(10));
+  EXPECT_NEAR(model->SequenceLlmSeconds(10) - model->SequenceLlmSeconds(9),
+              model->SequenceLlmSeconds(1) * (1 + w * 10) / (1 + w),
+              1e-9 * model->SequenceLlmSeconds(1));
+  // Attention at half the linear layers' utilization weighs twice as much.
+  HardwareConfig half = hw;
+  half.attention_mfu = hw.AttentionMfu() / 2;
+  CostModel slow(model->vision(), llm, half);
+  EXPECT_DOUBLE_EQ(slow.AttentionPairWeight(), 2 * w);
+}
+
 }  // namespace
 }  // namespace mmpt::cost
 

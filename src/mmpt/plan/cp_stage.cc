@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "mmpt/cp/pack_load.h"
+
 namespace mmpt::plan {
 
 std::vector<uint32_t> VisionItemOrder(std::span<const uint8_t> is_video) {
@@ -79,6 +81,21 @@ Status AddCpStage(StepPlan& plan, cp::VisionPolicy policy) {
     plan.cp[p] = std::move(*made);
   }
   return Status::OK();
+}
+
+std::vector<balance::PackCost> CpPackCosts(const StepPlan& plan, double attention_pair_weight) {
+  std::vector<balance::PackCost> costs(plan.packs.size());
+  for (size_t p = 0; p < plan.packs.size(); ++p) {
+    const PackCp& pack_cp = plan.cp[p];
+    if (pack_cp.split.cu_seqlens.empty()) continue;  // empty slot
+    const cp::RankLoad most =
+        cp::MostLoaded(cp::PackRankLoads(pack_cp.split, pack_cp.vision, pack_cp.audio,
+                                         plan.packs[p].llm_seconds, attention_pair_weight));
+    costs[p].encoder[balance::kVisionEncoder] = most.vision;
+    costs[p].encoder[balance::kAudioEncoder] = most.audio;
+    costs[p].llm = most.llm;
+  }
+  return costs;
 }
 
 }  // namespace mmpt::plan

@@ -48,4 +48,12 @@ Result<PackCp> PlanPackCp(const Layout& layout, std::span<const uint32_t> length
 /// and the assignment puts every image on rank 0). Errors: those of PlanPackCp, naming the pack.
 Status AddCpStage(StepPlan& plan, cp::VisionPolicy policy);
 
+/// The cost vector of every pack of `plan` (after its cp stage) under its layout: per encoder and
+/// for the LLM, the most-loaded CP rank's (cp::MostLoaded of cp::PackRankLoads: under kNaive the
+/// duplicated items included, under kCount and kCost the assignment's), the LLM split by tokens
+/// and `attention_pair_weight` times causal pairs. What the balancer evens out under CP, never a
+/// pack's total divided by CP. An empty pack slot costs nothing.
+std::vector<balance::PackCost> CpPackCosts(const StepPlan& plan, double attention_pair_weight);
+
+
 }  // namespace mmpt::plan

@@ -361,16 +361,34 @@ Result<StepPlan> Planner::PlanStep() {
   Pool pool = DrawPool();
   MMPT_ASSIGN_OR_RETURN(internal::PackList packs, PackPool(pool));
 
-  // Balance the packs over (rank, micro-step) and assemble the plan.
-  std::vector<balance::PackCost> pack_costs = internal::CostPacks(packs, *costs_, *model_, seq_len);
+  // Balance the packs over (rank, micro-step) and assemble the plan. plan ▸ cp: every pack is
+  // split over its CP group (padded as TE and sequence parallelism need), and its images
+  // assigned to the CP ranks that encode them; under CP that comes first, and the balancer
+  // evens out what each pack's CP group pays: its most-loaded rank (CpPackCosts).
+  const std::vector<balance::PackCost> pack_costs =
+      internal::CostPacks(packs, *costs_, *model_, seq_len);
+  std::vector<balance::PackCost> balanced = pack_costs;
+  std::vector<PackCp> pack_cp;
+  if (layout.cp > 1) {
+    std::vector<uint32_t> in_order(num_packs);
+    std::iota(in_order.begin(), in_order.end(), 0);
+    StepPlan packed = internal::Assemble(step_, layout, packs, in_order, pack_costs, *table_,
+                                         *costs_, pool.dropped_rows);
+    MMPT_RETURN_IF_ERROR(AddCpStage(packed, config_.cp_vision));
+    balanced = CpPackCosts(packed, model_->AttentionPairWeight());
+    pack_cp = std::move(packed.cp);
+  }
   balance::Grid grid = internal::GridOf(layout);
-  MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(pack_costs, grid));
+  MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(balanced, grid));
   StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *costs_,
                                      pool.dropped_rows);
-  // plan ▸ cp: every pack is split over its CP group (padded as TE and sequence parallelism
-  // need), and its images assigned to the CP ranks that encode them.
-  MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
-  plan.estimate = balance::Evaluate(pack_costs, assignment, grid);
+  if (layout.cp > 1) {
+    plan.cp.resize(num_packs);
+    for (size_t slot = 0; slot < num_packs; ++slot) plan.cp[slot] = pack_cp[assignment[slot]];
+  } else {
+    MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
+  }
+  plan.estimate = balance::Evaluate(balanced, assignment, grid);
 
   stats_.packs = num_packs;
   stats_.placed = packs.samples.size();

@@ -10,7 +10,7 @@ namespace mmpt::sim {
 namespace {
 
 struct Totals {
-  double seconds = 0, lower_bound = 0;
+  double seconds = 0, lower_bound = 0, atomic_lower_bound = 0;
   uint64_t tokens = 0;
   uint32_t steps = 0;
   std::vector<double> imbalance;
@@ -23,6 +23,7 @@ Result<Totals> SimulateAll(const std::vector<plan::StepPlan>& plans, const SimPa
     MMPT_ASSIGN_OR_RETURN(StepSim sim, SimulateStep(plan, params));
     totals.seconds += sim.step_seconds;
     totals.lower_bound += sim.lower_bound_seconds;
+    totals.atomic_lower_bound += sim.atomic_lower_bound_seconds;
     totals.tokens += sim.tokens;
     ++totals.steps;
     totals.imbalance.insert(totals.imbalance.end(), sim.cp_vision_imbalance.begin(),
@@ -37,6 +38,7 @@ AblationRow MakeRow(std::string stage, const Totals& totals, bool cumulative) {
   row.stage = std::move(stage);
   row.step_seconds = totals.steps > 0 ? totals.seconds / totals.steps : 0;
   row.lower_bound_seconds = totals.steps > 0 ? totals.lower_bound / totals.steps : 0;
+  row.atomic_lower_bound_seconds = totals.steps > 0 ? totals.atomic_lower_bound / totals.steps : 0;
   row.tokens_per_second = totals.seconds > 0 ? totals.tokens / totals.seconds : 0;
   row.cumulative = cumulative;
   return row;
@@ -90,7 +92,7 @@ void CompareRows(std::vector<AblationRow>& rows) {
 
 }  // namespace
 
-Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
+Result<Ablation> RunAblation(const PlanSource& vanilla, const PolicyPlanSource& mmpt,
                              const AblationOptions& options) {
   MMPT_RETURN_IF_ERROR(options.params.Validate());
   const double factor = options.native_encoder_factor;
@@ -98,27 +100,35 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
     return Status::InvalidArgument("native_encoder_factor must be >= 0, got {}", factor);
   }
   if (options.steps == 0) return Status::InvalidArgument("steps must be at least 1");
-  std::vector<plan::StepPlan> vanilla_plans, mmpt_plans, dealt_plans;
+  // Under CP the planner balances each pack's CP cost under the policy its plans execute: each
+  // stage's plans come from mmpt's planner for that stage's policy (before vision DP: naive).
+  std::vector<plan::StepPlan> vanilla_plans, naive_plans, dealt_plans, count_plans, cost_plans;
   for (uint32_t s = 0; s < options.steps; ++s) {
     MMPT_ASSIGN_OR_RETURN(plan::StepPlan v, vanilla());
-    MMPT_ASSIGN_OR_RETURN(plan::StepPlan m, mmpt());
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan m, mmpt(cp::VisionPolicy::kNaive));
     if (v.layout.dp != m.layout.dp || v.layout.cp != m.layout.cp || v.layout.ga != m.layout.ga) {
       return Status::InvalidArgument("vanilla and mmpt plans have different layouts");
     }
     dealt_plans.push_back(plan::DealInPackingOrder(m));
     vanilla_plans.push_back(std::move(v));
-    mmpt_plans.push_back(std::move(m));
+    const bool over_cp = m.layout.cp > 1;
+    naive_plans.push_back(std::move(m));
+    if (!over_cp) continue;
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan by_count, mmpt(cp::VisionPolicy::kCount));
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan by_cost, mmpt(cp::VisionPolicy::kCost));
+    count_plans.push_back(std::move(by_count));
+    cost_plans.push_back(std::move(by_cost));
   }
   // Every stage before vision DP encodes without it: each CP rank what its shard needs.
   MMPT_ASSIGN_OR_RETURN(vanilla_plans,
                         WithVisionPolicy(std::move(vanilla_plans), cp::VisionPolicy::kNaive));
   MMPT_ASSIGN_OR_RETURN(dealt_plans,
                         WithVisionPolicy(std::move(dealt_plans), cp::VisionPolicy::kNaive));
-  MMPT_ASSIGN_OR_RETURN(std::vector<plan::StepPlan> naive_plans,
-                        WithVisionPolicy(mmpt_plans, cp::VisionPolicy::kNaive));
+  MMPT_ASSIGN_OR_RETURN(naive_plans,
+                        WithVisionPolicy(std::move(naive_plans), cp::VisionPolicy::kNaive));
 
   Ablation ablation;
-  ablation.cp = mmpt_plans.front().layout.cp;
+  ablation.cp = naive_plans.front().layout.cp;
   SimParams native = options.params;
   native.vision_speed_factor = 1.0;
   SimParams base = native;  // the Hugging Face-style encoder, when the factor is measured
@@ -130,28 +140,24 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
   ablation.rows.push_back(MakeRow("vanilla", t_vanilla, true));
   ablation.rows.push_back(MakeRow("+ global packing", t_global, true));
   ablation.rows.push_back(MakeRow("+ reordering", t_reorder, true));
+  MMPT_ASSIGN_OR_RETURN(Totals t_native, SimulateAll(naive_plans, native));
   if (factor > 0) {
-    MMPT_ASSIGN_OR_RETURN(Totals t_native, SimulateAll(naive_plans, native));
     ablation.rows.push_back(
         MakeRow(fmt::format("+ native encoder (x{:g})", factor), t_native, true));
   }
 
   if (ablation.cp > 1) {
-    for (cp::VisionPolicy policy :
-         {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount, cp::VisionPolicy::kCost}) {
-      MMPT_ASSIGN_OR_RETURN(std::vector<plan::StepPlan> plans,
-                            WithVisionPolicy(mmpt_plans, policy));
-      MMPT_ASSIGN_OR_RETURN(Totals t, SimulateAll(plans, native));
-      ablation.policies.push_back(MakePolicyRow(policy, t));
-      if (policy == cp::VisionPolicy::kCost) {
-        ablation.rows.push_back(MakeRow("+ vision DP when CP (by cost, mmpt)", t, true));
-      } else if (policy == cp::VisionPolicy::kCount) {
-        ablation.rows.push_back(MakeRow("  alt: vision DP by count (Megatron Bridge)", t, false));
-      }
-    }
-    // Keep the cumulative stage last.
-    std::stable_partition(ablation.rows.begin(), ablation.rows.end(),
-                          [](const AblationRow& r) { return r.cumulative; });
+    MMPT_ASSIGN_OR_RETURN(count_plans,
+                          WithVisionPolicy(std::move(count_plans), cp::VisionPolicy::kCount));
+    MMPT_ASSIGN_OR_RETURN(cost_plans,
+                          WithVisionPolicy(std::move(cost_plans), cp::VisionPolicy::kCost));
+    MMPT_ASSIGN_OR_RETURN(Totals t_count, SimulateAll(count_plans, native));
+    MMPT_ASSIGN_OR_RETURN(Totals t_cost, SimulateAll(cost_plans, native));
+    ablation.policies.push_back(MakePolicyRow(cp::VisionPolicy::kNaive, t_native));
+    ablation.policies.push_back(MakePolicyRow(cp::VisionPolicy::kCount, t_count));
+    ablation.policies.push_back(MakePolicyRow(cp::VisionPolicy::kCost, t_cost));
+    ablation.rows.push_back(MakeRow("+ vision DP when CP (by cost, mmpt)", t_cost, true));
+    ablation.rows.push_back(MakeRow("  alt: vision DP by count (Megatron Bridge)", t_count, false));
   }
 
   CompareRows(ablation.rows);

@@ -14,6 +14,10 @@ namespace mmpt::sim {
 
 /// Produces the plans of consecutive steps (a planner's PlanStep()).
 using PlanSource = std::function<Result<plan::StepPlan>()>;
+/// Produces the plans of consecutive steps of mmpt's planner executing a CP vision policy (one
+/// planner per policy, all on the same sample stream): under CP the planner balances each
+/// pack's cost under the policy it executes (plan::CpPackCosts).
+using PolicyPlanSource = std::function<Result<plan::StepPlan>(cp::VisionPolicy)>;
 
 /// What the ablation varies, beyond the plans themselves.
 struct AblationOptions {
@@ -39,6 +43,9 @@ struct AblationRow {
                                    // alternative: the stage before the one it stands in for)
   bool cumulative = true;          // false: an alternative shown beside the stages
   double lower_bound_seconds = 0;  // mean perfect-balance step time
+  /// Mean perfect-balance step time of the stage's packs with indivisible vision items
+  /// (StepSim::atomic_lower_bound_seconds): what no placement or assignment of them can beat.
+  double atomic_lower_bound_seconds = 0;
 };
 
 /// One CP vision policy on the final stage's plans (CP > 1 only).
@@ -61,14 +68,15 @@ struct Ablation {
   std::string parameters;  // every parameter, one per line
 };
 
-/// Run the stages: vanilla (the `vanilla` plans), + global packing (the `mmpt` plans dealt in
-/// packing order, plan::DealInPackingOrder), + reordering (the `mmpt` plans as balanced), + native
-/// encoder (when measured: the stages before it run the Hugging Face-style encoder,
-/// native_encoder_factor times slower), and, when CP > 1, + vision DP when CP (cost policy) with
-/// the count policy (Megatron Bridge) as an alternative row. Stages before vision DP use the
-/// naive CP policy. Errors: those of the plan sources and SimulateStep; InvalidArgument when
-/// the two sources' plans differ in layout.
-Result<Ablation> RunAblation(const PlanSource& vanilla, const PlanSource& mmpt,
+/// Run the stages: vanilla (the `vanilla` plans), + global packing (mmpt's naive-policy plans
+/// dealt in packing order, plan::DealInPackingOrder), + reordering (those plans as balanced),
+/// + native encoder (when measured: the stages before it run the Hugging Face-style encoder,
+/// native_encoder_factor times slower), and, when CP > 1, + vision DP when CP (the cost-policy
+/// plans) with the count-policy plans (Megatron Bridge) as an alternative row. Stages before
+/// vision DP use the naive CP policy; each plan's cp stage is rerun under its stage's policy.
+/// Errors: those of the plan sources and SimulateStep; InvalidArgument when the two sources'
+/// plans differ in layout.
+Result<Ablation> RunAblation(const PlanSource& vanilla, const PolicyPlanSource& mmpt,
                              const AblationOptions& options);
 
 }  // namespace mmpt::sim

@@ -26,7 +26,7 @@ TEST(AblationTest, StagesAreComputedFromThePlans) {
     return MakePlan(layout, {half, half, PackSpec{{1024}, {{100, 1}}, 1, 2}, half});
   };
   uint64_t step = 0;
-  PlanSource mmpt = [&]() -> Result<plan::StepPlan> {
+  PolicyPlanSource mmpt = [&](cp::VisionPolicy) -> Result<plan::StepPlan> {
     // Balanced for micro-step sync: the two heavy packs share micro-step 0, so only one
     // micro-step waits on heavy vision.
     auto plan = MakePlan(layout, {Heavy(), Light(), Heavy(), Light()});
@@ -112,7 +112,7 @@ TEST(AblationTest, PropagatesPlanErrors) {
   PlanSource failing = []() -> Result<plan::StepPlan> {
     return Status::InvalidArgument("corpus too small");
   };
-  auto result = RunAblation(failing, failing, {});
+  auto result = RunAblation(failing, [&](cp::VisionPolicy) { return failing(); }, {});
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("corpus too small"), std::string::npos);
 }

@@ -1,6 +1,7 @@
 #include "mmpt/sim/corpus_ablation.h"
 
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -22,11 +23,24 @@ Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::C
   MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
   MMPT_ASSIGN_OR_RETURN(plan::VanillaPlanner vanilla,
                         plan::VanillaPlanner::Create(table, costs, model, config));
-  MMPT_ASSIGN_OR_RETURN(plan::Planner mmpt, plan::Planner::Create(table, costs, model, config));
-  options.params.attention_pair_weight = AttentionPairWeight(model.llm(), model.hardware());
+  // One mmpt planner per CP vision policy: each balances what its policy makes a pack cost.
+  std::vector<plan::Planner> mmpt;
+  for (cp::VisionPolicy policy :
+       {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount, cp::VisionPolicy::kCost}) {
+    plan::PlannerConfig for_policy = config;
+    for_policy.cp_vision = policy;
+    MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
+                          plan::Planner::Create(table, costs, model, for_policy));
+    mmpt.push_back(std::move(planner));
+  }
+  options.params.attention_pair_weight = model.AttentionPairWeight();
   options.native_encoder_factor = model.hardware().native_encoder_factor;
-  MMPT_ASSIGN_OR_RETURN(Ablation ablation, RunAblation([&] { return vanilla.PlanStep(); },
-                                                       [&] { return mmpt.PlanStep(); }, options));
+  MMPT_ASSIGN_OR_RETURN(Ablation ablation,
+                        RunAblation([&] { return vanilla.PlanStep(); },
+                                    [&](cp::VisionPolicy policy) {
+                                      return mmpt[static_cast<size_t>(policy)].PlanStep();
+                                    },
+                                    options));
   const plan::Layout& l = config.layout;
   ablation.parameters =
       fmt::format(

@@ -6,100 +6,57 @@
 #include <fmt/format.h>
 
 #include "mmpt/balance/balancer.h"
-#include "mmpt/cp/thd_split.h"
+#include "mmpt/cp/pack_load.h"
 #include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::sim {
 namespace {
 
-// Causal (query, key) pairs of query positions [begin, end) of a sequence: Σ (q + 1).
-double CausalPairs(uint64_t begin, uint64_t end) {
-  if (end <= begin) return 0;
-  return (static_cast<double>(end) * (end + 1) - static_cast<double>(begin) * (begin + 1)) / 2;
-}
-
-// Adds one pack's work to the times of its CP ranks (times has cp entries).
+// Adds one pack's work to the times of its CP ranks (times has cp entries), as the plan's cp
+// stage splits and assigns it (the loader executes the same): cp::PackRankLoads, the one cost
+// of a pack under its layout, scaled by the model's speed and overheads.
+// `floors` gets the pack's least stage times on its CP group: the atomic vision floor
+// (cp::AtomicVisionFloor), the most-loaded rank's audio and LLM.
 Status AddPack(const plan::StepPlan& plan, size_t pack_index, const SimParams& params,
-               std::vector<RankTime>& times, StepSim& sim) {
+               std::vector<RankTime>& times, StepSim& sim, std::vector<balance::PackCost>* floors) {
   const plan::PlannedPack& pack = plan.packs[pack_index];
-  const uint32_t cp = plan.layout.cp;
-  auto sequences = plan.Sequences(pack);
-  if (sequences.empty()) return Status::OK();
+  if (pack.sequence_begin == pack.sequence_end) return Status::OK();
   sim.tokens += pack.tokens;
-
   if (plan.cp.size() != plan.packs.size()) {
     return Status::InvalidArgument("the plan has no cp stage to evaluate (plan::AddCpStage)");
   }
-  // The plan's own split and vision assignment (in the plan's encoder seconds), evaluated as
-  // they are: the loader executes the same ones.
   const plan::PackCp& pack_cp = plan.cp[pack_index];
-  const cp::ThdSplit& split = pack_cp.split;
-  const cp::EncoderAssignment& assignment = pack_cp.vision;
-  const double speed = params.vision_speed_factor;
-  if (cp == 1) {
-    const double vision_seconds = pack.vision_seconds / speed;
-    times[0].vision_seconds += vision_seconds;
-    times[0].llm_seconds += pack.llm_seconds;
-    for (const plan::PlannedSequence& seq : sequences) {
-      times[0].attention_pairs += CausalPairs(0, seq.tokens);
-    }
-    times[0].audio_seconds += pack.audio_seconds;
-    sim.audio_gpu_seconds += pack.audio_seconds;
-    sim.vision_gpu_seconds += vision_seconds;
-    sim.llm_gpu_seconds += pack.llm_seconds;
-    return Status::OK();
+  const bool over_cp = plan.layout.cp > 1;
+  const std::vector<cp::RankLoad> loads = cp::PackRankLoads(
+      pack_cp.split, pack_cp.vision, pack_cp.audio, pack.llm_seconds, params.attention_pair_weight);
+  const double llm_factor = over_cp ? 1.0 + params.cp_llm_overhead : 1.0;
+  const bool exchanged = over_cp && pack_cp.vision.policy != cp::VisionPolicy::kNaive;
+  const double vision_factor =
+      (exchanged ? 1.0 + params.vision_dp_exchange_overhead : 1.0) / params.vision_speed_factor;
+  for (size_t r = 0; r < loads.size(); ++r) {
+    RankTime& t = times[r];
+    t.vision_seconds += loads[r].vision * vision_factor;
+    t.audio_seconds += loads[r].audio;
+    t.llm_seconds += loads[r].llm * llm_factor;
+    t.attention_pairs += loads[r].attention_pairs;
+    sim.vision_gpu_seconds += loads[r].vision * vision_factor;
+    sim.audio_gpu_seconds += loads[r].audio;
+    sim.llm_gpu_seconds += loads[r].llm * llm_factor;
   }
-  std::vector<uint32_t> lengths;
-  for (const plan::PlannedSequence& seq : sequences) lengths.push_back(seq.tokens);
-  const double exchange = assignment.policy == cp::VisionPolicy::kNaive
-                              ? 1.0
-                              : 1.0 + params.vision_dp_exchange_overhead;
-
-  // LLM work of each rank: its real tokens plus weighted causal pairs of its chunks.
-  std::vector<double> work(cp, 0.0), pairs(cp, 0.0);
-  double total_work = 0;
-  for (size_t s = 0; s < lengths.size(); ++s) {
-    const uint64_t chunk = split.chunk_tokens(s);
-    for (uint32_t k = 0; k < 2 * cp; ++k) {
-      const uint64_t begin = std::min<uint64_t>(k * chunk, lengths[s]);
-      const uint64_t end = std::min<uint64_t>((k + 1) * chunk, lengths[s]);
-      const double w =
-          static_cast<double>(end - begin) + params.attention_pair_weight * CausalPairs(begin, end);
-      work[split.ChunkRank(k)] += w;
-      pairs[split.ChunkRank(k)] += CausalPairs(begin, end);
-      total_work += w;
-    }
-  }
-  for (uint32_t r = 0; r < cp; ++r) {
-    const double llm =
-        total_work > 0 ? pack.llm_seconds * work[r] / total_work * (1.0 + params.cp_llm_overhead)
-                       : 0.0;
-    const double vision = assignment.rank_cost[r] / speed * exchange;
-    // Audio clips go to CP ranks by the plan's audio assignment (no ranks: no audio).
-    const double audio = pack_cp.audio.rank_cost.empty() ? 0.0 : pack_cp.audio.rank_cost[r];
-    times[r].audio_seconds += audio;
-    sim.audio_gpu_seconds += audio;
-    times[r].vision_seconds += vision;
-    times[r].llm_seconds += llm;
-    times[r].attention_pairs += pairs[r];
-    sim.vision_gpu_seconds += vision;
-    sim.llm_gpu_seconds += llm;
-  }
-  if (pack.vision_seconds > 0) {
-    sim.cp_vision_imbalance.push_back(assignment.max_cost() * cp / pack.vision_seconds);
+  // Indivisible items: the CP group waits for the larger of its mean and its largest item.
+  const double vision_floor = cp::AtomicVisionFloor(loads, pack_cp.vision) * vision_factor;
+  sim.atomic_vision_gpu_seconds += vision_floor * static_cast<double>(loads.size());
+  const cp::RankLoad most = cp::MostLoaded(loads);
+  floors->emplace_back(std::array<double, balance::kNumEncoders>{vision_floor, most.audio},
+                       most.llm * llm_factor);
+  if (over_cp && pack.vision_seconds > 0) {
+    sim.cp_vision_imbalance.push_back(pack_cp.vision.max_cost() * plan.layout.cp /
+                                      pack.vision_seconds);
   }
   return Status::OK();
 }
 
 }  // namespace
-
-double AttentionPairWeight(const cost::LlmConfig& llm, const cost::HardwareConfig& hardware) {
-  constexpr uint64_t kLength = 4096;  // any length: the attention FLOPs are exactly ∝ pairs
-  const double pairs = static_cast<double>(kLength) * (kLength + 1) / 2;
-  const double linear = llm.LinearTrainFlopsPerToken();
-  const double flops_weight = linear > 0 ? llm.AttentionTrainFlops(kLength) / pairs / linear : 0.0;
-  return flops_weight * hardware.mfu / hardware.AttentionMfu();
-}
 
 Status SimParams::Validate() const {
   if (!(vision_speed_factor > 0)) {
@@ -182,11 +139,12 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
   sim.ranks.assign(size_t{layout.dp} * layout.ga * layout.cp, RankTime{});
 
   std::vector<RankTime> times(layout.cp);
+  std::vector<balance::PackCost> floors;
   for (uint32_t d = 0; d < layout.dp; ++d) {
     for (uint32_t m = 0; m < layout.ga; ++m) {
       std::fill(times.begin(), times.end(), RankTime{});
       for (uint32_t slot = 0; slot < layout.mbs; ++slot) {
-        Status status = AddPack(plan, plan.PackIndex(d, m, slot), params, times, sim);
+        Status status = AddPack(plan, plan.PackIndex(d, m, slot), params, times, sim, &floors);
         if (!status.ok()) {
           return status.WithContext(
               fmt::format("step {} rank {} micro-step {} pack {}", plan.step, d, m, slot));
@@ -200,9 +158,20 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
   const double overhead =
       params.microstep_overhead_seconds * layout.ga + params.grad_allreduce_seconds;
   sim.step_seconds = slowest + overhead;
-  sim.lower_bound_seconds = (sim.vision_gpu_seconds + sim.audio_gpu_seconds + sim.llm_gpu_seconds) /
-                                (static_cast<double>(layout.dp) * layout.cp) +
-                            overhead;
+  const double gpus = static_cast<double>(layout.dp) * layout.cp;
+  const double other = sim.audio_gpu_seconds + sim.llm_gpu_seconds;
+  sim.lower_bound_seconds = (sim.vision_gpu_seconds + other) / gpus + overhead;
+  // Indivisible items and packs: every GPU busy with each pack's CP group waiting for its
+  // largest item, or (micro-step sync) each micro-step waiting for its heaviest packs.
+  const balance::Grid grid{.dp = layout.dp,
+                           .ga = layout.ga,
+                           .mbs = layout.mbs,
+                           .group = layout.sync_group_size(),
+                           .pp = layout.pp,
+                           .sync = layout.sync};
+  sim.atomic_lower_bound_seconds = std::max((sim.atomic_vision_gpu_seconds + other) / gpus,
+                                            balance::MicrostepLowerBound(floors, grid)) +
+                                   overhead;
   return sim;
 }
 

@@ -27,7 +27,7 @@ struct SimParams {
   double vision_dp_exchange_overhead = 0.02;
   /// Weight of one causal attention (query, key) pair relative to one token's linear-layer work
   /// in the LLM; splits a pack's LLM seconds over its CP shards. Set it from the LLM preset
-  /// with AttentionPairWeight(); 0 splits by tokens alone.
+  /// with cost::CostModel::AttentionPairWeight(); 0 splits by tokens alone.
   double attention_pair_weight = 0.0;
   /// Fixed cost of every micro-step (launches, data hand-off), seconds.
   double microstep_overhead_seconds = 0.0;
@@ -39,10 +39,6 @@ struct SimParams {
   /// One line per parameter: "name = value  (meaning)".
   std::string Describe() const;
 };
-
-/// Seconds of one causal attention pair over one token's linear-layer seconds, for `llm` on
-/// `hardware` (whose attention_mfu may differ from its mfu).
-double AttentionPairWeight(const cost::LlmConfig& llm, const cost::HardwareConfig& hardware);
 
 /// Time of one (DP rank, micro-step, CP rank): what its GPU computes, before waiting.
 struct RankTime {
@@ -63,10 +59,17 @@ struct StepSim {
   double step_seconds = 0;
   /// Perfect balance: every GPU busy all step (all work / GPUs + the same overheads).
   double lower_bound_seconds = 0;
+  /// What no placement of the step's packs or CP assignment of their items can beat (+ the same
+  /// overheads): the larger of lower_bound_seconds with each pack's CP group spending at least
+  /// its largest vision item (items are indivisible: cp::AtomicVisionFloor) and, under
+  /// micro-step sync, balance::MicrostepLowerBound of those packs (packs are indivisible too).
+  double atomic_lower_bound_seconds = 0;
   /// Real (non-padding) LLM tokens the step trains.
   uint64_t tokens = 0;
   /// Summed GPU-seconds of vision, audio and LLM work (naive CP's duplicate encodes included).
   double vision_gpu_seconds = 0, audio_gpu_seconds = 0, llm_gpu_seconds = 0;
+  /// Vision GPU-seconds with each pack's CP group busy at least its largest item's time.
+  double atomic_vision_gpu_seconds = 0;
   /// Per pack holding images, when CP > 1: the most-loaded CP rank's vision cost over the
   /// pack's vision cost / CP (1 = perfect; naive's duplicate encodes of straddling images count
   /// against it).

@@ -73,11 +73,13 @@ TEST(StepModelTest, SyncedSecondsIsTheStepOfGivenRankTimes) {
 
 TEST(StepModelTest, AudioEncoderTimeCountsAndWaitsOnItsOwnSlowestRank) {
   // The packs above, with 2 s of audio encoding on rank 1's first pack (as an omni plan's
-  // pack.audio_seconds says). Step sync: rank 1 is now 4 + 2 + 1 = 7, rank 0 still 6.
+  // pack.audio_seconds says, and its cp stage assigns to the pack's one CP rank). Step sync:
+  // rank 1 is now 4 + 2 + 1 = 7, rank 0 still 6.
   plan::Layout layout{.dp = 2, .ga = 2, .seq_len = 1024, .sync = plan::SyncModel::kStep};
   auto plan = MakePlan(layout, {PackSpec{{100}, {{50}}, 1, 2}, PackSpec{{100}, {{50}}, 1, 2},
                                 PackSpec{{100}, {{50}}, 3, 1}, PackSpec{{100}, {}, 0, 1}});
   plan.packs[plan.PackIndex(1, 0, 0)].audio_seconds = 2.0;
+  plan.cp[plan.PackIndex(1, 0, 0)].audio.rank_cost = {2.0};
   auto sim = SimulateStep(plan, {});
   ASSERT_TRUE(sim.ok()) << sim.status().ToString();
   EXPECT_DOUBLE_EQ(sim->step_seconds, 7.0);
@@ -139,30 +141,6 @@ TEST(StepModelTest, CpPoliciesSplitVisionDifferently) {
   // Cost: the large image alone (8 s), the four small ones (4 s) on the other rank.
   EXPECT_NEAR(max_vision[2], 8 * x, 1e-9);
   EXPECT_LT(max_vision[2], max_vision[1]);
-}
-
-TEST(StepModelTest, AttentionWeightFromLlmPreset) {
-  cost::LlmConfig llm;
-  llm.hidden = 2048;
-  llm.layers = 48;
-  llm.heads = 32;
-  llm.kv_heads = 4;
-  llm.head_dim = 128;
-  llm.vocab = 151936;
-  llm.moe_experts = 128;
-  llm.moe_active = 8;
-  llm.moe_ffn = 768;
-  cost::HardwareConfig hardware;
-  hardware.mfu = 0.4;
-  const double w = AttentionPairWeight(llm, hardware);
-  // 3·(2·2·48·4096) per pair over 3·(forward linear FLOPs per token ≈ 2 × 3.3e9 active).
-  EXPECT_GT(w, 1e-4);
-  EXPECT_LT(w, 2e-4);
-  EXPECT_DOUBLE_EQ(w * llm.LinearTrainFlopsPerToken() * 10.0 * 11.0 / 2.0,
-                   llm.AttentionTrainFlops(10));
-  // Attention at half the linear layers' utilization weighs twice as much.
-  hardware.attention_mfu = 0.2;
-  EXPECT_DOUBLE_EQ(AttentionPairWeight(llm, hardware), 2 * w);
 }
 
 TEST(StepModelTest, RejectsBadParams) {
