@@ -29,7 +29,8 @@ ConfigAblation TestAblation() {
   };
   AblationOptions options;
   options.steps = 2;
-  auto ablation = RunAblation(source, [&](cp::VisionPolicy) { return source(); }, options);
+  auto ablation = RunAblation(
+      source, [&](cp::VisionPolicy) { return source(); }, options);
   EXPECT_TRUE(ablation.ok());
   return ConfigAblation{"test config", layout, *ablation};
 }

@@ -55,5 +55,4 @@ Status AddCpStage(StepPlan& plan, cp::VisionPolicy policy);
 /// pack's total divided by CP. An empty pack slot costs nothing.
 std::vector<balance::PackCost> CpPackCosts(const StepPlan& plan, double attention_pair_weight);
 
-
 }  // namespace mmpt::plan
