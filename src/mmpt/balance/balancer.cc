@@ -154,10 +154,14 @@ Cells DealCells(std::span<const PackCost> packs, const std::vector<uint32_t>& or
   return out;
 }
 
+// The candidates local search starts from (ImproveCells): the best few of the bands.
+constexpr size_t kSearchStarts = 3;
+
 // Try every band count (1, 2, 4, ..., cells) at every level of `dims` but the last; keep in
-// `best` the first candidate with the least Σ cell cost.
+// `best` the kSearchStarts candidates with the least Σ cell cost, least first (the first of
+// equals).
 void SearchBands(std::span<const PackCost> packs, const Grid& grid, std::span<const size_t> dims,
-                 Cells* best) {
+                 std::vector<Cells>* best) {
   const size_t cell_size = size_t{grid.group} * grid.mbs;
   const size_t cells = packs.size() / cell_size;
   std::vector<uint32_t> order(packs.size());
@@ -171,7 +175,12 @@ void SearchBands(std::span<const PackCost> packs, const Grid& grid, std::span<co
   std::vector<size_t> bands(dims.size() - 1, 1);
   while (true) {
     Cells candidate = DealCells(packs, BandCells(packs, order, cell_size, dims, bands), grid);
-    if (candidate.total < best->total) *best = std::move(candidate);
+    auto at = std::upper_bound(best->begin(), best->end(), candidate.total,
+                               [](double total, const Cells& c) { return total < c.total; });
+    if (at - best->begin() < static_cast<ptrdiff_t>(kSearchStarts)) {
+      best->insert(at, std::move(candidate));
+      if (best->size() > kSearchStarts) best->pop_back();
+    }
     // Next band counts, the last level fastest (an odometer of powers of 2); a level stops at
     // the cells of the runs above it, past which its bands would repeat a candidate.
     auto limit = [&](size_t level) {
@@ -190,6 +199,8 @@ void SearchBands(std::span<const PackCost> packs, const Grid& grid, std::span<co
 // ImproveCells; and at most this many passes over all cells.
 constexpr size_t kSwapWindow = 8;
 constexpr int kSwapPasses = 8;
+// A pass that gains less than this share of the cells' cost is the last.
+constexpr double kSwapMinGain = 1e-4;
 
 // Local search after the bands: for each cell and each dimension with any cost, swap the cell's
 // heaviest pack in that dimension with a lighter one of a nearby cell when that lowers the two
@@ -203,16 +214,59 @@ void ImproveCells(std::span<const PackCost> packs, const Grid& grid, std::span<c
   auto members = [&](size_t c) {
     return std::span<uint32_t>(cells->slots).subspan(c * cell_size, cell_size);
   };
-  // Cost of cell `c` with its member `k` replaced by pack `with`, dealt to ranks again.
+  // With one pack per rank a cell costs Σ over dimensions of its heaviest member: kept per cell
+  // and dimension with the runner-up, a swap costs O(dimensions). With several, cells are dealt
+  // to ranks again (DealToRanks).
+  struct Top2 {
+    double first = 0, second = 0;
+    size_t at = 0;  // member holding `first`
+  };
+  constexpr size_t kDims = kLlm + 1;
+  std::vector<Top2> top(grid.mbs == 1 ? count * kDims : 0);
+  auto refresh = [&](size_t c) {
+    for (size_t dim = 0; dim < kDims; ++dim) {
+      Top2 t;
+      auto mine = members(c);
+      for (size_t k = 0; k < mine.size(); ++k) {
+        const double v = Dim(packs[mine[k]], dim);
+        if (v > t.first) {
+          t.second = t.first;
+          t.first = v;
+          t.at = k;
+        } else if (v > t.second) {
+          t.second = v;
+        }
+      }
+      top[c * kDims + dim] = t;
+    }
+  };
+  if (grid.mbs == 1) {
+    for (size_t c = 0; c < count; ++c) refresh(c);
+  }
+  // Cost of cell `c` with its member `k` replaced by pack `with` (its slots in `slots`).
   std::vector<uint32_t> dealt;
   auto cost_with = [&](size_t c, size_t k, uint32_t with, std::vector<uint32_t>* slots) {
+    if (grid.mbs == 1) {
+      double cost = 0;
+      for (size_t dim = 0; dim < kDims; ++dim) {
+        const Top2& t = top[c * kDims + dim];
+        cost += std::max(Dim(packs[with], dim), t.at == k ? t.second : t.first);
+      }
+      if (slots != nullptr) {
+        slots->assign(members(c).begin(), members(c).end());
+        (*slots)[k] = with;
+      }
+      return cost;
+    }
     std::vector<uint32_t> m(members(c).begin(), members(c).end());
     m[k] = with;
-    DealToRanks(packs, std::move(m), grid.group, grid.mbs, slots);
-    return CellCost(packs, *slots, grid.mbs);
+    DealToRanks(packs, std::move(m), grid.group, grid.mbs, &dealt);
+    if (slots != nullptr) *slots = dealt;
+    return CellCost(packs, dealt, grid.mbs);
   };
   for (int pass = 0; pass < kSwapPasses; ++pass) {
     bool improved = false;
+    const double total_before = cells->total;
     for (size_t c = 0; c < count; ++c) {
       for (size_t dim : dims) {
         auto mine = members(c);
@@ -234,7 +288,7 @@ void ImproveCells(std::span<const PackCost> packs, const Grid& grid, std::span<c
           for (size_t j = 0; j < theirs.size(); ++j) {
             const uint32_t b = theirs[j];
             if (Dim(packs[b], dim) >= Dim(packs[a], dim)) continue;
-            const double delta = cost_with(c, k, b, &dealt) + cost_with(d, j, a, &dealt) -
+            const double delta = cost_with(c, k, b, nullptr) + cost_with(d, j, a, nullptr) -
                                  before_c - cells->costs[d];
             if (delta < best_delta) {
               best_delta = delta;
@@ -246,15 +300,20 @@ void ImproveCells(std::span<const PackCost> packs, const Grid& grid, std::span<c
         if (best_cell == count) continue;
         // Swap, and deal both cells to their ranks again.
         const uint32_t b = members(best_cell)[best_k];
+        std::vector<uint32_t> slots;
         for (auto [cell, slot, pack] : {std::tuple{c, k, b}, std::tuple{best_cell, best_k, a}}) {
-          cells->costs[cell] = cost_with(cell, slot, pack, &dealt);
-          std::copy(dealt.begin(), dealt.end(), members(cell).begin());
+          cells->costs[cell] = cost_with(cell, slot, pack, &slots);
+          std::copy(slots.begin(), slots.end(), members(cell).begin());
+        }
+        if (grid.mbs == 1) {
+          refresh(c);
+          refresh(best_cell);
         }
         cells->total += best_delta;
         improved = true;
       }
     }
-    if (!improved) break;
+    if (!improved || total_before - cells->total < kSwapMinGain * total_before) break;
   }
 }
 
@@ -270,15 +329,20 @@ Assignment BalanceMicrostep(std::span<const PackCost> packs, const Grid& grid) {
     }
   }
   if (encoders.empty()) encoders.push_back(kVisionEncoder);
-  Cells best;
-  best.total = std::numeric_limits<double>::infinity();
-  // Every order of the dimensions (the encoders ascending, then the LLM), first to last.
+  // Every order of the dimensions (the encoders ascending, then the LLM), first to last; then
+  // local search from the best few.
+  std::vector<Cells> starts;
   std::vector<size_t> dims = encoders;
   dims.push_back(kLlm);
   do {
-    SearchBands(packs, grid, dims, &best);
+    SearchBands(packs, grid, dims, &starts);
   } while (std::next_permutation(dims.begin(), dims.end()));
-  ImproveCells(packs, grid, dims, &best);
+  Cells best;
+  best.total = std::numeric_limits<double>::infinity();
+  for (Cells& start : starts) {
+    ImproveCells(packs, grid, dims, &start);
+    if (start.total < best.total) best = std::move(start);
+  }
   const std::vector<uint32_t>& best_slots = best.slots;
   const std::vector<double>& best_costs = best.costs;
   // Cells to sync groups: each group runs ga cells; longest first onto the lightest group.

@@ -111,7 +111,8 @@ Estimate Evaluate(std::span<const PackCost> packs, std::span<const uint32_t> ass
 /// sync group's micro-step waits, in each stage (each encoder, the LLM), for its heaviest pack
 /// at least, and no assignment has a smaller Σ over cells of that heaviest pack than packs
 /// sorted by the stage and cut into cells of group × mbs (per stage; the stages' sums add up);
-/// the step is at least the mean over sync groups. 0 under kStep and kPipeline.
+/// the step is at least the mean over sync groups (with mbs > 1 a rank's micro-step holds
+/// several packs, and the bound, still valid, is weaker). 0 under kStep and kPipeline.
 double MicrostepLowerBound(std::span<const PackCost> packs, const Grid& grid);
 
 }  // namespace mmpt::balance

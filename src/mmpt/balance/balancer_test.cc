@@ -88,6 +88,24 @@ TEST_P(BalancePropertyTest, EverySyncModelBeatsArrivalOrderAndApproachesTheBound
   }
 }
 
+TEST_P(BalancePropertyTest, MicrostepStepsNeverBeatTheBoundOfIndivisiblePacks) {
+  for (uint32_t mbs : {1u, 2u}) {
+    Grid grid{16, 32, mbs, 8, 1, SyncModel::kMicrostep};
+    auto packs = RandomCosts(GetParam() * 10 + mbs, grid.slots());
+    auto a = Balance(packs, grid);
+    ASSERT_TRUE(a.ok());
+    const double bound = MicrostepLowerBound(packs, grid);
+    const Estimate mine = Evaluate(packs, *a, grid);
+    // A valid bound: no assignment (this one, arrival order) beats it; and mine is close.
+    EXPECT_GE(mine.step_seconds, bound * (1 - 1e-12));
+    EXPECT_GE(Evaluate(packs, Identity(packs.size()), grid).step_seconds, bound * (1 - 1e-12));
+    if (mbs == 1) {  // with several packs per rank, a rank's micro-step outweighs each pack
+      EXPECT_GE(bound, mine.lower_bound_seconds * (1 - 1e-12));
+      EXPECT_LT(mine.step_seconds / bound, 1.05);
+    }
+  }
+}
+
 TEST_P(BalancePropertyTest, PipelinePutsLightMicroStepsAtBothEnds) {
   Grid grid{4, 16, 1, 1, 4, SyncModel::kPipeline};
   auto packs = RandomCosts(GetParam(), grid.slots());
@@ -183,6 +201,21 @@ TEST(BalanceTest, AnEncoderWithNoCostLeavesThePlanAsThePairBalancerMadeIt) {
   auto a = Balance(packs, grid), b = Balance(audio_only, grid);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(*a, *b);
+}
+
+TEST(BalanceTest, MicrostepBoundSortsEachStageIntoCells) {
+  // Group 2, GA 2: vision sorted 4, 1 | 1, 1 → 4 + 1; LLM likewise → 10, which the balancer
+  // reaches (the heavy packs of each stage share a micro-step with a light one).
+  std::vector<PackCost> packs = {{4, 1}, {1, 4}, {1, 1}, {1, 1}};
+  const Grid grid{2, 2, 1, 2, 1, SyncModel::kMicrostep};
+  EXPECT_DOUBLE_EQ(MicrostepLowerBound(packs, grid), 10.0);
+  auto a = Balance(packs, grid);
+  ASSERT_TRUE(a.ok());
+  EXPECT_DOUBLE_EQ(Evaluate(packs, *a, grid).step_seconds, 10.0);
+  // Two sync groups: the mean over groups.
+  EXPECT_DOUBLE_EQ(MicrostepLowerBound(packs, Grid{4, 1, 1, 2, 1, SyncModel::kMicrostep}), 5.0);
+  // Only micro-step sync has barriers between packs.
+  EXPECT_EQ(MicrostepLowerBound(packs, Grid{2, 2, 1, 2, 1, SyncModel::kStep}), 0.0);
 }
 
 }  // namespace

@@ -62,4 +62,21 @@ double AtomicVisionFloor(const std::vector<RankLoad>& loads, const EncoderAssign
   return std::max(mean, vision.lower_bound);
 }
 
+double NaiveSequenceCost(uint32_t padded_length, uint32_t cp, std::span<const CpImage> items) {
+  const uint32_t chunk = cp == 0 ? 0 : padded_length / (2 * cp);
+  if (chunk == 0) return 0;
+  double total = 0;
+  std::vector<uint8_t> on(cp);
+  for (const CpImage& item : items) {
+    if (item.token_count == 0) continue;
+    std::fill(on.begin(), on.end(), 0);
+    const uint32_t last = std::min((item.token_start + item.token_count - 1) / chunk, 2 * cp - 1);
+    for (uint32_t k = std::min(item.token_start / chunk, 2 * cp - 1); k <= last; ++k) {
+      on[k < cp ? k : 2 * cp - 1 - k] = 1;
+    }
+    for (uint8_t o : on) total += o * item.vision_cost;
+  }
+  return total;
+}
+
 }  // namespace mmpt::cp

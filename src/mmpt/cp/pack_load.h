@@ -4,6 +4,7 @@
 // under the split and the encoder assignments the plan executes; the balancer, the packer's
 // choices and the simulator all read a pack's CP cost from here.
 
+#include <span>
 #include <vector>
 
 #include "mmpt/cp/thd_split.h"
@@ -37,5 +38,12 @@ RankLoad MostLoaded(const std::vector<RankLoad>& loads);
 /// of the mean rank load and the largest item (items are indivisible), both as `loads` and
 /// `vision` count them (under kNaive the mean includes the duplicated items).
 double AtomicVisionFloor(const std::vector<RankLoad>& loads, const EncoderAssignment& vision);
+
+/// Under kNaive, what one sub-sequence makes its CP group encode, duplicates included: Σ over
+/// `items` (token offsets within the sub-sequence) of each item's cost times the ranks whose
+/// chunks it touches, the sub-sequence padded to `padded_length` (a multiple of 2·cp) and cut
+/// into 2·cp chunks. AssignVision's kNaive rule for one sub-sequence before it is packed, where
+/// a plan chooses its padding. 0 for a zero `padded_length` or cp.
+double NaiveSequenceCost(uint32_t padded_length, uint32_t cp, std::span<const CpImage> items);
 
 }  // namespace mmpt::cp

@@ -50,9 +50,14 @@ Result<std::vector<uint32_t>> PartitionedIndices(std::span<const uint32_t> cu_se
   return indices;
 }
 
-Result<ThdSplit> SplitThd(std::span<const uint32_t> seq_lengths, const ThdSplitOptions& options) {
+Result<ThdSplit> SplitThd(std::span<const uint32_t> seq_lengths, const ThdSplitOptions& options,
+                          std::span<const uint32_t> extra_padding) {
   MMPT_ASSIGN_OR_RETURN(uint32_t multiple, PadMultiple(options));
   if (seq_lengths.empty()) return Status::InvalidArgument("pack has no sub-sequences");
+  if (!extra_padding.empty() && extra_padding.size() != seq_lengths.size()) {
+    return Status::InvalidArgument("{} extra paddings for {} sub-sequences", extra_padding.size(),
+                                   seq_lengths.size());
+  }
   ThdSplit split;
   split.cp_size = options.cp_size;
   split.pad_multiple = multiple;
@@ -61,9 +66,15 @@ Result<ThdSplit> SplitThd(std::span<const uint32_t> seq_lengths, const ThdSplitO
   split.cu_seqlens.push_back(0);
   split.cu_seqlens_padded.push_back(0);
   uint64_t total = 0, total_padded = 0;
-  for (uint32_t length : seq_lengths) {
+  for (size_t s = 0; s < seq_lengths.size(); ++s) {
+    const uint32_t length = seq_lengths[s];
+    const uint32_t extra = extra_padding.empty() ? 0 : extra_padding[s];
+    if (extra % multiple != 0) {
+      return Status::InvalidArgument("extra padding {} of sub-sequence {} is not a multiple of {}",
+                                     extra, s, multiple);
+    }
     total += length;
-    total_padded += (uint64_t{length} + multiple - 1) / multiple * multiple;
+    total_padded += (uint64_t{length} + multiple - 1) / multiple * multiple + extra;
     if (total_padded > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
       return Status::OutOfRange("padded pack of {}+ tokens exceeds TE's int32 token index",
                                 total_padded);

@@ -68,10 +68,13 @@ struct ThdSplit {
   }
 };
 
-/// Split a pack whose sub-sequences have `seq_lengths` real tokens (in pack order).
-/// Errors: InvalidArgument for bad options or an empty pack; OutOfRange when the padded pack
-/// exceeds 2³¹−1 tokens (TE indexes with int32).
-Result<ThdSplit> SplitThd(std::span<const uint32_t> seq_lengths, const ThdSplitOptions& options);
+/// Split a pack whose sub-sequences have `seq_lengths` real tokens (in pack order), each padded
+/// to PadMultiple() and then by its `extra_padding` (empty: none; else one per sub-sequence, each
+/// a multiple of PadMultiple(): a plan's choice of where the chunk boundaries fall).
+/// Errors: InvalidArgument for bad options, an empty pack or bad extra padding; OutOfRange when
+/// the padded pack exceeds 2³¹−1 tokens (TE indexes with int32).
+Result<ThdSplit> SplitThd(std::span<const uint32_t> seq_lengths, const ThdSplitOptions& options,
+                          std::span<const uint32_t> extra_padding = {});
 
 /// Return the token indices CP rank `rank` of `cp_size` holds, from padded `cu_seqlens_padded`:
 /// the semantics of Transformer Engine's `thd_get_partitioned_indices` (each boundary must be a

@@ -170,5 +170,24 @@ TEST(ThdSplitTest, RejectsBadInput) {
   EXPECT_FALSE(PartitionedIndices(ok, 2, 2).ok());
 }
 
+TEST(ThdSplitTest, ExtraPaddingLengthensASubSequencesChunks) {
+  // 5 tokens pad to 8 on CP 2; 4 more make 12: chunks of 3, the real tokens in the first 5.
+  auto split = SplitThd(std::vector<uint32_t>{5, 3}, {.cp_size = 2}, std::vector<uint32_t>{4, 0});
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  EXPECT_EQ(split->cu_seqlens, (std::vector<uint32_t>{0, 5, 8}));
+  EXPECT_EQ(split->cu_seqlens_padded, (std::vector<uint32_t>{0, 12, 16}));
+  EXPECT_EQ(split->chunk_tokens(0), 3u);
+  // Rank 0: chunks 0 [0, 3) and 3 [9, 12): 3 real tokens; rank 1: [3, 6) and [6, 9): 2.
+  EXPECT_EQ(split->shards[0].valid_tokens[0], 3u);
+  EXPECT_EQ(split->shards[1].valid_tokens[0], 2u);
+  EXPECT_EQ(
+      SplitThd(std::vector<uint32_t>{5}, {.cp_size = 2}, std::vector<uint32_t>{2}).status().code(),
+      StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitThd(std::vector<uint32_t>{5, 3}, {.cp_size = 2}, std::vector<uint32_t>{4})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace mmpt::cp

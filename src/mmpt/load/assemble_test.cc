@@ -66,8 +66,9 @@ std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>&
                                  uint32_t cp) {
   std::vector<plan::PackCp> out;
   for (const std::vector<RenderedSample>& samples : packs) {
-    std::vector<uint32_t> lengths;
-    std::vector<cp::CpImage> images, audio;
+    plan::PackCpInput input;
+    std::vector<uint32_t>& lengths = input.lengths;
+    std::vector<cp::CpImage>&images = input.images, &audio = input.audio;
     for (bool videos : {false, true}) {
       uint32_t start = 0;
       for (const RenderedSample& sample : samples) {
@@ -88,9 +89,9 @@ std::vector<plan::PackCp> PlanCp(const std::vector<std::vector<RenderedSample>>&
       }
       start += static_cast<uint32_t>(sample.tokens.size());
     }
-    auto made = lengths.empty() ? Result<plan::PackCp>(plan::PackCp{})
-                                : plan::PlanPackCp(plan::Layout{.cp = cp}, lengths, images,
-                                                   cp::VisionPolicy::kCost, audio);
+    auto made = lengths.empty()
+                    ? Result<plan::PackCp>(plan::PackCp{})
+                    : plan::PlanPackCp(plan::Layout{.cp = cp}, input, cp::VisionPolicy::kCost);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
     out.push_back(made.ok() ? std::move(*made) : plan::PackCp{});
   }
@@ -135,6 +136,29 @@ TEST(Assemble, LabelsShiftWithinSubsequencesAndPaddingHasNoLoss) {
   EXPECT_EQ(batch->position_rows, 1u);
   EXPECT_TRUE(batch->pixel_values.empty());
   EXPECT_EQ(batch->sample_index, (std::vector<uint64_t>{0, 1}));
+}
+
+TEST(Assemble, APlansExtraPaddingLengthensItsSubsequence) {
+  // The plan pads the first sample 2 tokens beyond the pad multiple (plan::SamplePadding):
+  // 5 → 6 + 2, then 3 → 4; the padding is pad tokens without loss, positions run on.
+  std::vector<std::vector<RenderedSample>> packs = {{Text(0, 5, 10), Text(1, 3, 20)}};
+  plan::PackCpInput input;
+  input.lengths = {5, 3};
+  input.padding = {2, 0};
+  auto cp = plan::PlanPackCp(plan::Layout{}, input, cp::VisionPolicy::kCost);
+  ASSERT_TRUE(cp.ok()) << cp.status().ToString();
+  const plan::PackCp* pointers[] = {&*cp};
+  AssembleOptions options;
+  options.mrope = false;
+  options.pad_token_id = -1;
+  auto batch = AssembleBatch(packs, pointers, options, FillWithImageId, nullptr);
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_EQ(batch->cu_seqlens, (std::vector<int32_t>{0, 5, 8}));
+  EXPECT_EQ(batch->cu_seqlens_padded, (std::vector<int32_t>{0, 8, 12}));
+  EXPECT_EQ(batch->tokens, (std::vector<int32_t>{10, 11, 12, 13, 14, -1, -1, -1, 20, 21, 22, -1}));
+  EXPECT_EQ(batch->labels,
+            (std::vector<int32_t>{11, 12, 13, 14, -100, -100, -100, -100, 21, 22, -100, -100}));
+  EXPECT_EQ(batch->position_ids, (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3}));
 }
 
 TEST(Assemble, MropeFollowsQwen2VlRopeIndex) {

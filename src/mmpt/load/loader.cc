@@ -106,7 +106,7 @@ uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) 
   for (uint32_t slot = 0; slot < plan.layout.mbs; ++slot) {
     const plan::PlannedPack& pack = plan.Pack(options_.dp_rank, micro_step, slot);
     for (const plan::PlannedSequence& seq : plan.Sequences(pack)) {
-      tokens += seq.tokens + plan.layout.PadMultiple();
+      tokens += seq.tokens + seq.cp_padding + plan.layout.PadMultiple();
       for (const plan::PlannedImage& image : plan.Images(seq)) patches += image.patches;
       for (const plan::PlannedVideo& video : plan.Videos(seq)) patches += video.patches;
       for (const plan::PlannedAudio& clip : plan.Audios(seq)) {
@@ -229,8 +229,7 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
     for (uint32_t q : place[slot]) kept[q] = 1;
     const plan::PackCpInput input = plan::MakePackCpInput(plan, p, kept);
     MMPT_ASSIGN_OR_RETURN(replanned[slot],
-                          plan::PlanPackCp(plan.layout, input.lengths, input.images,
-                                           plan.cp[p].vision.policy, input.audio));
+                          plan::PlanPackCp(plan.layout, input, plan.cp[p].vision.policy));
     cps[slot] = &replanned[slot];
     return Status::OK();
   };

@@ -78,11 +78,49 @@ std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::Cost
   return out;
 }
 
+std::vector<MediaAt> MediaPositions(const cost::SampleTable& table,
+                                    const cost::CostedSamples& costed, uint64_t row,
+                                    uint32_t text_tokens) {
+  const uint64_t images = table.image_begin[row];
+  const std::span<const cost::VideoItem> videos = table.VideosOf(row);
+  const std::span<const cost::AudioItem> audios = table.AudiosOf(row);
+  const uint64_t first_video = videos.empty() ? 0 : table.video_begin[row];
+  const uint64_t first_audio = audios.empty() ? 0 : table.audio_begin[row];
+  const uint64_t num_images = table.image_begin[row + 1] - images;
+  std::vector<MediaAt> out;
+  out.reserve(num_images + videos.size() + audios.size());
+  size_t i = 0, v = 0, a = 0;
+  uint32_t media_tokens_before = 0;
+  constexpr uint64_t kNone = UINT64_MAX;  // past every text position
+  auto at = [&](MediaAt::Kind kind, size_t index, uint64_t text_position, uint32_t tokens) {
+    out.push_back({kind, static_cast<uint32_t>(index),
+                   static_cast<uint32_t>(std::min<uint64_t>(text_position, text_tokens)) +
+                       media_tokens_before,
+                   tokens});
+    media_tokens_before += tokens;
+  };
+  while (i < num_images || v < videos.size() || a < audios.size()) {
+    const uint64_t at_image = i < num_images ? table.image_text_positions[images + i] : kNone;
+    const uint64_t at_video = v < videos.size() ? videos[v].text_position : kNone;
+    const uint64_t at_audio = a < audios.size() ? audios[a].text_position : kNone;
+    if (at_image != kNone && at_image <= at_video && at_image <= at_audio) {
+      at(MediaAt::kImage, i, at_image, costed.images[images + i].llm_tokens);
+      ++i;
+    } else if (at_video != kNone && at_video <= at_audio) {
+      at(MediaAt::kVideo, v, at_video, costed.videos[first_video + v].llm_tokens);
+      ++v;
+    } else {
+      at(MediaAt::kAudio, a, at_audio, costed.audios[first_audio + a].llm_tokens);
+      ++a;
+    }
+  }
+  return out;
+}
+
 namespace {
 
-// Append sample `s`'s images, videos and audio clips to `plan`, each at its token position: the
-// text before it (cut at the kept text) plus the tokens of every media item before it. Items
-// follow their text positions; at an equal position images come first, then videos, then audio.
+// Append sample `s`'s images, videos and audio clips to `plan`, each at its token position
+// (MediaPositions).
 void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& costed,
                 const PlacedSample& s, StepPlan* plan) {
   const uint64_t row = s.row;
@@ -91,41 +129,31 @@ void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& coste
   const std::span<const cost::AudioItem> audios = table.AudiosOf(row);
   const uint64_t first_video = videos.empty() ? 0 : table.video_begin[row];
   const uint64_t first_audio = audios.empty() ? 0 : table.audio_begin[row];
-  const uint64_t num_images = table.image_begin[row + 1] - images;
-  size_t i = 0, v = 0, a = 0;
-  uint32_t media_tokens_before = 0;
-  constexpr uint64_t kNone = UINT64_MAX;  // past every text position
-  while (i < num_images || v < videos.size() || a < audios.size()) {
-    const uint64_t at_image = i < num_images ? table.image_text_positions[images + i] : kNone;
-    const uint64_t at_video = v < videos.size() ? videos[v].text_position : kNone;
-    const uint64_t at_audio = a < audios.size() ? audios[a].text_position : kNone;
-    if (at_image != kNone && at_image <= at_video && at_image <= at_audio) {
-      const uint64_t k = images + i;
-      const cost::ImageCost& c = costed.images[k];
-      plan->images.push_back(PlannedImage{
-          static_cast<uint32_t>(i), table.images[k].width, table.images[k].height, c.resized_width,
-          c.resized_height, c.llm_tokens,
-          static_cast<uint32_t>(std::min<uint64_t>(at_image, s.text_tokens)) + media_tokens_before,
-          c.patches, c.train_flops});
-      media_tokens_before += c.llm_tokens;
-      ++i;
-    } else if (at_video != kNone && at_video <= at_audio) {
-      const cost::VideoCost& c = costed.videos[first_video + v];
-      plan->videos.push_back(PlannedVideo{
-          static_cast<uint32_t>(v), videos[v].width, videos[v].height, c.resized_width,
-          c.resized_height, c.sampled_frames, c.llm_tokens,
-          static_cast<uint32_t>(std::min<uint64_t>(at_video, s.text_tokens)) + media_tokens_before,
-          c.patches, c.train_flops, c.second_per_grid_t});
-      media_tokens_before += c.llm_tokens;
-      ++v;
-    } else {
-      const cost::AudioCost& c = costed.audios[first_audio + a];
-      plan->audios.push_back(PlannedAudio{
-          static_cast<uint32_t>(a), audios[a].duration_ms, c.llm_tokens,
-          static_cast<uint32_t>(std::min<uint64_t>(at_audio, s.text_tokens)) + media_tokens_before,
-          c.train_flops, c.samples, c.valid_frames});
-      media_tokens_before += c.llm_tokens;
-      ++a;
+  for (const MediaAt& m : MediaPositions(table, costed, row, s.text_tokens)) {
+    switch (m.kind) {
+      case MediaAt::kImage: {
+        const uint64_t k = images + m.index;
+        const cost::ImageCost& c = costed.images[k];
+        plan->images.push_back(PlannedImage{m.index, table.images[k].width, table.images[k].height,
+                                            c.resized_width, c.resized_height, c.llm_tokens,
+                                            m.token_start, c.patches, c.train_flops});
+        break;
+      }
+      case MediaAt::kVideo: {
+        const cost::VideoCost& c = costed.videos[first_video + m.index];
+        const cost::VideoItem& video = videos[m.index];
+        plan->videos.push_back(PlannedVideo{
+            m.index, video.width, video.height, c.resized_width, c.resized_height, c.sampled_frames,
+            c.llm_tokens, m.token_start, c.patches, c.train_flops, c.second_per_grid_t});
+        break;
+      }
+      case MediaAt::kAudio: {
+        const cost::AudioCost& c = costed.audios[first_audio + m.index];
+        plan->audios.push_back(PlannedAudio{m.index, audios[m.index].duration_ms, c.llm_tokens,
+                                            m.token_start, c.train_flops, c.samples,
+                                            c.valid_frames});
+        break;
+      }
     }
   }
 }
@@ -155,6 +183,7 @@ StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
       seq.index = s.row - table.source_begin[seq.source];
       seq.tokens = s.tokens;
       seq.text_tokens = s.text_tokens;
+      seq.cp_padding = s.cp_padding;
       seq.truncated = s.text_tokens < table.text_tokens[s.row];
       seq.image_begin = static_cast<uint32_t>(plan.images.size());
       seq.video_begin = static_cast<uint32_t>(plan.videos.size());

@@ -69,6 +69,20 @@ balance::Grid GridOf(const Layout& layout);
 std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostedSamples& costs,
                                          const cost::CostModel& model, uint32_t seq_len);
 
+/// One media item of a sample at its place in the sample's token sequence.
+struct MediaAt {
+  enum Kind : uint8_t { kImage, kVideo, kAudio } kind = kImage;
+  uint32_t index = 0;        // within the sample's items of its kind
+  uint32_t token_start = 0;  // the text before it (cut at the kept text) + the media before it
+  uint32_t tokens = 0;       // its LLM tokens
+};
+/// Sample `row`'s media items in token order, `text_tokens` of its text kept: items follow their
+/// text positions; at an equal position images come first, then videos, then audio. The one
+/// rule for where a sample's media sit (Assemble's PlannedImage::token_start and friends).
+std::vector<MediaAt> MediaPositions(const cost::SampleTable& table,
+                                    const cost::CostedSamples& costed, uint64_t row,
+                                    uint32_t text_tokens);
+
 /// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]];
 /// `dropped_rows` are the table rows the step drew and dropped, in draw order.
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,

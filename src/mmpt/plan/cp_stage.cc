@@ -37,6 +37,7 @@ PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const u
     if (!kept.empty() && kept[q] == 0) continue;
     const PlannedSequence& seq = sequences[q];
     input.lengths.push_back(seq.tokens);
+    input.padding.push_back(seq.cp_padding);
     for (const PlannedImage& image : plan.Images(seq)) {
       items.push_back({sequence_start + image.token_start, image.llm_tokens,
                        share(p.vision_seconds, image.vision_flops, pack_flops)});
@@ -57,14 +58,13 @@ PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const u
   return input;
 }
 
-Result<PackCp> PlanPackCp(const Layout& layout, std::span<const uint32_t> lengths,
-                          std::span<const cp::CpImage> images, cp::VisionPolicy policy,
-                          std::span<const cp::CpImage> audio) {
+Result<PackCp> PlanPackCp(const Layout& layout, const PackCpInput& input, cp::VisionPolicy policy) {
   PackCp out;
-  MMPT_ASSIGN_OR_RETURN(out.split, cp::SplitThd(lengths, layout.SplitOptions()));
-  MMPT_ASSIGN_OR_RETURN(out.vision, cp::AssignVision(out.split, images, policy));
-  if (!audio.empty()) {
-    auto assigned = cp::AssignVision(out.split, audio, policy);
+  MMPT_ASSIGN_OR_RETURN(out.split,
+                        cp::SplitThd(input.lengths, layout.SplitOptions(), input.padding));
+  MMPT_ASSIGN_OR_RETURN(out.vision, cp::AssignVision(out.split, input.images, policy));
+  if (!input.audio.empty()) {
+    auto assigned = cp::AssignVision(out.split, input.audio, policy);
     if (!assigned.ok()) return assigned.status().WithContext("audio");
     out.audio = std::move(*assigned);
   }
@@ -76,7 +76,7 @@ Status AddCpStage(StepPlan& plan, cp::VisionPolicy policy) {
   for (size_t p = 0; p < plan.packs.size(); ++p) {
     if (plan.packs[p].sequence_begin == plan.packs[p].sequence_end) continue;  // empty slot
     const PackCpInput input = MakePackCpInput(plan, p);
-    auto made = PlanPackCp(plan.layout, input.lengths, input.images, policy, input.audio);
+    auto made = PlanPackCp(plan.layout, input, policy);
     if (!made.ok()) return made.status().WithContext(fmt::format("pack {}", p));
     plan.cp[p] = std::move(*made);
   }

@@ -22,6 +22,7 @@ namespace mmpt::plan {
 /// pack's audio seconds shared by audio FLOPs.
 struct PackCpInput {
   std::vector<uint32_t> lengths;
+  std::vector<uint32_t> padding;  // per sequence: PlannedSequence::cp_padding
   std::vector<cp::CpImage> images;
   std::vector<cp::CpImage> audio;
 };
@@ -35,13 +36,12 @@ std::vector<uint32_t> VisionItemOrder(std::span<const uint8_t> is_video);
 /// the pack), only the sequences flagged non-zero, packed one after the other.
 PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const uint8_t> kept = {});
 
-/// Split one pack of `layout` and assign its vision items (and its audio clips, if any, to the
-/// audio encoders of the same ranks) under `policy`: the one function behind every PackCp
-/// (AddCpStage, and the loader when a sample is dropped from a pack at load time). Errors:
-/// those of cp::SplitThd and cp::AssignVision.
-Result<PackCp> PlanPackCp(const Layout& layout, std::span<const uint32_t> lengths,
-                          std::span<const cp::CpImage> images, cp::VisionPolicy policy,
-                          std::span<const cp::CpImage> audio = {});
+/// Split one pack of `layout` (`input`: its sequences, padded as they say, and its items) and
+/// assign its vision items (and its audio clips, if any, to the audio encoders of the same ranks)
+/// under `policy`: the one function behind every PackCp (AddCpStage, and the loader when a
+/// sample is dropped from a pack at load time). Errors: those of cp::SplitThd and
+/// cp::AssignVision.
+Result<PackCp> PlanPackCp(const Layout& layout, const PackCpInput& input, cp::VisionPolicy policy);
 
 /// Split every pack of `plan` over its CP group and assign its images under `policy`, filling
 /// plan.cp (one entry per pack, for every layout: at CP 1 the split still carries the padding

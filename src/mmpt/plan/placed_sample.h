@@ -9,6 +9,7 @@ struct PlacedSample {
   uint64_t row = 0;          // SampleTable row
   uint32_t tokens = 0;       // text + image tokens kept
   uint32_t text_tokens = 0;  // text tokens kept (fewer than the table's when truncated)
+  uint32_t cp_padding = 0;   // padding after it under CP (plan::SamplePadding): packed with it
 };
 
 }  // namespace mmpt::plan

@@ -140,6 +140,7 @@ Planner::Planner(const cost::SampleTable& table, const cost::CostedSamples& cost
       costs_(&costs),
       model_(&model),
       config_(std::move(config)),
+      padding_(table, costs, model, config_.layout, config_.cp_vision),
       order_(std::move(order)),
       placeable_(std::move(placeable)) {
   if (!config_.allow_repeat) in_step_.assign(table.num_samples(), false);
@@ -211,7 +212,8 @@ Planner::Pool Planner::DrawPool() {
       ++pooled[source];
     }
     pool.push_back(sample);
-    pool_tokens += sample.tokens;
+    pool.back().cp_padding = padding_.Of(sample);
+    pool_tokens += sample.tokens + pool.back().cp_padding;
     return true;
   };
   for (size_t i = 0; i < carried_in.size(); ++i) {
@@ -279,7 +281,7 @@ Result<internal::PackList> Planner::PackPool(Pool& drawn) {
   std::vector<pack::PackItem> items(pool.size());
   for (size_t i = 0; i < pool.size(); ++i) {
     uint64_t row = pool[i].row;
-    items[i] = {pool[i].tokens,
+    items[i] = {pool[i].tokens + pool[i].cp_padding,
                 static_cast<uint32_t>(table_->image_begin[row + 1] - table_->image_begin[row])};
   }
   pack::PackConstraints constraints{seq_len, config_.max_samples_per_pack,

@@ -15,6 +15,7 @@
 #include "mmpt/pack/packer.h"
 #include "mmpt/plan/placed_sample.h"
 #include "mmpt/plan/sample_order.h"
+#include "mmpt/plan/sample_padding.h"
 #include "mmpt/plan/step_plan.h"
 
 namespace mmpt::plan {
@@ -172,6 +173,7 @@ class Planner {
   const cost::CostedSamples* costs_;
   const cost::CostModel* model_;
   PlannerConfig config_;
+  SamplePadding padding_;  // each sample's padding under CP (naive policy), set as it joins a pool
   SampleOrder order_;
   uint64_t step_ = 0;
   std::vector<PlacedSample> carry_;  // samples carried into the next step

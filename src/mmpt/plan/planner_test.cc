@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 
+#include "mmpt/cp/pack_load.h"
+#include "mmpt/plan/cp_stage.h"
 #include "mmpt/plan/permutation.h"
 #include "mmpt/plan/sample_order.h"
 #include "mmpt/plan/vanilla.h"
@@ -355,6 +358,87 @@ TEST(VanillaTest, PacksEachRanksShareAndBalancesNothing) {
   }
   EXPECT_GT(vanilla_ratio, mmpt_ratio);
   EXPECT_GT(mmpt_eff, vanilla_eff);
+}
+
+TEST(PlannerCpTest, UnderCpTheBalancerEvensOutEachPacksMostLoadedRank) {
+  RandomCorpus c = MakeCorpus(9, 4000);
+  for (cp::VisionPolicy policy : {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCost}) {
+    PlannerConfig config = SmallConfig(5);
+    config.layout.cp = 2;
+    config.cp_vision = policy;
+    auto planner = Planner::Create(c.table, c.costs, c.model, config);
+    ASSERT_TRUE(planner.ok()) << planner.status().ToString();
+    bool duplicated = false;
+    for (int s = 0; s < 3; ++s) {
+      auto plan = planner->PlanStep();
+      ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+      ASSERT_TRUE(plan->Validate().ok()) << plan->Validate().ToString();
+      // The plan's estimate is of the cost each pack's CP group pays, as its cp stage splits
+      // and assigns it: the balancer's input.
+      const auto costs = CpPackCosts(*plan, c.model.AttentionPairWeight());
+      std::vector<uint32_t> slots(costs.size());
+      std::iota(slots.begin(), slots.end(), 0);
+      const balance::Grid grid{
+          config.layout.dp,  config.layout.ga, config.layout.mbs, config.layout.ep, 1,
+          config.layout.sync};
+      EXPECT_DOUBLE_EQ(plan->estimate.step_seconds,
+                       balance::Evaluate(costs, slots, grid).step_seconds);
+      for (size_t p = 0; p < costs.size(); ++p) {
+        // Never below the pack's share; naive encodes an image that straddles on both ranks.
+        const double encoded = std::accumulate(plan->cp[p].vision.rank_cost.begin(),
+                                               plan->cp[p].vision.rank_cost.end(), 0.0);
+        EXPECT_GE(costs[p].vision(), encoded / 2 * (1 - 1e-12));
+        EXPECT_GE(encoded, plan->packs[p].vision_seconds * (1 - 1e-9));
+        duplicated |= encoded > plan->packs[p].vision_seconds * (1 + 1e-9);
+      }
+    }
+    EXPECT_EQ(duplicated, policy == cp::VisionPolicy::kNaive);
+  }
+}
+
+TEST(PlannerCpTest, NaiveCpPadsASampleWhereKeepingItsImagesWholePays) {
+  RandomCorpus c = MakeCorpus(10, 4000);
+  for (cp::VisionPolicy policy : {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCost}) {
+    PlannerConfig config = SmallConfig(6);
+    config.layout.cp = 2;
+    config.cp_vision = policy;
+    auto planner = Planner::Create(c.table, c.costs, c.model, config);
+    ASSERT_TRUE(planner.ok());
+    const SamplePadding rule(c.table, c.costs, c.model, config.layout, policy);
+    size_t padded = 0;
+    for (int s = 0; s < 3; ++s) {
+      auto plan = planner->PlanStep();
+      ASSERT_TRUE(plan.ok());
+      ASSERT_TRUE(plan->Validate().ok());
+      for (size_t p = 0; p < plan->packs.size(); ++p) {
+        uint32_t room = 0;
+        for (size_t q = 0; q < plan->Sequences(plan->packs[p]).size(); ++q) {
+          const PlannedSequence& seq = plan->Sequences(plan->packs[p])[q];
+          room += seq.tokens + seq.cp_padding;
+          // The cp stage pads the sequence as the plan says.
+          const cp::ThdSplit& split = plan->cp[p].split;
+          const uint32_t base = (seq.tokens + 3) / 4 * 4;
+          EXPECT_EQ(split.cu_seqlens_padded[q + 1] - split.cu_seqlens_padded[q],
+                    base + seq.cp_padding);
+          if (seq.cp_padding == 0) continue;
+          ++padded;
+          EXPECT_EQ(seq.cp_padding % 4, 0u);
+          EXPECT_LE(seq.cp_padding, seq.tokens);
+          // Padded only where the encoder work it saves outweighs the tokens it takes.
+          std::vector<cp::CpImage> items;
+          for (const PlannedImage& image : plan->Images(seq)) {
+            items.push_back(
+                {image.token_start, image.llm_tokens, c.model.VisionSeconds(image.vision_flops)});
+          }
+          EXPECT_LT(cp::NaiveSequenceCost(base + seq.cp_padding, 2, items) +
+                        rule.seconds_per_token() * seq.cp_padding,
+                    cp::NaiveSequenceCost(base, 2, items));
+        }
+        EXPECT_LE(room, config.layout.seq_len);
+      }
+    }
+    EXPECT_EQ(padded > 0, policy == cp::VisionPolicy::kNaive) << padded;
+  }
 }
 
 }  // namespace

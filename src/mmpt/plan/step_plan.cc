@@ -195,7 +195,7 @@ StepPlan DealInPackingOrder(const StepPlan& plan) {
   for (uint32_t i = 0; i < by_order.size(); ++i) {
     by_order[i] = i;
     for (const auto& seq : plan.Sequences(plan.packs[i])) {
-      largest[i] = std::max(largest[i], seq.tokens);
+      largest[i] = std::max(largest[i], seq.tokens + seq.cp_padding);
     }
   }
   std::stable_sort(by_order.begin(), by_order.end(),

@@ -104,6 +104,9 @@ struct PlannedSequence {
   uint32_t video_end = 0;
   uint32_t audio_begin = 0;  // audio clips: StepPlan::audios[audio_begin, audio_end)
   uint32_t audio_end = 0;
+  /// Padding after it beyond the layout's pad multiple, a multiple of it: where its CP chunk
+  /// boundaries fall (plan::SamplePadding; under naive CP only). Takes pack room as tokens do.
+  uint32_t cp_padding = 0;
 };
 
 /// A sample by its source and its index within the source, as a PlannedSequence names it.

@@ -108,6 +108,42 @@ TEST(AblationTest, DealInPackingOrderMovesVideosAndAudioWithTheirSamples) {
   EXPECT_EQ(dealt.Videos(first)[0].llm_tokens, 50u);
 }
 
+TEST(AblationTest, EachStageComesFromThePlannerOfItsPolicy) {
+  // Under CP the planner balances what its policy makes each pack cost: the naive planner's
+  // plans make the stages before vision DP, the cost planner's the vision-DP stage, the count
+  // planner's its alternative. Here each policy's plans deal the packs differently.
+  const plan::Layout layout = TestLayout();
+  PlanSource vanilla = [&]() -> Result<plan::StepPlan> {
+    return MakePlan(layout, {Heavy(), Light(), Heavy(), Light()});
+  };
+  std::vector<cp::VisionPolicy> asked;
+  PolicyPlanSource mmpt = [&](cp::VisionPolicy policy) -> Result<plan::StepPlan> {
+    asked.push_back(policy);
+    if (policy == cp::VisionPolicy::kCost) {
+      return MakePlan(layout, {Heavy(), Light(), Heavy(), Light()}, policy);
+    }
+    return MakePlan(layout, {Heavy(), Heavy(), Light(), Light()}, policy);
+  };
+  AblationOptions options;
+  options.steps = 2;
+  auto ablation = RunAblation(vanilla, mmpt, options);
+  ASSERT_TRUE(ablation.ok()) << ablation.status().ToString();
+  const std::vector<cp::VisionPolicy> each = {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount,
+                                              cp::VisionPolicy::kCost};
+  std::vector<cp::VisionPolicy> want;
+  for (uint32_t s = 0; s < options.steps; ++s) want.insert(want.end(), each.begin(), each.end());
+  EXPECT_EQ(asked, want);
+  SimParams native = options.params;
+  auto cost = SimulateStep(*mmpt(cp::VisionPolicy::kCost), native);
+  auto count = SimulateStep(*mmpt(cp::VisionPolicy::kCount), native);
+  auto naive = SimulateStep(*mmpt(cp::VisionPolicy::kNaive), native);
+  ASSERT_TRUE(cost.ok() && count.ok() && naive.ok());
+  EXPECT_DOUBLE_EQ(ablation->rows[3].step_seconds, cost->step_seconds);
+  EXPECT_DOUBLE_EQ(ablation->rows[4].step_seconds, count->step_seconds);
+  EXPECT_DOUBLE_EQ(ablation->rows[2].step_seconds, naive->step_seconds);
+  EXPECT_NE(cost->step_seconds, count->step_seconds);
+}
+
 TEST(AblationTest, PropagatesPlanErrors) {
   PlanSource failing = []() -> Result<plan::StepPlan> {
     return Status::InvalidArgument("corpus too small");

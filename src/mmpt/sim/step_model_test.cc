@@ -143,6 +143,33 @@ TEST(StepModelTest, CpPoliciesSplitVisionDifferently) {
   EXPECT_LT(max_vision[2], max_vision[1]);
 }
 
+TEST(StepModelTest, AtomicBoundCountsIndivisibleImagesAndPacks) {
+  // One pack on CP 2 under the cost policy: a giant image (10 of 11 s) that one rank must
+  // encode whole, and a small one the other rank takes. Perfect balance would split the 11 s;
+  // no assignment can: the group waits 10 s (× the exchange's 1.02), then 4 s of LLM halved.
+  plan::Layout layout{.dp = 1, .cp = 2, .ga = 1, .seq_len = 4096, .sync = plan::SyncModel::kStep};
+  auto plan =
+      MakePlan(layout, {PackSpec{{4096}, {{2000, 10}, {100, 1}}, 11, 4}}, cp::VisionPolicy::kCost);
+  SimParams params;
+  auto sim = SimulateStep(plan, params);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  const double x = 1 + params.vision_dp_exchange_overhead, llm = 4 * (1 + params.cp_llm_overhead);
+  EXPECT_NEAR(sim->lower_bound_seconds, (11 * x + llm) / 2, 1e-9);
+  EXPECT_NEAR(sim->atomic_lower_bound_seconds, 10 * x + llm / 2, 1e-9);
+  EXPECT_NEAR(sim->step_seconds, sim->atomic_lower_bound_seconds, 1e-9);
+  // Micro-step sync, two DP ranks of one sync group, two micro-steps: every micro-step waits
+  // for its heaviest pack in each stage. Packs sorted by vision (8, 1 | 0, 0) and by LLM
+  // (8, 1 | 1, 1) give 8 + 0 and 8 + 1: 17, above every GPU busy ((9 + 11) / 2 = 10).
+  plan::Layout sync{.dp = 2, .ep = 2, .ga = 2, .seq_len = 1024};
+  auto barriers = MakePlan(sync, {PackSpec{{100}, {{50}}, 8, 1}, PackSpec{{100}, {}, 0, 8},
+                                  PackSpec{{100}, {{50}}, 1, 1}, PackSpec{{100}, {}, 0, 1}});
+  sim = SimulateStep(barriers, params);
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  EXPECT_DOUBLE_EQ(sim->lower_bound_seconds, 10.0);
+  EXPECT_DOUBLE_EQ(sim->atomic_lower_bound_seconds, 17.0);
+  EXPECT_GE(sim->step_seconds, sim->atomic_lower_bound_seconds);
+}
+
 TEST(StepModelTest, RejectsBadParams) {
   plan::Layout layout{.dp = 1, .ga = 1, .seq_len = 1024, .sync = plan::SyncModel::kStep};
   auto plan = MakePlan(layout, {PackSpec{{100}, {}, 0, 1}});

@@ -1,0 +1,79 @@
+#include "mmpt/plan/sample_padding.h"
+
+#include "mmpt/cp/pack_load.h"
+#include "mmpt/plan/assemble_internal.h"
+
+namespace mmpt::plan {
+namespace {
+
+uint32_t RoundUp(uint64_t value, uint32_t multiple) {
+  return static_cast<uint32_t>((value + multiple - 1) / multiple * multiple);
+}
+
+}  // namespace
+
+SamplePadding::SamplePadding(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                             const cost::CostModel& model, const Layout& layout,
+                             cp::VisionPolicy policy)
+    : table_(&table), costs_(&costs), model_(&model), layout_(layout) {
+  enabled_ = layout.cp > 1 && policy == cp::VisionPolicy::kNaive;
+  if (!enabled_) return;
+  double seconds = 0, tokens = 0;
+  for (uint64_t row = 0; row < table.num_samples(); ++row) {
+    const uint64_t length = uint64_t{table.text_tokens[row]} + costs.MediaTokens(row);
+    if (length == 0 || length > layout.seq_len) continue;
+    const auto items = VisionItems(row, table.text_tokens[row]);
+    seconds += cp::NaiveSequenceCost(RoundUp(length, layout.PadMultiple()), layout.cp, items) +
+               model.SequenceLlmSeconds(static_cast<uint32_t>(length));
+    tokens += static_cast<double>(length);
+  }
+  seconds_per_token_ = tokens > 0 ? seconds / tokens : 0;
+}
+
+std::vector<cp::CpImage> SamplePadding::VisionItems(uint64_t row, uint32_t text_tokens) const {
+  std::vector<cp::CpImage> items;
+  const uint64_t images = table_->image_begin[row];
+  const uint64_t videos = table_->VideosOf(row).empty() ? 0 : table_->video_begin[row];
+  for (const internal::MediaAt& m : internal::MediaPositions(*table_, *costs_, row, text_tokens)) {
+    if (m.kind == internal::MediaAt::kAudio) continue;
+    const double flops = m.kind == internal::MediaAt::kImage
+                             ? costs_->images[images + m.index].train_flops
+                             : costs_->videos[videos + m.index].train_flops;
+    items.push_back({m.token_start, m.tokens, model_->VisionSeconds(flops)});
+  }
+  return items;
+}
+
+uint32_t SamplePadding::Of(const PlacedSample& sample) const {
+  if (!enabled_ || sample.tokens == 0) return 0;
+  const std::vector<cp::CpImage> items = VisionItems(sample.row, sample.text_tokens);
+  if (items.empty()) return 0;
+  const uint32_t cp = layout_.cp, chunks = 2 * cp, multiple = layout_.PadMultiple();
+  const uint32_t base = RoundUp(sample.tokens, multiple);
+  const uint32_t room = layout_.seq_len > base ? layout_.seq_len - base : 0;
+  const uint32_t most = std::min(room, sample.tokens);
+  // A boundary k·chunk (0 < k < 2·CP) moves past an item edge e when chunk ≥ e / k; chunks
+  // are whole multiples of multiple / 2·CP.
+  const uint32_t step = multiple / chunks;
+  double best = cp::NaiveSequenceCost(base, cp, items);
+  uint32_t best_padding = 0;
+  for (const cp::CpImage& item : items) {
+    for (uint64_t edge :
+         {uint64_t{item.token_start}, uint64_t{item.token_start} + item.token_count}) {
+      for (uint32_t k = 1; k < chunks; ++k) {
+        const uint64_t chunk = RoundUp((edge + k - 1) / k, step);
+        if (chunk * chunks <= base || chunk * chunks - base > most) continue;
+        const uint32_t padding = static_cast<uint32_t>(chunk * chunks - base);
+        const double cost =
+            cp::NaiveSequenceCost(base + padding, cp, items) + seconds_per_token_ * padding;
+        if (cost < best || (cost == best && padding < best_padding)) {
+          best = cost;
+          best_padding = padding;
+        }
+      }
+    }
+  }
+  return best_padding;
+}
+
+}  // namespace mmpt::plan

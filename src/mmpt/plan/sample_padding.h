@@ -1,0 +1,50 @@
+#pragma once
+
+// plan ▸ cp, before packing: where each sample's CP chunk boundaries fall. Transformer Engine
+// cuts every sub-sequence of a pack into 2·CP equal chunks on its own, so packing cannot move a
+// boundary; a sample's padding can. Under naive CP (no vision DP) every CP rank encodes each
+// image its chunks touch, so an image cut by a boundary is encoded twice; padding the sample
+// lengthens its chunks and can keep the image inside one.
+
+#include <cstdint>
+#include <vector>
+
+#include "mmpt/cost/cost_model.h"
+#include "mmpt/cost/sample_table.h"
+#include "mmpt/cp/vision_assign.h"
+#include "mmpt/plan/placed_sample.h"
+#include "mmpt/plan/step_plan.h"
+
+namespace mmpt::plan {
+
+/// The padding each sample gets under a layout and CP vision policy: the multiple of the pad
+/// multiple, at most the sample's own tokens and what the pack has room for, that minimizes
+/// the encoder GPU-seconds naive CP spends on the sample (cp::NaiveSequenceCost) plus what its
+/// padding tokens take from the step (each costs the corpus's mean GPU-seconds per real token:
+/// the token it displaces). Zero everywhere unless CP > 1 under cp::VisionPolicy::kNaive
+/// (vision DP encodes each item once, wherever boundaries fall).
+/// The table, costs and model are borrowed and must outlive it.
+class SamplePadding {
+ public:
+  SamplePadding(const cost::SampleTable& table, const cost::CostedSamples& costs,
+                const cost::CostModel& model, const Layout& layout, cp::VisionPolicy policy);
+
+  /// Padding tokens after `sample` (0 when none pays).
+  uint32_t Of(const PlacedSample& sample) const;
+  /// The corpus's mean GPU-seconds per real token under the layout unpadded (vision encoding
+  /// as naive CP does it, and the LLM): what one padding token costs. 0 when nothing is padded.
+  double seconds_per_token() const { return seconds_per_token_; }
+
+ private:
+  // The sample's vision items at their token offsets, each with its encoder seconds.
+  std::vector<cp::CpImage> VisionItems(uint64_t row, uint32_t text_tokens) const;
+
+  const cost::SampleTable* table_;
+  const cost::CostedSamples* costs_;
+  const cost::CostModel* model_;
+  Layout layout_;
+  bool enabled_ = false;
+  double seconds_per_token_ = 0;
+};
+
+}  // namespace mmpt::plan
