@@ -94,7 +94,10 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   StepPlan plan =
       internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_, dropped_rows);
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
-  plan.estimate = balance::Evaluate(costs, assignment, internal::GridOf(layout));
+  // Estimated as mmpt's plans are: under CP what each pack's CP group pays.
+  plan.estimate =
+      balance::Evaluate(layout.cp > 1 ? CpPackCosts(plan, model_->AttentionPairWeight()) : costs,
+                        assignment, internal::GridOf(layout));
 
   stats_.dropped = dropped_rows.size();
   stats_.packs = packs.size();
