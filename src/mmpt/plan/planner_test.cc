@@ -360,38 +360,45 @@ TEST(VanillaTest, PacksEachRanksShareAndBalancesNothing) {
   EXPECT_GT(mmpt_eff, vanilla_eff);
 }
 
+// Plan 3 steps of SmallConfig(seed) at CP 2 under `policy`, handing each valid plan to `check`.
+template <typename Check>
+void ForCpPlans(const RandomCorpus& c, uint64_t seed, cp::VisionPolicy policy, Check check) {
+  PlannerConfig config = SmallConfig(seed);
+  config.layout.cp = 2;
+  config.cp_vision = policy;
+  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  ASSERT_TRUE(planner.ok()) << planner.status().ToString();
+  for (int s = 0; s < 3; ++s) {
+    auto plan = planner->PlanStep();
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    ASSERT_TRUE(plan->Validate().ok()) << plan->Validate().ToString();
+    check(*plan);
+  }
+}
+
 TEST(PlannerCpTest, UnderCpTheBalancerEvensOutEachPacksMostLoadedRank) {
   RandomCorpus c = MakeCorpus(9, 4000);
   for (cp::VisionPolicy policy : {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCost}) {
-    PlannerConfig config = SmallConfig(5);
-    config.layout.cp = 2;
-    config.cp_vision = policy;
-    auto planner = Planner::Create(c.table, c.costs, c.model, config);
-    ASSERT_TRUE(planner.ok()) << planner.status().ToString();
     bool duplicated = false;
-    for (int s = 0; s < 3; ++s) {
-      auto plan = planner->PlanStep();
-      ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-      ASSERT_TRUE(plan->Validate().ok()) << plan->Validate().ToString();
+    ForCpPlans(c, 5, policy, [&](const StepPlan& plan) {
       // The plan's estimate is of the cost each pack's CP group pays, as its cp stage splits
       // and assigns it: the balancer's input.
-      const auto costs = CpPackCosts(*plan, c.model.AttentionPairWeight());
+      const auto costs = CpPackCosts(plan, c.model.AttentionPairWeight());
       std::vector<uint32_t> slots(costs.size());
       std::iota(slots.begin(), slots.end(), 0);
-      const balance::Grid grid{
-          config.layout.dp,  config.layout.ga, config.layout.mbs, config.layout.ep, 1,
-          config.layout.sync};
-      EXPECT_DOUBLE_EQ(plan->estimate.step_seconds,
+      const Layout& l = plan.layout;
+      const balance::Grid grid{l.dp, l.ga, l.mbs, l.ep, 1, l.sync};
+      EXPECT_DOUBLE_EQ(plan.estimate.step_seconds,
                        balance::Evaluate(costs, slots, grid).step_seconds);
       for (size_t p = 0; p < costs.size(); ++p) {
         // Never below the pack's share; naive encodes an image that straddles on both ranks.
-        const double encoded = std::accumulate(plan->cp[p].vision.rank_cost.begin(),
-                                               plan->cp[p].vision.rank_cost.end(), 0.0);
+        const auto& ranks = plan.cp[p].vision.rank_cost;
+        const double encoded = std::accumulate(ranks.begin(), ranks.end(), 0.0);
         EXPECT_GE(costs[p].vision(), encoded / 2 * (1 - 1e-12));
-        EXPECT_GE(encoded, plan->packs[p].vision_seconds * (1 - 1e-9));
-        duplicated |= encoded > plan->packs[p].vision_seconds * (1 + 1e-9);
+        EXPECT_GE(encoded, plan.packs[p].vision_seconds * (1 - 1e-9));
+        duplicated |= encoded > plan.packs[p].vision_seconds * (1 + 1e-9);
       }
-    }
+    });
     EXPECT_EQ(duplicated, policy == cp::VisionPolicy::kNaive);
   }
 }
@@ -399,24 +406,16 @@ TEST(PlannerCpTest, UnderCpTheBalancerEvensOutEachPacksMostLoadedRank) {
 TEST(PlannerCpTest, NaiveCpPadsASampleWhereKeepingItsImagesWholePays) {
   RandomCorpus c = MakeCorpus(10, 4000);
   for (cp::VisionPolicy policy : {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCost}) {
-    PlannerConfig config = SmallConfig(6);
-    config.layout.cp = 2;
-    config.cp_vision = policy;
-    auto planner = Planner::Create(c.table, c.costs, c.model, config);
-    ASSERT_TRUE(planner.ok());
-    const SamplePadding rule(c.table, c.costs, c.model, config.layout, policy);
     size_t padded = 0;
-    for (int s = 0; s < 3; ++s) {
-      auto plan = planner->PlanStep();
-      ASSERT_TRUE(plan.ok());
-      ASSERT_TRUE(plan->Validate().ok());
-      for (size_t p = 0; p < plan->packs.size(); ++p) {
+    ForCpPlans(c, 6, policy, [&](const StepPlan& plan) {
+      const SamplePadding rule(c.table, c.costs, c.model, plan.layout, policy);
+      for (size_t p = 0; p < plan.packs.size(); ++p) {
         uint32_t room = 0;
-        for (size_t q = 0; q < plan->Sequences(plan->packs[p]).size(); ++q) {
-          const PlannedSequence& seq = plan->Sequences(plan->packs[p])[q];
+        for (size_t q = 0; q < plan.Sequences(plan.packs[p]).size(); ++q) {
+          const PlannedSequence& seq = plan.Sequences(plan.packs[p])[q];
           room += seq.tokens + seq.cp_padding;
           // The cp stage pads the sequence as the plan says.
-          const cp::ThdSplit& split = plan->cp[p].split;
+          const cp::ThdSplit& split = plan.cp[p].split;
           const uint32_t base = (seq.tokens + 3) / 4 * 4;
           EXPECT_EQ(split.cu_seqlens_padded[q + 1] - split.cu_seqlens_padded[q],
                     base + seq.cp_padding);
@@ -426,7 +425,7 @@ TEST(PlannerCpTest, NaiveCpPadsASampleWhereKeepingItsImagesWholePays) {
           EXPECT_LE(seq.cp_padding, seq.tokens);
           // Padded only where the encoder work it saves outweighs the tokens it takes.
           std::vector<cp::CpImage> items;
-          for (const PlannedImage& image : plan->Images(seq)) {
+          for (const PlannedImage& image : plan.Images(seq)) {
             items.push_back(
                 {image.token_start, image.llm_tokens, c.model.VisionSeconds(image.vision_flops)});
           }
@@ -434,9 +433,9 @@ TEST(PlannerCpTest, NaiveCpPadsASampleWhereKeepingItsImagesWholePays) {
                         rule.seconds_per_token() * seq.cp_padding,
                     cp::NaiveSequenceCost(base, 2, items));
         }
-        EXPECT_LE(room, config.layout.seq_len);
+        EXPECT_LE(room, plan.layout.seq_len);
       }
-    }
+    });
     EXPECT_EQ(padded > 0, policy == cp::VisionPolicy::kNaive) << padded;
   }
 }
