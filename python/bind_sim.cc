@@ -111,6 +111,7 @@ void BindSim(py::module_& m) {
         out["attention_pairs"] = pairs;
         out["step_seconds"] = sim.step_seconds;
         out["lower_bound_seconds"] = sim.lower_bound_seconds;
+        out["atomic_lower_bound_seconds"] = sim.atomic_lower_bound_seconds;
         out["tokens"] = sim.tokens;
         out["hardware"] = stream.model().hardware().name;
         out["parameters"] = params.Describe();
@@ -126,7 +127,8 @@ void BindSim(py::module_& m) {
       "with its cost model (presets) and the LLM's attention pair weight. Returns "
       "{'vision_seconds', 'llm_seconds', 'attention_pairs' (causal pairs its queries attend): "
       "per [dp_rank][micro_step][cp_rank], before waiting; "
-      "'step_seconds' under the layout's sync model; 'lower_bound_seconds'; 'tokens'; "
+      "'step_seconds' under the layout's sync model; 'lower_bound_seconds'; "
+      "'atomic_lower_bound_seconds' (indivisible images and packs); 'tokens'; "
       "'hardware'; 'parameters'}.");
   m.def(
       "synced_seconds",

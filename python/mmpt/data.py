@@ -150,7 +150,9 @@ class Planner:
         predicts for step ``step``'s plan on this planner's presets: ``vision_seconds`` and
         ``llm_seconds`` per ``[dp_rank][micro_step][cp_rank]`` before any wait (and
         ``attention_pairs``, the causal pairs each rank's queries attend), ``step_seconds``
-        under the layout's sync model, ``lower_bound_seconds``, ``tokens``, ``hardware`` and
+        under the layout's sync model, ``lower_bound_seconds``, ``atomic_lower_bound_seconds``
+        (what no placement of the step's packs or CP assignment of their indivisible images
+        beats), ``tokens``, ``hardware`` and
         ``parameters``. Keyword arguments set the model's parameters (``vision_speed_factor``,
         ``cp_llm_overhead``, ``vision_dp_exchange_overhead``, ``microstep_overhead_seconds``,
         ``grad_allreduce_seconds``); the others keep ``mmpt simulate``'s defaults."""

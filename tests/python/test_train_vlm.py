@@ -123,6 +123,9 @@ def test_simulate_is_the_plans_cost(dataset):
     busy = [sum(v[0] for v in sim["vision_seconds"][d]) + sum(v[0] for v in sim["llm_seconds"][d])
             for d in range(2)]
     assert sim["step_seconds"] == pytest.approx(max(busy))
+    # Step sync, CP 1: no barrier between packs, and each pack's one rank encodes it all.
+    assert sim["atomic_lower_bound_seconds"] == pytest.approx(sim["lower_bound_seconds"])
+    assert sim["lower_bound_seconds"] <= sim["step_seconds"]
     assert sim["hardware"] == "h100" and "vision_speed_factor" in sim["parameters"]
     slower = planner.simulate(0, grad_allreduce_seconds=0.5)
     assert slower["step_seconds"] == pytest.approx(sim["step_seconds"] + 0.5)

@@ -21,6 +21,7 @@ std::string FormatAblation(const sim::Ablation& ablation) {
       "(bound: every GPU busy all step; atomic: what no placement or CP assignment of the same "
       "packs beats, each image or video encoded whole by one rank and each pack trained whole at "
       "a micro-step's barrier)\n";
+  out += VanillaTransientNote(ablation.vanilla_buffer, ablation.vanilla_buffer_turnover);
   if (!ablation.policies.empty()) {
     out +=
         fmt::format("\nCP {} vision load per pack (most-loaded rank / (pack vision cost / CP)):\n",
@@ -57,6 +58,7 @@ nlohmann::json AblationToJson(const sim::Ablation& ablation) {
                         {"tokens_per_second", p.tokens_per_second}});
   }
   return {{"cp", ablation.cp},
+          {"vanilla_buffer_turnover", ablation.vanilla_buffer_turnover},
           {"rows", rows},
           {"policies", policies},
           {"parameters", ablation.parameters}};

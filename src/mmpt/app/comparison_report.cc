@@ -85,14 +85,16 @@ std::string FormatComparison(const plan::Comparison& c) {
       "of every sample drawn fills more than {} (LP bound, sizes in {}-token grains, {:.2f} s)\n",
       c.mmpt_limit.carried, pct(c.mmpt_limit.settled), pct(c.mmpt_limit.bound),
       c.mmpt_limit.grain_tokens, c.mmpt_limit.seconds);
-  if (c.vanilla_buffer_turnover < 3) {
-    out += fmt::format(
-        "note: each vanilla rank trained on only {1:.1f} of its {0}-sample packing buffers; it "
-        "trains on a buffer's fullest packs first, so its figures still favour it — plan more "
-        "--steps for the steady state\n",
-        c.vanilla_buffer, c.vanilla_buffer_turnover);
-  }
-  return out;
+  return out + VanillaTransientNote(c.vanilla_buffer, c.vanilla_buffer_turnover);
+}
+
+std::string VanillaTransientNote(uint32_t buffer, double turnover) {
+  if (buffer == 0 || turnover >= 3) return "";
+  return fmt::format(
+      "note: each vanilla rank trained on only {1:.1f} of its {0}-sample packing buffers; it "
+      "trains on a buffer's fullest packs first, so its figures still favour it — plan more "
+      "--steps for the steady state\n",
+      buffer, turnover);
 }
 
 std::string ComparisonJson(const plan::Comparison& c) {

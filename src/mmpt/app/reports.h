@@ -24,6 +24,10 @@ std::string FormatComparison(const plan::Comparison& comparison);
 /// `mmpt plan --json`: the comparison as one JSON object.
 std::string ComparisonJson(const plan::Comparison& comparison);
 
+/// The note `mmpt plan` and `mmpt simulate` print when vanilla's ranks trained through fewer than
+/// 3 of their `buffer`-sample packing buffers (`turnover`), else "".
+std::string VanillaTransientNote(uint32_t buffer, double turnover);
+
 /// `mmpt simulate`: the ablation as an aligned text table followed by its parameters.
 std::string FormatAblation(const sim::Ablation& ablation);
 /// `mmpt simulate --json`: {"cp", "rows": [...], "policies": [...], "parameters": "..."}.

@@ -44,8 +44,8 @@ TEST(ReportsTest, ComparisonShowsBothPlannersAndTheirRatio) {
 TEST(ReportsTest, AblationRowsAndPoliciesReadTheSameInTextAndJson) {
   sim::Ablation ablation;
   ablation.cp = 2;
-  ablation.rows.push_back({"vanilla", 2.0, 1000, 1.0, 1.0, true, 1.5});
-  ablation.rows.push_back({"+ global packing", 1.0, 2000, 2.0, 2.0, true, 0.9});
+  ablation.rows.push_back({"vanilla", 2.0, 1000, 1.0, 1.0, true, 1.5, 1.6});
+  ablation.rows.push_back({"+ global packing", 1.0, 2000, 2.0, 2.0, true, 0.9, 0.95});
   ablation.policies.push_back({cp::VisionPolicy::kCost, 1.05, 1.1, 1.2, 2100, {}});
   ablation.parameters = "  seq_len = 8192\n";
   const std::string text = FormatAblation(ablation);
@@ -53,7 +53,17 @@ TEST(ReportsTest, AblationRowsAndPoliciesReadTheSameInTextAndJson) {
   EXPECT_NE(text.find("200.0%"), std::string::npos) << text;
   EXPECT_NE(text.find("CP 2 vision load per pack"), std::string::npos) << text;
   EXPECT_NE(text.find("seq_len = 8192"), std::string::npos) << text;
+  EXPECT_NE(text.find("1.250"), std::string::npos) << text;  // vanilla's step ÷ atomic bound
+  // Vanilla's buffers: a note below 3 turnovers, none after.
+  EXPECT_EQ(text.find("note: each vanilla rank"), std::string::npos) << text;
+  ablation.vanilla_buffer = 1024;
+  ablation.vanilla_buffer_turnover = 0.4;
+  EXPECT_NE(FormatAblation(ablation).find("trained on only 0.4 of its 1024-sample"),
+            std::string::npos);
+  ablation.vanilla_buffer_turnover = 3.2;
+  EXPECT_EQ(FormatAblation(ablation).find("note: each vanilla rank"), std::string::npos);
   const nlohmann::json json = AblationToJson(ablation);
+  EXPECT_DOUBLE_EQ(json["rows"][0]["atomic_lower_bound_seconds"].get<double>(), 1.6);
   EXPECT_EQ(json["cp"], 2);
   ASSERT_EQ(json["rows"].size(), 2u);
   EXPECT_EQ(json["rows"][1]["stage"], "+ global packing");

@@ -110,8 +110,7 @@ Result<Comparison> ComparePlanners(const cost::SampleTable& table, const cost::C
   c.samples = table.num_samples();
   c.vanilla = vanilla_tally.Finish(config.layout.dp);
   c.vanilla_buffer = config.vanilla_buffer;
-  c.vanilla_buffer_turnover =
-      static_cast<double>(c.vanilla.placed) / config.layout.dp / config.vanilla_buffer;
+  c.vanilla_buffer_turnover = VanillaBufferTurnover(c.vanilla.placed, config);
   c.mmpt = mmpt_tally.Finish(config.layout.dp);
   MMPT_ASSIGN_OR_RETURN(c.mmpt_limit,
                         Limit(placed_tokens, mmpt.carried(), c.mmpt.packs, config.layout.seq_len));

@@ -115,4 +115,8 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   return plan;
 }
 
+double VanillaBufferTurnover(uint64_t placed_samples, const PlannerConfig& config) {
+  return static_cast<double>(placed_samples) / config.layout.dp / config.vanilla_buffer;
+}
+
 }  // namespace mmpt::plan

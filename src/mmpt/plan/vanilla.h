@@ -52,4 +52,9 @@ class VanillaPlanner {
   StepStats stats_;
 };
 
+/// How many times each of `config`'s vanilla ranks has trained through a packing buffer once the
+/// vanilla plans placed `placed_samples` samples. Vanilla trains a buffer's packs in first-fit
+/// order, fullest and largest samples first, so below ~3 turnovers its figures favour it.
+double VanillaBufferTurnover(uint64_t placed_samples, const PlannerConfig& config);
+
 }  // namespace mmpt::plan

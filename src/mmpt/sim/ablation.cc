@@ -129,6 +129,7 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PolicyPlanSource& 
 
   Ablation ablation;
   ablation.cp = naive_plans.front().layout.cp;
+  for (const plan::StepPlan& v : vanilla_plans) ablation.vanilla_samples += v.sequences.size();
   SimParams native = options.params;
   native.vision_speed_factor = 1.0;
   SimParams base = native;  // the Hugging Face-style encoder, when the factor is measured

@@ -66,6 +66,11 @@ struct Ablation {
   StepSim unbalanced;      // first step, packed globally, dealt in packing order (not reordered)
   StepSim balanced;        // first step, reordered (native encoder, CP policy naive)
   std::string parameters;  // every parameter, one per line
+  uint64_t vanilla_samples = 0;  // samples the vanilla plans placed, all steps
+  /// Times each vanilla rank trained through its packing buffer (plan::VanillaBufferTurnover;
+  /// RunCorpusAblation sets it, with the buffer's size): below ~3 vanilla's figures favour it.
+  double vanilla_buffer_turnover = 0;
+  uint32_t vanilla_buffer = 0;
 };
 
 /// Run the stages: vanilla (the `vanilla` plans), + global packing (mmpt's naive-policy plans

@@ -41,6 +41,8 @@ Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::C
                                       return mmpt[static_cast<size_t>(policy)].PlanStep();
                                     },
                                     options));
+  ablation.vanilla_buffer = config.vanilla_buffer;
+  ablation.vanilla_buffer_turnover = plan::VanillaBufferTurnover(ablation.vanilla_samples, config);
   const plan::Layout& l = config.layout;
   ablation.parameters =
       fmt::format(
