@@ -30,7 +30,11 @@ ConfigAblation TestAblation() {
   AblationOptions options;
   options.steps = 2;
   auto ablation = RunAblation(
-      source, [&](cp::VisionPolicy) { return source(); }, options);
+      source,
+      [&](cp::VisionPolicy policy) -> Result<plan::StepPlan> {
+        return MakePlan(layout, {heavy, light, heavy, light}, policy);
+      },
+      options);
   EXPECT_TRUE(ablation.ok());
   return ConfigAblation{"test config", layout, *ablation};
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <tuple>
 
@@ -202,118 +203,142 @@ constexpr int kSwapPasses = 8;
 // A pass that gains less than this share of the cells' cost is the last.
 constexpr double kSwapMinGain = 1e-4;
 
-// Local search after the bands: for each cell and each dimension with any cost, swap the cell's
-// heaviest pack in that dimension with a lighter one of a nearby cell when that lowers the two
-// cells' summed cost the most; pass after pass until no swap helps. Bands even out one
-// dimension after another; a swap weighs them together (a mix of short and long samples whose
-// LLM cost and vision cost disagree).
-void ImproveCells(std::span<const PackCost> packs, const Grid& grid, std::span<const size_t> dims,
-                  Cells* cells) {
-  const size_t cell_size = size_t{grid.group} * grid.mbs;
-  const size_t count = cells->costs.size();
-  auto members = [&](size_t c) {
-    return std::span<uint32_t>(cells->slots).subspan(c * cell_size, cell_size);
+// Swaps of packs between the cells of a candidate (ImproveCells). With one pack per rank a cell
+// costs Σ over dimensions of its heaviest member: kept per cell and dimension with the
+// runner-up, a swap is priced in O(dimensions). With several, the cell is dealt to its ranks
+// again (DealToRanks).
+class CellSwaps {
+ public:
+  // Cell `cell`'s member `member` and pack `with` of cell `other` (at `other_member`) trade
+  // places, changing the cells' summed cost by `delta`.
+  struct Swap {
+    size_t cell = 0, member = 0, other = 0, other_member = 0;
+    double delta = 0;
   };
-  // With one pack per rank a cell costs Σ over dimensions of its heaviest member: kept per cell
-  // and dimension with the runner-up, a swap costs O(dimensions). With several, cells are dealt
-  // to ranks again (DealToRanks).
+
+  CellSwaps(std::span<const PackCost> packs, const Grid& grid, Cells* cells)
+      : packs_(packs), grid_(grid), cells_(cells), cell_size_(size_t{grid.group} * grid.mbs) {
+    if (grid.mbs == 1) {
+      top_.resize(cells->costs.size() * kDims);
+      for (size_t c = 0; c < cells->costs.size(); ++c) Refresh(c);
+    }
+  }
+
+  // The swap of cell `c`'s heaviest pack in `dim` with a lighter pack of a cell within
+  // kSwapWindow that lowers the two cells' cost the most; nullopt when none does.
+  std::optional<Swap> Best(size_t c, size_t dim) {
+    auto mine = Members(c);
+    const size_t k = static_cast<size_t>(
+        std::max_element(mine.begin(), mine.end(),
+                         [&](uint32_t x, uint32_t y) { return Value(x, dim) < Value(y, dim); }) -
+        mine.begin());
+    const uint32_t a = mine[k];
+    std::optional<Swap> best;
+    double best_delta = -1e-12 * (cells_->costs[c] + 1e-300);
+    const size_t count = cells_->costs.size();
+    const size_t first = c > kSwapWindow ? c - kSwapWindow : 0;
+    for (size_t d = first; d < std::min(count, c + kSwapWindow + 1); ++d) {
+      if (d == c) continue;
+      auto theirs = Members(d);
+      for (size_t j = 0; j < theirs.size(); ++j) {
+        if (Value(theirs[j], dim) >= Value(a, dim)) continue;
+        const double delta = CostWith(c, k, theirs[j], nullptr) + CostWith(d, j, a, nullptr) -
+                             cells_->costs[c] - cells_->costs[d];
+        if (delta < best_delta) {
+          best_delta = delta;
+          best = Swap{c, k, d, j, delta};
+        }
+      }
+    }
+    return best;
+  }
+
+  void Apply(const Swap& swap) {
+    const uint32_t a = Members(swap.cell)[swap.member];
+    const uint32_t b = Members(swap.other)[swap.other_member];
+    std::vector<uint32_t> slots;
+    for (auto [cell, member, pack] :
+         {std::tuple{swap.cell, swap.member, b}, std::tuple{swap.other, swap.other_member, a}}) {
+      cells_->costs[cell] = CostWith(cell, member, pack, &slots);
+      std::copy(slots.begin(), slots.end(), Members(cell).begin());
+    }
+    if (grid_.mbs == 1) {
+      Refresh(swap.cell);
+      Refresh(swap.other);
+    }
+    cells_->total += swap.delta;
+  }
+
+ private:
+  static constexpr size_t kDims = kLlm + 1;
   struct Top2 {
     double first = 0, second = 0;
     size_t at = 0;  // member holding `first`
   };
-  constexpr size_t kDims = kLlm + 1;
-  std::vector<Top2> top(grid.mbs == 1 ? count * kDims : 0);
-  auto refresh = [&](size_t c) {
+
+  double Value(uint32_t pack, size_t dim) const { return Dim(packs_[pack], dim); }
+  std::span<uint32_t> Members(size_t c) const {
+    return std::span<uint32_t>(cells_->slots).subspan(c * cell_size_, cell_size_);
+  }
+  void Refresh(size_t c) {
+    auto mine = Members(c);
     for (size_t dim = 0; dim < kDims; ++dim) {
       Top2 t;
-      auto mine = members(c);
       for (size_t k = 0; k < mine.size(); ++k) {
-        const double v = Dim(packs[mine[k]], dim);
+        const double v = Value(mine[k], dim);
         if (v > t.first) {
-          t.second = t.first;
-          t.first = v;
-          t.at = k;
+          t = Top2{v, t.first, k};
         } else if (v > t.second) {
           t.second = v;
         }
       }
-      top[c * kDims + dim] = t;
+      top_[c * kDims + dim] = t;
     }
-  };
-  if (grid.mbs == 1) {
-    for (size_t c = 0; c < count; ++c) refresh(c);
   }
-  // Cost of cell `c` with its member `k` replaced by pack `with` (its slots in `slots`).
-  std::vector<uint32_t> dealt;
-  auto cost_with = [&](size_t c, size_t k, uint32_t with, std::vector<uint32_t>* slots) {
-    if (grid.mbs == 1) {
+  // Cost of cell `c` with its member `k` replaced by pack `with`; its slots into `slots`.
+  double CostWith(size_t c, size_t k, uint32_t with, std::vector<uint32_t>* slots) {
+    if (grid_.mbs == 1) {
       double cost = 0;
       for (size_t dim = 0; dim < kDims; ++dim) {
-        const Top2& t = top[c * kDims + dim];
-        cost += std::max(Dim(packs[with], dim), t.at == k ? t.second : t.first);
+        const Top2& t = top_[c * kDims + dim];
+        cost += std::max(Value(with, dim), t.at == k ? t.second : t.first);
       }
       if (slots != nullptr) {
-        slots->assign(members(c).begin(), members(c).end());
+        slots->assign(Members(c).begin(), Members(c).end());
         (*slots)[k] = with;
       }
       return cost;
     }
-    std::vector<uint32_t> m(members(c).begin(), members(c).end());
-    m[k] = with;
-    DealToRanks(packs, std::move(m), grid.group, grid.mbs, &dealt);
-    if (slots != nullptr) *slots = dealt;
-    return CellCost(packs, dealt, grid.mbs);
-  };
+    std::vector<uint32_t> members(Members(c).begin(), Members(c).end());
+    members[k] = with;
+    DealToRanks(packs_, std::move(members), grid_.group, grid_.mbs, &dealt_);
+    if (slots != nullptr) *slots = dealt_;
+    return CellCost(packs_, dealt_, grid_.mbs);
+  }
+
+  std::span<const PackCost> packs_;
+  Grid grid_;
+  Cells* cells_;
+  size_t cell_size_;
+  std::vector<Top2> top_;        // per cell and dimension, with one pack per rank
+  std::vector<uint32_t> dealt_;  // scratch for DealToRanks
+};
+
+// Local search after the bands: for each cell and each dimension with any cost, the best swap
+// of the cell's heaviest pack in it (CellSwaps::Best), pass after pass until a pass gains less
+// than kSwapMinGain. Bands even out one dimension after another; a swap weighs them together
+// (a mix of short and long samples whose LLM cost and vision cost disagree).
+void ImproveCells(std::span<const PackCost> packs, const Grid& grid, std::span<const size_t> dims,
+                  Cells* cells) {
+  CellSwaps swaps(packs, grid, cells);
   for (int pass = 0; pass < kSwapPasses; ++pass) {
-    bool improved = false;
-    const double total_before = cells->total;
-    for (size_t c = 0; c < count; ++c) {
+    const double before = cells->total;
+    for (size_t c = 0; c < cells->costs.size(); ++c) {
       for (size_t dim : dims) {
-        auto mine = members(c);
-        const size_t k =
-            static_cast<size_t>(std::max_element(mine.begin(), mine.end(),
-                                                 [&](uint32_t x, uint32_t y) {
-                                                   return Dim(packs[x], dim) < Dim(packs[y], dim);
-                                                 }) -
-                                mine.begin());
-        const uint32_t a = mine[k];
-        const double before_c = cells->costs[c];
-        double best_delta = -1e-12 * (before_c + 1e-300);
-        size_t best_cell = count, best_k = 0;
-        const size_t first = c > kSwapWindow ? c - kSwapWindow : 0;
-        const size_t last = std::min(count, c + kSwapWindow + 1);
-        for (size_t d = first; d < last; ++d) {
-          if (d == c) continue;
-          auto theirs = members(d);
-          for (size_t j = 0; j < theirs.size(); ++j) {
-            const uint32_t b = theirs[j];
-            if (Dim(packs[b], dim) >= Dim(packs[a], dim)) continue;
-            const double delta = cost_with(c, k, b, nullptr) + cost_with(d, j, a, nullptr) -
-                                 before_c - cells->costs[d];
-            if (delta < best_delta) {
-              best_delta = delta;
-              best_cell = d;
-              best_k = j;
-            }
-          }
-        }
-        if (best_cell == count) continue;
-        // Swap, and deal both cells to their ranks again.
-        const uint32_t b = members(best_cell)[best_k];
-        std::vector<uint32_t> slots;
-        for (auto [cell, slot, pack] : {std::tuple{c, k, b}, std::tuple{best_cell, best_k, a}}) {
-          cells->costs[cell] = cost_with(cell, slot, pack, &slots);
-          std::copy(slots.begin(), slots.end(), members(cell).begin());
-        }
-        if (grid.mbs == 1) {
-          refresh(c);
-          refresh(best_cell);
-        }
-        cells->total += best_delta;
-        improved = true;
+        if (std::optional<CellSwaps::Swap> swap = swaps.Best(c, dim)) swaps.Apply(*swap);
       }
     }
-    if (!improved || total_before - cells->total < kSwapMinGain * total_before) break;
+    if (before - cells->total <= kSwapMinGain * before) break;
   }
 }
 

@@ -58,10 +58,6 @@ Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
   return placeable;
 }
 
-balance::Grid GridOf(const Layout& layout) {
-  return balance::Grid{layout.dp, layout.ga, layout.mbs, layout.ep, layout.pp, layout.sync};
-}
-
 std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostedSamples& costs,
                                          const cost::CostModel& model, uint32_t seq_len) {
   std::vector<balance::PackCost> out(packs.size());

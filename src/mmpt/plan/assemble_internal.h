@@ -60,9 +60,6 @@ Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
                                                  const PlannerConfig& config,
                                                  const SampleOrder& order);
 
-/// The balance grid of a layout: sync groups of ep DP ranks.
-balance::Grid GridOf(const Layout& layout);
-
 /// The cost vector of every pack: per encoder, Σ its samples' seconds (vision: images and
 /// videos; audio); LLM: Σ per-sub-sequence seconds (linear + causal attention) plus the padding
 /// up to seq_len.

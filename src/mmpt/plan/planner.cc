@@ -380,7 +380,7 @@ Result<StepPlan> Planner::PlanStep() {
     balanced = CpPackCosts(packed, model_->AttentionPairWeight());
     pack_cp = std::move(packed.cp);
   }
-  balance::Grid grid = internal::GridOf(layout);
+  const balance::Grid grid = layout.BalanceGrid();
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(balanced, grid));
   StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *costs_,
                                      pool.dropped_rows);

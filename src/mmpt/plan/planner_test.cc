@@ -386,10 +386,8 @@ TEST(PlannerCpTest, UnderCpTheBalancerEvensOutEachPacksMostLoadedRank) {
       const auto costs = CpPackCosts(plan, c.model.AttentionPairWeight());
       std::vector<uint32_t> slots(costs.size());
       std::iota(slots.begin(), slots.end(), 0);
-      const Layout& l = plan.layout;
-      const balance::Grid grid{l.dp, l.ga, l.mbs, l.ep, 1, l.sync};
       EXPECT_DOUBLE_EQ(plan.estimate.step_seconds,
-                       balance::Evaluate(costs, slots, grid).step_seconds);
+                       balance::Evaluate(costs, slots, plan.layout.BalanceGrid()).step_seconds);
       for (size_t p = 0; p < costs.size(); ++p) {
         // Never below the pack's share; naive encodes an image that straddles on both ranks.
         const auto& ranks = plan.cp[p].vision.rank_cost;

@@ -31,12 +31,15 @@ struct Layout {
 
   /// Packs in one global batch: dp × ga × mbs.
   uint64_t packs_per_step() const { return uint64_t{dp} * ga * mbs; }
-  /// Ranks that synchronize every micro-step: ep under kMicrostep, else 1.
-  uint32_t sync_group_size() const { return sync == SyncModel::kMicrostep ? ep : 1; }
   /// How each pack is split over its CP group (Transformer Engine's THD split): CP size, and
   /// Megatron's sequence parallelism (2·TP·CP padding) whenever TP > 1. Token indices are left
   /// to the rank that needs them.
   cp::ThdSplitOptions SplitOptions() const;
+  /// The grid its packs are balanced on: DP ranks × GA micro-steps × MBS packs, sync groups of
+  /// EP ranks, its sync model. The one rule for the planners, the estimates and the simulator.
+  balance::Grid BalanceGrid() const {
+    return balance::Grid{.dp = dp, .ga = ga, .mbs = mbs, .group = ep, .pp = pp, .sync = sync};
+  }
   /// The multiple every packed sub-sequence is padded to: cp::PadMultiple(SplitOptions()), i.e.
   /// 2·CP, or 2·TP·CP when TP > 1. The one rule for every reader of a layout; Validate() first.
   uint32_t PadMultiple() const;

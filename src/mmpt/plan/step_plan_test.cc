@@ -89,9 +89,11 @@ TEST(StepPlanTest, LayoutRejectsImpossibleConfigs) {
   layout.ga = 1;
   layout.sync = SyncModel::kPipeline;
   EXPECT_FALSE(layout.Validate().ok());  // pipeline needs pp > 1
-  EXPECT_EQ(layout.sync_group_size(), 1u);
   layout.sync = SyncModel::kMicrostep;
-  EXPECT_EQ(layout.sync_group_size(), 3u);
+  const balance::Grid grid = layout.BalanceGrid();
+  EXPECT_EQ(grid.group, 3u);  // sync groups of EP ranks
+  EXPECT_EQ(grid.slots(), layout.packs_per_step());
+  EXPECT_EQ(grid.sync, SyncModel::kMicrostep);
   EXPECT_EQ(layout.packs_per_step(), 6u);
 }
 

@@ -97,7 +97,7 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   // Estimated as mmpt's plans are: under CP what each pack's CP group pays.
   plan.estimate =
       balance::Evaluate(layout.cp > 1 ? CpPackCosts(plan, model_->AttentionPairWeight()) : costs,
-                        assignment, internal::GridOf(layout));
+                        assignment, layout.BalanceGrid());
 
   stats_.dropped = dropped_rows.size();
   stats_.packs = packs.size();

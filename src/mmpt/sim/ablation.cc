@@ -44,11 +44,19 @@ AblationRow MakeRow(std::string stage, const Totals& totals, bool cumulative) {
   return row;
 }
 
-// The same plans with every pack's images assigned under `policy`, by the plans' own cp stage.
-Result<std::vector<plan::StepPlan>> WithVisionPolicy(std::vector<plan::StepPlan> plans,
-                                                     cp::VisionPolicy policy) {
-  for (plan::StepPlan& p : plans) MMPT_RETURN_IF_ERROR(plan::AddCpStage(p, policy));
-  return plans;
+// The next plan of mmpt's planner for `policy`: under CP its cp stage must execute that policy
+// (the planner balanced what it makes each pack cost).
+Result<plan::StepPlan> NextPlan(const PolicyPlanSource& mmpt, cp::VisionPolicy policy) {
+  MMPT_ASSIGN_OR_RETURN(plan::StepPlan plan, mmpt(policy));
+  if (plan.layout.cp == 1) return plan;
+  for (size_t p = 0; p < plan.cp.size(); ++p) {
+    if (!plan.cp[p].split.cu_seqlens.empty() && plan.cp[p].vision.policy != policy) {
+      return Status::InvalidArgument("step {} pack {}: the {} planner's plan assigns images by {}",
+                                     plan.step, p, cp::VisionPolicyName(policy),
+                                     cp::VisionPolicyName(plan.cp[p].vision.policy));
+    }
+  }
+  return plan;
 }
 
 double Percentile(std::vector<double> values, double q) {
@@ -105,7 +113,7 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PolicyPlanSource& 
   std::vector<plan::StepPlan> vanilla_plans, naive_plans, dealt_plans, count_plans, cost_plans;
   for (uint32_t s = 0; s < options.steps; ++s) {
     MMPT_ASSIGN_OR_RETURN(plan::StepPlan v, vanilla());
-    MMPT_ASSIGN_OR_RETURN(plan::StepPlan m, mmpt(cp::VisionPolicy::kNaive));
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan m, NextPlan(mmpt, cp::VisionPolicy::kNaive));
     if (v.layout.dp != m.layout.dp || v.layout.cp != m.layout.cp || v.layout.ga != m.layout.ga) {
       return Status::InvalidArgument("vanilla and mmpt plans have different layouts");
     }
@@ -114,18 +122,17 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PolicyPlanSource& 
     const bool over_cp = m.layout.cp > 1;
     naive_plans.push_back(std::move(m));
     if (!over_cp) continue;
-    MMPT_ASSIGN_OR_RETURN(plan::StepPlan by_count, mmpt(cp::VisionPolicy::kCount));
-    MMPT_ASSIGN_OR_RETURN(plan::StepPlan by_cost, mmpt(cp::VisionPolicy::kCost));
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan by_count, NextPlan(mmpt, cp::VisionPolicy::kCount));
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan by_cost, NextPlan(mmpt, cp::VisionPolicy::kCost));
     count_plans.push_back(std::move(by_count));
     cost_plans.push_back(std::move(by_cost));
   }
-  // Every stage before vision DP encodes without it: each CP rank what its shard needs.
-  MMPT_ASSIGN_OR_RETURN(vanilla_plans,
-                        WithVisionPolicy(std::move(vanilla_plans), cp::VisionPolicy::kNaive));
-  MMPT_ASSIGN_OR_RETURN(dealt_plans,
-                        WithVisionPolicy(std::move(dealt_plans), cp::VisionPolicy::kNaive));
-  MMPT_ASSIGN_OR_RETURN(naive_plans,
-                        WithVisionPolicy(std::move(naive_plans), cp::VisionPolicy::kNaive));
+  // Every stage before vision DP encodes without it: each CP rank what its shard needs (the
+  // naive planner's plans, dealt ones with them, do; vanilla's assign by count as Megatron
+  // Bridge does, so its cp stage is rerun).
+  for (plan::StepPlan& v : vanilla_plans) {
+    MMPT_RETURN_IF_ERROR(plan::AddCpStage(v, cp::VisionPolicy::kNaive));
+  }
 
   Ablation ablation;
   ablation.cp = naive_plans.front().layout.cp;
@@ -148,10 +155,6 @@ Result<Ablation> RunAblation(const PlanSource& vanilla, const PolicyPlanSource& 
   }
 
   if (ablation.cp > 1) {
-    MMPT_ASSIGN_OR_RETURN(count_plans,
-                          WithVisionPolicy(std::move(count_plans), cp::VisionPolicy::kCount));
-    MMPT_ASSIGN_OR_RETURN(cost_plans,
-                          WithVisionPolicy(std::move(cost_plans), cp::VisionPolicy::kCost));
     MMPT_ASSIGN_OR_RETURN(Totals t_count, SimulateAll(count_plans, native));
     MMPT_ASSIGN_OR_RETURN(Totals t_cost, SimulateAll(cost_plans, native));
     ablation.policies.push_back(MakePolicyRow(cp::VisionPolicy::kNaive, t_native));

@@ -26,10 +26,10 @@ TEST(AblationTest, StagesAreComputedFromThePlans) {
     return MakePlan(layout, {half, half, PackSpec{{1024}, {{100, 1}}, 1, 2}, half});
   };
   uint64_t step = 0;
-  PolicyPlanSource mmpt = [&](cp::VisionPolicy) -> Result<plan::StepPlan> {
+  PolicyPlanSource mmpt = [&](cp::VisionPolicy policy) -> Result<plan::StepPlan> {
     // Balanced for micro-step sync: the two heavy packs share micro-step 0, so only one
     // micro-step waits on heavy vision.
-    auto plan = MakePlan(layout, {Heavy(), Light(), Heavy(), Light()});
+    auto plan = MakePlan(layout, {Heavy(), Light(), Heavy(), Light()}, policy);
     plan.step = step++;
     return plan;
   };
@@ -142,6 +142,18 @@ TEST(AblationTest, EachStageComesFromThePlannerOfItsPolicy) {
   EXPECT_DOUBLE_EQ(ablation->rows[4].step_seconds, count->step_seconds);
   EXPECT_DOUBLE_EQ(ablation->rows[2].step_seconds, naive->step_seconds);
   EXPECT_NE(cost->step_seconds, count->step_seconds);
+}
+
+TEST(AblationTest, RefusesAPlanThatDoesNotExecuteItsStagesPolicy) {
+  const plan::Layout layout = TestLayout();
+  PlanSource plans = [&]() -> Result<plan::StepPlan> {
+    return MakePlan(layout, {Heavy(), Light(), Heavy(), Light()});  // naive
+  };
+  auto result = RunAblation(plans, [&](cp::VisionPolicy) { return plans(); }, {});
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("the count planner's plan assigns images by naive"),
+            std::string::npos)
+      << result.status().ToString();
 }
 
 TEST(AblationTest, PropagatesPlanErrors) {

@@ -1,7 +1,7 @@
 #include "mmpt/sim/corpus_ablation.h"
 
+#include <map>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,24 +23,24 @@ Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::C
   MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
   MMPT_ASSIGN_OR_RETURN(plan::VanillaPlanner vanilla,
                         plan::VanillaPlanner::Create(table, costs, model, config));
-  // One mmpt planner per CP vision policy: each balances what its policy makes a pack cost.
-  std::vector<plan::Planner> mmpt;
-  for (cp::VisionPolicy policy :
-       {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCount, cp::VisionPolicy::kCost}) {
-    plan::PlannerConfig for_policy = config;
-    for_policy.cp_vision = policy;
-    MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
-                          plan::Planner::Create(table, costs, model, for_policy));
-    mmpt.push_back(std::move(planner));
-  }
+  // One mmpt planner per CP vision policy the stages ask for (made at its first step): each
+  // balances what its policy makes a pack cost.
+  std::map<cp::VisionPolicy, plan::Planner> mmpt;
+  auto next = [&](cp::VisionPolicy policy) -> Result<plan::StepPlan> {
+    auto it = mmpt.find(policy);
+    if (it == mmpt.end()) {
+      plan::PlannerConfig for_policy = config;
+      for_policy.cp_vision = policy;
+      MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
+                            plan::Planner::Create(table, costs, model, for_policy));
+      it = mmpt.emplace(policy, std::move(planner)).first;
+    }
+    return it->second.PlanStep();
+  };
   options.params.attention_pair_weight = model.AttentionPairWeight();
   options.native_encoder_factor = model.hardware().native_encoder_factor;
   MMPT_ASSIGN_OR_RETURN(Ablation ablation,
-                        RunAblation([&] { return vanilla.PlanStep(); },
-                                    [&](cp::VisionPolicy policy) {
-                                      return mmpt[static_cast<size_t>(policy)].PlanStep();
-                                    },
-                                    options));
+                        RunAblation([&] { return vanilla.PlanStep(); }, next, options));
   ablation.vanilla_buffer = config.vanilla_buffer;
   ablation.vanilla_buffer_turnover = plan::VanillaBufferTurnover(ablation.vanilla_samples, config);
   const plan::Layout& l = config.layout;

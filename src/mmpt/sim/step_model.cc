@@ -117,12 +117,8 @@ Result<double> SyncedSeconds(const plan::Layout& layout, std::span<const RankTim
     group_costs[i] = balance::PackCost(encoders, llm);
     identity[i] = static_cast<uint32_t>(i);
   }
-  const balance::Grid grid{.dp = layout.dp,
-                           .ga = layout.ga,
-                           .mbs = 1,
-                           .group = layout.sync_group_size(),
-                           .pp = layout.pp,
-                           .sync = layout.sync};
+  balance::Grid grid = layout.BalanceGrid();
+  grid.mbs = 1;  // one cost per (rank, micro-step): its packs' sums
   MMPT_RETURN_IF_ERROR(grid.Validate());
   return balance::Evaluate(group_costs, identity, grid).step_seconds;
 }
@@ -163,15 +159,10 @@ Result<StepSim> SimulateStep(const plan::StepPlan& plan, const SimParams& params
   sim.lower_bound_seconds = (sim.vision_gpu_seconds + other) / gpus + overhead;
   // Indivisible items and packs: every GPU busy with each pack's CP group waiting for its
   // largest item, or (micro-step sync) each micro-step waiting for its heaviest packs.
-  const balance::Grid grid{.dp = layout.dp,
-                           .ga = layout.ga,
-                           .mbs = layout.mbs,
-                           .group = layout.sync_group_size(),
-                           .pp = layout.pp,
-                           .sync = layout.sync};
-  sim.atomic_lower_bound_seconds = std::max((sim.atomic_vision_gpu_seconds + other) / gpus,
-                                            balance::MicrostepLowerBound(floors, grid)) +
-                                   overhead;
+  sim.atomic_lower_bound_seconds =
+      std::max((sim.atomic_vision_gpu_seconds + other) / gpus,
+               balance::MicrostepLowerBound(floors, layout.BalanceGrid())) +
+      overhead;
   return sim;
 }
 
