@@ -48,10 +48,7 @@ std::string ReportJson(const ingest::PrepareReport& r) {
 
 Status Run(const PrepareArgs& args) {
   ingest::PrepareOptions options;
-  for (const std::string& input : args.inputs) {
-    MMPT_ASSIGN_OR_RETURN(ingest::InputSpec spec, ingest::ParseInputSpec(input));
-    options.inputs.push_back(spec);
-  }
+  MMPT_ASSIGN_OR_RETURN(options.inputs, ingest::ExpandInputs(args.inputs));
   options.out_dir = args.out;
   options.media_root = args.media_root;
   options.vision = args.vision;
@@ -89,7 +86,9 @@ Command PrepareCommand() {
         auto args = std::make_shared<PrepareArgs>();
         app.add_option("inputs", args->inputs,
                        "Input JSONL files or WebDataset tars (.tar, .tar.gz, .tgz), each PATH or "
-                       "SOURCE=PATH (source: the file name's stem)")
+                       "SOURCE=PATH (source: the file name's stem); a directory of tars, or "
+                       "tars shard-0000.tar … (or quoted 'shard-{0000..0999}.tar'), make one "
+                       "source (the directory's name; 'shard')")
             ->required();
         app.add_option("--out", args->out, "Dataset directory to write")->required();
         app.add_option(

@@ -31,6 +31,14 @@ nlohmann::json FiguresJson(const plan::PlannerFigures& f) {
   return j;
 }
 
+nlohmann::json SourcesJson(const std::vector<plan::SourceShare>& sources) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const plan::SourceShare& s : sources) {
+    j.push_back({{"name", s.name}, {"samples", s.samples}, {"weight", s.weight}});
+  }
+  return j;
+}
+
 }  // namespace
 
 std::string FormatComparison(const plan::Comparison& c) {
@@ -40,7 +48,12 @@ std::string FormatComparison(const plan::Comparison& c) {
       "sync {}\nvision {} · llm {} · hardware {}\n\n",
       c.samples, c.steps, l.seq_len, l.dp, l.tp, l.pp, l.cp, l.ep, l.ga, l.mbs,
       plan::SyncModelName(l.sync), c.vision, c.llm, c.hardware);
-  out += fmt::format("{:<34}{:>16}{:>16}\n", "", "vanilla", "mmpt");
+  out += "source weights (the blend's share of draws; default: by size):\n";
+  for (const plan::SourceShare& source : c.sources) {
+    out += fmt::format("  {:<32}{:>16} samples{:>10.4f}\n", source.name, source.samples,
+                       source.weight);
+  }
+  out += fmt::format("\n{:<34}{:>16}{:>16}\n", "", "vanilla", "mmpt");
   auto row = [&](std::string_view name, std::string a, std::string b) {
     out += fmt::format("{:<34}{:>16}{:>16}\n", name, a, b);
   };
@@ -111,6 +124,7 @@ std::string ComparisonJson(const plan::Comparison& c) {
                         {"ga", l.ga},
                         {"mbs", l.mbs},
                         {"sync", std::string(plan::SyncModelName(l.sync))}}},
+                      {"sources", SourcesJson(c.sources)},
                       {"vision", c.vision},
                       {"llm", c.llm},
                       {"hardware", c.hardware},

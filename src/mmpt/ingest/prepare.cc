@@ -27,31 +27,6 @@
 namespace mmpt::ingest {
 namespace fs = std::filesystem;
 
-Result<InputSpec> ParseInputSpec(std::string_view arg) {
-  InputSpec spec;
-  size_t eq = arg.find('=');
-  if (eq != std::string_view::npos) {
-    spec.source = std::string(arg.substr(0, eq));
-    spec.path = std::string(arg.substr(eq + 1));
-  } else {
-    spec.path = std::string(arg);
-    std::string name = fs::path(spec.path).filename().string();
-    spec.source = name.substr(0, name.find('.'));
-  }
-  if (spec.path.empty()) return Status::InvalidArgument("input '{}' has no path", arg);
-  bool safe = !spec.source.empty() && spec.source != "." && spec.source != "..";
-  for (char c : spec.source) {
-    safe =
-        safe && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
-  }
-  if (!safe) {
-    return Status::InvalidArgument(
-        "input '{}': source name '{}' must be letters, digits, '-', '_' or '.' (use NAME=PATH)",
-        arg, spec.source);
-  }
-  return spec;
-}
-
 Result<ErrorPolicy> ParseErrorPolicy(std::string_view name) {
   if (name == "skip") return ErrorPolicy::kSkip;
   if (name == "fail") return ErrorPolicy::kFail;
@@ -78,14 +53,18 @@ std::string PrepareReport::Summary() const {
 
 namespace {
 
-// A run of up to samples_per_shard records of one input: it becomes one shard.
+// Work for one task: a run of up to samples_per_shard records of a JSONL input (one shard), or
+// a tar group: consecutive tar inputs of one source, read once in order and cut into a shard
+// every samples_per_shard records.
 struct Chunk {
-  size_t input = 0;
-  uint64_t begin = 0;  // byte range in a JSONL input; sample range in a tar input
+  size_t input = 0;      // the first input
+  size_t end_input = 0;  // one past the last input (a JSONL chunk has one)
+  uint64_t begin = 0;    // byte range in a JSONL input
   uint64_t end = 0;
-  uint64_t first_line = 0;  // 1-based line number of the byte at `begin`; begin + 1 in a tar
+  uint64_t first_line = 0;  // 1-based line number of the byte at `begin`
   uint32_t source = 0;      // index into the source list
-  uint64_t number = 0;      // shard number within its source
+  uint64_t number = 0;      // chunk number within its source: its shards' stems
+  bool tar = false;
 };
 
 // Call fn(line, line_number) for every non-blank line in text[begin, end).
@@ -105,50 +84,47 @@ void ForEachLine(std::string_view text, uint64_t begin, uint64_t end, uint64_t f
   }
 }
 
-// A tar input's samples as its key scan found them: what chunking and the duplicate pass need.
-struct TarSampleInfo {
+// A tar sample's key and where it is ("file:member" of its first member): what the duplicate
+// pass needs of a tar group's records, in record order.
+struct TarRecord {
   std::string key;
-  std::string first_member;
+  std::string where;
 };
-using TarIndex = std::optional<std::vector<TarSampleInfo>>;  // nullopt for a JSONL input
+using TarRecords = std::optional<std::vector<TarRecord>>;  // per chunk; nullopt: not yet known
 
-Result<std::vector<TarSampleInfo>> ScanTar(const MappedFile& file, const std::string& path) {
+// The keys of one tar, read without the members' data.
+Status ScanTar(const MappedFile& file, const std::string& path, std::vector<TarRecord>& out) {
   MMPT_ASSIGN_OR_RETURN(std::unique_ptr<WdsReader> reader, WdsReader::Open(file.bytes(), path));
-  std::vector<TarSampleInfo> samples;
   while (true) {
     MMPT_ASSIGN_OR_RETURN(std::optional<WdsSample> sample, reader->Next(/*with_data=*/false));
-    if (!sample) return samples;
-    samples.push_back({std::move(sample->key), std::move(sample->members.front().name)});
+    if (!sample) return Status::OK();
+    out.push_back(
+        {std::move(sample->key), fmt::format("{}:{}", path, sample->members.front().name)});
   }
 }
 
-// Where record `line` (1-based) of an input is, for messages: "file:line", or in a tar
-// "file:member" of the sample's first member.
-std::string RecordWhere(const PrepareOptions& options, const std::vector<TarIndex>& tars,
-                        size_t input, uint64_t line) {
-  const std::string& file = options.inputs[input].path;
-  if (tars[input]) return fmt::format("{}:{}", file, (*tars[input])[line - 1].first_member);
-  return fmt::format("{}:{}", file, line);
-}
-
 std::vector<Chunk> SplitIntoChunks(const std::vector<MappedFile>& files,
-                                   const std::vector<TarIndex>& tars,
+                                   const std::vector<bool>& is_tar,
                                    const std::vector<uint32_t>& input_source,
-                                   uint64_t samples_per_shard, size_t num_sources) {
+                                   const PrepareOptions& options, size_t num_sources) {
   std::vector<Chunk> chunks;
   std::vector<uint64_t> next_number(num_sources, 0);
-  for (size_t input = 0; input < files.size(); ++input) {
-    if (tars[input]) {
-      const uint64_t n = tars[input]->size();
-      for (uint64_t b = 0; b < n; b += samples_per_shard) {
-        const uint32_t source = input_source[input];
-        chunks.push_back(
-            {input, b, std::min(n, b + samples_per_shard), b + 1, source, next_number[source]++});
+  for (size_t input = 0; input < files.size();) {
+    const uint32_t source = input_source[input];
+    if (is_tar[input]) {
+      Chunk group{input, input + 1, 0, 0, 1, source, next_number[source]++, true};
+      uint64_t bytes = files[input].size_bytes();
+      while (group.end_input < files.size() && is_tar[group.end_input] &&
+             input_source[group.end_input] == source &&
+             bytes + files[group.end_input].size_bytes() <= options.tar_group_bytes) {
+        bytes += files[group.end_input++].size_bytes();
       }
+      chunks.push_back(group);
+      input = group.end_input;
       continue;
     }
     std::string_view text = files[input].text();
-    Chunk chunk{input, 0, 0, 1, input_source[input], 0};
+    Chunk chunk{input, input + 1, 0, 0, 1, source, 0, false};
     uint64_t records = 0;
     uint64_t line_number = 1;
     uint64_t at = 0;
@@ -156,7 +132,7 @@ std::vector<Chunk> SplitIntoChunks(const std::vector<MappedFile>& files,
       const void* hit = std::memchr(text.data() + at, '\n', text.size() - at);
       uint64_t next = hit ? static_cast<const char*>(hit) - text.data() + 1 : text.size();
       bool blank = next - at == 1 || (next - at == 2 && text[at] == '\r');
-      if (!blank && records == samples_per_shard) {
+      if (!blank && records == options.samples_per_shard) {
         chunk.end = at;
         chunk.number = next_number[chunk.source]++;
         chunks.push_back(chunk);
@@ -173,8 +149,17 @@ std::vector<Chunk> SplitIntoChunks(const std::vector<MappedFile>& files,
       chunk.number = next_number[chunk.source]++;
       chunks.push_back(chunk);
     }
+    ++input;
   }
   return chunks;
+}
+
+// Where record `line` (1-based) of a chunk is, for messages: "file:line" in a JSONL input,
+// "file:member" of the sample's first member in a tar group.
+std::string RecordWhere(const PrepareOptions& options, const Chunk& chunk,
+                        const TarRecords& records, uint64_t line) {
+  if (chunk.tar) return (*records)[line - 1].where;
+  return fmt::format("{}:{}", options.inputs[chunk.input].path, line);
 }
 
 // A record of the duplicate-key pass.
@@ -187,7 +172,7 @@ struct KeySeen {
 // What one chunk produced.
 struct ChunkResult {
   Status status;  // the error that stopped the chunk under ErrorPolicy::kFail
-  std::optional<store::ShardInfo> shard;
+  std::vector<store::ShardInfo> shards;  // written, even when the chunk then failed
   uint64_t records = 0;
   uint64_t samples = 0;
   uint64_t media = 0;
@@ -195,6 +180,7 @@ struct ChunkResult {
   uint64_t input_bytes = 0;
   std::map<std::string, uint64_t> skipped_by_reason;
   std::vector<std::string> examples;
+  TarRecords tar_records;  // a tar group's records, as it read them
 };
 
 struct Context {
@@ -202,7 +188,6 @@ struct Context {
   const std::vector<MappedFile>& files;
   const std::vector<std::string>& sources;
   const std::vector<std::string>& media_roots;  // per input
-  const std::vector<TarIndex>& tars;            // per input
   const cost::VisionConfig& vision;
   const text::ChatRenderer& renderer;
   // (chunk, line) of each duplicate → "file:line" where its key was first seen.
@@ -342,12 +327,11 @@ class ChunkProcessor {
         chunk_(chunks[index]),
         index_(index),
         options_(ctx.options),
-        file_(options_.inputs[chunk_.input].path),
-        source_(ctx.sources[chunk_.source]),
-        writer_(options_.out_dir, fmt::format("{}/{:05}", source_, chunk_.number), source_) {}
+        file_(&options_.inputs[chunk_.input].path),
+        source_(ctx.sources[chunk_.source]) {}
 
   ChunkResult Run() {
-    if (ctx_.tars[chunk_.input] ? ReadTar() : ReadJsonl()) Finish();
+    if (chunk_.tar ? ReadTars() : ReadJsonl()) FinishShard();
     return std::move(result_);
   }
 
@@ -356,7 +340,7 @@ class ChunkProcessor {
   void BadRecord(std::string_view where, const std::string& reason, const Status& error) {
     ++result_.skipped_by_reason[reason];
     std::string message = error.message();
-    if (message.rfind(file_ + ":", 0) != 0) message = fmt::format("{}: {}", where, message);
+    if (message.rfind(*file_ + ":", 0) != 0) message = fmt::format("{}: {}", where, message);
     if (result_.examples.size() < options_.max_examples) result_.examples.push_back(message);
     if (options_.on_error == ErrorPolicy::kFail && result_.status.ok()) {
       result_.status = Status(error.code(), message);
@@ -393,11 +377,11 @@ class ChunkProcessor {
       std::optional<std::string> bytes;
       if (tar_images != nullptr) bytes = std::move((*tar_images)[k]);
       std::string reason;
-      Status status = LoadMedia(ctx_, chunk_.input, sample.media[k], std::move(bytes), blobs[k],
-                                media_bytes, reason);
+      Status status =
+          LoadMedia(ctx_, input_, sample.media[k], std::move(bytes), blobs[k], media_bytes, reason);
       if (!status.ok()) {
         BadRecord(
-            tar_images ? fmt::format("{}:{}", file_, sample.media[k].path) : std::string(where),
+            tar_images ? fmt::format("{}:{}", *file_, sample.media[k].path) : std::string(where),
             reason, status);
         return;
       }
@@ -409,8 +393,8 @@ class ChunkProcessor {
                 status);
       return;
     }
-    if (Status added = writer_.Add(std::move(sample), std::move(blobs), rendered_.ids,
-                                   rendered_.media_positions);
+    if (Status added = Writer().Add(std::move(sample), std::move(blobs), rendered_.ids,
+                                    rendered_.media_positions);
         !added.ok()) {
       BadRecord(where, "invalid record", added);
       return;
@@ -419,33 +403,37 @@ class ChunkProcessor {
     result_.text_tokens += rendered_.ids.size();
   }
 
-  // A WebDataset tar's samples [chunk.begin, chunk.end). False: the chunk failed.
-  bool ReadTar() {
-    auto reader = WdsReader::Open(ctx_.files[chunk_.input].bytes(), file_);
+  // A tar group's tars, each read once, in order; a shard is cut every samples_per_shard
+  // records. False: the chunk failed (a corrupt tar: Prepare removes the shards it wrote).
+  bool ReadTars() {
+    result_.tar_records.emplace();
     std::vector<std::string> images;
-    for (uint64_t i = 0; reader.ok() && i < chunk_.end; ++i) {
-      if (ctx_.stop.load(std::memory_order_relaxed)) break;
-      // The samples before the chunk's are skipped, not read (cheap in a plain tar).
-      auto next = (*reader)->Next(/*with_data=*/i >= chunk_.begin);
-      if (!next.ok() || !*next) {  // the scan read these bytes whole: only a changed file fails
-        return Stop(next.ok() ? Status::IOError("{}: changed while prepare read it", file_)
-                              : next.status());
+    uint64_t line = 0;  // the record's number within the group, 1-based
+    for (input_ = chunk_.input; input_ < chunk_.end_input; ++input_) {
+      file_ = &options_.inputs[input_].path;
+      auto reader = WdsReader::Open(ctx_.files[input_].bytes(), *file_);
+      if (!reader.ok()) return Stop(reader.status());
+      while (!ctx_.stop.load(std::memory_order_relaxed)) {
+        auto next = (*reader)->Next();
+        if (!next.ok()) return Stop(next.status());
+        if (!*next) break;
+        WdsSample& wds = **next;
+        const std::string where = fmt::format("{}:{}", *file_, wds.members.front().name);
+        result_.tar_records->push_back({wds.key, where});
+        if (line++ % options_.samples_per_shard == 0) FinishShard();
+        CountRecord();
+        uint64_t member_bytes = 0;
+        for (const WdsMember& member : wds.members) member_bytes += member.bytes.size();
+        auto parsed = WdsToSample(wds, *file_, &images);
+        if (!parsed.ok()) {
+          BadRecord(where, ParseReason(parsed.status()), parsed.status());
+          continue;
+        }
+        for (const std::string& image : images) member_bytes -= image.size();
+        AddSample(std::move(*parsed), &images, line, where, member_bytes);
       }
-      if (i < chunk_.begin) continue;
-      CountRecord();
-      WdsSample& wds = **next;
-      uint64_t member_bytes = 0;
-      for (const WdsMember& member : wds.members) member_bytes += member.bytes.size();
-      const std::string where = fmt::format("{}:{}", file_, wds.members.front().name);
-      auto parsed = WdsToSample(wds, file_, &images);
-      if (!parsed.ok()) {
-        BadRecord(where, ParseReason(parsed.status()), parsed.status());
-        continue;
-      }
-      for (const std::string& image : images) member_bytes -= image.size();
-      AddSample(std::move(*parsed), &images, i + 1, where, member_bytes);
     }
-    return reader.ok() || Stop(reader.status());
+    return true;
   }
 
   // A JSONL input's lines [chunk.begin, chunk.end). True: the lines were read.
@@ -455,8 +443,8 @@ class ChunkProcessor {
                 [&](std::string_view line, uint64_t line_number) {
                   if (ctx_.stop.load(std::memory_order_relaxed)) return;
                   CountRecord();
-                  const std::string where = fmt::format("{}:{}", file_, line_number);
-                  auto parsed = parser.Parse(line, options_.format, {file_, line_number});
+                  const std::string where = fmt::format("{}:{}", *file_, line_number);
+                  auto parsed = parser.Parse(line, options_.format, {*file_, line_number});
                   if (!parsed.ok()) {
                     BadRecord(where, ParseReason(parsed.status()), parsed.status());
                     return;
@@ -466,27 +454,41 @@ class ChunkProcessor {
     return true;
   }
 
-  // The shard, when the chunk kept samples and nothing failed.
-  void Finish() {
-    if (!result_.status.ok() || writer_.num_samples() == 0) return;
-    auto shard = writer_.Finish();
+  // The shard being filled: "<source>/<number>" for a JSONL chunk, "<source>/<number>-<k>" for
+  // the k-th of a tar group.
+  store::ShardWriter& Writer() {
+    if (!writer_) {
+      const std::string stem =
+          chunk_.tar ? fmt::format("{}/{:05}-{:04}", source_, chunk_.number, result_.shards.size())
+                     : fmt::format("{}/{:05}", source_, chunk_.number);
+      writer_.emplace(options_.out_dir, stem, source_);
+    }
+    return *writer_;
+  }
+
+  // Write the shard being filled, when it kept samples and nothing failed.
+  void FinishShard() {
+    if (!result_.status.ok() || !writer_ || writer_->num_samples() == 0) return;
+    auto shard = writer_->Finish();
+    writer_.reset();
     if (!shard.ok()) {
       Stop(shard.status());
       return;
     }
-    result_.samples = shard->samples;
-    result_.media = shard->media;
-    result_.shard = std::move(*shard);
+    result_.samples += shard->samples;
+    result_.media += shard->media;
+    result_.shards.push_back(std::move(*shard));
   }
 
   const Context& ctx_;
   const Chunk& chunk_;
   const size_t index_;
   const PrepareOptions& options_;
-  const std::string& file_;
+  size_t input_ = chunk_.input;  // the input being read
+  const std::string* file_;      // its path
   const std::string& source_;
   ChunkResult result_;
-  store::ShardWriter writer_;
+  std::optional<store::ShardWriter> writer_;
   text::RenderedText rendered_;
 };
 
@@ -494,38 +496,62 @@ ChunkResult ProcessChunk(const Context& ctx, const std::vector<Chunk>& chunks, s
   return ChunkProcessor(ctx, chunks, index).Run();
 }
 
-// Find records whose (source, key) appeared earlier in input order: every part computes the
-// same answer, so parts of a scaled-out run agree on which records are duplicates.
-std::unordered_map<uint64_t, std::string> FindDuplicates(const PrepareOptions& options,
-                                                         const std::vector<MappedFile>& files,
-                                                         const std::vector<TarIndex>& tars,
-                                                         const std::vector<std::string>& sources,
-                                                         const std::vector<Chunk>& chunks,
-                                                         ThreadPool& pool) {
+uint64_t KeyHash(std::string_view source, std::string_view key) {
+  Hasher hasher;
+  hasher.Update(source);
+  hasher.Update(std::string_view("\0", 1));
+  hasher.Update(key);
+  return hasher.Digest();
+}
+
+// A tar group's keys, as the duplicate pass sees them.
+std::vector<KeySeen> SeeTarKeys(std::string_view source, uint32_t chunk,
+                                const std::vector<TarRecord>& records) {
+  std::vector<KeySeen> seen;
+  for (uint64_t i = 0; i < records.size(); ++i) {
+    seen.push_back({KeyHash(source, records[i].key), chunk, i + 1});
+  }
+  return seen;
+}
+
+// The keys of every chunk's records: a JSONL chunk's parsed here, a tar group's from
+// `tar_records` when known (none yet when not).
+std::vector<std::vector<KeySeen>> SeeKeys(const PrepareOptions& options,
+                                          const std::vector<MappedFile>& files,
+                                          const std::vector<std::string>& sources,
+                                          const std::vector<Chunk>& chunks,
+                                          const std::vector<TarRecords>& tar_records,
+                                          ThreadPool& pool) {
   std::vector<std::vector<KeySeen>> seen(chunks.size());
   pool.ParallelFor(0, chunks.size(), [&](size_t c) {
     const Chunk& chunk = chunks[c];
-    auto see = [&](std::string_view key, uint64_t line_number) {
-      Hasher hasher;
-      hasher.Update(sources[chunk.source]);
-      hasher.Update(std::string_view("\0", 1));
-      hasher.Update(key);
-      seen[c].push_back({hasher.Digest(), static_cast<uint32_t>(c), line_number});
-    };
-    if (tars[chunk.input]) {  // a tar's keys come from its scan
-      for (uint64_t i = chunk.begin; i < chunk.end; ++i) see((*tars[chunk.input])[i].key, i + 1);
+    const uint32_t index = static_cast<uint32_t>(c);
+    if (chunk.tar) {
+      if (tar_records[c]) seen[c] = SeeTarKeys(sources[chunk.source], index, *tar_records[c]);
       return;
     }
     RecordParser parser;
-    ForEachLine(files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
-                [&](std::string_view line, uint64_t line_number) {
-                  auto sample = parser.Parse(line, options.format,
-                                             {options.inputs[chunk.input].path, line_number});
-                  if (sample.ok()) see(sample->key, line_number);  // else reported by the main pass
-                });
+    ForEachLine(
+        files[chunk.input].text(), chunk.begin, chunk.end, chunk.first_line,
+        [&](std::string_view line, uint64_t line_number) {
+          auto sample =
+              parser.Parse(line, options.format, {options.inputs[chunk.input].path, line_number});
+          if (sample.ok()) {  // else reported by the main pass
+            seen[c].push_back({KeyHash(sources[chunk.source], sample->key), index, line_number});
+          }
+        });
   });
+  return seen;
+}
+
+// The records whose (source, key) appeared earlier in input order, by RecordId, each with where
+// its key was first seen: every part computes the same answer from the same keys, so parts of a
+// scaled-out run agree on which records are duplicates.
+std::unordered_map<uint64_t, std::string> Duplicates(
+    const PrepareOptions& options, const std::vector<Chunk>& chunks,
+    const std::vector<TarRecords>& tar_records, const std::vector<std::vector<KeySeen>>& seen) {
   std::vector<KeySeen> all;
-  for (auto& part : seen) all.insert(all.end(), part.begin(), part.end());
+  for (const auto& part : seen) all.insert(all.end(), part.begin(), part.end());
   std::sort(all.begin(), all.end(), [](const KeySeen& a, const KeySeen& b) {
     return std::tie(a.hash, a.chunk, a.line) < std::tie(b.hash, b.chunk, b.line);
   });
@@ -535,7 +561,7 @@ std::unordered_map<uint64_t, std::string> FindDuplicates(const PrepareOptions& o
     while (i < all.size() && all[i].hash == all[first].hash) {
       const KeySeen& original = all[first];
       duplicates[RecordId(all[i].chunk, all[i].line)] =
-          RecordWhere(options, tars, chunks[original.chunk].input, original.line);
+          RecordWhere(options, chunks[original.chunk], tar_records[original.chunk], original.line);
       ++i;
     }
   }
@@ -563,6 +589,7 @@ struct Inputs {
   std::vector<std::string> sources;
   std::vector<uint32_t> input_source;
   std::vector<std::string> media_roots;
+  std::vector<bool> is_tar;  // a WebDataset tar shard, by name or --format wds
 };
 
 Result<Inputs> OpenInputs(const PrepareOptions& options) {
@@ -573,6 +600,7 @@ Result<Inputs> OpenInputs(const PrepareOptions& options) {
     auto it = std::find(in.sources.begin(), in.sources.end(), input.source);
     in.input_source.push_back(static_cast<uint32_t>(it - in.sources.begin()));
     if (it == in.sources.end()) in.sources.push_back(input.source);
+    in.is_tar.push_back(options.format == InputFormat::kWebDataset || IsWebDatasetPath(input.path));
     in.media_roots.push_back(!options.media_root.empty()
                                  ? options.media_root
                                  : fs::path(input.path).parent_path().string());
@@ -580,36 +608,92 @@ Result<Inputs> OpenInputs(const PrepareOptions& options) {
   return in;
 }
 
-// Tar inputs are scanned for their samples' keys first (in parallel): a truncated or corrupt
-// archive fails the run here, naming the file, before anything is written.
-Result<std::vector<TarIndex>> ScanTars(const PrepareOptions& options,
-                                       const std::vector<MappedFile>& files, ThreadPool& pool) {
-  std::vector<TarIndex> tars(files.size());
-  std::vector<Status> scanned(files.size());
-  pool.ParallelFor(0, files.size(), [&](size_t i) {
-    const std::string& path = options.inputs[i].path;
-    if (options.format != InputFormat::kWebDataset && !IsWebDatasetPath(path)) return;
-    auto samples = ScanTar(files[i], path);
-    if (samples.ok()) tars[i] = std::move(*samples);
-    scanned[i] = samples.status();
+// Every tar group's keys, read without the members' data (in parallel): what a part of a
+// scaled-out run needs to agree with the others on duplicates. A truncated or corrupt archive
+// fails the run here, naming the file, before anything is written.
+Result<std::vector<TarRecords>> ScanTars(const PrepareOptions& options,
+                                         const std::vector<MappedFile>& files,
+                                         const std::vector<Chunk>& chunks, ThreadPool& pool) {
+  std::vector<TarRecords> records(chunks.size());
+  std::vector<Status> scanned(chunks.size());
+  pool.ParallelFor(0, chunks.size(), [&](size_t c) {
+    if (!chunks[c].tar) return;
+    records[c].emplace();
+    for (size_t i = chunks[c].input; i < chunks[c].end_input && scanned[c].ok(); ++i) {
+      scanned[c] = ScanTar(files[i], options.inputs[i].path, *records[c]);
+    }
   });
   for (const Status& status : scanned) MMPT_RETURN_IF_ERROR(status);
-  return tars;
+  return records;
 }
 
-// Records in chunks `mine` (for the progress bar).
+// Records in chunks `mine` (for the progress bar); 0 (unknown) while a tar group's are.
 uint64_t CountRecords(const std::vector<size_t>& mine, const std::vector<Chunk>& chunks,
-                      const std::vector<MappedFile>& files, const std::vector<TarIndex>& tars) {
+                      const std::vector<MappedFile>& files,
+                      const std::vector<TarRecords>& tar_records) {
   uint64_t total = 0;
   for (size_t c : mine) {
-    if (tars[chunks[c].input]) {
-      total += chunks[c].end - chunks[c].begin;
+    if (chunks[c].tar) {
+      if (!tar_records[c]) return 0;
+      total += tar_records[c]->size();
       continue;
     }
     ForEachLine(files[chunks[c].input].text(), chunks[c].begin, chunks[c].end, 1,
                 [&](std::string_view, uint64_t) { ++total; });
   }
   return total;
+}
+
+// Remove the files of the shards `results` wrote, and the source folders they leave empty.
+void RemoveShards(const std::string& out_dir, const ChunkResult& result) {
+  std::error_code error;
+  for (const store::ShardInfo& shard : result.shards) {
+    const fs::path base = fs::path(out_dir) / shard.stem;
+    for (const auto& [suffix, file] : shard.files) fs::remove(base.string() + suffix, error);
+    fs::remove(base.parent_path(), error);  // only when empty
+  }
+}
+
+// Run chunks `mine` into `results`. Without a scan (one process) a tar group's keys are known
+// only once it is read: a chunk holding a record that repeats a key read later from an earlier
+// group is run again with the duplicates then known (its shards rewritten; a tar read twice only
+// then). A failed run removes every shard it wrote: a corrupt tar leaves nothing behind.
+void RunChunks(const Context& ctx, const std::vector<Chunk>& chunks,
+               const std::vector<size_t>& mine, std::vector<TarRecords>& tar_records,
+               std::vector<std::vector<KeySeen>>& seen, ThreadPool& pool,
+               std::vector<ChunkResult>& results) {
+  results.resize(mine.size());
+  pool.ParallelFor(0, mine.size(),
+                   [&](size_t m) { results[m] = ProcessChunk(ctx, chunks, mine[m]); });
+  auto failed = [&] {
+    return std::any_of(results.begin(), results.end(),
+                       [](const ChunkResult& r) { return !r.status.ok(); });
+  };
+  std::unordered_map<uint64_t, std::string> duplicates;
+  std::unordered_set<size_t> rerun;  // chunks
+  if (!failed() && ctx.options.num_parts == 1) {
+    for (size_t m = 0; m < mine.size(); ++m) {
+      const size_t c = mine[m];
+      if (!chunks[c].tar || tar_records[c]) continue;
+      tar_records[c] = std::move(results[m].tar_records);
+      seen[c] =
+          SeeTarKeys(ctx.sources[chunks[c].source], static_cast<uint32_t>(c), *tar_records[c]);
+    }
+    duplicates = Duplicates(ctx.options, chunks, tar_records, seen);
+    for (const auto& [id, where] : duplicates) {
+      if (!ctx.duplicates.contains(id)) rerun.insert(id >> 40);
+    }
+  }
+  const Context again{ctx.options,  ctx.files,  ctx.sources, ctx.media_roots, ctx.vision,
+                      ctx.renderer, duplicates, ctx.stop,    ctx.progress};
+  pool.ParallelFor(0, mine.size(), [&](size_t m) {
+    if (!rerun.contains(mine[m])) return;
+    RemoveShards(ctx.options.out_dir, results[m]);
+    results[m] = ProcessChunk(again, chunks, mine[m]);
+  });
+  if (failed()) {
+    for (const ChunkResult& result : results) RemoveShards(ctx.options.out_dir, result);
+  }
 }
 
 // The chunks' results into `report` and the manifest's shards, in source order (first
@@ -631,9 +715,9 @@ Status Collect(std::vector<ChunkResult>& results, const PrepareOptions& options,
     for (std::string& example : result.examples) {
       if (report.examples.size() < options.max_examples) report.examples.push_back(example);
     }
-    if (result.shard) {
-      for (const auto& [suffix, file] : result.shard->files) report.output_bytes += file.bytes;
-      manifest.shards.push_back(std::move(*result.shard));
+    for (store::ShardInfo& shard : result.shards) {
+      for (const auto& [suffix, file] : shard.files) report.output_bytes += file.bytes;
+      manifest.shards.push_back(std::move(shard));
     }
   }
   std::stable_sort(manifest.shards.begin(), manifest.shards.end(),
@@ -681,7 +765,12 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   const std::vector<MappedFile>& files = in.files;
   const std::vector<std::string>& sources = in.sources;
   ThreadPool pool(options.threads);
-  MMPT_ASSIGN_OR_RETURN(std::vector<TarIndex> tars, ScanTars(options, files, pool));
+  std::vector<Chunk> chunks =
+      SplitIntoChunks(files, in.is_tar, in.input_source, options, sources.size());
+  std::vector<TarRecords> tar_records(chunks.size());
+  if (options.num_parts > 1) {
+    MMPT_ASSIGN_OR_RETURN(tar_records, ScanTars(options, files, chunks, pool));
+  }
 
   std::error_code error;
   fs::create_directories(options.out_dir, error);
@@ -694,23 +783,22 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
                                         : PartManifestName(options.part, options.num_parts);
   fs::remove(fs::path(options.out_dir) / manifest_name, error);
 
-  std::vector<Chunk> chunks =
-      SplitIntoChunks(files, tars, in.input_source, options.samples_per_shard, sources.size());
-  auto duplicates = FindDuplicates(options, files, tars, sources, chunks, pool);
-
+  auto seen = SeeKeys(options, files, sources, chunks, tar_records, pool);
+  const auto duplicates = Duplicates(options, chunks, tar_records, seen);
   std::vector<size_t> mine;
   for (size_t c = 0; c < chunks.size(); ++c) {
     if (c % options.num_parts == options.part) mine.push_back(c);
   }
-  const uint64_t total_records = CountRecords(mine, chunks, files, tars);
   std::atomic<bool> stop{false};
   std::optional<ProgressBar> progress;
-  if (options.progress) progress.emplace("prepare", total_records, "records");
-  Context ctx{options, files,    sources,    in.media_roots, tars,
-              vision,  renderer, duplicates, stop,           progress ? &*progress : nullptr};
-  std::vector<ChunkResult> results(mine.size());
-  pool.ParallelFor(0, mine.size(),
-                   [&](size_t m) { results[m] = ProcessChunk(ctx, chunks, mine[m]); });
+  if (options.progress) {
+    progress.emplace("prepare", CountRecords(mine, chunks, files, tar_records), "records");
+  }
+  const Context ctx{options,        files,  sources,
+                    in.media_roots, vision, renderer,
+                    duplicates,     stop,   progress ? &*progress : nullptr};
+  std::vector<ChunkResult> results;
+  RunChunks(ctx, chunks, mine, tar_records, seen, pool, results);
   progress.reset();
 
   PrepareReport report;

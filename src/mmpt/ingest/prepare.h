@@ -13,22 +13,15 @@
 #include "mmpt/core/status.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/ingest/adapter.h"
+#include "mmpt/ingest/inputs.h"
 #include "mmpt/media/image_decode.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::ingest {
 
-/// One input file and the source its samples belong to: JSONL, or a WebDataset tar shard
-/// (webdataset.h) when named .tar, .tar.gz or .tgz or under InputFormat::kWebDataset.
-struct InputSpec {
-  std::string path;
-  std::string source;  // a directory name: letters, digits, '-', '_', '.'
-};
-
-/// Parse "NAME=PATH" or "PATH" (the source is then the file name without its extensions).
-/// Errors: InvalidArgument for an empty path or a source name that is not a safe directory name.
-Result<InputSpec> ParseInputSpec(std::string_view arg);
+/// The default PrepareOptions::tar_group_bytes.
+inline constexpr uint64_t kTarGroupBytes = uint64_t{64} << 20;
 
 enum class ErrorPolicy : uint8_t { kSkip, kFail };
 /// Parse "skip" or "fail". Errors: InvalidArgument.
@@ -54,8 +47,12 @@ struct PrepareOptions {
   /// An image whose stored width × height exceeds this is a bad record (a possible
   /// decompression bomb): the loader decodes with the same budget, recorded in the manifest.
   uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
-  uint64_t samples_per_shard = 1000;  // input records per shard (fewer when some skip)
-  size_t threads = 0;                 // worker threads; 0 = one per hardware thread
+  uint64_t samples_per_shard = 1000;  // input records per shard (fewer when some skip, or at
+                                      // the end of an input or tar group)
+  /// Tar inputs are read in groups: consecutive tars of one source up to this many bytes
+  /// together (a larger tar alone), each group by one worker in one pass, cut into shards.
+  uint64_t tar_group_bytes = kTarGroupBytes;
+  size_t threads = 0;  // worker threads; 0 = one per hardware thread
   ErrorPolicy on_error = ErrorPolicy::kSkip;
   size_t max_examples = 5;  // bad records quoted in the summary
   bool progress = true;     // progress bar on a terminal
@@ -96,9 +93,13 @@ Result<std::unique_ptr<text::Tokenizer>> UseTokenizer(const std::string& path,
 /// leaves a directory that does not open as a dataset. Bad records (malformed JSON, bad fields,
 /// missing or corrupt media, sizes the vision preset rejects, duplicate keys within a source,
 /// tokenizer errors) are skipped and counted, or fail the run, per `on_error`; a tar's errors
-/// name "file:member". Tar inputs are scanned for their keys first, so a truncated or corrupt
-/// tar fails the run (Corrupt, naming the file) before anything is written; each tar is cut
-/// into shards by sample (a gzip tar is decompressed again up to each shard's first sample).
+/// name "file:member". Each tar is read once (a gzip tar decompressed once): a tar group
+/// (tar_group_bytes) becomes the shards "<source>/<group>-<k>", one every samples_per_shard
+/// records, so a set of small tars makes few shards. A failed run removes the shards it wrote:
+/// a truncated or corrupt tar (Corrupt, naming the file) leaves nothing behind. A key repeated from
+/// an earlier group is found once both are read; the group holding the repeat is then read again.
+/// With `num_parts` > 1 every part first reads every tar's keys (its headers only) so that the
+/// parts agree on duplicates, and a corrupt tar fails before anything is written.
 /// Errors: InvalidArgument (options), NotFound/IOError (inputs, output), or the first bad
 /// record's error under ErrorPolicy::kFail.
 Result<PrepareReport> Prepare(const PrepareOptions& options);

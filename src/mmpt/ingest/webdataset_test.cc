@@ -198,11 +198,12 @@ class WebDatasetPrepareTest : public ::testing::Test {
     options_.progress = false;
   }
 
-  // Samples 000000.. with a JPEG and a caption; `bad` replaces some members.
+  // Samples `first`, `first` + 1, ... (keys 000000..) with a JPEG and a caption, then `extra`.
   std::string WriteShard(const std::string& name, int count,
-                         const std::vector<WdsMember>& extra = {}, bool gzip = false) {
+                         const std::vector<WdsMember>& extra = {}, bool gzip = false,
+                         int first = 0) {
     std::vector<WdsMember> members;
-    for (int i = 0; i < count; ++i) {
+    for (int i = first; i < first + count; ++i) {
       const std::string key = fmt::format("{:06}", i);
       members.push_back({key + ".jpg", Jpeg(40 + i, 30), {}});
       members.push_back({key + ".txt", fmt::format("caption number {}", i), {}});
@@ -230,7 +231,7 @@ TEST_F(WebDatasetPrepareTest, PreparesTarsAndGzipIntoOneSource) {
   EXPECT_EQ(report->records, 4u);
   EXPECT_EQ(report->samples, 4u) << report->Summary();
   EXPECT_EQ(report->skipped, 0u);
-  EXPECT_EQ(report->shards, 3u);  // 2 + 1 from the first tar, 1 from the second
+  EXPECT_EQ(report->shards, 2u);  // the two small tars are one group: 4 records, 2 a shard
   auto dataset = store::Dataset::Open(out_);
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
   ASSERT_EQ(dataset->num_samples(), 4u);
@@ -272,19 +273,54 @@ TEST_F(WebDatasetPrepareTest, SkipKeepsTheRestAndFailNamesFileAndMember) {
   EXPECT_FALSE(std::filesystem::exists(out_ + "/mmpt.json"));
 }
 
-TEST_F(WebDatasetPrepareTest, TruncatedTarFailsBeforeWritingAnything) {
-  const std::string shard = WriteShard("shard-000.tar", 3);
+TEST_F(WebDatasetPrepareTest, TruncatedTarFailsAndLeavesNothingBehind) {
+  // The first tar (gzip) fills a shard before the second turns out truncated in an image.
+  const std::string good = WriteShard("shard-000.tar.gz", 3, {}, /*gzip=*/true);
+  const std::string shard = WriteShard("shard-001.tar", 3, {}, false, 3);
   auto bytes = ReadFileToString(shard);
   ASSERT_TRUE(bytes.ok());
-  const size_t third_image = bytes->find(Jpeg(42, 30));  // cut inside sample 000002's image
-  ASSERT_NE(third_image, std::string::npos);
-  ASSERT_TRUE(WriteFileAtomic(shard, bytes->substr(0, third_image + 100)).ok());
-  options_.inputs = {{shard, "laion"}};
-  auto report = Prepare(options_);
-  ASSERT_FALSE(report.ok());
-  EXPECT_EQ(report.status().code(), StatusCode::kCorrupt);
-  EXPECT_EQ(report.status().message().rfind(shard, 0), 0u) << report.status().ToString();
-  EXPECT_TRUE(std::filesystem::is_empty(out_));
+  const size_t last_image = bytes->find(Jpeg(45, 30));  // cut inside sample 000005's image
+  ASSERT_NE(last_image, std::string::npos);
+  ASSERT_TRUE(WriteFileAtomic(shard, bytes->substr(0, last_image + 100)).ok());
+  for (uint64_t group_bytes : {kTarGroupBytes, uint64_t{1}}) {  // one group, then one a tar
+    options_.tar_group_bytes = group_bytes;
+    options_.inputs = {{good, "laion"}, {shard, "laion"}};
+    auto report = Prepare(options_);
+    ASSERT_FALSE(report.ok());
+    EXPECT_EQ(report.status().code(), StatusCode::kCorrupt);
+    EXPECT_EQ(report.status().message().rfind(shard, 0), 0u) << report.status().ToString();
+    EXPECT_TRUE(std::filesystem::is_empty(out_)) << group_bytes;
+  }
+}
+
+TEST_F(WebDatasetPrepareTest, AKeyRepeatedFromAnEarlierGroupIsADuplicate) {
+  // 000001 comes back in the third tar: with a group a tar it is found after both are read.
+  const std::vector<WdsMember> again = {{"000001.jpg", Jpeg(50, 30), {}},
+                                        {"000001.txt", "again", {}}};
+  options_.inputs = {{WriteShard("a-0.tar", 2), "laion"},
+                     {WriteShard("a-1.tar", 2, {}, false, 2), "laion"},
+                     {WriteShard("a-2.tar", 1, again, false, 4), "laion"}};
+  std::vector<std::vector<std::string>> keys;
+  for (uint64_t group_bytes : {kTarGroupBytes, uint64_t{1}}) {
+    options_.tar_group_bytes = group_bytes;
+    auto report = Prepare(options_);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_EQ(report->records, 6u);
+    EXPECT_EQ(report->samples, 5u) << report->Summary();
+    EXPECT_EQ(report->skipped_by_reason["duplicate key"], 1u);
+    ASSERT_EQ(report->examples.size(), 1u);
+    EXPECT_NE(report->examples[0].find("first at " + in_ + "/a-0.tar:000001.jpg"),
+              std::string::npos)
+        << report->examples[0];
+    EXPECT_EQ(report->shards, 3u);  // 2 records each: in one group, or one tar each
+    auto dataset = store::Dataset::Open(out_);
+    ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+    keys.emplace_back();
+    for (uint64_t i = 0; i < dataset->num_samples(); ++i)
+      keys.back().push_back(Get(*dataset, i).key);
+  }
+  EXPECT_EQ(keys[0], (std::vector<std::string>{"000000", "000001", "000002", "000003", "000004"}));
+  EXPECT_EQ(keys[0], keys[1]);
 }
 
 TEST_F(WebDatasetPrepareTest, SynthWdsPreparesLikeItsJsonl) {

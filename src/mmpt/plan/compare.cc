@@ -108,6 +108,9 @@ Result<Comparison> ComparePlanners(const cost::SampleTable& table, const cost::C
   c.llm = model.llm().name;
   c.hardware = model.hardware().name;
   c.samples = table.num_samples();
+  for (uint32_t s = 0; s < table.num_sources(); ++s) {
+    c.sources.push_back({table.source_names[s], table.source_size(s), mmpt.SourceShare(s)});
+  }
   c.vanilla = vanilla_tally.Finish(config.layout.dp);
   c.vanilla_buffer = config.vanilla_buffer;
   c.vanilla_buffer_turnover = VanillaBufferTurnover(c.vanilla.placed, config);

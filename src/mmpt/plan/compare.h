@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "mmpt/core/status.h"
 #include "mmpt/cost/cost_model.h"
@@ -46,12 +47,20 @@ struct PackingLimit {
   double seconds = 0;  // time to compute both bounds
 };
 
+/// One source of the corpus and its share of the blend.
+struct SourceShare {
+  std::string name;
+  uint64_t samples = 0;
+  double weight = 0;  // the fraction of draws from it (Planner::SourceShare), summing to 1
+};
+
 /// Vanilla beside mmpt on the same corpus, cost model and config.
 struct Comparison {
   uint32_t steps = 0;
   Layout layout;
   std::string vision, llm, hardware;
   uint64_t samples = 0;  // corpus size
+  std::vector<SourceShare> sources;
   /// How many times each vanilla rank's packing buffer was refilled over the run. Vanilla
   /// trains on a buffer's packs in first-fit order, fullest first, so below ~3 turnovers its
   /// figures are biased in its favour (it has not yet reached its emptiest packs).

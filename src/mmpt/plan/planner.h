@@ -119,6 +119,9 @@ class Planner {
   uint64_t next_step() const { return step_; }
   /// Samples waiting for the next step (carried over), in pool order.
   std::span<const PlacedSample> carried() const { return carry_; }
+  /// The fraction of draws that come from source `s`: its blend weight, normalized
+  /// (SampleOrder::Share; by default proportional to the source's size).
+  double SourceShare(uint32_t s) const { return order_.Share(s); }
 
   /// Serialize the planner's state before next_step() (the step, stream cursors, carried
   /// samples and the settings it holds under): a few KB.
