@@ -46,6 +46,14 @@ def test_prepare_wds(tmp_path):
     ratios(out, 1)
 
 
+def test_wds_shards_bench():
+    # The current binary as its own baseline: the code path, not the figure.
+    out = run(sys.executable, "bench/wds_shards_bench.py", "--mmpt", f"{BUILD}/mmpt", "--baseline",
+              f"{BUILD}/mmpt", "--shards", "20", "--per-shard", "2", "--repeats", "1", cwd=ROOT)
+    assert "sources ['shard'], 1 shards" in out, out
+    ratios(out, 1)
+
+
 def test_pack_vs_python():
     ratios(run(f"{BUILD}/bench/pack_vs_python", "500"), 1)
 
