@@ -34,11 +34,17 @@ TEST(ReportsTest, ComparisonShowsBothPlannersAndTheirRatio) {
   comparison.mmpt.tokens_per_second = 150;
   comparison.vanilla.efficiency = 0.8;
   comparison.mmpt.efficiency = 0.995;
+  comparison.sources = {{"shard", 3000, 0.75}, {"small", 1000, 0.25}};
   const std::string text = FormatComparison(comparison);
   EXPECT_NE(text.find("vanilla"), std::string::npos) << text;
+  EXPECT_NE(text.find("small                                         1000 samples    0.2500"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("99.50%"), std::string::npos) << text;
   const auto json = nlohmann::json::parse(ComparisonJson(comparison));
   EXPECT_DOUBLE_EQ(json["throughput_speedup"].get<double>(), 1.5);
+  EXPECT_EQ(json["sources"][0]["name"], "shard");
+  EXPECT_DOUBLE_EQ(json["sources"][0]["weight"].get<double>(), 0.75);
 }
 
 TEST(ReportsTest, AblationRowsAndPoliciesReadTheSameInTextAndJson) {
