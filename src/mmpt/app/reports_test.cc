@@ -37,7 +37,7 @@ TEST(ReportsTest, ComparisonShowsBothPlannersAndTheirRatio) {
   comparison.sources = {{"shard", 3000, 0.75}, {"small", 1000, 0.25}};
   const std::string text = FormatComparison(comparison);
   EXPECT_NE(text.find("vanilla"), std::string::npos) << text;
-  EXPECT_NE(text.find("small                                         1000 samples    0.2500"),
+  EXPECT_NE(text.find("  small                                       1000 samples    0.2500\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("99.50%"), std::string::npos) << text;
