@@ -1,5 +1,6 @@
-"""The streaming exchange for node-local data: the time it adds to a training step, against the
-step time, at 2 and 4 processes, beside shared storage in the same run.
+"""The streaming exchange for node-local data: the bytes it moves and the time it adds to a
+training step, at 2 and 4 processes, beside shared storage and beside the rendered pixels the
+exchange sent before it sent stored bytes, all in one run.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/exchange_bench.py
 
@@ -8,14 +9,23 @@ JPEG images drawn at those sizes by `mmpt synth`, prepared by `mmpt prepare` wit
 preset), in 8 shards. For each number of processes P, P gloo ranks train the same small model on
 the same plans twice: once reading the whole dataset ("shared": every rank sees every shard),
 once each holding only its round-robin share of the shards (mmpt.place_dataset) and loading
-through mmpt.Exchange ("exchange": the holder renders each sample and the all-to-all-v of every
-step, issued ahead in a background thread, brings it to its trainer). The training step: a
+through mmpt.Exchange ("exchange": the all-to-all-v of every step, issued ahead in a background
+thread, brings each sample's stored bytes, the JPEG as stored, from its holder to its trainer,
+which decodes it). The training step: a
 linear patch embedding over the batch's pixel_values and a token embedding, a loss, backward,
 an all-reduce of the gradients and an SGD update, so a step's time grows with its images as a
 vision-language step's does. Per step each rank records its wall time, the part of it spent
-waiting for the loader (next()), and the exchange thread's time rendering (pack), in the
-all-to-all-v and parsing (unpack), and the bytes it sent to other ranks. The first step (warm
-up) is left out; the step time is the mean over steps of the slowest rank's.
+waiting for the loader (next()), and the exchange thread's time checking and packing (pack), in
+the all-to-all-v and parsing (unpack), and the bytes it sent to other ranks. The first step
+(warm up) is left out; the step time is the mean over steps of the slowest rank's.
+
+"pixels": what the exchange sent before (holders rendered each sample and sent its token ids,
+loss bytes and float32 pixel rows: 4·(9 + n + ⌈n/4⌉) bytes per sample of n tokens plus
+4·(10 + rows·patch_dim) per image). After each step of the exchange run, every rank moves
+exactly that payload for the step's samples from their holders with the same gloo
+all-to-all-v, timed; the rendering it needed at the holder is the decoding the stored-bytes
+exchange leaves to the trainer (the same work, moved), so the pixel exchange's step would add
+this all-to-all-v to the stored one's.
 """
 
 import argparse
@@ -54,13 +64,15 @@ def worker(args):
     embed = torch.nn.Embedding(4096, args.hidden)  # token ids modulo 4096
     params = list(patch.parameters()) + list(embed.parameters())
     optimizer = torch.optim.SGD(params, lr=1e-3)
-    steps, batches = [], iter(loader)
+    steps, pixels, batches = [], [], iter(loader)
+    holder = mmpt.sample_holders(args.dataset, exchange.placement) if exchange else None
     for step in range(args.steps):
-        start, wait = time.perf_counter(), 0.0
+        start, wait, step_batches = time.perf_counter(), 0.0, []
         for _ in range(args.ga):
             t = time.perf_counter()
             batch = next(batches)
             wait += time.perf_counter() - t
+            step_batches.append(batch)
             pixels = torch.from_numpy(batch["pixel_values"])
             tokens = torch.from_numpy(batch["tokens"]).long() % 4096
             loss = patch(pixels).square().mean() + embed(tokens).square().mean()
@@ -70,6 +82,8 @@ def worker(args):
         optimizer.step()
         optimizer.zero_grad()
         steps.append({"seconds": time.perf_counter() - start, "wait": wait})
+        if exchange is not None:
+            pixels.append(move_pixel_payload(step_batches, holder, args.world, args.rank))
     record = {"steps": steps}
     if exchange is not None:
         stats = exchange.stats()
@@ -77,10 +91,39 @@ def worker(args):
             "bytes_to_others": sum(b for q, b in enumerate(stats["bytes_sent"])
                                    if q != args.rank),
             "bytes_total": sum(stats["bytes_sent"]), "seconds": stats["seconds"],
-            "steps": stats["steps"]}
+            "steps": stats["steps"], "pixels": pixels}
         exchange.close()
     with open(os.path.join(args.out, f"{args.mode}_{args.world}_{args.rank}.json"), "w") as f:
         json.dump(record, f)
+
+
+def move_pixel_payload(batches, holder, world, rank):
+    """Move the pixel exchange's payload of this rank's samples of one step from their holders
+    (one image per COCO pair), timed; returns the bytes this rank sent to others and the
+    seconds."""
+    import torch
+    import torch.distributed as dist
+
+    receive = [0] * world  # bytes from each holder
+    for batch in batches:
+        assert len(batch["image_grid_thw"]) == len(batch["sample_index"])
+        cu, patch_dim = batch["cu_seqlens"], batch["pixel_values"].shape[1]
+        for k, sample in enumerate(zip(batch["sample_source"], batch["sample_index"])):
+            n = int(cu[k + 1] - cu[k])
+            rows = int(batch["image_grid_thw"][k].prod())
+            receive[holder[tuple(map(int, sample))]] += 4 * (9 + n + (n + 3) // 4 +
+                                                             10 + rows * patch_dim)
+    sizes = torch.tensor(receive, dtype=torch.int64)
+    send = torch.empty(world, dtype=torch.int64)
+    dist.all_to_all_single(send, sizes)
+    out = torch.zeros(int(send.sum()), dtype=torch.uint8)
+    into = torch.empty(int(sizes.sum()), dtype=torch.uint8)
+    dist.barrier()
+    start = time.perf_counter()
+    dist.all_to_all_single(into, out, output_split_sizes=receive,
+                           input_split_sizes=send.tolist())
+    seconds = time.perf_counter() - start
+    return {"bytes_to_others": int(send.sum() - send[rank]), "seconds": seconds}
 
 
 def run_world(args, world, mode, dataset, work):
@@ -130,6 +173,10 @@ def summarize(records, skip):
         for part in ("pack", "all_to_all", "unpack"):
             row[part + "_s"] = statistics.mean(r["exchange"]["seconds"][part]
                                                for r in records) / n
+        row["pixel_mb_to_others"] = statistics.mean(
+            p["bytes_to_others"] for r in records for p in r["exchange"]["pixels"]) / 1e6
+        row["pixel_a2a_s"] = statistics.mean(max(r["exchange"]["pixels"][s]["seconds"]
+                                                 for r in records) for s in measured)
     return row
 
 
@@ -174,7 +221,8 @@ def main():
           f"{os.cpu_count()} CPU cores shared by the processes")
     print(f"{'procs':>5} | {'shared step s':>13} {'wait s':>7} | {'exchange step s':>15} "
           f"{'wait s':>7} | {'added s':>8} {'added %':>8} | {'MB/step out':>11} {'of total':>8} "
-          f"{'pack s':>7} {'a2a s':>7} {'unpack s':>8}")
+          f"{'pack s':>7} {'a2a s':>7} {'unpack s':>8} | {'pixels MB out':>13} {'a2a s':>7} "
+          f"{'bytes ×':>7}")
     for world in worlds:
         base, xchg = results[f"shared_{world}"], results[f"exchange_{world}"]
         added = xchg["step_s"] - base["step_s"]
@@ -182,7 +230,9 @@ def main():
               f"{xchg['step_s']:>15.3f} {xchg['wait_s']:>7.3f} | {added:>+8.3f} "
               f"{100 * added / base['step_s']:>+7.1f}% | {xchg['mb_to_others']:>11.1f} "
               f"{xchg['mb_total']:>8.1f} {xchg['pack_s']:>7.3f} {xchg['all_to_all_s']:>7.3f} "
-              f"{xchg['unpack_s']:>8.3f}")
+              f"{xchg['unpack_s']:>8.3f} | {xchg['pixel_mb_to_others']:>13.1f} "
+              f"{xchg['pixel_a2a_s']:>7.3f} "
+              f"{xchg['pixel_mb_to_others'] / xchg['mb_to_others']:>7.1f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

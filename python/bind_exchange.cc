@@ -25,7 +25,7 @@ void BindPlacement(py::module_& m) {
           "round_robin",
           [](const std::string& dataset, uint32_t peers) {
             store::Manifest manifest = ValueOrThrow(store::ReadManifest(dataset));
-            return ValueOrThrow(load::Placement::RoundRobin(manifest, peers));
+            return ValueOrThrow(load::Placement::RoundRobin(manifest.shards.size(), peers));
           },
           py::arg("dataset"), py::arg("peers"),
           "Shard i of the dataset's manifest on peer i mod peers.")
@@ -106,7 +106,7 @@ void BindExchanger(py::module_& m) {
       .def(
           "fail",
           [](load::Exchanger& x, int code, const std::string& message) {
-            x.source()->Fail(Status(static_cast<StatusCode>(code), message));
+            x.source()->received().Fail(Status(static_cast<StatusCode>(code), message));
           },
           py::arg("code"), py::arg("message"),
           "Make the source's waiting and later reads fail with this StatusCode and message.")
@@ -156,9 +156,12 @@ void BindExchange(py::module_& m) {
 
   py::class_<load::ExchangeSource, load::SampleSource, std::shared_ptr<load::ExchangeSource>>(
       m, "ExchangeSource", "The samples a trainer received, served to its Loader.")
-      .def("release", &load::ExchangeSource::Release, py::arg("step"),
-           "Forget the steps before `step`.")
-      .def("reset", &load::ExchangeSource::Reset, "Forget every step and any failure.");
+      .def(
+          "release", [](load::ExchangeSource& s, uint64_t step) { s.received().Release(step); },
+          py::arg("step"), "Forget the steps before `step`.")
+      .def(
+          "reset", [](load::ExchangeSource& s) { s.received().Reset(); },
+          "Forget every step and any failure.");
   BindExchanger(m);
 }
 

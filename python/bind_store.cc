@@ -73,6 +73,14 @@ void BindDatasetReader(py::module_& m) {
           "media item's), and media [{kind, width, height, duration_ms, frames, fps_milli, "
           "sample_rate_hz}] (.meta's fields).")
       .def(
+          "line",
+          [](const store::Dataset& d, uint64_t i) {
+            CheckIndex(d, i);
+            std::string_view line = ValueOrThrow(d.Line(i));
+            return py::bytes(line.data(), line.size());
+          },
+          py::arg("i"), "Sample `i`'s canonical JSON line as stored (without its newline).")
+      .def(
           "tokens",
           [](py::object self, uint64_t i) {
             const auto& d = self.cast<const store::Dataset&>();

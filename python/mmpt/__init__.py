@@ -65,7 +65,7 @@ from ._mmpt import (  # noqa: F401 - re-exported
 
 # (The store's DatasetReader is not mmpt.Dataset: that name is the loader's, in data.py.)
 from .data import Dataset, Loader, Planner  # noqa: F401,E402
-from .exchange import Exchange, Placement, place_dataset  # noqa: F401,E402
+from .exchange import Exchange, Placement, place_dataset, sample_holders  # noqa: F401,E402
 from .routing import RowSegment, Routing  # noqa: F401,E402
 
 

@@ -213,7 +213,8 @@ class Loader:
     Iteration blocks without holding the GIL. ``state_dict()`` / ``load_state_dict()`` save
     and restore the position together with the planner's state. ``exchange``: a
     :class:`mmpt.Exchange` when this node holds only part of the dataset; the loader then reads
-    the samples the exchange received (the same batches as on shared storage).
+    the samples the exchange received (the same batches as on shared storage). With ``rank=``
+    only each replica's loading rank exchanges (the Exchange's default peers).
     """
 
     def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
@@ -233,10 +234,6 @@ class Loader:
         self._exchange = exchange
         self.planner = planner
         self._share_args = None
-        if rank is not None and exchange is not None:
-            raise InvalidArgumentError(
-                "a Loader takes rank= (one load per TP/PP replica) or exchange= (node-local "
-                "data), not both yet: the exchange has one peer per DP rank")
         if rank is not None and (dp_rank, cp_rank) != (0, 0):
             raise InvalidArgumentError(
                 f"a Loader takes rank= (its DP and CP ranks follow from the layout) or "
@@ -273,6 +270,14 @@ class Loader:
                 return  # this rank receives; it loads nothing
         source = self.dataset._source
         if self._exchange is not None:
+            place = self._args["dp_rank"] * self.planner.layout["cp"] + self._args["cp_rank"]
+            if (self._exchange.peer is None or
+                    self._exchange.trainer_peers[place] != self._exchange.peer):
+                raise InvalidArgumentError(
+                    f"this rank loads DP rank {self._args['dp_rank']} CP rank "
+                    f"{self._args['cp_rank']}, but its Exchange does not train it here (peer "
+                    f"{self._exchange.peer}): give the Exchange the loading ranks and their "
+                    f"trainer_peers (its defaults)")
             self._exchange.start(step, self._end_step)
             source = self._exchange.source
         self._native = _mmpt.Loader(source, self.planner._stream,
@@ -293,7 +298,7 @@ class Loader:
             raise StopIteration
         step, micro = batch["step"], batch["micro_step"] + 1
         self._position = (step + 1, 0) if micro == self.planner.layout["ga"] else (step, micro)
-        if self._exchange is not None:
+        if self._exchange is not None and self._native is not None:
             self._exchange.consumed(step)
         if "routes" in batch:
             batch["routing"] = Routing.from_batch(batch)

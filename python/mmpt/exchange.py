@@ -1,12 +1,15 @@
 """The streaming exchange for node-local data: each node holds only its own shards, the plan
-still decides which DP rank trains on which sample, and the peer holding a sample renders it
-and sends it to the peer training on it, one all-to-all-v per step.
+still decides which (DP rank, CP rank) trains on which sample, and the peer holding a sample
+sends its stored bytes (line, token ids, and the media as stored, still compressed; under CP
+each CP rank gets only the media it encodes) to the peers training on it, one all-to-all-v
+per step.
 
 ``Exchange`` runs the collective on its own torch.distributed process group in a background
-thread, ``prefetch`` steps before the trainer, so it overlaps with training; the rendering and the
-parsing of what arrives run natively without the GIL. Hand it to :class:`mmpt.Loader`
-(``exchange=``), which then reads the received samples instead of the dataset, so its batches
-are the shared-storage batches, byte for byte. ``place_dataset`` makes a node-local copy of a
+thread, ``prefetch`` steps before the trainer, so it overlaps with training; checking and
+packing what is sent and parsing what arrives run natively without the GIL. Hand it to
+:class:`mmpt.Loader` (``exchange=``), which then renders and decodes the received samples with
+the code that reads shared storage, so its batches are the shared-storage batches, byte for
+byte. ``place_dataset`` makes a node-local copy of a
 dataset (symlinks) as a placement distributes it, for tests and benchmarks.
 """
 
@@ -26,6 +29,37 @@ Placement = _mmpt.Placement
 # Exchanges made in this process so far: every rank makes them in the same order (as process
 # groups), so the count names one exchange's keys in the shared store alike on every rank.
 _made = 0
+
+
+def _loading_ranks(layout: Dict[str, int], order: str, world: int) -> List[int]:
+    """The rank that loads for each (DP rank d, CP rank c), at d * cp + c: the first of its
+    TP × PP replica under ``order`` (mmpt.replica), or rank d * cp + c when the job has only
+    DP × CP ranks."""
+    grid = _mmpt.RankGrid(layout["dp"], layout["cp"], layout["tp"], layout["pp"], order)
+    if world != grid.world_size:
+        return list(range(layout["dp"] * layout["cp"]))
+    return [grid.replica(d, c)[0] for d in range(layout["dp"]) for c in range(layout["cp"])]
+
+
+def sample_holders(dataset: str, placement: Placement) -> Dict[tuple, int]:
+    """The peer holding each sample of ``dataset`` under ``placement``: ``(source, index)`` ->
+    peer, numbering a source's samples through its shards in manifest order, as the planner
+    does (a batch's ``sample_source`` and ``sample_index``)."""
+    import json
+
+    with open(os.path.join(dataset, "mmpt.json")) as f:
+        shards = json.load(f)["shards"]
+    sources: List[str] = []
+    counts: Dict[int, int] = {}
+    holder = {}
+    for shard, info in enumerate(shards):
+        if info["source"] not in sources:
+            sources.append(info["source"])
+        s = sources.index(info["source"])
+        for _ in range(info["samples"]):
+            holder[(s, counts.get(s, 0))] = placement.holder(shard)
+            counts[s] = counts.get(s, 0) + 1
+    return holder
 
 
 def place_dataset(dataset: str, placement: Placement, peer: int, out: str) -> str:
@@ -56,23 +90,29 @@ class Exchange:
     ``dataset`` is this peer's part of the dataset (a :class:`mmpt.Dataset` or its path: the
     manifest, every ``.meta``, and the data files of the shards it holds); ``planner`` the
     :class:`mmpt.Planner` every peer builds alike. torch.distributed must be initialized: the
-    exchange makes its own gloo process group over ``ranks`` (default: every rank; every rank
-    of the default group must construct its Exchange, in the same order, as for
-    ``torch.distributed.new_group``), and its rank in that group is its peer number.
-    ``placement``: which peer holds which shard, a :class:`mmpt.Placement`, the path of a
-    placement file (``{"peers": P, "shards": {"coco/00000": 0, ...}}``) or None for round-robin
-    over the manifest's shards. ``trainer_peers[d]`` is the peer that trains DP rank ``d``
-    (default: peer ``d``). ``prefetch``: steps exchanged before the trainer needs them.
-    ``threads``: workers rendering the samples this peer sends (None: the native default).
+    exchange makes its own gloo process group over ``ranks``, and a rank's place in that group
+    is its peer number; every rank of the default group must construct its Exchange, in the
+    same order, as for ``torch.distributed.new_group``. ``ranks`` defaults to the ranks that
+    load: one per (DP rank, CP rank), the first rank of its TP × PP replica under ``order``
+    (Megatron's ``"tp-cp-dp-pp"``, as :class:`mmpt.Loader`'s ``rank=`` places ranks), so the
+    exchange feeds the one load per replica; without TP and PP, every rank. On a rank outside
+    ``ranks`` the Exchange does nothing (``peer`` is None): its replica's loading rank loads
+    for it. ``placement``: which peer holds which shard, a :class:`mmpt.Placement`, the path
+    of a placement file (``{"peers": P, "shards": {"coco/00000": 0, ...}}``) or None for
+    round-robin over the manifest's shards. ``trainer_peers[d * cp + c]`` is the peer that
+    trains DP rank ``d``, CP rank ``c`` (default: the peer of its loading rank under
+    ``order``). ``prefetch``: steps exchanged before the trainer needs them. ``threads``:
+    workers checking and packing the samples this peer sends (None: the native default).
     ``timeout``: seconds a collective may wait for a peer; a late peer raises an error naming
-    it, in the Loader's ``next``. CP > 1 is refused (InvalidArgumentError).
+    it, in the Loader's ``next``.
     """
 
     def __init__(self, dataset: Union[Dataset, str], planner: Planner,
                  placement: Union[Placement, str, None] = None,
                  trainer_peers: Optional[Sequence[int]] = None,
                  ranks: Optional[Sequence[int]] = None, prefetch: int = 2,
-                 timeout: float = 120.0, threads: Optional[int] = None, **renamed):
+                 timeout: float = 120.0, threads: Optional[int] = None,
+                 order: str = "tp-cp-dp-pp", **renamed):
         import torch.distributed as dist
 
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
@@ -80,10 +120,18 @@ class Exchange:
         _refuse_old_names(renamed, {"ahead": "prefetch", "num_threads": "threads"})
         self.prefetch = int(prefetch)
         self._dist = dist
+        self._thread: Optional[threading.Thread] = None
+        loading = _loading_ranks(planner.layout, order, dist.get_world_size())
+        ranks = sorted(loading) if ranks is None else list(ranks)
         self._group = dist.new_group(ranks=ranks, backend="gloo",
                                      timeout=datetime.timedelta(seconds=self.timeout))
+        if dist.get_rank() not in ranks:
+            self.peer = None
+            return
         self.peers = dist.get_world_size(self._group)
         self.peer = dist.get_rank(self._group)
+        if trainer_peers is None:
+            trainer_peers = [ranks.index(r) if r in ranks else -1 for r in loading]
         if placement is None:
             placement = Placement.round_robin(self.dataset.path, self.peers)
         elif isinstance(placement, (str, os.PathLike)):
@@ -92,13 +140,12 @@ class Exchange:
             raise _mmpt.InvalidArgumentError(
                 f"exchange: the placement has {placement.peers} peers, the group {self.peers}")
         self.placement = placement
-        if trainer_peers is None:
-            trainer_peers = list(range(planner.layout["dp"]))
         # A trainer waits for a step at most as long as its two collectives may take, plus
         # rendering it.
         given = {} if threads is None else {"threads": threads}  # else ExchangerOptions'
+        self.trainer_peers = list(trainer_peers)
         self._native = _mmpt.Exchanger(self.dataset._source, planner._stream, placement,
-                                       self.peer, list(trainer_peers), **given,
+                                       self.peer, self.trainer_peers, **given,
                                        timeout_seconds=3 * self.timeout)
         self.source = self._native.source
         # Peers count the steps they entered in the default store, so a timeout names who is late.
@@ -109,7 +156,6 @@ class Exchange:
         self._cv = threading.Condition()
         self._consumed = 0
         self._stopping = False
-        self._thread: Optional[threading.Thread] = None
         self._seconds = {"pack": 0.0, "all_to_all": 0.0, "unpack": 0.0}
 
     def start(self, step: int, end_step: Optional[int] = None) -> None:

@@ -1,6 +1,8 @@
-"""One peer of the streaming exchange (test_exchange.py): loads its DP rank's batches from its
-node-local part of the dataset through mmpt.Exchange and writes a digest of every array of
-every batch, the exchange's counters and its send lists.
+"""One rank of the streaming exchange (test_exchange.py): loads its (DP rank, CP rank)'s batches
+from its node-local part of the dataset through mmpt.Exchange and writes a digest of every
+array of every batch, the exchange's counters and its send lists. With --tp 2 it is one rank of
+a TP × DP job (Loader(rank=...)): the first rank of each replica exchanges and loads, the other
+receives its batches.
 
 --mode late: rank 1 stops after step 0 (and stays alive), so rank 0's next step must fail
 with an error naming peer 1; rank 0 records that error.
@@ -37,17 +39,26 @@ def main():
     p.add_argument("--steps", type=int, required=True)
     p.add_argument("--ga", type=int, required=True)
     p.add_argument("--seq-len", type=int, required=True)
+    p.add_argument("--cp", type=int, default=1)
+    p.add_argument("--tp", type=int, default=1)
+    p.add_argument("--allow-repeat", action="store_true")
     p.add_argument("--timeout", type=float, default=60)
     p.add_argument("--mode", choices=["exchange", "late"], default="exchange")
     args = p.parse_args()
     dist.init_process_group("gloo", init_method=args.init, rank=args.rank,
                             world_size=args.world)
 
-    planner = mmpt.Planner(args.local, dp=args.world, ga=args.ga, seq_len=args.seq_len, seed=5,
-                           sync="step")
+    dp = args.world // (args.cp * args.tp)
+    planner = mmpt.Planner(args.local, dp=dp, cp=args.cp, tp=args.tp, ga=args.ga,
+                           seq_len=args.seq_len, seed=5, sync="step",
+                           allow_repeat=args.allow_repeat)
     exchange = mmpt.Exchange(args.local, planner, timeout=args.timeout, prefetch=1)
     steps = 1 if args.mode == "late" and args.rank == 1 else args.steps
-    loader = mmpt.Loader(args.local, planner, dp_rank=args.rank, steps=steps, exchange=exchange)
+    if args.tp > 1:
+        loader = mmpt.Loader(args.local, planner, rank=args.rank, steps=steps, exchange=exchange)
+    else:
+        loader = mmpt.Loader(args.local, planner, dp_rank=args.rank // args.cp,
+                             cp_rank=args.rank % args.cp, steps=steps, exchange=exchange)
     record = {"digests": [], "error": None}
     try:
         for batch in loader:
@@ -56,8 +67,10 @@ def main():
         record["error"] = f"{type(error).__name__}: {error}"
     if args.mode == "late" and args.rank == 1:
         time.sleep(args.timeout + 5)  # alive while rank 0 waits for it, then gone
-    record["stats"] = exchange.stats()
-    record["send"] = [exchange.lists(step)["send"] for step in range(steps)]
+    record["peer"] = exchange.peer
+    if exchange.peer is not None:
+        record["stats"] = exchange.stats()
+        record["send"] = [exchange.lists(step)["send"] for step in range(steps)]
     exchange.close()
     with open(f"{args.out}/exchange_{args.rank}.json", "w") as f:
         json.dump(record, f)

@@ -1,8 +1,10 @@
 """The streaming exchange for node-local data, as a trainer uses it: four processes (gloo),
-each holding a quarter of the shards, load through mmpt.Exchange. Every array of every batch
-equals the shared-storage batch (a plain single-process mmpt.Loader on the full dataset),
-byte for byte, and the bytes sent are exactly the plan's send lists in the wire format. A peer
-that does not come to a step's exchange is named in the error the others get.
+each holding a quarter of the shards, load through mmpt.Exchange, at CP 1 on photos, at CP 2 on
+an omni corpus (images, videos, speech), and under TP 2 with one load per replica. Every array
+of every batch equals the shared-storage batch (a plain single-process mmpt.Loader on the full
+dataset), byte for byte, and the bytes sent are exactly the plan's send lists of stored bytes
+in the wire format (exchange.h). A peer that does not come to a step's exchange is named in the
+error the others get.
 """
 
 import hashlib
@@ -13,12 +15,12 @@ import sys
 import numpy as np
 import pytest
 
+import load_corpus
 import mmpt
 from ranks import run_ranks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STEPS, GA, SEQ_LEN = 2, 2, 2048
-IMAGE_PAD = 151655
 
 
 @pytest.fixture(scope="module")
@@ -26,55 +28,99 @@ def dataset(coco_dataset):
     return coco_dataset  # the session's prepared corpus (conftest.py)
 
 
-def node_local(dataset, world, root):
-    placement = mmpt.Placement.round_robin(dataset, world)
+@pytest.fixture(scope="module")
+def omni(tmp_path_factory):
+    """Caption pairs, videos, speech and documents with videos, in six shards."""
+    work = tmp_path_factory.mktemp("omni_exchange")
+    run = load_corpus.runner(work)
+    run("synth", "--profile", "omni", "--source", load_corpus.REAL_COCO, "--samples", "24",
+        "--min-duration", "1", "--max-duration", "2", "--out", "raw")
+    run("prepare", "raw/omni.jsonl", "--out", "ds", "--samples-per-shard", "4",
+        "--chat-template", "qwen_omni", "--tokenizer", "raw/omni.tokenizer.json")
+    return str(work / "ds")
+
+
+def node_local(dataset, peers, root):
+    placement = mmpt.Placement.round_robin(dataset, peers)
     return placement, [mmpt.place_dataset(dataset, placement, peer, os.path.join(root, f"n{peer}"))
-                       for peer in range(world)]
+                       for peer in range(peers)]
 
 
-def run(dataset, tmp_path, world, mode="exchange", timeout=60):
-    placement, local = node_local(dataset, world, str(tmp_path))
+def run(dataset, tmp_path, world, mode="exchange", timeout=60, cp=1, tp=1, extra=()):
+    """Run `world` ranks; exchange peers (one per DP × CP rank) hold a share of the shards."""
+    placement, local = node_local(dataset, world // tp, str(tmp_path))
     store = f"file://{tmp_path}/store"
+    # Under TP the first rank of each replica (rank r = tp · place, order tp-cp-dp-pp) holds
+    # its replica's part; the others hold nothing of it and only receive batches.
+    holding = [local[r // tp] for r in range(world)]
     run_ranks(world, lambda r: [sys.executable, os.path.join(HERE, "exchange_worker.py"),
                                 "--rank", str(r), "--world", str(world), "--init", store,
-                                "--local", local[r], "--out", str(tmp_path),
+                                "--local", holding[r], "--out", str(tmp_path),
                                 "--steps", str(STEPS), "--ga", str(GA),
                                 "--seq-len", str(SEQ_LEN), "--mode", mode,
-                                "--timeout", str(timeout)], timeout=120)
+                                "--timeout", str(timeout), "--cp", str(cp), "--tp", str(tp),
+                                *extra], timeout=180)
     return placement, [json.load(open(tmp_path / f"exchange_{r}.json")) for r in range(world)]
 
 
-def holder_of(dataset, placement):
-    """(source, index) -> holder peer, counting a source's samples through its shards in
-    manifest order (the planner's numbering)."""
-    manifest = json.load(open(os.path.join(dataset, "mmpt.json")))
-    sources, counts, holder = [], {}, {}
-    for shard, info in enumerate(manifest["shards"]):
-        if info["source"] not in sources:
-            sources.append(info["source"])
-        s = sources.index(info["source"])
-        for _ in range(info["samples"]):
-            holder[(s, counts.get(s, 0))] = placement.holder(shard)
-            counts[s] = counts.get(s, 0) + 1
-    return holder
+def record_words(reader, i):
+    """A sample's record in the wire format (exchange.h) from its stored bytes: the words
+    without its media, and each media item's words when sent. Header 7 words; the line (a
+    size word, its bytes padded to words); n and n ids; the item count; per item a flag word,
+    and when sent a size word and its bytes padded."""
+    line = len(reader.line(i))
+    items = [len(reader.media(i, k)) for k in range(len(reader.sample_meta(i)["media"]))]
+    base = 7 + 1 + (line + 3) // 4 + 1 + len(reader.tokens(i)) + 1 + len(items)
+    return base, [1 + (size + 3) // 4 for size in items]
 
 
-def record_bytes(batch, k, image):
-    """Bytes of sample k's record in the wire format (exchange.h) and the next image index:
-    header (7 words), token count, ids, loss bytes padded to words, image count; per image 10
-    words and its pixel rows."""
-    n = int(batch["cu_seqlens"][k + 1] - batch["cu_seqlens"][k])
-    begin = int(batch["cu_seqlens_padded"][k])
-    words = 7 + 1 + n + (n + 3) // 4 + 1
-    tokens, at = batch["tokens"], begin
-    while image < len(batch["image_rows"]):
-        pads = np.flatnonzero(tokens[at:begin + n] == IMAGE_PAD)
-        if len(pads) == 0:
-            break
-        words += 10 + int(np.prod(batch["image_grid_thw"][image])) * batch["pixel_values"].shape[1]
-        at += int(pads[0]) + int(batch["image_rows"][image])
-        image += 1
-    return 4 * words, image
+def expect_shared_batches(dataset, records, planner_args, ranks):
+    """Every array of every batch of each (DP, CP) rank equals the shared-storage loader's;
+    returns the planner and the bytes of the batches' pixel arrays."""
+    planner = mmpt.Planner(dataset, **planner_args)
+    pixel_bytes = 0
+    for rank, (dp, cp) in ranks.items():
+        shared = list(mmpt.Loader(dataset, planner, dp_rank=dp, cp_rank=cp, steps=STEPS))
+        got = records[rank]["digests"]
+        assert len(got) == len(shared) == STEPS * GA
+        for i, batch in enumerate(shared):
+            arrays = {k: v for k, v in batch.items() if isinstance(v, np.ndarray)}
+            pixel_bytes += batch["pixel_values"].nbytes
+            assert set(got[i]) == set(arrays)
+            for key, value in arrays.items():
+                want = [hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest(),
+                        str(value.dtype), list(value.shape)]
+                assert got[i][key] == want, f"rank {rank} batch {i}: {key} differs"
+    return planner, pixel_bytes
+
+
+def check_lists_and_bytes(dataset, placement, planner, records, cp):
+    """Each peer's send lists are the plan's samples of each trainer that it holds, in plan
+    order, to every CP rank of the DP rank; the bytes sent are those samples' stored bytes,
+    every media item once per DP rank (to the CP rank that encodes it)."""
+    holder = mmpt.sample_holders(dataset, placement)
+    reader = mmpt.DatasetReader(dataset)
+    global_index = mmpt.Dataset(dataset)._source.global_index
+    peers, dp = len(records), len(records) // cp
+    sent = np.zeros((peers, dp), dtype=np.int64)  # [holder][DP rank], from the plan
+    for step in range(STEPS):
+        plan = planner.plan(step)
+        for d in range(dp):
+            for sample in plan["rank_samples"][d]:
+                base, media = record_words(reader, global_index(*sample))
+                sent[holder[tuple(sample)], d] += 4 * (cp * base + sum(media))
+            for p in range(peers):
+                want = [list(s) for s in plan["rank_samples"][d] if holder[tuple(s)] == p]
+                for c in range(cp):
+                    assert records[p]["send"][step][d * cp + c] == want
+    for p in range(peers):
+        stats = records[p]["stats"]
+        assert stats["steps"] == STEPS
+        got = np.array(stats["bytes_sent"]).reshape(dp, cp).sum(axis=1)
+        assert got.tolist() == sent[p].tolist(), f"peer {p}"
+        for q in range(peers):
+            assert records[q]["stats"]["bytes_received"][p] == stats["bytes_sent"][q]
+    assert sent.sum() > 0
 
 
 @pytest.mark.dist
@@ -84,40 +130,46 @@ def test_four_peers_with_a_quarter_of_the_shards_load_the_shared_storage_batches
     placement, records = run(dataset, tmp_path, world)
     for rec in records:
         assert rec["error"] is None, rec["error"]
-    holder = holder_of(dataset, placement)
-    planner = mmpt.Planner(dataset, dp=world, ga=GA, seq_len=SEQ_LEN, seed=5, sync="step")
+    args = dict(dp=world, ga=GA, seq_len=SEQ_LEN, seed=5, sync="step")
+    planner, pixel_bytes = expect_shared_batches(dataset, records, args,
+                                                 {r: (r, 0) for r in range(world)})
+    check_lists_and_bytes(dataset, placement, planner, records, cp=1)
+    # Compressed media, not pixels: tens of times fewer bytes than the batches' pixel arrays.
+    sent = sum(sum(r["stats"]["bytes_sent"]) for r in records)
+    assert 0 < 10 * sent < pixel_bytes
 
-    sent = np.zeros((world, world), dtype=np.int64)  # [holder][trainer], from the plan
-    for rank in range(world):
-        shared = list(mmpt.Loader(dataset, planner, dp_rank=rank, steps=STEPS))
-        got = records[rank]["digests"]
-        assert len(got) == len(shared) == STEPS * GA
-        for i, batch in enumerate(shared):
-            arrays = {k: v for k, v in batch.items() if isinstance(v, np.ndarray)}
-            assert set(got[i]) == set(arrays)
-            for key, value in arrays.items():
-                want = [hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest(),
-                        str(value.dtype), list(value.shape)]
-                assert got[i][key] == want, f"rank {rank} batch {i}: {key} differs"
-            image = 0
-            for k, sample in enumerate(zip(batch["sample_source"], batch["sample_index"])):
-                size, image = record_bytes(batch, k, image)
-                sent[holder[tuple(map(int, sample))], rank] += size
-            assert image == len(batch["image_rows"])
 
-    for p in range(world):
-        stats = records[p]["stats"]
-        assert stats["steps"] == STEPS
-        assert stats["bytes_sent"] == sent[p].tolist(), f"peer {p}"
-        for q in range(world):
-            assert records[q]["stats"]["bytes_received"][p] == stats["bytes_sent"][q]
-        # Its send lists are the plan's samples of each trainer that it holds, in plan order.
-        for step in range(STEPS):
-            plan = planner.plan(step)
-            for q in range(world):
-                want = [list(s) for s in plan["rank_samples"][q] if holder[tuple(s)] == p]
-                assert records[p]["send"][step][q] == want
-    assert sent.sum() - np.trace(sent) > 0  # samples crossed nodes
+@pytest.mark.dist
+def test_cp2_with_speech_and_video_each_cp_rank_gets_what_it_encodes(omni, tmp_path):
+    world, cp = 4, 2
+    placement, records = run(omni, tmp_path, world, cp=cp, extra=["--allow-repeat"])
+    for rec in records:
+        assert rec["error"] is None, rec["error"]
+    args = dict(dp=world // cp, cp=cp, ga=GA, seq_len=SEQ_LEN, seed=5, sync="step",
+                allow_repeat=True)
+    ranks = {r: (r // cp, r % cp) for r in range(world)}
+    planner, _ = expect_shared_batches(omni, records, args, ranks)
+    check_lists_and_bytes(omni, placement, planner, records, cp=cp)
+    # The corpus's kinds all travelled: some rank encoded videos and speech.
+    shared = [list(mmpt.Loader(omni, planner, dp_rank=d, cp_rank=c, steps=STEPS))
+              for d, c in ranks.values()]
+    assert any(len(b["encoded_videos"]) for batches in shared for b in batches)
+    assert any(len(b["encoded_audios"]) for batches in shared for b in batches)
+
+
+@pytest.mark.dist
+def test_one_load_per_tp_replica_is_fed_by_the_exchange(dataset, tmp_path):
+    world, tp = 4, 2
+    placement, records = run(dataset, tmp_path, world, tp=tp)
+    for rec in records:
+        assert rec["error"] is None, rec["error"]
+    # Ranks 0 and 2 load (exchange peers 0 and 1); 1 and 3 receive their replica's batches.
+    assert [rec["peer"] for rec in records] == [0, None, 1, None]
+    args = dict(dp=2, tp=tp, ga=GA, seq_len=SEQ_LEN, seed=5, sync="step")
+    expect_shared_batches(dataset, records, args, {0: (0, 0), 1: (0, 0), 2: (1, 0), 3: (1, 0)})
+    loaders = [records[0], records[2]]
+    planner = mmpt.Planner(dataset, **args)
+    check_lists_and_bytes(dataset, placement, planner, loaders, cp=1)
 
 
 @pytest.mark.dist

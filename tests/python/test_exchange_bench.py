@@ -1,5 +1,6 @@
 """bench/exchange_bench.py at a tiny size, so that it cannot rot: both process counts run,
-shared storage and the exchange, and the table has the figures it promises."""
+shared storage, the exchange and the pixel payload beside it, and the table has the figures it
+promises."""
 
 import os
 import re
@@ -24,7 +25,8 @@ def test_exchange_bench_runs_at_a_tiny_size(tmp_path):
     assert done.returncode == 0, done.stdout
     number = r"\s+([\d.]+)"
     rows = re.findall(r"^\s+(\d) \|" + number * 2 + r" \|" + number * 2 +
-                      r" \|\s+([+-][\d.]+)\s+([+-][\d.]+)% \|" + number * 5 + "$",
+                      r" \|\s+([+-][\d.]+)\s+([+-][\d.]+)% \|" + number * 5 + r" \|" +
+                      number * 3 + "$",
                       done.stdout, re.M)
     assert [r[0] for r in rows] == ["2", "4"], done.stdout
     for row in rows:
@@ -32,3 +34,5 @@ def test_exchange_bench_runs_at_a_tiny_size(tmp_path):
         assert shared > 0 and exchanged > 0, row
         assert abs(float(row[5]) - (exchanged - shared)) < 2e-3, row  # added = exchange - shared
         assert float(row[7]) > 0 and float(row[8]) >= float(row[7]), row  # MB out <= MB total
+        # The pixels the exchange sent before: several times the stored bytes.
+        assert float(row[12]) > float(row[7]) and float(row[14]) > 2, row

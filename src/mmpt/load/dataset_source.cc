@@ -118,6 +118,25 @@ Status CheckRendered(const text::RenderedText& rendered, std::span<const int32_t
   return Status::OK();
 }
 
+// The dataset's own shards.
+class ShardBytes final : public StoredBytes {
+ public:
+  explicit ShardBytes(std::shared_ptr<const store::Dataset> dataset)
+      : dataset_(std::move(dataset)) {}
+  Result<std::string_view> Line(uint64_t global) const override { return dataset_->Line(global); }
+  Result<std::span<const int32_t>> Tokens(uint64_t global) const override {
+    return dataset_->Tokens(global);
+  }
+  Result<std::optional<std::span<const std::byte>>> Media(uint64_t global,
+                                                          uint32_t k) const override {
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset_->Media(global, k));
+    return std::optional(bytes);
+  }
+
+ private:
+  std::shared_ptr<const store::Dataset> dataset_;
+};
+
 }  // namespace
 
 Result<std::shared_ptr<DatasetSource>> DatasetSource::Open(const std::string& dir,
@@ -127,8 +146,10 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Open(const std::string& di
 }
 
 Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
-    std::shared_ptr<const store::Dataset> dataset, DatasetSourceOptions options) {
+    std::shared_ptr<const store::Dataset> dataset, DatasetSourceOptions options,
+    std::shared_ptr<const StoredBytes> bytes) {
   std::shared_ptr<DatasetSource> source(new DatasetSource());
+  source->bytes_ = bytes != nullptr ? std::move(bytes) : std::make_shared<ShardBytes>(dataset);
   const store::Manifest& manifest = dataset->manifest();
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(manifest.vision));
   Result<media::ResizeRule> resize = cost::ResizeRuleOf(vision);
@@ -179,11 +200,10 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sequence.source, sequence.index));
   thread_local store::SampleView parsed;
   thread_local text::RenderedText rendered;
-  MMPT_RETURN_IF_ERROR(dataset_->ReadSample(global, parsed));
+  MMPT_ASSIGN_OR_RETURN(std::string_view line, bytes_->Line(global));
+  MMPT_RETURN_IF_ERROR(dataset_->ParseSample(global, line, parsed));
   samples_read_.fetch_add(1, std::memory_order_relaxed);
-  if (Result<std::string_view> line = dataset_->Line(global); line.ok()) {
-    bytes_read_.fetch_add(line->size(), std::memory_order_relaxed);
-  }
+  bytes_read_.fetch_add(line.size(), std::memory_order_relaxed);
   const std::string name = SampleName(*dataset_, global, parsed);
   auto context = [&](const Status& s) { return s.WithContext(name); };
   auto media_name = [&](uint32_t k) { return MediaName(parsed, k); };
@@ -191,7 +211,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   if (Status status = store::RenderSample(*renderer_, parsed, &rendered); !status.ok()) {
     return context(status);
   }
-  Result<std::span<const int32_t>> stored = dataset_->Tokens(global);
+  Result<std::span<const int32_t>> stored = bytes_->Tokens(global);
   if (!stored.ok()) return context(stored.status());
   bytes_read_.fetch_add(stored->size_bytes(), std::memory_order_relaxed);
   std::span<const store::MediaMeta> media = dataset_->media_meta(global);
@@ -226,7 +246,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
       return Status::Internal("{}: {} is in the sample but not in the plan", name, media_name(k));
     }
     copy_text(std::max(cursor, std::min<size_t>(rendered.media_positions[k], kept)));
-    Result<std::span<const std::byte>> bytes = CheckedMedia(global, k, media[k]);
+    Result<std::optional<std::span<const std::byte>>> bytes = CheckedMedia(global, k, media[k]);
     if (!bytes.ok()) return context(bytes.status().WithContext(media_name(k)));
     if (planned.audio != nullptr) {
       // The plan decided the clip's samples, frames and tokens (cost::CostAudio).
@@ -276,32 +296,36 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   return out;
 }
 
-Result<std::span<const std::byte>> DatasetSource::CheckedMedia(uint64_t global, uint32_t k,
-                                                               const store::MediaMeta& meta) const {
-  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset_->Media(global, k));
-  if (bytes.empty()) return Status::InvalidArgument("metadata-only (no bytes to load)");
+Result<std::optional<std::span<const std::byte>>> DatasetSource::CheckedMedia(
+    uint64_t global, uint32_t k, const store::MediaMeta& meta) const {
+  MMPT_ASSIGN_OR_RETURN(std::optional<std::span<const std::byte>> bytes, bytes_->Media(global, k));
+  if (!bytes) return bytes;  // checked by the peer that holds it
+  if (bytes->empty()) return Status::InvalidArgument("metadata-only (no bytes to load)");
   if (options_.verify_crc) {
-    bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
-    if (Crc32(bytes) != meta.crc32) {
+    bytes_read_.fetch_add(bytes->size(), std::memory_order_relaxed);
+    if (Crc32(*bytes) != meta.crc32) {
       return Status::Corrupt(
           "fails its CRC-32 check ({:08x}, .meta says {:08x}): the zip "
           "changed after prepare",
-          Crc32(bytes), meta.crc32);
+          Crc32(*bytes), meta.crc32);
     }
   }
   return bytes;
 }
 
-Result<RenderedVisual> DatasetSource::RenderVisual(std::span<const std::byte> bytes,
+Result<RenderedVisual> DatasetSource::RenderVisual(std::optional<std::span<const std::byte>> bytes,
                                                    const plan::PlannedImage* image,
                                                    const plan::PlannedVideo* video) const {
   const uint32_t patch = options_.preprocess.patch.patch_size;
   const uint32_t merge = options_.preprocess.patch.merge_size;
   RenderedVisual r;
   if (image != nullptr) {
-    MMPT_ASSIGN_OR_RETURN(media::ImageInfo info, media::ProbeImage(bytes));
-    MMPT_ASSIGN_OR_RETURN(media::ResizedSize size,
-                          media::PreprocessedSize(info, options_.preprocess.resize));
+    // An image whose bytes are elsewhere was probed by their holder against the same plan.
+    media::ResizedSize size{image->resized_height, image->resized_width};
+    if (bytes) {
+      MMPT_ASSIGN_OR_RETURN(media::ImageInfo info, media::ProbeImage(*bytes));
+      MMPT_ASSIGN_OR_RETURN(size, media::PreprocessedSize(info, options_.preprocess.resize));
+    }
     r.grid_t = 1;
     r.grid_h = size.height / patch;
     r.grid_w = size.width / patch;
@@ -341,7 +365,12 @@ Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::b
 Result<std::span<const std::byte>> DatasetSource::ReadMedia(const RenderedSample& sample,
                                                             uint32_t k, uint64_t& global) const {
   MMPT_ASSIGN_OR_RETURN(global, dataset_->GlobalIndex(sample.source, sample.index));
-  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset_->Media(global, k));
+  MMPT_ASSIGN_OR_RETURN(std::optional<std::span<const std::byte>> held, bytes_->Media(global, k));
+  if (!held) {
+    return Status::Internal("{} {} of sample {} is not here: its holder sent it to another rank",
+                            "media item", k, global);
+  }
+  const std::span<const std::byte> bytes = *held;
   media_read_.fetch_add(1, std::memory_order_relaxed);
   bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
   return bytes;
@@ -368,7 +397,9 @@ Status DatasetSource::NameError(uint64_t global, uint32_t k, Status status) cons
   if (status.ok()) return status;
   // Only now read what names the sample and the item.
   store::SampleView parsed;
-  if (Status read = dataset_->ReadSample(global, parsed); !read.ok()) return read;
+  Result<std::string_view> line = bytes_->Line(global);
+  if (!line.ok()) return line.status();
+  if (Status read = dataset_->ParseSample(global, *line, parsed); !read.ok()) return read;
   return status.WithContext(MediaName(parsed, k))
       .WithContext(SampleName(*dataset_, global, parsed));
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,23 @@ struct SourceReads {
   uint64_t bytes = 0;
 };
 
+/// Where a DatasetSource reads a sample's stored bytes (its line, its token ids, its media as
+/// stored in the zip), by the dataset's global index: the dataset's own shards (the default), or
+/// what the exchange received from the peer holding them (exchange.h). Thread safety: const
+/// methods may be called concurrently.
+class StoredBytes {
+ public:
+  virtual ~StoredBytes() = default;
+  /// The sample's canonical JSON line. Errors: those of reading it (the holder's, when sent).
+  virtual Result<std::string_view> Line(uint64_t global) const = 0;
+  /// The ids prepare stored for it (`.tok`).
+  virtual Result<std::span<const int32_t>> Tokens(uint64_t global) const = 0;
+  /// Media item `k`'s stored bytes, or nullopt when they are not here because this rank does
+  /// not decode the item and the peer that holds them checked it (CRC, header) as Render does.
+  virtual Result<std::optional<std::span<const std::byte>>> Media(uint64_t global,
+                                                                  uint32_t k) const = 0;
+};
+
 /// Renders planned samples through the chat template the manifest records
 /// (store::RenderSample), with each image's and video's pad tokens between its start and end
 /// markers, so the ids are those of Hugging Face's processor for the same conversation or
@@ -77,8 +95,10 @@ class DatasetSource final : public SampleSource {
   /// Errors: those of store::Dataset::Open.
   static Result<std::shared_ptr<DatasetSource>> Open(const std::string& dir,
                                                      DatasetSourceOptions options = {});
+  /// `bytes`: where samples' stored bytes come from (null: `dataset`'s shards).
   static Result<std::shared_ptr<DatasetSource>> Create(
-      std::shared_ptr<const store::Dataset> dataset, DatasetSourceOptions options = {});
+      std::shared_ptr<const store::Dataset> dataset, DatasetSourceOptions options = {},
+      std::shared_ptr<const StoredBytes> bytes = nullptr);
 
   Result<RenderedSample> Render(const plan::StepPlan& plan,
                                 const plan::PlannedSequence& sequence) const override;
@@ -94,6 +114,7 @@ class DatasetSource final : public SampleSource {
   AudioFeatureShape audio_features() const override;
 
   const store::Dataset& dataset() const { return *dataset_; }
+  const std::shared_ptr<const store::Dataset>& shared_dataset() const { return dataset_; }
   SourceReads reads() const {
     return {samples_read_.load(), media_read_.load(), bytes_read_.load()};
   }
@@ -111,16 +132,18 @@ class DatasetSource final : public SampleSource {
                                              std::span<float> out) const;
   // Media item k of sample `global`, its CRC-32 checked against `meta` when verify_crc is set.
   // Errors: the dataset's; InvalidArgument for a metadata-only item; Corrupt for a changed one.
-  Result<std::span<const std::byte>> CheckedMedia(uint64_t global, uint32_t k,
-                                                  const store::MediaMeta& meta) const;
+  // nullopt: the item is elsewhere, checked by its holder (StoredBytes::Media).
+  Result<std::optional<std::span<const std::byte>>> CheckedMedia(
+      uint64_t global, uint32_t k, const store::MediaMeta& meta) const;
   // An image (its header probed and resized by the preset's rule) or a video (as the plan
   // sampled it) as the encoder will take it: its grid, tokens and seconds per grid step,
   // checked against the plan's tokens. Exactly one of `image`, `video` is set.
-  Result<RenderedVisual> RenderVisual(std::span<const std::byte> bytes,
+  Result<RenderedVisual> RenderVisual(std::optional<std::span<const std::byte>> bytes,
                                       const plan::PlannedImage* image,
                                       const plan::PlannedVideo* video) const;
 
   std::shared_ptr<const store::Dataset> dataset_;
+  std::shared_ptr<const StoredBytes> bytes_;
   DatasetSourceOptions options_;
   std::unique_ptr<text::Tokenizer> tokenizer_;
   std::unique_ptr<text::ChatRenderer> renderer_;  // borrows *tokenizer_

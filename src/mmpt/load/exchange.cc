@@ -1,6 +1,7 @@
 #include "mmpt/load/exchange.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstring>
@@ -12,11 +13,11 @@
 
 namespace mmpt::load {
 
-Result<Placement> Placement::RoundRobin(const store::Manifest& manifest, uint32_t peers) {
+Result<Placement> Placement::RoundRobin(size_t num_shards, uint32_t peers) {
   if (peers == 0) return Status::InvalidArgument("placement: peers must be at least 1");
   Placement placement;
   placement.peers_ = peers;
-  for (size_t shard = 0; shard < manifest.shards.size(); ++shard) {
+  for (size_t shard = 0; shard < num_shards; ++shard) {
     placement.holder_.push_back(static_cast<uint32_t>(shard % peers));
   }
   return placement;
@@ -77,57 +78,103 @@ std::vector<size_t> Placement::ShardsOf(uint32_t peer) const {
   return shards;
 }
 
+ShardOf ShardsOf(const store::Dataset& dataset) {
+  return [&dataset](uint32_t source, uint64_t index) -> Result<size_t> {
+    MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset.GlobalIndex(source, index));
+    return dataset.Locate(global).first;
+  };
+}
+
 Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placement& placement,
-                                        const store::Dataset& dataset,
+                                        const ShardOf& shard_of,
                                         std::span<const uint32_t> trainer_peer, uint32_t peer) {
   const uint32_t peers = placement.peers();
-  if (plan.layout.cp > 1) {
+  const uint32_t cp = plan.layout.cp;
+  if (trainer_peer.size() != size_t{plan.layout.dp} * cp) {
     return Status::InvalidArgument(
-        "exchange: CP {} is not supported (the exchange serves DP ranks at CP 1)", plan.layout.cp);
-  }
-  if (dataset.num_shards() != placement.num_shards()) {
-    return Status::InvalidArgument("exchange: the placement is not of this dataset ({})",
-                                   dataset.dir());
-  }
-  if (trainer_peer.size() != plan.layout.dp) {
-    return Status::InvalidArgument("exchange: {} trainer peers given for dp {}",
-                                   trainer_peer.size(), plan.layout.dp);
+        "exchange: {} trainer peers given for dp {} × cp {} (one per DP and CP rank)",
+        trainer_peer.size(), plan.layout.dp, cp);
   }
   if (peer >= peers) {
     return Status::InvalidArgument("exchange: peer {} outside the placement's {} peers", peer,
                                    peers);
   }
   std::vector<uint8_t> trains(peers, 0);
-  for (uint32_t d = 0; d < trainer_peer.size(); ++d) {
-    if (trainer_peer[d] >= peers || trains[trainer_peer[d]]++ > 0) {
+  for (uint32_t t = 0; t < trainer_peer.size(); ++t) {
+    if (trainer_peer[t] >= peers || trains[trainer_peer[t]]++ > 0) {
       return Status::InvalidArgument(
-          "exchange: DP rank {} is trained by peer {}, which is outside 0..{} or trains "
-          "another DP rank",
-          d, trainer_peer[d], peers - 1);
+          "exchange: DP rank {} CP rank {} is trained by peer {}, which is outside 0..{} or "
+          "trains another rank",
+          t / cp, t % cp, trainer_peer[t], peers - 1);
     }
   }
   ExchangeLists lists;
   lists.send.resize(peers);
   lists.receive.resize(peers);
   for (uint32_t d = 0; d < plan.layout.dp; ++d) {
-    const uint32_t trainer = trainer_peer[d];
+    const std::span<const uint32_t> trainers = trainer_peer.subspan(size_t{d} * cp, cp);
+    const bool trains_d = std::find(trainers.begin(), trainers.end(), peer) != trainers.end();
     for (const plan::PlannedPack& pack : plan.RankPacks(d)) {
       for (uint32_t k = pack.sequence_begin; k < pack.sequence_end; ++k) {
         const plan::PlannedSequence& seq = plan.sequences[k];
-        MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset.GlobalIndex(seq.source, seq.index));
-        const uint32_t holder = placement.holder(dataset.Locate(global).first);
-        if (holder == peer) lists.send[trainer].push_back(k);
-        if (trainer == peer) lists.receive[holder].push_back(k);
+        MMPT_ASSIGN_OR_RETURN(size_t shard, shard_of(seq.source, seq.index));
+        if (shard >= placement.num_shards()) {
+          return Status::OutOfRange(
+              "exchange: sample {} of source {} is in shard {}, outside "
+              "the placement's {}",
+              seq.index, seq.source, shard, placement.num_shards());
+        }
+        const uint32_t holder = placement.holder(shard);
+        if (holder == peer) {
+          for (uint32_t trainer : trainers) lists.send[trainer].push_back(k);
+        }
+        if (trains_d) lists.receive[holder].push_back(k);
       }
     }
   }
   return lists;
 }
 
+std::vector<uint8_t> DecodedMedia(const plan::StepPlan& plan, size_t pack, uint32_t sequence,
+                                  uint32_t cp_rank, std::span<const store::MediaMeta> media) {
+  if (plan.layout.cp == 1) return std::vector<uint8_t>(media.size(), 1);
+  std::vector<uint8_t> decoded(media.size(), 0);
+  // The plan numbers each kind apart (PlannedImage::sample_image, ...): the media index of
+  // the n-th item of each kind.
+  std::array<std::vector<uint32_t>, 3> of_kind;
+  for (uint32_t k = 0; k < media.size(); ++k) {
+    of_kind[static_cast<size_t>(media[k].kind)].push_back(k);
+  }
+  const plan::PlannedPack& p = plan.packs[pack];
+  const plan::PackCp& cp = plan.cp[pack];
+  // Item i of an assignment, in the cp stage's order, is decoded here when cp_rank encodes it.
+  auto mark = [&](const cp::EncoderAssignment& assignment, uint32_t i, uint32_t k,
+                  store::MediaKind kind, uint32_t n) {
+    const std::vector<uint32_t>& kind_items = of_kind[static_cast<size_t>(kind)];
+    if (k != sequence || n >= kind_items.size() || cp_rank >= assignment.encoded.size()) return;
+    const std::vector<uint32_t>& mine = assignment.encoded[cp_rank];
+    if (std::binary_search(mine.begin(), mine.end(), i)) decoded[kind_items[n]] = 1;
+  };
+  uint32_t vision = 0, audio = 0;  // images in pack order, then videos; clips apart
+  for (uint32_t k = p.sequence_begin; k < p.sequence_end; ++k) {
+    for (const plan::PlannedImage& image : plan.Images(plan.sequences[k])) {
+      mark(cp.vision, vision++, k, store::MediaKind::kImage, image.sample_image);
+    }
+  }
+  for (uint32_t k = p.sequence_begin; k < p.sequence_end; ++k) {
+    for (const plan::PlannedVideo& video : plan.Videos(plan.sequences[k])) {
+      mark(cp.vision, vision++, k, store::MediaKind::kVideo, video.sample_video);
+    }
+    for (const plan::PlannedAudio& clip : plan.Audios(plan.sequences[k])) {
+      mark(cp.audio, audio++, k, store::MediaKind::kAudio, clip.sample_audio);
+    }
+  }
+  return decoded;
+}
+
 namespace {
 
 constexpr size_t kHeaderWords = 7;  // magic, sequence, source, index ×2, code, message bytes
-constexpr size_t kImageWords = 10;  // RenderedVisual ×8, code, message bytes
 
 size_t WordsOf(size_t bytes) { return (bytes + 3) / 4; }
 
@@ -141,10 +188,14 @@ class RecordWriter {
     out_.resize(at + WordsOf(size), 0);
     if (size > 0) std::memcpy(out_.data() + at, data, size);
   }
+  // Its size, then its bytes.
+  void Sized(const void* data, size_t size) {
+    Word(static_cast<uint32_t>(size));
+    Bytes(data, size);
+  }
   void StatusOf(const Status& status) {
     Word(static_cast<uint32_t>(status.code()));
-    Word(static_cast<uint32_t>(status.message().size()));
-    Bytes(status.message().data(), status.message().size());
+    Sized(status.message().data(), status.message().size());
   }
 
  private:
@@ -170,17 +221,22 @@ class RecordReader {
     MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> w, Words(1));
     return w[0];
   }
+  // A size, then that many bytes.
+  Result<std::span<const std::byte>> Sized() {
+    MMPT_ASSIGN_OR_RETURN(uint32_t size, Word());
+    MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> words, Words(WordsOf(size)));
+    return std::as_bytes(words).first(size);
+  }
   // Read a carried status into `out`; the result is the reading's own error.
   Status StatusOf(Status* out) {
     MMPT_ASSIGN_OR_RETURN(uint32_t code, Word());
-    MMPT_ASSIGN_OR_RETURN(uint32_t size, Word());
-    MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> text, Words(WordsOf(size)));
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> text, Sized());
     if (code > static_cast<uint32_t>(StatusCode::kTimeout)) {
       return Status::Corrupt("{}: unknown status code {}", where_, code);
     }
     *out = code == 0 ? Status::OK()
                      : Status(static_cast<StatusCode>(code),
-                              std::string(reinterpret_cast<const char*>(text.data()), size));
+                              std::string(reinterpret_cast<const char*>(text.data()), text.size()));
     return Status::OK();
   }
   const std::string& where() const { return where_; }
@@ -191,57 +247,57 @@ class RecordReader {
   std::string where_;
 };
 
-// The record of planned sample `k` of `plan`, rendered by `source`, into `out` (emptied
-// first; its capacity is kept).
-void EncodeSample(const SampleSource& source, const plan::StepPlan& plan, uint32_t k,
-                  std::vector<uint32_t>& out) {
+// The stored bytes a holder sends for one sample: its line, ids and media, once it rendered.
+struct Stored {
+  std::string_view line;
+  std::span<const int32_t> tokens;
+  std::vector<std::span<const std::byte>> media;
+};
+
+// Render planned sample `k` of `plan` from the holder's own shards (every check a trainer's
+// Render makes) and gather its stored bytes.
+Result<Stored> ReadStored(const DatasetSource& local, const plan::StepPlan& plan, uint32_t k) {
+  const plan::PlannedSequence& seq = plan.sequences[k];
+  MMPT_RETURN_IF_ERROR(local.Render(plan, seq).status());
+  const store::Dataset& dataset = local.dataset();
+  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset.GlobalIndex(seq.source, seq.index));
+  Stored stored;
+  MMPT_ASSIGN_OR_RETURN(stored.line, dataset.Line(global));
+  MMPT_ASSIGN_OR_RETURN(stored.tokens, dataset.Tokens(global));
+  for (size_t m = 0; m < dataset.media_meta(global).size(); ++m) {
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset.Media(global, m));
+    stored.media.push_back(bytes);
+  }
+  return stored;
+}
+
+// The record of planned sample `k` of `plan` for a trainer that decodes the media `decoded`
+// marks, into `out` (emptied first; its capacity is kept).
+void EncodeSample(const plan::StepPlan& plan, uint32_t k, const Result<Stored>& stored,
+                  std::span<const uint8_t> decoded, std::vector<uint32_t>& out) {
   const plan::PlannedSequence& seq = plan.sequences[k];
   out.clear();
   RecordWriter w(out);
-  w.Word(kExchangeRecordMagic);
-  w.Word(k);
-  w.Word(seq.source);
-  w.Word(static_cast<uint32_t>(seq.index));
-  w.Word(static_cast<uint32_t>(seq.index >> 32));
-  Result<RenderedSample> rendered = source.Render(plan, seq);
-  if (rendered.ok() && !rendered->audios.empty()) {
-    rendered = Status::InvalidArgument(
-        "sample {} of source {} has audio clips, which the exchange does not carry yet (load "
-        "it from shared storage)",
-        seq.index, seq.source);
+  for (uint32_t v : {kExchangeRecordMagic, k, seq.source, static_cast<uint32_t>(seq.index),
+                     static_cast<uint32_t>(seq.index >> 32)}) {
+    w.Word(v);
   }
-  if (!rendered.ok()) {
-    w.StatusOf(rendered.status());
-    return;
-  }
-  w.StatusOf(Status::OK());
-  const RenderedSample& sample = *rendered;
-  w.Word(static_cast<uint32_t>(sample.tokens.size()));
-  w.Bytes(sample.tokens.data(), sample.tokens.size() * sizeof(int32_t));
-  w.Bytes(sample.has_loss.data(), sample.has_loss.size());
-  w.Word(static_cast<uint32_t>(sample.visuals.size()));
-  for (const RenderedVisual& image : sample.visuals) {
-    for (uint32_t v : {image.token_start, image.token_count, image.grid_t, image.grid_h,
-                       image.grid_w, image.sample_image, uint32_t{image.video},
-                       std::bit_cast<uint32_t>(image.second_per_grid_t)}) {
-      w.Word(v);
-    }
-    const size_t status_at = out.size();
-    w.StatusOf(Status::OK());
-    const size_t floats = size_t{image.grid_t} * image.grid_h * image.grid_w * source.patch_dim();
-    out.resize(out.size() + floats);
-    static_assert(sizeof(float) == sizeof(uint32_t));
-    std::span<float> pixels(reinterpret_cast<float*>(out.data() + out.size() - floats), floats);
-    if (Status status = source.FillPixels(sample, image, pixels); !status.ok()) {
-      out.resize(status_at);
-      w.StatusOf(status);
-    }
+  w.StatusOf(stored.status());
+  if (!stored.ok()) return;
+  w.Sized(stored->line.data(), stored->line.size());
+  w.Word(static_cast<uint32_t>(stored->tokens.size()));
+  w.Bytes(stored->tokens.data(), stored->tokens.size_bytes());
+  w.Word(static_cast<uint32_t>(stored->media.size()));
+  for (size_t m = 0; m < stored->media.size(); ++m) {
+    const bool sent = m < decoded.size() && decoded[m] != 0;
+    w.Word(sent ? 1 : 0);
+    if (sent) w.Sized(stored->media[m].data(), stored->media[m].size());
   }
 }
 
 // Parse one record of `reader` into `out`, checking it is planned sample `k` of `plan`.
 Status DecodeSample(RecordReader& reader, const plan::StepPlan& plan, uint32_t k,
-                    uint32_t patch_dim, ExchangeSource::Sample& out) {
+                    ReceivedBytes::Sample& out) {
   MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> head, reader.Words(5));
   const plan::PlannedSequence& seq = plan.sequences[k];
   const uint64_t index = head[3] | (uint64_t{head[4]} << 32);
@@ -253,30 +309,20 @@ Status DecodeSample(RecordReader& reader, const plan::StepPlan& plan, uint32_t k
         reader.where(), k, seq.source, seq.index, head[0], head[1], head[2], index);
   }
   MMPT_RETURN_IF_ERROR(reader.StatusOf(&out.status));
-  out.rendered.source = seq.source;
-  out.rendered.index = seq.index;
   if (!out.status.ok()) return Status::OK();
+  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> line, reader.Sized());
+  out.line = {reinterpret_cast<const char*>(line.data()), line.size()};
   MMPT_ASSIGN_OR_RETURN(uint32_t n, reader.Word());
   MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> ids, reader.Words(n));
-  MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> loss, reader.Words(WordsOf(n)));
-  out.rendered.tokens.resize(n);
-  out.rendered.has_loss.resize(n);
-  std::memcpy(out.rendered.tokens.data(), ids.data(), n * sizeof(int32_t));
-  std::memcpy(out.rendered.has_loss.data(), loss.data(), n);
-  MMPT_ASSIGN_OR_RETURN(uint32_t images, reader.Word());
-  for (uint32_t i = 0; i < images; ++i) {
-    MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> f, reader.Words(8));
-    if (f[6] > 1) return Status::Corrupt("{}: image {} has kind {}", reader.where(), i, f[6]);
-    ExchangeSource::Image image;
-    image.image = {f[0], f[1], f[2], f[3], f[4], f[5], f[6] == 1, std::bit_cast<float>(f[7])};
-    MMPT_RETURN_IF_ERROR(reader.StatusOf(&image.status));
-    if (image.status.ok()) {
-      const size_t floats = size_t{f[2]} * f[3] * f[4] * patch_dim;
-      MMPT_ASSIGN_OR_RETURN(std::span<const uint32_t> pixels, reader.Words(floats));
-      image.pixels = {reinterpret_cast<const float*>(pixels.data()), floats};
+  out.tokens = {reinterpret_cast<const int32_t*>(ids.data()), n};
+  MMPT_ASSIGN_OR_RETURN(uint32_t items, reader.Word());
+  for (uint32_t m = 0; m < items; ++m) {
+    MMPT_ASSIGN_OR_RETURN(uint32_t sent, reader.Word());
+    if (sent > 1) return Status::Corrupt("{}: media item {} has flag {}", reader.where(), m, sent);
+    out.media.emplace_back();
+    if (sent == 1) {
+      MMPT_ASSIGN_OR_RETURN(out.media.back(), reader.Sized());
     }
-    out.rendered.visuals.push_back(image.image);
-    out.images.push_back(image);
   }
   return Status::OK();
 }
@@ -284,7 +330,7 @@ Status DecodeSample(RecordReader& reader, const plan::StepPlan& plan, uint32_t k
 }  // namespace
 
 // Buffers of the steps a trainer released, kept for the next steps' receptions (their pages
-// stay mapped: faulting in a fresh buffer of hundreds of MB every step is slow).
+// stay mapped: faulting in a fresh buffer every step is slow).
 class ExchangeBufferPool {
  public:
   std::vector<uint32_t> Take() {
@@ -305,60 +351,53 @@ class ExchangeBufferPool {
   std::vector<std::vector<uint32_t>> free_;
 };
 
-uint64_t ExchangeRecordBytes(uint32_t tokens, std::span<const uint64_t> image_floats) {
-  uint64_t words = kHeaderWords + 1 + tokens + WordsOf(tokens) + 1;
-  for (uint64_t floats : image_floats) words += kImageWords + floats;
+uint64_t ExchangeRecordBytes(uint64_t line_bytes, uint32_t tokens, uint32_t media_items,
+                             std::span<const uint64_t> sent_media_bytes) {
+  uint64_t words = kHeaderWords + 1 + WordsOf(line_bytes) + 1 + tokens + 1 + media_items;
+  for (uint64_t bytes : sent_media_bytes) words += 1 + WordsOf(bytes);
   return words * 4;
 }
 
-Result<RenderedSample> ExchangeSource::Render(const plan::StepPlan& plan,
-                                              const plan::PlannedSequence& sequence) const {
-  const size_t k = &sequence - plan.sequences.data();
-  if (k >= plan.sequences.size()) {
-    return Status::Internal("exchange: the sequence is not one of step {}'s plan", plan.step);
+Result<const ReceivedBytes::Sample*> ReceivedBytes::Find(uint64_t global,
+                                                         std::optional<uint32_t> media) const {
+  std::lock_guard lock(mu_);
+  const Sample* newest = nullptr;
+  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+    auto found = it->second->by_global.find(global);
+    if (found == it->second->by_global.end()) continue;
+    const Sample& sample = found->second;
+    if (!sample.status.ok()) return sample.status;
+    if (newest == nullptr) newest = &sample;
+    // A sample drawn again may have come with other media (another pack, another encoder).
+    if (!media || (*media < sample.media.size() && sample.media[*media])) return &sample;
   }
-  MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const Step> step, Wait(plan.step));
-  auto it = step->by_sequence.find(static_cast<uint32_t>(k));
-  if (it == step->by_sequence.end()) {
-    return Status::Internal(
-        "exchange: sample {} of source {} (planned sample {} of step {}) was not received: "
-        "it is not in this rank's packs",
-        sequence.index, sequence.source, k, plan.step);
-  }
-  if (!it->second.status.ok()) return it->second.status;
-  return it->second.rendered;
+  if (newest != nullptr) return newest;  // the step stays held while the loader uses it
+  return Status::Internal(
+      "exchange: sample {} of the dataset was not received: it is not in this rank's packs",
+      global);
 }
 
-Status ExchangeSource::FillPixels(const RenderedSample& sample, const RenderedVisual& image,
-                                  std::span<float> out) const {
-  std::vector<std::shared_ptr<const Step>> steps;
-  {
-    std::lock_guard lock(mu_);
-    for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) steps.push_back(it->second);
-  }
-  // Pixels depend on the image alone, so any held step's copy of the sample serves.
-  for (const std::shared_ptr<const Step>& step : steps) {
-    auto it = step->by_sample.find({sample.source, sample.index});
-    if (it != step->by_sample.end()) {
-      for (const Image& held : it->second->images) {
-        if (held.image.sample_image != image.sample_image) continue;
-        if (!held.status.ok()) return held.status;
-        if (held.pixels.size() != out.size()) {
-          return Status::Internal(
-              "exchange: image {} of sample {} of source {}: {} floats "
-              "received, {} wanted",
-              image.sample_image, sample.index, sample.source, held.pixels.size(), out.size());
-        }
-        std::copy(held.pixels.begin(), held.pixels.end(), out.begin());
-        return Status::OK();
-      }
-    }
-  }
-  return Status::Internal("exchange: image {} of sample {} of source {} was not received",
-                          image.sample_image, sample.index, sample.source);
+Result<std::string_view> ReceivedBytes::Line(uint64_t global) const {
+  MMPT_ASSIGN_OR_RETURN(const Sample* sample, Find(global));
+  return sample->line;
 }
 
-void ExchangeSource::Fail(Status status) {
+Result<std::span<const int32_t>> ReceivedBytes::Tokens(uint64_t global) const {
+  MMPT_ASSIGN_OR_RETURN(const Sample* sample, Find(global));
+  return sample->tokens;
+}
+
+Result<std::optional<std::span<const std::byte>>> ReceivedBytes::Media(uint64_t global,
+                                                                       uint32_t k) const {
+  MMPT_ASSIGN_OR_RETURN(const Sample* sample, Find(global, k));
+  if (k >= sample->media.size()) {
+    return Status::OutOfRange("exchange: sample {} has {} media items, asked for {}", global,
+                              sample->media.size(), k);
+  }
+  return sample->media[k];
+}
+
+void ReceivedBytes::Fail(Status status) {
   {
     std::lock_guard lock(mu_);
     failed_ = std::move(status);
@@ -366,18 +405,18 @@ void ExchangeSource::Fail(Status status) {
   arrived_.notify_all();
 }
 
-void ExchangeSource::Release(uint64_t step) {
+void ReceivedBytes::Release(uint64_t step) {
   std::lock_guard lock(mu_);
   steps_.erase(steps_.begin(), steps_.lower_bound(step));
 }
 
-void ExchangeSource::Reset() {
+void ReceivedBytes::Reset() {
   std::lock_guard lock(mu_);
   steps_.clear();
   failed_ = Status::OK();
 }
 
-void ExchangeSource::Put(uint64_t step, std::shared_ptr<const Step> received) {
+void ReceivedBytes::Put(uint64_t step, std::shared_ptr<const Step> received) {
   {
     std::lock_guard lock(mu_);
     steps_[step] = std::move(received);
@@ -385,7 +424,7 @@ void ExchangeSource::Put(uint64_t step, std::shared_ptr<const Step> received) {
   arrived_.notify_all();
 }
 
-Result<std::shared_ptr<const ExchangeSource::Step>> ExchangeSource::Wait(uint64_t step) const {
+Status ReceivedBytes::Wait(uint64_t step) const {
   std::unique_lock lock(mu_);
   const auto timeout = std::chrono::duration<double>(timeout_seconds_);
   const bool arrived =
@@ -398,7 +437,7 @@ Result<std::shared_ptr<const ExchangeSource::Step>> ExchangeSource::Wait(uint64_
         step, timeout_seconds_, steps_.size(),
         steps_.empty() ? -1 : static_cast<int64_t>(steps_.rbegin()->first));
   }
-  return steps_.at(step);
+  return Status::OK();
 }
 
 Result<std::unique_ptr<Exchanger>> Exchanger::Create(std::shared_ptr<const DatasetSource> local,
@@ -414,19 +453,27 @@ Result<std::unique_ptr<Exchanger>> Exchanger::Create(std::shared_ptr<const Datas
   if (options.threads == 0) {
     return Status::InvalidArgument("exchange: threads must be at least 1");
   }
-  return std::unique_ptr<Exchanger>(
-      new Exchanger(std::move(local), std::move(plans), std::move(placement), std::move(options)));
+  if (local->dataset().num_shards() != placement.num_shards()) {
+    return Status::InvalidArgument("exchange: the placement is not of this dataset ({})",
+                                   local->dataset().dir());
+  }
+  auto received = std::make_shared<ReceivedBytes>(options.timeout_seconds);
+  MMPT_ASSIGN_OR_RETURN(std::shared_ptr<DatasetSource> reader,
+                        DatasetSource::Create(local->shared_dataset(), local->options(), received));
+  auto source = std::make_shared<ExchangeSource>(std::move(reader), std::move(received));
+  return std::unique_ptr<Exchanger>(new Exchanger(std::move(local), std::move(plans),
+                                                  std::move(placement), std::move(options),
+                                                  std::move(source)));
 }
 
 Exchanger::Exchanger(std::shared_ptr<const DatasetSource> local, PlanFunction plans,
-                     Placement placement, ExchangerOptions options)
+                     Placement placement, ExchangerOptions options,
+                     std::shared_ptr<ExchangeSource> source)
     : local_(std::move(local)),
       plans_(std::move(plans)),
       placement_(std::move(placement)),
       options_(std::move(options)),
-      source_(std::make_shared<ExchangeSource>(local_->patch_dim(), local_->merge_size(),
-                                               local_->tokens_per_second(),
-                                               options_.timeout_seconds)),
+      source_(std::move(source)),
       pool_(options_.threads),
       buffers_(std::make_shared<ExchangeBufferPool>()) {
   const uint32_t peers = placement_.peers();
@@ -436,24 +483,59 @@ Exchanger::Exchanger(std::shared_ptr<const DatasetSource> local, PlanFunction pl
   stats_.samples_received.assign(peers, 0);
 }
 
+uint32_t Exchanger::CpRankOf(uint32_t destination, uint32_t cp) const {
+  const auto& trainers = options_.trainer_peer;
+  const auto at = std::find(trainers.begin(), trainers.end(), destination);
+  return static_cast<uint32_t>(at - trainers.begin()) % cp;
+}
+
 Result<ExchangeLists> Exchanger::Lists(uint64_t step) {
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::StepPlan> plan, plans_(step));
-  return PlanExchangeLists(*plan, placement_, local_->dataset(), options_.trainer_peer,
+  return PlanExchangeLists(*plan, placement_, ShardsOf(local_->dataset()), options_.trainer_peer,
                            options_.peer);
 }
 
 Result<Exchanger::Outgoing> Exchanger::Pack(uint64_t step) {
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::StepPlan> plan, plans_(step));
   MMPT_ASSIGN_OR_RETURN(ExchangeLists lists,
-                        PlanExchangeLists(*plan, placement_, local_->dataset(),
+                        PlanExchangeLists(*plan, placement_, ShardsOf(local_->dataset()),
                                           options_.trainer_peer, options_.peer));
-  std::vector<uint32_t> items;
+  // Each sample sent is checked and read once, whichever CP ranks it goes to.
+  std::vector<uint32_t> pack_of(plan->sequences.size());
+  for (size_t p = 0; p < plan->packs.size(); ++p) {
+    for (uint32_t k = plan->packs[p].sequence_begin; k < plan->packs[p].sequence_end; ++k) {
+      pack_of[k] = static_cast<uint32_t>(p);
+    }
+  }
+  std::vector<uint32_t> samples;
   for (const std::vector<uint32_t>& to : lists.send) {
-    items.insert(items.end(), to.begin(), to.end());
+    samples.insert(samples.end(), to.begin(), to.end());
+  }
+  std::sort(samples.begin(), samples.end());
+  samples.erase(std::unique(samples.begin(), samples.end()), samples.end());
+  std::vector<Result<Stored>> stored(samples.size(), Status::Internal("not read"));
+  pool_.ParallelFor(0, samples.size(),
+                    [&](size_t i) { stored[i] = ReadStored(*local_, *plan, samples[i]); });
+
+  std::vector<std::pair<uint32_t, uint32_t>> items;  // (destination, sample)
+  for (uint32_t q = 0; q < lists.send.size(); ++q) {
+    for (uint32_t k : lists.send[q]) items.emplace_back(q, k);
   }
   if (records_.size() < items.size()) records_.resize(items.size());
-  pool_.ParallelFor(0, items.size(),
-                    [&](size_t i) { EncodeSample(*local_, *plan, items[i], records_[i]); });
+  const store::Dataset& dataset = local_->dataset();
+  pool_.ParallelFor(0, items.size(), [&](size_t i) {
+    const auto [q, k] = items[i];
+    const Result<Stored>& s =
+        stored[std::lower_bound(samples.begin(), samples.end(), k) - samples.begin()];
+    std::vector<uint8_t> decoded;
+    if (s.ok()) {
+      const plan::PlannedSequence& seq = plan->sequences[k];
+      const uint64_t global = *dataset.GlobalIndex(seq.source, seq.index);  // read above
+      decoded = DecodedMedia(*plan, pack_of[k], k, CpRankOf(q, plan->layout.cp),
+                             dataset.media_meta(global));
+    }
+    EncodeSample(*plan, k, s, decoded, records_[i]);
+  });
   Outgoing out;
   send_.clear();
   size_t i = 0;
@@ -476,8 +558,7 @@ std::span<std::byte> Exchanger::Receive(uint64_t step, std::span<const uint64_t>
   for (uint64_t b : bytes) total += b;
   const size_t words = (total + 3) / 4;
   if (pending_.capacity() == 0) pending_ = buffers_->Take();
-  // Room for steps a little larger than this one, so a reused buffer rarely grows (growing
-  // moves it into fresh pages).
+  // Room for steps a little larger than this one, so a reused buffer rarely grows.
   if (pending_.capacity() < words) pending_.reserve(words + words / 4);
   pending_.resize(words);
   pending_step_ = step;
@@ -493,7 +574,7 @@ Status Exchanger::Unpack(uint64_t step) {
   pending_step_ = UINT64_MAX;
   MMPT_ASSIGN_OR_RETURN(std::shared_ptr<const plan::StepPlan> plan, plans_(step));
   MMPT_ASSIGN_OR_RETURN(ExchangeLists lists,
-                        PlanExchangeLists(*plan, placement_, local_->dataset(),
+                        PlanExchangeLists(*plan, placement_, ShardsOf(local_->dataset()),
                                           options_.trainer_peer, options_.peer));
   const std::vector<uint64_t> bytes = std::move(pending_bytes_);
   if (bytes.size() != lists.receive.size()) {
@@ -501,13 +582,14 @@ Status Exchanger::Unpack(uint64_t step) {
                            bytes.size(), lists.receive.size());
   }
   // The step owns the buffer; when the trainer releases the step it returns to the pool.
-  std::shared_ptr<ExchangeSource::Step> held(new ExchangeSource::Step(),
-                                             [pool = buffers_](ExchangeSource::Step* s) {
-                                               pool->Give(std::move(s->buffer));
-                                               delete s;
-                                             });
+  std::shared_ptr<ReceivedBytes::Step> held(new ReceivedBytes::Step(),
+                                            [pool = buffers_](ReceivedBytes::Step* s) {
+                                              pool->Give(std::move(s->buffer));
+                                              delete s;
+                                            });
   held->buffer = std::move(pending_);
   pending_ = {};
+  const store::Dataset& dataset = local_->dataset();
   size_t at = 0;
   for (uint32_t q = 0; q < bytes.size(); ++q) {
     const std::string where = fmt::format("exchange step {}, from peer {}", step, q);
@@ -517,10 +599,21 @@ Status Exchanger::Unpack(uint64_t step) {
     RecordReader reader(std::span<const uint32_t>(held->buffer).subspan(at / 4, bytes[q] / 4),
                         where);
     for (uint32_t k : lists.receive[q]) {
-      ExchangeSource::Sample& sample = held->by_sequence[k];
-      MMPT_RETURN_IF_ERROR(DecodeSample(reader, *plan, k, local_->patch_dim(), sample));
-      if (sample.status.ok()) {
-        held->by_sample[{sample.rendered.source, sample.rendered.index}] = &sample;
+      const plan::PlannedSequence& seq = plan->sequences[k];
+      MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset.GlobalIndex(seq.source, seq.index));
+      ReceivedBytes::Sample sample;
+      MMPT_RETURN_IF_ERROR(DecodeSample(reader, *plan, k, sample));
+      if (sample.status.ok() && sample.media.size() != dataset.media_meta(global).size()) {
+        return Status::Corrupt("{}: sample {} of source {} came with {} media items, .meta has {}",
+                               where, seq.index, seq.source, sample.media.size(),
+                               dataset.media_meta(global).size());
+      }
+      // A sample twice in this rank's packs comes twice, perhaps with other media each time.
+      auto [at_global, first] = held->by_global.try_emplace(global, std::move(sample));
+      if (!first && at_global->second.status.ok()) {
+        for (size_t m = 0; m < at_global->second.media.size(); ++m) {
+          if (!at_global->second.media[m]) at_global->second.media[m] = sample.media[m];
+        }
       }
     }
     if (!reader.done()) {
@@ -536,7 +629,7 @@ Status Exchanger::Unpack(uint64_t step) {
     std::lock_guard lock(mu_);
     ++stats_.steps;
   }
-  source_->Put(step, std::move(held));
+  source_->received().Put(step, std::move(held));
   return Status::OK();
 }
 

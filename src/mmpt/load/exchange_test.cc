@@ -1,6 +1,7 @@
 // The streaming exchange: placement, the per-step lists, and four peers that each hold a
-// quarter of the shards exchanging a step's samples in process; the loader on the received
-// samples gives the shared-storage batches byte for byte, bad samples included.
+// quarter of the shards exchanging a step's stored samples in process, at CP 1 and CP 2; the
+// loader on the received samples gives the shared-storage batches byte for byte, bad samples
+// included, and the bytes moved are the samples' stored bytes in the documented wire format.
 #include "mmpt/load/exchange.h"
 
 #include <gtest/gtest.h>
@@ -80,7 +81,7 @@ class ExchangeTest : public ::testing::Test {
 std::string ExchangeTest::root_;
 
 TEST_F(ExchangeTest, PlacementRoundTripsThroughItsFileAndNamesWhatIsWrong) {
-  auto placement = Placement::RoundRobin(Manifest(), 3);
+  auto placement = Placement::RoundRobin(Manifest().shards.size(), 3);
   ASSERT_TRUE(placement.ok());
   EXPECT_EQ(placement->ShardsOf(1), (std::vector<size_t>{1, 4, 7}));
   const std::string path = root_ + "/placement.json";
@@ -91,7 +92,7 @@ TEST_F(ExchangeTest, PlacementRoundTripsThroughItsFileAndNamesWhatIsWrong) {
   for (size_t shard = 0; shard < kShards; ++shard) {
     EXPECT_EQ(read->holder(shard), shard % 3);
   }
-  EXPECT_FALSE(Placement::RoundRobin(Manifest(), 0).ok());
+  EXPECT_FALSE(Placement::RoundRobin(Manifest().shards.size(), 0).ok());
 
   auto expect_error = [&](const std::string& json, const std::string& part) {
     ASSERT_TRUE(WriteFileAtomic(path, json).ok());
@@ -111,7 +112,7 @@ TEST_F(ExchangeTest, PlacementRoundTripsThroughItsFileAndNamesWhatIsWrong) {
 }
 
 TEST_F(ExchangeTest, ListsSendEachTrainerItsPacksFromTheirHoldersInPlanOrder) {
-  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
   auto dataset = store::Dataset::Open(root_ + "/full");
   ASSERT_TRUE(dataset.ok());
   auto plans = Plans(root_ + "/full");
@@ -122,7 +123,7 @@ TEST_F(ExchangeTest, ListsSendEachTrainerItsPacksFromTheirHoldersInPlanOrder) {
     ASSERT_TRUE(plan.ok());
     std::vector<ExchangeLists> lists;
     for (uint32_t p = 0; p < kPeers; ++p) {
-      auto l = PlanExchangeLists(**plan, *placement, *dataset, trainer, p);
+      auto l = PlanExchangeLists(**plan, *placement, ShardsOf(*dataset), trainer, p);
       ASSERT_TRUE(l.ok()) << l.status().ToString();
       lists.push_back(*l);
     }
@@ -153,23 +154,46 @@ TEST_F(ExchangeTest, ListsSendEachTrainerItsPacksFromTheirHoldersInPlanOrder) {
 
   auto plan = plans->Plan(0);
   const std::vector<uint32_t> repeated = {0, 1, 1, 2}, too_few = {0, 1};
-  auto wrong = PlanExchangeLists(**plan, *placement, *dataset, repeated, 0);
+  auto wrong = PlanExchangeLists(**plan, *placement, ShardsOf(*dataset), repeated, 0);
   ASSERT_FALSE(wrong.ok());
-  EXPECT_NE(wrong.status().message().find("DP rank 2 is trained by peer 1"), std::string::npos);
-  EXPECT_FALSE(PlanExchangeLists(**plan, *placement, *dataset, too_few, 0).ok());
+  EXPECT_NE(wrong.status().message().find("DP rank 2 CP rank 0 is trained by peer 1"),
+            std::string::npos);
+  EXPECT_FALSE(PlanExchangeLists(**plan, *placement, ShardsOf(*dataset), too_few, 0).ok());
+
+  // Under CP 2 both CP ranks of a DP rank receive all of its packs' samples.
   auto cp2 = Plans(root_ + "/full", 2)->Plan(0);
-  auto refused = PlanExchangeLists(**cp2, *placement, *dataset, too_few, 0);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("CP 2"), std::string::npos);
+  ASSERT_TRUE(cp2.ok());
+  auto short_list = PlanExchangeLists(**cp2, *placement, ShardsOf(*dataset), too_few, 0);
+  ASSERT_FALSE(short_list.ok());
+  EXPECT_NE(short_list.status().message().find("dp 2 × cp 2"), std::string::npos);
+  for (uint32_t p = 0; p < kPeers; ++p) {
+    auto l = PlanExchangeLists(**cp2, *placement, ShardsOf(*dataset), trainer, p);
+    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    for (uint32_t d = 0; d < 2; ++d)
+      EXPECT_EQ(l->send[trainer[2 * d]], l->send[trainer[2 * d + 1]]);
+  }
+}
+
+// The record of sample `global` (ExchangeRecordBytes), with the media items `sent` accepts.
+template <typename Sent>
+uint64_t StoredRecordBytes(const store::Dataset& dataset, uint64_t global, Sent sent) {
+  std::vector<uint64_t> media;
+  const size_t items = dataset.media_meta(global).size();
+  for (size_t k = 0; k < items; ++k) {
+    if (sent(k)) media.push_back(dataset.Media(global, k)->size());
+  }
+  return ExchangeRecordBytes(dataset.Line(global)->size(),
+                             static_cast<uint32_t>(dataset.Tokens(global)->size()),
+                             static_cast<uint32_t>(items), media);
 }
 
 // Every batch of DP rank `dp_rank`'s loader on `source` for the test's steps.
 std::vector<std::shared_ptr<Batch>> LoadAll(std::shared_ptr<const SampleSource> source,
                                             PlanStream& plans, uint32_t dp_rank,
-                                            BadSamplePolicy policy) {
+                                            BadSamplePolicy policy, uint32_t cp_rank = 0) {
   LoaderOptions options;
   options.dp_rank = dp_rank;
+  options.cp_rank = cp_rank;
   options.end_step = kSteps;
   options.on_bad_sample = policy;
   auto loader = Loader::Start(std::move(source), plans.AsFunction(), options);
@@ -185,17 +209,20 @@ std::vector<std::shared_ptr<Batch>> LoadAll(std::shared_ptr<const SampleSource> 
 }
 
 // Run the exchange of `steps` among four peers over node-local copies of `full` (an in-process
-// all-to-all-v), then each peer's loader on what it received; return the batches by peer.
-std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(
-    const std::string& full, const Placement& placement, BadSamplePolicy policy,
-    std::vector<ExchangeStats>* stats) {
+// all-to-all-v), peer p training (DP rank p / cp, CP rank p % cp), then each peer's loader on
+// what it received; return the batches by peer.
+std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(const std::string& full,
+                                                                 const Placement& placement,
+                                                                 BadSamplePolicy policy,
+                                                                 std::vector<ExchangeStats>* stats,
+                                                                 uint32_t cp = 1) {
   std::vector<std::unique_ptr<Exchanger>> peers;
   std::vector<std::shared_ptr<PlanStream>> plans;
   for (uint32_t p = 0; p < kPeers; ++p) {
     const std::string local = ExchangeTest::NodeLocal(full, placement, p);
     auto source = DatasetSource::Open(local);
     EXPECT_TRUE(source.ok()) << source.status().ToString();
-    plans.push_back(ExchangeTest::Plans(local));  // planned from the node-local copy alone
+    plans.push_back(ExchangeTest::Plans(local, cp));  // planned from the node-local copy alone
     ExchangerOptions options;
     options.peer = p;
     options.trainer_peer = ExchangeTest::Identity();
@@ -226,20 +253,24 @@ std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(
   }
   std::vector<std::vector<std::shared_ptr<Batch>>> batches;
   for (uint32_t q = 0; q < kPeers; ++q) {
-    batches.push_back(LoadAll(peers[q]->source(), *plans[q], q, policy));
+    batches.push_back(LoadAll(peers[q]->source(), *plans[q], q / cp, policy, q % cp));
     stats->push_back(peers[q]->stats());
   }
   return batches;
 }
 
 // The batches of a loader on shared storage (the whole dataset).
+// (By peer, as ExchangeAndLoad numbers them.)
 std::vector<std::vector<std::shared_ptr<Batch>>> LoadShared(const std::string& full,
-                                                            BadSamplePolicy policy) {
+                                                            BadSamplePolicy policy,
+                                                            uint32_t cp = 1) {
   auto source = DatasetSource::Open(full);
   EXPECT_TRUE(source.ok());
-  auto plans = ExchangeTest::Plans(full);
+  auto plans = ExchangeTest::Plans(full, cp);
   std::vector<std::vector<std::shared_ptr<Batch>>> batches;
-  for (uint32_t d = 0; d < kPeers; ++d) batches.push_back(LoadAll(*source, *plans, d, policy));
+  for (uint32_t q = 0; q < kPeers; ++q) {
+    batches.push_back(LoadAll(*source, *plans, q / cp, policy, q % cp));
+  }
   return batches;
 }
 
@@ -262,6 +293,7 @@ void ExpectSameBatches(const std::vector<std::vector<std::shared_ptr<Batch>>>& g
       EXPECT_EQ(g.cu_seqlens_padded, w.cu_seqlens_padded);
       EXPECT_EQ(g.image_grid_thw, w.image_grid_thw);
       EXPECT_EQ(g.image_rows, w.image_rows);
+      EXPECT_EQ(g.encoded_images, w.encoded_images);
       EXPECT_EQ(g.sample_index, w.sample_index);
       ASSERT_EQ(g.pixel_values.size(), w.pixel_values.size());
       EXPECT_EQ(std::memcmp(g.pixel_values.data(), w.pixel_values.data(),
@@ -279,7 +311,7 @@ void ExpectSameBatches(const std::vector<std::vector<std::shared_ptr<Batch>>>& g
 }
 
 TEST_F(ExchangeTest, FourPeersWithAQuarterOfTheShardsEachLoadTheSharedStorageBatches) {
-  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
   std::vector<ExchangeStats> stats;
   auto got = ExchangeAndLoad(root_ + "/full", *placement, BadSamplePolicy::kFail, &stats);
   ExpectSameBatches(got, LoadShared(root_ + "/full", BadSamplePolicy::kFail));
@@ -295,34 +327,65 @@ TEST_F(ExchangeTest, FourPeersWithAQuarterOfTheShardsEachLoadTheSharedStorageBat
     EXPECT_EQ(stats[p].steps, kSteps);
   }
   EXPECT_GT(crossed, 0u);
-  // The bytes a peer received are its batches' samples in the documented wire format.
+  // The bytes a peer received are its batches' samples' stored bytes (every item at CP 1) in
+  // the documented wire format.
+  auto dataset = store::Dataset::Open(root_ + "/full");
+  ASSERT_TRUE(dataset.ok());
   for (uint32_t q = 0; q < kPeers; ++q) {
     uint64_t want = 0;
     for (const auto& batch : got[q]) {
-      size_t image = 0;
-      for (size_t s = 0; s + 1 < batch->cu_seqlens.size(); ++s) {
-        // The sample's tokens sit at its padded offset; its images are the placeholder runs
-        // starting inside it, in order.
-        const int32_t begin = batch->cu_seqlens_padded[s];
-        const int32_t end = begin + batch->cu_seqlens[s + 1] - batch->cu_seqlens[s];
-        std::vector<uint64_t> floats;
-        int32_t at = begin;
-        while (image < batch->image_rows.size()) {
-          auto pad = std::find(batch->tokens.begin() + at, batch->tokens.begin() + end, 151655);
-          if (pad == batch->tokens.begin() + end) break;
-          const int32_t* g = &batch->image_grid_thw[3 * image];
-          floats.push_back(uint64_t(g[0]) * g[1] * g[2] * batch->patch_dim);
-          at = static_cast<int32_t>(pad - batch->tokens.begin()) + batch->image_rows[image];
-          ++image;
-        }
-        want += ExchangeRecordBytes(static_cast<uint32_t>(end - begin), floats);
+      for (size_t s = 0; s < batch->sample_index.size(); ++s) {
+        const uint64_t global =
+            *dataset->GlobalIndex(batch->sample_source[s], batch->sample_index[s]);
+        want += StoredRecordBytes(*dataset, global, [](size_t) { return true; });
       }
-      EXPECT_EQ(image, batch->image_rows.size());
     }
     uint64_t received = 0;
     for (uint64_t b : stats[q].bytes_received) received += b;
     EXPECT_EQ(received, want) << "peer " << q;
   }
+}
+
+TEST_F(ExchangeTest, UnderCp2EachCpRankGetsTheMediaItEncodesAndTheSharedStorageBatches) {
+  auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
+  std::vector<ExchangeStats> stats;
+  auto got = ExchangeAndLoad(root_ + "/full", *placement, BadSamplePolicy::kFail, &stats, 2);
+  ExpectSameBatches(got, LoadShared(root_ + "/full", BadSamplePolicy::kFail, 2));
+  // Both CP ranks of a DP rank get each sample's line and ids; each image goes once, to the
+  // CP rank that encodes it (the batch's encoded_images), so the two together receive every
+  // image of their packs exactly once.
+  auto dataset = store::Dataset::Open(root_ + "/full");
+  ASSERT_TRUE(dataset.ok());
+  uint64_t images = 0;
+  for (uint32_t q = 0; q < kPeers; ++q) {
+    uint64_t want = 0;
+    for (const auto& batch : got[q]) {
+      // The micro-step's vision items: its samples' images in order (one pack, images only).
+      std::vector<std::pair<size_t, size_t>> items;  // (sample in batch, media index)
+      for (size_t s = 0; s < batch->sample_index.size(); ++s) {
+        const uint64_t global =
+            *dataset->GlobalIndex(batch->sample_source[s], batch->sample_index[s]);
+        for (size_t k = 0; k < dataset->media_meta(global).size(); ++k) items.emplace_back(s, k);
+      }
+      std::set<std::pair<size_t, size_t>> encoded;
+      for (int32_t e : batch->encoded_images) encoded.insert(items.at(e));
+      images += encoded.size();
+      for (size_t s = 0; s < batch->sample_index.size(); ++s) {
+        const uint64_t global =
+            *dataset->GlobalIndex(batch->sample_source[s], batch->sample_index[s]);
+        want += StoredRecordBytes(*dataset, global, [&](size_t k) {
+          return encoded.count({s, k}) > 0;
+        });
+      }
+    }
+    uint64_t received = 0;
+    for (uint64_t b : stats[q].bytes_received) received += b;
+    EXPECT_EQ(received, want) << "peer " << q;
+  }
+  uint64_t planned = 0;
+  for (const auto& batch : got[0]) planned += batch->image_rows.size();  // DP rank 0's items
+  for (const auto& batch : got[2]) planned += batch->image_rows.size();  // DP rank 1's
+  EXPECT_EQ(images, planned);  // each image of the step's packs sent once
 }
 
 TEST_F(ExchangeTest, ABadSampleTravelsAsItsErrorAndIsDroppedAsWithSharedStorage) {
@@ -342,7 +405,7 @@ TEST_F(ExchangeTest, ABadSampleTravelsAsItsErrorAndIsDroppedAsWithSharedStorage)
     zip.seekp(static_cast<std::streamoff>(m.data_offset + m.data_size / 2));
     zip.write("\x5a\xa5\x5a\xa5", 4);
   }
-  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
   std::vector<ExchangeStats> stats;
   auto got = ExchangeAndLoad(full, *placement, BadSamplePolicy::kDrop, &stats);
   auto want = LoadShared(full, BadSamplePolicy::kDrop);
@@ -356,7 +419,7 @@ TEST_F(ExchangeTest, ABadSampleTravelsAsItsErrorAndIsDroppedAsWithSharedStorage)
 }
 
 TEST_F(ExchangeTest, APeerOpensItsPartOfTheDatasetAndNamesAShardItDoesNotHold) {
-  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
   const std::string local = NodeLocal(root_ + "/full", *placement, 1);
   auto source = DatasetSource::Open(local);
   ASSERT_TRUE(source.ok()) << source.status().ToString();
@@ -384,7 +447,7 @@ TEST_F(ExchangeTest, APeerOpensItsPartOfTheDatasetAndNamesAShardItDoesNotHold) {
 }
 
 TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesError) {
-  auto placement = Placement::RoundRobin(Manifest(), kPeers);
+  auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
   auto source = DatasetSource::Open(root_ + "/full");
   auto plans = Plans(root_ + "/full");
   ExchangerOptions options;
@@ -425,12 +488,12 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
     break;
   }
 
-  (*x)->source()->Fail(Status::IOError("exchange step 0: peer 3 did not answer"));
+  (*x)->source()->received().Fail(Status::IOError("exchange step 0: peer 3 did not answer"));
   auto failed = (*x)->source()->Render(**plan, seq);
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().message().find("peer 3"), std::string::npos);
   // A restarted exchange forgets the failure: the trainer waits again.
-  (*x)->source()->Reset();
+  (*x)->source()->received().Reset();
   auto waiting = (*x)->source()->Render(**plan, seq);
   ASSERT_FALSE(waiting.ok());
   EXPECT_EQ(waiting.status().code(), StatusCode::kTimeout);

@@ -128,12 +128,16 @@ std::string Dataset::Where(uint64_t i) const {
 }
 
 Status Dataset::ReadSample(uint64_t i, SampleView& out) const {
+  MMPT_ASSIGN_OR_RETURN(std::string_view line, Line(i));
+  return ParseSample(i, line, out);
+}
+
+Status Dataset::ParseSample(uint64_t i, std::string_view line, SampleView& out) const {
   if (i >= num_samples()) {
     return Status::OutOfRange("{}: sample {} of {}", dir_, i, num_samples());
   }
   auto [shard, local] = Locate(i);
-  MMPT_ASSIGN_OR_RETURN(const ShardFiles* files, Files(shard));
-  Status status = ReadSampleLine(LineAt(files->jsonl.text(), files->index, local), out);
+  Status status = ReadSampleLine(line, out);
   if (status.ok()) {
     status =
         CheckSampleAgainstMeta(out, metas_[shard].sample(local), metas_[shard].media_of(local));

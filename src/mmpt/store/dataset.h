@@ -72,6 +72,10 @@ class Dataset {
   /// keep, use `out.ToSample()`. Errors: as Line, plus Corrupt naming the shard's `.jsonl` and
   /// line for a line that does not parse or disagrees with `.meta`; `out` is then unspecified.
   Status ReadSample(uint64_t i, SampleView& out) const;
+  /// ReadSample of `line`, sample `i`'s line read elsewhere (another peer's shard, sent by the
+  /// exchange): parsed strictly and checked against this dataset's `.meta`. Errors: as
+  /// ReadSample, OutOfRange for `i`.
+  Status ParseSample(uint64_t i, std::string_view line, SampleView& out) const;
   /// The token ids of sample `i` rendered through the manifest's chat template (image pads left
   /// out; .meta's media text positions say where they go), as a view into `.tok`.
   Result<std::span<const int32_t>> Tokens(uint64_t i) const;
