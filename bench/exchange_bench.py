@@ -64,7 +64,7 @@ def worker(args):
     embed = torch.nn.Embedding(4096, args.hidden)  # token ids modulo 4096
     params = list(patch.parameters()) + list(embed.parameters())
     optimizer = torch.optim.SGD(params, lr=1e-3)
-    steps, pixels, batches = [], [], iter(loader)
+    steps, payloads, batches = [], [], iter(loader)
     holder = mmpt.sample_holders(args.dataset, exchange.placement) if exchange else None
     for step in range(args.steps):
         start, wait, step_batches = time.perf_counter(), 0.0, []
@@ -83,7 +83,7 @@ def worker(args):
         optimizer.zero_grad()
         steps.append({"seconds": time.perf_counter() - start, "wait": wait})
         if exchange is not None:
-            pixels.append(move_pixel_payload(step_batches, holder, args.world, args.rank))
+            payloads.append(move_pixel_payload(step_batches, holder, args.world, args.rank))
     record = {"steps": steps}
     if exchange is not None:
         stats = exchange.stats()
@@ -91,7 +91,7 @@ def worker(args):
             "bytes_to_others": sum(b for q, b in enumerate(stats["bytes_sent"])
                                    if q != args.rank),
             "bytes_total": sum(stats["bytes_sent"]), "seconds": stats["seconds"],
-            "steps": stats["steps"], "pixels": pixels}
+            "steps": stats["steps"], "pixels": payloads}
         exchange.close()
     with open(os.path.join(args.out, f"{args.mode}_{args.world}_{args.rank}.json"), "w") as f:
         json.dump(record, f)
@@ -228,8 +228,8 @@ def main():
         added = xchg["step_s"] - base["step_s"]
         print(f"{world:>5} | {base['step_s']:>13.3f} {base['wait_s']:>7.3f} | "
               f"{xchg['step_s']:>15.3f} {xchg['wait_s']:>7.3f} | {added:>+8.3f} "
-              f"{100 * added / base['step_s']:>+7.1f}% | {xchg['mb_to_others']:>11.1f} "
-              f"{xchg['mb_total']:>8.1f} {xchg['pack_s']:>7.3f} {xchg['all_to_all_s']:>7.3f} "
+              f"{100 * added / base['step_s']:>+7.1f}% | {xchg['mb_to_others']:>11.3f} "
+              f"{xchg['mb_total']:>8.3f} {xchg['pack_s']:>7.3f} {xchg['all_to_all_s']:>7.3f} "
               f"{xchg['unpack_s']:>8.3f} | {xchg['pixel_mb_to_others']:>13.1f} "
               f"{xchg['pixel_a2a_s']:>7.3f} "
               f"{xchg['pixel_mb_to_others'] / xchg['mb_to_others']:>7.1f}")
