@@ -112,7 +112,7 @@ void BindDatasetReader(py::module_& m) {
 void BindStore(py::module_& m) {
   m.def(
       "prepare",
-      [](const std::vector<std::pair<std::string, std::string>>& inputs, const std::string& out_dir,
+      [](const std::vector<py::object>& inputs, const std::string& out_dir,
          const std::string& vision, const std::string& audio, uint64_t samples_per_shard,
          size_t threads, const std::string& on_error,
          const std::optional<std::string>& tokenizer_path, const std::string& chat_template,
@@ -120,7 +120,17 @@ void BindStore(py::module_& m) {
         ingest::PrepareOptions options;
         options.chat_template = chat_template;
         options.max_decode_pixels = max_decode_pixels;
-        for (const auto& [source, path] : inputs) options.inputs.push_back({path, source});
+        // Each input as `mmpt prepare`'s argument: (source, path) is "source=path".
+        std::vector<std::string> args;
+        for (const py::object& input : inputs) {
+          if (py::isinstance<py::str>(input)) {
+            args.push_back(input.cast<std::string>());
+          } else {
+            const auto [source, path] = input.cast<std::pair<std::string, std::string>>();
+            args.push_back(source + "=" + path);
+          }
+        }
+        options.inputs = ValueOrThrow(ingest::ExpandInputs(args));
         options.out_dir = out_dir;
         options.vision = vision;
         options.audio = audio;
@@ -152,9 +162,11 @@ void BindStore(py::module_& m) {
       py::arg("threads") = 0, py::arg("on_error") = "skip", py::arg("tokenizer") = py::none(),
       py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
       py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
-      "Prepare a dataset in `out_dir` from JSONL `inputs` [(source, path), ...] (LLaVA, mmc4, "
+      "Prepare a dataset in `out_dir` from JSONL `inputs` (LLaVA, mmc4, "
       "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}) "
-      "or WebDataset tars (.tar, .tar.gz, .tgz), "
+      "or WebDataset tars (.tar, .tar.gz, .tgz), each a (source, path) pair or a string as "
+      "`mmpt prepare` takes it (PATH, NAME=PATH, a brace range 'shard-{0000..0999}.tar', a "
+      "directory of tars; a shard set is one source), "
       "as `mmpt prepare` does (`vision`, `audio`, `chat_template`, `threads` and "
       "`tokenizer` as its --vision, --audio, --chat-template, --threads and --tokenizer). "
       "Returns the "

@@ -73,3 +73,14 @@ def test_a_malformed_brace_is_refused_naming_it(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode != 0
     assert "malformed brace in 'shard-{0000..}.tar'" in done.stderr, done.stderr
+
+
+def test_the_python_api_takes_inputs_as_the_cli_does(tmp_path):
+    import mmpt
+
+    tars = split_into_tars(tmp_path, "set", "shard-", 3, 2, 0)
+    report = mmpt.prepare([f"{tars}/shard-{{0000..0002}}.tar"], str(tmp_path / "ds"), threads=1,
+                          on_error="fail")
+    assert report["samples"] == 6 and sources_of(tmp_path / "ds")[0] == ["shard"]
+    mmpt.prepare([("named", str(tars))], str(tmp_path / "named"), threads=1, on_error="fail")
+    assert sources_of(tmp_path / "named")[0] == ["named"]  # a directory under a given name
