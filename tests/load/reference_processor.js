@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Reference token streams from Hugging Face's own processor, `@huggingface/transformers` (pinned
 // in scripts/install-deps.sh, installed with --ignore-scripts), for the loader's parity test:
-// AutoProcessor (Qwen2VLProcessor) loaded offline from a folder this script writes, with the
-// given tokenizer.json, Qwen2-VL's chat template (qwen2_vl_chat_template.jinja beside this file)
-// and a preprocessor_config.json from a vision preset of presets/vision. A conversation goes
+// AutoProcessor (Qwen2VLProcessor, or --processor Qwen3VLProcessor) loaded offline from a folder
+// this script writes, with the given tokenizer.json, a chat template (--template, default
+// Qwen2-VL's qwen2_vl_chat_template.jinja beside this file) and a preprocessor_config.json from a
+// vision preset of presets/vision. A conversation goes
 // through apply_chat_template, then the processor; a document's text (vision markers around an
 // <|image_pad|> per image) goes to the processor's steps as is. Images are blank RawImages of
 // the given sizes: only their grids matter here (pixels are compared against Pillow elsewhere).
 //
-//   node tests/load/reference_processor.js --tokenizer PATH/tokenizer.json --vision PRESET.json IN.jsonl OUT.jsonl
+//   node tests/load/reference_processor.js --tokenizer PATH/tokenizer.json --vision PRESET.json \
+//       [--template TEMPLATE.jinja] [--processor CLASS] IN.jsonl OUT.jsonl
 //
 // IN.jsonl: one request per line, {"messages": [...]} or {"text": "..."}, with
 // "images": [[width, height], ...] in order. OUT.jsonl: one line per request,
@@ -30,10 +32,14 @@ function usage(message) {
 const args = process.argv.slice(2);
 let tokenizerPath = null;
 let visionPath = null;
+let templatePath = path.join(__dirname, "qwen2_vl_chat_template.jinja");
+let processorClass = "Qwen2VLProcessor";
 const files = [];
 for (let i = 0; i < args.length; ++i) {
   if (args[i] === "--tokenizer") tokenizerPath = args[++i];
   else if (args[i] === "--vision") visionPath = args[++i];
+  else if (args[i] === "--template") templatePath = args[++i];
+  else if (args[i] === "--processor") processorClass = args[++i];
   else files.push(args[i]);
 }
 if (!tokenizerPath || !visionPath) usage("--tokenizer PATH and --vision PRESET.json are required");
@@ -48,12 +54,12 @@ function writeModel() {
   fs.copyFileSync(tokenizerPath, path.join(model, "tokenizer.json"));
   const configPath = path.join(path.dirname(tokenizerPath), "tokenizer_config.json");
   const config = fs.existsSync(configPath) ? JSON.parse(fs.readFileSync(configPath, "utf8")) : {};
-  config.chat_template = fs.readFileSync(path.join(__dirname, "qwen2_vl_chat_template.jinja"), "utf8").replace(/\n$/, "");
-  config.processor_class = "Qwen2VLProcessor";
+  config.chat_template = fs.readFileSync(templatePath, "utf8").replace(/\n$/, "");
+  config.processor_class = processorClass;
   fs.writeFileSync(path.join(model, "tokenizer_config.json"), JSON.stringify(config));
   const rule = JSON.parse(fs.readFileSync(visionPath, "utf8")).resolution;
   fs.writeFileSync(path.join(model, "preprocessor_config.json"), JSON.stringify({
-    processor_class: "Qwen2VLProcessor",
+    processor_class: processorClass,
     image_processor_type: "Qwen2VLImageProcessor",
     do_resize: true, do_rescale: true, do_normalize: true, do_convert_rgb: true,
     rescale_factor: 1 / 255,
@@ -71,6 +77,9 @@ async function main() {
   env.allowRemoteModels = false;
   env.localModelPath = dir;
   const processor = await AutoProcessor.from_pretrained(path.basename(model));
+  if (processor.constructor.name !== processorClass) {
+    throw new Error(`AutoProcessor made a ${processor.constructor.name}, not a ${processorClass}`);
+  }
   const requests = fs.readFileSync(files[0], "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
   // A grid depends only on the image's size: each size goes through the image processor once.
   const gridsBySize = new Map();

@@ -3,8 +3,9 @@
 A corpus prepared from ../shared/data/real (COCO caption pairs as LLaVA and chat records, mmc4
 documents as mmc4 and OBELICS records) plus hand-written conversations is loaded for a whole
 epoch; every loaded sample's ids must equal what `@huggingface/transformers`' AutoProcessor
-(Qwen2VLProcessor with Qwen2-VL's chat template, tests/load/reference_processor.js) gives for the
-same conversation or document, and its length must be what planning counts from the metadata.
+(tests/load/reference_processor.js) gives for the same conversation or document, and its length
+must be what planning counts from the metadata: for Qwen2.5-VL (Qwen2VLProcessor, Qwen2-VL's
+chat template) and Qwen3-VL (Qwen3VLProcessor, 32-pixel resize factor, no default system turn).
 """
 
 import json
@@ -19,8 +20,16 @@ import mmpt
 
 ROOT = load_corpus.ROOT
 REFERENCE = os.path.join(ROOT, "tests", "load", "reference_processor.js")
-VISION = "qwen2.5-vl"
-PRESET = json.load(open(os.path.join(ROOT, "presets", "vision", VISION + ".json")))["resolution"]
+# Per vision preset: the dataset's chat template, and the reference's template and processor.
+MODELS = {
+    "qwen2.5-vl": ("qwen_vl", "qwen2_vl_chat_template.jinja", "Qwen2VLProcessor"),
+    "qwen3-vl": ("qwen3_vl", "qwen3_vl_chat_template.jinja", "Qwen3VLProcessor"),
+}
+
+
+def resolution(vision):
+    with open(os.path.join(ROOT, "presets", "vision", vision + ".json")) as f:
+        return json.load(f)["resolution"]
 
 
 def hand_cases(raw):
@@ -57,8 +66,10 @@ def hand_cases(raw):
     return path
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+@pytest.fixture(scope="module", params=list(MODELS))
+def corpus(request, tmp_path_factory):
+    """(dataset, vision preset): the corpus prepared for one model."""
+    vision = request.param
     out = str(tmp_path_factory.mktemp("parity"))
     raw = os.path.join(out, "raw")
     for profile, fmt, name, samples in (("coco", "llava", "coco", 120),
@@ -72,9 +83,9 @@ def corpus(tmp_path_factory):
               for name in ("coco", "chat", "mmc4", "obelics")]
     inputs.append("hand=" + hand_cases(os.path.join(raw, "coco")))
     dataset = os.path.join(out, "dataset")
-    load_corpus._run("prepare", *inputs, "--out", dataset, "--vision", VISION,
-                     "--on-error", "fail")
-    return dataset
+    load_corpus._run("prepare", *inputs, "--out", dataset, "--vision", vision,
+                     "--chat-template", MODELS[vision][0], "--on-error", "fail")
+    return dataset, vision
 
 
 def stored_records(dataset):
@@ -122,10 +133,10 @@ def sample_span(batch, s):
     return slice(begin, begin + batch["cu_seqlens"][s + 1] - batch["cu_seqlens"][s])
 
 
-def load_epoch(dataset):
+def load_epoch(dataset, vision):
     """Every sample's loaded token ids, by global index, from whole steps of one rank."""
     source = mmpt.Dataset(dataset)
-    planner = mmpt.Planner(source, seq_len=32768, dp=1, ga=1, vision=VISION)
+    planner = mmpt.Planner(source, seq_len=32768, dp=1, ga=1, vision=vision)
     loaded = {}
     for batch in mmpt.Loader(source, planner, steps=40):
         for s, (src, index) in enumerate(zip(batch["sample_source"], batch["sample_index"])):
@@ -136,16 +147,16 @@ def load_epoch(dataset):
     return loaded
 
 
-def python_grid(width, height):
-    factor = PRESET["patch_size"] * PRESET["spatial_merge"]
-    h, w = mmpt.smart_resize(height, width, factor=factor, min_pixels=PRESET["min_pixels"],
-                             max_pixels=PRESET["max_pixels"])
-    return (1, h // PRESET["patch_size"], w // PRESET["patch_size"])
+def python_grid(width, height, preset):
+    factor = preset["patch_size"] * preset["spatial_merge"]
+    h, w = mmpt.smart_resize(height, width, factor=factor, min_pixels=preset["min_pixels"],
+                             max_pixels=preset["max_pixels"])
+    return (1, h // preset["patch_size"], w // preset["patch_size"])
 
 
-def is_rounding_tie(media):
-    """A side where side / 28 ends in .5 and Python rounds down to even (no resize cap)."""
-    return any(side % 28 == 14 and (side // 28) % 2 == 0
+def is_rounding_tie(media, factor):
+    """A side where side / factor ends in .5 and Python rounds down to even (no resize cap)."""
+    return any(side % factor == factor // 2 and (side // factor) % 2 == 0
                for side in (media["width"], media["height"]))
 
 
@@ -166,23 +177,28 @@ def with_pads(ids, k, count, pad=151655):
     raise AssertionError(f"no image {k} in the ids")
 
 
-def image_tokens(width, height):
-    t, h, w = python_grid(width, height)
-    return t * h * w // PRESET["spatial_merge"] ** 2
+def image_tokens(width, height, preset):
+    t, h, w = python_grid(width, height, preset)
+    return t * h * w // preset["spatial_merge"] ** 2
 
 
 @pytest.mark.slow
 def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(corpus, tmp_path):
+    corpus, vision = corpus
+    preset = resolution(vision)
+    factor = preset["patch_size"] * preset["spatial_merge"]
+    _, template, processor = MODELS[vision]
     records = stored_records(corpus)
-    loaded = load_epoch(corpus)
+    loaded = load_epoch(corpus, vision)
     assert sorted(loaded) == list(range(len(records))), "one epoch loads every sample"
 
     requests = tmp_path / "requests.jsonl"
     requests.write_text("".join(json.dumps(reference_request(r)) + "\n" for r in records))
     reference = tmp_path / "reference.jsonl"
     subprocess.run(["node", REFERENCE, "--tokenizer", mmpt.default_tokenizer_path(),
-                    "--vision", os.path.join(ROOT, "presets", "vision", VISION + ".json"),
-                    str(requests), str(reference)], check=True)
+                    "--vision", os.path.join(ROOT, "presets", "vision", vision + ".json"),
+                    "--template", os.path.join(ROOT, "tests", "load", template),
+                    "--processor", processor, str(requests), str(reference)], check=True)
     expected = [json.loads(line) for line in reference.read_text().splitlines()]
     assert len(expected) == len(records)
 
@@ -192,21 +208,21 @@ def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(cor
     for i, (record, want) in enumerate(zip(records, expected)):
         where = f"sample {i} ({record['source']} '{record['key']}')"
         # Grids follow Python's rounding (the reference image processor's, and the loader's);
-        # JavaScript's smart_resize rounds a half up, so a side of 14*(4k+1) px gets one more
-        # 28 px row there: such an image's pads are counted by Python's rule instead.
-        grids = [python_grid(m["width"], m["height"]) for m in record["media"]]
+        # JavaScript's smart_resize rounds a half up, so a side of (factor/2)*(4k+1) px gets one
+        # more row there: such an image's pads are counted by Python's rule instead.
+        grids = [python_grid(m["width"], m["height"], preset) for m in record["media"]]
         want_ids = want["input_ids"]
         for k, (js, py) in enumerate(zip(want["image_grid_thw"], grids)):
             if tuple(js) != py:
-                assert is_rounding_tie(record["media"][k]), (where, k, js, py)
-                tokens = py[0] * py[1] * py[2] // PRESET["spatial_merge"] ** 2
+                assert is_rounding_tie(record["media"][k], factor), (where, k, js, py)
+                tokens = py[0] * py[1] * py[2] // preset["spatial_merge"] ** 2
                 want_ids = with_pads(want_ids, k, tokens)
                 ties += 1
         assert len(want["image_grid_thw"]) == len(grids), where
         assert loaded[i] == want_ids, where
         # The planned length: .meta's text tokens plus each image's tokens.
         meta = reader.sample_meta(i)
-        assert len(loaded[i]) == meta["text_tokens"] + sum(image_tokens(w, h)
+        assert len(loaded[i]) == meta["text_tokens"] + sum(image_tokens(w, h, preset)
                                                            for w, h in meta["images"]), where
         kinds.add(record["source"])
     assert kinds == {"coco", "chat", "mmc4", "obelics", "hand"}
@@ -215,11 +231,12 @@ def test_loaded_ids_equal_the_hugging_face_processor_and_the_planned_lengths(cor
 
 @pytest.mark.slow
 def test_loss_is_on_the_assistants_turns_or_on_every_text_token(corpus):
+    corpus, vision = corpus
     records = stored_records(corpus)
     tokenizer = mmpt.Tokenizer()
     for loss in ("assistant", "all"):
         source = mmpt.Dataset(corpus, loss=loss)
-        planner = mmpt.Planner(source, seq_len=32768, dp=1, ga=1, vision=VISION)
+        planner = mmpt.Planner(source, seq_len=32768, dp=1, ga=1, vision=vision)
         batch = next(mmpt.Loader(source, planner, steps=1))
         pad = tokenizer.token_to_id("<|image_pad|>")
         for s, (src, index) in enumerate(zip(batch["sample_source"], batch["sample_index"])):

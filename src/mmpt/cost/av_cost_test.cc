@@ -67,6 +67,26 @@ TEST(VideoCostTest, QwenVideoTokensFollowSampleVideoAndTheTemporalMerge) {
   EXPECT_FALSE(CostVideo(*tiles, 640, 360, 135, 30000, 3584).ok());
 }
 
+TEST(VideoCostTest, Qwen3VideoBudgetsScaleWithItsFactor) {
+  // qwen-vl-utils derives every video budget from its image factor (32 for Qwen3-VL): a frame
+  // at least 128 · 32² pixels. 320×180, 135 frames at 30 fps: 8 frames, each scaled up from
+  // 180×320 by √(131072 / 57600) to ⌈8.49⌉ × ⌈15.08⌉ = 9 × 16 merged patches (Python's
+  // smart_resize; Qwen2.5-VL's 28-pixel budgets would give 8 × 14).
+  auto vision = LoadVisionPreset("qwen3-vl");
+  ASSERT_TRUE(vision.ok());
+  auto small = CostVideo(*vision, 320, 180, 135, 30000, 4096);
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(small->sampled_frames, 8u);
+  EXPECT_EQ(small->resized_height, 288u);
+  EXPECT_EQ(small->resized_width, 512u);
+  EXPECT_EQ(small->llm_tokens, 4u * 9 * 16);
+  // 640×360 is within the budgets: rounded to 352×640.
+  auto video = CostVideo(*vision, 640, 360, 135, 30000, 4096);
+  ASSERT_TRUE(video.ok());
+  EXPECT_EQ(video->resized_height, 352u);
+  EXPECT_EQ(video->resized_width, 640u);
+}
+
 TEST(AudioCostTest, TokensFollowThePoolingAndFlopsTheEncodersWindow) {
   auto qwen2 = LoadAudioPreset("qwen2-audio");
   auto omni = LoadAudioPreset("qwen2.5-omni");

@@ -19,7 +19,7 @@ TEST(PresetsTest, EveryShippedPresetLoads) {
       EXPECT_TRUE(status.ok()) << kind << "/" << name << ": " << status.ToString();
     }
   }
-  EXPECT_EQ(ListPresets("vision").size(), 6u);
+  EXPECT_EQ(ListPresets("vision").size(), 7u);
 }
 
 // Qwen2.5-Omni's vision tower is Qwen2.5-VL's: the same images, tokens and FLOPs; only the
@@ -35,6 +35,34 @@ TEST(PresetsTest, Qwen25OmniSeesAsQwen25VlOnItsOwnTimeScale) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->llm_tokens, b->llm_tokens);
   EXPECT_EQ(a->train_flops, b->train_flops);
+}
+
+TEST(PresetsTest, Qwen3VlUtilsIsQwen3VlUnderQwenVlUtilsImageRule) {
+  auto hf = LoadVisionPreset("qwen3-vl");
+  auto utils = LoadVisionPreset("qwen3-vl-utils");
+  ASSERT_TRUE(hf.ok() && utils.ok()) << hf.status().ToString() << utils.status().ToString();
+  // The variant names its base and restates only the smallest image: 4 tokens of 32² pixels
+  // (qwen-vl-utils) against the Hugging Face processor's shortest_edge 65536.
+  EXPECT_EQ(utils->name, "qwen3-vl-utils");
+  EXPECT_EQ(hf->min_pixels, 65536u);
+  EXPECT_EQ(utils->min_pixels, 4096u);
+  EXPECT_EQ(utils->max_pixels, hf->max_pixels);
+  EXPECT_EQ(utils->patch_size, 16u);
+  EXPECT_EQ(utils->hidden, hf->hidden);
+  EXPECT_EQ(utils->layers, hf->layers);
+  EXPECT_EQ(utils->full_attention_layers, hf->full_attention_layers);
+  // A 100×100 icon: the processor scales it up to 256×256 (64 tokens), qwen-vl-utils keeps
+  // it at 96×96 (9 tokens).
+  auto big = CostImage(*hf, 100, 100, 4096);
+  auto small = CostImage(*utils, 100, 100, 4096);
+  ASSERT_TRUE(big.ok() && small.ok());
+  EXPECT_EQ(big->llm_tokens, 64u);
+  EXPECT_EQ(small->llm_tokens, 9u);
+  auto orphan = ParseVisionPreset(R"({"name":"v","base":"qwen9-vl","resolution":{}})", "v.json");
+  ASSERT_FALSE(orphan.ok());
+  EXPECT_EQ(orphan.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(orphan.status().ToString().find("v.json: base"), std::string::npos)
+      << orphan.status().ToString();
 }
 
 TEST(PresetsTest, UnknownPresetNamesTheKnownOnes) {

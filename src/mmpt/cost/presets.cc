@@ -58,8 +58,9 @@ Result<json> Section(const json& doc, const char* key, std::string_view origin) 
   return *it;
 }
 
-template <typename Config, typename Parse>
-Result<Config> LoadPreset(std::string_view kind, std::string_view name, Parse parse) {
+// The text of preset `name` of `kind`, and its path in `path`. Errors: InvalidArgument for a
+// name that is not a plain file name, NotFound listing the known presets.
+Result<std::string> ReadPreset(std::string_view kind, std::string_view name, std::string& path) {
   bool safe =
       !name.empty() && name.find("..") == std::string_view::npos &&
       std::all_of(name.begin(), name.end(), [](char ch) {
@@ -68,7 +69,7 @@ Result<Config> LoadPreset(std::string_view kind, std::string_view name, Parse pa
   if (!safe) return Status::InvalidArgument("bad {} preset name '{}'", kind, name);
   MMPT_ASSIGN_OR_RETURN(std::string dir, PresetDir());
   dir += "/" + std::string(kind);
-  std::string path = dir + "/" + std::string(name) + ".json";
+  path = dir + "/" + std::string(name) + ".json";
   auto text = ReadFileToString(path);
   if (!text.ok()) {
     std::string known;
@@ -76,7 +77,31 @@ Result<Config> LoadPreset(std::string_view kind, std::string_view name, Parse pa
     return Status::NotFound("unknown {} preset '{}' (known: {}; looked in {})", kind, name,
                             known.empty() ? "none" : known, dir);
   }
-  MMPT_ASSIGN_OR_RETURN(Config config, parse(*text, path));
+  return text;
+}
+
+// A preset naming a "base" preset of its kind is that base with its own fields merged over it,
+// objects field by field (JSON merge patch): a variant states only what differs.
+Result<json> WithBase(json doc, std::string_view kind, std::string_view origin, int depth = 0) {
+  auto base = doc.find("base");
+  if (base == doc.end()) return doc;
+  if (!base->is_string()) return Status::Corrupt("{}: 'base' must be a preset name", origin);
+  if (depth == 8) return Status::InvalidArgument("{}: 'base' presets nest too deep", origin);
+  std::string path;
+  Result<std::string> text = ReadPreset(kind, base->get<std::string>(), path);
+  if (!text.ok()) return text.status().WithContext(fmt::format("{}: base", origin));
+  MMPT_ASSIGN_OR_RETURN(json parent, ParseJson(*text, path));
+  MMPT_ASSIGN_OR_RETURN(parent, WithBase(std::move(parent), kind, path, depth + 1));
+  doc.erase("base");
+  parent.merge_patch(doc);
+  return parent;
+}
+
+template <typename Config, typename Parse>
+Result<Config> LoadPreset(std::string_view kind, std::string_view name, Parse parse) {
+  std::string path;
+  MMPT_ASSIGN_OR_RETURN(std::string text, ReadPreset(kind, name, path));
+  MMPT_ASSIGN_OR_RETURN(Config config, parse(text, path));
   if (config.name != name) {
     return Status::InvalidArgument("{}: 'name' is '{}', expected '{}'", path, config.name, name);
   }
@@ -99,7 +124,8 @@ std::vector<std::string> ListPresets(std::string_view kind) {
 }
 
 Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view origin) {
-  MMPT_ASSIGN_OR_RETURN(json doc, ParseJson(text, origin));
+  MMPT_ASSIGN_OR_RETURN(json parsed, ParseJson(text, origin));
+  MMPT_ASSIGN_OR_RETURN(json doc, WithBase(std::move(parsed), "vision", origin));
   VisionConfig c;
   MMPT_RETURN_IF_ERROR(Get(doc, "name", &c.name, origin));
   MMPT_ASSIGN_OR_RETURN(json res, Section(doc, "resolution", origin));

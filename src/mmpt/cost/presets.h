@@ -28,8 +28,10 @@ Result<AudioConfig> LoadAudioPreset(std::string_view name);
 /// ParseVisionPreset.
 Result<VisionConfig> VisionPresetFrom(std::string_view name_or_json);
 
-/// Parse a preset from JSON text; `origin` names it in errors. Errors: Corrupt (not JSON, wrong
-/// types), InvalidArgument (missing or invalid field).
+/// Parse a preset from JSON text; `origin` names it in errors. A vision preset may name a
+/// "base" vision preset: it is then that preset with its own fields merged over it (objects field
+/// by field), so a variant (qwen3-vl-utils) restates only what differs. Errors: Corrupt (not
+/// JSON, wrong types), InvalidArgument (missing or invalid field), NotFound (an unknown base).
 Result<VisionConfig> ParseVisionPreset(std::string_view json, std::string_view origin);
 Result<LlmConfig> ParseLlmPreset(std::string_view json, std::string_view origin);
 Result<HardwareConfig> ParseHardwarePreset(std::string_view json, std::string_view origin);

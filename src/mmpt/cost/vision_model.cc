@@ -123,8 +123,8 @@ Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& c) {
         "and a temporal patch)",
         c.name);
   }
-  media::VideoSamplingRule rule;
-  rule.factor = c.patch_size * c.spatial_merge;
+  media::VideoSamplingRule rule =
+      media::VideoSamplingRule::ForFactor(c.patch_size * c.spatial_merge);
   rule.frame_factor = c.temporal_patch;
   return rule;
 }

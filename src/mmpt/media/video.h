@@ -13,9 +13,25 @@
 
 namespace mmpt::media {
 
-/// Which frames of a video Qwen2-VL / Qwen2.5-VL see and at what size: the rule of
-/// qwen-vl-utils' fetch_video and smart_nframes. Defaults are qwen-vl-utils' for Qwen2.5-VL.
+/// Which frames of a video Qwen2-VL / Qwen2.5-VL / Qwen3-VL see and at what size: the rule of
+/// qwen-vl-utils' fetch_video and smart_nframes. Defaults are qwen-vl-utils' for Qwen2.5-VL
+/// (factor 28); ForFactor gives them for another patch × merge.
 struct VideoSamplingRule {
+  /// qwen-vl-utils' per-frame and total budgets, in LLM tokens of factor² pixels each
+  /// (VIDEO_MIN_TOKEN_NUM, VIDEO_MAX_TOKEN_NUM, MODEL_SEQ_LEN; the total is 0.9 of it).
+  static constexpr uint64_t kMinFrameTokens = 128, kMaxFrameTokens = 768, kSeqTokens = 128000;
+  /// The defaults with frame sides multiples of `factor` (Qwen3-VL: 32) and every pixel
+  /// budget scaled with it, as qwen-vl-utils derives them from its image factor.
+  static VideoSamplingRule ForFactor(uint32_t factor) {
+    VideoSamplingRule rule;
+    const uint64_t area = uint64_t{factor} * factor;
+    rule.factor = factor;
+    rule.min_pixels = kMinFrameTokens * area;
+    rule.max_pixels = kMaxFrameTokens * area;
+    rule.total_pixels = static_cast<double>(kSeqTokens * area) * 0.9;  // as Python computes it
+    return rule;
+  }
+
   double fps = 2.0;           // frames sampled per second of video
   uint32_t min_frames = 4;    // rounded up to frame_factor
   uint32_t max_frames = 768;  // rounded down to frame_factor; never more than the video has

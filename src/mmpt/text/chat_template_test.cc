@@ -62,6 +62,29 @@ std::string Decode(const RenderedText& rendered, bool targets) {
   return Qwen3().Decode(ids).ValueOrDie();
 }
 
+// Qwen3-VL's template is Qwen2-VL's without the default system turn: a conversation starts with
+// its first turn, and a system turn it has is kept.
+TEST(ChatTemplateTest, Qwen3VlHasNoDefaultSystemTurn) {
+  auto chat = ChatTemplate::Load("qwen3_vl");
+  ASSERT_TRUE(chat.ok()) << chat.status().ToString();
+  EXPECT_FALSE(chat->default_system.has_value());
+  auto renderer = ChatRenderer::Create(*std::move(chat), Qwen3());
+  ASSERT_TRUE(renderer.ok());
+  for (const bool system : {false, true}) {
+    std::vector<ChatPiece> pieces = {Image("user", 1), Text("user", 1, "What is it?"),
+                                     Text("assistant", 2, "A cat.")};
+    if (system) pieces.insert(pieces.begin(), Text("system", 0, "Be terse."));
+    RenderedText out;
+    ASSERT_TRUE(renderer->Render(pieces, &out).ok());
+    const std::string head = system ? "<|im_start|>system\nBe terse.<|im_end|>\n" : "";
+    EXPECT_EQ(Qwen3().Decode(out.ids).ValueOrDie(),
+              head +
+                  "<|im_start|>user\n<|vision_start|><|vision_end|>What is it?<|im_end|>\n"
+                  "<|im_start|>assistant\nA cat.<|im_end|>\n");
+    EXPECT_EQ(Decode(out, true), "A cat.<|im_end|>\n");
+  }
+}
+
 // The ids are those of the whole string the Jinja template writes (image pads left out), the
 // images sit right after their start markers, and the targets are the assistant's turns.
 TEST(ChatTemplateTest, QwenVlRendersLikeTheTemplateText) {
