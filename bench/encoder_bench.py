@@ -1,14 +1,15 @@
 """The native vision encoder (mmpt.torch.VisionEncoder) against the Hugging Face-style PyTorch
 tower (tests/python/qwen_vision_ref.py: attention over the whole pack with a block-diagonal
-[N, N] mask, as Hugging Face's eager and SDPA paths do), Qwen2.5-VL, in one run, as ratios.
+[N, N] mask, as Hugging Face's eager and SDPA paths do), Qwen2.5-VL and Qwen3-VL, in one run, as
+ratios.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/encoder_bench.py
 
-1. Forward + backward time and peak memory, one thread and all threads (CPU), on packs of
-   COCO val2017 images at their real sizes as Qwen2.5-VL resizes them (mmpt.smart_resize), and
+1. Forward + backward time and peak memory, one thread and all threads (CPU), per model on packs
+   of COCO val2017 images at their real sizes as the model resizes them (mmpt.smart_resize), and
    on large images (the same rule with max_pixels capped by --large-max-pixels; Qwen2.5-VL's own
    cap is 12845056 pixels, 65536 patches per image).
-2. Recomputation (mmpt only): peak memory with none / selective / full at packs of 1..k COCO
+2. Recomputation (mmpt, Qwen2.5-VL): peak memory with none / selective / full at packs of 1..k COCO
    images, a straight-line fit peak = a + b * patches per mode, and from it the most patches per
    pack under a fixed budget (--budget-gib). The fit is linear because a pack of COCO-size
    images costs memory per image, never per pack squared; --verify runs each mode once at its
@@ -25,9 +26,12 @@ next one's. The step is then timed --repeats more times (fastest kept). On a GPU
 torch.cuda.max_memory_allocated over the allocated baseline, with sizes meant to finish in a few
 minutes (--gpu-scale).
 
-Models: Qwen2.5-VL-7B's vision width (hidden 1280, 16 heads, SwiGLU 3420, merger to 3584) at
-depth --depth (default 4, its last block full attention, the others 112-px windows, as 7 in 8
-of the 7B's blocks are), weights random. dtype --dtype (default bf16 on the CPU: its GEMMs go
+Models, weights random, at depth --depth (default 4): Qwen2.5-VL-7B's vision width (hidden
+1280, 16 heads, SwiGLU 3420, merger to 3584; the last block full attention, the others 112-px
+windows, as 7 in 8 of the 7B's blocks are) and Qwen3-VL-8B's (hidden 1152, 16 heads, tanh-GELU
+MLP 4304, 16-pixel patches, a learned 48 x 48 position table, every block full attention within
+each image, merger to 4096 and DeepStack mergers after the blocks that the 8B's [8, 16, 24] of
+27 scale to). dtype --dtype (default bf16 on the CPU: its GEMMs go
 through oneDNN, ~170 GFLOP/s on this machine's cores, against ~55 for fp32 through OpenBLAS,
 which scripts/install-deps.sh installs because Debian's PyTorch otherwise calls the generic
 libblas at ~5; both towers use the same libtorch, so the ratio is fair either way).
@@ -45,9 +49,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 COCO = os.path.join(ROOT, "..", "shared", "data", "real", "coco_val2017_captions.json")
 QWEN25_MAX_PIXELS = 12845056
-PATCH = 14
-WIDTH_7B = dict(hidden=1280, heads=16, mlp_hidden=3420, out_hidden=3584)
+MODELS = ("qwen2.5-vl", "qwen3-vl")
+PATCH = {"qwen2.5-vl": 14, "qwen3-vl": 16}
+# Qwen2.5-VL-7B's vision width; Qwen3-VL-8B's (its LLM is 4096 wide).
+WIDTHS = {"qwen2.5-vl": dict(hidden=1280, heads=16, mlp_hidden=3420, out_hidden=3584),
+          "qwen3-vl": dict(hidden=1152, heads=16, mlp_hidden=4304, out_hidden=4096)}
 GIB = float(1 << 30)
+
+
+def deepstack_layers(depth):
+    """Qwen3-VL-8B's DeepStack layers, [8, 16, 24] of 27 blocks, scaled to `depth` blocks."""
+    return sorted({min(depth - 1, layer * depth // 27) for layer in (8, 16, 24)})
+
+
+def layer_roles(model, depth):
+    """The depth-dependent encoder fields of `model` at `depth` blocks."""
+    if model == "qwen3-vl":
+        return dict(deepstack_layers=deepstack_layers(depth))
+    return dict(full_attention_layers=[depth - 1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -73,24 +92,26 @@ def worker(spec):
     torch.manual_seed(0)
     device = torch.device(spec["device"])
     dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[spec["dtype"]]
-    dims = dict(layers=spec["depth"], full_attention_layers=spec["full_attention_layers"],
-                **spec["width"])
+    arch = spec["model"]
+    dims = dict(layers=spec["depth"], **layer_roles(arch, spec["depth"]), **spec["width"])
     if spec["impl"] == "hf":
-        from qwen_vision_ref import QwenVisionRef
-        model = QwenVisionRef("qwen2.5-vl", **dims).to(device=device, dtype=dtype)
+        from qwen_vision_ref import Qwen3VisionRef, QwenVisionRef
+        model = Qwen3VisionRef(**dims) if arch == "qwen3-vl" else QwenVisionRef(arch, **dims)
+        model = model.to(device=device, dtype=dtype)
     else:
         import mmpt.torch
-        model = mmpt.torch.VisionEncoder("qwen2.5-vl", recompute=spec["recompute"], dtype=dtype,
+        model = mmpt.torch.VisionEncoder(arch, recompute=spec["recompute"], dtype=dtype,
                                          **dims).to(device)
     grid = torch.tensor(spec["grids"], dtype=torch.int64)
     patches = int(grid.prod(1).sum())
-    pixels = torch.randn(patches, 1176, device=device, dtype=dtype)
+    pixels = torch.randn(patches, 3 * 2 * PATCH[arch] ** 2, device=device, dtype=dtype)
 
     def step():
         model.zero_grad(set_to_none=True)
         px = pixels.detach().requires_grad_(True)
         out = model(px, grid)
-        out.float().square().mean().backward()
+        outs = [out] if torch.is_tensor(out) else [out[0], *out[1]]  # Qwen3-VL: + DeepStack
+        sum(o.float().square().mean() for o in outs).backward()
         if device.type == "cuda":
             torch.cuda.synchronize()
 
@@ -139,24 +160,24 @@ def run_case(spec, timeout):
 # ---------------------------------------------------------------------------------------------
 # Inputs: real COCO sizes, resized by mmpt's rule.
 
-def coco_grids(count, skip=0, max_pixels=QWEN25_MAX_PIXELS):
+def coco_grids(count, skip=0, max_pixels=QWEN25_MAX_PIXELS, vision="qwen2.5-vl"):
     import mmpt
     with open(COCO) as f:
         images = json.load(f)["images"]
     grids = []
     for image in images[skip:skip + count]:
-        h, w = mmpt.smart_resize(image["height"], image["width"], vision="qwen2.5-vl",
+        h, w = mmpt.smart_resize(image["height"], image["width"], vision=vision,
                                  max_pixels=max_pixels)
-        grids.append([1, h // PATCH, w // PATCH])
+        grids.append([1, h // PATCH[vision], w // PATCH[vision]])
     return grids
 
 
-def large_grids(count, max_pixels):
-    """`count` 4:3 photos from a 12-megapixel camera (4032 x 3024), resized by Qwen2.5-VL's rule
+def large_grids(count, max_pixels, vision="qwen2.5-vl"):
+    """`count` 4:3 photos from a 12-megapixel camera (4032 x 3024), resized by `vision`'s rule
     with max_pixels capped at `max_pixels` (Qwen2.5-VL's own cap: 12845056)."""
     import mmpt
-    h, w = mmpt.smart_resize(3024, 4032, vision="qwen2.5-vl", max_pixels=max_pixels)
-    return [[1, h // PATCH, w // PATCH]] * count
+    h, w = mmpt.smart_resize(3024, 4032, vision=vision, max_pixels=max_pixels)
+    return [[1, h // PATCH[vision], w // PATCH[vision]]] * count
 
 
 def patches_of(grids):
@@ -188,6 +209,8 @@ def main():
     ap.add_argument("--dtype", default=None, choices=["bf16", "fp32"],
                     help="default bf16 (see the module docstring for why on this CPU)")
     ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help="comma list of towers to compare (the recompute study is Qwen2.5-VL's)")
     ap.add_argument("--threads", default=None,
                     help="comma list of thread counts (default: 1 and all cores; GPU: 1)")
     ap.add_argument("--coco-images", type=int, default=2, help="COCO images per pack")
@@ -217,28 +240,34 @@ def main():
     dtype = args.dtype or "bf16"
     threads = ([int(t) for t in args.threads.split(",")] if args.threads
                else [1] if gpu else sorted({1, os.cpu_count() or 1}))
-    width = dict(WIDTH_7B)
+    models = args.models.split(",")
+    unknown = set(models) - set(MODELS)
+    if unknown:
+        ap.error(f"--models: unknown {sorted(unknown)}; expected some of {', '.join(MODELS)}")
+    widths = {m: dict(WIDTHS[m]) for m in models}
     depth = args.depth
     large_max = args.large_max_pixels or (QWEN25_MAX_PIXELS if gpu else 451584)
     budget = (args.budget_gib or (40.0 if gpu else 2.0)) * GIB
     coco_count = args.coco_images * (8 if gpu else 1)
     large_count = args.large_images
     if args.tiny:
-        width = dict(hidden=64, heads=4, mlp_hidden=96, out_hidden=80)
-        depth, large_max, coco_count, large_count = 2, 28 * 28 * 64, 2, 1
-    full_layers = [depth - 1]
-    base = dict(device=device, dtype=dtype, depth=depth, width=width,
-                full_attention_layers=full_layers, repeats=args.repeats, recompute="none")
-    if args.tiny:
-        coco = [[g[0], min(g[1], 16), min(g[2], 20)] for g in coco_grids(coco_count)]
-    else:
-        coco = coco_grids(coco_count)
-    packs = [(f"COCO x{len(coco)}", coco),
-             (f"large x{large_count}", large_grids(large_count, large_max))]
+        widths = {m: dict(hidden=64, heads=4, mlp_hidden=96, out_hidden=80) for m in models}
+        depth, large_max, coco_count, large_count = 2, 65536, 2, 1
+    packs = {}  # model -> [(name, grids)]
+    for m in models:
+        coco = coco_grids(coco_count, vision=m)
+        if args.tiny:
+            coco = [[g[0], min(g[1], 16), min(g[2], 20)] for g in coco]
+        packs[m] = [(f"COCO x{len(coco)}", coco),
+                    (f"large x{large_count}", large_grids(large_count, large_max, vision=m))]
     bytes_per = 2 if dtype == "bf16" else 4
-    print(f"Qwen2.5-VL vision tower, depth {depth} (block {full_layers[0]} full attention, the "
-          f"others 112-px windows), hidden {width['hidden']}, {width['heads']} heads, MLP "
-          f"{width['mlp_hidden']}, out {width['out_hidden']}; {dtype} on {device}")
+    for m in models:
+        w = widths[m]
+        roles = ("block {} full attention, the others 112-px windows".format(depth - 1)
+                 if m == "qwen2.5-vl" else
+                 "full attention, DeepStack after blocks {}".format(deepstack_layers(depth)))
+        print(f"{m} vision tower, depth {depth} ({roles}), hidden {w['hidden']}, {w['heads']} "
+              f"heads, MLP {w['mlp_hidden']}, out {w['out_hidden']}; {dtype} on {device}")
     print("HF = Hugging Face-style tower, [N, N] block-diagonal mask over the pack; "
           "mmpt = mmpt.torch.VisionEncoder (recompute none)")
     measured = ("torch.cuda.max_memory_allocated" if gpu
@@ -246,45 +275,41 @@ def main():
     print(f"peak = memory the forward + backward step needed over the built model and inputs "
           f"({measured})")
     print()
-    header = (f"{'pack':<12} {'patches':>7} {'threads':>7} | {'HF s':>8} {'mmpt s':>8} "
-              f"{'speedup':>7} | {'HF GiB':>7} {'mmpt GiB':>8} {'mem ratio':>9}")
+    header = (f"{'model':<10} {'pack':<12} {'patches':>7} {'threads':>7} | {'HF s':>8} "
+              f"{'mmpt s':>8} {'speedup':>7} | {'HF GiB':>7} {'mmpt GiB':>8} {'mem ratio':>9}")
     print(header)
     print("-" * len(header))
     results = []
     cache = {}  # (threads, grids) -> mmpt result at recompute none, reused by the recompute study
-    for name, grids in packs:
-        # The large pack runs at all threads only on the CPU: its Hugging Face-style step alone
-        # takes minutes here.
-        for t in (threads if name.startswith("COCO") or gpu else threads[-1:]):
-            row = {}
-            for impl in ("hf", "mmpt"):
-                # Refuse cases that cannot fit rather than let the kernel kill the machine.
-                est = attention_gib(grids, impl, width["heads"], bytes_per) * 3
-                if not gpu and est > 16:
-                    row[impl] = {"error": f"needs ~{est:.0f} GiB", "oom": True}
-                    continue
-                row[impl] = run_case(dict(base, impl=impl, threads=t, grids=grids), args.timeout)
-                if impl == "mmpt":
-                    cache[(t, json.dumps(grids))] = row[impl]
-            hf, mm = row["hf"], row["mmpt"]
-            n = patches_of(grids)
+    for m in models:
+        base = dict(device=device, dtype=dtype, depth=depth, width=widths[m], model=m,
+                    repeats=args.repeats, recompute="none")
+        for name, grids in packs[m]:
+            # The large pack runs at all threads only on the CPU: its Hugging Face-style step
+            # alone takes minutes here.
+            for t in (threads if name.startswith("COCO") or gpu else threads[-1:]):
+                row = {}
+                for impl in ("hf", "mmpt"):
+                    # Refuse cases that cannot fit rather than let the kernel kill the machine.
+                    est = attention_gib(grids, impl, widths[m]["heads"], bytes_per) * 3
+                    if not gpu and est > 16:
+                        row[impl] = {"error": f"needs ~{est:.0f} GiB", "oom": True}
+                        continue
+                    row[impl] = run_case(dict(base, impl=impl, threads=t, grids=grids),
+                                         args.timeout)
+                    if impl == "mmpt":
+                        cache[(m, t, json.dumps(grids))] = row[impl]
+                print_row(m, name, patches_of(grids), t, row)
+                results.append({"model": m, "pack": name, "patches": patches_of(grids),
+                                "threads": t, **row})
+                sys.stdout.flush()
 
-            def cell(r, key, f):
-                return f(r[key]) if key in r else "  --"
-            speed = (f"{hf['seconds'] / mm['seconds']:6.2f}x" if "seconds" in hf and "seconds" in mm
-                     else "    --")
-            mem = (f"{hf['peak_bytes'] / max(mm['peak_bytes'], 1):8.2f}x"
-                   if "peak_bytes" in hf and "peak_bytes" in mm else "      --")
-            print(f"{name:<12} {n:>7} {t:>7} | {cell(hf, 'seconds', lambda s: f'{s:8.2f}'):>8} "
-                  f"{cell(mm, 'seconds', lambda s: f'{s:8.2f}'):>8} {speed:>7} | "
-                  f"{cell(hf, 'peak_bytes', fmt_gib):>7} "
-                  f"{cell(mm, 'peak_bytes', fmt_gib):>8} {mem:>9}")
-            for impl in ("hf", "mmpt"):
-                if "error" in row[impl]:
-                    print(f"    {impl}: {row[impl]['error']}")
-            results.append({"pack": name, "patches": n, "threads": t, **row})
-            sys.stdout.flush()
-
+    if MODELS[0] not in models:
+        return report_failures(results)
+    m = MODELS[0]
+    base = dict(device=device, dtype=dtype, depth=depth, width=widths[m], model=m,
+                repeats=args.repeats, recompute="none")
+    coco = packs[m][0][1]
     # Recomputation: peak memory per mode at growing packs (the table's COCO pack, smallest
     # images first: its first k images for each k), the largest pack under the budget.
     ordered = sorted(coco, key=patches_of_one)
@@ -292,8 +317,9 @@ def main():
     n = len(ordered)
     sizes = sizes or (sorted({max(1, n // 4), max(1, n // 2), n}) if gpu else list(range(1, n + 1)))
     print()
-    print(f"Recomputation (mmpt, {threads[-1]} threads): peak GiB per pack, and the most patches "
-          f"per pack under a {budget / GIB:.1f} GiB budget (straight-line fit of the peaks)")
+    print(f"Recomputation (mmpt, {m}, {threads[-1]} threads): peak GiB per pack, and the most "
+          f"patches per pack under a {budget / GIB:.1f} GiB budget (straight-line fit of the "
+          f"peaks)")
     head = f"{'recompute':<10} " + " ".join(f"{patches_of(ordered[:k]):>9}p" for k in sizes)
     print(head + f" | {'GiB/1k p':>8} {'fits':>8} {'vs none':>7}")
     fits = {}
@@ -301,7 +327,7 @@ def main():
         points = []
         for k in sizes:
             grids = ordered[:k]
-            key = (threads[-1], json.dumps(grids))
+            key = (m, threads[-1], json.dumps(grids))
             if mode == "none" and key in cache and args.repeats == 0:
                 r = cache[key]
             else:
@@ -328,7 +354,7 @@ def main():
         if args.verify and fit:
             # Build a pack of COCO images whose patch count is just under the prediction.
             pack, total, i = [], 0, 0
-            more = coco_grids(400)
+            more = coco_grids(400, vision=m)
             while i < len(more) and total + patches_of([more[i]]) <= fit:
                 pack.append(more[i])
                 total += patches_of([more[i]])
@@ -338,7 +364,30 @@ def main():
             print(f"    verify: {total} patches -> peak "
                   f"{r['peak_bytes'] / GIB:.2f} GiB" if "peak_bytes" in r else f"    verify: {r}")
         sys.stdout.flush()
-    # Not fitting is a result; any other failure of a case fails the run.
+    return report_failures(results)
+
+
+def print_row(model, name, n, threads, row):
+    hf, mm = row["hf"], row["mmpt"]
+
+    def cell(r, key, f):
+        return f(r[key]) if key in r else "  --"
+    speed = (f"{hf['seconds'] / mm['seconds']:6.2f}x" if "seconds" in hf and "seconds" in mm
+             else "    --")
+    mem = (f"{hf['peak_bytes'] / max(mm['peak_bytes'], 1):8.2f}x"
+           if "peak_bytes" in hf and "peak_bytes" in mm else "      --")
+    print(f"{model:<10} {name:<12} {n:>7} {threads:>7} | "
+          f"{cell(hf, 'seconds', lambda s: f'{s:8.2f}'):>8} "
+          f"{cell(mm, 'seconds', lambda s: f'{s:8.2f}'):>8} {speed:>7} | "
+          f"{cell(hf, 'peak_bytes', fmt_gib):>7} "
+          f"{cell(mm, 'peak_bytes', fmt_gib):>8} {mem:>9}")
+    for impl in ("hf", "mmpt"):
+        if "error" in row[impl]:
+            print(f"    {impl}: {row[impl]['error']}")
+
+
+def report_failures(results):
+    """Not fitting is a result; any other failure of a case fails the run."""
     failed = [r for r in results for i in ("hf", "mmpt") if "error" in r[i] and not r[i].get("oom")]
     return 1 if failed else 0
 

@@ -12,8 +12,9 @@
 # while the machine is warm; the first part also holds the real data, read in place of
 # ../shared, which the device lacks); the last call builds mmpt's Python extension and native encoder
 # against that machine's torch, then measures, writing every figure under $OUT:
-#   1. the native encoder against transformers' Qwen2.5-VL vision tower, same weights, bf16
-#      (bench/hf_encoder_check.py: agreement, time and peak memory per recompute mode);
+#   1. the native encoder against transformers' Qwen2.5-VL and Qwen3-VL vision towers, same
+#      weights, bf16 (bench/hf_encoder_check.py: agreement, Qwen3-VL's DeepStack features
+#      included, time and peak memory per recompute mode);
 #   2. the replayed step at the seed's two scaled configurations (bench/replay_step.py);
 #   3. the calibrated hardware preset (mfu and vision_mfu from the replay, native_encoder_factor
 #      from 1), as $OUT/<device>.json, and $OUT/figures.json of everything.
@@ -81,6 +82,8 @@ fi
 
 $python bench/hf_encoder_check.py --device $device "${encoder[@]}" --json "$OUT/encoder.json" |
   tee "$OUT/encoder.log"
+$python bench/hf_encoder_check.py --arch qwen3-vl --device $device "${encoder[@]}" \
+  --json "$OUT/encoder-qwen3.json" | tee "$OUT/encoder-qwen3.log"
 configs=(ep8 cp2)
 ((dry)) && configs=(cp2)
 for config in "${configs[@]}"; do
@@ -90,7 +93,8 @@ done
 $python - "$OUT" "${configs[@]}" <<'EOF'
 import json, os, sys
 out, configs = sys.argv[1], sys.argv[2:]
-figures = {"encoder": json.load(open(os.path.join(out, "encoder.json")))}
+figures = {"encoder": json.load(open(os.path.join(out, "encoder.json"))),
+           "encoder_qwen3": json.load(open(os.path.join(out, "encoder-qwen3.json")))}
 for config in configs:
     figures[f"replay_{config}"] = json.load(open(os.path.join(out, f"replay-{config}.json")))
 preset = dict(figures[f"replay_{configs[0]}"]["preset"])

@@ -1,17 +1,21 @@
-"""mmpt's native vision encoder against Hugging Face transformers' own Qwen2.5-VL vision tower.
+"""mmpt's native vision encoder against Hugging Face transformers' own Qwen2.5-VL or Qwen3-VL
+vision tower.
 
     python3 bench/hf_encoder_check.py --device cuda --json encoder.json     (bench/gpu_suite.sh)
+    python3 bench/hf_encoder_check.py --arch qwen3-vl --device cuda --json encoder-qwen3.json
 
 Both towers get the same random weights (transformers' initialization, copied by name into
-``mmpt.torch.VisionEncoder``) and the same pixels, in bf16. Checked: the outputs and every
-parameter's gradient agree within bf16 tolerance (relative error of the norm). Measured, per
+``mmpt.torch.VisionEncoder``) and the same pixels, in bf16. Checked: the outputs (Qwen3-VL's
+DeepStack features included) and every parameter's gradient agree within bf16 tolerance
+(relative error of the norm). Measured, per
 recompute mode (mmpt: none, selective, full; transformers: none, and its gradient checkpointing):
 forward + backward time (the fastest of --repeats after a warm-up) and, on a GPU, peak memory
 over the inputs (``torch.cuda.max_memory_allocated``), on packs of 16 COCO val2017 images at
-their real sizes as Qwen2.5-VL resizes them and on one image at its 12.8 MP cap. The
+their real sizes as the tower resizes them and on one image at Qwen2.5-VL's 12.8 MP cap (both
+towers: Qwen3-VL's own cap, 16.8 MP, is one 65536-patch image too). The
 ``native_encoder_factor`` of a hardware preset is transformers' time over mmpt's, both without
-recomputation, on the COCO packs. Without transformers (Debian's python3) the comparison is
-skipped and only mmpt's encoder is timed.
+recomputation, on the COCO packs (Qwen2.5-VL's, which gpu_suite.sh records). Without
+transformers (Debian's python3) the comparison is skipped and only mmpt's encoder is timed.
 """
 
 import argparse
@@ -28,32 +32,49 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import encoder_bench  # noqa: E402  (the COCO and 12.8 MP grids)
 from mmpt.torch import VisionEncoder  # noqa: E402
 
-WIDTH_7B = dict(hidden=1280, heads=16, mlp_hidden=3420, out_hidden=3584)
+DEPTHS = {"qwen2.5-vl": 32, "qwen3-vl": 27}  # the 7B's and the 8B's blocks
+WIDTHS, PATCH, deepstack_layers = (encoder_bench.WIDTHS, encoder_bench.PATCH,
+                                   encoder_bench.deepstack_layers)
 
 
 def hf_tower(args):
-    """transformers' Qwen2.5-VL vision tower at the native encoder's sizes, or None."""
+    """transformers' vision tower of --arch at the native encoder's sizes, or None."""
     try:
-        from transformers.models.qwen2_5_vl import modeling_qwen2_5_vl as modeling
-        from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLVisionConfig
+        if args.arch == "qwen3-vl":
+            from transformers.models.qwen3_vl import modeling_qwen3_vl as modeling
+            from transformers.models.qwen3_vl.configuration_qwen3_vl import (
+                Qwen3VLVisionConfig as Config)
+        else:
+            from transformers.models.qwen2_5_vl import modeling_qwen2_5_vl as modeling
+            from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import (
+                Qwen2_5_VLVisionConfig as Config)
     except ImportError as e:
         print(f"hf_encoder_check: transformers is not installed ({e}): comparison skipped")
         return None
     w = args.width
-    config = Qwen2_5_VLVisionConfig(
-        depth=args.depth, hidden_size=w["hidden"], num_heads=w["heads"],
-        intermediate_size=w["mlp_hidden"], out_hidden_size=w["out_hidden"],
-        fullatt_block_indexes=[args.depth - 1], window_size=112, patch_size=14,
-        spatial_merge_size=2, temporal_patch_size=2, hidden_act="silu")
+    shape = dict(depth=args.depth, hidden_size=w["hidden"], num_heads=w["heads"],
+                 intermediate_size=w["mlp_hidden"], out_hidden_size=w["out_hidden"],
+                 patch_size=PATCH[args.arch], spatial_merge_size=2, temporal_patch_size=2)
+    if args.arch == "qwen3-vl":
+        config = Config(hidden_act="gelu_pytorch_tanh", num_position_embeddings=2304,
+                        deepstack_visual_indexes=deepstack_layers(args.depth), **shape)
+        tower_class = modeling.Qwen3VLVisionModel
+    else:
+        config = Config(fullatt_block_indexes=[args.depth - 1], window_size=112,
+                        hidden_act="silu", **shape)
+        tower_class = modeling.Qwen2_5_VisionTransformerPretrainedModel
     config._attn_implementation = "sdpa"
     torch.manual_seed(args.seed)
-    tower = modeling.Qwen2_5_VisionTransformerPretrainedModel._from_config(config)
-    return tower.to(args.device, torch.bfloat16)
+    return tower_class._from_config(config).to(args.device, torch.bfloat16)
 
 
 def native_tower(args, recompute, like=None):
-    encoder = VisionEncoder("qwen2.5-vl", recompute=recompute, layers=args.depth,
-                            full_attention_layers=[args.depth - 1], **args.width)
+    if args.arch == "qwen3-vl":
+        layers = dict(deepstack_layers=deepstack_layers(args.depth))
+    else:
+        layers = dict(full_attention_layers=[args.depth - 1])
+    encoder = VisionEncoder(args.arch, recompute=recompute, layers=args.depth, **layers,
+                            **args.width)
     encoder = encoder.to(args.device, torch.bfloat16)
     if like is not None:
         state = like.state_dict()
@@ -64,10 +85,16 @@ def native_tower(args, recompute, like=None):
 
 
 def merged_rows(out):
-    """The tower's merged embeddings: a tensor, or the output's pooler_output (transformers 5)."""
+    """The tower's outputs as one tensor: the merged embeddings, then any DeepStack features,
+    stacked by rows. A tower returns a tensor (mmpt, Qwen2.5-VL before transformers 5), a tuple
+    (mmpt's Qwen3-VL: embeddings and a list; transformers 4's Qwen3-VL), or an output with
+    pooler_output and deepstack_features (transformers 5)."""
     if torch.is_tensor(out):
         return out
-    return out.pooler_output if getattr(out, "pooler_output", None) is not None else out[0]
+    if getattr(out, "pooler_output", None) is not None:
+        return torch.cat([out.pooler_output, *(getattr(out, "deepstack_features", None) or [])])
+    first, rest = out[0], out[1] if len(out) > 1 and isinstance(out[1], (list, tuple)) else []
+    return torch.cat([first, *rest])
 
 
 def step(tower, pixels, grid, grad_out):
@@ -123,14 +150,17 @@ def measure(tower, pixels, grid, args):
 def inputs(grids, args):
     patches = encoder_bench.patches_of(grids)
     torch.manual_seed(2)
-    pixels = torch.randn(patches, 3 * 2 * 14 * 14, device=args.device, dtype=torch.bfloat16)
+    pixels = torch.randn(patches, 3 * 2 * PATCH[args.arch] ** 2, device=args.device,
+                         dtype=torch.bfloat16)
     return pixels, torch.tensor(grids, dtype=torch.int64, device=args.device)
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    p.add_argument("--depth", type=int, default=32, help="blocks (Qwen2.5-VL-7B's 32)")
+    p.add_argument("--arch", default="qwen2.5-vl", choices=sorted(WIDTHS))
+    p.add_argument("--depth", type=int, default=None,
+                   help="blocks (default: Qwen2.5-VL-7B's 32, Qwen3-VL-8B's 27)")
     p.add_argument("--tiny", action="store_true",
                    help="a CPU-sized check: 2 blocks of width 64, two small images")
     p.add_argument("--repeats", type=int, default=3)
@@ -139,15 +169,20 @@ def main(argv=None):
                    help="largest relative error of the output and of any gradient (bf16)")
     p.add_argument("--json", default="")
     args = p.parse_args(argv)
-    args.width = dict(WIDTH_7B)
-    packs = {"coco16": encoder_bench.coco_grids(16),
-             "12.8MP": encoder_bench.large_grids(1, encoder_bench.QWEN25_MAX_PIXELS)}
+    args.width = dict(WIDTHS[args.arch])
+    args.depth = args.depth or DEPTHS[args.arch]
+    vision = args.arch
+    packs = {"coco16": encoder_bench.coco_grids(16, vision=vision),
+             "12.8MP": encoder_bench.large_grids(1, encoder_bench.QWEN25_MAX_PIXELS,
+                                                 vision=vision)}
     if args.tiny:
         args.depth, args.repeats = 2, 1
         args.width = dict(hidden=64, heads=4, mlp_hidden=128, out_hidden=64)
-        packs = {"coco2": encoder_bench.coco_grids(2, max_pixels=50176)}
+        tiny_pixels = 65536 if args.arch == "qwen3-vl" else 50176  # at or near the minimum
+        packs = {"coco2": encoder_bench.coco_grids(2, max_pixels=tiny_pixels, vision=vision)}
     hf = hf_tower(args)
-    report = {"device": args.device, "depth": args.depth, "width": args.width, "packs": {}}
+    report = {"arch": args.arch, "device": args.device, "depth": args.depth,
+              "width": args.width, "packs": {}}
     for pack, grids in packs.items():
         pixels, grid = inputs(grids, args)
         figures = {"images": len(grids), "patches": int(pixels.shape[0])}

@@ -29,29 +29,36 @@ T ValueOrThrow(Result<T> result) {
   return std::move(*result);
 }
 
+// The caller's overrides of a preset's encoder fields.
+struct Overrides {
+  std::optional<uint32_t> layers, hidden, heads, mlp_hidden, window_size, position_embeddings;
+  std::optional<std::vector<uint32_t>> full_attention_layers, deepstack_layers;
+};
+
 // The preset with the caller's overrides, then the encoder it describes. A smaller `layers`
-// keeps the preset's full-attention layers below it unless `full_attention_layers` says; the
-// merger's output is the LLM preset's hidden size unless `out_hidden` says.
+// keeps the preset's full-attention and DeepStack layers below it unless
+// `full_attention_layers` or `deepstack_layers` says; the merger's output is the LLM preset's
+// hidden size unless `out_hidden` says.
 Result<EncoderConfig> MakeConfig(const std::string& preset, std::optional<uint32_t> out_hidden,
-                                 const std::string& llm, std::optional<uint32_t> layers,
-                                 std::optional<uint32_t> hidden, std::optional<uint32_t> heads,
-                                 std::optional<uint32_t> mlp_hidden,
-                                 std::optional<std::vector<uint32_t>> full_attention_layers,
-                                 std::optional<uint32_t> window_size) {
+                                 const std::string& llm, const Overrides& o) {
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig p, cost::VisionPresetFrom(preset));
   if (!out_hidden) {
     MMPT_ASSIGN_OR_RETURN(cost::LlmConfig l, cost::LoadLlmPreset(llm));
     out_hidden = l.hidden;
   }
-  if (layers) {
-    p.layers = *layers;
-    std::erase_if(p.full_attention_layers, [&](uint32_t layer) { return layer >= *layers; });
+  if (o.layers) {
+    p.layers = *o.layers;
+    auto above = [&](uint32_t layer) { return layer >= *o.layers; };
+    std::erase_if(p.full_attention_layers, above);
+    std::erase_if(p.deepstack_layers, above);
   }
-  if (hidden) p.hidden = *hidden;
-  if (heads) p.heads = *heads;
-  if (mlp_hidden) p.mlp_hidden = *mlp_hidden;
-  if (full_attention_layers) p.full_attention_layers = *full_attention_layers;
-  if (window_size) p.window_size = *window_size;
+  if (o.hidden) p.hidden = *o.hidden;
+  if (o.heads) p.heads = *o.heads;
+  if (o.mlp_hidden) p.mlp_hidden = *o.mlp_hidden;
+  if (o.full_attention_layers) p.full_attention_layers = *o.full_attention_layers;
+  if (o.window_size) p.window_size = *o.window_size;
+  if (o.position_embeddings) p.position_embeddings = *o.position_embeddings;
+  if (o.deepstack_layers) p.deepstack_layers = *o.deepstack_layers;
   return MakeEncoderConfig(p, *out_hidden);
 }
 
@@ -71,7 +78,8 @@ PYBIND11_MODULE(_vision, m) {
   using namespace mmpt;
   using namespace mmpt::vision;
   m.doc() =
-      "The native Qwen2-VL / Qwen2.5-VL vision encoder (libtorch); use mmpt.torch.VisionEncoder.";
+      "The native Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision encoder (libtorch); use "
+      "mmpt.torch.VisionEncoder.";
   py::class_<EncoderConfig>(m, "EncoderConfig")
       .def_readonly("preset", &EncoderConfig::preset)
       .def_readonly("hidden", &EncoderConfig::hidden)
@@ -83,6 +91,11 @@ PYBIND11_MODULE(_vision, m) {
       .def_readonly("rms_norm", &EncoderConfig::rms_norm)
       .def_readonly("spatial_merge", &EncoderConfig::spatial_merge)
       .def_readonly("window_merged", &EncoderConfig::window_merged)
+      .def_readonly("patch_bias", &EncoderConfig::patch_bias)
+      .def_readonly("deepstack_layers", &EncoderConfig::deepstack_layers)
+      .def_property_readonly(
+          "position_embeddings",
+          [](const EncoderConfig& c) { return c.position_side * c.position_side; })
       .def_property_readonly("patch_values", &EncoderConfig::patch_values)
       .def_property_readonly("full_attention_layers",
                              [](const EncoderConfig& c) {
@@ -103,15 +116,24 @@ PYBIND11_MODULE(_vision, m) {
          std::optional<uint32_t> layers, std::optional<uint32_t> hidden,
          std::optional<uint32_t> heads, std::optional<uint32_t> mlp_hidden,
          std::optional<std::vector<uint32_t>> full_attention_layers,
-         std::optional<uint32_t> window_size) {
-        return ValueOrThrow(MakeConfig(preset, out_hidden, llm, layers, hidden, heads, mlp_hidden,
-                                       full_attention_layers, window_size));
+         std::optional<uint32_t> window_size, std::optional<uint32_t> position_embeddings,
+         std::optional<std::vector<uint32_t>> deepstack_layers) {
+        const Overrides o{layers,
+                          hidden,
+                          heads,
+                          mlp_hidden,
+                          window_size,
+                          position_embeddings,
+                          full_attention_layers,
+                          deepstack_layers};
+        return ValueOrThrow(MakeConfig(preset, out_hidden, llm, o));
       },
       py::arg("preset"), py::arg("out_hidden") = py::none(),
       py::arg("llm") = std::string(cost::Defaults::kLlm), py::arg("layers") = py::none(),
       py::arg("hidden") = py::none(), py::arg("heads") = py::none(),
       py::arg("mlp_hidden") = py::none(), py::arg("full_attention_layers") = py::none(),
-      py::arg("window_size") = py::none());
+      py::arg("window_size") = py::none(), py::arg("position_embeddings") = py::none(),
+      py::arg("deepstack_layers") = py::none());
   m.def(
       "checkpoint_shapes",
       [](const std::string& path) {
@@ -134,11 +156,12 @@ PYBIND11_MODULE(_vision, m) {
       [](const EncoderConfig& c, const std::vector<at::Tensor>& weights,
          const at::Tensor& pixel_values, const at::Tensor& grid_thw, const std::string& recompute) {
         const Recompute mode = ValueOrThrow(ParseRecompute(recompute));
-        Result<at::Tensor> out = [&] {
+        Result<Encoded> out = [&] {
           py::gil_scoped_release release;
           return Encode(c, weights, pixel_values, grid_thw, mode);
         }();
-        return ValueOrThrow(std::move(out));
+        Encoded encoded = ValueOrThrow(std::move(out));
+        return py::make_tuple(encoded.embeddings, encoded.deepstack);
       },
       py::arg("config"), py::arg("weights"), py::arg("pixel_values"), py::arg("grid_thw"),
       py::arg("recompute"));

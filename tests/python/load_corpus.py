@@ -1,7 +1,7 @@
 """The prepared real-data corpus the loader's Python tests read: COCO caption pairs with their
 real image sizes and captions from ../shared/data/real, written by ``mmpt synth --profile coco``
 (LLaVA conversations, JPEG images drawn at the real sizes) and prepared by ``mmpt prepare``
-with the Qwen3 tokenizer and the qwen2-vl preset.
+with the Qwen3 tokenizer and the qwen2-vl preset (or another vision preset).
 """
 
 import os
@@ -45,9 +45,9 @@ def load_batches(path, cp_size=1, cp_rank=0, steps=2, seq_len=8192):
     return out
 
 
-def build(out_dir, samples, shards=4):
-    """Synthesize and prepare `samples` COCO pairs as `shards` shards under `out_dir`; return
-    the dataset path.
+def build(out_dir, samples, shards=4, vision="qwen2-vl"):
+    """Synthesize and prepare `samples` COCO pairs as `shards` shards under `out_dir` for the
+    vision preset `vision`; return the dataset path.
     Raises (never skips) when the real data or the commands are missing."""
     if not os.path.exists(REAL_COCO):
         raise FileNotFoundError(f"{REAL_COCO}: the real data is missing")
@@ -55,6 +55,6 @@ def build(out_dir, samples, shards=4):
     dataset = os.path.join(out_dir, "dataset")
     _run("synth", "--profile", "coco", "--source", REAL_COCO, "--format", "llava",
          "--samples", str(samples), "--out", raw)
-    _run("prepare", os.path.join(raw, "coco.jsonl"), "--out", dataset, "--vision", "qwen2-vl",
+    _run("prepare", os.path.join(raw, "coco.jsonl"), "--out", dataset, "--vision", vision,
          "--samples-per-shard", str(max(1, -(-samples // shards))), "--on-error", "fail")
     return dataset

@@ -1,6 +1,7 @@
-"""An independent PyTorch reference of Hugging Face's Qwen2-VL and Qwen2.5-VL vision towers
-(``Qwen2VisionTransformerPretrainedModel`` and ``Qwen2_5_VisionTransformerPretrainedModel``),
-written from their documented architecture for mmpt's fidelity tests and encoder benchmark.
+"""An independent PyTorch reference of Hugging Face's Qwen2-VL, Qwen2.5-VL and Qwen3-VL vision
+towers (``Qwen2VisionTransformerPretrainedModel``, ``Qwen2_5_VisionTransformerPretrainedModel``
+and ``Qwen3VLVisionModel``), written from their documented architecture for mmpt's fidelity
+tests and encoder benchmark.
 
 It is Hugging Face style on purpose: every block attends over all patches of the pack at once,
 with a block-diagonal [N, N] additive mask (one block per image frame, or per 112-pixel window in
@@ -15,6 +16,9 @@ Parameter names and shapes are Hugging Face's without the leading ``visual.``, s
                         out_hidden=3584, full_attention_layers=[3], window_size=112)
     out = ref(pixel_values, image_grid_thw)        # [patches / 4, out_hidden], image order
     write_safetensors(path, {"visual." + k: v for k, v in ref.state_dict().items()})
+
+    ref3 = Qwen3VisionRef(layers=4, deepstack_layers=[1, 3])   # Qwen3-VL: 16-pixel patches
+    out, deepstack = ref3(pixel_values, image_grid_thw)        # deepstack: one per layer above
 """
 
 import json
@@ -40,6 +44,12 @@ ARCHS = {
     "qwen2.5-vl": dict(layers=32, hidden=1280, heads=16, mlp_hidden=3420, out_hidden=3584,
                        full_attention_layers=[7, 15, 23, 31], window_size=112),
 }
+# Qwen3-VL (Hugging Face's Qwen3VLVisionConfig defaults): 16-pixel patches, a learned 48 x 48
+# position table, DeepStack mergers after blocks 8, 16 and 24.
+QWEN3_PATCH = 16
+QWEN3_PATCH_VALUES = IN_CHANNELS * TEMPORAL_PATCH * QWEN3_PATCH * QWEN3_PATCH  # 1536
+QWEN3 = dict(layers=27, hidden=1152, heads=16, mlp_hidden=4304, out_hidden=3584,
+             position_embeddings=2304, deepstack_layers=[8, 16, 24])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,6 +113,44 @@ def window_order(image_grid_thw, window_size=112):
         base += t * mh * mw
     idx = torch.cat(index) if index else torch.zeros(0, dtype=torch.int64)
     return idx, torch.tensor([0] + lengths, dtype=torch.int64).cumsum(0)
+
+
+def rotary(head_dim, image_grid_thw):
+    """cos and sin, fp32 [patches, head_dim]: row positions on the first half of the rotary
+    frequencies, column positions on the second, the whole repeated twice."""
+    dim = head_dim // 2
+    inv_freq = 1.0 / (ROPE_THETA ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    pos = rotary_positions(image_grid_thw).float()
+    angles = torch.cat([pos[:, :1] * inv_freq, pos[:, 1:] * inv_freq], dim=1)  # [N, dim]
+    emb = torch.cat([angles, angles], dim=1)
+    return emb.cos(), emb.sin()
+
+
+def interpolated_positions(table, image_grid_thw):
+    """Qwen3-VL's learned position embedding for every pixel row, [patches, hidden] in the
+    loader's order: per image, the side x side ``table`` sampled bilinearly at an h x w grid
+    spread evenly over it (row i at i * (side - 1) / (h - 1), by torch.linspace in fp32),
+    weights in the table's dtype, the four corners summed top-left, top-right, bottom-left,
+    bottom-right; the grid then reordered into 2x2 merge units and repeated for each frame."""
+    side = int(round(table.shape[0] ** 0.5))
+    out = []
+    for t, h, w in _grids(image_grid_thw):
+        hs, ws = torch.linspace(0, side - 1, h), torch.linspace(0, side - 1, w)
+        top, left = hs.long(), ws.long()
+        bottom, right = (top + 1).clamp(max=side - 1), (left + 1).clamp(max=side - 1)
+        dh, dw = (hs - top)[:, None], (ws - left)[None, :]
+        corners = [(top[:, None] * side + left[None, :], (1 - dh) * (1 - dw)),
+                   (top[:, None] * side + right[None, :], (1 - dh) * dw),
+                   (bottom[:, None] * side + left[None, :], dh * (1 - dw)),
+                   (bottom[:, None] * side + right[None, :], dh * dw)]
+        grid = None
+        for index, weight in corners:
+            term = table[index.reshape(-1).to(table.device)] * \
+                weight.reshape(-1, 1).to(table.device, table.dtype)
+            grid = term if grid is None else grid + term
+        units = grid.view(h // MERGE, MERGE, w // MERGE, MERGE, -1).permute(0, 2, 1, 3, 4)
+        out.append(units.reshape(h * w, -1).repeat(t, 1))
+    return torch.cat(out) if out else table.new_zeros(0, table.shape[1])
 
 
 def block_diagonal_mask(seqlens, dtype, device="cpu"):
@@ -197,13 +245,23 @@ class Qwen25MLP(nn.Module):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
+class Qwen3MLP(nn.Module):
+    def __init__(self, dim, mlp_hidden):
+        super().__init__()
+        self.linear_fc1 = nn.Linear(dim, mlp_hidden)
+        self.linear_fc2 = nn.Linear(mlp_hidden, dim)
+
+    def forward(self, x):
+        return self.linear_fc2(F.gelu(self.linear_fc1(x), approximate="tanh"))
+
+
 class Block(nn.Module):
     def __init__(self, arch, dim, heads, mlp_hidden):
         super().__init__()
-        if arch == "qwen2-vl":
+        if arch in ("qwen2-vl", "qwen3-vl"):
             self.norm1 = nn.LayerNorm(dim, eps=NORM_EPS)
             self.norm2 = nn.LayerNorm(dim, eps=NORM_EPS)
-            self.mlp = Qwen2MLP(dim, mlp_hidden)
+            self.mlp = (Qwen2MLP if arch == "qwen2-vl" else Qwen3MLP)(dim, mlp_hidden)
         else:
             self.norm1 = RMSNorm(dim)
             self.norm2 = RMSNorm(dim)
@@ -239,7 +297,7 @@ class PatchMerger(nn.Module):
 
 
 class QwenVisionRef(nn.Module):
-    """Hugging Face-style Qwen2-VL / Qwen2.5-VL vision tower.
+    """Hugging Face-style Qwen2-VL / Qwen2.5-VL vision tower (Qwen3-VL's: Qwen3VisionRef).
 
     ``arch``: "qwen2-vl" or "qwen2.5-vl"; the keyword arguments override the 7B preset shape.
     ``attention``: "mask" (one [N, N] block-diagonal mask over the whole pack, Hugging Face's
@@ -282,16 +340,6 @@ class QwenVisionRef(nn.Module):
                 if getattr(norm, "bias", None) is not None:
                     norm.bias.normal_(0.0, 0.1)
 
-    def rotary(self, image_grid_thw):
-        """cos and sin, fp32 [patches, head_dim]: row positions on the first half of the
-        rotary frequencies, column positions on the second, the whole repeated twice."""
-        dim = self.head_dim // 2
-        inv_freq = 1.0 / (ROPE_THETA ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
-        pos = rotary_positions(image_grid_thw).float()
-        angles = torch.cat([pos[:, :1] * inv_freq, pos[:, 1:] * inv_freq], dim=1)  # [N, dim]
-        emb = torch.cat([angles, angles], dim=1)
-        return emb.cos(), emb.sin()
-
     def forward(self, pixel_values, image_grid_thw):
         grid = torch.as_tensor(image_grid_thw, dtype=torch.int64).reshape(-1, 3)
         if pixel_values.dim() != 2 or pixel_values.shape[1] != PATCH_VALUES:
@@ -301,7 +349,7 @@ class QwenVisionRef(nn.Module):
             raise ValueError(f"image_grid_thw covers {int(grid.prod(1).sum())} patches, "
                              f"pixel_values has {pixel_values.shape[0]} rows")
         x = self.patch_embed(pixel_values)
-        cos, sin = self.rotary(grid)
+        cos, sin = rotary(self.head_dim, grid)
         full = frame_seqlens(grid)
         windowed = self.arch == "qwen2.5-vl"
         if windowed:
@@ -317,6 +365,87 @@ class QwenVisionRef(nn.Module):
         if windowed:
             x = x[torch.argsort(order).to(x.device)]
         return x
+
+
+# ---------------------------------------------------------------------------------------------
+# Qwen3-VL. Names follow Hugging Face's Qwen3VLVisionModel.
+
+class Qwen3Merger(nn.Module):
+    """LayerNorm over each patch (the final merger) or over the merged 2x2 unit (a DeepStack
+    merger, ``postshuffle``), then merged width -> merged width -> out_hidden with exact GELU."""
+
+    def __init__(self, dim, out_hidden, postshuffle):
+        super().__init__()
+        self.unit_dim = dim * MERGE * MERGE
+        self.postshuffle = postshuffle
+        self.norm = nn.LayerNorm(self.unit_dim if postshuffle else dim, eps=NORM_EPS)
+        self.linear_fc1 = nn.Linear(self.unit_dim, self.unit_dim)
+        self.linear_fc2 = nn.Linear(self.unit_dim, out_hidden)
+
+    def forward(self, x):
+        if self.postshuffle:
+            x = self.norm(x.reshape(-1, self.unit_dim))
+        else:
+            x = self.norm(x).reshape(-1, self.unit_dim)
+        return self.linear_fc2(F.gelu(self.linear_fc1(x)))
+
+
+class Qwen3VisionRef(nn.Module):
+    """Hugging Face-style Qwen3-VL vision tower: returns (embeddings, [DeepStack features]).
+
+    Keyword arguments override QWEN3's shape; ``attention`` is "mask" or "loop" as in
+    QwenVisionRef (every block attends within each frame: Qwen3-VL has no windows). Parameters
+    start from torch's global RNG: linear, convolution and embedding layers by torch's defaults,
+    norm weights 1 + N(0, 0.1) and biases N(0, 0.1)."""
+
+    arch = "qwen3-vl"
+
+    def __init__(self, attention="mask", **overrides):
+        super().__init__()
+        unknown = set(overrides) - set(QWEN3)
+        if unknown:
+            raise ValueError(f"unknown Qwen3-VL fields {sorted(unknown)}")
+        if attention not in ("mask", "loop"):
+            raise ValueError(f"attention must be 'mask' or 'loop', not {attention!r}")
+        cfg = {**QWEN3, **{k: v for k, v in overrides.items() if v is not None}}
+        if any(layer >= cfg["layers"] for layer in cfg["deepstack_layers"]):
+            raise ValueError(f"deepstack_layers {cfg['deepstack_layers']} exceed the depth")
+        self.config, self.attention = cfg, attention
+        dim = cfg["hidden"]
+        self.head_dim = dim // cfg["heads"]
+        kernel = (TEMPORAL_PATCH, QWEN3_PATCH, QWEN3_PATCH)
+        self.patch_embed = nn.Module()
+        self.patch_embed.proj = nn.Conv3d(IN_CHANNELS, dim, kernel_size=kernel, stride=kernel,
+                                          bias=True)
+        self.pos_embed = nn.Embedding(cfg["position_embeddings"], dim)
+        self.blocks = nn.ModuleList(Block(self.arch, dim, cfg["heads"], cfg["mlp_hidden"])
+                                    for _ in range(cfg["layers"]))
+        self.merger = Qwen3Merger(dim, cfg["out_hidden"], postshuffle=False)
+        self.deepstack_merger_list = nn.ModuleList(
+            Qwen3Merger(dim, cfg["out_hidden"], postshuffle=True)
+            for _ in cfg["deepstack_layers"])
+        with torch.no_grad():
+            for norm in (m for m in self.modules() if isinstance(m, nn.LayerNorm)):
+                norm.weight.normal_(1.0, 0.1)
+                norm.bias.normal_(0.0, 0.1)
+
+    def forward(self, pixel_values, image_grid_thw):
+        grid = torch.as_tensor(image_grid_thw, dtype=torch.int64).reshape(-1, 3)
+        if pixel_values.dim() != 2 or pixel_values.shape[1] != QWEN3_PATCH_VALUES:
+            raise ValueError(f"pixel_values must be [patches, {QWEN3_PATCH_VALUES}], "
+                             f"got {tuple(pixel_values.shape)}")
+        proj = self.patch_embed.proj
+        x = proj(pixel_values.reshape(-1, IN_CHANNELS, TEMPORAL_PATCH, QWEN3_PATCH, QWEN3_PATCH)
+                 .to(proj.weight.dtype)).reshape(pixel_values.shape[0], -1)
+        x = x + interpolated_positions(self.pos_embed.weight, grid)
+        cos, sin = (t.to(x.device) for t in rotary(self.head_dim, grid))
+        seqlens, mask_cache, deepstack = frame_seqlens(grid), {}, []
+        for i, block in enumerate(self.blocks):
+            x = block(x, cos, sin, seqlens, self.attention, mask_cache)
+            if i in self.config["deepstack_layers"]:
+                k = self.config["deepstack_layers"].index(i)
+                deepstack.append(self.deepstack_merger_list[k](x))
+        return self.merger(x), deepstack
 
 
 # ---------------------------------------------------------------------------------------------

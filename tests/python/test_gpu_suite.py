@@ -18,9 +18,11 @@ def test_the_gpu_suite_runs_dry_and_writes_every_figure(tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stdout[-6000:]
     figures = json.loads((tmp_path / "figures.json").read_text())
-    # The native encoder timed in every recompute mode (transformers is absent here).
-    coco = figures["encoder"]["packs"]["coco2"]
-    assert all(coco[f"mmpt_{mode}"]["seconds"] > 0 for mode in ("none", "selective", "full"))
+    # Both native encoders timed in every recompute mode (transformers is absent here).
+    for encoder, arch in (("encoder", "qwen2.5-vl"), ("encoder_qwen3", "qwen3-vl")):
+        assert figures[encoder]["arch"] == arch
+        coco = figures[encoder]["packs"]["coco2"]
+        assert all(coco[f"mmpt_{mode}"]["seconds"] > 0 for mode in ("none", "selective", "full"))
     # The replay at CP 2: every row of the ablation, each batch of each CP rank timed.
     replay = figures["replay_cp2"]
     assert [r["row"] for r in replay["rows"]] == [

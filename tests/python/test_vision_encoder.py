@@ -1,8 +1,9 @@
-"""Fidelity of mmpt.torch.VisionEncoder (the native Qwen2-VL / Qwen2.5-VL vision towers) against
-the independent Hugging Face-style reference in qwen_vision_ref.py: the same random weights,
+"""Fidelity of mmpt.torch.VisionEncoder (the native Qwen2-VL / Qwen2.5-VL / Qwen3-VL vision towers)
+against the independent Hugging Face-style reference in qwen_vision_ref.py: the same random weights,
 loaded through a safetensors file the test writes under ``visual.``, give the same embeddings
-and the same gradients (pixels and every parameter) within fp32 tolerance, for real COCO image
-sizes with pixels from mmpt's own loader; recomputation does not change gradients; bf16 runs;
+and the same gradients (pixels and every parameter) within fp32 tolerance, Qwen3-VL's DeepStack
+features included, for real COCO image sizes with pixels from mmpt's own loader; recomputation
+does not change gradients; bf16 runs;
 bad checkpoints and bad grids are errors that name what is wrong.
 
 The first tests check the reference itself (its mask, its window permutation, its names, its
@@ -19,21 +20,32 @@ import torch
 import load_corpus
 import mmpt
 import mmpt.torch
-from qwen_vision_ref import (MERGE, PATCH_VALUES, QwenVisionRef, block_diagonal_mask,
-                             frame_seqlens, read_safetensors, rotary_positions, window_order,
-                             write_safetensors)
+from qwen_vision_ref import (MERGE, PATCH_VALUES, QWEN3_PATCH_VALUES, Qwen3VisionRef,
+                             QwenVisionRef, block_diagonal_mask, frame_seqlens,
+                             interpolated_positions, read_safetensors, rotary_positions,
+                             window_order, write_safetensors)
 
 ARCHS = ["qwen2-vl", "qwen2.5-vl"]
 # Reduced shapes: head_dim 16 (rotary on 4 frequencies per axis) and 24 (6 per axis). Small
 # widths because real COCO images are 400-1600 patches each, and the reference attends per image.
 SMALL = {"qwen2-vl": dict(layers=2, hidden=32, heads=2, mlp_hidden=48, out_hidden=40),
          "qwen2.5-vl": dict(layers=3, hidden=48, heads=2, mlp_hidden=40, out_hidden=36,
-                            full_attention_layers=[1])}
+                            full_attention_layers=[1]),
+         # A 6 x 6 position table: every real grid samples it between entries.
+         "qwen3-vl": dict(layers=3, hidden=32, heads=2, mlp_hidden=40, out_hidden=24,
+                          position_embeddings=36, deepstack_layers=[0, 1])}
 
 
 def small_ref(arch, seed=0, **overrides):
     torch.manual_seed(seed)
+    if arch == "qwen3-vl":
+        return Qwen3VisionRef(**{**SMALL[arch], **overrides})
     return QwenVisionRef(arch, **{**SMALL[arch], **overrides})
+
+
+def outputs(result):
+    """A tower's outputs as a list: [embeddings], or [embeddings, *DeepStack features]."""
+    return [result] if torch.is_tensor(result) else [result[0], *result[1]]
 
 
 def rel_err(got, want):
@@ -48,16 +60,19 @@ def assert_close(got, want, what, tol):
     assert err <= tol, f"{what}: max error {err:.3g} of the largest value (tolerance {tol})"
 
 
-def forward_backward(model, pixels, grid, cotangent=None, dtype=torch.float32):
-    """Embeddings and gradients of <embeddings, cotangent>: (out, d pixels, {name: d param})."""
+def forward_backward(model, pixels, grid, cotangents=None, dtype=torch.float32):
+    """Outputs (embeddings, then any DeepStack features) and the gradients of
+    Σ <output, cotangent>: ([out], d pixels, {name: d param}, [cotangent])."""
     model.zero_grad(set_to_none=True)
     px = pixels.clone().to(dtype).requires_grad_(True)
-    out = model(px, grid)
-    if cotangent is None:
-        cotangent = torch.randn(out.shape, generator=torch.Generator().manual_seed(7))
-    (out.float() * cotangent).sum().backward()
+    outs = outputs(model(px, grid))
+    if cotangents is None:
+        g = torch.Generator().manual_seed(7)
+        cotangents = [torch.randn(out.shape, generator=g) for out in outs]
+    assert len(cotangents) == len(outs)
+    sum((out.float() * c).sum() for out, c in zip(outs, cotangents)).backward()
     grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
-    return out.detach(), px.grad.detach(), grads, cotangent
+    return [out.detach() for out in outs], px.grad.detach(), grads, cotangents
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,13 +91,13 @@ def test_reference_block_diagonal_mask_equals_a_loop_over_segments(arch):
     out_mask, dpx_mask, g_mask, cot = forward_backward(ref, pixels, grid)
     ref.attention = "loop"
     out_loop, dpx_loop, g_loop, _ = forward_backward(ref, pixels, grid, cot)
-    assert_close(out_loop, out_mask, "embeddings", 1e-5)
+    assert_close(out_loop[0], out_mask[0], "embeddings", 1e-5)
     assert_close(dpx_loop, dpx_mask, "d pixel_values", 1e-5)
     for name in g_mask:
         assert_close(g_loop[name], g_mask[name], name, 1e-5)
     # The mask really separates images: a second image changes nothing in the first's rows.
     alone, _, _, _ = forward_backward(ref, pixels[:140], grid[:1])
-    assert_close(out_mask[:35], alone, "first image alone", 1e-5)
+    assert_close(out_mask[0][:35], alone[0], "first image alone", 1e-5)
 
 
 def test_reference_mask_is_zero_inside_segments_and_lowest_across():
@@ -188,14 +203,12 @@ def test_reference_safetensors_layout_and_round_trip(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # Real inputs: COCO sizes through mmpt's loader.
 
-@pytest.fixture(scope="module")
-def coco_images(tmp_path_factory):
-    """(grid, pixel rows) of every image of a few loader batches of a prepared COCO corpus
-    (real sizes, resized and patchified by mmpt under the qwen2-vl preset, which resizes as
-    qwen2.5-vl does)."""
-    path = load_corpus.build(str(tmp_path_factory.mktemp("coco_vision")), samples=24)
+def loader_images(work, vision):
+    """(grid, pixel rows) of every image of two loader batches of a COCO corpus prepared for
+    `vision` (real sizes, resized and patchified by mmpt)."""
+    path = load_corpus.build(work, samples=24, vision=vision)
     dataset = mmpt.Dataset(path)
-    planner = mmpt.Planner(dataset, seq_len=4096, dp=1, ga=1, seed=11, vision="qwen2-vl")
+    planner = mmpt.Planner(dataset, seq_len=4096, dp=1, ga=1, seed=11, vision=vision)
     images = []
     for batch in mmpt.Loader(dataset, planner, steps=2):
         pixels = torch.from_numpy(batch["pixel_values"].copy())
@@ -205,7 +218,23 @@ def coco_images(tmp_path_factory):
         for t, h, w in grids:
             images.append(((t, h, w), pixels[start:start + t * h * w]))
             start += t * h * w
+    return images
+
+
+@pytest.fixture(scope="module")
+def coco_images(tmp_path_factory):
+    """Real COCO images under the qwen2-vl preset (which resizes as qwen2.5-vl does)."""
+    images = loader_images(str(tmp_path_factory.mktemp("coco_vision")), "qwen2-vl")
     assert len(images) >= 8
+    return images
+
+
+@pytest.fixture(scope="module")
+def coco_images_qwen3(tmp_path_factory):
+    """Real COCO images under the qwen3-vl preset: 16-pixel patches, sides multiples of 32."""
+    images = loader_images(str(tmp_path_factory.mktemp("coco_vision3")), "qwen3-vl")
+    assert len(images) >= 4
+    assert all(px.shape[1] == QWEN3_PATCH_VALUES for _, px in images)
     return images
 
 
@@ -249,8 +278,9 @@ def checkpoint(tmp_path, ref, prefix="visual.", name="model.safetensors", extra=
 def encoder_like(VisionEncoder, tmp_path, ref, recompute="none", dtype=torch.float32):
     arch = ref.arch
     dims = {k: v for k, v in SMALL[arch].items()}
-    widths = ("layers", "hidden", "heads", "mlp_hidden", "out_hidden")
-    dims.update({k: ref.config[k] for k in widths})
+    widths = ("layers", "hidden", "heads", "mlp_hidden", "out_hidden", "position_embeddings",
+              "deepstack_layers")
+    dims.update({k: ref.config[k] for k in widths if k in ref.config})
     if arch == "qwen2.5-vl":
         dims["full_attention_layers"] = sorted(ref.full_attention_layers)
     enc = VisionEncoder.from_pretrained(checkpoint(tmp_path, ref), arch, recompute=recompute,
@@ -268,8 +298,10 @@ def check_fidelity(VisionEncoder, tmp_path, arch, images, recompute="none", tol=
     pixels, grid = pack(images)
     want, want_dpx, want_grads, cot = forward_backward(ref, pixels, grid)
     got, got_dpx, got_grads, _ = forward_backward(enc, pixels, grid, cot)
-    assert got.shape == (pixels.shape[0] // 4, ref.config["out_hidden"])
-    assert_close(got, want, f"{arch} embeddings", tol)
+    assert len(got) == 1 + len(ref.config.get("deepstack_layers", []))
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == (pixels.shape[0] // 4, ref.config["out_hidden"])
+        assert_close(g, w, f"{arch} {'embeddings' if k == 0 else f'DeepStack {k - 1}'}", tol)
     assert_close(got_dpx, want_dpx, f"{arch} d pixel_values", tol)
     for name, grad in want_grads.items():
         assert_close(got_grads[name], grad, f"{arch} d {name}", tol)
@@ -330,7 +362,8 @@ def test_recompute_modes_give_the_same_gradients(VisionEncoder, tmp_path, arch, 
     for mode in ("selective", "full"):
         out, grads = outs[mode]
         # Selective recomputation runs another attention kernel (chunked, fp32): rounding differs.
-        assert_close(out, base_out, f"{mode} embeddings", 1e-5)
+        for k, (o, b) in enumerate(zip(out, base_out)):
+            assert_close(o, b, f"{mode} output {k}", 1e-5)
         for name, grad in base_grads.items():
             assert_close(grads[name], grad, f"{mode} d {name}", 1e-5)
 
@@ -344,11 +377,123 @@ def test_bf16_runs_and_stays_close_to_fp32(VisionEncoder, tmp_path, arch, coco_i
     pixels, grid = pack(smallest(coco_images, 1) + [crop(coco_images[7], 3, 5)])
     want, want_dpx, want_grads, cot = forward_backward(ref, pixels, grid)
     got, got_dpx, got_grads, _ = forward_backward(enc, pixels, grid, cot, dtype=torch.bfloat16)
-    assert got.dtype == torch.bfloat16
-    assert_close(got.float(), want, "bf16 embeddings", 5e-2)
+    assert got[0].dtype == torch.bfloat16
+    assert_close(got[0].float(), want[0], "bf16 embeddings", 5e-2)
     assert_close(got_dpx.float(), want_dpx, "bf16 d pixel_values", 1e-1)
     for name in ("patch_embed.proj.weight", "blocks.0.attn.qkv.weight", "merger.mlp.2.weight"):
         assert_close(got_grads[name].float(), want_grads[name], f"bf16 d {name}", 1e-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Qwen3-VL: the reference's own parts, then fidelity on real COCO grids.
+
+def test_qwen3_reference_mask_equals_a_loop_and_frames_attend_alone():
+    ref = small_ref("qwen3-vl")
+    g = torch.Generator().manual_seed(3)
+    grid = torch.tensor([[1, 10, 14], [3, 4, 6], [1, 2, 2]])
+    pixels = torch.randn(int(grid.prod(1).sum()), QWEN3_PATCH_VALUES, generator=g)
+    out_mask, dpx_mask, g_mask, cot = forward_backward(ref, pixels, grid)
+    assert len(out_mask) == 3  # embeddings and two DeepStack features
+    ref.attention = "loop"
+    out_loop, dpx_loop, g_loop, _ = forward_backward(ref, pixels, grid, cot)
+    for k, (a, b) in enumerate(zip(out_loop, out_mask)):
+        assert_close(a, b, f"output {k}", 1e-5)
+    assert_close(dpx_loop, dpx_mask, "d pixel_values", 1e-5)
+    for name in g_mask:
+        assert_close(g_loop[name], g_mask[name], name, 1e-5)
+    # The video's second frame encodes as that frame alone: attention and positions per frame.
+    frame, _, _, _ = forward_backward(ref, pixels[140 + 24:140 + 48], torch.tensor([[1, 4, 6]]))
+    for k in range(3):
+        assert_close(out_mask[k][35 + 6:35 + 12], frame[k], f"frame output {k}", 1e-5)
+
+
+def test_qwen3_reference_interpolates_the_position_table_bilinearly_in_merge_order():
+    side = 5
+    rows, cols = torch.meshgrid(torch.arange(side), torch.arange(side), indexing="ij")
+    # A table linear in (row, col): bilinear interpolation reproduces the sampled place exactly.
+    table = torch.stack([rows.reshape(-1), cols.reshape(-1)], 1).double() * 3 + 1
+    grid = torch.tensor([[2, 8, 6], [1, 4, 4]])
+    got = interpolated_positions(table, grid)
+    heights = torch.tensor([8.0] * (2 * 48) + [4.0] * 16)
+    widths = torch.tensor([6.0] * (2 * 48) + [4.0] * 16)
+    pos = rotary_positions(grid).double()  # each row's (row, column) in merge order
+    place = torch.stack([pos[:, 0] * (side - 1) / (heights - 1),
+                         pos[:, 1] * (side - 1) / (widths - 1)], 1)
+    assert torch.allclose(got, place * 3 + 1, atol=1e-5)
+    # A grid of the table's own size samples its entries exactly, in 2x2 merge order.
+    ref = small_ref("qwen3-vl", position_embeddings=16)
+    table = ref.pos_embed.weight.detach()
+    on_grid = interpolated_positions(table, torch.tensor([[1, 4, 4]]))
+    order = [r * 4 + c for r, c in rotary_positions(torch.tensor([[1, 4, 4]])).tolist()]
+    assert torch.equal(on_grid, table[order])
+
+
+def test_qwen3_reference_names_and_shapes_are_hugging_faces():
+    d, i, o, m = 1152, 4304, 3584, 4608
+    ref = Qwen3VisionRef(layers=1, deepstack_layers=[0])
+    shapes = {k: tuple(v.shape) for k, v in ref.state_dict().items()}
+    want = {"patch_embed.proj.weight": (d, 3, 2, 16, 16), "patch_embed.proj.bias": (d,),
+            "pos_embed.weight": (2304, d)}
+    for name, width in (("norm1", d), ("norm2", d)):
+        want.update({f"blocks.0.{name}.weight": (width,), f"blocks.0.{name}.bias": (width,)})
+    for name, (out, inp) in {"attn.qkv": (3 * d, d), "attn.proj": (d, d),
+                             "mlp.linear_fc1": (i, d), "mlp.linear_fc2": (d, i)}.items():
+        want.update({f"blocks.0.{name}.weight": (out, inp), f"blocks.0.{name}.bias": (out,)})
+    for prefix, norm in (("merger.", d), ("deepstack_merger_list.0.", m)):
+        want.update({prefix + "norm.weight": (norm,), prefix + "norm.bias": (norm,),
+                     prefix + "linear_fc1.weight": (m, m), prefix + "linear_fc1.bias": (m,),
+                     prefix + "linear_fc2.weight": (o, m), prefix + "linear_fc2.bias": (o,)})
+    assert shapes == want
+
+
+def test_qwen3_single_real_image_matches_the_reference(VisionEncoder, tmp_path, coco_images_qwen3):
+    image = min(coco_images_qwen3, key=lambda im: im[0][1] * im[0][2])
+    enc_out, _ = check_fidelity(VisionEncoder, tmp_path, "qwen3-vl", [image])
+    assert len(enc_out) == 3
+
+
+def test_qwen3_several_real_images_and_a_video_match_the_reference(
+        VisionEncoder, tmp_path, coco_images_qwen3):
+    images = smallest(coco_images_qwen3, 3)
+    a, b, c = coco_images_qwen3[:3]
+    # Three frames (grid_t 3) cut from three real images, Qwen3-VL's full 48 x 48 table.
+    frames = [crop(a, 5, 7), crop(b, 5, 7, 1, 2), crop(c, 5, 7, 2, 1)]
+    video = ((3, 10, 14), torch.cat([f[1] for f in frames]))
+    check_fidelity(VisionEncoder, tmp_path, "qwen3-vl", images + [video, crop(a, 3, 1)],
+                   position_embeddings=2304)
+
+
+def test_qwen3_recompute_modes_match_the_reference_and_each_other(
+        VisionEncoder, tmp_path, coco_images_qwen3):
+    a, b = coco_images_qwen3[:2]
+    video = ((2, 8, 6), torch.cat([crop(a, 4, 3)[1], crop(b, 4, 3, 1, 1)[1]]))
+    images = smallest(coco_images_qwen3, 1) + [video]
+    outs = {mode: check_fidelity(VisionEncoder, tmp_path, "qwen3-vl", images, recompute=mode)
+            for mode in ("none", "selective", "full")}
+    for mode in ("selective", "full"):
+        for k, (o, base) in enumerate(zip(outs[mode][0], outs["none"][0])):
+            assert_close(o, base, f"{mode} output {k}", 1e-5)
+        for name, grad in outs["none"][1].items():
+            assert_close(outs[mode][1][name], grad, f"{mode} d {name}", 1e-5)
+
+
+def test_qwen3_checkpoint_sets_out_hidden_and_names_a_missing_deepstack_tensor(
+        VisionEncoder, tmp_path):
+    ref = small_ref("qwen3-vl", out_hidden=20)
+    dims = {k: v for k, v in SMALL["qwen3-vl"].items() if k != "out_hidden"}
+    enc = VisionEncoder.from_pretrained(checkpoint(tmp_path, ref), "qwen3-vl", **dims)
+    assert enc.config.out_hidden == 20 and enc.config.deepstack_layers == [0, 1]
+    state = {"visual." + k: v for k, v in ref.state_dict().items()
+             if k != "deepstack_merger_list.1.norm.bias"}
+    path = str(tmp_path / "missing.safetensors")
+    write_safetensors(path, state)
+    with pytest.raises(ValueError, match=r"deepstack_merger_list\.1\.norm\.bias"):
+        VisionEncoder("qwen3-vl", out_hidden=20, **dims).load_safetensors(path)
+    # Without DeepStack layers the tower returns a tensor, like Qwen2.5-VL's.
+    plain = VisionEncoder("qwen3-vl", layers=2, hidden=32, heads=2, mlp_hidden=40, out_hidden=8)
+    assert plain.config.deepstack_layers == []
+    out = plain(torch.randn(16, QWEN3_PATCH_VALUES), torch.tensor([[1, 4, 4]]))
+    assert torch.is_tensor(out) and out.shape == (4, 8)
 
 
 # ---------------------------------------------------------------------------------------------

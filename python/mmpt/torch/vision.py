@@ -1,9 +1,10 @@
-"""The native vision encoder as a ``torch.nn.Module``: Qwen2-VL and Qwen2.5-VL vision towers in
-C++ on libtorch (``src/mmpt/vision``), with variable-length attention over packed images and
-activation recomputation.
+"""The native vision encoder as a ``torch.nn.Module``: Qwen2-VL, Qwen2.5-VL and Qwen3-VL vision
+towers in C++ on libtorch (``src/mmpt/vision``), with variable-length attention over packed
+images and activation recomputation.
 
-It eats what the loader produces (``pixel_values`` [patches, 1176], ``image_grid_thw``) and
-returns the merged embeddings, one row per image pad, in the batch's order. Its parameters carry
+It eats what the loader produces (``pixel_values`` [patches, 1176] for 14-pixel patches, 1536 for
+Qwen3-VL's 16, ``image_grid_thw``) and returns the merged embeddings, one row per image pad, in
+the batch's order; a Qwen3-VL tower returns its DeepStack features beside them. Its parameters carry
 Hugging Face's names (without ``visual.``), so optimizers, ``torch.distributed`` and
 ``state_dict`` see an ordinary module, and a Hugging Face ``model.safetensors`` loads directly.
 """
@@ -35,12 +36,13 @@ class _Holder(torch.nn.Module):
 
 
 class VisionEncoder(torch.nn.Module):
-    """A Qwen2-VL or Qwen2.5-VL vision tower described by a vision preset.
+    """A Qwen2-VL, Qwen2.5-VL or Qwen3-VL vision tower described by a vision preset.
 
-    ``preset`` is a preset name (``"qwen2.5-vl"``, ``"qwen2-vl"``) or a preset's JSON text;
-    ``layers``, ``hidden``, ``heads``, ``mlp_hidden``, ``full_attention_layers`` and
-    ``window_size`` override its ``encoder`` fields (a smaller ``layers`` keeps the preset's
-    full-attention layers below it). ``out_hidden`` is the merger's output width, the LLM's
+    ``preset`` is a preset name (``"qwen2.5-vl"``, ``"qwen2-vl"``, ``"qwen3-vl"``) or a preset's
+    JSON text; ``layers``, ``hidden``, ``heads``, ``mlp_hidden``, ``full_attention_layers``,
+    ``window_size``, ``position_embeddings`` and ``deepstack_layers`` override its ``encoder``
+    fields (a smaller ``layers`` keeps the preset's full-attention and DeepStack layers below
+    it). ``out_hidden`` is the merger's output width, the LLM's
     hidden size: by default that of the LLM preset ``llm`` (mmpt's default LLM when None).
     ``recompute`` is ``"none"``, ``"selective"`` (core attention is recomputed in the backward
     pass, so no image² attention matrix is kept) or ``"full"`` (each block keeps only its input).
@@ -53,7 +55,9 @@ class VisionEncoder(torch.nn.Module):
                  hidden: Optional[int] = None, heads: Optional[int] = None,
                  mlp_hidden: Optional[int] = None,
                  full_attention_layers: Optional[Sequence[int]] = None,
-                 window_size: Optional[int] = None):
+                 window_size: Optional[int] = None,
+                 position_embeddings: Optional[int] = None,
+                 deepstack_layers: Optional[Sequence[int]] = None):
         super().__init__()
         native = _native()
         if recompute not in _RECOMPUTE:
@@ -65,7 +69,9 @@ class VisionEncoder(torch.nn.Module):
             preset, out_hidden, layers=layers, hidden=hidden, heads=heads, mlp_hidden=mlp_hidden,
             full_attention_layers=(list(full_attention_layers)
                                    if full_attention_layers is not None else None),
-            window_size=window_size, **options)
+            window_size=window_size, position_embeddings=position_embeddings,
+            deepstack_layers=(list(deepstack_layers) if deepstack_layers is not None else None),
+            **options)
         self.recompute = recompute
         self._names = []
         for name, shape in self.config.parameters():
@@ -88,7 +94,8 @@ class VisionEncoder(torch.nn.Module):
         if kwargs.get("out_hidden") is None:
             shapes = _native().checkpoint_shapes(path)
             for prefix in ("visual.", "model.visual.", ""):
-                shape = shapes.get(prefix + "merger.mlp.2.weight")
+                shape = (shapes.get(prefix + "merger.mlp.2.weight")  # Qwen2-VL, Qwen2.5-VL
+                         or shapes.get(prefix + "merger.linear_fc2.weight"))  # Qwen3-VL
                 if shape:
                     kwargs["out_hidden"] = shape[0]
                     break
@@ -105,7 +112,8 @@ class VisionEncoder(torch.nn.Module):
 
     @torch.no_grad()
     def reset_parameters(self) -> None:
-        """Linear and patch weights ~ N(0, 0.02), biases 0, norm weights 1 (torch's RNG)."""
+        """Linear, patch and position weights ~ N(0, 0.02), biases 0, norm weights 1 (torch's
+        RNG)."""
         for name, p in zip(self._names, self._weights()):
             if name.endswith(".bias"):
                 p.zero_()
@@ -124,15 +132,21 @@ class VisionEncoder(torch.nn.Module):
         for p, t in zip(weights, loaded):
             p.copy_(t)
 
-    def forward(self, pixel_values: torch.Tensor, image_grid_thw) -> torch.Tensor:
-        """Embeddings [patches / 4, out_hidden] of the pack's images, in image order."""
+    def forward(self, pixel_values: torch.Tensor, image_grid_thw):
+        """Embeddings [patches / 4, out_hidden] of the pack's images, in image order. A tower
+        with DeepStack layers (Qwen3-VL) returns ``(embeddings, deepstack)`` instead, as Hugging
+        Face's ``Qwen3VLVisionModel`` does: ``deepstack`` lists one tensor shaped like the
+        embeddings per DeepStack layer, in layer order."""
         grid = torch.as_tensor(image_grid_thw, dtype=torch.int64)
         if grid.dim() == 1 and grid.numel() == 0:
             grid = grid.view(0, 3)
-        return _vision.encode(self.config, self._weights(), pixel_values, grid, self.recompute)
+        embeddings, deepstack = _vision.encode(self.config, self._weights(), pixel_values, grid,
+                                               self.recompute)
+        return (embeddings, deepstack) if self.config.deepstack_layers else embeddings
 
     def extra_repr(self) -> str:
         c = self.config
         return (f"{c.preset}: layers={c.layers}, hidden={c.hidden}, heads={c.heads}, "
                 f"mlp_hidden={c.mlp_hidden}, out_hidden={c.out_hidden}, "
-                f"full_attention_layers={c.full_attention_layers}, recompute={self.recompute}")
+                f"full_attention_layers={c.full_attention_layers}, "
+                f"deepstack_layers={c.deepstack_layers}, recompute={self.recompute}")

@@ -152,6 +152,59 @@ TEST(VisionCostTest, WindowAttentionMakesBigImagesCheaperThanFullAttention) {
   EXPECT_LT(growth25, growth2);  // only 4 of 32 layers are quadratic
 }
 
+// Qwen3-VL's encoder FLOPs, written out from the preset's numbers: every block attends over the
+// whole frame (no windows) and the three DeepStack mergers cost what the final merger costs.
+TEST(VisionCostTest, Qwen3VlFlopsFollowThePreset) {
+  auto q3 = LoadVisionPreset("qwen3-vl");
+  ASSERT_TRUE(q3.ok()) << q3.status().ToString();
+  EXPECT_EQ(q3->deepstack_layers, (std::vector<uint32_t>{8, 16, 24}));
+  EXPECT_EQ(q3->position_embeddings, 2304u);
+  EXPECT_TRUE(q3->patch_bias);
+  EXPECT_EQ(q3->activation, "gelu_pytorch_tanh");
+  const double n = 1200, h = 1152, mlp = 4304, merged = 300, m = 4608, llm = 4096;
+  const double merger = 2 * merged * m * (m + llm);
+  const double forward = 27 * (2 * n * 4 * h * h + 2 * n * 2 * h * mlp + 4 * n * n * h) +
+                         2 * n * (3 * 2 * 16 * 16) * h + 4 * merger;
+  auto image = CostImage(*q3, 640, 480, 4096);  // 640x480 stays: 40 × 30 patches
+  ASSERT_TRUE(image.ok());
+  ASSERT_EQ(image->patches, 1200u);
+  EXPECT_NEAR(image->train_flops / (3 * forward), 1.0, 1e-12);
+  VisionConfig plain = *q3;
+  plain.deepstack_layers.clear();
+  auto without = CostImage(plain, 640, 480, 4096);
+  ASSERT_TRUE(without.ok());
+  EXPECT_NEAR((image->train_flops - without->train_flops) / (3 * 3 * merger), 1.0, 1e-9);
+  // A video's temporal steps attend each to itself: grid_t passes of one frame, never
+  // (grid_t · h · w)².
+  auto video = CostVideo(*q3, 640, 480, 120, 30000, 4096);
+  ASSERT_TRUE(video.ok()) << video.status().ToString();
+  ASSERT_GT(video->grid_t, 1u);
+  auto frame = CostImage(*q3, video->resized_width, video->resized_height, 4096);
+  ASSERT_TRUE(frame.ok());
+  ASSERT_EQ(frame->patches * video->grid_t, video->patches);
+  EXPECT_NEAR(video->train_flops / (video->grid_t * frame->train_flops), 1.0, 1e-12);
+}
+
+TEST(PresetsTest, BadQwen3FieldsAreNamed) {
+  const std::string head =
+      R"({"name":"v","resolution":{"rule":"smart_resize","patch_size":16,"spatial_merge":2,)"
+      R"("temporal_patch":2,"max_pixels":1000000},"encoder":{"hidden":64,"layers":4,"heads":4,)"
+      R"("mlp_hidden":96,)";
+  for (auto [field, body] : {std::pair{"deepstack_layers", R"("deepstack_layers":[1,4]})"},
+                             std::pair{"deepstack_layers", R"("deepstack_layers":[2,1]})"},
+                             std::pair{"deepstack_layers", R"("deepstack_layers":3})"},
+                             std::pair{"position_embeddings", R"("position_embeddings":2300})"},
+                             std::pair{"activation", R"("activation":"gelu_fast"})"}}) {
+    auto v = ParseVisionPreset(head + body + "}", "v.json");
+    ASSERT_FALSE(v.ok()) << body;
+    EXPECT_NE(v.status().message().find(field), std::string::npos) << v.status().message();
+  }
+  auto ok =
+      ParseVisionPreset(head + R"("deepstack_layers":[1,3],"position_embeddings":64}})", "v.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->deepstack_layers, (std::vector<uint32_t>{1, 3}));
+}
+
 TEST(LlmCostTest, MoeCountsActiveParametersAndAttentionIsQuadratic) {
   auto moe = LoadLlmPreset("qwen3-30b-a3b");
   auto dense = LoadLlmPreset("qwen2.5-7b");

@@ -50,6 +50,22 @@ Status Get(const json& obj, const char* key, T* out, std::string_view origin) {
   return Status::OK();
 }
 
+// A list of layer indices below `layers` into `out`.
+Status GetLayers(const json& list, const char* key, uint32_t layers, std::vector<uint32_t>* out,
+                 std::string_view origin) {
+  if (!list.is_array()) {
+    return Status::Corrupt("{}: {} must be a list of layer indices", origin, key);
+  }
+  for (const json& layer : list) {
+    if (!layer.is_number_unsigned() || layer.get<uint64_t>() >= layers) {
+      return Status::InvalidArgument("{}: {} holds {}, not a layer index below {}", origin, key,
+                                     layer.dump(), layers);
+    }
+    out->push_back(layer.get<uint32_t>());
+  }
+  return Status::OK();
+}
+
 Result<json> Section(const json& doc, const char* key, std::string_view origin) {
   auto it = doc.find(key);
   if (it == doc.end() || !it->is_object()) {
@@ -167,22 +183,20 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
   MMPT_RETURN_IF_ERROR(Get(enc, "norm_eps", &c.norm_eps, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "rope_theta", &c.rope_theta, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "tokens_per_second", &c.tokens_per_second, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "patch_bias", &c.patch_bias, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "position_embeddings", &c.position_embeddings, origin));
+  // A list of layer indices: full_attention_layers (absent or "all": every layer) and
+  // deepstack_layers (absent: none).
   auto full = enc.find("full_attention_layers");
   if (full == enc.end() || (full->is_string() && *full == "all")) {
     for (uint32_t layer = 0; layer < c.layers; ++layer) c.full_attention_layers.push_back(layer);
-  } else if (full->is_array()) {
-    for (const json& layer : *full) {
-      if (!layer.is_number_unsigned() || layer.get<uint64_t>() >= c.layers) {
-        return Status::InvalidArgument(
-            "{}: full_attention_layers holds {}, not a layer index "
-            "below {}",
-            origin, layer.dump(), c.layers);
-      }
-      c.full_attention_layers.push_back(layer.get<uint32_t>());
-    }
   } else {
-    return Status::Corrupt("{}: full_attention_layers must be \"all\" or a list of layer indices",
-                           origin);
+    MMPT_RETURN_IF_ERROR(
+        GetLayers(*full, "full_attention_layers", c.layers, &c.full_attention_layers, origin));
+  }
+  if (auto deepstack = enc.find("deepstack_layers"); deepstack != enc.end()) {
+    MMPT_RETURN_IF_ERROR(
+        GetLayers(*deepstack, "deepstack_layers", c.layers, &c.deepstack_layers, origin));
   }
   MMPT_RETURN_IF_ERROR(c.Validate().WithContext(origin));
   return c;

@@ -24,10 +24,21 @@ double EncoderForwardFlops(const VisionConfig& c, double n, uint32_t llm_hidden)
                  windowed_layers * windowed_attention;
   // Patch embedding: a linear map of C × T × P × P pixels to `hidden`.
   flops += 2.0 * n * (3.0 * c.temporal_patch * c.patch_size * c.patch_size) * h;
-  // Merger / projector: n / merge² tokens through merger_hidden → merger_hidden → llm_hidden.
+  // Merger / projector: n / merge² tokens through merger_hidden → merger_hidden → llm_hidden;
+  // each DeepStack merger (Qwen3-VL) is another one of the same shape.
   double merged = n / (static_cast<double>(c.spatial_merge) * c.spatial_merge);
-  flops += 2.0 * merged * c.merger_hidden * (static_cast<double>(c.merger_hidden) + llm_hidden);
+  const double mergers = 1.0 + static_cast<double>(c.deepstack_layers.size());
+  flops += mergers * 2.0 * merged * c.merger_hidden *
+           (static_cast<double>(c.merger_hidden) + llm_hidden);
   return flops;
+}
+
+// Whether `indices` ascend strictly, each below `layers`.
+bool LayerIndices(const std::vector<uint32_t>& indices, uint32_t layers) {
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] >= layers || (i > 0 && indices[i] <= indices[i - 1])) return false;
+  }
+  return true;
 }
 
 // InternVL's tile grid: the (cols, rows) with min ≤ cols·rows ≤ max whose aspect ratio is
@@ -75,17 +86,16 @@ Status VisionConfig::Validate() const {
   if (layers == 0) return bad("encoder.layers");
   if (heads == 0) return bad("encoder.heads");
   if (mlp_hidden == 0) return bad("encoder.mlp_hidden");
-  for (size_t i = 0; i < full_attention_layers.size(); ++i) {
-    if (full_attention_layers[i] >= layers ||
-        (i > 0 && full_attention_layers[i] <= full_attention_layers[i - 1])) {
-      return bad("encoder.full_attention_layers");
-    }
-  }
+  if (!LayerIndices(full_attention_layers, layers)) return bad("encoder.full_attention_layers");
   if (full_attention_layers.size() < layers && window_size == 0) return bad("encoder.window_size");
   if (!norm.empty() && norm != "layer_norm" && norm != "rms_norm") return bad("encoder.norm");
-  if (!activation.empty() && activation != "quick_gelu" && activation != "silu") {
+  if (!activation.empty() && activation != "quick_gelu" && activation != "silu" &&
+      activation != "gelu_pytorch_tanh") {
     return bad("encoder.activation");
   }
+  const auto side = static_cast<uint32_t>(std::lround(std::sqrt(position_embeddings)));
+  if (side * side != position_embeddings) return bad("encoder.position_embeddings");
+  if (!LayerIndices(deepstack_layers, layers)) return bad("encoder.deepstack_layers");
   if (!(norm_eps > 0)) return bad("encoder.norm_eps");
   if (!(rope_theta > 0)) return bad("encoder.rope_theta");
   if (!(tokens_per_second >= 0 && tokens_per_second < 1e6)) return bad("encoder.tokens_per_second");

@@ -43,11 +43,19 @@ struct VisionConfig {
   uint32_t window_size = 0;    // window side in pixels for windowed layers (0: none)
   uint32_t merger_hidden = 0;  // input width of the merger / projector into the LLM
   // The block's parts, as the native encoder (vision/) builds them; empty where a preset only
-  // costs the encoder ("norm": "layer_norm" | "rms_norm", "activation": "quick_gelu" | "silu").
+  // costs the encoder ("norm": "layer_norm" | "rms_norm", "activation": "quick_gelu" | "silu" |
+  // "gelu_pytorch_tanh").
   std::string norm;
   std::string activation;
   double norm_eps = 1e-6;
   double rope_theta = 10000;  // base of the 2-D rotary position embedding
+  bool patch_bias = false;    // the patch embedding (Conv3d) has a bias
+  /// Learned absolute position embedding (Qwen3-VL): a square table of this many entries,
+  /// interpolated bilinearly to each image's grid; 0: none.
+  uint32_t position_embeddings = 0;
+  /// Layers (ascending) after which a DeepStack merger (Qwen3-VL) turns the hidden states into
+  /// extra LLM-width features, each costing what the final merger costs; empty: none.
+  std::vector<uint32_t> deepstack_layers;
   /// Qwen2.5-VL's time-aligned M-RoPE: a video's temporal position advances this many steps
   /// per second of video (vision_config.tokens_per_second); 0 advances it by one per temporal
   /// grid step, as Qwen2-VL does.

@@ -9,9 +9,18 @@
 
 namespace mmpt::vision {
 
-/// The native encoder's shape: a Qwen2-VL or Qwen2.5-VL vision tower, from a vision preset's
-/// `resolution` and `encoder` fields (cost::VisionConfig is their one reader) plus the merger's
-/// output width, which is the LLM's hidden size.
+/// Which Hugging Face tower the blocks and parameter names follow; the preset's activation
+/// names it.
+enum class Tower : uint8_t {
+  kQwen2Vl,   // quick_gelu: LayerNorm, mlp.fc1 → QuickGELU → mlp.fc2; merger ln_q, mlp.0, mlp.2
+  kQwen25Vl,  // silu: mlp.gate_proj, up_proj, down_proj (SiLU-gated); merger as Qwen2-VL's
+  kQwen3Vl,   // gelu_pytorch_tanh: mlp.linear_fc1 → tanh-GELU → mlp.linear_fc2; merger norm,
+              // linear_fc1, linear_fc2, and deepstack_merger_list.K with the same names
+};
+
+/// The native encoder's shape: a Qwen2-VL, Qwen2.5-VL or Qwen3-VL vision tower, from a vision
+/// preset's `resolution` and `encoder` fields (cost::VisionConfig is their one reader) plus the
+/// merger's output width, which is the LLM's hidden size.
 struct EncoderConfig {
   std::string preset;
   uint32_t patch_size = 14;
@@ -23,13 +32,16 @@ struct EncoderConfig {
   uint32_t heads = 0;
   uint32_t mlp_hidden = 0;
   uint32_t out_hidden = 0;  // merger output: the LLM's hidden size
-  bool gated_mlp = false;   // SiLU-gated (gate, up, down) instead of fc1, act, fc2
-  bool rms_norm = false;    // RMSNorm without bias instead of LayerNorm
-  bool quick_gelu = false;  // QuickGELU (non-gated MLP) instead of SiLU
+  Tower tower = Tower::kQwen2Vl;
+  bool gated_mlp = false;  // SiLU-gated (gate, up, down) instead of fc1, act, fc2
+  bool rms_norm = false;   // RMSNorm without bias instead of LayerNorm
   double norm_eps = 1e-6;
   double rope_theta = 10000;
-  std::vector<bool> full_attention;  // per layer: full attention, else windowed
-  uint32_t window_merged = 0;        // window side in merged units (0: no windowed layers)
+  bool patch_bias = false;
+  uint32_t position_side = 0;              // learned position table of side² entries (0: none)
+  std::vector<bool> full_attention;        // per layer: full attention, else windowed
+  uint32_t window_merged = 0;              // window side in merged units (0: no windowed layers)
+  std::vector<uint32_t> deepstack_layers;  // a DeepStack merger after each of these blocks
 
   uint32_t head_dim() const { return hidden / heads; }
   /// Rows of pixel_values per patch: channels × temporal patch × patch².
@@ -39,9 +51,9 @@ struct EncoderConfig {
 };
 
 /// Build the encoder of `preset` with merger output `out_hidden`. Errors: InvalidArgument naming
-/// the preset when it does not describe a Qwen2-VL-style tower (no `norm`/`activation`, another
-/// resolution rule, a head size that is not a multiple of 4, a window that is not a whole number
-/// of merged patches).
+/// the preset when it does not describe a Qwen-VL tower (no `norm`/`activation`, another
+/// resolution rule, an activation that does not fit the MLP, a head size that is not a multiple
+/// of 4, a window that is not a whole number of merged patches).
 Result<EncoderConfig> MakeEncoderConfig(const cost::VisionConfig& preset, uint32_t out_hidden);
 
 /// What a block keeps for its backward pass. kNone keeps every activation, attention

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -36,9 +37,9 @@ std::span<const std::byte> Span(const std::string& s) {
 TEST(EncoderConfigTest, PresetsDescribeBothTowers) {
   EncoderConfig v2 = Config("qwen2-vl", 32), v25 = Config("qwen2.5-vl", 32);
   EXPECT_FALSE(v2.rms_norm);
-  EXPECT_TRUE(v2.quick_gelu);
+  EXPECT_EQ(v2.tower, Tower::kQwen2Vl);
   EXPECT_EQ(v2.window_merged, 0u);
-  EXPECT_TRUE(v25.rms_norm && v25.gated_mlp);
+  EXPECT_TRUE(v25.rms_norm && v25.gated_mlp && v25.tower == Tower::kQwen25Vl);
   EXPECT_EQ(v25.window_merged, 4u);  // 112 px = 4 merged patches of 28 px
   EXPECT_EQ(v25.patch_values(), 1176u);
   // Qwen2-VL: 32 blocks × (4 norm + 4 attention + 4 MLP) + patch + 2 norm + 4 merger.
@@ -51,6 +52,48 @@ TEST(EncoderConfigTest, PresetsDescribeBothTowers) {
   }
   // Qwen2.5-VL-7B's vision tower holds 676.6M parameters with the 3584-wide merger.
   EXPECT_NEAR(elements / 1e6, 676.6, 0.5);
+}
+
+TEST(EncoderConfigTest, Qwen3PresetDescribesItsTower) {
+  EncoderConfig c = Config("qwen3-vl", 27);
+  EXPECT_EQ(c.tower, Tower::kQwen3Vl);
+  EXPECT_FALSE(c.rms_norm || c.gated_mlp);
+  EXPECT_TRUE(c.patch_bias);
+  EXPECT_EQ(c.position_side, 48u);  // 2304 entries
+  EXPECT_EQ(c.deepstack_layers, (std::vector<uint32_t>{8, 16, 24}));
+  EXPECT_EQ(c.window_merged, 0u);
+  EXPECT_EQ(c.patch_values(), 1536u);  // 3 × 2 × 16²
+  const auto specs = Parameters(c);
+  // Patch weight and bias, position table, 27 × 12, merger 6, three DeepStack mergers of 6.
+  ASSERT_EQ(specs.size(), 3u + 27 * 12 + 6 + 3 * 6);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const ParameterSpec& s : specs) shapes[s.name] = s.shape;
+  EXPECT_EQ(shapes["patch_embed.proj.bias"], (std::vector<int64_t>{1152}));
+  EXPECT_EQ(shapes["pos_embed.weight"], (std::vector<int64_t>{2304, 1152}));
+  EXPECT_EQ(shapes["blocks.26.mlp.linear_fc1.weight"], (std::vector<int64_t>{4304, 1152}));
+  EXPECT_EQ(shapes["blocks.0.norm1.bias"], (std::vector<int64_t>{1152}));
+  EXPECT_EQ(shapes["merger.norm.weight"], (std::vector<int64_t>{1152}));  // before the merge
+  EXPECT_EQ(shapes["merger.linear_fc2.weight"], (std::vector<int64_t>{3584, 4608}));
+  EXPECT_EQ(shapes["deepstack_merger_list.2.norm.bias"], (std::vector<int64_t>{4608}));  // after
+  EXPECT_EQ(shapes["deepstack_merger_list.0.linear_fc1.weight"],
+            (std::vector<int64_t>{4608, 4608}));
+  EXPECT_EQ(shapes.count("merger.ln_q.weight") + shapes.count("blocks.0.mlp.fc1.weight"), 0u);
+  // A smaller tower keeps the DeepStack layers below its depth only if asked; one whose layers
+  // it lacks is refused by the preset's check.
+  auto p = cost::LoadVisionPreset("qwen3-vl");
+  ASSERT_TRUE(p.ok());
+  p->layers = 4;
+  p->full_attention_layers = {0, 1, 2, 3};
+  EXPECT_FALSE(MakeEncoderConfig(*p, 3584).ok());
+  p->deepstack_layers = {1, 3};
+  EXPECT_TRUE(MakeEncoderConfig(*p, 3584).ok());
+  // DeepStack mergers are Qwen3-VL's alone.
+  auto q2 = cost::LoadVisionPreset("qwen2-vl");
+  ASSERT_TRUE(q2.ok());
+  q2->deepstack_layers = {1};
+  auto refused = MakeEncoderConfig(*q2, 3584);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("DeepStack"), std::string::npos);
 }
 
 TEST(EncoderConfigTest, RefusesPresetsItCannotBuild) {

@@ -3,8 +3,11 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
+#include <span>
 
 #include "mmpt/vision/layout.h"
 #include "mmpt/vision/torch/attention.h"
@@ -65,10 +68,21 @@ at::Tensor Block(const Pack& pack, uint32_t layer, const at::Tensor& x, at::Tens
     y = at::linear(y, mlp[4], mlp[5]);
   } else {
     y = at::linear(y, mlp[0], mlp[1]);
-    y = y * at::sigmoid(1.702 * y);  // QuickGELU
+    y = c.tower == Tower::kQwen3Vl ? at::gelu(y, "tanh") : y * at::sigmoid(1.702 * y);  // QuickGELU
     y = at::linear(y, mlp[2], mlp[3]);
   }
   return h + y;
+}
+
+// A merger: `norm` then the merged-width MLP (exact GELU) to out_hidden. The final merger
+// normalizes each patch before the merge; a DeepStack merger (`postshuffle`) the merged row.
+at::Tensor Merger(const EncoderConfig& c, const at::Tensor& x, at::TensorList w, bool postshuffle) {
+  const size_t n = c.rms_norm ? 1 : 2;
+  const int64_t merged_width = int64_t{c.hidden} * c.merge_rows();
+  auto y = postshuffle ? Norm(c, x.reshape({-1, merged_width}), w.slice(0, n))
+                       : Norm(c, x, w.slice(0, n)).reshape({-1, merged_width});
+  y = at::gelu(at::linear(y, w[n], w[n + 1]));
+  return at::linear(y, w[n + 2], w[n + 3]);
 }
 
 struct PackHolder : torch::CustomClassHolder {
@@ -146,6 +160,42 @@ std::pair<at::Tensor, at::Tensor> Rotary(const EncoderConfig& c, const EncoderLa
   return {freqs.cos(), freqs.sin()};
 }
 
+// Qwen3-VL's learned position embedding [rows, hidden] in the blocks' row order: each image's
+// grid spread evenly over the side × side table (torch.linspace in fp32, as Hugging Face's
+// fast_pos_embed_interpolate places it), the four surrounding entries mixed bilinearly with
+// weights of the table's type, summed in Hugging Face's order; every frame alike.
+at::Tensor PositionEmbedding(const EncoderConfig& c, std::span<const GridThw> grids,
+                             const EncoderLayout& layout, const at::Tensor& table) {
+  const int64_t side = c.position_side;
+  const auto row_h = LongTensor(layout.row_h, at::kCPU), row_w = LongTensor(layout.row_w, at::kCPU);
+  std::vector<at::Tensor> hs, ws;  // each row's fractional place in the table
+  int64_t start = 0;
+  for (const GridThw& g : grids) {
+    const int64_t n = g.t * g.h * g.w;
+    hs.push_back(
+        at::linspace(0, side - 1, g.h, at::kFloat).index_select(0, row_h.narrow(0, start, n)));
+    ws.push_back(
+        at::linspace(0, side - 1, g.w, at::kFloat).index_select(0, row_w.narrow(0, start, n)));
+    start += n;
+  }
+  if (hs.empty()) return at::zeros({0, table.size(1)}, table.options());
+  const auto h = at::cat(hs), w = at::cat(ws);
+  const auto h0 = h.to(at::kLong), w0 = w.to(at::kLong);  // floor: places are ≥ 0
+  const auto h1 = (h0 + 1).clamp_max(side - 1), w1 = (w0 + 1).clamp_max(side - 1);
+  const auto dh = h - h0, dw = w - w0;
+  const std::array<at::Tensor, 4> index = {h0 * side + w0, h0 * side + w1, h1 * side + w0,
+                                           h1 * side + w1};
+  const std::array<at::Tensor, 4> weight = {(1 - dh) * (1 - dw), (1 - dh) * dw, dh * (1 - dw),
+                                            dh * dw};
+  at::Tensor sum;
+  for (size_t k = 0; k < 4; ++k) {
+    auto term = table.index_select(0, index[k].to(table.device())) *
+                weight[k].to(table.options()).unsqueeze(1);
+    sum = k == 0 ? term : sum + term;
+  }
+  return sum;
+}
+
 Status CheckWeights(const EncoderConfig& c, at::TensorList weights) {
   const auto specs = Parameters(c);
   if (weights.size() != specs.size()) {
@@ -169,9 +219,9 @@ Status CheckWeights(const EncoderConfig& c, at::TensorList weights) {
 
 }  // namespace
 
-Result<at::Tensor> Encode(const EncoderConfig& c, at::TensorList weights,
-                          const at::Tensor& pixel_values, const at::Tensor& grid_thw,
-                          Recompute recompute) {
+Result<Encoded> Encode(const EncoderConfig& c, at::TensorList weights,
+                       const at::Tensor& pixel_values, const at::Tensor& grid_thw,
+                       Recompute recompute) {
   MMPT_RETURN_IF_ERROR(CheckWeights(c, weights));
   if (pixel_values.dim() != 2 || pixel_values.size(1) != c.patch_values() ||
       !at::isFloatingType(pixel_values.scalar_type())) {
@@ -196,7 +246,13 @@ Result<at::Tensor> Encode(const EncoderConfig& c, at::TensorList weights,
   std::tie(pack->cos, pack->sin) = Rotary(c, layout, device);
 
   const int64_t rows = layout.rows, merge = c.merge_rows();
-  auto x = at::linear(pixel_values.to(weights[0].options()), weights[0].reshape({c.hidden, -1}));
+  // Weights in Parameters() order: the patch embedding (and its bias), the position table, the
+  // blocks, the merger, the DeepStack mergers.
+  size_t next = 1;
+  const at::Tensor patch_bias = c.patch_bias ? weights[next++] : at::Tensor();
+  auto x = at::linear(pixel_values.to(weights[0].options()), weights[0].reshape({c.hidden, -1}),
+                      patch_bias);
+  if (c.position_side > 0) x = x + PositionEmbedding(c, grids, layout, weights[next++]);
   at::Tensor groups, inverse;
   if (c.window_merged > 0) {
     // Rows move in whole merge groups into window order, and back after the merger.
@@ -211,21 +267,30 @@ Result<at::Tensor> Encode(const EncoderConfig& c, at::TensorList weights,
   }
   const size_t norm_size = c.rms_norm ? 1 : 2;
   const size_t block_size = 2 * norm_size + 4 + (c.gated_mlp ? 6 : 4);
+  const size_t merger_size = norm_size + 4;
+  const auto deepstack_weights = weights.slice(next + c.layers * block_size + merger_size);
   std::shared_ptr<const Pack> shared = pack;
+  Encoded out;
   for (uint32_t layer = 0; layer < c.layers; ++layer) {
-    const auto w = weights.slice(1 + layer * block_size, block_size);
+    const auto w = weights.slice(next + layer * block_size, block_size);
     if (recompute == Recompute::kFull) {
       x = RecomputedBlock::apply(x, w, shared, int64_t{layer});
     } else {
       x = Block(*pack, layer, x, w, recompute == Recompute::kNone);
     }
+    const auto k = std::find(c.deepstack_layers.begin(), c.deepstack_layers.end(), layer) -
+                   c.deepstack_layers.begin();
+    if (static_cast<size_t>(k) < c.deepstack_layers.size()) {
+      out.deepstack.push_back(
+          Merger(c, x, deepstack_weights.slice(k * merger_size, merger_size), true));
+    }
   }
-  const auto merger = weights.slice(1 + c.layers * block_size);
-  x = Norm(c, x, merger.slice(0, norm_size)).view({rows / merge, -1});
-  x = at::gelu(at::linear(x, merger[norm_size], merger[norm_size + 1]));
-  x = at::linear(x, merger[norm_size + 2], merger[norm_size + 3]);
-  if (inverse.defined()) x = x.index_select(0, inverse);
-  return x;
+  out.embeddings = Merger(c, x, weights.slice(next + c.layers * block_size, merger_size), false);
+  if (inverse.defined()) {
+    out.embeddings = out.embeddings.index_select(0, inverse);
+    for (at::Tensor& features : out.deepstack) features = features.index_select(0, inverse);
+  }
+  return out;
 }
 
 Result<std::vector<at::Tensor>> ReadWeights(const EncoderConfig& c, const Checkpoint& checkpoint,

@@ -19,6 +19,8 @@ EncoderConfig SmallConfig(std::string_view preset) {
   p->mlp_hidden = 48;
   p->full_attention_layers =
       p->window_size > 0 ? std::vector<uint32_t>{1} : std::vector<uint32_t>{0, 1, 2};
+  if (p->position_embeddings > 0) p->position_embeddings = 36;
+  if (!p->deepstack_layers.empty()) p->deepstack_layers = {0, 1};
   auto c = MakeEncoderConfig(*p, 24);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return *c;
@@ -61,27 +63,39 @@ TEST(VarlenAttentionTest, EqualsMaskedDenseAttentionAndBothKernelsAgree) {
 }
 
 TEST(EncoderTest, RecomputationChangesNothingButMemory) {
-  for (std::string_view preset : {"qwen2.5-vl", "qwen2-vl"}) {
+  for (std::string_view preset : {"qwen2.5-vl", "qwen2-vl", "qwen3-vl"}) {
     EncoderConfig c = SmallConfig(preset);
     torch::manual_seed(2);
     auto w = Weights(c);
     // Three images, one larger than a window (24×20 patches = 3×3 windows of 4×4 groups).
     auto grid = torch::tensor({1, 24, 20, 1, 4, 6, 1, 2, 2}, torch::kLong).view({3, 3});
-    auto pixels = torch::randn({480 + 24 + 4, 1176}, torch::kDouble).requires_grad_(true);
+    auto pixels =
+        torch::randn({480 + 24 + 4, c.patch_values()}, torch::kDouble).requires_grad_(true);
     std::vector<at::Tensor> inputs(w.begin(), w.end());
     inputs.push_back(pixels);
     std::vector<at::Tensor> out, grads;
     for (Recompute mode : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
       auto y = Encode(c, w, pixels, grid, mode);
       ASSERT_TRUE(y.ok()) << y.status().ToString();
-      EXPECT_EQ(y->sizes(), (std::vector<int64_t>{127, 24}));
-      auto g = torch::autograd::grad({(*y * *y).sum()}, inputs);
+      const auto& e = y->embeddings;
+      EXPECT_EQ(e.sizes(), (std::vector<int64_t>{127, 24}));
+      ASSERT_EQ(y->deepstack.size(), c.deepstack_layers.size());
+      auto loss = (e * e).sum();
+      for (const at::Tensor& d : y->deepstack) {
+        EXPECT_EQ(d.sizes(), e.sizes());
+        loss = loss + (d * d).sum();
+      }
+      auto g = torch::autograd::grad({loss}, inputs);
       if (out.empty()) {
-        out.push_back(*y);
+        out.push_back(e);
+        out.insert(out.end(), y->deepstack.begin(), y->deepstack.end());
         grads = g;
         continue;
       }
-      EXPECT_TRUE(torch::allclose(*y, out[0], 1e-5, 1e-6)) << preset;
+      EXPECT_TRUE(torch::allclose(e, out[0], 1e-5, 1e-6)) << preset;
+      for (size_t k = 0; k < y->deepstack.size(); ++k) {
+        EXPECT_TRUE(torch::allclose(y->deepstack[k], out[1 + k], 1e-5, 1e-6)) << preset << k;
+      }
       for (size_t i = 0; i < g.size(); ++i) {
         EXPECT_TRUE(torch::allclose(g[i], grads[i], 1e-4, 1e-6)) << preset << " input " << i;
       }
@@ -90,19 +104,36 @@ TEST(EncoderTest, RecomputationChangesNothingButMemory) {
 }
 
 TEST(EncoderTest, AnImageEncodesTheSameAloneOrPacked) {
-  EncoderConfig c = SmallConfig("qwen2.5-vl");
-  torch::manual_seed(3);
-  auto w = Weights(c);
-  torch::NoGradGuard no_grad;
-  auto a = torch::randn({12 * 16, 1176}, torch::kDouble),
-       b = torch::randn({8 * 4, 1176}, torch::kDouble);
-  auto ga = torch::tensor({1, 12, 16}, torch::kLong).view({1, 3});
-  auto gb = torch::tensor({1, 8, 4}, torch::kLong).view({1, 3});
-  auto alone_a = Encode(c, w, a, ga, Recompute::kNone);
-  auto alone_b = Encode(c, w, b, gb, Recompute::kNone);
-  auto packed = Encode(c, w, torch::cat({b, a}), torch::cat({gb, ga}), Recompute::kNone);
-  ASSERT_TRUE(alone_a.ok() && alone_b.ok() && packed.ok());
-  EXPECT_TRUE(torch::allclose(*packed, torch::cat({*alone_b, *alone_a}), 1e-10, 1e-12));
+  for (std::string_view preset : {"qwen2.5-vl", "qwen3-vl"}) {
+    EncoderConfig c = SmallConfig(preset);
+    torch::manual_seed(3);
+    auto w = Weights(c);
+    torch::NoGradGuard no_grad;
+    // The second image is a two-frame video: each frame attends to itself only.
+    auto a = torch::randn({12 * 16, c.patch_values()}, torch::kDouble),
+         b = torch::randn({2 * 8 * 4, c.patch_values()}, torch::kDouble);
+    auto ga = torch::tensor({1, 12, 16}, torch::kLong).view({1, 3});
+    auto gb = torch::tensor({2, 8, 4}, torch::kLong).view({1, 3});
+    auto alone_a = Encode(c, w, a, ga, Recompute::kNone);
+    auto alone_b = Encode(c, w, b, gb, Recompute::kNone);
+    auto packed = Encode(c, w, torch::cat({b, a}), torch::cat({gb, ga}), Recompute::kNone);
+    ASSERT_TRUE(alone_a.ok() && alone_b.ok() && packed.ok());
+    EXPECT_TRUE(torch::allclose(
+        packed->embeddings, torch::cat({alone_b->embeddings, alone_a->embeddings}), 1e-10, 1e-12))
+        << preset;
+    for (size_t k = 0; k < c.deepstack_layers.size(); ++k) {
+      EXPECT_TRUE(torch::allclose(packed->deepstack[k],
+                                  torch::cat({alone_b->deepstack[k], alone_a->deepstack[k]}), 1e-10,
+                                  1e-12));
+    }
+    // A frame encodes as the same image alone would: the position table is laid out per frame.
+    auto frame =
+        Encode(c, w, b.narrow(0, 32, 32), torch::tensor({1, 8, 4}).view({1, 3}), Recompute::kNone);
+    ASSERT_TRUE(frame.ok());
+    EXPECT_TRUE(
+        torch::allclose(frame->embeddings, alone_b->embeddings.narrow(0, 8, 8), 1e-10, 1e-12))
+        << preset;
+  }
 }
 
 TEST(EncoderTest, BadInputIsNamed) {
@@ -144,9 +175,9 @@ TEST(EncoderGpu, MatchesTheCpu) {
     auto a = Encode(c, cpu, pixels, grid, mode);
     auto b = Encode(c, gpu, pixels.to(torch::kCUDA), grid, mode);
     ASSERT_TRUE(a.ok() && b.ok());
-    EXPECT_TRUE(torch::allclose(*a, b->cpu(), 1e-3, 1e-4));
-    auto ga = torch::autograd::grad({a->sum()}, cpu);
-    auto gb = torch::autograd::grad({b->sum()}, gpu);
+    EXPECT_TRUE(torch::allclose(a->embeddings, b->embeddings.cpu(), 1e-3, 1e-4));
+    auto ga = torch::autograd::grad({a->embeddings.sum()}, cpu);
+    auto gb = torch::autograd::grad({b->embeddings.sum()}, gpu);
     for (size_t i = 0; i < ga.size(); ++i) {
       EXPECT_TRUE(torch::allclose(ga[i], gb[i].cpu(), 1e-3, 1e-4)) << i;
     }
