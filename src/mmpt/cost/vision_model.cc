@@ -93,8 +93,9 @@ Status VisionConfig::Validate() const {
       activation != "gelu_pytorch_tanh") {
     return bad("encoder.activation");
   }
-  const auto side = static_cast<uint32_t>(std::lround(std::sqrt(position_embeddings)));
-  if (side * side != position_embeddings) return bad("encoder.position_embeddings");
+  if (position_side() * position_side() != position_embeddings) {
+    return bad("encoder.position_embeddings");
+  }
   if (!LayerIndices(deepstack_layers, layers)) return bad("encoder.deepstack_layers");
   if (!(norm_eps > 0)) return bad("encoder.norm_eps");
   if (!(rope_theta > 0)) return bad("encoder.rope_theta");
@@ -113,6 +114,10 @@ Status VisionConfig::Validate() const {
       break;
   }
   return Status::OK();
+}
+
+uint32_t VisionConfig::position_side() const {
+  return static_cast<uint32_t>(std::lround(std::sqrt(position_embeddings)));
 }
 
 Result<media::ResizeRule> ResizeRuleOf(const VisionConfig& c) {

@@ -56,6 +56,9 @@ struct VisionConfig {
   /// Layers (ascending) after which a DeepStack merger (Qwen3-VL) turns the hidden states into
   /// extra LLM-width features, each costing what the final merger costs; empty: none.
   std::vector<uint32_t> deepstack_layers;
+
+  /// The position table's side: √position_embeddings, rounded (Validate refuses a non-square).
+  uint32_t position_side() const;
   /// Qwen2.5-VL's time-aligned M-RoPE: a video's temporal position advances this many steps
   /// per second of video (vision_config.tokens_per_second); 0 advances it by one per temporal
   /// grid step, as Qwen2-VL does.

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <cmath>
-
 namespace mmpt::vision {
 
 Result<EncoderConfig> MakeEncoderConfig(const cost::VisionConfig& p, uint32_t out_hidden) {
@@ -49,7 +47,7 @@ Result<EncoderConfig> MakeEncoderConfig(const cost::VisionConfig& p, uint32_t ou
   c.norm_eps = p.norm_eps;
   c.rope_theta = p.rope_theta;
   c.patch_bias = p.patch_bias;
-  c.position_side = static_cast<uint32_t>(std::lround(std::sqrt(p.position_embeddings)));
+  c.position_side = p.position_side();
   c.deepstack_layers = p.deepstack_layers;
   c.full_attention.assign(p.layers, false);
   for (uint32_t layer : p.full_attention_layers) c.full_attention[layer] = true;

@@ -68,7 +68,8 @@ at::Tensor Block(const Pack& pack, uint32_t layer, const at::Tensor& x, at::Tens
     y = at::linear(y, mlp[4], mlp[5]);
   } else {
     y = at::linear(y, mlp[0], mlp[1]);
-    y = c.tower == Tower::kQwen3Vl ? at::gelu(y, "tanh") : y * at::sigmoid(1.702 * y);  // QuickGELU
+    // Qwen3-VL's tanh-approximated GELU, else Qwen2-VL's QuickGELU.
+    y = c.tower == Tower::kQwen3Vl ? at::gelu(y, "tanh") : y * at::sigmoid(1.702 * y);
     y = at::linear(y, mlp[2], mlp[3]);
   }
   return h + y;
