@@ -72,12 +72,14 @@ def corpus(request, tmp_path_factory):
     vision = request.param
     out = str(tmp_path_factory.mktemp("parity"))
     raw = os.path.join(out, "raw")
+    # Qwen3-VL's run differs only in its grids and template: a third of the corpus.
+    share = 1 if vision == "qwen2.5-vl" else 3
     for profile, fmt, name, samples in (("coco", "llava", "coco", 120),
                                         ("coco", "chat", "chat", 30),
                                         ("mmc4", "mmc4", "mmc4", 40),
                                         ("mmc4", "obelics", "obelics", 15)):
         load_corpus._run("synth", "--profile", profile, "--format", fmt, "--name", name,
-                         "--samples", str(samples), "--seed", "3",
+                         "--samples", str(samples // share), "--seed", "3",
                          "--out", os.path.join(raw, name))
     inputs = [f"{name}={os.path.join(raw, name, name + '.jsonl')}"
               for name in ("coco", "chat", "mmc4", "obelics")]
@@ -255,7 +257,11 @@ def test_loss_is_on_the_assistants_turns_or_on_every_text_token(corpus):
                     if seg["role"] == "assistant":
                         answers[seg.get("turn", 0)] = answers.get(seg.get("turn", 0), "") + \
                             seg.get("text", "")
-                assert text == "".join(a + "<|im_end|>\n" for a in answers.values()), record
+                # An answer starting with a newline merges with the prefix's ("assistant\n"):
+                # the merged token is the answer's, so it is a target (chat_template.h).
+                want = "".join(("\n" if a.startswith("\n") else "") + a + "<|im_end|>\n"
+                               for a in answers.values())
+                assert text == want, record
             else:  # a document: every text token after the first; no marker, no pad
                 markers = {pad, tokenizer.token_to_id("<|vision_start|>"),
                            tokenizer.token_to_id("<|vision_end|>")}
