@@ -367,8 +367,9 @@ Result<std::span<const std::byte>> DatasetSource::ReadMedia(const RenderedSample
   MMPT_ASSIGN_OR_RETURN(global, dataset_->GlobalIndex(sample.source, sample.index));
   MMPT_ASSIGN_OR_RETURN(std::optional<std::span<const std::byte>> held, bytes_->Media(global, k));
   if (!held) {
-    return Status::Internal("{} {} of sample {} is not here: its holder sent it to another rank",
-                            "media item", k, global);
+    return Status::Internal(
+        "media item {} of sample {} is not here: its holder sent it to the CP rank that encodes it",
+        k, global);
   }
   const std::span<const std::byte> bytes = *held;
   media_read_.fetch_add(1, std::memory_order_relaxed);

@@ -523,6 +523,8 @@ Result<Exchanger::Outgoing> Exchanger::Pack(uint64_t step) {
   }
   if (records_.size() < items.size()) records_.resize(items.size());
   const store::Dataset& dataset = local_->dataset();
+  std::vector<uint32_t> cp_rank_of(lists.send.size(), 0);  // each destination's, looked up once
+  for (uint32_t q = 0; q < cp_rank_of.size(); ++q) cp_rank_of[q] = CpRankOf(q, plan->layout.cp);
   pool_.ParallelFor(0, items.size(), [&](size_t i) {
     const auto [q, k] = items[i];
     const Result<Stored>& s =
@@ -531,8 +533,7 @@ Result<Exchanger::Outgoing> Exchanger::Pack(uint64_t step) {
     if (s.ok()) {
       const plan::PlannedSequence& seq = plan->sequences[k];
       const uint64_t global = *dataset.GlobalIndex(seq.source, seq.index);  // read above
-      decoded = DecodedMedia(*plan, pack_of[k], k, CpRankOf(q, plan->layout.cp),
-                             dataset.media_meta(global));
+      decoded = DecodedMedia(*plan, pack_of[k], k, cp_rank_of[q], dataset.media_meta(global));
     }
     EncodeSample(*plan, k, s, decoded, records_[i]);
   });
