@@ -63,7 +63,12 @@ Status CostItems(const SampleTable& table, const CostModel& model, uint64_t row,
 Status CostRows(const SampleTable& table, const CostModel& model, uint64_t begin, uint64_t end,
                 CostedSamples* out) {
   auto image = [&](const ImageSize& size) { return model.Image(size.width, size.height); };
-  auto video = [&](const VideoItem& v) { return model.Video(v); };
+  // A grouped video's later groups cost what its first does: one sampling per video.
+  Result<VideoCost> first_group = VideoCost{};
+  auto video = [&](const VideoItem& v) {
+    if (v.group == 0) first_group = model.Video(v);
+    return first_group;
+  };
   auto audio = [&](const AudioItem& a) { return model.Audio(a); };
   for (uint64_t row = begin; row < end; ++row) {
     uint64_t image_tokens = 0, video_tokens = 0, audio_tokens = 0;

@@ -171,6 +171,18 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
   MMPT_RETURN_IF_ERROR(Get(res, "max_tiles", &c.max_tiles, origin));
   MMPT_RETURN_IF_ERROR(Get(res, "thumbnail", &c.thumbnail, origin));
   MMPT_RETURN_IF_ERROR(Get(res, "tokens_per_tile", &c.tokens_per_tile, origin));
+  if (auto video = res.find("video"); video != res.end()) {  // absent: qwen-vl-utils' rule
+    std::string budget;
+    MMPT_RETURN_IF_ERROR(Get(*video, "budget", &budget, origin));
+    if (budget == "all_frames") {
+      c.video_budget = media::VideoBudget::kAllFrames;
+    } else if (budget != "per_frame") {
+      return Status::InvalidArgument(
+          "{}: unknown video budget '{}' (expected per_frame or all_frames)", origin, budget);
+    }
+    MMPT_RETURN_IF_ERROR(Get(*video, "min_pixels", &c.video_min_pixels, origin));
+    MMPT_RETURN_IF_ERROR(Get(*video, "max_pixels", &c.video_max_pixels, origin));
+  }
   MMPT_RETURN_IF_ERROR(Get(enc, "hidden", &c.hidden, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "layers", &c.layers, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "heads", &c.heads, origin));

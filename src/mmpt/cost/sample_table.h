@@ -23,6 +23,11 @@ struct VideoItem {
   uint32_t frames = 0;         // frames in the video
   uint32_t fps_milli = 0;      // average frame rate × 1000
   uint32_t text_position = 0;  // text tokens of its sample before it
+  /// A video written as timestamped temporal groups (store::MediaMeta::groups) is one item per
+  /// group, each `temporal_patch` sampled frames: this one's group, of `groups` (0: the whole
+  /// video is one item).
+  uint16_t group = 0;
+  uint16_t groups = 0;
 };
 
 /// An audio clip as the planner sees it: its length (the encoder sees it resampled to its own
@@ -44,7 +49,7 @@ struct AvItems {
 /// sample is named by (source, index within source) and found by row = begin + index.
 /// Both input paths fill it: metadata-only JSONL and a prepared dataset's `.meta` tables.
 /// Memory: 12 bytes per sample for the text and image ranges, 12 bytes per image; a table with
-/// videos (audio) adds 8 bytes per sample for their range and 20 (12) bytes per video (audio
+/// videos (audio) adds 8 bytes per sample for their range and 24 (12) bytes per video (audio
 /// clip). A table without them keeps video_begin (audio_begin) empty.
 struct SampleTable {
   std::vector<std::string> source_names;  // one per source

@@ -103,6 +103,10 @@ Status VisionConfig::Validate() const {
   switch (rule) {
     case ResolutionRule::kSmartResize:
       if (max_pixels == 0 || min_pixels > max_pixels) return bad("resolution.max_pixels");
+      if (video_budget == media::VideoBudget::kAllFrames &&
+          (video_max_pixels == 0 || video_min_pixels > video_max_pixels)) {
+        return bad("resolution.video.max_pixels");
+      }
       break;
     case ResolutionRule::kFixed:
       if (image_size < patch_size) return bad("resolution.image_size");
@@ -141,11 +145,16 @@ Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& c) {
   media::VideoSamplingRule rule =
       media::VideoSamplingRule::ForFactor(c.patch_size * c.spatial_merge);
   rule.frame_factor = c.temporal_patch;
+  rule.budget = c.video_budget;
+  if (c.video_budget == media::VideoBudget::kAllFrames) {
+    rule.min_pixels = c.video_min_pixels;
+    rule.max_pixels = c.video_max_pixels;
+  }
   return rule;
 }
 
 Result<VideoCost> CostVideo(const VisionConfig& c, uint32_t width, uint32_t height, uint32_t frames,
-                            uint32_t fps_milli, uint32_t llm_hidden) {
+                            uint32_t fps_milli, uint32_t llm_hidden, uint32_t groups) {
   MMPT_ASSIGN_OR_RETURN(media::VideoSamplingRule rule, VideoRuleOf(c));
   auto sampling = media::SampleVideo(frames, fps_milli / 1000.0, height, width, rule);
   if (!sampling.ok()) {
@@ -157,6 +166,16 @@ Result<VideoCost> CostVideo(const VisionConfig& c, uint32_t width, uint32_t heig
   cost.resized_width = sampling->size.width;
   cost.resized_height = sampling->size.height;
   cost.grid_t = cost.sampled_frames / c.temporal_patch;
+  if (groups > 0) {
+    if (groups != cost.grid_t) {
+      return Status::InvalidArgument(
+          "video {}x{}, {} frames at {} fps: {} temporal groups where the dataset has {} "
+          "(prepared under another video rule?)",
+          width, height, frames, fps_milli / 1000.0, cost.grid_t, groups);
+    }
+    cost.sampled_frames = c.temporal_patch;
+    cost.grid_t = 1;
+  }
   const uint32_t step_patches =
       (cost.resized_width / c.patch_size) * (cost.resized_height / c.patch_size);
   cost.patches = cost.grid_t * step_patches;

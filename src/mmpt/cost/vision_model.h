@@ -32,6 +32,13 @@ struct VisionConfig {
   uint32_t max_tiles = 1;
   bool thumbnail = false;        // kTiles: add a whole-image tile when the grid has > 1 tile
   uint32_t tokens_per_tile = 0;  // kTiles: LLM tokens per tile after pixel shuffle
+  /// How a video's frame size is bounded (kSmartResize, "video" in "resolution"): per frame as
+  /// qwen-vl-utils does (the default; its budgets scale with the factor), or all frames
+  /// together as Hugging Face's Qwen3-VL video processor does, within these bounds (its
+  /// size.shortest_edge and size.longest_edge).
+  media::VideoBudget video_budget = media::VideoBudget::kPerFrame;
+  uint64_t video_min_pixels = 0;  // kAllFrames
+  uint64_t video_max_pixels = 0;
 
   uint32_t hidden = 0;  // encoder width
   uint32_t layers = 0;
@@ -96,7 +103,7 @@ struct VideoCost {
 
 /// The video sampling rule of a kSmartResize preset: qwen-vl-utils' defaults
 /// (media::VideoSamplingRule) with the preset's factor (patch_size × spatial_merge) and its
-/// temporal_patch as the frame factor. Errors: InvalidArgument naming the preset when it
+/// temporal_patch as the frame factor; under an all-frames budget, its bounds. Errors: InvalidArgument naming the preset when it
 /// resizes by another rule or has no temporal patch above 1 (it cannot encode video).
 Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& config);
 
@@ -105,9 +112,13 @@ Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& config);
 /// follows), `temporal_patch` frames merged into one grid step; each grid step's patches attend
 /// among themselves, as Qwen-VL's encoder does, so the cost is grid_t image-sized passes.
 /// Errors: those of VideoRuleOf and media::SampleVideo (too few frames, an extreme aspect
-/// ratio), naming the size.
+/// ratio), naming the size. With `groups` > 0 the item is one temporal group of a video
+/// written as timestamped groups (store::MediaMeta::groups): `temporal_patch` frames, grid_t 1;
+/// InvalidArgument when the sampling gives another number of groups (a dataset prepared under
+/// another video rule).
 Result<VideoCost> CostVideo(const VisionConfig& config, uint32_t width, uint32_t height,
-                            uint32_t frames, uint32_t fps_milli, uint32_t llm_hidden);
+                            uint32_t frames, uint32_t fps_milli, uint32_t llm_hidden,
+                            uint32_t groups = 0);
 
 /// What the vision rule makes of one `width` × `height` image: resized size, patches, tiles and
 /// LLM tokens (an ImageCost without FLOPs, so counting needs no LLM). Errors: InvalidArgument

@@ -271,7 +271,10 @@ class ChunkProcessor {
         return;
       }
     }
-    if (Status status = store::RenderSample(ctx_.renderer, sample, &rendered_); !status.ok()) {
+    const Result<media::VideoSamplingRule> video_rule = cost::VideoRuleOf(ctx_.vision);
+    if (Status status = store::RenderSample(ctx_.renderer, sample,
+                                            video_rule.ok() ? &*video_rule : nullptr, &rendered_);
+        !status.ok()) {
       BadRecord(where,
                 status.code() == StatusCode::kInvalidArgument ? "not in the chat template"
                                                               : "tokenizer error",
@@ -279,7 +282,7 @@ class ChunkProcessor {
       return;
     }
     if (Status added = Writer().Add(std::move(sample), std::move(blobs), rendered_.ids,
-                                    rendered_.media_positions);
+                                    rendered_.media_positions, VideoGroups());
         !added.ok()) {
       BadRecord(where, "invalid record", added);
       return;
@@ -341,6 +344,14 @@ class ChunkProcessor {
 
   // The shard being filled: "<source>/<number>" for a JSONL chunk, "<source>/<number>-<k>" for
   // the k-th of a tar group.
+  // Per media piece of the sample just rendered: its temporal groups when the template writes
+  // videos as timestamped groups, else none.
+  std::span<const uint32_t> VideoGroups() const {
+    const text::MediaMarkers* video = ctx_.renderer.chat().markers(text::PieceKind::kVideo);
+    if (video == nullptr || video->timestamp.empty()) return {};
+    return rendered_.media_items;
+  }
+
   store::ShardWriter& Writer() {
     if (!writer_) {
       const std::string stem =

@@ -75,7 +75,7 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
       s.segments.push_back({"user", 0, true, "", 0});
       s.segments.push_back({"user", 0, false, prompt, 0});
       s.segments.push_back({"assistant", 1, false, caption, 0});
-      MMPT_RETURN_IF_ERROR(store::RenderSample(renderer, s, &rendered));
+      MMPT_RETURN_IF_ERROR(store::RenderSample(renderer, s, nullptr, &rendered));
       std::vector<store::MediaBlob> blobs;
       blobs.push_back({std::move(bytes), static_cast<uint8_t>(media::ImageFormat::kJpeg)});
       MMPT_RETURN_IF_ERROR(

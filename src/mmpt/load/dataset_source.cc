@@ -47,11 +47,19 @@ std::string SampleName(const store::Dataset& dataset, uint64_t global,
   return fmt::format("{} (sample '{}')", dataset.Where(global), sample.key);
 }
 
-std::string MediaName(const store::SampleView& sample, uint32_t k) {
-  if (k >= sample.media.size()) return fmt::format("image {}", k);
-  const store::MediaView& media = sample.media[k];
-  return fmt::format("{} {} ('{}')", store::MediaKindName(media.kind), k,
-                     media.path.empty() ? media.entry : media.path);
+// Names media record `k` of `records` (the sample's .meta records): its medium, and a grouped
+// video's group.
+std::string MediaName(const store::SampleView& sample, std::span<const store::MediaMeta> records,
+                      uint32_t k) {
+  const uint32_t medium = store::MediumOfRecord(records, k);
+  if (medium >= sample.media.size()) return fmt::format("image {}", k);
+  const store::MediaView& media = sample.media[medium];
+  std::string name = fmt::format("{} {} ('{}')", store::MediaKindName(media.kind), medium,
+                                 media.path.empty() ? media.entry : media.path);
+  if (k < records.size() && records[k].groups > 0) {
+    name += fmt::format(", group {} of {}", records[k].group, records[k].groups);
+  }
+  return name;
 }
 
 // What the plan placed of each media item of a sample, in the sample's media order.
@@ -206,15 +214,17 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   bytes_read_.fetch_add(line.size(), std::memory_order_relaxed);
   const std::string name = SampleName(*dataset_, global, parsed);
   auto context = [&](const Status& s) { return s.WithContext(name); };
-  auto media_name = [&](uint32_t k) { return MediaName(parsed, k); };
+  std::span<const store::MediaMeta> media = dataset_->media_meta(global);
+  auto media_name = [&](uint32_t k) { return MediaName(parsed, media, k); };
 
-  if (Status status = store::RenderSample(*renderer_, parsed, &rendered); !status.ok()) {
+  if (Status status = store::RenderSample(*renderer_, parsed,
+                                          video_.ok() ? &video_->sampling : nullptr, &rendered);
+      !status.ok()) {
     return context(status);
   }
   Result<std::span<const int32_t>> stored = bytes_->Tokens(global);
   if (!stored.ok()) return context(stored.status());
   bytes_read_.fetch_add(stored->size_bytes(), std::memory_order_relaxed);
-  std::span<const store::MediaMeta> media = dataset_->media_meta(global);
   MMPT_RETURN_IF_ERROR(CheckRendered(rendered, *stored, media.size(), name, tokenizer_path_,
                                      dataset_->manifest().tokenizer));
   Result<std::vector<Planned>> matched = MatchPlan(plan, sequence, media);
@@ -240,14 +250,17 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     }
     cursor = end;
   };
+  Result<std::optional<std::span<const std::byte>>> bytes{std::nullopt};
   for (uint32_t k = 0; k < media.size(); ++k) {
     const Planned& planned = planned_of[k];
     if (planned.image == nullptr && planned.video == nullptr && planned.audio == nullptr) {
       return Status::Internal("{}: {} is in the sample but not in the plan", name, media_name(k));
     }
     copy_text(std::max(cursor, std::min<size_t>(rendered.media_positions[k], kept)));
-    Result<std::optional<std::span<const std::byte>>> bytes = CheckedMedia(global, k, media[k]);
-    if (!bytes.ok()) return context(bytes.status().WithContext(media_name(k)));
+    if (media[k].first_of_medium()) {  // a grouped video's later groups share its bytes
+      bytes = CheckedMedia(global, k, media[k]);
+      if (!bytes.ok()) return context(bytes.status().WithContext(media_name(k)));
+    }
     if (planned.audio != nullptr) {
       // The plan decided the clip's samples, frames and tokens (cost::CostAudio).
       RenderedAudio a;
@@ -273,6 +286,8 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     RenderedVisual& r = *visual;
     r.token_start = static_cast<uint32_t>(out.tokens.size());
     r.sample_image = k;
+    r.group = media[k].group;
+    r.groups = media[k].groups;
     const uint32_t planned_start =
         planned.image != nullptr ? planned.image->token_start : planned.video->token_start;
     if (r.token_start != planned_start) {
@@ -351,15 +366,47 @@ Result<RenderedVisual> DatasetSource::RenderVisual(std::optional<std::span<const
 }
 
 Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::byte> bytes,
+                                                          uint64_t global,
+                                                          const RenderedVisual& item,
                                                           std::span<float> out) const {
   if (!video_.ok()) return video_.status();
-  MMPT_ASSIGN_OR_RETURN(media::PreprocessedVideo video, media::PreprocessVideo(bytes, *video_));
-  if (video.pixel_values.size() != out.size()) {
-    return Status::Internal("decodes to {} floats where {} were planned", video.pixel_values.size(),
-                            out.size());
+  // A grouped video's groups come one after another (assemble fills a rank's items in order):
+  // the video is decoded once, for its first group here, and each group copies its rows.
+  struct Decoded {
+    const DatasetSource* source = nullptr;
+    uint64_t global = 0;
+    uint32_t first_record = 0;
+    media::PreprocessedVideo video;
+  };
+  thread_local Decoded last;
+  const uint32_t first_record = item.sample_image - item.group;
+  const bool cached = item.groups > 0 && last.source == this && last.global == global &&
+                      last.first_record == first_record;
+  if (!cached) {
+    last = {};
+    MMPT_ASSIGN_OR_RETURN(last.video, media::PreprocessVideo(bytes, *video_));
+    last.source = this;
+    last.global = global;
+    last.first_record = first_record;
   }
-  std::copy(video.pixel_values.begin(), video.pixel_values.end(), out.begin());
-  return video.grid;
+  const media::PreprocessedVideo& video = last.video;
+  media::GridThw grid = video.grid;
+  size_t begin = 0, size = video.pixel_values.size();
+  if (item.groups > 0) {  // the group's temporal step: patchify lays the steps out one by one
+    if (grid.t != item.groups) {
+      return Status::Internal("samples {} temporal groups where the plan has {}", grid.t,
+                              item.groups);
+    }
+    size /= grid.t;
+    begin = size * item.group;
+    grid.t = 1;
+  }
+  if (size != out.size()) {
+    return Status::Internal("decodes to {} floats where {} were planned", size, out.size());
+  }
+  std::copy_n(video.pixel_values.begin() + begin, size, out.begin());
+  if (item.groups == 0 || item.group + 1 == item.groups) last = {};  // done with the video
+  return grid;
 }
 
 Result<std::span<const std::byte>> DatasetSource::ReadMedia(const RenderedSample& sample,
@@ -381,10 +428,10 @@ Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedVis
                                  std::span<float> out) const {
   uint64_t global = 0;
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
-                        ReadMedia(sample, image.sample_image, global));
-  Result<media::GridThw> grid = image.video
-                                    ? PreprocessVideoInto(bytes, out)
-                                    : media::PreprocessImageInto(bytes, options_.preprocess, out);
+                        ReadMedia(sample, image.sample_image - image.group, global));
+  Result<media::GridThw> grid =
+      image.video ? PreprocessVideoInto(bytes, global, image, out)
+                  : media::PreprocessImageInto(bytes, options_.preprocess, out);
   Status status = grid.status();
   if (grid.ok() &&
       (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {
@@ -401,7 +448,7 @@ Status DatasetSource::NameError(uint64_t global, uint32_t k, Status status) cons
   Result<std::string_view> line = bytes_->Line(global);
   if (!line.ok()) return line.status();
   if (Status read = dataset_->ParseSample(global, *line, parsed); !read.ok()) return read;
-  return status.WithContext(MediaName(parsed, k))
+  return status.WithContext(MediaName(parsed, dataset_->media_meta(global), k))
       .WithContext(SampleName(*dataset_, global, parsed));
 }
 

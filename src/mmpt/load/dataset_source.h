@@ -128,7 +128,9 @@ class DatasetSource final : public SampleSource {
                                                uint64_t& global) const;
   // `status` named with sample `global`'s shard line, key and media item k (OK stays OK).
   Status NameError(uint64_t global, uint32_t k, Status status) const;
-  Result<media::GridThw> PreprocessVideoInto(std::span<const std::byte> bytes,
+  // Video `item` of sample `global` (a grouped video's one group) preprocessed into `out`.
+  Result<media::GridThw> PreprocessVideoInto(std::span<const std::byte> bytes, uint64_t global,
+                                             const RenderedVisual& item,
                                              std::span<float> out) const;
   // Media item k of sample `global`, its CRC-32 checked against `meta` when verify_crc is set.
   // Errors: the dataset's; InvalidArgument for a metadata-only item; Corrupt for a changed one.

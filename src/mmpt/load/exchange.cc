@@ -135,10 +135,27 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
   return lists;
 }
 
+namespace {
+
+// A grouped video's bytes travel once, with its first record, to a trainer that decodes any of
+// its groups.
+std::vector<uint8_t> FirstRecordsOnly(std::span<const store::MediaMeta> media,
+                                      std::vector<uint8_t> decoded) {
+  for (size_t k = media.size(); k-- > 0;) {
+    if (!media[k].first_of_medium() && decoded[k]) {
+      decoded[k - media[k].group] = 1;
+      decoded[k] = 0;
+    }
+  }
+  return decoded;
+}
+
+}  // namespace
+
 std::vector<uint8_t> DecodedMedia(const plan::StepPlan& plan, size_t pack, uint32_t sequence,
                                   uint32_t cp_rank, std::span<const store::MediaMeta> media) {
-  if (plan.layout.cp == 1) return std::vector<uint8_t>(media.size(), 1);
-  std::vector<uint8_t> decoded(media.size(), 0);
+  std::vector<uint8_t> decoded(media.size(), plan.layout.cp == 1 ? 1 : 0);
+  if (plan.layout.cp == 1) return FirstRecordsOnly(media, std::move(decoded));
   // The plan numbers each kind apart (PlannedImage::sample_image, ...): the media index of
   // the n-th item of each kind.
   std::array<std::vector<uint32_t>, 3> of_kind;
@@ -169,7 +186,7 @@ std::vector<uint8_t> DecodedMedia(const plan::StepPlan& plan, size_t pack, uint3
       mark(cp.audio, audio++, k, store::MediaKind::kAudio, clip.sample_audio);
     }
   }
-  return decoded;
+  return FirstRecordsOnly(media, std::move(decoded));
 }
 
 namespace {

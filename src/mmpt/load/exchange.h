@@ -85,7 +85,9 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
 /// Which media items of planned sample `sequence` (in pack `pack`) CP rank `cp_rank` decodes,
 /// by the sample's media index (1: it does): the vision items and audio clips the plan's cp
 /// stage assigns it (PackCp::vision, PackCp::audio); every item at CP 1. `media` is the
-/// sample's `.meta` items. What the exchange sends that rank.
+/// sample's `.meta` records; a grouped video is marked at its first record when the rank
+/// decodes any of its groups, and never at the others (its bytes travel once). What the
+/// exchange sends that rank.
 std::vector<uint8_t> DecodedMedia(const plan::StepPlan& plan, size_t pack, uint32_t sequence,
                                   uint32_t cp_rank, std::span<const store::MediaMeta> media);
 

@@ -31,4 +31,13 @@ Result<ResizedSize> SmartResize(uint32_t height, uint32_t width, const ResizeRul
 Result<ResizedSize> SmartResize(uint32_t height, uint32_t width, uint32_t factor, double min_pixels,
                                 double max_pixels, double max_aspect_ratio);
 
+/// Hugging Face's video smart_resize (video_processing_qwen3_vl.py): both sides to multiples of
+/// `factor` (sides under it first scaled up to it), then, when `num_frames` rounded to
+/// `temporal_factor` frames of that size hold more than `max_pixels` (fewer than `min_pixels`),
+/// scaled down (up) by √(num_frames · h · w / bound). Errors: InvalidArgument for a zero side or
+/// an aspect ratio above `max_aspect_ratio`. Thread safety: pure function.
+Result<ResizedSize> VideoSmartResize(uint64_t num_frames, uint32_t height, uint32_t width,
+                                     uint32_t factor, uint32_t temporal_factor, double min_pixels,
+                                     double max_pixels, double max_aspect_ratio);
+
 }  // namespace mmpt::media

@@ -51,6 +51,19 @@ std::vector<uint64_t> LinspaceIndices(uint64_t last, uint64_t n) {
   return indices;
 }
 
+// round(numpy.linspace(0, last, n)): float64, i · step from the start, the last exactly `last`,
+// then rounding halves to even (Hugging Face's Qwen3-VL video sampling).
+std::vector<uint64_t> NumpyLinspaceIndices(uint64_t last, uint64_t n) {
+  if (n == 1) return {0};
+  std::vector<uint64_t> indices(n);
+  const double step = static_cast<double>(last) / static_cast<double>(n - 1);
+  for (uint64_t i = 0; i + 1 < n; ++i) {
+    indices[i] = static_cast<uint64_t>(std::nearbyint(static_cast<double>(i) * step));
+  }
+  indices[n - 1] = last;
+  return indices;
+}
+
 struct SwsDeleter {
   void operator()(SwsContext* s) const { sws_freeContext(s); }
 };
@@ -124,27 +137,40 @@ Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint3
   if (ff == 0 || !(video_fps > 0) || !(rule.fps > 0)) {
     return Status::InvalidArgument("video: frame factor, fps and video fps must be positive");
   }
+  const bool all_frames = rule.budget == VideoBudget::kAllFrames;
+  const double total = static_cast<double>(total_frames);
   uint64_t n = 0;
   if (rule.nframes != 0) {
-    n = RoundByFactor(rule.nframes, ff);
+    n = all_frames ? rule.nframes : RoundByFactor(rule.nframes, ff);
+  } else if (all_frames) {  // int(total / fps · fps), within [min, max] and the video
+    n = static_cast<uint64_t>(total / video_fps * rule.fps);
+    n = std::min<uint64_t>({std::max<uint64_t>(n, rule.min_frames), rule.max_frames, total_frames});
   } else {
-    double wanted = static_cast<double>(total_frames) / video_fps * rule.fps;
+    double wanted = total / video_fps * rule.fps;
     double min_frames = static_cast<double>(CeilByFactor(rule.min_frames, ff));
     double max_frames = static_cast<double>(FloorByFactor(rule.max_frames, ff));
-    wanted =
-        std::min({std::max(wanted, min_frames), max_frames, static_cast<double>(total_frames)});
+    wanted = std::min({std::max(wanted, min_frames), max_frames, total});
     n = FloorByFactor(wanted, ff);
   }
-  if (n < ff || n > total_frames) {
+  const uint64_t least = all_frames ? 1 : ff;
+  if (n < least || n > total_frames) {
     return Status::InvalidArgument("video: {} frames sampled from {}: needs between {} and {}", n,
-                                   total_frames, ff, total_frames);
+                                   total_frames, least, total_frames);
   }
   VideoSampling s;
   s.total_frames = total_frames;
   s.video_fps = video_fps;
+  s.sample_fps = static_cast<double>(n) / std::max(total, 1e-6) * video_fps;
+  if (all_frames) {
+    s.frame_indices = NumpyLinspaceIndices(total_frames - 1, n);
+    while (s.frame_indices.size() % ff != 0) s.frame_indices.push_back(s.frame_indices.back());
+    MMPT_ASSIGN_OR_RETURN(
+        s.size,
+        VideoSmartResize(n, height, width, rule.factor, ff, static_cast<double>(rule.min_pixels),
+                         static_cast<double>(rule.max_pixels), rule.max_aspect_ratio));
+    return s;
+  }
   s.frame_indices = LinspaceIndices(total_frames - 1, n);
-  s.sample_fps =
-      static_cast<double>(n) / std::max(static_cast<double>(total_frames), 1e-6) * video_fps;
   double max_pixels = std::max(std::min(static_cast<double>(rule.max_pixels),
                                         rule.total_pixels / static_cast<double>(n) * ff),
                                std::floor(static_cast<double>(rule.min_pixels) * 1.05));
@@ -153,6 +179,18 @@ Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint3
       s.size, SmartResize(height, width, rule.factor, static_cast<double>(rule.min_pixels),
                           max_pixels, rule.max_aspect_ratio));
   return s;
+}
+
+std::vector<double> VideoSampling::GroupSeconds(uint32_t temporal_patch) const {
+  std::vector<double> seconds;
+  const size_t n = frame_indices.size();
+  for (size_t i = 0; i < n && temporal_patch > 0; i += temporal_patch) {
+    const uint64_t last = frame_indices[std::min(i + temporal_patch, n) - 1];
+    seconds.push_back((static_cast<double>(frame_indices[i]) / video_fps +
+                       static_cast<double>(last) / video_fps) /
+                      2);
+  }
+  return seconds;
 }
 
 namespace {

@@ -13,9 +13,22 @@
 
 namespace mmpt::media {
 
+/// How a video's frame size is bounded.
+enum class VideoBudget : uint8_t {
+  /// qwen-vl-utils' fetch_video: each frame within [min_pixels, max_pixels], the maximum lowered
+  /// to total_pixels / frames · frame_factor; the frame count is a multiple of frame_factor.
+  kPerFrame,
+  /// Hugging Face's Qwen3VLVideoProcessor: the frame count is fps × length (not rounded to
+  /// frame_factor: the last frame repeats to fill the last temporal patch, as its patchify does),
+  /// indices by NumPy's float64 linspace, and all frames together within
+  /// [min_pixels, max_pixels] (its smart_resize with num_frames; total_pixels is unused).
+  kAllFrames,
+};
+
 /// Which frames of a video Qwen2-VL / Qwen2.5-VL / Qwen3-VL see and at what size: the rule of
-/// qwen-vl-utils' fetch_video and smart_nframes. Defaults are qwen-vl-utils' for Qwen2.5-VL
-/// (factor 28); ForFactor gives them for another patch × merge.
+/// qwen-vl-utils' fetch_video and smart_nframes, or Hugging Face's Qwen3-VL video processor
+/// (`budget`). Defaults are qwen-vl-utils' for Qwen2.5-VL (factor 28); ForFactor gives them for
+/// another patch × merge.
 struct VideoSamplingRule {
   /// qwen-vl-utils' per-frame and total budgets, in LLM tokens of factor² pixels each
   /// (VIDEO_MIN_TOKEN_NUM, VIDEO_MAX_TOKEN_NUM, MODEL_SEQ_LEN; the total is 0.9 of it).
@@ -42,6 +55,7 @@ struct VideoSamplingRule {
   uint64_t max_pixels = 768 * 28 * 28;           // per frame, before the total budget lowers it
   double total_pixels = 128000 * 28 * 28 * 0.9;  // budget over all frames / frame_factor
   double max_aspect_ratio = 200.0;               // larger ratios are rejected, as smart_resize does
+  VideoBudget budget = VideoBudget::kPerFrame;
 };
 
 /// The sampling of one video.
@@ -55,14 +69,21 @@ struct VideoSampling {
   /// Seconds of video one grid step of `temporal_patch` sampled frames spans (Qwen2.5-VL's
   /// second_per_grid_ts): the one rule the plan, the loader and the preprocessing share.
   double SecondsPerGridStep(uint32_t temporal_patch) const { return temporal_patch / sample_fps; }
+  /// The time of each temporal group of `temporal_patch` sampled frames, in seconds from the
+  /// video's start: the mean of its first and last frame's index / video_fps (Qwen3-VL's
+  /// _calculate_timestamps; a repeated last index counts as often as it is sampled).
+  std::vector<double> GroupSeconds(uint32_t temporal_patch) const;
 };
 
-/// Sample a video of `total_frames` frames at `video_fps` whose frames are `height`×`width`:
-/// the count n from fps within [min_frames, max_frames] and the video's length, a multiple of
-/// frame_factor; indices round(linspace(0, total_frames − 1, n)) computed as torch computes
-/// them in float32, halves to even; per-frame max pixels
+/// Sample a video of `total_frames` frames at `video_fps` whose frames are `height`×`width`.
+/// kPerFrame (qwen-vl-utils): the count n from fps within [min_frames, max_frames] and the
+/// video's length, a multiple of frame_factor; indices round(linspace(0, total_frames − 1, n))
+/// computed as torch computes them in float32, halves to even; per-frame max pixels
 /// max(min(max_pixels, total_pixels / n · frame_factor), ⌊1.05 · min_pixels⌋), then
-/// SmartResize.
+/// SmartResize. kAllFrames (Hugging Face's Qwen3-VL processor): n = ⌊length · fps⌋ within
+/// [min_frames, max_frames] and the video's length; indices by NumPy's float64 linspace,
+/// rounded halves to even, the last repeated up to a multiple of frame_factor; the size by
+/// VideoSmartResize over the n frames.
 /// Errors: InvalidArgument (fewer than frame_factor frames to sample, zero fps, a size
 /// SmartResize refuses). Thread safety: pure function.
 Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint32_t height,

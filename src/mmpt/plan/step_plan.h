@@ -69,7 +69,8 @@ struct PlannedImage {
 /// every media item before it in its sample), so a video may straddle CP ranks, and the cp
 /// stage assigns it to an encoding rank among the pack's vision items.
 struct PlannedVideo {
-  uint32_t sample_video = 0;  // index of the video within its sample (0-based)
+  uint32_t sample_video = 0;  // index of the video item within its sample (0-based; each
+                              // group of a grouped video is an item: store::MediaMeta::groups)
   uint32_t width = 0;         // original frame size in pixels
   uint32_t height = 0;
   uint32_t resized_width = 0;  // frame size the encoder sees (media::SampleVideo)

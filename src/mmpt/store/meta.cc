@@ -36,13 +36,13 @@ Result<MetaHeader> CheckHeader(std::span<const std::byte> bytes, std::string_vie
   if (std::memcmp(header.magic, kMetaMagic, sizeof(kMetaMagic)) != 0) {
     return Status::Corrupt("{}: not an mmpt .meta file (bad magic)", name);
   }
-  if (header.version < kMetaVersion) {
+  if (header.version < kOldestMetaVersion) {
     return Status::InvalidArgument(
         "{}: .meta version {} predates version {} (media token positions for exact CP "
         "planning); prepare the dataset again with this mmpt (`mmpt prepare`)",
-        name, header.version, kMetaVersion);
+        name, header.version, kOldestMetaVersion);
   }
-  if (header.version != kMetaVersion) {
+  if (header.version > kMetaVersion) {
     return Status::Corrupt("{}: .meta version {} is newer than this build reads ({})", name,
                            header.version, kMetaVersion);
   }
@@ -85,7 +85,24 @@ bool FieldsFitKind(const MediaMeta& m) {
   return false;
 }
 
+// A grouped video's records: group g of `groups` follows group g - 1 of the same video.
+bool GroupFits(const MediaMeta& m, const MediaMeta* previous) {
+  if (m.groups == 0) return m.group == 0;
+  if (m.kind != MediaKind::kVideo || m.group >= m.groups) return false;
+  if (m.group == 0) return true;
+  return previous != nullptr && previous->groups == m.groups && previous->group + 1 == m.group &&
+         previous->data_offset == m.data_offset && previous->data_size == m.data_size &&
+         previous->crc32 == m.crc32 && previous->frames == m.frames &&
+         previous->fps_milli == m.fps_milli && previous->flags == m.flags;
+}
+
 }  // namespace
+
+uint32_t MediumOfRecord(std::span<const MediaMeta> records, uint32_t k) {
+  uint32_t medium = 0;
+  for (uint32_t j = 1; j <= k && j < records.size(); ++j) medium += records[j].first_of_medium();
+  return medium;
+}
 
 Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
   MMPT_ASSIGN_OR_RETURN(const MetaHeader header, CheckHeader(bytes, name));
@@ -113,12 +130,20 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
   }
   for (uint64_t i = 0, j = 0; i < header.num_samples; ++i) {
     uint32_t position = 0;
+    const uint64_t media_begin = j;
     for (uint64_t end = j + samples[i].num_media; j < end; ++j) {
       const MediaMeta& m = media[j];
       bool no_data = (m.flags & kMediaWithoutData) != 0;
       if (m.frames == 0 || (no_data && m.data_size != 0)) {
         return Status::Corrupt("{}: media record {}: {} frames, {} data bytes without data", name,
                                j, m.frames, m.data_size);
+      }
+      const MediaMeta* previous = j > media_begin ? &media[j - 1] : nullptr;
+      const MediaMeta* next = j + 1 < end ? &media[j + 1] : nullptr;
+      if (!GroupFits(m, previous) ||
+          (m.groups > 0 && m.group + 1 < m.groups && (next == nullptr || next->group == 0))) {
+        return Status::Corrupt("{}: media record {}: group {} of {} out of sequence", name, j,
+                               m.group, m.groups);
       }
       if (!FieldsFitKind(m)) {
         return Status::Corrupt(

@@ -9,6 +9,8 @@
 //
 // Version 2 added each media item's kind and token position (`text_position`) and the video and
 // audio fields; version 1 tables are refused with the command that brings them up to date.
+// Version 3 added a video's temporal groups (`group`, `groups`, in bytes version 2 kept zero), so
+// version 2 tables read as they are.
 //
 // Every field is little-endian; records are naturally aligned (the mmap is page-aligned and
 // every record size is a multiple of 8), so accessors return references into the mapping.
@@ -29,7 +31,8 @@ static_assert(std::endian::native == std::endian::little,
               "mmpt's on-disk records are little-endian and read in place");
 
 inline constexpr char kMetaMagic[8] = {'M', 'M', 'P', 'T', 'M', 'E', 'T', 'A'};
-inline constexpr uint32_t kMetaVersion = 2;
+inline constexpr uint32_t kMetaVersion = 3;
+inline constexpr uint32_t kOldestMetaVersion = 2;  // the oldest version this build reads
 
 /// The first 64 bytes of a `.meta` file.
 struct MetaHeader {
@@ -76,7 +79,9 @@ enum class MediaKind : uint8_t {
 };
 
 /// One media item: what it is, where it sits among its sample's tokens, its size, and where its
-/// bytes sit in the shard's `.zip`.
+/// bytes sit in the shard's `.zip`. A video whose chat template writes each temporal group with
+/// a timestamp (Qwen3-VL) is `groups` consecutive records, one per group, with the same video
+/// fields and bytes: each group is an item of its own in the token stream.
 struct MediaMeta {
   uint64_t data_offset = 0;  // bytes from the start of <n>.zip to the entry's (STORED) data
   uint64_t data_size = 0;    // bytes of the entry's data
@@ -94,9 +99,18 @@ struct MediaMeta {
   MediaKind kind = MediaKind::kImage;
   uint8_t format = 0;        // media::ImageFormat for images
   uint8_t flags = 0;         // MediaFlags
-  uint8_t reserved[5] = {};  // zero
+  uint8_t reserved = 0;      // zero
+  uint16_t group = 0;   // a grouped video: this record's temporal group, from 0
+  uint16_t groups = 0;  // a grouped video: its groups (records); 0: not grouped
+
+  /// The record of the medium's first group: the one its bytes and sample item are counted by.
+  bool first_of_medium() const { return group == 0; }
 };
 static_assert(sizeof(MediaMeta) == 56);
+
+/// The index among its sample's media (Sample::media, the zip entries) of record `k` of
+/// `records`, a sample's media records: grouped videos' later groups count with their first.
+uint32_t MediumOfRecord(std::span<const MediaMeta> records, uint32_t k);
 
 /// Serialize a `.meta` file from its records. The records must be consistent (Validate-able).
 std::string EncodeMeta(std::span<const SampleMeta> samples, std::span<const MediaMeta> media,
@@ -124,7 +138,8 @@ class MetaTable {
   const SampleMeta& sample(size_t i) const { return samples_[i]; }
   /// Media item `j` of the shard; `j` < num_media() (unchecked).
   const MediaMeta& media(size_t j) const { return media_[j]; }
-  /// The media items of sample `i`, in segment order; `i` < num_samples() (unchecked).
+  /// The media records of sample `i`, in segment order (a grouped video's groups one after
+  /// another); `i` < num_samples() (unchecked).
   std::span<const MediaMeta> media_of(size_t i) const {
     const SampleMeta& s = samples_[i];
     return media_.subspan(s.media_begin, s.num_media);

@@ -27,7 +27,8 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
             positions.push_back(m.text_position);
             break;
           case MediaKind::kVideo:
-            videos.push_back({m.width, m.height, m.frames, m.fps_milli, m.text_position});
+            videos.push_back(
+                {m.width, m.height, m.frames, m.fps_milli, m.text_position, m.group, m.groups});
             break;
           case MediaKind::kAudio:
             audios.push_back({m.duration_ms, m.sample_rate_hz, m.text_position});

@@ -58,7 +58,9 @@ namespace {
 uint64_t PlannedBytes(const Dataset& dataset, uint64_t index) {
   if (index >= dataset.num_samples()) return 0;
   uint64_t bytes = 4 * uint64_t{dataset.meta(index).text_tokens} + 256;
-  for (const MediaMeta& m : dataset.media_meta(index)) bytes += m.data_size;
+  for (const MediaMeta& m : dataset.media_meta(index)) {
+    if (m.first_of_medium()) bytes += m.data_size;  // a grouped video's bytes once
+  }
   return bytes;
 }
 
@@ -67,7 +69,9 @@ Result<PrefetchedSample> Fetch(const Dataset& dataset, uint64_t index, bool touc
   out.index = index;
   MMPT_RETURN_IF_ERROR(dataset.ReadSample(index, out.sample));
   MMPT_ASSIGN_OR_RETURN(out.tokens, dataset.Tokens(index));
-  for (size_t k = 0; k < out.sample.media.size(); ++k) {
+  const std::span<const MediaMeta> records = dataset.media_meta(index);
+  for (size_t k = 0; k < records.size(); ++k) {
+    if (!records[k].first_of_medium()) continue;  // a grouped video's later groups share its bytes
     MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset.Media(index, k));
     if (touch) {
       // Fault every page in now, on this thread, rather than in the consumer.

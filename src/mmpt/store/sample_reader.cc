@@ -6,6 +6,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <string>
@@ -371,10 +372,12 @@ Status ReadSampleLine(std::string_view line, SampleView& out) {
 
 Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
                               std::span<const MediaMeta> media) {
-  if (sample.segments.size() != meta.num_segments || sample.media.size() != media.size()) {
+  const size_t media_count = static_cast<size_t>(std::count_if(
+      media.begin(), media.end(), [](const MediaMeta& m) { return m.first_of_medium(); }));
+  if (sample.segments.size() != meta.num_segments || sample.media.size() != media_count) {
     return Status::Corrupt("{} segments and {} media where .meta says {} and {}",
                            sample.segments.size(), sample.media.size(), meta.num_segments,
-                           media.size());
+                           media_count);
   }
   // Media are stored in segment order, so .meta's records (and their token positions, which
   // meta.h checks for order) follow the segments.
@@ -385,22 +388,24 @@ Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
                              next - 1);
     }
   }
-  for (size_t k = 0; k < media.size(); ++k) {
-    if (media[k].kind != sample.media[k].kind) {
-      return Status::Corrupt("media {} is {} where .meta says {}", k,
-                             MediaKindName(sample.media[k].kind), MediaKindName(media[k].kind));
-    }
-    if (media[k].width != sample.media[k].width || media[k].height != sample.media[k].height) {
-      return Status::Corrupt("media {} is {}x{} where .meta says {}x{}", k, sample.media[k].width,
-                             sample.media[k].height, media[k].width, media[k].height);
-    }
+  for (size_t j = 0, k = 0; j < media.size(); ++j) {  // a grouped video's records share medium k
+    if (j > 0 && media[j].first_of_medium()) ++k;
+    const MediaMeta& m = media[j];
     const MediaView& v = sample.media[k];
-    if (media[k].duration_ms != v.duration_ms || media[k].fps_milli != v.fps_milli ||
-        media[k].sample_rate_hz != v.sample_rate_hz) {
+    if (m.kind != v.kind) {
+      return Status::Corrupt("media {} is {} where .meta says {}", k, MediaKindName(v.kind),
+                             MediaKindName(m.kind));
+    }
+    if (m.width != v.width || m.height != v.height) {
+      return Status::Corrupt("media {} is {}x{} where .meta says {}x{}", k, v.width, v.height,
+                             m.width, m.height);
+    }
+    if (m.duration_ms != v.duration_ms || m.fps_milli != v.fps_milli ||
+        m.sample_rate_hz != v.sample_rate_hz) {
       return Status::Corrupt(
           "media {} lasts {} ms at {} mfps / {} Hz where .meta says {} ms at {} mfps / {} Hz", k,
-          v.duration_ms, v.fps_milli, v.sample_rate_hz, media[k].duration_ms, media[k].fps_milli,
-          media[k].sample_rate_hz);
+          v.duration_ms, v.fps_milli, v.sample_rate_hz, m.duration_ms, m.fps_milli,
+          m.sample_rate_hz);
     }
   }
   return Status::OK();

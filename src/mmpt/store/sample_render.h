@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/media/video.h"
 #include "mmpt/store/meta.h"
 #include "mmpt/text/chat_template.h"
 
@@ -22,22 +23,48 @@ inline text::PieceKind PieceKindOf(MediaKind kind) {
   return text::PieceKind::kImage;
 }
 
+/// The time of each temporal group of video `ref` sampled by `rule` (media::SampleVideo from
+/// its recorded frames, rate and size; VideoSampling::GroupSeconds). Errors: InvalidArgument
+/// when `rule` is null (the preset cannot encode video) or the video cannot be sampled.
+template <typename MediaRefT>
+Result<std::vector<double>> VideoGroupSeconds(const MediaRefT& ref,
+                                              const media::VideoSamplingRule* rule) {
+  if (rule == nullptr) {
+    return Status::InvalidArgument("the vision preset cannot encode video");
+  }
+  MMPT_ASSIGN_OR_RETURN(media::VideoSampling sampling,
+                        media::SampleVideo(ref.frames, ref.fps_milli / 1000.0, ref.height,
+                                           ref.width, *rule));
+  return sampling.GroupSeconds(rule->frame_factor);
+}
+
 /// Render `sample` (a Sample or a SampleView) through `renderer` into `out`: each segment is
-/// one piece of its role and turn, a media segment with its kind's markers. Errors: those of
-/// text::ChatRenderer::Render.
+/// one piece of its role and turn, a media segment with its kind's markers. Under a template
+/// that writes a video's groups with timestamps, each video is sampled by `video_rule` (from
+/// its recorded frames, rate and size) for its groups' times; null: the preset cannot encode
+/// video. Errors: those of text::ChatRenderer::Render; InvalidArgument for a video that cannot
+/// be sampled, naming it.
 template <typename SampleT>
 Status RenderSample(const text::ChatRenderer& renderer, const SampleT& sample,
-                    text::RenderedText* out) {
+                    const media::VideoSamplingRule* video_rule, text::RenderedText* out) {
+  const text::MediaMarkers* video = renderer.chat().markers(text::PieceKind::kVideo);
+  const bool timestamps = video != nullptr && !video->timestamp.empty();
+  std::vector<std::vector<double>> seconds(timestamps ? sample.media.size() : 0);
   std::vector<text::ChatPiece> pieces;
   pieces.reserve(sample.segments.size());
   for (const auto& segment : sample.segments) {
-    text::PieceKind kind = text::PieceKind::kText;
+    text::ChatPiece piece{segment.role, segment.turn, text::PieceKind::kText, segment.text, {}};
     if (segment.is_media) {  // an index out of range is ValidateSample's to refuse
-      kind = segment.media_index < sample.media.size()
-                 ? PieceKindOf(sample.media[segment.media_index].kind)
-                 : text::PieceKind::kImage;
+      const bool known = segment.media_index < sample.media.size();
+      piece.kind = known ? PieceKindOf(sample.media[segment.media_index].kind)
+                         : text::PieceKind::kImage;
+      if (timestamps && piece.kind == text::PieceKind::kVideo) {
+        MMPT_ASSIGN_OR_RETURN(seconds[segment.media_index],
+                              VideoGroupSeconds(sample.media[segment.media_index], video_rule));
+        piece.group_seconds = seconds[segment.media_index];
+      }
     }
-    pieces.push_back({segment.role, segment.turn, kind, segment.text});
+    pieces.push_back(piece);
   }
   return renderer.Render(pieces, out);
 }

@@ -41,6 +41,11 @@ std::string AvExtension(std::string_view path) {
   return plain ? extension : "bin";
 }
 
+// The temporal groups of medium `k`: a video's from `video_groups` (when given), else 0.
+uint32_t GroupsOf(const MediaRef& ref, std::span<const uint32_t> video_groups, size_t k) {
+  return ref.kind == MediaKind::kVideo && !video_groups.empty() ? video_groups[k] : 0;
+}
+
 }  // namespace
 
 ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string source)
@@ -48,8 +53,10 @@ ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string 
 
 Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
                         std::span<const int32_t> tokens,
-                        std::span<const uint32_t> media_positions) {
-  if (blobs.size() != sample.media.size()) {
+                        std::span<const uint32_t> media_positions,
+                        std::span<const uint32_t> video_groups) {
+  if (blobs.size() != sample.media.size() ||
+      (!video_groups.empty() && video_groups.size() != sample.media.size())) {
     return Status::InvalidArgument("sample '{}': {} media items but {} blobs", sample.key,
                                    sample.media.size(), blobs.size());
   }
@@ -79,20 +86,30 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
   }
   sample.media = std::move(media_in_order);
   blobs = std::move(blobs_in_order);
-  if (media_positions.size() != sample.media.size() || tokens.size() > UINT32_MAX ||
+  size_t records = 0;
+  for (size_t k = 0; k < sample.media.size(); ++k) {
+    const uint32_t groups = GroupsOf(sample.media[k], video_groups, k);
+    if (groups > UINT16_MAX) {
+      return Status::InvalidArgument("sample '{}': video {} has {} groups (at most {})",
+                                     sample.key, k, groups, UINT16_MAX);
+    }
+    records += std::max<uint32_t>(groups, 1);
+  }
+  if (records > UINT16_MAX || media_positions.size() != records || tokens.size() > UINT32_MAX ||
       !std::is_sorted(media_positions.begin(), media_positions.end()) ||
       (!media_positions.empty() && media_positions.back() > tokens.size())) {
     return Status::InvalidArgument(
         "sample '{}': {} image positions in {} tokens do not place its {} media in order",
-        sample.key, media_positions.size(), tokens.size(), sample.media.size());
+        sample.key, media_positions.size(), tokens.size(), records);
   }
   SampleMeta meta{};
   meta.token_begin = tokens_.size();
   meta.text_tokens = static_cast<uint32_t>(tokens.size());
   meta.media_begin = static_cast<uint32_t>(media_.size());
-  meta.num_media = static_cast<uint16_t>(sample.media.size());
+  meta.num_media = static_cast<uint16_t>(records);
   meta.num_segments = segments_count;
   const size_t sample_index = samples_.size();
+  size_t position = 0;
   for (size_t k = 0; k < sample.media.size(); ++k) {
     MediaRef& ref = sample.media[k];
     MediaMeta media{};
@@ -102,7 +119,6 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     media.duration_ms = ref.duration_ms;
     media.fps_milli = ref.fps_milli;
     media.sample_rate_hz = ref.sample_rate_hz;
-    media.text_position = media_positions[k];
     media.kind = ref.kind;
     media.format = ref.kind == MediaKind::kImage ? blobs[k].format : 0;
     if (blobs[k].bytes.empty()) {
@@ -115,9 +131,15 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
                                   : AvExtension(ref.path);
       ref.entry = fmt::format("{:06}.{}.{}", sample_index, k, extension);
     }
-    entry_names_.push_back(ref.entry);
-    media_.push_back(media);
-    blobs_.push_back(std::move(blobs[k]));
+    const uint32_t groups = GroupsOf(ref, video_groups, k);
+    media.groups = static_cast<uint16_t>(groups);
+    for (uint32_t g = 0; g < std::max<uint32_t>(groups, 1); ++g) {
+      media.group = static_cast<uint16_t>(g);
+      media.text_position = media_positions[position++];
+      entry_names_.push_back(g == 0 ? ref.entry : std::string());
+      media_.push_back(media);
+      blobs_.push_back(g == 0 ? std::move(blobs[k]) : MediaBlob{});
+    }
   }
   sample.source = source_;
   samples_.push_back(meta);
@@ -137,7 +159,8 @@ Result<ShardInfo> ShardWriter::Finish() {
   info.source = source_;
   info.stem = stem_;
   info.samples = samples_.size();
-  info.media = media_.size();
+  info.media = std::count_if(media_.begin(), media_.end(),
+                             [](const MediaMeta& m) { return m.first_of_medium(); });
   info.tokens = tokens_.size();
 
   // The zip first: the media table needs each entry's data offset and CRC from it.
@@ -166,6 +189,13 @@ Result<ShardInfo> ShardWriter::Finish() {
     media.data_offset = entry.data_offset;
     media.data_size = entry.compressed_size;
     media.crc32 = entry.crc32;
+  }
+  for (size_t j = 1; j < media_.size(); ++j) {  // a video's later groups share its bytes
+    if (!media_[j].first_of_medium()) {
+      media_[j].data_offset = media_[j - 1].data_offset;
+      media_[j].data_size = media_[j - 1].data_size;
+      media_[j].crc32 = media_[j - 1].crc32;
+    }
   }
   info.files[".zip"] = {zip.bytes().size(), Hash64(zip.bytes())};
   blobs_.clear();

@@ -29,11 +29,13 @@ class ShardWriter {
   ShardWriter(std::string dataset_dir, std::string stem, std::string source);
 
   /// Add `sample`, whose `media[k]` has bytes `blobs[k]`, rendered (text::ChatRenderer) into
-  /// the text ids `tokens` with its media segments' pads going after `media_positions[i]` of
-  /// them (i-th media segment in segment order). Sets each media item's zip entry name.
+  /// the text ids `tokens` with its media items' pads going after `media_positions[i]` of them
+  /// (in segment order). `video_groups`, when given, has per media segment its temporal groups
+  /// (a video under a timestamped template, text::RenderedText::media_items) or 0: such a video
+  /// has one position and one `.meta` record per group. Sets each medium's zip entry name.
   /// Errors: InvalidArgument if the counts disagree.
   Status Add(Sample sample, std::vector<MediaBlob> blobs, std::span<const int32_t> tokens,
-             std::span<const uint32_t> media_positions);
+             std::span<const uint32_t> media_positions, std::span<const uint32_t> video_groups = {});
 
   size_t num_samples() const { return lines_offsets_.size(); }
 
@@ -50,7 +52,8 @@ class ShardWriter {
   std::vector<SampleMeta> samples_;
   std::vector<MediaMeta> media_;
   std::vector<std::string> entry_names_;
-  std::vector<MediaBlob> blobs_;  // parallel to media_; metadata-only items have no bytes
+  std::vector<MediaBlob> blobs_;  // parallel to media_; metadata-only items and a video's later
+                                  // groups have no bytes
 };
 
 /// File extension for a media::ImageFormat value ("jpg", "png", "webp", "gif", "bmp", "bin").

@@ -64,8 +64,10 @@ Status VerifyShard(const std::string& dir, const ShardInfo& shard, uint64_t* byt
       return Status::Corrupt("{}:{}: {}", jsonl.path(), line_number, read.message());
     }
     std::span<const MediaMeta> items = meta.media_of(i);
-    for (size_t k = 0; k < items.size(); ++k) {
-      const MediaMeta& m = items[k];
+    for (size_t j = 0, medium = 0; j < items.size(); ++j) {
+      if (!items[j].first_of_medium()) continue;  // a grouped video's later groups share its entry
+      const MediaMeta& m = items[j];
+      const size_t k = medium++;
       const MediaView& ref = sample.media[k];
       if (m.flags & kMediaWithoutData) {
         if (!ref.entry.empty()) {

@@ -2,6 +2,9 @@
 
 #include <simdjson.h>
 
+#include <cstdio>
+#include <optional>
+
 #include "mmpt/core/data_dir.h"
 #include "mmpt/core/mapped_file.h"
 
@@ -27,7 +30,31 @@ Result<MediaMarkers> MarkersField(simdjson::dom::object top, std::string_view ke
   return markers;
 }
 
+// Where `{:.Nf}` sits in a timestamp format, and N; nullopt when it is not there exactly once.
+struct TimestampField {
+  size_t at = 0, size = 0;
+  int decimals = 0;
+};
+std::optional<TimestampField> FindTimestampField(std::string_view format) {
+  const size_t at = format.find("{:.");
+  if (at == std::string_view::npos || at + 6 > format.size()) return std::nullopt;
+  const char digit = format[at + 3];
+  if (digit < '0' || digit > '9' || format.substr(at + 4, 2) != "f}") return std::nullopt;
+  if (format.find('{', at + 1) != std::string_view::npos) return std::nullopt;
+  if (format.find('}') != at + 5) return std::nullopt;
+  return TimestampField{at, 6, digit - '0'};
+}
+
 }  // namespace
+
+std::string MediaMarkers::Timestamp(double seconds) const {
+  const std::optional<TimestampField> field = FindTimestampField(timestamp);
+  if (!field) return timestamp;  // Parse refuses such a template
+  // printf's %.Nf rounds the double's exact value, ties to even, as Python's format does.
+  char number[64];
+  std::snprintf(number, sizeof number, "%.*f", field->decimals, seconds);
+  return timestamp.substr(0, field->at) + number + timestamp.substr(field->at + field->size);
+}
 
 std::string_view PieceKindName(PieceKind kind) {
   switch (kind) {
@@ -73,6 +100,17 @@ Result<ChatTemplate> ChatTemplate::Parse(std::string_view json, const std::strin
     if (top[field].error() != simdjson::NO_SUCH_FIELD) {
       MMPT_ASSIGN_OR_RETURN(*markers, MarkersField(top, field, source));
     }
+  }
+  simdjson::dom::object video;
+  std::string_view timestamp;
+  if (chat.video && top["video"].get(video) == simdjson::SUCCESS &&
+      video["timestamp"].get(timestamp) == simdjson::SUCCESS) {
+    if (!FindTimestampField(timestamp)) {
+      return Status::Corrupt(
+          "{}: video.timestamp '{}' must hold one {{:.Nf}} (N decimals of the group's seconds)",
+          source, timestamp);
+    }
+    chat.video->timestamp = std::string(timestamp);
   }
   return chat;
 }
@@ -206,10 +244,27 @@ Status ChatRenderer::Render(std::span<const ChatPiece> pieces, RenderedText* out
       return Status::InvalidArgument("chat template {} has no \"{}\" markers", chat_.name,
                                      PieceKindName(piece.kind));
     }
-    MMPT_RETURN_IF_ERROR(run.Add(markers->start, false, Find(markers->start)));
-    MMPT_RETURN_IF_ERROR(run.Flush());
-    out->media_positions.push_back(static_cast<uint32_t>(out->ids.size()));
-    return run.Add(markers->end, false, Find(markers->end));
+    auto add_item = [&]() -> Status {
+      MMPT_RETURN_IF_ERROR(run.Add(markers->start, false, Find(markers->start)));
+      MMPT_RETURN_IF_ERROR(run.Flush());
+      out->media_positions.push_back(static_cast<uint32_t>(out->ids.size()));
+      return run.Add(markers->end, false, Find(markers->end));
+    };
+    if (markers->timestamp.empty()) {
+      out->media_items.push_back(1);
+      return add_item();
+    }
+    if (piece.group_seconds.empty()) {
+      return Status::InvalidArgument("chat template {} writes a video's groups with timestamps, "
+                                     "but the video has no sampled groups",
+                                     chat_.name);
+    }
+    out->media_items.push_back(static_cast<uint32_t>(piece.group_seconds.size()));
+    for (double seconds : piece.group_seconds) {
+      MMPT_RETURN_IF_ERROR(run.Add(markers->Timestamp(seconds), false, nullptr));
+      MMPT_RETURN_IF_ERROR(add_item());
+    }
+    return Status::OK();
   };
   auto add_turn = [&](std::string_view role_name, std::span<const ChatPiece> turn) -> Status {
     if (role_name.empty()) {  // a document: its text is trained on

@@ -22,8 +22,16 @@ std::string_view PieceKindName(PieceKind kind);
 
 /// How one kind of media appears in the token stream: `start`, one `pad` per LLM token of the
 /// item (the caller inserts them: their count depends on the encoder), `end`.
+/// A video's markers may have a `timestamp` (Qwen3-VL: "<{:.1f} seconds>"): then each temporal
+/// group of the video is an item of its own, written as the timestamp with `{:.Nf}` replaced by
+/// the group's time (N decimals, rounded as Python's format does) and the group's start, pads
+/// and end.
 struct MediaMarkers {
   std::string start, pad, end;
+  std::string timestamp;  // video only; empty: a video is one item
+
+  /// The timestamp text for `seconds`. Only for a non-empty, parsed `timestamp`.
+  std::string Timestamp(double seconds) const;
 };
 
 /// A chat format as data (presets/chat/*.json): per role the text before and after a turn's
@@ -65,6 +73,9 @@ struct ChatPiece {
   uint32_t turn = 0;
   PieceKind kind = PieceKind::kText;
   std::string_view text;  // when kind is kText
+  /// A video under markers with a timestamp: the time of each of its temporal groups
+  /// (media::VideoSampling::GroupSeconds), each group one item. Ignored otherwise.
+  std::span<const double> group_seconds = {};
 };
 
 /// A sample as the LLM sees it, media pads left out: its text token ids, which of them are
@@ -74,14 +85,18 @@ struct RenderedText {
   /// 1 where ids[i] is trained on when only targets are: the content and suffix of a role with
   /// "loss" (the assistant's), and a document's text. Never a role prefix or a media marker.
   std::vector<uint8_t> target;
-  /// Per media piece, in piece order: the number of ids before its pads (its pads go between
-  /// its kind's start and end markers).
+  /// Per media item, in piece order: the number of ids before its pads (its pads go between
+  /// its kind's start and end markers). A video under timestamps has one item per group.
   std::vector<uint32_t> media_positions;
+  /// Per media piece: its items in media_positions (a video under timestamps: its groups; 1
+  /// otherwise).
+  std::vector<uint32_t> media_items;
 
   void clear() {
     ids.clear();
     target.clear();
     media_positions.clear();
+    media_items.clear();
   }
 };
 
@@ -91,7 +106,8 @@ struct RenderedText {
 ///   first turn is a system turn; each turn is the role's prefix, its pieces and the suffix;
 /// - a document (role "") is its texts, with no roles;
 /// - a media item is its kind's start marker, its pads (left to the caller: they depend on the
-///   encoder) and end marker.
+///   encoder) and end marker; under a video timestamp, each temporal group is one such item
+///   after its timestamp text, which is encoded with the text before it (never a target).
 /// Text is encoded as the reference encodes the rendered string as a whole: pieces that touch
 /// (a role prefix and the content after it, adjacent texts) are encoded together, so a token
 /// that merges across them is the reference's token; it belongs to the later piece (so
