@@ -13,8 +13,10 @@
 //       [--template TEMPLATE.jinja] [--processor CLASS] IN.jsonl OUT.jsonl
 //
 // IN.jsonl: one request per line, {"messages": [...]} or {"text": "..."}, with
-// "images": [[width, height], ...] in order. OUT.jsonl: one line per request,
-// {"input_ids": [...], "image_grid_thw": [[t, h, w], ...]}.
+// "images": [[width, height], ...] in order and, for videos, "videos": [TEXT, ...]: what
+// replaces each <|vision_start|><|video_pad|><|vision_end|> in turn (the package has no
+// Qwen3-VL video path: the caller computes Qwen3-VL's timestamped expansion). OUT.jsonl: one
+// line per request, {"input_ids": [...], "image_grid_thw": [[t, h, w], ...]}.
 "use strict";
 const fs = require("fs");
 const os = require("os");
@@ -109,7 +111,14 @@ async function main() {
       return "<|placeholder|>".repeat((t * gh * gw) / merge);
     }).replaceAll("<|placeholder|>", "<|image_pad|>");
     if (k !== grids.length) throw new Error(`${grids.length} images but ${k} <|image_pad|>`);
-    const { input_ids } = processor.tokenizer(expanded);
+    const videos = request.videos || [];
+    let v = 0;
+    const withVideos = expanded.replace(/<\|vision_start\|><\|video_pad\|><\|vision_end\|>/g, () => {
+      if (v >= videos.length) throw new Error(`more videos than the ${videos.length} given`);
+      return videos[v++];
+    });
+    if (v !== videos.length) throw new Error(`${videos.length} videos given but ${v} in the text`);
+    const { input_ids } = processor.tokenizer(withVideos);
     out.push(JSON.stringify({ input_ids: Array.from(input_ids.data, Number), image_grid_thw: grids }));
   }
   fs.writeFileSync(files[1], out.length > 0 ? out.join("\n") + "\n" : "");

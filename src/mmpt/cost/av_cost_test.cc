@@ -72,7 +72,7 @@ TEST(VideoCostTest, Qwen3VideoBudgetsScaleWithItsFactor) {
   // at least 128 · 32² pixels. 320×180, 135 frames at 30 fps: 8 frames, each scaled up from
   // 180×320 by √(131072 / 57600) to ⌈8.49⌉ × ⌈15.08⌉ = 9 × 16 merged patches (Python's
   // smart_resize; Qwen2.5-VL's 28-pixel budgets would give 8 × 14).
-  auto vision = LoadVisionPreset("qwen3-vl");
+  auto vision = LoadVisionPreset("qwen3-vl-utils");
   ASSERT_TRUE(vision.ok());
   auto small = CostVideo(*vision, 320, 180, 135, 30000, 4096);
   ASSERT_TRUE(small.ok()) << small.status().ToString();
@@ -85,6 +85,34 @@ TEST(VideoCostTest, Qwen3VideoBudgetsScaleWithItsFactor) {
   ASSERT_TRUE(video.ok());
   EXPECT_EQ(video->resized_height, 352u);
   EXPECT_EQ(video->resized_width, 640u);
+}
+
+TEST(VideoCostTest, Qwen3ProcessorSamplesOneBudgetOverAllFramesAndCostsEachGroup) {
+  // Hugging Face's Qwen3VLVideoProcessor: 135 frames at 30 fps → int(4.5 · 2) = 9 frames (not
+  // made even); its smart_resize rounds 180×320 to 192×320 (t_bar = round(9 / 2) · 2 = 8 frames
+  // of it fit 4096…25165824); the 9th frame repeats: 5 groups of 12 × 20 patches, 60 tokens.
+  auto vision = LoadVisionPreset("qwen3-vl");
+  ASSERT_TRUE(vision.ok());
+  auto whole = CostVideo(*vision, 320, 180, 135, 30000, 4096);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->sampled_frames, 10u);
+  EXPECT_EQ(whole->resized_height, 192u);
+  EXPECT_EQ(whole->resized_width, 320u);
+  EXPECT_EQ(whole->grid_t, 5u);
+  EXPECT_EQ(whole->llm_tokens, 5u * 60);
+  // Under the timestamped template each group is an item: two frames, one grid step.
+  auto group = CostVideo(*vision, 320, 180, 135, 30000, 4096, /*groups=*/5);
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  EXPECT_EQ(group->sampled_frames, 2u);
+  EXPECT_EQ(group->grid_t, 1u);
+  EXPECT_EQ(group->llm_tokens, 60u);
+  EXPECT_DOUBLE_EQ(group->train_flops * 5, whole->train_flops);
+  // A dataset whose groups another rule counted is refused, naming the counts.
+  auto other = CostVideo(*vision, 320, 180, 135, 30000, 4096, /*groups=*/4);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("5 temporal groups where the dataset has 4"),
+            std::string::npos)
+      << other.status().ToString();
 }
 
 TEST(AudioCostTest, TokensFollowThePoolingAndFlopsTheEncodersWindow) {

@@ -36,8 +36,8 @@ class CostModel {
   }
   /// What one video becomes and costs. Errors: as CostVideo.
   Result<VideoCost> Video(const VideoItem& video) const {
-    return CostVideo(vision_, video.width, video.height, video.frames, video.fps_milli,
-                     llm_.hidden, video.groups);
+    return CostVideo(vision_, video.width, video.height, video.frames, video.fps_milli, llm_.hidden,
+                     video.groups);
   }
   /// What one audio clip becomes and costs. Errors: as CostAudio; InvalidArgument when the
   /// model has no audio encoder.

@@ -57,8 +57,8 @@ Status CheckAv(AvItems av, uint32_t text_tokens) {
       return Status::InvalidArgument("video {} has {} frames at {} fps: no frames to sample", i,
                                      v.frames, v.fps_milli / 1000.0);
     }
-    const bool follows = i > 0 && av.videos[i - 1].groups == v.groups &&
-                         av.videos[i - 1].group + 1 == v.group;
+    const bool follows =
+        i > 0 && av.videos[i - 1].groups == v.groups && av.videos[i - 1].group + 1 == v.group;
     if ((v.groups > 0 && v.group >= v.groups) || (v.group > 0 && !follows)) {
       return Status::InvalidArgument("video {} is group {} of {}: out of sequence", i, v.group,
                                      v.groups);

@@ -103,8 +103,9 @@ struct VideoCost {
 
 /// The video sampling rule of a kSmartResize preset: qwen-vl-utils' defaults
 /// (media::VideoSamplingRule) with the preset's factor (patch_size × spatial_merge) and its
-/// temporal_patch as the frame factor; under an all-frames budget, its bounds. Errors: InvalidArgument naming the preset when it
-/// resizes by another rule or has no temporal patch above 1 (it cannot encode video).
+/// temporal_patch as the frame factor; under an all-frames budget, its bounds. Errors:
+/// InvalidArgument naming the preset when it resizes by another rule or has no temporal patch above
+/// 1 (it cannot encode video).
 Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& config);
 
 /// Cost one video of `frames` frames at `fps_milli` / 1000 frames per second, `width` ×

@@ -429,9 +429,9 @@ Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedVis
   uint64_t global = 0;
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
                         ReadMedia(sample, image.sample_image - image.group, global));
-  Result<media::GridThw> grid =
-      image.video ? PreprocessVideoInto(bytes, global, image, out)
-                  : media::PreprocessImageInto(bytes, options_.preprocess, out);
+  Result<media::GridThw> grid = image.video
+                                    ? PreprocessVideoInto(bytes, global, image, out)
+                                    : media::PreprocessImageInto(bytes, options_.preprocess, out);
   Status status = grid.status();
   if (grid.ok() &&
       (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {

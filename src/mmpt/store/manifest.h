@@ -29,7 +29,7 @@ struct ShardInfo {
   std::string source;
   std::string stem;  // e.g. "coco/00003"; may go up ("../part1/coco/00003") after a merge
   uint64_t samples = 0;
-  uint64_t media = 0;
+  uint64_t media = 0;  // .meta media records (a grouped video: one per temporal group)
   uint64_t tokens = 0;
   std::map<std::string, FileChecksum> files;  // by suffix, e.g. ".zip"
 };

@@ -97,11 +97,11 @@ struct MediaMeta {
   uint32_t fps_milli = 0;       // video: frames per second × 1000; 0 otherwise
   uint32_t sample_rate_hz = 0;  // audio: samples per second; 0 otherwise
   MediaKind kind = MediaKind::kImage;
-  uint8_t format = 0;        // media::ImageFormat for images
-  uint8_t flags = 0;         // MediaFlags
-  uint8_t reserved = 0;      // zero
-  uint16_t group = 0;   // a grouped video: this record's temporal group, from 0
-  uint16_t groups = 0;  // a grouped video: its groups (records); 0: not grouped
+  uint8_t format = 0;    // media::ImageFormat for images
+  uint8_t flags = 0;     // MediaFlags
+  uint8_t reserved = 0;  // zero
+  uint16_t group = 0;    // a grouped video: this record's temporal group, from 0
+  uint16_t groups = 0;   // a grouped video: its groups (records); 0: not grouped
 
   /// The record of the medium's first group: the one its bytes and sample item are counted by.
   bool first_of_medium() const { return group == 0; }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <vector>
 
 #include "mmpt/core/mapped_file.h"
@@ -164,13 +165,65 @@ TEST(MetaTest, VideoAndAudioRecordsWithTheirOwnFieldsAreValid) {
 TEST(MetaTest, AnOlderVersionSaysHowToBringItUpToDate) {
   Table t = TwoSamples();
   std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
-  const uint32_t old_version = kMetaVersion - 1;
+  const uint32_t old_version = kOldestMetaVersion - 1;
   std::memcpy(bytes.data() + offsetof(MetaHeader, version), &old_version, sizeof(old_version));
   Status status = ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "v.meta");
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("v.meta: .meta version 1"), std::string::npos)
       << status.ToString();
   EXPECT_NE(status.message().find("mmpt prepare"), std::string::npos) << status.ToString();
+}
+
+TEST(MetaTest, VersionTwoTablesReadAsTheyAre) {
+  // Version 3 only gave meaning to bytes version 2 kept zero (a video's groups).
+  Table t = TwoSamples();
+  std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
+  const uint32_t version = 2;
+  std::memcpy(bytes.data() + offsetof(MetaHeader, version), &version, sizeof(version));
+  EXPECT_TRUE(ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "v2.meta").ok());
+}
+
+TEST(MetaTest, AGroupedVideosRecordsFollowOneAnother) {
+  // One sample with a video in 3 temporal groups: records share the video's fields and bytes.
+  MediaMeta video{};
+  video.kind = MediaKind::kVideo;
+  video.width = 64;
+  video.height = 48;
+  video.frames = 12;
+  video.duration_ms = 2000;
+  video.fps_milli = 6000;
+  video.data_offset = 30;
+  video.data_size = 100;
+  video.groups = 3;
+  std::vector<MediaMeta> media(3, video);
+  for (uint16_t g = 0; g < 3; ++g) {
+    media[g].group = g;
+    media[g].text_position = 2 + 5 * g;
+  }
+  SampleMeta sample{};
+  sample.text_tokens = 20;
+  sample.num_media = 3;
+  sample.num_segments = 2;
+  auto check = [&](const std::vector<MediaMeta>& records) {
+    std::string bytes = EncodeMeta(std::span(&sample, 1), records, 20);
+    return ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "g.meta");
+  };
+  EXPECT_TRUE(check(media).ok());
+  EXPECT_EQ(MediumOfRecord(media, 2), 0u);
+  std::vector<std::function<void(std::vector<MediaMeta>&)>> breakages = {
+      [](auto& m) { m[1].group = 2; },                 // a group skipped
+      [](auto& m) { m[2].data_offset = 31; },          // another video's bytes
+      [](auto& m) { m[2].groups = 4; },                // another count
+      [](auto& m) { m[0].group = 3; },                 // past its count
+      [](auto& m) { m[2].group = 0; },                 // cut short: a new video of 3 with 1 record
+      [](auto& m) { m[1].kind = MediaKind::kImage; },  // groups on an image
+  };
+  for (size_t i = 0; i < breakages.size(); ++i) {
+    std::vector<MediaMeta> broken = media;
+    breakages[i](broken);
+    Status status = check(broken);
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt) << "breakage " << i;
+  }
 }
 
 TEST(MetaTest, BadMagicIsCorrupt) {

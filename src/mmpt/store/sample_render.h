@@ -32,9 +32,9 @@ Result<std::vector<double>> VideoGroupSeconds(const MediaRefT& ref,
   if (rule == nullptr) {
     return Status::InvalidArgument("the vision preset cannot encode video");
   }
-  MMPT_ASSIGN_OR_RETURN(media::VideoSampling sampling,
-                        media::SampleVideo(ref.frames, ref.fps_milli / 1000.0, ref.height,
-                                           ref.width, *rule));
+  MMPT_ASSIGN_OR_RETURN(
+      media::VideoSampling sampling,
+      media::SampleVideo(ref.frames, ref.fps_milli / 1000.0, ref.height, ref.width, *rule));
   return sampling.GroupSeconds(rule->frame_factor);
 }
 
@@ -56,8 +56,8 @@ Status RenderSample(const text::ChatRenderer& renderer, const SampleT& sample,
     text::ChatPiece piece{segment.role, segment.turn, text::PieceKind::kText, segment.text, {}};
     if (segment.is_media) {  // an index out of range is ValidateSample's to refuse
       const bool known = segment.media_index < sample.media.size();
-      piece.kind = known ? PieceKindOf(sample.media[segment.media_index].kind)
-                         : text::PieceKind::kImage;
+      piece.kind =
+          known ? PieceKindOf(sample.media[segment.media_index].kind) : text::PieceKind::kImage;
       if (timestamps && piece.kind == text::PieceKind::kVideo) {
         MMPT_ASSIGN_OR_RETURN(seconds[segment.media_index],
                               VideoGroupSeconds(sample.media[segment.media_index], video_rule));

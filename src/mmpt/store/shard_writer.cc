@@ -52,8 +52,7 @@ ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string 
     : dataset_dir_(std::move(dataset_dir)), stem_(std::move(stem)), source_(std::move(source)) {}
 
 Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
-                        std::span<const int32_t> tokens,
-                        std::span<const uint32_t> media_positions,
+                        std::span<const int32_t> tokens, std::span<const uint32_t> media_positions,
                         std::span<const uint32_t> video_groups) {
   if (blobs.size() != sample.media.size() ||
       (!video_groups.empty() && video_groups.size() != sample.media.size())) {
@@ -90,8 +89,8 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
   for (size_t k = 0; k < sample.media.size(); ++k) {
     const uint32_t groups = GroupsOf(sample.media[k], video_groups, k);
     if (groups > UINT16_MAX) {
-      return Status::InvalidArgument("sample '{}': video {} has {} groups (at most {})",
-                                     sample.key, k, groups, UINT16_MAX);
+      return Status::InvalidArgument("sample '{}': video {} has {} groups (at most {})", sample.key,
+                                     k, groups, UINT16_MAX);
     }
     records += std::max<uint32_t>(groups, 1);
   }
@@ -159,8 +158,7 @@ Result<ShardInfo> ShardWriter::Finish() {
   info.source = source_;
   info.stem = stem_;
   info.samples = samples_.size();
-  info.media = std::count_if(media_.begin(), media_.end(),
-                             [](const MediaMeta& m) { return m.first_of_medium(); });
+  info.media = media_.size();
   info.tokens = tokens_.size();
 
   // The zip first: the media table needs each entry's data offset and CRC from it.

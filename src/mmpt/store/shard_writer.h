@@ -35,7 +35,8 @@ class ShardWriter {
   /// has one position and one `.meta` record per group. Sets each medium's zip entry name.
   /// Errors: InvalidArgument if the counts disagree.
   Status Add(Sample sample, std::vector<MediaBlob> blobs, std::span<const int32_t> tokens,
-             std::span<const uint32_t> media_positions, std::span<const uint32_t> video_groups = {});
+             std::span<const uint32_t> media_positions,
+             std::span<const uint32_t> video_groups = {});
 
   size_t num_samples() const { return lines_offsets_.size(); }
 

@@ -255,9 +255,10 @@ Status ChatRenderer::Render(std::span<const ChatPiece> pieces, RenderedText* out
       return add_item();
     }
     if (piece.group_seconds.empty()) {
-      return Status::InvalidArgument("chat template {} writes a video's groups with timestamps, "
-                                     "but the video has no sampled groups",
-                                     chat_.name);
+      return Status::InvalidArgument(
+          "chat template {} writes a video's groups with timestamps, "
+          "but the video has no sampled groups",
+          chat_.name);
     }
     out->media_items.push_back(static_cast<uint32_t>(piece.group_seconds.size()));
     for (double seconds : piece.group_seconds) {
