@@ -499,5 +499,21 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
   EXPECT_EQ(waiting.status().code(), StatusCode::kTimeout);
 }
 
+// A grouped video (Qwen3-VL's timestamped groups) is one medium of several records: its bytes
+// travel once, marked at its first record.
+TEST(DecodedMediaTest, AGroupedVideosBytesTravelOnceWithItsFirstRecord) {
+  plan::StepPlan plan;
+  plan.layout.cp = 1;
+  std::vector<store::MediaMeta> media(5);
+  media[0].kind = store::MediaKind::kImage;
+  for (uint16_t g = 0; g < 3; ++g) {
+    media[1 + g].kind = store::MediaKind::kVideo;
+    media[1 + g].group = g;
+    media[1 + g].groups = 3;
+  }
+  media[4].kind = store::MediaKind::kAudio;
+  EXPECT_EQ(DecodedMedia(plan, 0, 0, 0, media), (std::vector<uint8_t>{1, 1, 0, 0, 1}));
+}
+
 }  // namespace
 }  // namespace mmpt::load

@@ -71,6 +71,35 @@ TEST(SampleVideoTest, FramePixelsFromTheTotalBudget) {
   EXPECT_EQ(tiny->size.width, 420u);
 }
 
+// Hugging Face's Qwen3VLVideoProcessor: n = int(length · fps), not made even (the last index
+// repeats to fill the temporal patch, as its patchify repeats the last frame); NumPy's float64
+// linspace; one budget over all frames (video smart_resize). Figures from
+// tests/python/qwen3_vl_video_ref.py.
+TEST(SampleVideoTest, Qwen3ProcessorRule) {
+  VideoSamplingRule rule = VideoSamplingRule::ForFactor(32);
+  rule.budget = VideoBudget::kAllFrames;
+  rule.min_pixels = 4096;
+  rule.max_pixels = 25165824;
+  auto s = SampleVideo(61, 24.0, 180, 320, rule);  // 2.54 s: int(5.08) = 5 frames
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->frame_indices, (std::vector<uint64_t>{0, 15, 30, 45, 60, 60}));
+  EXPECT_EQ(s->size.height, 192u);
+  EXPECT_EQ(s->size.width, 320u);
+  EXPECT_EQ(s->GroupSeconds(2), (std::vector<double>{0.3125, 1.5625, 2.5}));
+  rule.nframes = 3;  // linspace(0, 7, 3) = 0, 3.5, 7: the half goes to 4
+  EXPECT_EQ(SampleVideo(8, 30.0, 64, 64, rule)->frame_indices, (std::vector<uint64_t>{0, 4, 7, 7}));
+  rule.nframes = 0;
+  auto big = SampleVideo(1500, 30.0, 1080, 1920, rule);  // 100 frames of 1088x1920 shrink
+  ASSERT_TRUE(big.ok());
+  EXPECT_EQ(big->size.height, 352u);
+  EXPECT_EQ(big->size.width, 640u);
+  // A side under the factor is first scaled up to it (Python's int() truncates).
+  auto thin = VideoSmartResize(4, 20, 64, 32, 2, 4096, 25165824, 200);
+  ASSERT_TRUE(thin.ok());
+  EXPECT_EQ(thin->height, 32u);
+  EXPECT_EQ(thin->width, 96u);
+}
+
 TEST(SampleVideoTest, TooShortIsAnError) {
   auto one = SampleVideo(1, 30.0, 64, 64);
   ASSERT_FALSE(one.ok());

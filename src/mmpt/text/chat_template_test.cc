@@ -128,6 +128,49 @@ TEST(ChatTemplateTest, QwenVlRendersAVideoWithItsOwnPad) {
   EXPECT_NE(QwenVl().pad_id(PieceKind::kVideo), QwenVl().pad_id(PieceKind::kImage));
 }
 
+// Qwen3-VL writes each temporal group of a video as "<t seconds>" and the group's own markers:
+// each group is an item; the first timestamp is encoded with the text before it (':' and '<'
+// make one pre-token), the others alone; timestamps are never targets. `.1f` rounds the
+// double's exact value, halves to even, as Python's format does.
+TEST(ChatTemplateTest, Qwen3VlWritesEachVideoGroupAfterItsTimestamp) {
+  auto chat = ChatTemplate::Load("qwen3_vl");
+  ASSERT_TRUE(chat.ok()) << chat.status().ToString();
+  ASSERT_TRUE(chat->video.has_value());
+  EXPECT_EQ(chat->video->Timestamp(0.25), "<0.2 seconds>");
+  EXPECT_EQ(chat->video->Timestamp(0.75), "<0.8 seconds>");
+  EXPECT_EQ(chat->video->Timestamp(0.35), "<0.3 seconds>");    // 0.34999… in binary
+  EXPECT_EQ(chat->video->Timestamp(12.05), "<12.1 seconds>");  // 12.050000000000000711
+  auto renderer = ChatRenderer::Create(*std::move(chat), Qwen3());
+  ASSERT_TRUE(renderer.ok());
+  const std::vector<double> seconds = {0.25, 1.5, 2.96};
+  ChatPiece video = Video("assistant", 1);
+  video.group_seconds = seconds;
+  RenderedText out;
+  const std::vector<ChatPiece> pieces = {Text("user", 0, "Show it"), Text("assistant", 1, "Watch:"),
+                                         video, Text("assistant", 1, "Done.")};
+  ASSERT_TRUE(renderer->Render(pieces, &out).ok());
+  EXPECT_EQ(out.ids, Encode("<|im_start|>user\nShow it<|im_end|>\n<|im_start|>assistant\nWatch:"
+                            "<0.2 seconds><|vision_start|><|vision_end|>"
+                            "<1.5 seconds><|vision_start|><|vision_end|>"
+                            "<3.0 seconds><|vision_start|><|vision_end|>Done.<|im_end|>\n"));
+  ASSERT_EQ(out.media_positions.size(), 3u);
+  EXPECT_EQ(out.media_items, std::vector<uint32_t>{3});
+  const TokenId start = *Qwen3().TokenToId("<|vision_start|>");
+  for (uint32_t position : out.media_positions) EXPECT_EQ(out.ids[position - 1], start);
+  // ':<' is one token: it belongs to the later piece, the timestamp, so it is no target.
+  EXPECT_EQ(Decode(out, true), "WatchDone.<|im_end|>\n");
+  // A video with no sampled groups cannot be written; a malformed timestamp is refused.
+  const std::vector<ChatPiece> unsampled = {Video("user", 0)};
+  EXPECT_EQ(renderer->Render(unsampled, &out).code(), StatusCode::kInvalidArgument);
+  for (const char* bad : {"<{:.1f}{:.1f}>", "<{} seconds>", "<{:.1e} s>", "none"}) {
+    const std::string json = fmt::format(
+        R"({{"name": "t", "roles": {{}}, "image": {{"start": "a", "pad": "b", "end": "c"}},
+            "video": {{"start": "a", "pad": "b", "end": "c", "timestamp": "{}"}}}})",
+        bad);
+    EXPECT_EQ(ChatTemplate::Parse(json, "t.json").status().code(), StatusCode::kCorrupt) << bad;
+  }
+}
+
 // A template's "audio" markers: a clip renders as its start and end markers with its pads
 // between (Qwen2.5-Omni's <|audio_bos|> <|AUDIO|>... <|audio_eos|>; Qwen3's tokenizer lacks
 // those, so this template borrows three of its special tokens).
