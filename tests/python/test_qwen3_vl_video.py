@@ -4,7 +4,8 @@ independent reference (tests/python/qwen3_vl_video_ref.py, written from Hugging 
 processing_qwen3_vl.py, video_processing_qwen3_vl.py and modeling_qwen3_vl.py):
 - ids: Hugging Face's chat template and tokenizer (tests/load/reference_processor.js) with each
   video replaced by its timestamped groups, `<{t:.1f} seconds>` + start + pads + end, frames
-  sampled by the Qwen3VLVideoProcessor rule (or qwen-vl-utils' under `qwen3-vl-utils`);
+  sampled by the Qwen3VLVideoProcessor rule (or qwen-vl-utils' under `qwen3-vl-utils`), one
+  video cut by video_start / video_end;
 - positions: a NumPy get_rope_index (one t=1 block per temporal group);
 - grids: one [1, h, w] per group, the planned length, and each group's pixel rows those of its
   two frames in the whole video's patchified frames."""
@@ -32,8 +33,8 @@ def conversations():
     def text(t):
         return {"type": "text", "text": t}
 
-    def video(name):
-        return {"type": "video", "video": name}
+    def video(name, **clip):
+        return {"type": "video", "video": name, **clip}
     return [
         [{"role": "user", "content": [video("a.mp4"), text("What happens?")]},
          {"role": "assistant", "content": "A test pattern moves."}],
@@ -41,10 +42,12 @@ def conversations():
         [{"role": "user", "content": [text("Watch:"), video("b.mp4"), text(" and then"),
                                       video("c.mp4")]},
          {"role": "assistant", "content": "Two clips."}],
-        # an image and a video, and a video in the assistant's turn
+        # an image and a video, and a clip of a video (qwen-vl-utils' video_start / video_end)
+        # in the assistant's turn: its timestamps are the video's own
         [{"role": "user", "content": [{"type": "image", "image": "still.png"}, video("c.mp4"),
                                       text("Same?")]},
-         {"role": "assistant", "content": [text("Compare with"), video("a.mp4")]}],
+         {"role": "assistant", "content": [text("Compare with"),
+                                           video("a.mp4", video_start=0.5, video_end=2.0)]}],
     ]
 
 
@@ -68,16 +71,20 @@ def prepare(raw, vision):
     return dataset
 
 
-def reference_video(path, vision):
-    """(grid t, h, w in patches, expansion text) of a clip as the reference rules make it."""
+def reference_video(path, vision, video_start=None, video_end=None):
+    """(grid t, h, w in patches, expansion text) of a video as the reference rules make it.
+    A clip under Hugging Face's rule (which has none) is cut as qwen-vl-utils cuts it, then
+    sampled by the processor's count over its frames, linspace from its first frame."""
     total, fps = ref.probe(path)
     _, _, width, height = CLIPS[os.path.basename(path)]
     if vision == "qwen3-vl":
-        indices = ref.hf_sample(total, fps)
-        h, w = ref.hf_resize(len(indices), height, width, min_pixels=ref.HUB_VIDEO_MIN_PIXELS,
+        first, last, count = ref.utils_frame_range(total, fps, video_start, video_end)
+        n = len(ref.hf_sample(count, fps))
+        indices = np.linspace(first, last, n).round().astype(int).tolist()
+        h, w = ref.hf_resize(n, height, width, min_pixels=ref.HUB_VIDEO_MIN_PIXELS,
                              max_pixels=ref.HUB_VIDEO_MAX_PIXELS)
     else:
-        indices = ref.utils_sample(total, fps)
+        indices = ref.utils_sample(total, fps, video_start, video_end)
         h, w = ref.utils_resize(len(indices), height, width)
     groups = (len(indices) + 1) // 2
     grid = (groups, h // ref.PATCH, w // ref.PATCH)
@@ -108,7 +115,8 @@ def reference_samples(raw, vision, tmp_path):
         for message in messages:
             for part in message["content"] if isinstance(message["content"], list) else []:
                 if part["type"] == "video":
-                    grid, text = reference_video(raw / part["video"], vision)
+                    grid, text = reference_video(raw / part["video"], vision,
+                                                 part.get("video_start"), part.get("video_end"))
                     videos.append(text)
                     grids.append(grid)
                 elif part["type"] == "image":

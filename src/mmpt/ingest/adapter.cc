@@ -79,6 +79,21 @@ Result<uint32_t> Thousandths(const object& obj, std::string_view key, std::strin
   return static_cast<uint32_t>(std::llround(x * 1000));
 }
 
+// A clip's bound in milliseconds: `key` in seconds (any JSON number ≥ 0; qwen-vl-utils'
+// video_start / video_end) or `milli_key` as canonical records spell it; 0 when absent.
+Result<uint32_t> ClipMilliseconds(const object& obj, std::string_view key,
+                                  std::string_view milli_key) {
+  MMPT_ASSIGN_OR_RETURN(uint32_t milli, PositiveInteger(obj, milli_key, store::MediaKind::kVideo));
+  element value;
+  if (obj.at_key(key).get(value) != simdjson::SUCCESS || value.is_null()) return milli;
+  double x = 0;
+  if (value.get_double().get(x) != simdjson::SUCCESS || !(x >= 0) || !(x * 1000 < UINT32_MAX)) {
+    return Status::InvalidArgument("video \"{}\" must be seconds in [0, {}]", key,
+                                   UINT32_MAX / 1000);
+  }
+  return static_cast<uint32_t>(std::llround(x * 1000));
+}
+
 // The kind an object names: "kind" (canonical) or "type", or the key that holds its path
 // ("video", "audio"); `fallback` when none does.
 Result<store::MediaKind> KindOf(const object& obj, store::MediaKind fallback) {
@@ -104,6 +119,14 @@ Result<store::MediaKind> KindOf(const object& obj, store::MediaKind fallback) {
 }
 
 }  // namespace
+
+Status ParseVideoClip(const object& obj, store::MediaRef& media) {
+  MMPT_ASSIGN_OR_RETURN(uint32_t start, ClipMilliseconds(obj, "video_start", "start_ms"));
+  MMPT_ASSIGN_OR_RETURN(uint32_t end, ClipMilliseconds(obj, "video_end", "end_ms"));
+  if (start != 0) media.start_ms = start;  // absent keeps what an inner object gave
+  if (end != 0) media.end_ms = end;
+  return Status::OK();
+}
 
 Result<store::MediaRef> ParseMediaRef(const element& value, store::MediaKind kind) {
   store::MediaRef media;
@@ -148,6 +171,7 @@ Result<store::MediaRef> ParseMediaRef(const element& value, store::MediaKind kin
   if (media.sample_rate_hz == 0) {
     MMPT_ASSIGN_OR_RETURN(media.sample_rate_hz, PositiveInteger(obj, "sample_rate_hz", kind));
   }
+  MMPT_RETURN_IF_ERROR(ParseVideoClip(obj, media));
   if ((media.width == 0) != (media.height == 0)) {
     return Status::InvalidArgument("{} gives only one of width and height",
                                    store::MediaKindName(kind));

@@ -182,6 +182,9 @@ Status ParseChat(const object& obj, store::Sample& sample) {
               return parsed.status().WithContext(
                   fmt::format("messages[{}].content[{}]", index, part_index));
             }
+            if (Status clip = ParseVideoClip(part, *parsed); !clip.ok()) {
+              return clip.WithContext(fmt::format("messages[{}].content[{}]", index, part_index));
+            }
             AppendMedia(std::move(*parsed), *role, sample);
           } else {
             MarkedMedia& given = marked[static_cast<size_t>(kind)];

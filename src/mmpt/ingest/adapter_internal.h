@@ -35,6 +35,12 @@ Result<simdjson::dom::array> RequiredArray(const object& obj, std::string_view k
 Result<store::MediaRef> ParseMediaRef(const element& value,
                                       store::MediaKind kind = store::MediaKind::kImage);
 
+/// The clip of a video an object gives, "video_start" and "video_end" in seconds (as
+/// qwen-vl-utils takes them) or "start_ms" and "end_ms", into `media` (ValidateSample checks
+/// that it is a video's and ends after it starts). Errors: InvalidArgument for a negative or
+/// non-numeric bound.
+Status ParseVideoClip(const simdjson::dom::object& obj, store::MediaRef& media);
+
 /// One kind of media a conversation record gives at its top level, with the marker that
 /// places each item in the text ("<image>"), and how many are placed so far.
 struct MarkedMedia {

@@ -288,6 +288,11 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     r.sample_image = k;
     r.group = media[k].group;
     r.groups = media[k].groups;
+    if (r.video) {
+      const store::MediaView& ref = parsed.media[store::MediumOfRecord(media, k)];
+      r.clip_start_ms = ref.start_ms;
+      r.clip_end_ms = ref.end_ms;
+    }
     const uint32_t planned_start =
         planned.image != nullptr ? planned.image->token_start : planned.video->token_start;
     if (r.token_start != planned_start) {
@@ -384,7 +389,9 @@ Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::b
                       last.first_record == first_record;
   if (!cached) {
     last = {};
-    MMPT_ASSIGN_OR_RETURN(last.video, media::PreprocessVideo(bytes, *video_));
+    media::VideoPreprocessConfig config = *video_;
+    config.clip = {item.clip_start_ms, item.clip_end_ms};
+    MMPT_ASSIGN_OR_RETURN(last.video, media::PreprocessVideo(bytes, config));
     last.source = this;
     last.global = global;
     last.first_record = first_record;

@@ -20,8 +20,10 @@ struct RenderedVisual {
   /// A video's seconds per temporal grid step (second_per_grid_ts: temporal patch / sampled
   /// frames per second); 0 for an image.
   float second_per_grid_t = 0;
-  uint16_t group = 0;   // a grouped video (store::MediaMeta::groups): this temporal group
-  uint16_t groups = 0;  // its groups; 0: the whole video is this item
+  uint16_t group = 0;          // a grouped video (store::MediaMeta::groups): this temporal group
+  uint16_t groups = 0;         // its groups; 0: the whole video is this item
+  uint32_t clip_start_ms = 0;  // a video's clip (store::MediaRef::start_ms, end_ms)
+  uint32_t clip_end_ms = 0;
 };
 
 /// One audio clip of a rendered sample (Qwen2-Audio, Qwen2.5-Omni): its placeholder tokens and

@@ -34,13 +34,13 @@ uint64_t FloorByFactor(double x, uint32_t f) {
   return static_cast<uint64_t>(std::floor(x / f)) * f;
 }
 
-// round(torch.linspace(0, last, n)) as torch computes it on the CPU in float32: a step in
+// round(torch.linspace(first, last, n)) as torch computes it on the CPU in float32: a step in
 // float32, the first half counted up from the start and the second half down from the end,
 // then rounding halves to even.
-std::vector<uint64_t> LinspaceIndices(uint64_t last, uint64_t n) {
+std::vector<uint64_t> LinspaceIndices(uint64_t first, uint64_t last, uint64_t n) {
   std::vector<uint64_t> indices(n);
-  if (n == 1) return {0};
-  const float start = 0.0f, end = static_cast<float>(last);
+  if (n == 1) return {first};
+  const float start = static_cast<float>(first), end = static_cast<float>(last);
   const float step = (end - start) / static_cast<float>(n - 1);
   const uint64_t halfway = n / 2;
   for (uint64_t i = 0; i < n; ++i) {
@@ -51,14 +51,15 @@ std::vector<uint64_t> LinspaceIndices(uint64_t last, uint64_t n) {
   return indices;
 }
 
-// round(numpy.linspace(0, last, n)): float64, i · step from the start, the last exactly `last`,
+// round(numpy.linspace(first, last, n)): float64, i · step + first, the last exactly `last`,
 // then rounding halves to even (Hugging Face's Qwen3-VL video sampling).
-std::vector<uint64_t> NumpyLinspaceIndices(uint64_t last, uint64_t n) {
-  if (n == 1) return {0};
+std::vector<uint64_t> NumpyLinspaceIndices(uint64_t first, uint64_t last, uint64_t n) {
+  if (n == 1) return {first};
   std::vector<uint64_t> indices(n);
-  const double step = static_cast<double>(last) / static_cast<double>(n - 1);
+  const double start = static_cast<double>(first);
+  const double step = (static_cast<double>(last) - start) / static_cast<double>(n - 1);
   for (uint64_t i = 0; i + 1 < n; ++i) {
-    indices[i] = static_cast<uint64_t>(std::nearbyint(static_cast<double>(i) * step));
+    indices[i] = static_cast<uint64_t>(std::nearbyint(static_cast<double>(i) * step + start));
   }
   indices[n - 1] = last;
   return indices;
@@ -131,12 +132,40 @@ Status ToRgb(const AVFrame* frame, SwsContext** sws, std::vector<uint8_t>* scrat
 
 }  // namespace
 
-Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint32_t height,
-                                  uint32_t width, const VideoSamplingRule& rule) {
+Result<FrameRange> ClipFrames(uint64_t total_frames, double video_fps, const VideoClip& clip) {
+  if (total_frames == 0 || !(video_fps > 0)) {
+    return Status::InvalidArgument("video: {} frames at {} fps cannot be cut", total_frames,
+                                   video_fps);
+  }
+  FrameRange range{0, total_frames - 1};
+  if (clip.start_ms == 0 && clip.end_ms == 0) return range;
+  const double length = static_cast<double>(total_frames) / video_fps;
+  if (clip.start_ms != 0) {
+    range.first =
+        static_cast<uint64_t>(std::ceil(std::min(clip.start_ms / 1000.0, length) * video_fps));
+  }
+  if (clip.end_ms != 0) {
+    range.last = std::min<uint64_t>(
+        static_cast<uint64_t>(std::floor(std::min(clip.end_ms / 1000.0, length) * video_fps)),
+        total_frames - 1);
+  }
+  if (range.first >= range.last) {
+    return Status::InvalidArgument(
+        "video: the clip {} to {} ms keeps frames {} to {} of {} at {} fps (none to sample)",
+        clip.start_ms, clip.end_ms, range.first, range.last, total_frames, video_fps);
+  }
+  return range;
+}
+
+Result<VideoSampling> SampleVideo(uint64_t whole_video_frames, double video_fps, uint32_t height,
+                                  uint32_t width, const VideoSamplingRule& rule,
+                                  const VideoClip& clip) {
   const uint32_t ff = rule.frame_factor;
   if (ff == 0 || !(video_fps > 0) || !(rule.fps > 0)) {
     return Status::InvalidArgument("video: frame factor, fps and video fps must be positive");
   }
+  MMPT_ASSIGN_OR_RETURN(const FrameRange range, ClipFrames(whole_video_frames, video_fps, clip));
+  const uint64_t total_frames = range.count();  // what the rules count: the clip's frames
   const bool all_frames = rule.budget == VideoBudget::kAllFrames;
   const double total = static_cast<double>(total_frames);
   uint64_t n = 0;
@@ -162,7 +191,7 @@ Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint3
   s.video_fps = video_fps;
   s.sample_fps = static_cast<double>(n) / std::max(total, 1e-6) * video_fps;
   if (all_frames) {
-    s.frame_indices = NumpyLinspaceIndices(total_frames - 1, n);
+    s.frame_indices = NumpyLinspaceIndices(range.first, range.last, n);
     while (s.frame_indices.size() % ff != 0) s.frame_indices.push_back(s.frame_indices.back());
     MMPT_ASSIGN_OR_RETURN(
         s.size,
@@ -170,7 +199,7 @@ Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint3
                          static_cast<double>(rule.max_pixels), rule.max_aspect_ratio));
     return s;
   }
-  s.frame_indices = LinspaceIndices(total_frames - 1, n);
+  s.frame_indices = LinspaceIndices(range.first, range.last, n);
   double max_pixels = std::max(std::min(static_cast<double>(rule.max_pixels),
                                         rule.total_pixels / static_cast<double>(n) * ff),
                                std::floor(static_cast<double>(rule.min_pixels) * 1.05));
@@ -298,7 +327,7 @@ Result<PreprocessedVideo> PreprocessVideo(std::span<const std::byte> bytes,
       [&](const AvInfo& info, uint64_t total_frames) -> Result<std::vector<uint64_t>> {
         MMPT_ASSIGN_OR_RETURN(out.sampling,
                               SampleVideo(total_frames, info.video->fps, info.video->height,
-                                          info.video->width, config.sampling));
+                                          info.video->width, config.sampling, config.clip));
         resized.resize(out.sampling.frame_indices.size());
         return out.sampling.frame_indices;
       },

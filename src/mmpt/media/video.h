@@ -58,6 +58,23 @@ struct VideoSamplingRule {
   VideoBudget budget = VideoBudget::kPerFrame;
 };
 
+/// The part of a video to sample: qwen-vl-utils' video_start / video_end, in milliseconds
+/// (0: from the start / to the end).
+struct VideoClip {
+  uint32_t start_ms = 0;
+  uint32_t end_ms = 0;
+};
+
+/// The frames [first, last] of a video of `total_frames` frames at `video_fps` that `clip`
+/// keeps: qwen-vl-utils' calculate_video_frame_range (bounds clamped to the video's length,
+/// first = ⌈start · fps⌉, last = min(⌊end · fps⌋, total − 1)). Errors: InvalidArgument when the
+/// clip keeps fewer than two frames (first ≥ last) or the video has no frames or rate.
+struct FrameRange {
+  uint64_t first = 0, last = 0;
+  uint64_t count() const { return last - first + 1; }
+};
+Result<FrameRange> ClipFrames(uint64_t total_frames, double video_fps, const VideoClip& clip);
+
 /// The sampling of one video.
 struct VideoSampling {
   uint64_t total_frames = 0;            // frames in the video
@@ -84,14 +101,18 @@ struct VideoSampling {
 /// [min_frames, max_frames] and the video's length; indices by NumPy's float64 linspace,
 /// rounded halves to even, the last repeated up to a multiple of frame_factor; the size by
 /// VideoSmartResize over the n frames.
+/// A `clip` samples its frames (ClipFrames) as the whole video: its count sets n, the indices
+/// span [first, last] (linspace from first), so they and the timestamps stay the video's own.
 /// Errors: InvalidArgument (fewer than frame_factor frames to sample, zero fps, a size
-/// SmartResize refuses). Thread safety: pure function.
+/// SmartResize refuses, a clip ClipFrames refuses). Thread safety: pure function.
 Result<VideoSampling> SampleVideo(uint64_t total_frames, double video_fps, uint32_t height,
-                                  uint32_t width, const VideoSamplingRule& rule = {});
+                                  uint32_t width, const VideoSamplingRule& rule = {},
+                                  const VideoClip& clip = {});
 
 /// Everything that turns video bytes into vision-encoder input. Defaults are Qwen2.5-VL's.
 struct VideoPreprocessConfig {
   VideoSamplingRule sampling;
+  VideoClip clip;     // the part of the video to sample
   PatchConfig patch;  // patch.temporal_patch_size must equal sampling.frame_factor
   AvLimits limits;
 };

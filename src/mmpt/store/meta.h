@@ -92,9 +92,9 @@ struct MediaMeta {
   /// before it, this is the item's exact token position in the rendered sample, so the plan's
   /// CP split and vision assignment are the ones the loader executes.
   uint32_t text_position = 0;
-  uint32_t frames = 0;          // 1 for still images; decoded frames of a video
-  uint32_t duration_ms = 0;     // video and audio: length in milliseconds; 0 for images
-  uint32_t fps_milli = 0;       // video: frames per second × 1000; 0 otherwise
+  uint32_t frames = 0;       // 1 for still images; decoded frames of a video (of its clip, if cut)
+  uint32_t duration_ms = 0;  // video and audio: length in milliseconds; 0 for images
+  uint32_t fps_milli = 0;    // video: frames per second × 1000; 0 otherwise
   uint32_t sample_rate_hz = 0;  // audio: samples per second; 0 otherwise
   MediaKind kind = MediaKind::kImage;
   uint8_t format = 0;    // media::ImageFormat for images

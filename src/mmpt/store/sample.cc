@@ -112,7 +112,8 @@ void AppendSampleJson(const Sample& sample, std::string& out) {
     }
     for (auto [name, value] :
          {std::pair{"duration_ms", media.duration_ms}, std::pair{"fps_milli", media.fps_milli},
-          std::pair{"sample_rate_hz", media.sample_rate_hz}}) {
+          std::pair{"sample_rate_hz", media.sample_rate_hz}, std::pair{"start_ms", media.start_ms},
+          std::pair{"end_ms", media.end_ms}}) {
       if (value == 0) continue;
       comma();
       fmt::format_to(std::back_inserter(out), "\"{}\":{}", name, value);

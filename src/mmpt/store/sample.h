@@ -32,6 +32,10 @@ struct MediaRef {
   uint32_t duration_ms = 0;     // video and audio: length in milliseconds
   uint32_t fps_milli = 0;       // video: frames per second × 1000
   uint32_t sample_rate_hz = 0;  // audio: samples per second (0 when a metadata-only item omits it)
+  /// video: the clip to sample, qwen-vl-utils' video_start / video_end in milliseconds (0: from
+  /// the start / to the end; media::VideoClip)
+  uint32_t start_ms = 0;
+  uint32_t end_ms = 0;
 
   bool metadata_only() const { return path.empty() && entry.empty(); }
   bool operator==(const MediaRef&) const = default;

@@ -291,8 +291,8 @@ class LineScanner {
   }
 
   // {"path":..,"entry":..,"kind":k,"width":w,"height":h,"frames":f,"duration_ms":d,
-  // "fps_milli":r,"sample_rate_hz":s}, in this order, every field optional (width and height
-  // together).
+  // "fps_milli":r,"sample_rate_hz":s,"start_ms":a,"end_ms":b}, in this order, every field optional
+  // (width and height together).
   bool Media() {
     MediaView& media = out_.media.emplace_back();
     if (!Expect("{")) return false;
@@ -335,6 +335,12 @@ class LineScanner {
     }
     if (field("\"sample_rate_hz\":") &&
         !Unsigned("media \"sample_rate_hz\"", 1, UINT32_MAX, media.sample_rate_hz)) {
+      return false;
+    }
+    if (field("\"start_ms\":") && !Unsigned("media \"start_ms\"", 1, UINT32_MAX, media.start_ms)) {
+      return false;
+    }
+    if (field("\"end_ms\":") && !Unsigned("media \"end_ms\"", 1, UINT32_MAX, media.end_ms)) {
       return false;
     }
     return Expect("}");

@@ -24,7 +24,7 @@ inline text::PieceKind PieceKindOf(MediaKind kind) {
 }
 
 /// The time of each temporal group of video `ref` sampled by `rule` (media::SampleVideo from
-/// its recorded frames, rate and size; VideoSampling::GroupSeconds). Errors: InvalidArgument
+/// its recorded frames, rate, size and clip; VideoSampling::GroupSeconds). Errors: InvalidArgument
 /// when `rule` is null (the preset cannot encode video) or the video cannot be sampled.
 template <typename MediaRefT>
 Result<std::vector<double>> VideoGroupSeconds(const MediaRefT& ref,
@@ -32,9 +32,9 @@ Result<std::vector<double>> VideoGroupSeconds(const MediaRefT& ref,
   if (rule == nullptr) {
     return Status::InvalidArgument("the vision preset cannot encode video");
   }
-  MMPT_ASSIGN_OR_RETURN(
-      media::VideoSampling sampling,
-      media::SampleVideo(ref.frames, ref.fps_milli / 1000.0, ref.height, ref.width, *rule));
+  MMPT_ASSIGN_OR_RETURN(media::VideoSampling sampling,
+                        media::SampleVideo(ref.frames, ref.fps_milli / 1000.0, ref.height,
+                                           ref.width, *rule, {ref.start_ms, ref.end_ms}));
   return sampling.GroupSeconds(rule->frame_factor);
 }
 

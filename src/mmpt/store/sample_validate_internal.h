@@ -53,6 +53,14 @@ Status ValidateSampleOf(const SampleT& sample) {
     if ((media.width == 0) != (media.height == 0)) {
       return Status::InvalidArgument("media {} gives only one of width and height", j);
     }
+    if ((media.start_ms != 0 || media.end_ms != 0) &&
+        (media.kind != MediaKind::kVideo ||
+         (media.end_ms != 0 && media.end_ms <= media.start_ms))) {
+      return Status::InvalidArgument(
+          "media {}: a clip ({} to {} ms) is for a video, ending after "
+          "it starts",
+          j, media.start_ms, media.end_ms);
+    }
     switch (media.kind) {
       case MediaKind::kImage:
         if (media.duration_ms != 0 || media.fps_milli != 0 || media.sample_rate_hz != 0) {

@@ -33,6 +33,8 @@ struct MediaView {
   uint32_t duration_ms = 0;
   uint32_t fps_milli = 0;
   uint32_t sample_rate_hz = 0;
+  uint32_t start_ms = 0;  // as MediaRef's
+  uint32_t end_ms = 0;
 
   bool metadata_only() const { return path.empty() && entry.empty(); }
 };

@@ -9,6 +9,7 @@
 #include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/media/image_probe.h"
+#include "mmpt/media/video.h"
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/meta.h"
 #include "mmpt/store/zip_reader.h"
@@ -115,6 +116,12 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     media.width = ref.width;
     media.height = ref.height;
     media.frames = std::max<uint32_t>(ref.frames, 1);
+    if (ref.start_ms != 0 || ref.end_ms != 0) {  // the planner samples the clip's frames
+      Result<media::FrameRange> clip =
+          media::ClipFrames(ref.frames, ref.fps_milli / 1000.0, {ref.start_ms, ref.end_ms});
+      if (!clip.ok()) return clip.status().WithContext(fmt::format("sample '{}'", sample.key));
+      media.frames = static_cast<uint32_t>(clip->count());
+    }
     media.duration_ms = ref.duration_ms;
     media.fps_milli = ref.fps_milli;
     media.sample_rate_hz = ref.sample_rate_hz;
