@@ -254,6 +254,31 @@ TEST(AdapterTest, ChatVideoAndAudioParts) {
       << missing.status().ToString();
 }
 
+// qwen-vl-utils' video_start / video_end (seconds) cut a clip; canonical records keep it in
+// milliseconds and read it back; a clip on an image, or one ending before it starts, is refused.
+TEST(AdapterTest, AVideoPartMayCutAClip) {
+  auto s = ParseLine(
+      R"({"messages":[{"role":"user","content":[{"type":"video","video":"v.mp4","video_start":0.5,"video_end":2.25},{"type":"text","text":"?"}]}]})");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->media.size(), 1u);
+  EXPECT_EQ(s->media[0].start_ms, 500u);
+  EXPECT_EQ(s->media[0].end_ms, 2250u);
+  std::string line;
+  store::AppendSampleJson(*s, line);
+  line.pop_back();
+  EXPECT_NE(line.find(R"("start_ms":500,"end_ms":2250)"), std::string::npos) << line;
+  auto back = ParseLine(line, InputFormat::kAuto);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->media[0], s->media[0]);
+  for (
+      const char* bad :
+      {R"({"messages":[{"role":"user","content":[{"type":"video","video":"v.mp4","video_start":2,"video_end":1}]}]})",
+       R"({"messages":[{"role":"user","content":[{"type":"video","video":"v.mp4","video_start":-1}]}]})",
+       R"({"messages":[{"role":"user","content":[{"type":"image","image":{"path":"a.png","video_start":1}}]}]})"}) {
+    EXPECT_FALSE(ParseLine(bad).ok()) << bad;
+  }
+}
+
 TEST(AdapterTest, DocumentsCarryVideoAndAudioObjects) {
   // The omni documents synth writes (OBELICS), and every spelling of a media object.
   auto obelics = ParseLine(

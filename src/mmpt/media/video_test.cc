@@ -100,6 +100,21 @@ TEST(SampleVideoTest, Qwen3ProcessorRule) {
   EXPECT_EQ(thin->width, 96u);
 }
 
+// A clip (qwen-vl-utils' calculate_video_frame_range): frames ⌈start · fps⌉ to ⌊end · fps⌋,
+// sampled as a video of that many frames whose indices stay the video's own.
+TEST(SampleVideoTest, AClipIsSampledWithinItsFrames) {
+  auto range = ClipFrames(61, 24.0, {500, 2000});
+  ASSERT_TRUE(range.ok()) << range.status().ToString();
+  EXPECT_EQ(range->first, 12u);
+  EXPECT_EQ(range->last, 48u);
+  auto s = SampleVideo(61, 24.0, 180, 320, VideoSamplingRule::ForFactor(32), {500, 2000});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->frame_indices, (std::vector<uint64_t>{12, 24, 36, 48}));
+  EXPECT_EQ(s->GroupSeconds(2), (std::vector<double>{0.75, 1.75}));
+  EXPECT_EQ(ClipFrames(61, 24.0, {0, 100000})->last, 60u);  // the end is clamped
+  EXPECT_FALSE(ClipFrames(61, 24.0, {2000, 2010}).ok());    // nothing left to sample
+}
+
 TEST(SampleVideoTest, TooShortIsAnError) {
   auto one = SampleVideo(1, 30.0, 64, 64);
   ASSERT_FALSE(one.ok());
