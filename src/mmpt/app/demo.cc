@@ -15,6 +15,7 @@
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/plan/compare.h"
+#include "mmpt/plan/planner.h"
 #include "mmpt/sim/corpus_ablation.h"
 #include "mmpt/store/inspect.h"
 #include "mmpt/store/planning_table.h"
@@ -58,9 +59,35 @@ std::string PlanText(const std::string& dir, const plan::PlannerConfig& config,
 }
 // The small COCO + mmc4 sample: short packs, a small cluster.
 plan::PlannerConfig SmallDatasetPlan() { return PreparedPlan(4096, 2); }
-// The omni corpus: the seed's sequence length and EP 8 group.
+// The omni and Qwen3-VL corpora: the seed's sequence length and EP 8 group.
 constexpr uint64_t kOmniSamples = 1000;
-plan::PlannerConfig OmniPlan() { return PreparedPlan(8192, 8); }
+plan::PlannerConfig SeedLengthPlan() { return PreparedPlan(8192, 8); }
+
+// A prepared dataset as a section shows it: inspected, its .meta tables read back (no JSON
+// parsed) and planned vanilla beside mmpt.
+struct PreparedView {
+  store::InspectReport inspected;
+  cost::SampleTable table;
+  plan::Comparison planned;
+};
+Result<PreparedView> InspectAndPlan(const std::string& dir, const cost::CostModel& model,
+                                    const plan::PlannerConfig& config) {
+  PreparedView view;
+  MMPT_ASSIGN_OR_RETURN(store::Dataset opened, store::Dataset::Open(dir));
+  MMPT_ASSIGN_OR_RETURN(view.inspected, store::Inspect(opened));
+  MMPT_ASSIGN_OR_RETURN(view.table, ingest::ReadPlanningTable(dir));
+  MMPT_ASSIGN_OR_RETURN(view.planned,
+                        plan::ComparePlanners(view.table, model, config, kPreparedSteps));
+  return view;
+}
+// The section's text: what was synthesized, prepare's summary, `mmpt inspect` and `mmpt plan`.
+std::string PreparedText(std::string_view synthesized, const ingest::PrepareReport& prepare,
+                         const std::string& dir, const PreparedView& view,
+                         const plan::PlannerConfig& config, std::string_view audio) {
+  return fmt::format("synthesized: {}\n{}\nmmpt inspect {}\n{}\n{}", synthesized, prepare.Summary(),
+                     dir, RenderInspectText(view.inspected),
+                     PlanText(dir, config, view.planned, audio));
+}
 
 // Images, video and speech: `mmpt synth --profile omni --metadata-only`, prepared, inspected
 // and planned vanilla beside mmpt, with the vision and audio encoders costed apart.
@@ -69,11 +96,8 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
   options.work_dir = work_dir + "/omni";
   options.progress = false;
   MMPT_ASSIGN_OR_RETURN(app::OmniDataset omni, app::BuildOmniDataset(options, kOmniSamples));
-  MMPT_ASSIGN_OR_RETURN(store::Dataset opened, store::Dataset::Open(omni.dataset_dir));
-  MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, ingest::ReadPlanningTable(omni.dataset_dir));
-  MMPT_ASSIGN_OR_RETURN(plan::Comparison planned,
-                        plan::ComparePlanners(table, model, OmniPlan(), kPreparedSteps));
+  MMPT_ASSIGN_OR_RETURN(PreparedView view,
+                        InspectAndPlan(omni.dataset_dir, model, SeedLengthPlan()));
   ReportSection section;
   section.id = "omni";
   section.title = "Omni corpus: images, video and speech";
@@ -85,17 +109,71 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
       "(video by qwen-vl-utils' frame sampling, speech by the audio encoder's "
       "tokens a second); the planner balanced the vision encoder, the audio encoder and the LLM "
       "as a cost vector, vanilla beside mmpt (as mmpt plan does).";
-  section.preformatted = fmt::format(
-      "synthesized: {} samples: {} images, {} videos ({:.0f} s), {} speech clips ({:.0f} s)\n"
-      "{}\nmmpt inspect {}\n{}\n{}",
-      omni.synth.samples, omni.synth.images, omni.synth.videos, omni.synth.video_seconds,
-      omni.synth.audio_clips, omni.synth.audio_seconds, omni.prepare.Summary(), omni.dataset_dir,
-      RenderInspectText(inspected),
-      PlanText(omni.dataset_dir, OmniPlan(), planned, model.audio() ? model.audio()->name : ""));
+  section.preformatted = PreparedText(
+      fmt::format("{} samples: {} images, {} videos ({:.0f} s), {} speech clips ({:.0f} s)",
+                  omni.synth.samples, omni.synth.images, omni.synth.videos,
+                  omni.synth.video_seconds, omni.synth.audio_clips, omni.synth.audio_seconds),
+      omni.prepare, omni.dataset_dir, view, SeedLengthPlan(),
+      model.audio() ? model.audio()->name : "");
   return section;
 }
 
+// The vision items of mmpt's plan of `table` (the steps ComparePlanners planned: the planner is
+// deterministic): images, and videos as the plan holds them (one item per temporal group of a
+// grouped video).
+struct PlacedItems {
+  uint64_t samples = 0, images = 0, video_items = 0;
+};
+Result<PlacedItems> PlacedVisionItems(const cost::SampleTable& table, const cost::CostModel& model,
+                                      const plan::PlannerConfig& config) {
+  MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
+  MMPT_ASSIGN_OR_RETURN(plan::Planner planner, plan::Planner::Create(table, costs, model, config));
+  PlacedItems placed;
+  for (uint32_t s = 0; s < kPreparedSteps; ++s) {
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan step, planner.PlanStep());
+    placed.samples += step.sequences.size();
+    placed.images += step.images.size();
+    placed.video_items += step.videos.size();
+  }
+  return placed;
+}
+
 }  // namespace
+
+Result<ReportSection> Qwen3VlSection(const std::string& work_dir, const DemoOptions& options) {
+  app::DemoDatasetOptions dataset_options;
+  dataset_options.work_dir = work_dir + "/qwen3-vl";
+  dataset_options.progress = false;
+  MMPT_ASSIGN_OR_RETURN(app::Qwen3VlDataset qwen3,
+                        app::BuildQwen3VlDataset(dataset_options, kQwen3VlImages, kQwen3VlVideos));
+  MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
+                        cost::CostModel::FromPresets("qwen3-vl", options.llm, options.hardware));
+  MMPT_ASSIGN_OR_RETURN(PreparedView view,
+                        InspectAndPlan(qwen3.dataset_dir, model, SeedLengthPlan()));
+  MMPT_ASSIGN_OR_RETURN(PlacedItems placed, PlacedVisionItems(view.table, model, SeedLengthPlan()));
+  ReportSection section;
+  section.id = "qwen3-vl";
+  section.title = "Qwen3-VL corpus: images and timestamped video groups";
+  section.intro =
+      "mmpt synth --profile coco and --profile video (--metadata-only) described COCO caption "
+      "pairs and captioned videos (COCO image sizes, drawn frame rates and lengths); mmpt "
+      "prepare rendered them with the qwen3-vl vision preset (16-pixel patches, Hugging Face's "
+      "video budget over all sampled frames) through the qwen3_vl chat template, which writes "
+      "each video as timestamped groups: each temporal group of two sampled frames is "
+      "'<t seconds>' as text, then its own <|vision_start|>, pads and <|vision_end|>, and is "
+      "its own vision item, costed and placed as a one-step grid; the planner read the groups "
+      "back from the .meta tables and planned them vanilla beside mmpt.";
+  section.preformatted = PreparedText(
+      fmt::format("{} caption pairs ({} images), {} videos ({:.0f} s) written as {} timestamped "
+                  "groups",
+                  qwen3.images.samples, qwen3.images.images, qwen3.videos.videos,
+                  qwen3.videos.video_seconds, view.table.num_videos()),
+      qwen3.prepare, qwen3.dataset_dir, view, SeedLengthPlan(), "");
+  section.preformatted +=
+      fmt::format("\nmmpt's plan ({} steps) placed {} samples: {} images and {} video group items",
+                  kPreparedSteps, placed.samples, placed.images, placed.video_items);
+  return section;
+}
 
 std::vector<DemoConfiguration> SeedConfigurations(const std::vector<double>& weights) {
   DemoConfiguration seed{"seed: EP 8, TP=PP=CP=1, 8K, GA 128", {}};
@@ -181,19 +259,14 @@ Result<std::string> RunDemo(const DemoOptions& options) {
                      options.hardware);
 
   // The store path, on a small sample with real image files: synthesize, prepare, read back.
-  ReportSection prepared, omni;
+  ReportSection prepared, omni, qwen3_vl;
   if (real) {
     app::DemoDatasetOptions dataset_options;
     dataset_options.work_dir = options.work_dir;
     dataset_options.progress = false;
     MMPT_ASSIGN_OR_RETURN(app::DemoDataset dataset, app::BuildDemoDataset(dataset_options));
-    MMPT_ASSIGN_OR_RETURN(cost::SampleTable read_back,
-                          ingest::ReadPlanningTable(dataset.dataset_dir));
-    MMPT_ASSIGN_OR_RETURN(store::Dataset opened, store::Dataset::Open(dataset.dataset_dir));
-    MMPT_ASSIGN_OR_RETURN(store::InspectReport inspected, store::Inspect(opened));
-    MMPT_ASSIGN_OR_RETURN(
-        plan::Comparison planned,
-        plan::ComparePlanners(read_back, model, SmallDatasetPlan(), kPreparedSteps));
+    MMPT_ASSIGN_OR_RETURN(PreparedView view,
+                          InspectAndPlan(dataset.dataset_dir, model, SmallDatasetPlan()));
     prepared.id = "prepared";
     prepared.title = "Prepared dataset (a real-file sample of the corpus)";
     prepared.intro =
@@ -201,16 +274,17 @@ Result<std::string> RunDemo(const DemoOptions& options) {
         "real COCO and mmc4 metadata; mmpt prepare turned them into shards (.jsonl, .jsonl.idx, "
         "STORED .zip, .meta, .tok); mmpt inspect summarized it; the planner read the .meta tables "
         "back without parsing JSON and planned it, vanilla beside mmpt (as mmpt plan does).";
-    prepared.preformatted = fmt::format(
-        "synthesized: {} COCO caption pairs, {} mmc4 documents, {} images, {:.1f} MB\n"
-        "{}\nmmpt inspect {}\n{}\n{}",
-        dataset.coco.samples, dataset.mmc4.samples, dataset.coco.images + dataset.mmc4.images,
-        (dataset.coco.image_bytes + dataset.mmc4.image_bytes) / 1e6, dataset.prepare.Summary(),
-        dataset.dataset_dir, RenderInspectText(inspected),
-        PlanText(dataset.dataset_dir, SmallDatasetPlan(), planned, ""));
+    prepared.preformatted =
+        PreparedText(fmt::format("{} COCO caption pairs, {} mmc4 documents, {} images, {:.1f} MB",
+                                 dataset.coco.samples, dataset.mmc4.samples,
+                                 dataset.coco.images + dataset.mmc4.images,
+                                 (dataset.coco.image_bytes + dataset.mmc4.image_bytes) / 1e6),
+                     dataset.prepare, dataset.dataset_dir, view, SmallDatasetPlan(), "");
     out += "prepared dataset: " + prepared.preformatted + "\n";
     MMPT_ASSIGN_OR_RETURN(omni, OmniSection(options.work_dir, model));
     out += "omni corpus: " + omni.preformatted + "\n";
+    MMPT_ASSIGN_OR_RETURN(qwen3_vl, Qwen3VlSection(options.work_dir, options));
+    out += "qwen3-vl corpus: " + qwen3_vl.preformatted + "\n";
   }
 
   std::vector<ConfigAblation> results;
@@ -236,6 +310,7 @@ Result<std::string> RunDemo(const DemoOptions& options) {
   report.sections.push_back(CpSection(results.back()));
   if (!prepared.id.empty()) report.sections.push_back(prepared);
   if (!omni.id.empty()) report.sections.push_back(omni);
+  if (!qwen3_vl.id.empty()) report.sections.push_back(qwen3_vl);
   for (const ReportSection& extra : options.extra_sections) report.sections.push_back(extra);
   report.sections.push_back(ParametersSection(results));
   MMPT_RETURN_IF_ERROR(WriteReport(report, options.report_path));

@@ -45,10 +45,21 @@ struct DemoOptions {
 /// of 150–900 tokens and long ones of 1.5k–20k. `samples` caption pairs, the rest in proportion.
 Result<cost::SampleTable> BuiltinProfileCorpus(uint32_t samples, uint64_t seed);
 
+/// The demo's Qwen3-VL section: kQwen3VlImages COCO caption pairs and kQwen3VlVideos captioned
+/// videos, metadata only (app::BuildQwen3VlDataset into `work_dir`/qwen3-vl), prepared under
+/// the qwen3-vl vision preset and the qwen3_vl chat template (each video as timestamped groups
+/// of two sampled frames, one vision item each), inspected, and planned vanilla beside mmpt
+/// with `options`' LLM and hardware at 8K, DP 8, EP 8, GA 4 for 3 steps; its text ends with
+/// how many samples, images and video group items mmpt's plan placed. Errors: those of
+/// BuildQwen3VlDataset, the presets, Inspect and the planners.
+inline constexpr uint64_t kQwen3VlImages = 600, kQwen3VlVideos = 150;
+Result<ReportSection> Qwen3VlSection(const std::string& work_dir, const DemoOptions& options);
+
 /// Run the demo: when ../shared/data/real is present, synthesize a small corpus with real image
 /// files from it and prepare it (app::BuildDemoDataset), inspect it, read its `.meta` back and
 /// plan it (vanilla beside mmpt, plan::ComparePlanners), do the same for an omni corpus
-/// (images, video, speech: app::BuildOmniDataset), then plan the mixed real-data corpus
+/// (images, video, speech: app::BuildOmniDataset) and for a Qwen3-VL corpus (images, and
+/// videos as timestamped groups: app::BuildQwen3VlDataset), then plan the mixed real-data corpus
 /// (plan::PretrainingMix); else plan BuiltinProfileCorpus. Simulate the seed's configurations;
 /// write a self-contained HTML report to options.report_path. Returns the text
 /// to print (corpus line, ablation tables with their parameters, the report's path).

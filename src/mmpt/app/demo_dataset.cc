@@ -71,4 +71,27 @@ Result<OmniDataset> BuildOmniDataset(const DemoDatasetOptions& options, uint64_t
   return omni;
 }
 
+Result<Qwen3VlDataset> BuildQwen3VlDataset(const DemoDatasetOptions& options, uint64_t images,
+                                           uint64_t videos) {
+  if (options.work_dir.empty()) return Status::InvalidArgument("qwen3-vl dataset: no work_dir");
+  Qwen3VlDataset demo;
+  SynthOptions synth;
+  synth.out_dir = options.work_dir + "/corpus";
+  synth.metadata_only = true;
+  synth.threads = options.threads;
+  synth.profile = "coco";
+  synth.samples = images;
+  MMPT_ASSIGN_OR_RETURN(demo.images, Synthesize(synth));
+  synth.profile = "video";
+  synth.samples = videos;
+  MMPT_ASSIGN_OR_RETURN(demo.videos, Synthesize(synth));
+  demo.dataset_dir = options.work_dir + "/qwen3-vl-dataset";
+  DemoDatasetOptions qwen3 = options;
+  qwen3.vision = "qwen3-vl";
+  MMPT_ASSIGN_OR_RETURN(demo.prepare,
+                        PrepareDemo({{demo.images.path, "coco"}, {demo.videos.path, "video"}},
+                                    demo.dataset_dir, qwen3, "qwen3_vl"));
+  return demo;
+}
+
 }  // namespace mmpt::app

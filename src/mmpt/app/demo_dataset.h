@@ -47,4 +47,20 @@ struct OmniDataset {
 /// Errors: as BuildDemoDataset.
 Result<OmniDataset> BuildOmniDataset(const DemoDatasetOptions& options, uint64_t samples);
 
+/// The Qwen3-VL corpus the demo plans: `images` COCO caption pairs (`mmpt synth --profile coco
+/// --metadata-only`: real sizes and captions) and `videos` captioned videos (`--profile video
+/// --metadata-only`: COCO sizes and captions, frame rates and lengths drawn), prepared into
+/// `work_dir`/qwen3-vl-dataset (sources "coco" and "video") under the qwen3-vl vision preset
+/// (options.vision is ignored) and the qwen3_vl chat template, which writes each video as
+/// timestamped temporal groups, one vision item each.
+struct Qwen3VlDataset {
+  std::string dataset_dir;
+  corpora::SynthReport images;
+  corpora::SynthReport videos;
+  ingest::PrepareReport prepare;
+};
+/// Errors: as BuildDemoDataset.
+Result<Qwen3VlDataset> BuildQwen3VlDataset(const DemoDatasetOptions& options, uint64_t images,
+                                           uint64_t videos);
+
 }  // namespace mmpt::app

@@ -1,6 +1,7 @@
 #include "mmpt/app/demo.h"
 
 #include <filesystem>
+#include <regex>
 
 #include <gtest/gtest.h>
 
@@ -63,6 +64,46 @@ TEST(DemoTest, SeedConfigurationsReproduceTheSeedsShape) {
   }
 }
 
+// Under qwen3_vl each video is written as timestamped temporal groups, each its own vision
+// item: the section counts more group items than videos, and mmpt's plan places them.
+TEST(DemoTest, Qwen3VlSectionPlansVideosAsTimestampedGroups) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("mmpt_demo_qwen3_{}", getpid());
+  auto section = Qwen3VlSection(dir.string(), DemoOptions{});
+  ASSERT_TRUE(section.ok()) << section.status().ToString();
+  EXPECT_EQ(section->id, "qwen3-vl");
+  const std::string& text = section->preformatted;
+  EXPECT_NE(text.find("vision qwen3-vl"), std::string::npos) << text;
+  EXPECT_NE(text.find("chat template qwen3_vl"), std::string::npos) << text;
+  std::smatch synth, placed;
+  ASSERT_TRUE(std::regex_search(
+      text, synth,
+      std::regex(R"((\d+) caption pairs \((\d+) images\), (\d+) videos \(\d+ s\) written as (\d+) )"
+                 R"(timestamped groups)")))
+      << text;
+  EXPECT_EQ(std::stoull(synth[1]), kQwen3VlImages);
+  EXPECT_EQ(std::stoull(synth[3]), kQwen3VlVideos);
+  const uint64_t groups = std::stoull(synth[4]);
+  EXPECT_GT(groups, 2 * kQwen3VlVideos);  // 1–10 s at 2 frames a second, 2 frames a group
+  ASSERT_TRUE(std::regex_search(
+      text, placed,
+      std::regex(R"(plan \(3 steps\) placed (\d+) samples: (\d+) images and (\d+) video group )"
+                 R"(items)")))
+      << text;
+  const uint64_t samples = std::stoull(placed[1]), images = std::stoull(placed[2]);
+  const uint64_t group_items = std::stoull(placed[3]);
+  EXPECT_GT(images, 0u);
+  EXPECT_GT(group_items, 0u);
+  // The same plan as the table's mmpt column.
+  std::smatch table;
+  ASSERT_TRUE(std::regex_search(text, table, std::regex(R"(samples placed +\d+ +(\d+)\n)")));
+  EXPECT_EQ(std::stoull(table[1]), samples);
+  // A caption pair holds one image and a video sample one video, of several groups.
+  ASSERT_LT(images, samples);
+  EXPECT_GT(group_items, samples - images);
+  EXPECT_LE(group_items, 3 * groups);  // a step holds each sample once
+  fs::remove_all(dir);
+}
+
 TEST(DemoSlow, DemoWritesAReportThatRendersInChromium) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("mmpt_demo_{}", getpid());
   fs::create_directories(dir / "profile");
@@ -77,12 +118,18 @@ TEST(DemoSlow, DemoWritesAReportThatRendersInChromium) {
   EXPECT_NE(text->find("omni corpus: synthesized: 1000 samples"), std::string::npos);
   EXPECT_NE(text->find("audio imbalance max (mean)"), std::string::npos);
   EXPECT_NE(text->find("video tokens"), std::string::npos);
+  // The Qwen3-VL corpus is prepared with videos as timestamped groups, and the plan places them.
+  EXPECT_NE(text->find("qwen3-vl corpus: synthesized: 600 caption pairs (600 images), 150 videos"),
+            std::string::npos);
+  EXPECT_TRUE(std::regex_search(*text, std::regex(R"(placed \d+ samples: [1-9]\d* images and )"
+                                                  R"([1-9]\d* video group items)")));
   // b200 has no measured native-encoder factor: the parameters say so.
   EXPECT_NE(text->find("native_encoder_factor"), std::string::npos);
 
   auto dom = testing_browser::DumpDom(options.report_path, (dir / "profile").string());
   ASSERT_TRUE(dom.ok()) << dom.status().ToString();
-  for (const char* id : {"ablation", "corpus", "load", "cp", "prepared", "omni", "parameters"}) {
+  for (const char* id :
+       {"ablation", "corpus", "load", "cp", "prepared", "omni", "qwen3-vl", "parameters"}) {
     EXPECT_NE(dom->find(fmt::format("<section id=\"{}\">", id)), std::string::npos) << id;
   }
   size_t charts = 0;
