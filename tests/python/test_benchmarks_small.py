@@ -99,3 +99,21 @@ def test_vision_dp_bench():
     assert re.search(r"^count / cost vision time: measured [\d.]+x, predicted [\d.]+x$", out,
                      re.M), out
     ratios(out, 2)
+
+
+def test_qwen3_vl_plan_bench(tmp_path):
+    """Both models prepared and planned: Qwen3-VL writes each video as groups (more vision
+    items than Qwen2.5-VL, one per video there) and their timestamps as text."""
+    out = run(sys.executable, "bench/qwen3_vl_plan_bench.py", "--mmpt", f"{BUILD}/mmpt",
+              "--images", "40", "--videos", "10", "--seq-len", "2048", "--dp", "2", "--ga", "2",
+              "--steps", "1", "--work", tmp_path, cwd=ROOT)
+    rows = {}
+    for line in out.splitlines()[2:]:
+        name, *cells = re.split(r"\s{2,}", line.strip())
+        rows[name] = cells
+    assert rows["samples"] == ["50", "50", "1.000x"], out
+    qwen25, qwen3, _ = rows["video items (groups)"]
+    assert qwen25 == "10" and int(qwen3) > 10, out
+    assert float(rows["of video samples"][2][:-1]) > 1, out  # the timestamps
+    assert rows["packs"][:2] == ["4", "4"], out
+    ratios(out, 15)
