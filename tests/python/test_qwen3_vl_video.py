@@ -194,3 +194,23 @@ def test_a_dataset_prepared_under_another_video_rule_is_refused_at_planning(raw)
         json.dump(doc, f)
     with pytest.raises(Exception, match="temporal groups where the dataset has"):
         load_corpus.load_batches(dataset, steps=1)
+
+
+def test_under_cp2_each_group_is_encoded_once_and_its_rows_routed(raw):
+    """Vision DP under CP: the groups of a video are items of their own, spread over the CP
+    ranks by cost, each encoded by one rank, every row consumed once."""
+    dataset = prepare(raw, "qwen3-vl")
+    first, second = (load_corpus.load_batches(dataset, cp_size=2, cp_rank=r, steps=1)[0]
+                     for r in (0, 1))
+    items = len(first["image_rows"])
+    encoded = sorted(list(first["encoded_videos"]) + list(second["encoded_videos"]) +
+                     list(first["encoded_images"]) + list(second["encoded_images"]))
+    assert items > 3 and encoded == list(range(items))
+    assert len(first["encoded_videos"]) > 0 and len(second["encoded_videos"]) > 0
+    consumed = np.zeros(int(np.asarray(first["image_rows"]).sum()), dtype=int)
+    offsets = np.concatenate([[0], np.cumsum(first["image_rows"])])
+    for batch in (first, second):
+        batch["routing"].validate()
+    for consumer, item, row_begin, row_count, _, _ in first["routes"]:
+        consumed[offsets[item] + row_begin:offsets[item] + row_begin + row_count] += 1
+    assert (consumed == 1).all()
