@@ -117,8 +117,8 @@ def main():
     header = ["", *names, "ratio Qwen3 / Qwen2.5"]
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(4)]
     for row in [header] + rows:
-        print(f"{row[0]:<{widths[0]}}  " + "  ".join(f"{c:>{w}}" for c, w in
-                                                      zip(row[1:], widths[1:])))
+        cells = "  ".join(f"{c:>{w}}" for c, w in zip(row[1:], widths[1:]))
+        print(f"{row[0]:<{widths[0]}}  " + cells)
 
 
 if __name__ == "__main__":
