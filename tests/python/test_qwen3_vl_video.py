@@ -214,3 +214,14 @@ def test_under_cp2_each_group_is_encoded_once_and_its_rows_routed(raw):
     for consumer, item, row_begin, row_count, _, _ in first["routes"]:
         consumed[offsets[item] + row_begin:offsets[item] + row_begin + row_count] += 1
     assert (consumed == 1).all()
+
+
+def test_pixels_are_normalized_with_qwen3_vls_mean_and_std(raw):
+    """Qwen3-VL's processors normalize with mean = std = 0.5 (not CLIP's): the still image, one
+    colour (200, 30, 30), gives (v / 255 - 0.5) / 0.5 in every value of its channel."""
+    dataset = prepare(raw, "qwen3-vl")
+    batch = load_corpus.load_batches(dataset, steps=1)[0]
+    assert len(batch["image_grid_thw"]) >= 1  # the still image, perhaps repeated
+    rows = batch["pixel_values"].reshape(len(batch["pixel_values"]), 3, -1)  # C, T·P·P
+    for channel, value in enumerate((200, 30, 30)):
+        np.testing.assert_allclose(rows[:, channel], (value / 255 - 0.5) / 0.5, atol=1e-6)

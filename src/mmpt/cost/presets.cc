@@ -171,6 +171,15 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
   MMPT_RETURN_IF_ERROR(Get(res, "max_tiles", &c.max_tiles, origin));
   MMPT_RETURN_IF_ERROR(Get(res, "thumbnail", &c.thumbnail, origin));
   MMPT_RETURN_IF_ERROR(Get(res, "tokens_per_tile", &c.tokens_per_tile, origin));
+  for (auto [key, out] : {std::pair{"mean", &c.pixel_mean}, std::pair{"std", &c.pixel_std}}) {
+    auto it = res.find(key);
+    if (it == res.end()) continue;
+    if (!it->is_array() || it->size() != 3 ||
+        !std::all_of(it->begin(), it->end(), [](const json& v) { return v.is_number(); })) {
+      return Status::Corrupt("{}: '{}' must be three numbers (R, G, B)", origin, key);
+    }
+    for (size_t i = 0; i < 3; ++i) (*out)[i] = (*it)[i].get<float>();
+  }
   if (auto video = res.find("video"); video != res.end()) {  // absent: qwen-vl-utils' rule
     std::string budget;
     MMPT_RETURN_IF_ERROR(Get(*video, "budget", &budget, origin));

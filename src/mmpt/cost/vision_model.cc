@@ -98,6 +98,9 @@ Status VisionConfig::Validate() const {
   }
   if (!LayerIndices(deepstack_layers, layers)) return bad("encoder.deepstack_layers");
   if (!(norm_eps > 0)) return bad("encoder.norm_eps");
+  if (!std::all_of(pixel_std.begin(), pixel_std.end(), [](float s) { return s > 0; })) {
+    return bad("resolution.std");
+  }
   if (!(rope_theta > 0)) return bad("encoder.rope_theta");
   if (!(tokens_per_second >= 0 && tokens_per_second < 1e6)) return bad("encoder.tokens_per_second");
   switch (rule) {

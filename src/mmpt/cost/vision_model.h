@@ -1,10 +1,12 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/media/patchify.h"
 #include "mmpt/media/smart_resize.h"
 #include "mmpt/media/video.h"
 
@@ -39,6 +41,10 @@ struct VisionConfig {
   media::VideoBudget video_budget = media::VideoBudget::kPerFrame;
   uint64_t video_min_pixels = 0;  // kAllFrames
   uint64_t video_max_pixels = 0;
+  /// The per-channel mean and std pixels are normalized with ("mean", "std" in "resolution";
+  /// absent: media::PatchConfig's, CLIP's as Qwen2-VL and Qwen2.5-VL use; Qwen3-VL: 0.5).
+  std::array<float, 3> pixel_mean = media::PatchConfig{}.mean;
+  std::array<float, 3> pixel_std = media::PatchConfig{}.std;
 
   uint32_t hidden = 0;  // encoder width
   uint32_t layers = 0;

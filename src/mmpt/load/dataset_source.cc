@@ -170,6 +170,8 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
   options.preprocess.patch.patch_size = vision.patch_size;
   options.preprocess.patch.merge_size = vision.spatial_merge;
   options.preprocess.patch.temporal_patch_size = vision.temporal_patch;
+  options.preprocess.patch.mean = vision.pixel_mean;
+  options.preprocess.patch.std = vision.pixel_std;
   options.preprocess.decode.max_pixels = manifest.max_decode_pixels;
   // Videos: the sampling rule the plan costs them by, the images' patch geometry; a preset
   // that cannot encode video keeps the reason, for the first video.
