@@ -21,7 +21,9 @@ high-water mark (``echo 5 > /proc/self/clear_refs``), runs one forward + backwar
 high-water mark (VmHWM): peak = VmHWM - baseline, the memory the step itself needed (activations,
 gradients, workspace, the [N, N] mask), counted by the kernel whatever allocated it (libtorch,
 oneDNN, glibc). A fresh process per case keeps one case's freed-but-kept heap from hiding the
-next one's. The step is then timed --repeats more times (fastest kept). On a GPU
+next one's. The step is then timed --repeats more times (fastest kept). --jobs N runs N cases
+at once, each still in its own process, for smoke runs (the test's): the peaks stay each
+process's own, the times are then contended. On a GPU
 (``torch.cuda.is_available()``, or --device cuda) the same cases run there, peak from
 torch.cuda.max_memory_allocated over the allocated baseline, with sizes meant to finish in a few
 minutes (--gpu-scale).
@@ -44,6 +46,7 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
@@ -230,12 +233,17 @@ def main():
     ap.add_argument("--tiny", action="store_true",
                     help="a seconds-long smoke run (hidden 64, depth 2, small images): the test")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per case")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="cases run at once, each in its own process (default 1: uncontended "
+                         "times; more for a smoke run such as the test's)")
     args = ap.parse_args()
     if args.worker:
         return worker(json.loads(args.worker))
 
-    import torch
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = args.device
+    if device is None:  # only then: the cases import torch in their own processes anyway
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
     gpu = device == "cuda"
     dtype = args.dtype or "bf16"
     threads = ([int(t) for t in args.threads.split(",")] if args.threads
@@ -279,8 +287,18 @@ def main():
               f"{'mmpt s':>8} {'speedup':>7} | {'HF GiB':>7} {'mmpt GiB':>8} {'mem ratio':>9}")
     print(header)
     print("-" * len(header))
-    results = []
-    cache = {}  # (threads, grids) -> mmpt result at recompute none, reused by the recompute study
+    # Every case is submitted at once, in the order a run of one job takes them (the table's,
+    # then the recompute study's), and printed in that order as its result comes.
+    pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
+
+    def submit(spec):
+        return pool.submit(run_case, spec, args.timeout)
+
+    def result(case):
+        return case.result() if isinstance(case, Future) else case
+
+    table = []  # (model, pack name, grids, threads, {impl: case})
+    cache = {}  # (threads, grids) -> mmpt case at recompute none, reused by the recompute study
     for m in models:
         base = dict(device=device, dtype=dtype, depth=depth, width=widths[m], model=m,
                     repeats=args.repeats, recompute="none")
@@ -295,27 +313,47 @@ def main():
                     if not gpu and est > 16:
                         row[impl] = {"error": f"needs ~{est:.0f} GiB", "oom": True}
                         continue
-                    row[impl] = run_case(dict(base, impl=impl, threads=t, grids=grids),
-                                         args.timeout)
+                    row[impl] = submit(dict(base, impl=impl, threads=t, grids=grids))
                     if impl == "mmpt":
                         cache[(m, t, json.dumps(grids))] = row[impl]
-                print_row(m, name, patches_of(grids), t, row)
-                results.append({"model": m, "pack": name, "patches": patches_of(grids),
-                                "threads": t, **row})
-                sys.stdout.flush()
+                table.append((m, name, grids, t, row))
 
-    if MODELS[0] not in models:
+    study = MODELS[0] in models
+    if study:
+        m = MODELS[0]
+        base = dict(device=device, dtype=dtype, depth=depth, width=widths[m], model=m,
+                    repeats=args.repeats, recompute="none")
+        coco = packs[m][0][1]
+        # Recomputation: peak memory per mode at growing packs (the table's COCO pack, smallest
+        # images first: its first k images for each k), the largest pack under the budget.
+        ordered = sorted(coco, key=patches_of_one)
+        sizes = ([int(s) for s in args.recompute_packs.split(",")] if args.recompute_packs
+                 else None)
+        n = len(ordered)
+        sizes = sizes or (sorted({max(1, n // 4), max(1, n // 2), n}) if gpu
+                          else list(range(1, n + 1)))
+        cases = {}  # mode -> [case per size]
+        for mode in ("none", "selective", "full"):
+            cases[mode] = []
+            for k in sizes:
+                grids = ordered[:k]
+                key = (m, threads[-1], json.dumps(grids))
+                if mode == "none" and key in cache and args.repeats == 0:
+                    cases[mode].append(cache[key])
+                else:
+                    cases[mode].append(submit(dict(base, impl="mmpt", threads=threads[-1],
+                                                   grids=grids, recompute=mode, repeats=0)))
+
+    results = []
+    for model, name, grids, t, row in table:
+        row = {impl: result(case) for impl, case in row.items()}
+        print_row(model, name, patches_of(grids), t, row)
+        results.append({"model": model, "pack": name, "patches": patches_of(grids),
+                        "threads": t, **row})
+        sys.stdout.flush()
+
+    if not study:
         return report_failures(results)
-    m = MODELS[0]
-    base = dict(device=device, dtype=dtype, depth=depth, width=widths[m], model=m,
-                repeats=args.repeats, recompute="none")
-    coco = packs[m][0][1]
-    # Recomputation: peak memory per mode at growing packs (the table's COCO pack, smallest
-    # images first: its first k images for each k), the largest pack under the budget.
-    ordered = sorted(coco, key=patches_of_one)
-    sizes = [int(s) for s in args.recompute_packs.split(",")] if args.recompute_packs else None
-    n = len(ordered)
-    sizes = sizes or (sorted({max(1, n // 4), max(1, n // 2), n}) if gpu else list(range(1, n + 1)))
     print()
     print(f"Recomputation (mmpt, {m}, {threads[-1]} threads): peak GiB per pack, and the most "
           f"patches per pack under a {budget / GIB:.1f} GiB budget (straight-line fit of the "
@@ -325,15 +363,9 @@ def main():
     fits = {}
     for mode in ("none", "selective", "full"):
         points = []
-        for k in sizes:
-            grids = ordered[:k]
-            key = (m, threads[-1], json.dumps(grids))
-            if mode == "none" and key in cache and args.repeats == 0:
-                r = cache[key]
-            else:
-                r = run_case(dict(base, impl="mmpt", threads=threads[-1], grids=grids,
-                                  recompute=mode, repeats=0), args.timeout)
-            points.append((patches_of(grids), r.get("peak_bytes"), r.get("error")))
+        for k, case in zip(sizes, cases[mode]):
+            r = result(case)
+            points.append((patches_of(ordered[:k]), r.get("peak_bytes"), r.get("error")))
         ok = [(n, p) for n, p, e in points if p is not None]
         if len(ok) >= 2:
             n0, p0 = ok[0]

@@ -4,13 +4,15 @@ array of every batch, the exchange's counters and its send lists. With --tp 2 it
 a TP × DP job (Loader(rank=...)): the first rank of each replica exchanges and loads, the other
 receives its batches.
 
---mode late: rank 1 stops after step 0 (and stays alive), so rank 0's next step must fail
-with an error naming peer 1; rank 0 records that error.
+--mode late: rank 1 stops after step 0 (and stays alive until rank 0 has written its record,
+at most --timeout + 30 s), so rank 0's next step must fail with an error naming peer 1; rank 0
+records that error.
 """
 
 import argparse
 import hashlib
 import json
+import os
 import time
 
 import numpy as np
@@ -66,7 +68,12 @@ def main():
     except mmpt.Error as error:
         record["error"] = f"{type(error).__name__}: {error}"
     if args.mode == "late" and args.rank == 1:
-        time.sleep(args.timeout + 5)  # alive while rank 0 waits for it, then gone
+        # Alive while rank 0 waits for it (its collective times out, not a closed connection),
+        # gone once rank 0 has recorded the error: no fixed sleep.
+        deadline = time.monotonic() + args.timeout + 30
+        while (not os.path.exists(f"{args.out}/exchange_0.json")
+               and time.monotonic() < deadline):
+            time.sleep(0.05)
     record["peer"] = exchange.peer
     if exchange.peer is not None:
         record["stats"] = exchange.stats()

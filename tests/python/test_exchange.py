@@ -163,7 +163,9 @@ def test_one_load_per_tp_replica_is_fed_by_the_exchange(dataset, tmp_path):
 
 @pytest.mark.dist
 def test_a_peer_that_does_not_come_is_named_in_the_error(dataset, tmp_path):
-    _, records = run(dataset, tmp_path, 2, mode="late", timeout=3)
+    # Rank 1 stays alive until rank 0 has recorded the error (exchange_worker.py), so the test
+    # takes the ranks' start, step 0 and one 2 s timeout, no fixed sleep.
+    _, records = run(dataset, tmp_path, 2, mode="late", timeout=2)
     error = records[0]["error"]
     assert error is not None
     assert error.startswith("TimeoutError: ")  # the class crosses the exchange thread
