@@ -198,4 +198,4 @@ def test_a_rank_that_skips_the_collective_is_caught_as_a_hang(tmp_path):
     script.write_text(HANG_SCRIPT)
     with pytest.raises(TimeoutError, match="hang"):
         run_ranks(2, lambda rank: [sys.executable, str(script), str(rank),
-                                   f"file://{tmp_path}/store"], timeout=8)
+                                   f"file://{tmp_path}/store"], timeout=4)
