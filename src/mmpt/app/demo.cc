@@ -15,7 +15,6 @@
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/plan/compare.h"
-#include "mmpt/plan/planner.h"
 #include "mmpt/sim/corpus_ablation.h"
 #include "mmpt/store/inspect.h"
 #include "mmpt/store/planning_table.h"
@@ -118,26 +117,6 @@ Result<ReportSection> OmniSection(const std::string& work_dir, const cost::CostM
   return section;
 }
 
-// The vision items of mmpt's plan of `table` (the steps ComparePlanners planned: the planner is
-// deterministic): images, and videos as the plan holds them (one item per temporal group of a
-// grouped video).
-struct PlacedItems {
-  uint64_t samples = 0, images = 0, video_items = 0;
-};
-Result<PlacedItems> PlacedVisionItems(const cost::SampleTable& table, const cost::CostModel& model,
-                                      const plan::PlannerConfig& config) {
-  MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
-  MMPT_ASSIGN_OR_RETURN(plan::Planner planner, plan::Planner::Create(table, costs, model, config));
-  PlacedItems placed;
-  for (uint32_t s = 0; s < kPreparedSteps; ++s) {
-    MMPT_ASSIGN_OR_RETURN(plan::StepPlan step, planner.PlanStep());
-    placed.samples += step.sequences.size();
-    placed.images += step.images.size();
-    placed.video_items += step.videos.size();
-  }
-  return placed;
-}
-
 }  // namespace
 
 Result<ReportSection> Qwen3VlSection(const std::string& work_dir, const DemoOptions& options) {
@@ -150,7 +129,6 @@ Result<ReportSection> Qwen3VlSection(const std::string& work_dir, const DemoOpti
                         cost::CostModel::FromPresets("qwen3-vl", options.llm, options.hardware));
   MMPT_ASSIGN_OR_RETURN(PreparedView view,
                         InspectAndPlan(qwen3.dataset_dir, model, SeedLengthPlan()));
-  MMPT_ASSIGN_OR_RETURN(PlacedItems placed, PlacedVisionItems(view.table, model, SeedLengthPlan()));
   ReportSection section;
   section.id = "qwen3-vl";
   section.title = "Qwen3-VL corpus: images and timestamped video groups";
@@ -171,7 +149,8 @@ Result<ReportSection> Qwen3VlSection(const std::string& work_dir, const DemoOpti
       qwen3.prepare, qwen3.dataset_dir, view, SeedLengthPlan(), "");
   section.preformatted +=
       fmt::format("\nmmpt's plan ({} steps) placed {} samples: {} images and {} video group items",
-                  kPreparedSteps, placed.samples, placed.images, placed.video_items);
+                  kPreparedSteps, view.planned.mmpt.placed, view.planned.mmpt.images,
+                  view.planned.mmpt.video_items);
   return section;
 }
 

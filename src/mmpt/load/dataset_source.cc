@@ -372,10 +372,11 @@ Result<RenderedVisual> DatasetSource::RenderVisual(std::optional<std::span<const
   return r;
 }
 
-Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::byte> bytes,
-                                                          uint64_t global,
+Result<media::GridThw> DatasetSource::PreprocessVideoInto(const RenderedSample& sample,
                                                           const RenderedVisual& item,
-                                                          std::span<float> out) const {
+                                                          std::span<float> out,
+                                                          uint64_t& global) const {
+  MMPT_ASSIGN_OR_RETURN(global, dataset_->GlobalIndex(sample.source, sample.index));
   if (!video_.ok()) return video_.status();
   // A grouped video's groups come one after another (assemble fills a rank's items in order):
   // the video is decoded once, for its first group here, and each group copies its rows.
@@ -389,8 +390,10 @@ Result<media::GridThw> DatasetSource::PreprocessVideoInto(std::span<const std::b
   const uint32_t first_record = item.sample_image - item.group;
   const bool cached = item.groups > 0 && last.source == this && last.global == global &&
                       last.first_record == first_record;
-  if (!cached) {
+  if (!cached) {  // the video's bytes are read (and counted) once
     last = {};
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
+                          ReadMedia(sample, first_record, global));
     media::VideoPreprocessConfig config = *video_;
     config.clip = {item.clip_start_ms, item.clip_end_ms};
     MMPT_ASSIGN_OR_RETURN(last.video, media::PreprocessVideo(bytes, config));
@@ -436,11 +439,13 @@ Result<std::span<const std::byte>> DatasetSource::ReadMedia(const RenderedSample
 Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedVisual& image,
                                  std::span<float> out) const {
   uint64_t global = 0;
-  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
-                        ReadMedia(sample, image.sample_image - image.group, global));
-  Result<media::GridThw> grid = image.video
-                                    ? PreprocessVideoInto(bytes, global, image, out)
-                                    : media::PreprocessImageInto(bytes, options_.preprocess, out);
+  auto image_into = [&]() -> Result<media::GridThw> {
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
+                          ReadMedia(sample, image.sample_image, global));
+    return media::PreprocessImageInto(bytes, options_.preprocess, out);
+  };
+  Result<media::GridThw> grid =
+      image.video ? PreprocessVideoInto(sample, image, out, global) : image_into();
   Status status = grid.status();
   if (grid.ok() &&
       (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {

@@ -128,10 +128,12 @@ class DatasetSource final : public SampleSource {
                                                uint64_t& global) const;
   // `status` named with sample `global`'s shard line, key and media item k (OK stays OK).
   Status NameError(uint64_t global, uint32_t k, Status status) const;
-  // Video `item` of sample `global` (a grouped video's one group) preprocessed into `out`.
-  Result<media::GridThw> PreprocessVideoInto(std::span<const std::byte> bytes, uint64_t global,
-                                             const RenderedVisual& item,
-                                             std::span<float> out) const;
+  // Video `item` of `sample` (a grouped video's one group) preprocessed into `out`; `global`
+  // receives the sample's index. A grouped video is read and decoded once, for the first of
+  // its groups that comes, and each group copies its rows.
+  Result<media::GridThw> PreprocessVideoInto(const RenderedSample& sample,
+                                             const RenderedVisual& item, std::span<float> out,
+                                             uint64_t& global) const;
   // Media item k of sample `global`, its CRC-32 checked against `meta` when verify_crc is set.
   // Errors: the dataset's; InvalidArgument for a metadata-only item; Corrupt for a changed one.
   // nullopt: the item is elsewhere, checked by its holder (StoredBytes::Media).

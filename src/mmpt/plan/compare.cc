@@ -22,6 +22,8 @@ class Tally {
     f_.lower_bound_packs += stats.lower_bound_packs;
     f_.tokens += stats.tokens;
     f_.placed += stats.placed;
+    f_.images += plan.images.size();
+    f_.video_items += plan.videos.size();
     f_.dropped += stats.dropped;
     f_.truncated += stats.truncated;
     f_.step_seconds += plan.estimate.step_seconds;

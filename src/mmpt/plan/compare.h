@@ -18,6 +18,8 @@ struct PlannerFigures {
   uint64_t lower_bound_packs = 0;   // Σ ⌈tokens / seq_len⌉ per step
   uint64_t tokens = 0;              // Σ tokens placed in packs
   uint64_t placed = 0;              // Σ samples placed
+  uint64_t images = 0;              // Σ images of the placed samples
+  uint64_t video_items = 0;         // Σ video items (a grouped video's temporal groups)
   uint64_t dropped = 0;             // Σ over-long samples dropped
   uint64_t truncated = 0;           // Σ over-long samples truncated
   double step_seconds = 0;          // mean estimated step time
