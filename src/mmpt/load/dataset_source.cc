@@ -253,7 +253,9 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     cursor = end;
   };
   Result<std::optional<std::span<const std::byte>>> bytes{std::nullopt};
+  uint32_t medium = 0;  // the sample's medium (Sample::media) of record k
   for (uint32_t k = 0; k < media.size(); ++k) {
+    medium += k > 0 && media[k].first_of_medium();
     const Planned& planned = planned_of[k];
     if (planned.image == nullptr && planned.video == nullptr && planned.audio == nullptr) {
       return Status::Internal("{}: {} is in the sample but not in the plan", name, media_name(k));
@@ -291,7 +293,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     r.group = media[k].group;
     r.groups = media[k].groups;
     if (r.video) {
-      const store::MediaView& ref = parsed.media[store::MediumOfRecord(media, k)];
+      const store::MediaView& ref = parsed.media[medium];
       r.clip_start_ms = ref.start_ms;
       r.clip_end_ms = ref.end_ms;
     }
