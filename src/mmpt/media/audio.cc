@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "mmpt/media/av_input_internal.h"
 
@@ -40,9 +41,9 @@ bool SameFormat(const InputFormat& a, const AVFrame* f) {
          av_channel_layout_compare(&a.layout, &f->ch_layout) == 0;
 }
 
-// Mixes and resamples decoded frames into mono float at one rate, appending to `out`, and
-// starts a new resampler (after draining the old) whenever a frame's parameters change, as
-// the ffmpeg command's filter graph is reconfigured.
+// Mixes decoded frames to their channels' mean and resamples them into float at one rate,
+// appending to `out`, and starts a new resampler (after draining the old) whenever a frame's
+// parameters change.
 class MonoResampler {
  public:
   MonoResampler(uint32_t rate, uint64_t max_samples, std::vector<float>* out)
@@ -74,7 +75,7 @@ class MonoResampler {
     in_.sample_format = frame->format;
     in_.sample_rate = frame->sample_rate;
     // Decoders that know only a channel count get the default layout for it, as FFmpeg's
-    // filters assume, so the mix matrix is the command's.
+    // filters assume (the mix weighs every channel alike whatever the layout).
     AVChannelLayout mix = {};
     int error = frame->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC
                     ? (av_channel_layout_default(&mix, frame->ch_layout.nb_channels), 0)
@@ -98,6 +99,12 @@ class MonoResampler {
                                     static_cast<AVSampleFormat>(in_.sample_format), in_.sample_rate,
                                     0, nullptr);
     swr_.reset(raw);
+    if (error < 0) return error;
+    // The mean of the channels (librosa.load(mono=True)), LFE included, not libswresample's
+    // default down-mix (centre and surround weighted, stereo at 0.707 per channel).
+    const int channels = in_layout->nb_channels;
+    const std::vector<double> mean(static_cast<size_t>(channels), 1.0 / channels);
+    error = swr_set_matrix(swr_.get(), mean.data(), channels);
     if (error >= 0) error = swr_init(swr_.get());
     return error;
   }

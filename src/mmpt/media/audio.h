@@ -21,10 +21,13 @@ struct DecodedAudio {
 };
 
 /// Decode the first audio stream of a file in memory (WAV, FLAC, MP3, Ogg Vorbis/Opus, AAC in
-/// mp4, the audio track of a video, ...) to mono float32 PCM at `sample_rate`, mixing channels
-/// and resampling with libswresample's defaults: the samples `ffmpeg -i X -ac 1 -ar RATE -f
-/// f32le` writes (openai-whisper's load_audio runs that command). The probe's budgets in
-/// `limits` are checked before a packet is decoded, and the decoded length is held to
+/// mp4, the audio track of a video, ...) to mono float32 PCM at `sample_rate`: the mean of all
+/// channels (librosa.load(mono=True), what the Qwen audio processors are fed; not `ffmpeg -ac
+/// 1`'s weighted down-mix), resampled by libswresample's default filter, so equal up to float
+/// rounding to `ffmpeg -i X -ar RATE -f f32le` averaged over its channels. The decoded length,
+/// encoder priming and padding removed, is the clip's length: what prepare records and the
+/// loader checks (not the container's declared duration). The probe's budgets in `limits` are
+/// checked before a packet is decoded, and the decoded length is held to
 /// `limits.max_duration_seconds` whatever the header declares.
 /// Errors: those of ProbeAv (not a container, no audio stream, unknown codec, 0 channels,
 /// zero length, a budget exceeded); InvalidArgument (no audio stream; `sample_rate` 0 or above
