@@ -17,8 +17,8 @@ namespace {
 // the mean over the `channels` channels.
 std::vector<float> FfmpegMean(const std::string& name, uint32_t rate, uint32_t channels) {
   std::string raw = SharedMedia().Make(name + "." + std::to_string(rate) + ".f32",
-                                       "-i '" + (SharedMedia().dir() / name).string() +
-                                           "' -ar " + std::to_string(rate) + " -f f32le");
+                                       "-i '" + (SharedMedia().dir() / name).string() + "' -ar " +
+                                           std::to_string(rate) + " -f f32le");
   std::vector<float> interleaved(raw.size() / sizeof(float));
   std::memcpy(interleaved.data(), raw.data(), interleaved.size() * sizeof(float));
   std::vector<float> mean(interleaved.size() / channels);
@@ -47,13 +47,12 @@ struct Case {
 };
 
 TEST(AudioDecodeTest, IsTheChannelMeanOfTheFfmpegDecode) {
-  for (const Case& c : std::vector<Case>{
-           {"a.wav", Tone(16000, 1, 1.5), 1},
-           {"s.wav", Tones(44100, 2, 1.5), 2},
-           {"a.flac", Tones(48000, 2, 1.5), 2},
-           {"a.mp3", Tones(44100, 2, 1.5) + " -c:a libmp3lame", 2},
-           {"a.ogg", Tone(22050, 1, 1.5) + " -c:a libvorbis", 1},
-           {"six.m4a", Tones(48000, 6, 1) + " -c:a aac", 6}}) {
+  for (const Case& c : std::vector<Case>{{"a.wav", Tone(16000, 1, 1.5), 1},
+                                         {"s.wav", Tones(44100, 2, 1.5), 2},
+                                         {"a.flac", Tones(48000, 2, 1.5), 2},
+                                         {"a.mp3", Tones(44100, 2, 1.5) + " -c:a libmp3lame", 2},
+                                         {"a.ogg", Tone(22050, 1, 1.5) + " -c:a libvorbis", 1},
+                                         {"six.m4a", Tones(48000, 6, 1) + " -c:a aac", 6}}) {
     SCOPED_TRACE(c.name);
     std::string bytes = SharedMedia().Make(c.name, c.args);
     for (uint32_t rate : {16000u, 8000u}) {
