@@ -84,10 +84,11 @@ def planner_for(args, planner, policy, hardware):
                         hardware=hardware, allow_repeat=args.allow_repeat)
 
 
-def load(args, planner, ranks):
-    """{(step, d, m, r): batch} of the measured steps for DP ranks `ranks`, every CP rank; the
+def load(args, dataset, planner, ranks):
+    """{(step, d, m, r): batch} of the measured steps for DP ranks `ranks`, every CP rank, from
+    `dataset` (an open mmpt.Dataset: its tokenizer is loaded once, not per loader); the
     loaders advance together (the vanilla planner keeps only its last few steps)."""
-    loaders = {(d, r): iter(mmpt.Loader(args.dataset, planner, dp_rank=d, cp_rank=r,
+    loaders = {(d, r): iter(mmpt.Loader(dataset, planner, dp_rank=d, cp_rank=r,
                                         steps=args.first_step + args.steps, threads=1))
                for d in ranks for r in range(args.cp)}
     batches = {}
@@ -130,11 +131,12 @@ def replay_worker(args, job, stages):
     models = models_of(args, {encoder for *_, encoder in stages})
     clocks = {e: train_vlm.StageClock(m.visual, synchronize) for e, m in models.items()}
     ranks = range(job, args.dp, args.jobs)
+    dataset = mmpt.Dataset(args.dataset)
     loads = {}  # rows of one planner and policy share their batches
     for _, planner, policy, _ in stages:
         if (planner, policy) not in loads:
             loads[planner, policy] = load(
-                args, planner_for(args, planner, policy, args.plan_hardware), ranks)
+                args, dataset, planner_for(args, planner, policy, args.plan_hardware), ranks)
     keys = sorted(next(iter(loads.values())))
     order = [(row,) + key for key in keys for row, *_ in stages]  # interleaved
     source = {row: (loads[planner, policy], encoder) for row, planner, policy, encoder in stages}
