@@ -1,6 +1,8 @@
-// mmpt_video_dump VIDEO OUT_DIR: PreprocessVideo's output for the video fidelity test
+// mmpt_video_dump VIDEO OUT_DIR [torchvision|pillow]: PreprocessVideo's output, frames resized
+// by that rule (default: VideoSamplingRule's), for the video fidelity test
 // (tests/python/test_video_fidelity.py), as NumPy files and one JSON line:
 //   OUT_DIR/frames.npy        uint8 [frames, height, width, 3], the sampled frames as decoded
+//                             (turned as displayed)
 //   OUT_DIR/pixel_values.npy  float32 [patches, 1176], pixel_values_videos
 //   OUT_DIR/meta.json         total_frames, video_fps, frame_indices, sample_fps, grid_thw,
 //                             second_per_grid_t, height, width
@@ -37,10 +39,12 @@ Status WriteNpy(const std::string& path, const std::string& descr, const std::ve
   return mmpt::WriteFileAtomic(path, out);
 }
 
-Status Run(const std::string& video_path, const std::string& out_dir) {
+Status Run(const std::string& video_path, const std::string& out_dir,
+           const mmpt::media::VideoPreprocessConfig& config) {
   MMPT_ASSIGN_OR_RETURN(std::string bytes, mmpt::ReadFileToString(video_path));
   std::span<const std::byte> span(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
-  MMPT_ASSIGN_OR_RETURN(mmpt::media::PreprocessedVideo video, mmpt::media::PreprocessVideo(span));
+  MMPT_ASSIGN_OR_RETURN(mmpt::media::PreprocessedVideo video,
+                        mmpt::media::PreprocessVideo(span, config));
   MMPT_ASSIGN_OR_RETURN(std::vector<mmpt::media::Image> frames,
                         mmpt::media::DecodeVideoFrames(span, video.sampling.frame_indices));
   std::vector<uint8_t> rgb;
@@ -71,11 +75,15 @@ Status Run(const std::string& video_path, const std::string& out_dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: mmpt_video_dump VIDEO OUT_DIR\n");
+  const std::string rule = argc == 4 ? argv[3] : "";
+  if ((argc != 3 && argc != 4) || (argc == 4 && rule != "torchvision" && rule != "pillow")) {
+    std::fprintf(stderr, "usage: mmpt_video_dump VIDEO OUT_DIR [torchvision|pillow]\n");
     return 2;
   }
-  Status status = Run(argv[1], argv[2]);
+  mmpt::media::VideoPreprocessConfig config;
+  if (rule == "pillow") config.sampling.resize = mmpt::media::BicubicRule::kPillow;
+  if (rule == "torchvision") config.sampling.resize = mmpt::media::BicubicRule::kTorchvision;
+  Status status = Run(argv[1], argv[2], config);
   if (!status.ok()) {
     std::fprintf(stderr, "mmpt_video_dump: %s\n", status.ToString().c_str());
     return 1;

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "mmpt/media/av_input_internal.h"
 
 extern "C" {
 #include <libavcodec/avcodec.h>
-#include <libavutil/display.h>
 }
 
 namespace mmpt::media {
@@ -20,15 +20,28 @@ double Seconds(int64_t duration, AVRational time_base) {
   return static_cast<double>(duration) * av_q2d(time_base);
 }
 
-// Clockwise rotation to display the frame upright, snapped to a quarter turn.
-uint32_t RotationDegrees(const AVStream* stream) {
+// The display matrix as an EXIF orientation code. The matrix maps a coded pixel (x, y) to the
+// displayed (a·x + c·y, b·x + d·y) (libavutil/display.h: a, b, c, d = m[0], m[1], m[3], m[4]).
+// Snapped to a quarter turn it is either diagonal (each displayed axis is the coded one, reversed
+// where a or d < 0) or anti-diagonal (the axes swap, reversed where b or c < 0): one of the
+// eight codes. These are the transpose, hflip and vflip filters the ffmpeg CLI inserts.
+uint8_t Orientation(const AVStream* stream) {
   size_t size = 0;
-  const uint8_t* matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
-  if (matrix == nullptr || size < 9 * sizeof(int32_t)) return 0;
-  double counterclockwise = av_display_rotation_get(reinterpret_cast<const int32_t*>(matrix));
-  if (std::isnan(counterclockwise)) return 0;
-  long quarter_turns = std::lround(-counterclockwise / 90.0);
-  return static_cast<uint32_t>(((quarter_turns % 4) + 4) % 4 * 90);
+  const uint8_t* side = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+  if (side == nullptr || size < 9 * sizeof(int32_t)) return 1;
+  int32_t m[9];
+  std::memcpy(m, side, sizeof(m));
+  const double a = m[0], b = m[1], c = m[3], d = m[4];
+  if (std::fabs(a) + std::fabs(d) >= std::fabs(b) + std::fabs(c)) {
+    if (a == 0 || d == 0) return 1;  // degenerate: shown as coded
+    // Displayed x from coded x, reversed when a < 0; y likewise with d.
+    static constexpr uint8_t kDiagonal[2][2] = {{1, 4}, {2, 3}};  // [a < 0][d < 0]
+    return kDiagonal[a < 0][d < 0];
+  }
+  if (b == 0 || c == 0) return 1;
+  // Displayed x from coded y (reversed when c < 0), displayed y from coded x (when b < 0).
+  static constexpr uint8_t kAntiDiagonal[2][2] = {{5, 6}, {8, 7}};  // [b < 0][c < 0]
+  return kAntiDiagonal[b < 0][c < 0];
 }
 
 bool IsVideo(const AVStream* s) {
@@ -100,7 +113,7 @@ Result<VideoStreamInfo> ReadVideo(const AVFormatContext* format, const AVStream*
     return Status::InvalidArgument("media: video of {} frames is above the limit of {}", v.frames,
                                    limits.max_frames);
   }
-  v.rotation_degrees = RotationDegrees(s);
+  v.orientation = Orientation(s);
   return v;
 }
 

@@ -26,13 +26,24 @@ struct AvLimits {
 struct VideoStreamInfo {
   int stream_index = -1;
   std::string codec;          // FFmpeg's decoder name: "h264", "vp9", "mjpeg", ...
-  uint32_t width = 0;         // pixels, as coded (before rotation)
-  uint32_t height = 0;        // pixels, as coded (before rotation)
+  uint32_t width = 0;         // pixels, as coded (before `orientation`)
+  uint32_t height = 0;        // pixels, as coded (before `orientation`)
   double fps = 0;             // average frame rate, frames per second
   uint64_t frames = 0;        // frame count: from the header when it states one, else estimated
   bool frames_exact = false;  // true when `frames` is the header's count, not duration × fps
   double duration_seconds = 0;
-  uint32_t rotation_degrees = 0;  // 0, 90, 180 or 270 clockwise, from the display matrix
+  /// How a coded frame turns into the displayed one, as an EXIF orientation code (1 as coded,
+  /// 2 mirror, 3 rotate 180°, 4 flip, 5 transpose, 6 rotate 90° clockwise, 7 transverse,
+  /// 8 rotate 90° counter-clockwise; ApplyExifOrientation applies it): the stream's display
+  /// matrix (a phone's rotate tag) snapped to the nearest quarter turn, mirrored where the
+  /// matrix mirrors. The transforms the ffmpeg CLI's autorotate inserts for the same matrix.
+  uint8_t orientation = 1;
+
+  /// True when the displayed frame is the coded one turned a quarter (orientation 5 to 8).
+  bool transposed() const { return orientation >= 5; }
+  /// The frame size as displayed, in pixels.
+  uint32_t display_width() const { return transposed() ? height : width; }
+  uint32_t display_height() const { return transposed() ? width : height; }
 };
 
 /// The audio stream a probe reads from the container header (the first audio stream).

@@ -30,7 +30,7 @@ TEST_F(AvProbeTest, H264Mp4WithAudio) {
   EXPECT_EQ(info->video->frames, 50u);
   EXPECT_TRUE(info->video->frames_exact);
   EXPECT_NEAR(info->video->duration_seconds, 2.0, 0.05);
-  EXPECT_EQ(info->video->rotation_degrees, 0u);
+  EXPECT_EQ(info->video->orientation, 1u);
   ASSERT_TRUE(info->audio.has_value());
   EXPECT_EQ(info->audio->codec, "aac");
   EXPECT_EQ(info->audio->sample_rate, 44100u);
@@ -65,19 +65,21 @@ TEST_F(AvProbeTest, MjpegAvi) {
   EXPECT_EQ(info->video->frames, 10u);
 }
 
-TEST_F(AvProbeTest, RotationFromDisplayMatrix) {
+TEST_F(AvProbeTest, OrientationFromDisplayMatrix) {
   std::string path = (media_->dir() / kBaseMp4).string();
-  EXPECT_EQ(ProbeAv(AsBytes(BaseMp4()))->video->rotation_degrees, 0u);
+  EXPECT_EQ(ProbeAv(AsBytes(BaseMp4()))->video->orientation, 1u);
   // This ffmpeg turns a "rotate" tag of R into a display matrix that turns the frame R degrees
-  // counterclockwise (ffprobe prints rotation=R), which is 360 - R clockwise.
-  for (auto [tag, clockwise] : {std::pair{90, 270u}, std::pair{270, 90u}}) {
+  // counterclockwise (ffprobe prints rotation=R): EXIF 8 for 90, 3 for 180, 6 for 270.
+  for (auto [tag, exif] : {std::pair{90, 8u}, std::pair{180, 3u}, std::pair{270, 6u}}) {
     std::string name = "r" + std::to_string(tag) + ".mp4";
     std::string rotated = media_->Make(
         name, "-i '" + path + "' -c copy -metadata:s:v:0 rotate=" + std::to_string(tag));
     auto info = ProbeAv(AsBytes(rotated));
     ASSERT_TRUE(info.ok()) << info.status().ToString();
-    EXPECT_EQ(info->video->rotation_degrees, clockwise) << name;
+    EXPECT_EQ(info->video->orientation, exif) << name;
     EXPECT_EQ(info->video->width, 320u);  // as coded
+    EXPECT_EQ(info->video->display_width(), tag == 180 ? 320u : 240u) << name;
+    EXPECT_EQ(info->video->display_height(), tag == 180 ? 240u : 320u) << name;
   }
 }
 

@@ -18,57 +18,86 @@ constexpr int kPrecisionBits = 32 - 8 - 2;  // Pillow's PRECISION_BITS for 8-bit
 // Per-thread scratch larger than this is released after use rather than kept.
 constexpr size_t kKeepScratchBytes = size_t{32} << 20;
 
-double Bicubic(double x) {
+// Keys' cubic convolution with a = −0.5 (support 2), as each reference writes it: the same
+// function, but the operation order and precision set the weights' last bits, so each keeps
+// its own. Pillow's bicubic_filter, in double:
+double PillowCubic(double x) {
   constexpr double a = -0.5;
   x = std::fabs(x);
   if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
   if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
   return 0.0;
 }
+// torch's antialiased bicubic filter (cubic_convolution1 and 2), in float:
+float TorchCubic(float x) {
+  constexpr float a = -0.5f;
+  x = std::fabs(x);
+  if (x < 1.0f) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2.0f) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0.0f;
+}
 
 // Filter taps of every output pixel along one axis: source window [min, min + count) and
-// fixed-point weights, laid out `taps` apart.
-struct Kernel {
+// weights, laid out `taps` apart.
+template <typename Weight>
+struct Taps {
   int taps = 0;
   std::vector<int> min, count;
-  std::vector<int32_t> weights;
+  std::vector<Weight> weights;
 };
 
-// Mirrors Pillow's precompute_coeffs + normalize_coeffs_8bpc, including its use of a float
-// box and truncating casts, so the weights are identical.
-Kernel MakeKernel(uint32_t in_size, uint32_t out_size) {
-  constexpr double kSupport = 2.0;
-  float in0 = 0.0f, in1 = static_cast<float>(in_size);
-  double scale = static_cast<double>(in1 - in0) / out_size;
-  double filter_scale = std::max(scale, 1.0);
-  double support = kSupport * filter_scale;
-  Kernel k;
+// The normalized taps of an antialiased resize from `in_size` to `out_size`: the filter's
+// support widened by the reduction factor, each output pixel's window centred on
+// (x + 0.5) · scale, weights divided by their sum. Pillow (precompute_coeffs) and torch
+// (_compute_indices_weights_aa) compute exactly this, Pillow in double and torch in float with
+// some steps in double; `Real` picks which. The casts below give Pillow's weights bit for bit
+// and torch's within their last bits (its per-CPU kernels fuse multiply-adds).
+template <typename Real, Real (*Filter)(Real)>
+Taps<Real> NormalizedTaps(uint32_t in_size, uint32_t out_size) {
+  const Real scale = static_cast<Real>(in_size) / static_cast<Real>(out_size);
+  const Real filter_scale = std::max<Real>(scale, 1);
+  const Real support = static_cast<Real>(2.0 * filter_scale);
+  const Real inv_scale = static_cast<Real>(1.0 / filter_scale);
+  Taps<Real> k;
   k.taps = static_cast<int>(std::ceil(support)) * 2 + 1;
   k.min.resize(out_size);
   k.count.resize(out_size);
   k.weights.assign(size_t{out_size} * k.taps, 0);
-  std::vector<double> w(k.taps);
   for (uint32_t xx = 0; xx < out_size; ++xx) {
-    double center = in0 + (xx + 0.5) * scale;
-    double ss = 1.0 / filter_scale;
-    int xmin = static_cast<int>(center - support + 0.5);
-    if (xmin < 0) xmin = 0;
-    int xmax = static_cast<int>(center + support + 0.5);
-    if (xmax > static_cast<int>(in_size)) xmax = static_cast<int>(in_size);
-    xmax -= xmin;
-    double total = 0.0;
+    const Real center = static_cast<Real>((xx + 0.5) * scale);
+    const int xmin = std::max(static_cast<int>(center - support + 0.5), 0);
+    const int xmax =
+        std::min(static_cast<int>(center + support + 0.5), static_cast<int>(in_size)) - xmin;
+    Real* w = &k.weights[size_t{xx} * k.taps];
+    Real total = 0;
     for (int x = 0; x < xmax; ++x) {
-      w[x] = Bicubic((x + xmin - center + 0.5) * ss);
+      w[x] = Filter(static_cast<Real>((static_cast<Real>(x + xmin) - center + 0.5) * inv_scale));
       total += w[x];
     }
-    int32_t* out = &k.weights[size_t{xx} * k.taps];
-    for (int x = 0; x < xmax; ++x) {
-      double v = total != 0.0 ? w[x] / total : w[x];
-      out[x] = v < 0 ? static_cast<int32_t>(-0.5 + v * (1 << kPrecisionBits))
-                     : static_cast<int32_t>(0.5 + v * (1 << kPrecisionBits));
+    if (total != 0) {
+      for (int x = 0; x < xmax; ++x) w[x] /= total;
     }
     k.min[xx] = xmin;
     k.count[xx] = xmax;
+  }
+  return k;
+}
+
+// Pillow's fixed-point taps (normalize_coeffs_8bpc): its normalized weights quantized to
+// kPrecisionBits fractional bits, rounding half away from zero.
+using Kernel = Taps<int32_t>;
+
+Kernel MakeKernel(uint32_t in_size, uint32_t out_size) {
+  Taps<double> real = NormalizedTaps<double, PillowCubic>(in_size, out_size);
+  Kernel k;
+  k.taps = real.taps;
+  k.min = std::move(real.min);
+  k.count = std::move(real.count);
+  k.weights.resize(real.weights.size());
+  for (size_t i = 0; i < real.weights.size(); ++i) {
+    const double v = real.weights[i];
+    k.weights[i] = v < 0 ? static_cast<int32_t>(-0.5 + v * (1 << kPrecisionBits))
+                         : static_cast<int32_t>(0.5 + v * (1 << kPrecisionBits));
   }
   return k;
 }
@@ -304,6 +333,73 @@ void Vertical(const Image& in, const Kernel& k, int row_shift, Image* out) {
   }
 }
 
+// torchvision's resize of a uint8 tensor: the pixels as float, one float pass per axis that
+// changes (width first), then clamped to [0, 255] and rounded half to even. Each output value
+// is Σ in[min + t] · w[t] accumulated in float from the first tap, as torch's
+// interpolate_aa_single_dim does; channels are independent, so the interleaved layout gives
+// the values torch's planar one does.
+template <typename In, int C>
+void TorchRow(const In* __restrict src, const Taps<float>& k, uint32_t width,
+              float* __restrict dst) {
+  for (uint32_t x = 0; x < width; ++x) {
+    const float* w = &k.weights[size_t{x} * k.taps];
+    const In* s = src + static_cast<size_t>(k.min[x]) * C;
+    float acc[C];
+    for (int c = 0; c < C; ++c) acc[c] = static_cast<float>(s[c]) * w[0];
+    for (int t = 1; t < k.count[x]; ++t) {
+      for (int c = 0; c < C; ++c) acc[c] += static_cast<float>(s[t * C + c]) * w[t];
+    }
+    for (int c = 0; c < C; ++c) dst[size_t{x} * C + c] = acc[c];
+  }
+}
+
+// The width pass over `rows` rows of `in_width` pixels of `channels` each.
+template <typename In>
+void TorchHorizontal(const In* in, uint32_t in_width, uint32_t rows, uint32_t channels,
+                     const Taps<float>& k, float* out) {
+  const size_t out_row = k.min.size() * channels;
+  const size_t in_row = size_t{in_width} * channels;
+  for (uint32_t y = 0; y < rows; ++y) {
+    const In* src = in + y * in_row;
+    float* dst = out + y * out_row;
+    switch (channels) {
+      case 1: TorchRow<In, 1>(src, k, static_cast<uint32_t>(k.min.size()), dst); break;
+      case 2: TorchRow<In, 2>(src, k, static_cast<uint32_t>(k.min.size()), dst); break;
+      case 3: TorchRow<In, 3>(src, k, static_cast<uint32_t>(k.min.size()), dst); break;
+      default: TorchRow<In, 4>(src, k, static_cast<uint32_t>(k.min.size()), dst); break;
+    }
+  }
+}
+
+// acc[i] = src[i] · weight (first tap) or acc[i] += src[i] · weight over a whole row.
+template <typename In>
+void AccumulateRowFloat(const In* __restrict src, float weight, size_t n, bool first,
+                        float* __restrict acc) {
+  if (first) {
+    for (size_t i = 0; i < n; ++i) acc[i] = static_cast<float>(src[i]) * weight;
+  } else {
+    for (size_t i = 0; i < n; ++i) acc[i] += static_cast<float>(src[i]) * weight;
+  }
+}
+
+// The height pass: rows of `n` values each.
+template <typename In>
+void TorchVertical(const In* in, size_t n, const Taps<float>& k, float* out) {
+  for (size_t y = 0; y < k.min.size(); ++y) {
+    const float* w = &k.weights[y * k.taps];
+    for (int t = 0; t < k.count[y]; ++t) {
+      AccumulateRowFloat(in + static_cast<size_t>(k.min[y] + t) * n, w[t], n, t == 0, out + y * n);
+    }
+  }
+}
+
+MMPT_VECTOR_CLONES
+void RoundToBytes(const float* __restrict in, size_t n, uint8_t* __restrict out) {
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = static_cast<uint8_t>(std::nearbyint(std::clamp(in[i], 0.0f, 255.0f)));
+  }
+}
+
 }  // namespace
 
 Status ResizeBicubicInto(const Image& image, uint32_t width, uint32_t height, Image* out,
@@ -347,6 +443,53 @@ Status ResizeBicubicInto(const Image& image, uint32_t width, uint32_t height, Im
   Vertical(temp, kv, row_first, out);
   if (temp.pixels.capacity() > kKeepScratchBytes) temp = Image{};
   return Status::OK();
+}
+
+Status ResizeTorchBicubicInto(const Image& image, uint32_t width, uint32_t height, Image* out) {
+  if (width == 0 || height == 0 || image.width == 0 || image.height == 0) {
+    return Status::InvalidArgument("resize: {}x{} to {}x{}: zero size", image.width, image.height,
+                                   width, height);
+  }
+  MMPT_CHECK(out != &image);
+  const uint32_t c = image.channels;
+  out->Reset(width, height, c);
+  const bool horizontal = width != image.width;
+  const bool vertical = height != image.height;
+  if (!horizontal && !vertical) {
+    std::memcpy(out->pixels.data(), image.pixels.data(), image.pixels.size());
+    return Status::OK();
+  }
+  // Per-thread float buffers: a fresh one per frame costs page faults.
+  thread_local std::vector<float> across, down;
+  const uint8_t* in = image.pixels.data();
+  const float* result = nullptr;
+  if (horizontal) {
+    across.resize(size_t{width} * c * image.height);
+    TorchHorizontal(in, image.width, image.height, c,
+                    NormalizedTaps<float, TorchCubic>(image.width, width), across.data());
+    result = across.data();
+  }
+  if (vertical) {
+    const Taps<float> k = NormalizedTaps<float, TorchCubic>(image.height, height);
+    down.resize(out->pixels.size());
+    if (horizontal) {
+      TorchVertical(across.data(), size_t{width} * c, k, down.data());
+    } else {
+      TorchVertical(in, size_t{width} * c, k, down.data());
+    }
+    result = down.data();
+  }
+  RoundToBytes(result, out->pixels.size(), out->pixels.data());
+  for (std::vector<float>* scratch : {&across, &down}) {
+    if (scratch->capacity() * sizeof(float) > kKeepScratchBytes) *scratch = {};
+  }
+  return Status::OK();
+}
+
+Status ResizeBicubicInto(const Image& image, uint32_t width, uint32_t height, BicubicRule rule,
+                         Image* out) {
+  return rule == BicubicRule::kTorchvision ? ResizeTorchBicubicInto(image, width, height, out)
+                                           : ResizeBicubicInto(image, width, height, out);
 }
 
 Result<Image> ResizeBicubic(const Image& image, uint32_t width, uint32_t height, bool allow_simd) {

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "mmpt/media/av_input_internal.h"
+#include "mmpt/media/image_transform.h"
 #include "mmpt/media/resize.h"
 
 extern "C" {
@@ -227,7 +228,7 @@ namespace {
 // Chooses the frames to decode once the probe and the frame count are known.
 using FrameChooser =
     std::function<Result<std::vector<uint64_t>>(const AvInfo& info, uint64_t total_frames)>;
-// Receives the k-th chosen frame as RGB (the buffer is reused for the next frame).
+// Receives the k-th chosen frame as RGB as displayed (the buffer is reused for the next frame).
 using FrameSink = std::function<Status(size_t k, const Image& rgb)>;
 
 // Probe, count frames from the packets, choose, then decode only the chosen frames, seeking to
@@ -290,6 +291,8 @@ Status DecodeChosenFrames(std::span<const std::byte> bytes, const AvLimits& limi
     Status converted = ToRgb(frame, &raw, &scratch, &rgb);
     sws.reset(raw);
     MMPT_RETURN_IF_ERROR(converted);
+    if (info.video->orientation != 1)
+      rgb = ApplyExifOrientation(std::move(rgb), info.video->orientation);
     MMPT_RETURN_IF_ERROR(sink(k, rgb));
   }
   return Status::OK();
@@ -325,15 +328,15 @@ Result<PreprocessedVideo> PreprocessVideo(std::span<const std::byte> bytes,
   MMPT_RETURN_IF_ERROR(DecodeChosenFrames(
       bytes, config.limits,
       [&](const AvInfo& info, uint64_t total_frames) -> Result<std::vector<uint64_t>> {
-        MMPT_ASSIGN_OR_RETURN(out.sampling,
-                              SampleVideo(total_frames, info.video->fps, info.video->height,
-                                          info.video->width, config.sampling, config.clip));
+        MMPT_ASSIGN_OR_RETURN(
+            out.sampling, SampleVideo(total_frames, info.video->fps, info.video->display_height(),
+                                      info.video->display_width(), config.sampling, config.clip));
         resized.resize(out.sampling.frame_indices.size());
         return out.sampling.frame_indices;
       },
       [&](size_t k, const Image& rgb) {
         return ResizeBicubicInto(rgb, out.sampling.size.width, out.sampling.size.height,
-                                 &resized[k]);
+                                 config.sampling.resize, &resized[k]);
       }));
   out.height = out.sampling.size.height;
   out.width = out.sampling.size.width;

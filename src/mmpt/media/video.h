@@ -9,6 +9,7 @@
 #include "mmpt/media/av_probe.h"
 #include "mmpt/media/image.h"
 #include "mmpt/media/patchify.h"
+#include "mmpt/media/resize.h"
 #include "mmpt/media/smart_resize.h"
 
 namespace mmpt::media {
@@ -56,6 +57,11 @@ struct VideoSamplingRule {
   double total_pixels = 128000 * 28 * 28 * 0.9;  // budget over all frames / frame_factor
   double max_aspect_ratio = 200.0;               // larger ratios are rejected, as smart_resize does
   VideoBudget budget = VideoBudget::kPerFrame;
+  /// How each sampled frame is resized to `size`. Both references resize the uint8 frames with
+  /// torchvision's F.resize(BICUBIC, antialias=True) before rescaling: qwen-vl-utils'
+  /// fetch_video, and Hugging Face's video processors (BaseVideoProcessor.resize). Pillow's
+  /// rule stays selectable (a vision preset's "video": {"resize": "pillow"}).
+  BicubicRule resize = BicubicRule::kTorchvision;
 };
 
 /// The part of a video to sample: qwen-vl-utils' video_start / video_end, in milliseconds
@@ -127,8 +133,9 @@ struct PreprocessedVideo {
 };
 
 /// Decode the frames at `frame_indices` (ascending; presentation order, from 0) of the first
-/// video stream as RGB at their coded size (rotation is not applied, as decord and
-/// torchvision do not), decoding only what the seeks leave: a seek to the last keyframe at or
+/// video stream as RGB as displayed: turned and mirrored by the stream's display matrix
+/// (VideoStreamInfo::orientation, as the ffmpeg CLI autorotates), so a phone's portrait video
+/// comes out portrait. Only what the seeks leave is decoded: a seek to the last keyframe at or
 /// before a frame whenever one lies past the frame last decoded. Frames are counted by
 /// demuxing every packet of the stream first (no decoding).
 /// `total_frames`, when not null, receives that count.
@@ -139,10 +146,11 @@ Result<std::vector<Image>> DecodeVideoFrames(std::span<const std::byte> bytes,
                                              const AvLimits& limits = {},
                                              uint64_t* total_frames = nullptr);
 
-/// Probe (budgets checked on the header), count frames, sample (SampleVideo), decode only the
-/// sampled frames, convert to RGB (libswscale, as PyAV's to_ndarray("rgb24") does), resize
-/// each with Pillow's bicubic (ResizeBicubic), rescale, normalize and patchify in temporal
-/// pairs: `pixel_values_videos`, `video_grid_thw` and `second_per_grid_ts` of Qwen2.5-VL.
+/// Probe (budgets checked on the header), count frames, sample (SampleVideo, on the displayed
+/// size), decode only the sampled frames, convert to RGB (libswscale, as PyAV's
+/// to_ndarray("rgb24") does), turn them as displayed, resize each by `sampling.resize`,
+/// rescale, normalize and patchify in temporal pairs: `pixel_values_videos`, `video_grid_thw`
+/// and `second_per_grid_ts` of Qwen2.5-VL.
 /// Errors: as ProbeAv, SampleVideo and DecodeVideoFrames; InvalidArgument when the temporal
 /// patch and the frame factor differ. Thread safety: reentrant.
 Result<PreprocessedVideo> PreprocessVideo(std::span<const std::byte> bytes,
