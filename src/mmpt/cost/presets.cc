@@ -191,6 +191,16 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
     }
     MMPT_RETURN_IF_ERROR(Get(*video, "min_pixels", &c.video_min_pixels, origin));
     MMPT_RETURN_IF_ERROR(Get(*video, "max_pixels", &c.video_max_pixels, origin));
+    std::string resize;
+    MMPT_RETURN_IF_ERROR(Get(*video, "resize", &resize, origin));
+    if (resize == "pillow") {
+      c.video_resize = media::BicubicRule::kPillow;
+    } else if (resize == "torchvision") {
+      c.video_resize = media::BicubicRule::kTorchvision;
+    } else if (!resize.empty()) {
+      return Status::InvalidArgument(
+          "{}: unknown video resize '{}' (expected torchvision or pillow)", origin, resize);
+    }
   }
   MMPT_RETURN_IF_ERROR(Get(enc, "hidden", &c.hidden, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "layers", &c.layers, origin));

@@ -149,6 +149,7 @@ Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& c) {
       media::VideoSamplingRule::ForFactor(c.patch_size * c.spatial_merge);
   rule.frame_factor = c.temporal_patch;
   rule.budget = c.video_budget;
+  rule.resize = c.video_resize;
   if (c.video_budget == media::VideoBudget::kAllFrames) {
     rule.min_pixels = c.video_min_pixels;
     rule.max_pixels = c.video_max_pixels;

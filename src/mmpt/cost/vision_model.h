@@ -41,6 +41,9 @@ struct VisionConfig {
   media::VideoBudget video_budget = media::VideoBudget::kPerFrame;
   uint64_t video_min_pixels = 0;  // kAllFrames
   uint64_t video_max_pixels = 0;
+  /// How sampled frames are resized ("resize" in "video": "torchvision" or "pillow"; absent:
+  /// media::VideoSamplingRule's, torchvision's as both video references do).
+  media::BicubicRule video_resize = media::VideoSamplingRule{}.resize;
   /// The per-channel mean and std pixels are normalized with ("mean", "std" in "resolution";
   /// absent: media::PatchConfig's, CLIP's as Qwen2-VL and Qwen2.5-VL use; Qwen3-VL: 0.5).
   std::array<float, 3> pixel_mean = media::PatchConfig{}.mean;

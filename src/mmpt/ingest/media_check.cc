@@ -65,8 +65,10 @@ Status LoadAvMedia(const MediaRules& rules, store::MediaRef& media,
       return Status::InvalidArgument("video '{}': {}x{} exceeds {} pixels a side", media.path,
                                      v.width, v.height, kMaxImageSide);
     }
-    media.width = v.width;  // as coded: video frames are decoded unrotated, as decord does
-    media.height = v.height;
+    // As displayed: frames are decoded turned by the display matrix, so the plan's grid is the
+    // rotated frame's.
+    media.width = v.display_width();
+    media.height = v.display_height();
     media.frames = static_cast<uint32_t>(v.frames);  // the probe holds frames to its budget
     media.fps_milli = Thousandths(v.fps);
     media.duration_ms = Thousandths(v.duration_seconds > 0 ? v.duration_seconds
