@@ -4,8 +4,11 @@ pixel_values_videos exactly as mmpt.preprocess_video gives them for the stored f
 checked against PyAV + Pillow in test_video_fidelity.py), Qwen2-VL's <|video_pad|> tokens, and
 M-RoPE positions equal to an independent NumPy implementation of Qwen2.5-VL's get_rope_index
 with its time alignment (second_per_grid_ts x tokens_per_second). Under CP 2 every video is
-encoded by exactly one rank and its rows are routed like an image's."""
+encoded by exactly one rank and its rows are routed like an image's. Phone videos with a
+rotation tag are prepared, planned and loaded as displayed."""
 
+import json
+import shutil
 import subprocess
 import sys
 
@@ -14,6 +17,7 @@ import pytest
 
 import load_corpus
 import mmpt
+from video_ref import reference
 
 MERGE = 2
 TOKENS_PER_SECOND = 2  # Qwen2.5-VL's vision_config.tokens_per_second
@@ -177,3 +181,52 @@ def test_a_loader_dropped_mid_video_does_not_deadlock_once_pyav_is_imported(vide
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "done"
+
+
+ROTATED = {90: [2, 28, 20], 180: [2, 20, 28], 270: [2, 28, 20]}  # grid of a 64x48 clip, turned
+
+
+def test_rotated_videos_prepare_plan_and_load_as_displayed(tmp_path):
+    """64x48 clips with an mp4 rotate tag (a display matrix): prepare records the displayed
+    size, the plan's grid is the turned frame's, and the loaded pixels are the reference's for
+    the ffmpeg CLI's autorotated decode, resized by torchvision as qwen-vl-utils does."""
+    pytest.importorskip("torchvision")
+    if shutil.which("ffmpeg") is None:
+        pytest.skip("the ffmpeg CLI is not installed")
+    ffmpeg = ["ffmpeg", "-nostdin", "-y", "-loglevel", "error"]
+    subprocess.run([*ffmpeg, "-f", "lavfi", "-i", "testsrc2=size=64x48:rate=10:duration=1",
+                    "-c:v", "libx264", "-pix_fmt", "yuv420p", str(tmp_path / "coded.mp4")],
+                   check=True)
+    with open(tmp_path / "rotated.jsonl", "w") as jsonl:
+        for degrees in ROTATED:
+            name = f"rotate{degrees}.mp4"
+            subprocess.run([*ffmpeg, "-i", str(tmp_path / "coded.mp4"), "-c", "copy",
+                            "-metadata:s:v:0", f"rotate={degrees}", str(tmp_path / name)],
+                           check=True)
+            turns = [{"from": "human", "value": "<video>\nDescribe the video."},
+                     {"from": "gpt", "value": f"A test pattern turned {degrees} degrees."}]
+            jsonl.write(json.dumps({"id": str(degrees), "video": name,
+                                    "conversations": turns}) + "\n")
+    load_corpus.runner(tmp_path)("prepare", "rotated.jsonl", "--out", "ds", "--on-error", "fail")
+    path = str(tmp_path / "ds")
+    dataset = mmpt.DatasetReader(path)
+    refs = {d: reference(str(tmp_path / f"rotate{d}.mp4"), autorotate=True) for d in ROTATED}
+    seen = {}
+    # One step holds all three samples (each ~300 tokens), and few repeats.
+    for batch in load_corpus.load_batches(path, steps=1, seq_len=2048):
+        row = 0
+        for video, index in enumerate(batch["sample_index"]):
+            line = dataset.line(int(index)).decode()
+            degrees = next(d for d in ROTATED if f"turned {d} degrees" in line)
+            grid = [int(g) for g in batch["video_grid_thw"][video]]
+            ref = refs[degrees]
+            assert grid == ref["grid_thw"] == ROTATED[degrees]
+            meta = dataset.sample_meta(int(index))["media"][0]
+            assert (meta["width"], meta["height"]) == ((48, 64) if degrees != 180 else (64, 48))
+            rows = int(np.prod(grid))
+            got = batch["pixel_values_videos"][row:row + rows]
+            # Within one level of torchvision (resize.h), in normalized units.
+            assert np.abs(got - ref["pixel_values"]).max() <= 1.001 / 255 / 0.2613
+            row += rows
+            seen[degrees] = grid
+    assert sorted(seen) == sorted(ROTATED)
