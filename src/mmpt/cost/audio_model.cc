@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "mmpt/media/audio.h"
+
 namespace mmpt::cost {
 
 Status AudioConfig::Validate() const {
@@ -13,17 +15,17 @@ Status AudioConfig::Validate() const {
   if (layers == 0) return bad("encoder.layers");
   if (heads == 0) return bad("encoder.heads");
   if (mlp_hidden == 0) return bad("encoder.mlp_hidden");
-  if (log_mel.hop == 0 || log_mel.Frames() == 0) return bad("features");
+  // Prepared clips are counted at the rate every audio encoder here takes (MediaMeta::frames).
+  if (log_mel.hop == 0 || log_mel.Frames() == 0 ||
+      log_mel.sample_rate != media::kAudioEncoderSampleRate) {
+    return bad("features");
+  }
   return Status::OK();
 }
 
-Result<AudioCost> CostAudio(const AudioConfig& c, uint32_t duration_ms, uint32_t llm_hidden) {
-  if (duration_ms == 0) return Status::InvalidArgument("audio clip of zero length");
+Result<AudioCost> CostAudio(const AudioConfig& c, uint32_t samples, uint32_t llm_hidden) {
+  if (samples == 0) return Status::InvalidArgument("audio clip of zero length");
   AudioCost cost;
-  // The clip's samples at the feature rate; a frame counts when it starts inside the clip
-  // (LogMelExtractor's mask).
-  const uint64_t samples = (uint64_t{duration_ms} * c.log_mel.sample_rate + 999) / 1000;
-  cost.samples = static_cast<uint32_t>(samples);
   const uint64_t window = c.log_mel.Frames();
   cost.valid_frames = media::ValidFrames(c.log_mel, samples);
   cost.llm_tokens = media::AudioTokens(cost.valid_frames);

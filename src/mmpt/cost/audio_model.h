@@ -34,19 +34,17 @@ struct AudioConfig {
 
 /// What one audio clip becomes under an audio config, and what encoding it costs.
 struct AudioCost {
-  /// The clip's PCM samples at the feature rate (duration rounded up to a whole sample, before
-  /// the window's cut): what the loader cuts or pads the decoded audio to.
-  uint32_t samples = 0;
   uint32_t valid_frames = 0;    // mel frames of the clip inside the window (the mask's sum)
   uint32_t llm_tokens = 0;      // media::AudioTokens(valid_frames)
   uint32_t encoder_frames = 0;  // transformer sequence length (after the stride-2 convolution)
   double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + projector
 };
 
-/// Cost one clip of `duration_ms` milliseconds (cut to the feature window, as the features are).
+/// Cost one clip of `samples` mono PCM samples at the feature rate (its decoded length,
+/// store::MediaMeta::frames; cut to the feature window, as the features are).
 /// `llm_hidden` is the projector's output width. FLOPs: the convolutions ∝ mel frames; linear
 /// layers ∝ encoder frames; attention ∝ encoder frames × the attention span.
-/// Errors: InvalidArgument for a zero duration.
-Result<AudioCost> CostAudio(const AudioConfig& config, uint32_t duration_ms, uint32_t llm_hidden);
+/// Errors: InvalidArgument for a clip of no samples.
+Result<AudioCost> CostAudio(const AudioConfig& config, uint32_t samples, uint32_t llm_hidden);
 
 }  // namespace mmpt::cost

@@ -120,26 +120,26 @@ TEST(AudioCostTest, TokensFollowThePoolingAndFlopsTheEncodersWindow) {
   auto omni = LoadAudioPreset("qwen2.5-omni");
   ASSERT_TRUE(qwen2.ok() && omni.ok());
   // 10 s: 1000 mel frames → 500 after the stride-2 convolution → 250 tokens after pooling.
-  auto ten = CostAudio(*qwen2, 10000, 4096);
+  auto ten = CostAudio(*qwen2, 160000, 4096);
   ASSERT_TRUE(ten.ok());
   EXPECT_EQ(ten->valid_frames, 1000u);
   EXPECT_EQ(ten->llm_tokens, 250u);
   EXPECT_EQ(ten->llm_tokens, media::AudioTokens(1000));
   EXPECT_EQ(ten->encoder_frames, 1500u);  // Qwen2-Audio runs over the padded 30 s window
   // Qwen2-Audio cuts at its 30 s window; its cost does not depend on the clip's length.
-  auto minute = CostAudio(*qwen2, 60000, 4096);
+  auto minute = CostAudio(*qwen2, 960000, 4096);
   ASSERT_TRUE(minute.ok());
   EXPECT_EQ(minute->llm_tokens, 750u);
   EXPECT_DOUBLE_EQ(minute->train_flops, ten->train_flops);
   // Qwen2.5-Omni runs over the clip only: 20 s costs about twice 10 s (windowed attention).
-  auto omni_ten = CostAudio(*omni, 10000, 3584), omni_twenty = CostAudio(*omni, 20000, 3584);
+  auto omni_ten = CostAudio(*omni, 160000, 3584), omni_twenty = CostAudio(*omni, 320000, 3584);
   ASSERT_TRUE(omni_ten.ok() && omni_twenty.ok());
   EXPECT_EQ(omni_ten->llm_tokens, 250u);
   EXPECT_EQ(omni_ten->encoder_frames, 500u);
   EXPECT_NEAR(omni_twenty->train_flops / omni_ten->train_flops, 2.0, 1e-3);
   EXPECT_LT(omni_ten->train_flops, ten->train_flops);
-  // A 15 ms clip: 2 valid frames, too few to survive the pooling.
-  EXPECT_EQ(CostAudio(*qwen2, 15, 4096)->llm_tokens, 0u);
+  // A 15 ms clip (240 samples): 2 valid frames, too few to survive the pooling.
+  EXPECT_EQ(CostAudio(*qwen2, 240, 4096)->llm_tokens, 0u);
   EXPECT_EQ(CostAudio(*qwen2, 0, 4096).status().code(), StatusCode::kInvalidArgument);
 }
 
@@ -148,13 +148,13 @@ TEST(AvCostTest, CostSamplesCountsTokensPerModalityAndSecondsPerEncoder) {
   uint32_t s = builder.AddSource("omni");
   ImageSize image[] = {{640, 360}};
   VideoItem video[] = {{640, 360, 135, 30000, 5}};
-  AudioItem audio[] = {{10000, 44100, 7}};
+  AudioItem audio[] = {{160000, 44100, 7}};                         // 10 s at 16 kHz
   ASSERT_TRUE(builder.Add(s, 10, image).ok());                      // image only
   ASSERT_TRUE(builder.Add(s, 10, {}, {}, {video, {}}).ok());        // video only
   ASSERT_TRUE(builder.Add(s, 10, image, {}, {video, audio}).ok());  // all three
   VideoItem still[] = {{640, 360, 0, 30000, 0}};
   EXPECT_FALSE(builder.Add(s, 10, {}, {}, {still, {}}).ok());  // no frames
-  AudioItem late[] = {{1000, 16000, 11}};
+  AudioItem late[] = {{16000, 16000, 11}};
   EXPECT_FALSE(builder.Add(s, 10, {}, {}, {{}, late}).ok());  // past the text
   auto table = std::move(builder).Finish();
   ASSERT_TRUE(table.ok());

@@ -30,7 +30,7 @@ Result<CostModel> CostModel::FromPresets(std::string_view vision, std::string_vi
 
 Result<AudioCost> CostModel::Audio(const AudioItem& audio) const {
   if (!audio_) return Status::InvalidArgument("the cost model has no audio encoder preset");
-  return CostAudio(*audio_, audio.duration_ms, llm_.hidden);
+  return CostAudio(*audio_, audio.samples, llm_.hidden);
 }
 
 namespace {

@@ -65,7 +65,7 @@ Status CheckAv(AvItems av, uint32_t text_tokens) {
     }
   }
   for (size_t i = 0; i < av.audios.size(); ++i) {
-    if (av.audios[i].duration_ms == 0) {
+    if (av.audios[i].samples == 0) {
       return Status::InvalidArgument("audio {} has zero length", i);
     }
   }

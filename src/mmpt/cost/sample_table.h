@@ -30,11 +30,12 @@ struct VideoItem {
   uint16_t groups = 0;
 };
 
-/// An audio clip as the planner sees it: its length (the encoder sees it resampled to its own
-/// rate) and where it sits in its sample's text.
+/// An audio clip as the planner sees it: its length and where it sits in its sample's text.
 struct AudioItem {
-  uint32_t duration_ms = 0;
-  uint32_t sample_rate_hz = 0;  // as recorded; informational, tokens follow the duration
+  /// Mono samples at media::kAudioEncoderSampleRate (store::MediaMeta::frames): the decoded
+  /// length the features, the tokens and the loader follow.
+  uint32_t samples = 0;
+  uint32_t sample_rate_hz = 0;  // the source's, as recorded; informational
   uint32_t text_position = 0;   // text tokens of its sample before it
 };
 

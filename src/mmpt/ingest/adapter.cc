@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "mmpt/ingest/adapter_internal.h"
+#include "mmpt/media/audio.h"
 
 namespace mmpt::ingest {
 namespace internal {
@@ -200,12 +201,15 @@ Result<store::MediaRef> ParseMediaRef(const element& value, store::MediaKind kin
       }
       break;
     case store::MediaKind::kAudio:
-      if (media.width != 0 || media.fps_milli != 0 || frames > 1) {
-        return Status::InvalidArgument("audio gives a frame size, frame rate or frames");
+      if (media.width != 0 || media.fps_milli != 0) {
+        return Status::InvalidArgument("audio gives a frame size or frame rate");
       }
       if (!has_path && media.duration_ms == 0) {
         return Status::InvalidArgument("audio object has neither a path nor a duration");
       }
+      // Its length in samples at 16 kHz (store::MediaMeta::frames): prepare decodes a clip with
+      // bytes; a metadata-only clip without a count has as many as its duration makes.
+      if (frames == 0 && !has_path) frames = media::SamplesOfDuration(media.duration_ms);
       break;
   }
   media.frames = std::max<uint32_t>(frames, 1);

@@ -29,7 +29,8 @@ Result<simdjson::dom::array> RequiredArray(const object& obj, std::string_view k
 /// or "audio"; or its path under "video" or "audio"). Objects may give "width", "height",
 /// "frames", "duration" (seconds) and "fps" (numbers) or "duration_ms" and "fps_milli", and
 /// "sample_rate" or "sample_rate_hz" (Hz); a metadata-only (no path) image needs a size, a
-/// video a size, duration and fps (its frames follow from them), an audio item a duration.
+/// video a size, duration and fps (its frames follow from them), an audio item a duration (its
+/// "frames", samples at 16 kHz, follow from it unless given).
 /// Errors: InvalidArgument for other types, zero or absurd values, fields another kind owns,
 /// or neither a path nor the facts.
 Result<store::MediaRef> ParseMediaRef(const element& value,

@@ -318,6 +318,7 @@ TEST(AdapterTest, MetadataOnlyVideoAndAudio) {
   EXPECT_EQ(a.kind, store::MediaKind::kAudio);
   EXPECT_EQ(a.duration_ms, 3200u);
   EXPECT_EQ(a.sample_rate_hz, 44100u);
+  EXPECT_EQ(a.frames, 51200u);  // 3.2 s at 16 kHz: its length in samples
   EXPECT_EQ(a.width, 0u);
   // In a document, a metadata-only video sits among the images under its kind's key.
   auto doc = ParseLine(
@@ -353,7 +354,7 @@ TEST(AdapterTest, CanonicalRoundTripsVideoAndAudio) {
   sample.key = "omni";
   sample.media.push_back(
       {"v.mp4", "000000.0.mp4", 320, 240, 50, store::MediaKind::kVideo, 2000, 25000});
-  sample.media.push_back({"", "", 0, 0, 1, store::MediaKind::kAudio, 1500, 0, 16000});
+  sample.media.push_back({"", "", 0, 0, 24000, store::MediaKind::kAudio, 1500, 0, 16000});
   sample.media.push_back({"", "", 64, 48, 30, store::MediaKind::kVideo, 1000, 30000});
   sample.segments.push_back({"user", 0, true, "", 0});
   sample.segments.push_back({"user", 0, true, "", 1});

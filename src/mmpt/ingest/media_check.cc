@@ -8,6 +8,7 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/ingest/adapter.h"
+#include "mmpt/media/audio.h"
 #include "mmpt/media/av_probe.h"
 #include "mmpt/media/image_probe.h"
 
@@ -39,8 +40,8 @@ uint32_t Thousandths(double x) {
   return static_cast<uint32_t>(std::clamp<double>(std::llround(x * 1000), 1, UINT32_MAX));
 }
 
-// Probe one video or audio item (its container header, no decoding) within the probe's
-// budgets, and fill the item's facts from the stream of its kind.
+// Probe one video or audio item within the probe's budgets, and fill the item's facts from the
+// stream of its kind: a video's from its container header, an audio clip's by decoding it.
 Status LoadAvMedia(const MediaRules& rules, store::MediaRef& media,
                    std::optional<std::string> bytes, store::MediaBlob& blob, uint64_t& input_bytes,
                    std::string& reason) {
@@ -79,7 +80,17 @@ Status LoadAvMedia(const MediaRules& rules, store::MediaRef& media,
       return Status::InvalidArgument("audio '{}': {} holds no audio stream", media.path,
                                      info->container);
     }
-    media.duration_ms = Thousandths(info->audio->duration_seconds);
+    // The clip's length is its decoded samples: a container's declared duration is not
+    // sample-exact (MP3 and AAC priming and padding, Opus pre-skip), and the plan's tokens
+    // must be the reference's for what the loader decodes.
+    auto decoded = media::DecodeAudio(std::as_bytes(std::span(*bytes)));
+    if (!decoded.ok()) {
+      reason = "corrupt or unsupported audio";
+      return Status(decoded.status().code(),
+                    fmt::format("audio '{}': {}", media.path, decoded.status().message()));
+    }
+    media.frames = static_cast<uint32_t>(decoded->samples.size());
+    media.duration_ms = Thousandths(static_cast<double>(media.frames) / decoded->sample_rate);
     media.sample_rate_hz = info->audio->sample_rate;
   }
   input_bytes += bytes->size();

@@ -12,6 +12,7 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/cost/text_estimate.h"
 #include "mmpt/ingest/adapter.h"
+#include "mmpt/media/audio.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/planning_table.h"
 
@@ -75,7 +76,8 @@ Status ParseAv(simdjson::ondemand::value& value, std::string_view key, LineMedia
       MMPT_RETURN_IF_ERROR(PositiveNumber(item, key, i, "duration", kMaxSeconds, &duration));
       MMPT_RETURN_IF_ERROR(PositiveNumber(item, key, i, "sample_rate", kMaxRate, &rate));
       cost::AudioItem audio;
-      audio.duration_ms = static_cast<uint32_t>(std::llround(duration * 1000));
+      audio.samples =
+          media::SamplesOfDuration(static_cast<uint32_t>(std::llround(duration * 1000)));
       audio.sample_rate_hz = static_cast<uint32_t>(std::llround(rate));
       media->audios.push_back(audio);
     }

@@ -85,9 +85,9 @@ TEST_F(PlanningTableTest, MetadataJsonlCarriesVideosAndAudio) {
   EXPECT_TRUE(table->VideosOf(1).empty());
   EXPECT_TRUE(table->AudiosOf(0).empty());
   ASSERT_EQ(table->AudiosOf(2).size(), 2u);
-  EXPECT_EQ(table->AudiosOf(2)[0].duration_ms, 2500u);
+  EXPECT_EQ(table->AudiosOf(2)[0].samples, 40000u);  // 2.5 s at 16 kHz
   EXPECT_EQ(table->AudiosOf(2)[0].sample_rate_hz, 44100u);
-  EXPECT_EQ(table->AudiosOf(2)[1].duration_ms, 1000u);
+  EXPECT_EQ(table->AudiosOf(2)[1].samples, 16000u);
   EXPECT_EQ(table->AudiosOf(2)[0].text_position, 6u);  // two clips in 20 tokens: 6, 12
   EXPECT_EQ(table->AudiosOf(2)[1].text_position, 12u);
   EXPECT_EQ(table->ImagesOf(2).size(), 1u);
@@ -290,6 +290,7 @@ TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
   media[1].kind = store::MediaKind::kAudio;
   media[1].width = media[1].height = 0;
   media[1].duration_ms = 2500;
+  media[1].frames = 39997;  // its decoded samples, which the plan follows (not the duration)
   media[1].sample_rate_hz = 22050;
   Write("pa/coco/00000.meta", store::EncodeMeta(samples, media, num_tokens));
 
@@ -307,7 +308,7 @@ TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
   EXPECT_EQ(video.text_position, media[0].text_position);
   ASSERT_EQ(table->AudiosOf(1).size(), 1u);
   EXPECT_TRUE(table->VideosOf(1).empty());
-  EXPECT_EQ(table->AudiosOf(1)[0].duration_ms, 2500u);
+  EXPECT_EQ(table->AudiosOf(1)[0].samples, 39997u);
   EXPECT_EQ(table->AudiosOf(1)[0].sample_rate_hz, 22050u);
   EXPECT_EQ(table->AudiosOf(1)[0].text_position, media[1].text_position);
 

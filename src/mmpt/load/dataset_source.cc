@@ -470,7 +470,7 @@ Status DatasetSource::NameError(uint64_t global, uint32_t k, Status status) cons
 
 AudioFeatureShape DatasetSource::audio_features() const {
   const media::LogMelConfig& m = audio_.log_mel;
-  return {m.n_mels, audio_.pad_to_window ? m.Frames() : 0, m.sample_rate / m.hop};
+  return {m.n_mels, audio_.pad_to_window ? m.Frames() : 0};
 }
 
 Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudio& audio,
@@ -491,22 +491,20 @@ Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudi
   Status status = [&]() -> Status {
     MMPT_ASSIGN_OR_RETURN(media::DecodedAudio decoded,
                           media::DecodeAudio(bytes, config.sample_rate));
-    decoded.samples.resize(audio.samples, 0.0f);  // the plan's length
-    // The whole window, as the reference computes it (its padding shapes the last frames),
-    // then the first `frames` frames of each mel bin.
-    thread_local std::vector<float> all;
-    thread_local std::vector<int32_t> all_mask;
-    all.resize(size_t{config.n_mels} * window);
-    all_mask.resize(window);
-    MMPT_ASSIGN_OR_RETURN(uint32_t valid, log_mel_->ExtractInto(decoded.samples, all, all_mask));
+    if (decoded.samples.size() != audio.samples) {
+      return Status::Corrupt(
+          "decodes to {} samples at {} Hz where prepare recorded {} (the plan's length): the "
+          "file changed, or the dataset was prepared before mmpt recorded decoded lengths "
+          "(prepare it again)",
+          decoded.samples.size(), config.sample_rate, audio.samples);
+    }
+    // Only the frames the batch keeps, equal to the whole window's (the reference's padding
+    // and floor included).
+    MMPT_ASSIGN_OR_RETURN(uint32_t valid, log_mel_->ExtractInto(decoded.samples, features, mask));
     if (valid != audio.valid_frames) {
       return Status::Internal("gives {} mel frames where the plan counted {}", valid,
                               audio.valid_frames);
     }
-    for (uint32_t m = 0; m < config.n_mels; ++m) {
-      std::copy_n(all.begin() + size_t{m} * window, frames, features.begin() + size_t{m} * frames);
-    }
-    std::copy_n(all_mask.begin(), frames, mask.begin());
     return Status::OK();
   }();
   return NameError(global, audio.sample_audio, std::move(status));

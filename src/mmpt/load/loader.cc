@@ -112,9 +112,7 @@ uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) 
       for (const plan::PlannedAudio& clip : plan.Audios(seq)) {
         ++clips;
         clip_frames = std::max<uint64_t>(
-            clip_frames, audio.window_frames != 0
-                             ? audio.window_frames
-                             : uint64_t{clip.duration_ms} * audio.frames_per_second / 1000 + 1);
+            clip_frames, audio.window_frames != 0 ? audio.window_frames : clip.valid_frames);
       }
     }
   }

@@ -27,13 +27,13 @@ struct RenderedVisual {
 };
 
 /// One audio clip of a rendered sample (Qwen2-Audio, Qwen2.5-Omni): its placeholder tokens and
-/// its log-mel frames, as the plan's duration gives them (cost::CostAudio).
+/// its log-mel frames, as the plan's sample count gives them (cost::CostAudio).
 struct RenderedAudio {
   uint32_t token_start = 0;   // first placeholder token, offset within the sample
   uint32_t token_count = 0;   // placeholder tokens = media::AudioTokens(valid_frames)
   uint32_t valid_frames = 0;  // mel frames of the clip (its feature mask's sum)
-  /// PCM samples at the encoder's rate the clip is cut or zero-padded to before its features
-  /// are computed (the plan's duration: the decoded length may differ by a rounding).
+  /// The clip's decoded mono samples at the encoder's rate, as prepare recorded them
+  /// (store::MediaMeta::frames): the loader refuses a clip that decodes to another length.
   uint32_t samples = 0;
   uint32_t sample_audio = 0;  // index of the item within its sample (MediaMeta order)
 };

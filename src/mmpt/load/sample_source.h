@@ -18,7 +18,6 @@ namespace mmpt::load {
 struct AudioFeatureShape {
   uint32_t mel_bins = 0;
   uint32_t window_frames = 0;
-  uint32_t frames_per_second = 0;  // mel frames a second of audio gives (rate / hop)
 };
 
 /// Turns planned samples into token sequences and their images into pixel values.

@@ -135,6 +135,11 @@ class MonoResampler {
 
 }  // namespace
 
+uint32_t SamplesOfDuration(uint32_t duration_ms) {
+  const uint64_t samples = (uint64_t{duration_ms} * kAudioEncoderSampleRate + 999) / 1000;
+  return static_cast<uint32_t>(std::min<uint64_t>(samples, UINT32_MAX));
+}
+
 Result<DecodedAudio> DecodeAudio(std::span<const std::byte> bytes, uint32_t sample_rate,
                                  const AvLimits& limits) {
   if (sample_rate == 0 || sample_rate > limits.max_sample_rate) {

@@ -13,6 +13,11 @@ namespace mmpt::media {
 /// The rate audio encoders of the Whisper family take (Whisper, Qwen2-Audio, Qwen2.5-Omni).
 inline constexpr uint32_t kAudioEncoderSampleRate = 16000;  // Hz
 
+/// The samples at kAudioEncoderSampleRate of a clip known only by its duration (metadata-only
+/// input, tables prepared before decoded lengths were recorded): the duration rounded up to a
+/// whole sample. A clip with bytes is counted by decoding it (DecodeAudio) instead.
+uint32_t SamplesOfDuration(uint32_t duration_ms);
+
 /// A file's first audio stream, decoded to mono float PCM.
 struct DecodedAudio {
   std::vector<float> samples;  // mono, nominally in [-1, 1]

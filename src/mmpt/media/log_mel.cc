@@ -213,11 +213,13 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
                                               std::span<float> input_features,
                                               std::span<int32_t> attention_mask) const {
   const uint32_t n_fft = config_.n_fft, hop = config_.hop, n_mels = config_.n_mels;
-  const uint32_t frames = config_.Frames();
-  if (input_features.size() != size_t{n_mels} * frames || attention_mask.size() != frames) {
+  const uint32_t window_frames = config_.Frames();
+  const size_t kept = attention_mask.size();
+  if (kept == 0 || kept > window_frames || input_features.size() != size_t{n_mels} * kept) {
     return Status::InvalidArgument(
-        "log-mel: output of {} features and {} mask entries, expected {} × {} and {}",
-        input_features.size(), attention_mask.size(), n_mels, frames, frames);
+        "log-mel: output of {} features and {} mask entries, expected {} × F and F for F in "
+        "1..{}",
+        input_features.size(), attention_mask.size(), n_mels, window_frames);
   }
   if (pcm.empty()) return Status::InvalidArgument("log-mel: the audio has no samples");
   const uint64_t window_samples = config_.WindowSamples();
@@ -235,16 +237,28 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
   const auto audio_end = static_cast<int64_t>(used);
 
   const uint32_t valid_frames = ValidFrames(config_, used);
-  std::fill(attention_mask.begin(), attention_mask.begin() + valid_frames, 1);
-  std::fill(attention_mask.begin() + valid_frames, attention_mask.end(), 0);
+  const uint32_t marked = std::min(valid_frames, frames);
+  std::fill(attention_mask.begin(), attention_mask.begin() + marked, 1);
+  std::fill(attention_mask.begin() + marked, attention_mask.end(), 0);
+  // Frames from `audible_end` on see only zero padding (so does the window's reflected end,
+  // unless the audio comes within a frame of it): each would be the floor, where the maximum
+  // starts. The frames before it are computed, kept or not: those straddling the clip's end
+  // count towards the maximum.
+  const uint32_t audible_end =
+      used + n_fft > window_samples
+          ? window_frames
+          : std::min<uint32_t>(window_frames,
+                               static_cast<uint32_t>((audio_end - 1 + half) / hop + 1));
 
   Scratch& scratch = ThreadScratch(n_fft);
   auto plan = static_cast<fftw_plan>(plan_);
   auto* spectrum = reinterpret_cast<fftw_complex*>(scratch.spectrum.data());
   float* out = input_features.data();
+  const auto frames = static_cast<uint32_t>(kept);
   const auto kFloorLog = static_cast<float>(std::log10(kPowerFloor));
   float max_log = kFloorLog;
-  for (uint32_t t = 0; t < frames; ++t) {
+  for (uint32_t t = 0; t < std::max(frames, audible_end); ++t) {
+    const bool keep = t < frames;
     // The window-length signal zero-padded from `used`, reflected (without repeating the edge
     // sample) by n_fft / 2 at both ends, as torch.stft(center=True) pads.
     const int64_t start = int64_t{t} * hop - half;
@@ -269,7 +283,7 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
     }
     if (silent) {
       // Zero in, zero power out: every band sits at the floor, no FFT needed.
-      for (uint32_t m = 0; m < n_mels; ++m) out[size_t{m} * frames + t] = kFloorLog;
+      for (uint32_t m = 0; keep && m < n_mels; ++m) out[size_t{m} * frames + t] = kFloorLog;
       continue;
     }
     fftw_execute_dft_r2c(plan, scratch.frame.data(), spectrum);
@@ -284,7 +298,7 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
       // In float: half the cost of log10 in double, and 1e-7 is far within the 1e-4 contract.
       const float log_power = std::log10(static_cast<float>(std::max(mel_power, kPowerFloor)));
       max_log = std::max(max_log, log_power);
-      out[size_t{m} * frames + t] = log_power;
+      if (keep) out[size_t{m} * frames + t] = log_power;
     }
   }
 

@@ -85,9 +85,13 @@ class LogMelExtractor {
   /// Errors: InvalidArgument for empty input or a non-finite sample (naming its index).
   [[nodiscard]] Result<LogMelFeatures> Extract(std::span<const float> pcm) const;
 
-  /// As Extract, writing into caller-owned memory (a batch buffer): `input_features` must hold
-  /// exactly n_mels × Frames() floats (mel bin, then frame) and `attention_mask` Frames()
-  /// entries. Returns the number of valid frames (AudioTokens gives the tokens).
+  /// As Extract, writing the window's first F frames into caller-owned memory (a batch
+  /// buffer that keeps only the frames its clips need): `attention_mask` holds F entries, 1 ≤ F
+  /// ≤ Frames(), and `input_features` exactly n_mels × F floats (mel bin, then frame). The
+  /// values equal those of Extract's whole window, its floor included (the maximum over the
+  /// window: frames past the kept ones that still see the clip are computed for it, the
+  /// padding after them is the floor without an FFT). Returns the clip's valid frames (at most
+  /// F of them are marked in the mask; AudioTokens gives the tokens).
   /// Errors: as Extract, plus InvalidArgument for a wrongly sized output.
   [[nodiscard]] Result<uint32_t> ExtractInto(std::span<const float> pcm,
                                              std::span<float> input_features,

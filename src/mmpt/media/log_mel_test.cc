@@ -200,4 +200,57 @@ TEST(LogMelTest, RejectsBadInputAndConfig) {
 }
 
 }  // namespace
+// Quiet noise with a loud click on the clip's last sample: the frame centred nearest the click
+// starts past the clip (not a valid frame), holds the window's maximum and so sets the floor.
+std::vector<float> QuietWithAClickAtTheEnd(size_t samples) {
+  std::vector<float> pcm(samples);
+  uint32_t state = 12345;
+  for (float& x : pcm) {
+    state = state * 1664525u + 1013904223u;
+    x = 1e-5f * (static_cast<float>(state >> 8) / (1u << 24) - 0.5f);
+  }
+  pcm.back() = 0.9f;
+  return pcm;
+}
+
+TEST(LogMelTest, KeptFramesEqualTheWholeWindow) {
+  for (const char* preset : {"qwen2.5-omni", "whisper"}) {
+    auto extractor = LogMelExtractor::Create(*AudioPreset(preset));
+    ASSERT_TRUE(extractor.ok());
+    const uint32_t n_mels = (*extractor)->config().n_mels;
+    const uint32_t window = (*extractor)->config().Frames();
+    // A click 150 samples past a hop (the nearest frame centre is the next hop, past the
+    // clip), a partial hop, a whole number of hops, and (Whisper) the whole window and more.
+    std::vector<size_t> lengths = {kRate + 151, 2 * kRate + 1, 3 * kRate};
+    if (window == 3000) lengths.push_back(30 * kRate + 500);
+    for (size_t length : lengths) {
+      const std::vector<float> pcm = QuietWithAClickAtTheEnd(length);
+      auto whole = (*extractor)->Extract(pcm);
+      ASSERT_TRUE(whole.ok());
+      const uint32_t valid = whole->valid_frames;
+      auto loudest = std::max_element(whole->input_features.begin(), whole->input_features.end());
+      const auto loudest_frame =
+          static_cast<uint32_t>((loudest - whole->input_features.begin()) % window);
+      if (length == kRate + 151) {
+        EXPECT_EQ(loudest_frame, valid) << "the maximum must lie past the kept frames";
+      }
+      for (uint32_t kept : {valid, std::min(valid + 7, window), std::max(valid / 2, 1u)}) {
+        SCOPED_TRACE(std::string(preset) + ", " + std::to_string(length) + " samples, " +
+                     std::to_string(kept) + " frames kept");
+        std::vector<float> features(size_t{n_mels} * kept, 7.0f);
+        std::vector<int32_t> mask(kept, 7);
+        auto got = (*extractor)->ExtractInto(pcm, features, mask);
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        EXPECT_EQ(*got, valid);
+        for (uint32_t m = 0; m < n_mels; ++m) {
+          const float* row = whole->input_features.data() + size_t{m} * window;
+          ASSERT_TRUE(std::equal(row, row + kept, features.begin() + size_t{m} * kept))
+              << "mel bin " << m;
+        }
+        EXPECT_TRUE(std::equal(mask.begin(), mask.end(), whole->attention_mask.begin()));
+      }
+    }
+  }
+}
+
 }  // namespace mmpt::media

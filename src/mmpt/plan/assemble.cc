@@ -145,9 +145,8 @@ void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& coste
       }
       case MediaAt::kAudio: {
         const cost::AudioCost& c = costed.audios[first_audio + m.index];
-        plan->audios.push_back(PlannedAudio{m.index, audios[m.index].duration_ms, c.llm_tokens,
-                                            m.token_start, c.train_flops, c.samples,
-                                            c.valid_frames});
+        plan->audios.push_back(PlannedAudio{m.index, c.llm_tokens, m.token_start, c.train_flops,
+                                            audios[m.index].samples, c.valid_frames});
         break;
       }
     }

@@ -31,7 +31,7 @@ OmniCorpus MakeOmniCorpus(uint32_t seed) {
     const uint32_t fps = frames_per_second(rng), duration = seconds(rng);
     cost::VideoItem video[] = {{side(rng), side(rng), fps * duration, fps * 1000, 10}};
     EXPECT_TRUE(builder.Add(videos, text(rng) + 10, {}, {}, {video, {}}).ok());
-    cost::AudioItem audio[] = {{seconds(rng) * 1000, 16000, 10}};
+    cost::AudioItem audio[] = {{seconds(rng) * 16000, 16000, 10}};
     EXPECT_TRUE(builder.Add(speech, text(rng) + 10, {}, {}, {{}, audio}).ok());
     EXPECT_TRUE(builder.Add(docs, doc(rng), {}).ok());
   }

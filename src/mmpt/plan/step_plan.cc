@@ -100,7 +100,7 @@ uint64_t StepPlan::Hash() const {
     }
     put64(audios.size());
     for (const PlannedAudio& a : audios) {
-      words.insert(words.end(), {a.sample_audio, a.duration_ms, a.llm_tokens, a.token_start});
+      words.insert(words.end(), {a.sample_audio, a.samples, a.llm_tokens, a.token_start});
     }
     for (const PackCp& c : cp) {
       for (const std::vector<uint32_t>& encoders : c.audio.encoders) {

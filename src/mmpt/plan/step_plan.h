@@ -86,11 +86,10 @@ struct PlannedVideo {
 /// One audio clip as the plan sees it: placed like an image, encoded by the audio encoder.
 struct PlannedAudio {
   uint32_t sample_audio = 0;  // index of the clip within its sample (0-based)
-  uint32_t duration_ms = 0;
   uint32_t llm_tokens = 0;    // placeholder tokens in the LLM sequence
   uint32_t token_start = 0;   // as PlannedImage::token_start
   double audio_flops = 0;     // training FLOPs (forward + backward) to encode it
-  uint32_t samples = 0;       // PCM samples the loader cuts or pads the clip to
+  uint32_t samples = 0;  // its decoded length (cost::AudioItem::samples), which the loader checks
   uint32_t valid_frames = 0;  // mel frames holding audio (the feature mask's ones)
 };
 

@@ -1,6 +1,9 @@
 #include "mmpt/store/meta.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "mmpt/media/audio.h"
 
 namespace mmpt::store {
 
@@ -79,7 +82,7 @@ bool FieldsFitKind(const MediaMeta& m) {
              m.sample_rate_hz == 0;
     case MediaKind::kAudio:
       // A metadata-only item may leave the rate out: audio encoders resample anyway.
-      return m.width == 0 && m.height == 0 && m.frames == 1 && m.duration_ms > 0 &&
+      return m.width == 0 && m.height == 0 && m.frames > 0 && m.duration_ms > 0 &&
              m.fps_milli == 0 && (m.sample_rate_hz > 0 || no_data);
   }
   return false;
@@ -175,6 +178,16 @@ Result<MetaTable> MetaTable::Open(const std::string& path) {
   table.media_ = {reinterpret_cast<const MediaMeta*>(samples + header.num_samples),
                   static_cast<size_t>(header.num_media)};
   table.num_tokens_ = header.num_tokens;
+  const bool has_audio =
+      std::any_of(table.media_.begin(), table.media_.end(),
+                  [](const MediaMeta& m) { return m.kind == MediaKind::kAudio; });
+  if (header.version < 4 && has_audio) {
+    table.upgraded_media_.assign(table.media_.begin(), table.media_.end());
+    for (MediaMeta& m : table.upgraded_media_) {
+      if (m.kind == MediaKind::kAudio) m.frames = media::SamplesOfDuration(m.duration_ms);
+    }
+    table.media_ = table.upgraded_media_;
+  }
   return table;
 }
 

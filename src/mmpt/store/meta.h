@@ -10,7 +10,9 @@
 // Version 2 added each media item's kind and token position (`text_position`) and the video and
 // audio fields; version 1 tables are refused with the command that brings them up to date.
 // Version 3 added a video's temporal groups (`group`, `groups`, in bytes version 2 kept zero), so
-// version 2 tables read as they are.
+// version 2 tables read as they are. Version 4 records an audio clip's length as its decoded
+// samples (`frames`); version 2 and 3 tables, whose audio records hold frames = 1, are read
+// with each clip counted from its duration (media::SamplesOfDuration), as they were planned.
 //
 // Every field is little-endian; records are naturally aligned (the mmap is page-aligned and
 // every record size is a multiple of 8), so accessors return references into the mapping.
@@ -21,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/status.h"
@@ -31,7 +34,7 @@ static_assert(std::endian::native == std::endian::little,
               "mmpt's on-disk records are little-endian and read in place");
 
 inline constexpr char kMetaMagic[8] = {'M', 'M', 'P', 'T', 'M', 'E', 'T', 'A'};
-inline constexpr uint32_t kMetaVersion = 3;
+inline constexpr uint32_t kMetaVersion = 4;
 inline constexpr uint32_t kOldestMetaVersion = 2;  // the oldest version this build reads
 
 /// The first 64 bytes of a `.meta` file.
@@ -92,10 +95,15 @@ struct MediaMeta {
   /// before it, this is the item's exact token position in the rendered sample, so the plan's
   /// CP split and vision assignment are the ones the loader executes.
   uint32_t text_position = 0;
-  uint32_t frames = 0;       // 1 for still images; decoded frames of a video (of its clip, if cut)
-  uint32_t duration_ms = 0;  // video and audio: length in milliseconds; 0 for images
-  uint32_t fps_milli = 0;    // video: frames per second × 1000; 0 otherwise
-  uint32_t sample_rate_hz = 0;  // audio: samples per second; 0 otherwise
+  /// 1 for still images; decoded frames of a video (of its clip, if cut). Audio: the clip's
+  /// length, its mono samples at media::kAudioEncoderSampleRate (16 kHz) as DecodeAudio gives
+  /// them (counted at prepare; from the duration for a metadata-only clip): the one count the
+  /// plan, the loader and the token count follow. A video's sound track, as an audio record
+  /// sharing the video's bytes, would carry its count the same way.
+  uint32_t frames = 0;
+  uint32_t duration_ms = 0;     // video and audio: length in milliseconds; 0 for images
+  uint32_t fps_milli = 0;       // video: frames per second × 1000; 0 otherwise
+  uint32_t sample_rate_hz = 0;  // audio: the source's samples per second; 0 otherwise
   MediaKind kind = MediaKind::kImage;
   uint8_t format = 0;    // media::ImageFormat for images
   uint8_t flags = 0;     // MediaFlags
@@ -127,7 +135,9 @@ class MetaTable {
  public:
   MetaTable() = default;
 
-  /// Map and validate `path`. Errors: NotFound, IOError, Corrupt (naming the file and record).
+  /// Map and validate `path`; a table before version 4 with audio has its media records copied
+  /// and each clip's `frames` counted from its duration. Errors: NotFound, IOError, Corrupt
+  /// (naming the file and record).
   static Result<MetaTable> Open(const std::string& path);
 
   uint64_t num_samples() const { return samples_.size(); }
@@ -153,6 +163,7 @@ class MetaTable {
   uint64_t num_tokens_ = 0;
   std::span<const SampleMeta> samples_;
   std::span<const MediaMeta> media_;
+  std::vector<MediaMeta> upgraded_media_;  // media_'s records for a table before version 4
 };
 
 }  // namespace mmpt::store

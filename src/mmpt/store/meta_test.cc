@@ -183,6 +183,24 @@ TEST(MetaTest, VersionTwoTablesReadAsTheyAre) {
   EXPECT_TRUE(ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "v2.meta").ok());
 }
 
+TEST(MetaTest, AudioBeforeVersionFourIsCountedFromItsDuration) {
+  // Version 4 records a clip's decoded samples in `frames`; versions 2 and 3 hold 1 there, and
+  // read as they were planned: the duration at 16 kHz, rounded up.
+  Table t = VideoAndAudio();
+  t.media[1].frames = 23999;  // decoded: not what 1500 ms makes
+  for (uint32_t version : {3u, 4u}) {
+    std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
+    std::memcpy(bytes.data() + offsetof(MetaHeader, version), &version, sizeof(version));
+    const std::string path = TempPath("v" + std::to_string(version) + ".meta");
+    ASSERT_TRUE(WriteFileAtomic(path, bytes).ok());
+    auto table = MetaTable::Open(path);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    EXPECT_EQ(table->media(1).frames, version == 4 ? 23999u : 24000u) << "version " << version;
+    EXPECT_EQ(table->media(0).frames, 50u);  // a video's frames as they are
+    std::filesystem::remove(path);
+  }
+}
+
 TEST(MetaTest, AGroupedVideosRecordsFollowOneAnother) {
   // One sample with a video in 3 temporal groups: records share the video's fields and bytes.
   MediaMeta video{};

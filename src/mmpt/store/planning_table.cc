@@ -31,7 +31,7 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
                 {m.width, m.height, m.frames, m.fps_milli, m.text_position, m.group, m.groups});
             break;
           case MediaKind::kAudio:
-            audios.push_back({m.duration_ms, m.sample_rate_hz, m.text_position});
+            audios.push_back({m.frames, m.sample_rate_hz, m.text_position});
             break;
         }
       }

@@ -27,11 +27,13 @@ struct MediaRef {
   std::string entry;
   uint32_t width = 0;   // pixels; from the input for metadata-only items, else probed; 0 for audio
   uint32_t height = 0;  // pixels; 0 for audio
-  uint32_t frames = 1;  // frames of an animated image or a video; 1 for stills and audio
+  /// Frames of an animated image or a video; 1 for stills. Audio: its decoded mono samples at
+  /// 16 kHz (MediaMeta::frames), set by prepare (1 before).
+  uint32_t frames = 1;
   MediaKind kind = MediaKind::kImage;
   uint32_t duration_ms = 0;     // video and audio: length in milliseconds
   uint32_t fps_milli = 0;       // video: frames per second × 1000
-  uint32_t sample_rate_hz = 0;  // audio: samples per second (0 when a metadata-only item omits it)
+  uint32_t sample_rate_hz = 0;  // audio: the source's samples per second (0 if not given)
   /// video: the clip to sample, qwen-vl-utils' video_start / video_end in milliseconds (0: from
   /// the start / to the end; media::VideoClip)
   uint32_t start_ms = 0;
@@ -69,7 +71,7 @@ struct Sample {
 /// item is referred to exactly once, every item has a path or its planning facts (an image its
 /// size, a video its size, length and frame rate, an audio item its length), and each kind has
 /// only its own fields (an image no duration or rates, a video no sample rate, an audio item no
-/// frame size, frame rate or frames; width and height together).
+/// frame size or frame rate; width and height together).
 /// Errors: InvalidArgument naming the problem.
 Status ValidateSample(const Sample& sample);
 

@@ -306,7 +306,8 @@ TEST(SampleReaderTest, AKindWithAnotherKindsFieldsIsRefused) {
   for (const char* media :
        {R"({"path":"v.mp4","kind":"image","width":320,"height":240,"duration_ms":2000})",
         R"({"path":"v.mp4","kind":"video","width":320,"height":240,"sample_rate_hz":16000})",
-        R"({"path":"a.wav","kind":"audio","frames":2})", R"({"path":"a.png","width":320})"}) {
+        R"({"path":"a.wav","kind":"audio","fps_milli":25000})",
+        R"({"path":"a.png","width":320})"}) {
     const std::string line =
         std::string(R"({"key":"k","segments":[{"role":"user","media":0}],"media":[)") + media +
         "]}";

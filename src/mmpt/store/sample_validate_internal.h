@@ -81,8 +81,8 @@ Status ValidateSampleOf(const SampleT& sample) {
         }
         break;
       case MediaKind::kAudio:
-        if (media.width != 0 || media.height != 0 || media.fps_milli != 0 || media.frames > 1) {
-          return Status::InvalidArgument("audio {} has a frame size, frame rate or frames", j);
+        if (media.width != 0 || media.height != 0 || media.fps_milli != 0) {
+          return Status::InvalidArgument("audio {} has a frame size or frame rate", j);
         }
         if (media.metadata_only() && media.duration_ms == 0) {
           return Status::InvalidArgument("audio {} has neither a path nor a positive duration", j);
