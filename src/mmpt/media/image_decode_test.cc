@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -192,6 +194,32 @@ TEST(ResizeTest, KeepsConstantsAndSizes) {
   }
   EXPECT_EQ(ResizeBicubic(flat, 50, 30)->pixels, flat.pixels);
   EXPECT_FALSE(ResizeBicubic(flat, 0, 30).ok());
+}
+
+// torchvision's rule keeps flat images flat, sizes as asked, one-axis resizes and copies, and
+// differs from Pillow's (which rounds between its passes) by at most a few levels.
+TEST(ResizeTest, TorchvisionRule) {
+  Image flat{50, 30, 3, PixelBuffer(50 * 30 * 3, 77)};
+  Image out;
+  for (auto [w, h] : {std::pair{28u, 28u}, {112u, 56u}, {50u, 7u}, {3u, 30u}}) {
+    ASSERT_TRUE(ResizeTorchBicubicInto(flat, w, h, &out).ok());
+    EXPECT_EQ(out.width, w);
+    EXPECT_EQ(out.height, h);
+    for (uint8_t v : out.pixels) ASSERT_EQ(v, 77);
+  }
+  ASSERT_TRUE(ResizeTorchBicubicInto(flat, 50, 30, &out).ok());
+  EXPECT_EQ(out.pixels, flat.pixels);
+  EXPECT_FALSE(ResizeTorchBicubicInto(flat, 0, 30, &out).ok());
+  Image image = SynthesizeImage(301, 97, 3, 4);
+  Image pillow;
+  ASSERT_TRUE(ResizeBicubicInto(image, 150, 200, BicubicRule::kTorchvision, &out).ok());
+  ASSERT_TRUE(ResizeBicubicInto(image, 150, 200, BicubicRule::kPillow, &pillow).ok());
+  int most = 0;
+  for (size_t i = 0; i < out.pixels.size(); ++i) {
+    most = std::max(most, std::abs(int{out.pixels[i]} - int{pillow.pixels[i]}));
+  }
+  EXPECT_GT(most, 0);
+  EXPECT_LE(most, 32);
 }
 
 // The vectorized and portable paths (unrolled fixed taps, generic loop) agree bit for bit,

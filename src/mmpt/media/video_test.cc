@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mmpt/media/av_test_util.h"
+#include "mmpt/media/image_transform.h"
 
 namespace mmpt::media {
 namespace {
@@ -181,6 +182,45 @@ TEST_F(VideoDecodeTest, PreprocessGivesQwenInputs) {
   EXPECT_EQ(video->grid.h, 20u);
   EXPECT_EQ(video->grid.w, 28u);
   EXPECT_EQ(video->pixel_values.size(), video->grid.patches() * 1176);
+}
+
+// A rotate tag's display matrix turns the decoded frames: each is the coded frame turned as
+// the tag's EXIF orientation says, and the sampling takes the displayed size.
+TEST_F(VideoDecodeTest, RotatedFramesAreDecodedAsDisplayed) {
+  std::string coded = media_->Make("coded.mp4", TestPattern(64, 48, 10, 1) + " -c:v libx264");
+  std::string path = (media_->dir() / "coded.mp4").string();
+  const std::vector<uint64_t> first = {0};
+  auto upright = DecodeVideoFrames(AsBytes(coded), first);
+  ASSERT_TRUE(upright.ok()) << upright.status().ToString();
+  for (auto [tag, exif] : {std::pair{90, 8}, std::pair{180, 3}, std::pair{270, 6}}) {
+    SCOPED_TRACE(tag);
+    std::string rotated =
+        media_->Make("turned" + std::to_string(tag) + ".mp4",
+                     "-i '" + path + "' -c copy -metadata:s:v:0 rotate=" + std::to_string(tag));
+    auto frames = DecodeVideoFrames(AsBytes(rotated), first);
+    ASSERT_TRUE(frames.ok()) << frames.status().ToString();
+    const Image want = ApplyExifOrientation((*upright)[0], static_cast<uint8_t>(exif));
+    EXPECT_EQ((*frames)[0].width, tag == 180 ? 64u : 48u);
+    EXPECT_TRUE((*frames)[0].pixels == want.pixels);
+    auto video = PreprocessVideo(AsBytes(rotated));
+    ASSERT_TRUE(video.ok()) << video.status().ToString();
+    // 48x64 portrait, scaled up to 128 tokens or more: 280x392 (64x48 gives 392x280).
+    EXPECT_EQ(video->width, tag == 180 ? 392u : 280u);
+    EXPECT_EQ(video->height, tag == 180 ? 280u : 392u);
+  }
+}
+
+// The two resize rules are both selectable and differ; torchvision's is the default.
+TEST_F(VideoDecodeTest, ResizeRuleIsSelectable) {
+  std::string mp4 = media_->Make("coded.mp4", TestPattern(64, 48, 10, 1) + " -c:v libx264");
+  EXPECT_EQ(VideoSamplingRule{}.resize, BicubicRule::kTorchvision);
+  VideoPreprocessConfig pillow;
+  pillow.sampling.resize = BicubicRule::kPillow;
+  auto by_torch = PreprocessVideo(AsBytes(mp4));
+  auto by_pillow = PreprocessVideo(AsBytes(mp4), pillow);
+  ASSERT_TRUE(by_torch.ok() && by_pillow.ok());
+  EXPECT_EQ(by_torch->pixel_values.size(), by_pillow->pixel_values.size());
+  EXPECT_FALSE(by_torch->pixel_values == by_pillow->pixel_values);
 }
 
 TEST_F(VideoDecodeTest, ErrorsAreClear) {
