@@ -65,6 +65,27 @@ TEST(PresetsTest, Qwen3VlUtilsIsQwen3VlUnderQwenVlUtilsImageRule) {
       << orphan.status().ToString();
 }
 
+TEST(PresetsTest, VideoResizeRule) {
+  // Every video reference resizes with torchvision; Pillow's rule is a preset field away.
+  for (const char* name : {"qwen2.5-vl", "qwen3-vl", "qwen3-vl-utils"}) {
+    auto rule = VideoRuleOf(*LoadVisionPreset(name));
+    ASSERT_TRUE(rule.ok()) << name;
+    EXPECT_EQ(rule->resize, media::BicubicRule::kTorchvision) << name;
+  }
+  auto pillow = ParseVisionPreset(
+      R"({"name":"v","base":"qwen2.5-vl","resolution":{"video":{"budget":"per_frame",
+          "resize":"pillow"}}})",
+      "v.json");
+  ASSERT_TRUE(pillow.ok()) << pillow.status().ToString();
+  EXPECT_EQ(VideoRuleOf(*pillow)->resize, media::BicubicRule::kPillow);
+  auto bad = ParseVisionPreset(
+      R"({"name":"v","base":"qwen2.5-vl","resolution":{"video":{"budget":"per_frame",
+          "resize":"lanczos"}}})",
+      "v.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("lanczos"), std::string::npos);
+}
+
 TEST(PresetsTest, UnknownPresetNamesTheKnownOnes) {
   auto v = LoadVisionPreset("qwen9-vl");
   ASSERT_FALSE(v.ok());
