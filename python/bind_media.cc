@@ -128,9 +128,15 @@ void BindMedia(py::module_& m) {
       },
       py::arg("preset") = py::none(), py::arg("n_mels") = py::none(),
       "The preset's Slaney mel filter bank (float64, n_mels × (n_fft / 2 + 1)).");
-  m.def("audio_tokens", &media::AudioTokens, py::arg("valid_frames"),
-        "Audio tokens Qwen2-Audio's / Qwen2.5-Omni's encoder gives for `valid_frames` mel "
-        "frames (stride-2 convolution, then pooling by 2).");
+  m.def(
+      "audio_tokens",
+      [](uint32_t valid_frames, const std::optional<std::string>& preset) {
+        return media::AudioTokens(Config(preset, std::nullopt, std::nullopt).tokens, valid_frames);
+      },
+      py::arg("valid_frames"), py::arg("preset") = py::none(),
+      "Audio tokens the encoder of `preset`'s features gives for `valid_frames` mel frames "
+      "(None: the default audio encoder's): Qwen2-Audio's / Qwen2.5-Omni's stride-2 "
+      "convolution then pooling by 2, or Qwen3-Omni's 13 per 100-frame chunk.");
 }
 
 }  // namespace mmpt::python

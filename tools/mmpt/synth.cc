@@ -31,7 +31,8 @@ Status Run(SynthArgs args) {
                                   {"audio_bytes", report.audio_bytes},
                                   {"audio_seconds", report.audio_seconds},
                                   {"sizes_drawn", report.sizes_drawn},
-                                  {"tokenizer", report.tokenizer}};
+                                  {"tokenizer", report.tokenizer},
+                                  {"qwen3_omni_tokenizer", report.qwen3_omni_tokenizer}};
     std::printf("%s\n", out.dump(2).c_str());
     return Status::OK();
   }
@@ -56,6 +57,8 @@ Status Run(SynthArgs args) {
         "  %s: Qwen2.5-Omni's tokenizer, for the speech: prepare with --chat-template "
         "qwen_omni --tokenizer %s\n",
         report.tokenizer.c_str(), report.tokenizer.c_str());
+    std::printf("  %s: Qwen3-Omni's, for --chat-template qwen3_omni --audio qwen3-omni\n",
+                report.qwen3_omni_tokenizer.c_str());
   }
   return Status::OK();
 }

@@ -164,9 +164,13 @@ TEST(AvSynthTest, SpeechIsTheCaptionSpokenInEveryFormat) {
   options.metadata_only = true;
   auto meta_report = Synthesize(options);
   ASSERT_TRUE(meta_report.ok()) << meta_report.status().ToString();
-  // The JSONL and the Omni tokenizer to prepare it with; the scratch speech is gone.
-  EXPECT_EQ(Files(meta.str()).size(), 2u);
+  // The JSONL and the Omni tokenizers to prepare it with; the scratch speech is gone.
+  EXPECT_EQ(Files(meta.str()).size(), 3u);
   EXPECT_EQ(meta_report->tokenizer, meta.str() + "/audio.tokenizer.json");
+  auto qwen3_omni = text::LoadTokenizer(meta_report->qwen3_omni_tokenizer);
+  ASSERT_TRUE(qwen3_omni.ok()) << qwen3_omni.status().ToString();
+  EXPECT_EQ((*qwen3_omni)->TokenToId("<|audio_pad|>"), 151675);
+  EXPECT_EQ((*qwen3_omni)->TokenToId("<|image_pad|>"), 151655);  // Qwen3's names kept
   auto omni = text::LoadTokenizer(meta_report->tokenizer);
   ASSERT_TRUE(omni.ok()) << omni.status().ToString();
   EXPECT_EQ((*omni)->TokenToId("<|AUDIO|>"), 151646);

@@ -629,7 +629,11 @@ Result<SynthReport> Synthesize(const SynthOptions& options) {
   if (report.audio_clips > 0) {
     MMPT_ASSIGN_OR_RETURN(const std::string base, text::FindTokenizer());
     report.tokenizer = (fs::path(options.out_dir) / (name + ".tokenizer.json")).string();
-    MMPT_RETURN_IF_ERROR(WriteOmniTokenizer(base, report.tokenizer));
+    MMPT_RETURN_IF_ERROR(WriteOmniTokenizer(base, report.tokenizer, OmniModel::kQwen25Omni));
+    report.qwen3_omni_tokenizer =
+        (fs::path(options.out_dir) / (name + ".qwen3-omni.tokenizer.json")).string();
+    MMPT_RETURN_IF_ERROR(
+        WriteOmniTokenizer(base, report.qwen3_omni_tokenizer, OmniModel::kQwen3Omni));
   }
   return report;
 }

@@ -73,6 +73,8 @@ struct SynthReport {
   /// A corpus with speech: <name>.tokenizer.json beside it, Qwen2.5-Omni's tokenizer made from
   /// the default one (omni_tokenizer.h), to prepare it with the qwen_omni template; else "".
   std::string tokenizer;
+  /// Likewise <name>.qwen3-omni.tokenizer.json, Qwen3-Omni's, for the qwen3_omni template.
+  std::string qwen3_omni_tokenizer;
 };
 
 /// Write the corpus. Same options, same bytes. Errors: NotFound (source file), Corrupt (a

@@ -8,9 +8,14 @@
 
 namespace mmpt::cost {
 
-/// A Whisper-style audio encoder (a preset under presets/audio/): log-mel features, two
-/// convolutions (the second of stride 2), a transformer over the convolved frames, average
-/// pooling by 2 and a projector into the LLM. Its LLM tokens are media::AudioTokens'.
+/// A Whisper-style audio encoder (a preset under presets/audio/): log-mel features, a
+/// convolutional front end, a transformer and a projector into the LLM. Its front end follows
+/// the features' token rule (media::AudioTokenRule): kConvThenPool is two 1-D convolutions
+/// over time (the second of stride 2), the transformer over the convolved frames, then average
+/// pooling by 2 (Whisper, Qwen2-Audio, Qwen2.5-Omni); kChunkedConv is three 3×3 stride-2 2-D
+/// convolutions of `conv_channels` channels over (mel, time) per chunk of 100 frames and a
+/// linear layer into the width, the transformer over those tokens, then two linear layers
+/// (Qwen3-Omni). Its LLM tokens are media::AudioTokens'.
 struct AudioConfig {
   std::string name;
   /// The log-mel front end, media::AudioPreset(features) (media owns those settings; the preset
@@ -24,9 +29,12 @@ struct AudioConfig {
   /// The encoder always runs over the whole feature window, padding included (Whisper,
   /// Qwen2-Audio); false: only over the clip's frames (Qwen2.5-Omni).
   bool pad_to_window = true;
-  /// Mel frames per attention block (Qwen2.5-Omni: 200, i.e. n_window × 2); 0: attention spans
-  /// everything the encoder sees.
+  /// Mel frames per attention block (Qwen2.5-Omni: 200, i.e. n_window × 2; Qwen3-Omni: 800,
+  /// n_window_infer); 0: attention spans everything the encoder sees.
   uint32_t attention_window_frames = 0;
+  /// Channels of the kChunkedConv front end's convolutions (downsample_hidden_size); 0 for
+  /// kConvThenPool.
+  uint32_t conv_channels = 0;
 
   /// Errors: InvalidArgument naming the preset and the bad field.
   Status Validate() const;
@@ -35,15 +43,16 @@ struct AudioConfig {
 /// What one audio clip becomes under an audio config, and what encoding it costs.
 struct AudioCost {
   uint32_t valid_frames = 0;    // mel frames of the clip inside the window (the mask's sum)
-  uint32_t llm_tokens = 0;      // media::AudioTokens(valid_frames)
-  uint32_t encoder_frames = 0;  // transformer sequence length (after the stride-2 convolution)
+  uint32_t llm_tokens = 0;      // media::AudioTokens(log_mel.tokens, valid_frames)
+  uint32_t encoder_frames = 0;  // transformer sequence length (after the strided convolutions)
   double train_flops = 0;       // forward + backward (3 × forward) FLOPs of encoder + projector
 };
 
 /// Cost one clip of `samples` mono PCM samples at the feature rate (its decoded length,
 /// store::MediaMeta::frames; cut to the feature window, as the features are).
-/// `llm_hidden` is the projector's output width. FLOPs: the convolutions ∝ mel frames; linear
-/// layers ∝ encoder frames; attention ∝ encoder frames × the attention span.
+/// `llm_hidden` is the projector's output width. FLOPs: the convolutions ∝ mel frames (whole
+/// chunks for kChunkedConv, as the encoder pads each chunk); linear layers ∝ encoder frames;
+/// attention ∝ encoder frames × the attention span.
 /// Errors: InvalidArgument for a clip of no samples.
 Result<AudioCost> CostAudio(const AudioConfig& config, uint32_t samples, uint32_t llm_hidden);
 

@@ -124,7 +124,7 @@ TEST(AudioCostTest, TokensFollowThePoolingAndFlopsTheEncodersWindow) {
   ASSERT_TRUE(ten.ok());
   EXPECT_EQ(ten->valid_frames, 1000u);
   EXPECT_EQ(ten->llm_tokens, 250u);
-  EXPECT_EQ(ten->llm_tokens, media::AudioTokens(1000));
+  EXPECT_EQ(ten->llm_tokens, media::AudioTokens(media::AudioTokenRule::kConvThenPool, 1000));
   EXPECT_EQ(ten->encoder_frames, 1500u);  // Qwen2-Audio runs over the padded 30 s window
   // Qwen2-Audio cuts at its 30 s window; its cost does not depend on the clip's length.
   auto minute = CostAudio(*qwen2, 960000, 4096);
@@ -141,6 +141,30 @@ TEST(AudioCostTest, TokensFollowThePoolingAndFlopsTheEncodersWindow) {
   // A 15 ms clip (240 samples): 2 valid frames, too few to survive the pooling.
   EXPECT_EQ(CostAudio(*qwen2, 240, 4096)->llm_tokens, 0u);
   EXPECT_EQ(CostAudio(*qwen2, 0, 4096).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(AudioCostTest, Qwen3OmniChunksItsFramesAndAttendsWithinWindows) {
+  auto qwen3 = LoadAudioPreset("qwen3-omni");
+  ASSERT_TRUE(qwen3.ok()) << qwen3.status().ToString();
+  EXPECT_EQ(qwen3->conv_channels, 480u);
+  // 10 s: 1000 mel frames, ten chunks of 100 → 13 tokens each, which the transformer sees.
+  auto ten = CostAudio(*qwen3, 160000, 2048), twenty = CostAudio(*qwen3, 320000, 2048);
+  ASSERT_TRUE(ten.ok() && twenty.ok());
+  EXPECT_EQ(ten->valid_frames, 1000u);
+  EXPECT_EQ(ten->llm_tokens, 130u);
+  EXPECT_EQ(ten->encoder_frames, 130u);
+  // Attention within windows of 800 frames (104 tokens): cost grows linearly with the clip.
+  EXPECT_NEAR(twenty->train_flops / ten->train_flops, 2.0, 0.02);
+  // Fewer positions than Qwen2.5-Omni's 500 for the same clip, and cheaper.
+  auto omni = CostAudio(*LoadAudioPreset("qwen2.5-omni"), 160000, 2048);
+  EXPECT_LT(ten->train_flops, omni->train_flops);
+  // Whole hops only.
+  EXPECT_EQ(CostAudio(*qwen3, 16159, 2048)->valid_frames, 100u);
+  EXPECT_EQ(CostAudio(*qwen3, 16160, 2048)->valid_frames, 101u);
+  // The conv front end belongs to the qwen3-omni features alone.
+  AudioConfig mixed = *qwen3;
+  mixed.conv_channels = 0;
+  EXPECT_EQ(mixed.Validate().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(AvCostTest, CostSamplesCountsTokensPerModalityAndSecondsPerEncoder) {

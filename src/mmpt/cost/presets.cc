@@ -283,6 +283,7 @@ Result<AudioConfig> ParseAudioPreset(std::string_view text, std::string_view ori
   MMPT_RETURN_IF_ERROR(Get(enc, "mlp_hidden", &c.mlp_hidden, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "pad_to_window", &c.pad_to_window, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "attention_window_frames", &c.attention_window_frames, origin));
+  MMPT_RETURN_IF_ERROR(Get(enc, "conv_channels", &c.conv_channels, origin));
   MMPT_RETURN_IF_ERROR(c.Validate().WithContext(origin));
   return c;
 }

@@ -16,9 +16,14 @@ namespace mmpt::load {
 /// tokens get (t, h, w) = start + (time, row, column) over its merged grid
 /// (grid_t × grid_h/merge × grid_w/merge), where start is one past the largest position so far;
 /// the text after an item continues one past the item's largest position. Time is the grid
-/// step f, or, for a video when `tokens_per_second` > 0 (Qwen2.5-VL), ⌊f · second_per_grid_t ·
-/// tokens_per_second⌋ computed in float32 as the reference does. Positions past the sample's
-/// tokens (padding, `pad` more of them) continue the text rule.
+/// step f, or, for a video when `tokens_per_second` > 0 (Qwen2.5-VL, Qwen2.5-Omni, Qwen3-Omni),
+/// ⌊f · second_per_grid_t · tokens_per_second⌋ computed in float32 as the reference does.
+/// Qwen3-Omni's get_rope_index keeps that product unrounded (its positions are float); these
+/// are int32, so they equal its positions when the product is whole (a video sampled at
+/// exactly 2 fps: 13 f) and drop its fraction otherwise (which the reference carries on into
+/// the text after the video). Audio placeholders follow the text rule
+/// (Qwen2.5-Omni's and Qwen3-Omni's audio without video). Positions past the sample's tokens
+/// (padding, `pad` more of them) continue the text rule.
 /// Precondition: items valid for the sample (see RenderedSample) and grids divisible by merge.
 void MropePositions(const RenderedSample& sample, uint32_t merge_size, float tokens_per_second,
                     uint32_t pad, std::span<int32_t> t, std::span<int32_t> h, std::span<int32_t> w);

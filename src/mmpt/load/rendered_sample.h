@@ -30,7 +30,7 @@ struct RenderedVisual {
 /// its log-mel frames, as the plan's sample count gives them (cost::CostAudio).
 struct RenderedAudio {
   uint32_t token_start = 0;   // first placeholder token, offset within the sample
-  uint32_t token_count = 0;   // placeholder tokens = media::AudioTokens(valid_frames)
+  uint32_t token_count = 0;   // placeholder tokens = media::AudioTokens(rule, valid_frames)
   uint32_t valid_frames = 0;  // mel frames of the clip (its feature mask's sum)
   /// The clip's decoded mono samples at the encoder's rate, as prepare recorded them
   /// (store::MediaMeta::frames): the loader refuses a clip that decodes to another length.

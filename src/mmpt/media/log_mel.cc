@@ -88,6 +88,10 @@ Status Validate(const LogMelConfig& config) {
   return Status::OK();
 }
 
+// Frames out of a convolution of kernel 3, stride 2, padding 1: Python's (n - 1) // 2 + 1,
+// which is 0 for no frames.
+uint32_t Stride2(uint32_t frames) { return frames == 0 ? 0 : (frames - 1) / 2 + 1; }
+
 }  // namespace
 
 Result<LogMelConfig> AudioPreset(std::string_view name) {
@@ -100,25 +104,44 @@ Result<LogMelConfig> AudioPreset(std::string_view name) {
   } else if (name == "qwen2.5-omni") {
     config.n_mels = 128;
     config.chunk_seconds = 300;  // chunk_length 300: n_samples 4,800,000, nb_max_frames 30,000
+  } else if (name == "qwen3-omni") {
+    config.n_mels = 128;
+    config.chunk_seconds = 300;  // n_samples 4,800,000, nb_max_frames 30,000
+    // Its processor calls the extractor with padding=True (and, since transformers 5,
+    // truncation=False): each clip padded to its own length.
+    config.padding = ClipPadding::kToClip;
+    config.tokens = AudioTokenRule::kChunkedConv;
   } else {
     return Status::NotFound(
         "audio preset '{}': known are whisper, whisper-large-v3, "
-        "qwen2-audio, qwen2.5-omni",
+        "qwen2-audio, qwen2.5-omni, qwen3-omni",
         name);
   }
   return config;
 }
 
 uint32_t ValidFrames(const LogMelConfig& config, uint64_t samples) {
-  return static_cast<uint32_t>(
-      std::min<uint64_t>(config.Frames(), (samples + config.hop - 1) / config.hop));
+  const uint64_t frames = config.padding == ClipPadding::kToWindow
+                              ? (samples + config.hop - 1) / config.hop
+                              : samples / config.hop;
+  return static_cast<uint32_t>(std::min<uint64_t>(config.Frames(), frames));
 }
 
-uint32_t AudioTokens(uint32_t valid_frames) {
-  if (valid_frames == 0) return 0;
-  const uint32_t after_conv = (valid_frames - 1) / 2 + 1;  // kernel 3, stride 2, padding 1
-  // Pooling by 2 over fewer than 2 frames: Python's (1 - 2) // 2 + 1 is 0.
-  return after_conv < 2 ? 0 : (after_conv - 2) / 2 + 1;
+uint32_t AudioTokens(AudioTokenRule rule, uint32_t valid_frames) {
+  switch (rule) {
+    case AudioTokenRule::kConvThenPool: {
+      const uint32_t after_conv = Stride2(valid_frames);
+      // Pooling by 2 over fewer than 2 frames: Python's (1 - 2) // 2 + 1 is 0.
+      return after_conv < 2 ? 0 : (after_conv - 2) / 2 + 1;
+    }
+    case AudioTokenRule::kChunkedConv: {
+      constexpr uint32_t kChunkFrames = 100;  // n_window 50, × 2
+      constexpr uint32_t kChunkTokens = 13;   // Stride2 thrice of 100
+      const uint32_t rest = valid_frames % kChunkFrames;
+      return valid_frames / kChunkFrames * kChunkTokens + Stride2(Stride2(Stride2(rest)));
+    }
+  }
+  return 0;
 }
 
 LogMelExtractor::LogMelExtractor(const LogMelConfig& config) : config_(config) {}
@@ -205,7 +228,7 @@ Result<LogMelFeatures> LogMelExtractor::Extract(std::span<const float> pcm) cons
   features.attention_mask.resize(features.frames);
   MMPT_ASSIGN_OR_RETURN(features.valid_frames,
                         ExtractInto(pcm, features.input_features, features.attention_mask));
-  features.tokens = AudioTokens(features.valid_frames);
+  features.tokens = AudioTokens(config_.tokens, features.valid_frames);
   return features;
 }
 

@@ -10,15 +10,37 @@
 
 namespace mmpt::media {
 
-/// Parameters of a Whisper-style log-mel front end (Hugging Face's WhisperFeatureExtractor).
-/// The filter bank is always Slaney-style (Slaney mel scale, Slaney area normalization) from
-/// 0 Hz to 8 kHz, as the reference hard-codes it.
+/// How an audio encoder turns a clip's unmasked mel frames into LLM tokens (AudioTokens).
+enum class AudioTokenRule : uint8_t {
+  /// Qwen2-Audio, Qwen2.5-Omni: a stride-2 convolution, then average pooling by 2 (25 a second).
+  kConvThenPool,
+  /// Qwen3-Omni: the frames in chunks of 100, each through three stride-2 convolutions (13 a
+  /// full chunk, 13 a second).
+  kChunkedConv,
+};
+
+/// How the processor pads a clip before its attention mask is taken, which decides the clip's
+/// valid frames (ValidFrames).
+enum class ClipPadding : uint8_t {
+  /// padding="max_length": every clip padded to the window (Whisper, Qwen2-Audio,
+  /// Qwen2.5-Omni); a frame counts when its first sample is audio: ⌈samples / hop⌉.
+  kToWindow,
+  /// padding=True, one clip a call (Qwen3-Omni): the clip is padded to its own length, and
+  /// Hugging Face drops the mask's last entry when that is not whole hops: ⌊samples / hop⌋.
+  kToClip,
+};
+
+/// Parameters of a Whisper-style log-mel front end (Hugging Face's WhisperFeatureExtractor)
+/// and the audio encoder's rule for its tokens. The filter bank is always Slaney-style (Slaney
+/// mel scale, Slaney area normalization) from 0 Hz to 8 kHz, as the reference hard-codes it.
 struct LogMelConfig {
   uint32_t sample_rate = 16000;  // Hz; input PCM must already be mono at this rate
   uint32_t n_fft = 400;          // samples per STFT frame (25 ms), Hann-windowed
   uint32_t hop = 160;            // samples between frame centres (10 ms)
   uint32_t n_mels = 128;         // mel bins (feature_size)
   uint32_t chunk_seconds = 30;   // input is zero-padded or cut to this window, in seconds
+  ClipPadding padding = ClipPadding::kToWindow;
+  AudioTokenRule tokens = AudioTokenRule::kConvThenPool;
 
   /// Samples in one window: chunk_seconds × sample_rate (480,000 by default).
   uint64_t WindowSamples() const { return uint64_t{chunk_seconds} * sample_rate; }
@@ -28,22 +50,29 @@ struct LogMelConfig {
 };
 
 /// The log-mel settings of an audio encoder by name, from its preprocessor_config.json, with a
-/// 30 s window unless said: "whisper" (80 bins: Whisper tiny to large-v2), "whisper-large-v3"
-/// and "qwen2-audio" (128 bins), "qwen2.5-omni" (128 bins, a 300 s window).
+/// 30 s window, clips padded to it and the kConvThenPool tokens unless said: "whisper" (80
+/// bins: Whisper tiny to large-v2), "whisper-large-v3" and "qwen2-audio" (128 bins),
+/// "qwen2.5-omni" (128 bins, a 300 s window), "qwen3-omni" (128 bins, a 300 s window, clips
+/// padded to their own length, kChunkedConv tokens).
 /// Errors: NotFound for another name.
 Result<LogMelConfig> AudioPreset(std::string_view name);
 
-/// Mel frames of a clip of `samples` PCM samples that hold audio (the attention mask's ones):
-/// a frame counts when its first sample (t·hop, before centring) is audio, as Hugging Face takes
-/// every hop-th entry of the per-sample mask; at most the window's frames. The one rule the
-/// features (LogMelExtractor) and the plan (cost::CostAudio) share.
+/// Mel frames of a clip of `samples` PCM samples that hold audio (the attention mask's ones),
+/// as Hugging Face takes every hop-th entry of the per-sample mask: under kToWindow a frame
+/// counts when its first sample (t·hop, before centring) is audio (⌈samples / hop⌉), under
+/// kToClip only whole hops count (⌊samples / hop⌋); at most the window's frames. The one rule
+/// the features (LogMelExtractor) and the plan (cost::CostAudio) share.
 uint32_t ValidFrames(const LogMelConfig& config, uint64_t samples);
 
-/// Count the audio tokens Qwen2-Audio's and Qwen2.5-Omni's encoder hands the LLM for
-/// `valid_frames` unmasked mel frames: a stride-2 convolution, then average pooling by 2, as
-/// their processors count them ((n − 1) / 2 + 1, then (n − 2) / 2 + 1, in Python's floor
-/// division): 25 per second of audio, 750 for a full 30 s window, 0 for under 3 frames.
-uint32_t AudioTokens(uint32_t valid_frames);
+/// Count the audio tokens an encoder hands the LLM for `valid_frames` unmasked mel frames, as
+/// its processor counts them (Python's floor division):
+/// - kConvThenPool (Qwen2-Audio, Qwen2.5-Omni): a stride-2 convolution, then average pooling
+///   by 2: (n − 1) / 2 + 1, then (n − 2) / 2 + 1; 25 per second of audio, 750 for a full 30 s
+///   window, 0 for under 3 frames.
+/// - kChunkedConv (Qwen3-Omni's _get_feat_extract_output_lengths): 13 per full chunk of 100
+///   frames, and for the r = n mod 100 left, three stride-2 convolutions ((r − 1) / 2 + 1,
+///   three times; 0 when r is 0): 13 per second, 3900 for 300 s, 1 for a single frame.
+uint32_t AudioTokens(AudioTokenRule rule, uint32_t valid_frames);
 
 /// Input features of one audio clip for a Whisper-style encoder.
 struct LogMelFeatures {
@@ -52,7 +81,7 @@ struct LogMelFeatures {
   std::vector<float> input_features;    // n_mels × frames, row-major (mel bin, then frame)
   std::vector<int32_t> attention_mask;  // frames: 1 where the frame starts inside the audio
   uint32_t valid_frames = 0;            // the mask's sum
-  uint32_t tokens = 0;                  // AudioTokens(valid_frames)
+  uint32_t tokens = 0;                  // AudioTokens(config.tokens, valid_frames)
 };
 
 /// Computes log-mel features with one precomputed Hann window, mel filter bank and FFT plan.

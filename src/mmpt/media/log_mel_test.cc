@@ -42,12 +42,38 @@ TEST(LogMelTest, PresetsAndWindow) {
 }
 
 TEST(LogMelTest, AudioTokensFollowConvThenPool) {
-  EXPECT_EQ(AudioTokens(0), 0u);
-  EXPECT_EQ(AudioTokens(1), 0u);  // (1-1)//2+1 = 1, (1-2)//2+1 = 0 in Python
-  EXPECT_EQ(AudioTokens(2), 0u);
-  EXPECT_EQ(AudioTokens(3), 1u);     // 2, then 1
-  EXPECT_EQ(AudioTokens(100), 25u);  // 1 s: 50, then 25
-  EXPECT_EQ(AudioTokens(3000), 750u);
+  constexpr auto kRule = AudioTokenRule::kConvThenPool;
+  EXPECT_EQ(AudioTokens(kRule, 0), 0u);
+  EXPECT_EQ(AudioTokens(kRule, 1), 0u);  // (1-1)//2+1 = 1, (1-2)//2+1 = 0 in Python
+  EXPECT_EQ(AudioTokens(kRule, 2), 0u);
+  EXPECT_EQ(AudioTokens(kRule, 3), 1u);     // 2, then 1
+  EXPECT_EQ(AudioTokens(kRule, 100), 25u);  // 1 s: 50, then 25
+  EXPECT_EQ(AudioTokens(kRule, 3000), 750u);
+}
+
+TEST(LogMelTest, Qwen3OmniCountsChunksOfAHundredFramesAndWholeHops) {
+  auto qwen3 = AudioPreset("qwen3-omni");
+  ASSERT_TRUE(qwen3.ok());
+  EXPECT_EQ(qwen3->n_mels, 128u);
+  EXPECT_EQ(qwen3->Frames(), 30000u);
+  const AudioTokenRule rule = qwen3->tokens;
+  EXPECT_EQ(rule, AudioTokenRule::kChunkedConv);
+  // By hand from _get_feat_extract_output_lengths: r = n % 100, then (r-1)//2+1 three times.
+  EXPECT_EQ(AudioTokens(rule, 0), 0u);
+  EXPECT_EQ(AudioTokens(rule, 1), 1u);     // 1, 1, 1
+  EXPECT_EQ(AudioTokens(rule, 8), 1u);     // 4, 2, 1
+  EXPECT_EQ(AudioTokens(rule, 9), 2u);     // 5, 3, 2
+  EXPECT_EQ(AudioTokens(rule, 99), 13u);   // 50, 25, 13
+  EXPECT_EQ(AudioTokens(rule, 100), 13u);  // one chunk, nothing left
+  EXPECT_EQ(AudioTokens(rule, 101), 14u);
+  EXPECT_EQ(AudioTokens(rule, 250), 33u);  // 26 + (25, 13, 7)
+  EXPECT_EQ(AudioTokens(rule, 30000), 3900u);
+  // Padded to its own length, a clip counts whole hops only; padded to the window, a frame
+  // counts when it starts inside the clip.
+  EXPECT_EQ(ValidFrames(*qwen3, 16159), 100u);
+  EXPECT_EQ(ValidFrames(*qwen3, 16160), 101u);
+  EXPECT_EQ(ValidFrames(*AudioPreset("qwen2.5-omni"), 16159), 101u);
+  EXPECT_EQ(ValidFrames(*qwen3, 301 * 16000), 30000u);  // cut at the 300 s window
 }
 
 TEST(LogMelTest, FilterBankSlaneyValue) {
