@@ -1,7 +1,8 @@
 """Video preprocessing for Qwen2.5-VL: mmpt.preprocess_video against the reference
-(tests/python/video_ref.py: PyAV decode, qwen-vl-utils' frame sampling, Pillow BICUBIC, NumPy
-normalize and patchify), in one run, pinned to one core, as sampled frames per second and
-video seconds per second, with their ratio.
+(tests/python/video_ref.py: PyAV decode, qwen-vl-utils' frame sampling, torchvision's bicubic +
+antialias resize, NumPy normalize and patchify), in one run, pinned to one core, as sampled
+frames per second and video seconds per second, with their ratio; and mmpt's two resize rules
+(torchvision's, the default, and Pillow's) side by side.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/video_bench.py
 
@@ -69,6 +70,8 @@ def main():
             frames += len(ref["frame_indices"])
         reference = fastest(lambda: [video_ref.reference(p) for p, _ in clips], args.repeats)
         native = fastest(lambda: [mmpt.preprocess_video(d) for _, d in clips], args.repeats)
+        pillow = fastest(lambda: [mmpt.preprocess_video(d, resize="pillow") for _, d in clips],
+                         args.repeats)
     video_seconds = args.seconds * len(clips)
     sizes = ", ".join(f"{w}x{h}" for w, h in SIZES)
     print(f"{len(clips)} clips of {args.seconds:g} s at 30 fps ({sizes}), {frames} frames "
@@ -78,6 +81,9 @@ def main():
           f"{reference / native:>9.1f}x")
     print(f"{'video seconds/s':<28}{video_seconds / reference:>14.1f}"
           f"{video_seconds / native:>14.1f}{reference / native:>9.1f}x")
+    print(f"{'':<28}{'pillow rule':>14}{'torchvision':>14}{'ratio':>10}")
+    print(f"{'mmpt sampled frames/s':<28}{frames / pillow:>14.1f}{frames / native:>14.1f}"
+          f"{pillow / native:>9.2f}x")
 
 
 if __name__ == "__main__":

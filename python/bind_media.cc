@@ -64,12 +64,19 @@ void BindMedia(py::module_& m) {
       "CorruptError (truncated, zero-length, 0 channels, undecodable).");
   m.def(
       "preprocess_video",
-      [](py::bytes data) {
+      [](py::bytes data, const std::string& resize) {
         std::string_view bytes = data;
+        media::VideoPreprocessConfig config;
+        if (resize == "pillow") {
+          config.sampling.resize = media::BicubicRule::kPillow;
+        } else if (resize != "torchvision") {
+          ThrowStatus(Status::InvalidArgument(
+              "preprocess_video: resize '{}' (expected torchvision or pillow)", resize));
+        }
         Result<media::PreprocessedVideo> done = [&] {
           py::gil_scoped_release release;
           return media::PreprocessVideo(
-              {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()});
+              {reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, config);
         }();
         media::PreprocessedVideo video = ValueOrThrow(std::move(done));
         const auto rows = static_cast<py::ssize_t>(video.grid.patches());
@@ -83,10 +90,12 @@ void BindMedia(py::module_& m) {
         d["total_frames"] = video.sampling.total_frames;
         return d;
       },
-      py::arg("data"),
+      py::arg("data"), py::arg("resize") = "torchvision",
       "A video file's bytes as Qwen2.5-VL takes them (qwen-vl-utils' frame sampling at 2 fps, "
-      "only the sampled frames decoded, Pillow-exact bicubic resize, normalize, patchify in "
-      "temporal pairs): a dict of pixel_values_videos (float32, patches × 1176), "
+      "only the sampled frames decoded, turned as the display matrix says, resized by "
+      "torchvision's bicubic + antialias as qwen-vl-utils does or by Pillow's bicubic "
+      "(resize='pillow'), normalize, patchify in temporal pairs): a dict of "
+      "pixel_values_videos (float32, patches × 1176), "
       "video_grid_thw [t, h, w], second_per_grid_ts, frame_indices and total_frames. Raises "
       "InvalidArgumentError (not a container, no video stream, above the probe's limits) or "
       "CorruptError (undecodable).");
