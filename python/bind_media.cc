@@ -103,12 +103,12 @@ void BindMedia(py::module_& m) {
       "log_mel",
       [](py::array_t<float, py::array::c_style | py::array::forcecast> pcm,
          const std::optional<std::string>& preset, std::optional<uint32_t> n_mels,
-         std::optional<uint32_t> chunk_seconds) {
+         std::optional<uint32_t> chunk_seconds, uint32_t frames) {
         if (pcm.ndim() != 1) ThrowStatus(Status::InvalidArgument("log_mel: pcm must be 1-D"));
         const media::LogMelConfig config = Config(preset, n_mels, chunk_seconds);
         Result<media::LogMelFeatures> features = [&] {
           py::gil_scoped_release release;
-          return media::LogMel({pcm.data(), static_cast<size_t>(pcm.size())}, config);
+          return media::LogMel({pcm.data(), static_cast<size_t>(pcm.size())}, config, frames);
         }();
         media::LogMelFeatures f = ValueOrThrow(std::move(features));
         py::dict d;
@@ -118,13 +118,15 @@ void BindMedia(py::module_& m) {
         return d;
       },
       py::arg("pcm"), py::arg("preset") = py::none(), py::arg("n_mels") = py::none(),
-      py::arg("chunk_seconds") = py::none(),
+      py::arg("chunk_seconds") = py::none(), py::arg("frames") = 0,
       "Whisper-style features of mono float PCM at the preset's rate (16 kHz): a dict of "
       "input_features (float32, n_mels × frames), attention_mask (int32, frames) and tokens "
       "(the encoder's output length for Qwen2-Audio / Qwen2.5-Omni). Presets: whisper, "
       "whisper-large-v3, qwen2-audio, qwen2.5-omni (None: the default audio encoder's, as "
-      "mmpt prepare uses it); n_mels and chunk_seconds override it. "
-      "Raises InvalidArgumentError (empty or non-finite audio) or NotFoundError (preset).");
+      "mmpt prepare uses it); n_mels and chunk_seconds override it. frames > 0 keeps the "
+      "window's first `frames` frames only, as a batch does, equal to the whole window's. "
+      "Raises InvalidArgumentError (empty or non-finite audio, frames above the window's) or "
+      "NotFoundError (preset).");
   m.def(
       "mel_filters",
       [](const std::optional<std::string>& preset, std::optional<uint32_t> n_mels) {

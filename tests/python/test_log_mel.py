@@ -97,6 +97,25 @@ def test_mask_and_tokens_by_length():
         assert got["tokens"] == tokens
 
 
+def test_kept_frames_equal_the_whole_window():
+    # A batch keeps a clip's frames of Qwen2.5-Omni's 300 s window, not all 30,000; they must be
+    # the whole window's, whose floor (the maximum − 8) a loud last sample sets: its nearest
+    # frame starts past the clip and is computed though not kept.
+    pcm = (SIGNALS["vowels_41s"][: 2 * RATE + 151] * 1e-4).astype(np.float32)
+    pcm[-1] = 0.9
+    whole = mmpt.log_mel(pcm, preset="qwen2.5-omni")
+    valid = int(whole["attention_mask"].sum())
+    assert int(np.argmax(whole["input_features"]) % whole["input_features"].shape[1]) == valid
+    for frames in (valid, valid + 5, 7):
+        kept = mmpt.log_mel(pcm, preset="qwen2.5-omni", frames=frames)
+        assert kept["input_features"].shape == (128, frames)
+        np.testing.assert_array_equal(kept["input_features"],
+                                      whole["input_features"][:, :frames])
+        np.testing.assert_array_equal(kept["attention_mask"], whole["attention_mask"][:frames])
+    with pytest.raises(mmpt.InvalidArgumentError, match="mask entries"):
+        mmpt.log_mel(pcm, preset="qwen2.5-omni", frames=30001)
+
+
 @pytest.mark.parametrize("preset", ["whisper", "qwen2-audio"])
 def test_filter_bank_matches_reference(preset):
     want = whisper_ref.mel_filter_bank(PRESETS[preset][0])

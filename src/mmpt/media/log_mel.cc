@@ -220,10 +220,11 @@ Result<std::shared_ptr<const LogMelExtractor>> LogMelExtractor::ForConfig(
   return extractor;
 }
 
-Result<LogMelFeatures> LogMelExtractor::Extract(std::span<const float> pcm) const {
+Result<LogMelFeatures> LogMelExtractor::Extract(std::span<const float> pcm, uint32_t frames) const {
   LogMelFeatures features;
   features.n_mels = config_.n_mels;
-  features.frames = config_.Frames();
+  // More than the window's frames: one past them at most, for ExtractInto to refuse.
+  features.frames = frames == 0 ? config_.Frames() : std::min(frames, config_.Frames() + 1);
   features.input_features.resize(size_t{features.n_mels} * features.frames);
   features.attention_mask.resize(features.frames);
   MMPT_ASSIGN_OR_RETURN(features.valid_frames,
@@ -244,6 +245,7 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
         "1..{}",
         input_features.size(), attention_mask.size(), n_mels, window_frames);
   }
+  const auto frames = static_cast<uint32_t>(kept);
   if (pcm.empty()) return Status::InvalidArgument("log-mel: the audio has no samples");
   const uint64_t window_samples = config_.WindowSamples();
   const size_t used = static_cast<size_t>(std::min<uint64_t>(pcm.size(), window_samples));
@@ -277,7 +279,6 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
   auto plan = static_cast<fftw_plan>(plan_);
   auto* spectrum = reinterpret_cast<fftw_complex*>(scratch.spectrum.data());
   float* out = input_features.data();
-  const auto frames = static_cast<uint32_t>(kept);
   const auto kFloorLog = static_cast<float>(std::log10(kPowerFloor));
   float max_log = kFloorLog;
   for (uint32_t t = 0; t < std::max(frames, audible_end); ++t) {
@@ -331,9 +332,10 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
   return valid_frames;
 }
 
-Result<LogMelFeatures> LogMel(std::span<const float> pcm, const LogMelConfig& config) {
+Result<LogMelFeatures> LogMel(std::span<const float> pcm, const LogMelConfig& config,
+                              uint32_t frames) {
   MMPT_ASSIGN_OR_RETURN(auto extractor, LogMelExtractor::ForConfig(config));
-  return extractor->Extract(pcm);
+  return extractor->Extract(pcm, frames);
 }
 
 }  // namespace mmpt::media

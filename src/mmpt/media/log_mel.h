@@ -77,7 +77,7 @@ uint32_t AudioTokens(AudioTokenRule rule, uint32_t valid_frames);
 /// Input features of one audio clip for a Whisper-style encoder.
 struct LogMelFeatures {
   uint32_t n_mels = 0;
-  uint32_t frames = 0;                  // always config.Frames(): the window, padded or cut
+  uint32_t frames = 0;  // config.Frames() (the window, padded or cut) unless fewer were asked
   std::vector<float> input_features;    // n_mels × frames, row-major (mel bin, then frame)
   std::vector<int32_t> attention_mask;  // frames: 1 where the frame starts inside the audio
   uint32_t valid_frames = 0;            // the mask's sum
@@ -110,9 +110,12 @@ class LogMelExtractor {
   /// with padding="max_length", truncation on and return_attention_mask: zero-pad or cut to
   /// the window; centred STFT (reflect padding) with a periodic Hann window; power spectrum;
   /// mel filter bank; log10 of at least 1e-10; floor at the clip's maximum − 8; (x + 4) / 4;
-  /// the STFT's last frame dropped. Samples past the window are ignored.
-  /// Errors: InvalidArgument for empty input or a non-finite sample (naming its index).
-  [[nodiscard]] Result<LogMelFeatures> Extract(std::span<const float> pcm) const;
+  /// the STFT's last frame dropped. Samples past the window are ignored. `frames` > 0 keeps
+  /// only the window's first `frames` frames, equal to the whole window's (ExtractInto).
+  /// Errors: InvalidArgument for empty input, a non-finite sample (naming its index) or
+  /// `frames` above the window's.
+  [[nodiscard]] Result<LogMelFeatures> Extract(std::span<const float> pcm,
+                                               uint32_t frames = 0) const;
 
   /// As Extract, writing the window's first F frames into caller-owned memory (a batch
   /// buffer that keeps only the frames its clips need): `attention_mask` holds F entries, 1 ≤ F
@@ -144,7 +147,8 @@ class LogMelExtractor {
   void* plan_ = nullptr;             // fftw_plan (opaque here to keep fftw3.h out of users)
 };
 
-/// LogMelExtractor::ForConfig(config), then Extract(pcm). Errors: as both.
-[[nodiscard]] Result<LogMelFeatures> LogMel(std::span<const float> pcm, const LogMelConfig& config);
+/// LogMelExtractor::ForConfig(config), then Extract(pcm, frames). Errors: as both.
+[[nodiscard]] Result<LogMelFeatures> LogMel(std::span<const float> pcm, const LogMelConfig& config,
+                                            uint32_t frames = 0);
 
 }  // namespace mmpt::media

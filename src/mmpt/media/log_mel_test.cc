@@ -200,32 +200,6 @@ TEST(LogMelTest, ExtractIntoWritesTheSameIntoCallerMemory) {
             StatusCode::kInvalidArgument);
 }
 
-TEST(LogMelTest, ForConfigSharesOneExtractor) {
-  const LogMelConfig config = *AudioPreset("whisper");
-  auto a = LogMelExtractor::ForConfig(config);
-  auto b = LogMelExtractor::ForConfig(config);
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->get(), b->get());
-}
-
-TEST(LogMelTest, RejectsBadInputAndConfig) {
-  const LogMelConfig config = *AudioPreset("whisper");
-  EXPECT_EQ(LogMel({}, config).status().code(), StatusCode::kInvalidArgument);
-  std::vector<float> pcm(1000, 0.1f);
-  pcm[700] = std::nanf("");
-  auto nan = LogMel(pcm, config);
-  EXPECT_EQ(nan.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(nan.status().message().find("sample 700"), std::string::npos);
-
-  LogMelConfig zero_hop = config;
-  zero_hop.hop = 0;
-  EXPECT_EQ(LogMelExtractor::Create(zero_hop).status().code(), StatusCode::kInvalidArgument);
-  LogMelConfig ragged = config;
-  ragged.hop = 7;  // 480,000 is not a multiple of 7
-  EXPECT_EQ(LogMelExtractor::Create(ragged).status().code(), StatusCode::kInvalidArgument);
-}
-
-}  // namespace
 // Quiet noise with a loud click on the clip's last sample: the frame centred nearest the click
 // starts past the clip (not a valid frame), holds the window's maximum and so sets the floor.
 std::vector<float> QuietWithAClickAtTheEnd(size_t samples) {
@@ -279,4 +253,30 @@ TEST(LogMelTest, KeptFramesEqualTheWholeWindow) {
   }
 }
 
+TEST(LogMelTest, ForConfigSharesOneExtractor) {
+  const LogMelConfig config = *AudioPreset("whisper");
+  auto a = LogMelExtractor::ForConfig(config);
+  auto b = LogMelExtractor::ForConfig(config);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get());
+}
+
+TEST(LogMelTest, RejectsBadInputAndConfig) {
+  const LogMelConfig config = *AudioPreset("whisper");
+  EXPECT_EQ(LogMel({}, config).status().code(), StatusCode::kInvalidArgument);
+  std::vector<float> pcm(1000, 0.1f);
+  pcm[700] = std::nanf("");
+  auto nan = LogMel(pcm, config);
+  EXPECT_EQ(nan.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(nan.status().message().find("sample 700"), std::string::npos);
+
+  LogMelConfig zero_hop = config;
+  zero_hop.hop = 0;
+  EXPECT_EQ(LogMelExtractor::Create(zero_hop).status().code(), StatusCode::kInvalidArgument);
+  LogMelConfig ragged = config;
+  ragged.hop = 7;  // 480,000 is not a multiple of 7
+  EXPECT_EQ(LogMelExtractor::Create(ragged).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
 }  // namespace mmpt::media
