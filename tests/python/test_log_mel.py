@@ -150,6 +150,10 @@ def test_bench_runs_at_a_tiny_size():
     assert [row[0] for row in rows] == ["whisper", "qwen2-audio"], done.stdout
     for row in rows:
         assert all(float(value) > 0 for value in row[1:]), row
+    # Qwen2.5-Omni's per-clip cost, the whole 300 s window beside the kept frames.
+    omni = re.findall(r"^qwen2.5-omni\s+1 \|\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)x$", done.stdout,
+                      re.M)
+    assert len(omni) == 1 and all(float(value) > 0 for value in omni[0]), done.stdout
 
 
 def test_the_default_preset_is_the_default_audio_encoders_front_end():
