@@ -6,8 +6,10 @@ to its length; prepare records that length, not the container's (an mp3's or an 
 duration holds encoder padding); and the plan and the loader give each clip the <|AUDIO|>
 tokens Hugging Face's Qwen2.5-Omni processor gives for those samples."""
 
+import glob
 import json
 import shutil
+import struct
 import subprocess
 
 import numpy as np
@@ -126,3 +128,16 @@ def test_prepare_plan_and_load_count_the_decoded_samples(clips):
             assert int(mask[s].sum()) == -(-samples // 160)
             seen.add(int(index))
     assert seen == set(want)
+
+    # A recorded length the clip does not decode to is refused, naming the sample.
+    shutil.copytree(path, work / "changed")
+    (meta,) = glob.glob(str(work / "changed" / "**" / "*.meta"), recursive=True)
+    data = bytearray(open(meta, "rb").read())
+    num_samples = struct.unpack_from("<Q", data, 32)[0]
+    frames_at = 64 + 24 * num_samples + 32  # the first media record's `frames`
+    struct.pack_into("<I", data, frames_at, want[0] + 1)
+    open(meta, "wb").write(bytes(data))
+    with pytest.raises(mmpt.CorruptError, match=f"decodes to {want[0]} samples .* prepare "
+                                                f"recorded {want[0] + 1}") as error:
+        load_corpus.load_batches(str(work / "changed"), steps=1, seq_len=4096)
+    assert "c0" in str(error.value), error.value
