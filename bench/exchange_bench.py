@@ -55,7 +55,8 @@ def worker(args):
     torch.manual_seed(0)
     dist.init_process_group("gloo", init_method=args.init, rank=args.rank,
                             world_size=args.world)
-    data = args.dataset if args.mode == "shared" else args.local
+    # Opened once: the planner, the exchange and the loader share it (and its tokenizer).
+    data = mmpt.Dataset(args.dataset if args.mode == "shared" else args.local)
     planner = mmpt.Planner(data, dp=args.world, ga=args.ga, seq_len=args.seq_len, seed=1,
                            sync="step")
     exchange = mmpt.Exchange(data, planner) if args.mode == "exchange" else None
@@ -201,7 +202,7 @@ def main():
         worker(args)
         return
     if args.tiny:
-        args.samples, args.steps, args.seq_len, args.hidden = 48, 2, 2048, 8
+        args.samples, args.steps, args.seq_len, args.hidden = 48, 2, 1024, 8
     worlds = [int(w) for w in args.worlds.split(",")]
     work = args.work or tempfile.mkdtemp(prefix="mmpt-exchange-bench-")
     os.makedirs(work, exist_ok=True)
