@@ -18,6 +18,7 @@ from ranks import run_ranks
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORLD = 2
 STEPS, SAVE_AT, GA = 16, 10, 2
+SEQ_LEN = 512  # one COCO pair (an image of up to ~400 tokens) per pack
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,7 @@ def run_phase(phase, dataset, out, timeout=900):
                                 "--phase", phase, "--rank", str(r), "--world", str(WORLD),
                                 "--init", store, "--dataset", dataset, "--out", str(out),
                                 "--steps", str(STEPS), "--save-at", str(SAVE_AT),
-                                "--ga", str(GA)], timeout)
+                                "--ga", str(GA), "--seq-len", str(SEQ_LEN)], timeout)
 
 
 @pytest.mark.dist
