@@ -218,7 +218,8 @@ TEST(AvSynthTest, OmniMixesEveryKindAndRepeatsItsBytes) {
   options.max_duration = 0.6;
   auto a = Synthesize(options);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  EXPECT_EQ(Files(first.str()).size(), 1u + 2 + 4 + 2 + 1);  // the JSONL, the tokenizer
+  // The JSONL and the tokenizers (Qwen2.5-Omni's and Qwen3-Omni's).
+  EXPECT_EQ(Files(first.str()).size(), 1u + 2 + 4 + 2 + 2);
   ExpectSameBytesAgain(options, second.str());
 
   std::set<std::string> kinds;

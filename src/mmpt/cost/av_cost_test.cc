@@ -10,7 +10,8 @@ namespace {
 
 TEST(AvPresetsTest, EveryAudioPresetLoadsWithItsLogMelSettings) {
   auto names = ListPresets("audio");
-  EXPECT_EQ(names, (std::vector<std::string>{"qwen2-audio", "qwen2.5-omni", "whisper-large-v3"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"qwen2-audio", "qwen2.5-omni", "qwen3-omni",
+                                            "whisper-large-v3"}));
   for (const std::string& name : names) {
     auto preset = LoadAudioPreset(name);
     ASSERT_TRUE(preset.ok()) << name << ": " << preset.status().ToString();

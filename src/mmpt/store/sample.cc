@@ -106,7 +106,9 @@ void AppendSampleJson(const Sample& sample, std::string& out) {
       fmt::format_to(std::back_inserter(out), "\"width\":{},\"height\":{}", media.width,
                      media.height);
     }
-    if (media.frames != 1) {
+    // Audio always gives its count: without one, a metadata-only clip is counted from its
+    // duration (ReadSampleLine).
+    if (media.frames != 1 || media.kind == MediaKind::kAudio) {
       comma();
       fmt::format_to(std::back_inserter(out), "\"frames\":{}", media.frames);
     }

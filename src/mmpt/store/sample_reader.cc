@@ -12,6 +12,7 @@
 #include <string>
 
 #include "mmpt/ingest/adapter.h"
+#include "mmpt/media/audio.h"
 
 namespace mmpt::store {
 namespace {
@@ -322,12 +323,16 @@ class LineScanner {
           Unsigned("media \"height\"", 1, ingest::kMaxImageSide, media.height))) {
       return false;
     }
-    if (field("\"frames\":") && !Unsigned("media \"frames\"", 1, UINT32_MAX, media.frames)) {
-      return false;
-    }
+    const bool has_frames = field("\"frames\":");
+    if (has_frames && !Unsigned("media \"frames\"", 1, UINT32_MAX, media.frames)) return false;
     if (field("\"duration_ms\":") &&
         !Unsigned("media \"duration_ms\"", 1, UINT32_MAX, media.duration_ms)) {
       return false;
+    }
+    // A metadata-only clip without a count has as many samples as its duration makes, as the
+    // input adapter reads it.
+    if (!has_frames && media.kind == MediaKind::kAudio && media.path.empty()) {
+      media.frames = std::max<uint32_t>(media::SamplesOfDuration(media.duration_ms), 1);
     }
     if (field("\"fps_milli\":") &&
         !Unsigned("media \"fps_milli\"", 1, UINT32_MAX, media.fps_milli)) {
