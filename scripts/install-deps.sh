@@ -24,6 +24,7 @@ DEBIAN_PACKAGES=(
   "${BUILD_LIBRARIES[@]}"
   libbenchmark-dev zip unzip
   ffmpeg python3-av  # test media are made by the ffmpeg CLI; PyAV decodes the video fidelity reference
+  python3-torchvision  # the video resize reference (qwen-vl-utils resizes frames with torchvision)
   espeak-ng  # `mmpt synth --profile audio|omni` speaks COCO captions
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev
