@@ -75,12 +75,13 @@ TEST(PresetsTest, VideoResizeRule) {
     ASSERT_TRUE(rule.ok()) << name;
     EXPECT_EQ(rule->resize, media::BicubicRule::kTorchvision) << name;
   }
+  // The resize alone: the budget stays per_frame.
   auto pillow = ParseVisionPreset(
-      R"({"name":"v","base":"qwen2.5-vl","resolution":{"video":{"budget":"per_frame",
-          "resize":"pillow"}}})",
+      R"({"name":"v","base":"qwen2.5-vl","resolution":{"video":{"resize":"pillow"}}})",
       "v.json");
   ASSERT_TRUE(pillow.ok()) << pillow.status().ToString();
   EXPECT_EQ(VideoRuleOf(*pillow)->resize, media::BicubicRule::kPillow);
+  EXPECT_EQ(pillow->video_budget, media::VideoBudget::kPerFrame);
   auto bad = ParseVisionPreset(
       R"({"name":"v","base":"qwen2.5-vl","resolution":{"video":{"budget":"per_frame",
           "resize":"lanczos"}}})",

@@ -185,7 +185,7 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
     MMPT_RETURN_IF_ERROR(Get(*video, "budget", &budget, origin));
     if (budget == "all_frames") {
       c.video_budget = media::VideoBudget::kAllFrames;
-    } else if (budget != "per_frame") {
+    } else if (!budget.empty() && budget != "per_frame") {  // absent: per_frame
       return Status::InvalidArgument(
           "{}: unknown video budget '{}' (expected per_frame or all_frames)", origin, budget);
     }
