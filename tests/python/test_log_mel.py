@@ -116,6 +116,26 @@ def test_kept_frames_equal_the_whole_window():
         mmpt.log_mel(pcm, preset="qwen2.5-omni", frames=30001)
 
 
+@pytest.mark.parametrize("samples", [170, RATE * 2 + 17, RATE * 2 + 39, RATE * 2 + 40,
+                                     RATE * 3])
+def test_qwen3_omni_pads_each_clip_to_itself(samples):
+    # Its processor pads a clip to its own length: the STFT reflects at the clip's end (the last
+    # frame differs from the window's zeros when samples mod 160 < 40, 200 past the frame's
+    # start), and the floor is the maximum over ⌊samples / 160⌋ frames alone.
+    rng = np.random.default_rng(samples)
+    pcm = vowels(samples / RATE + 0.1, rng)[:samples].astype(np.float32)
+    pcm[-1] = 0.9  # a loud last sample, past the last frame's start
+    want, want_mask, _ = whisper_ref.log_mel(pcm, chunk_seconds=300, to_clip=True)
+    valid = samples // 160
+    assert want.shape == (128, valid) and want_mask.sum() == valid
+    got = mmpt.log_mel(pcm, preset="qwen3-omni", frames=valid + 3)
+    np.testing.assert_allclose(got["input_features"][:, :valid], want, rtol=0, atol=TOLERANCE)
+    np.testing.assert_array_equal(got["attention_mask"][:valid], want_mask)
+    assert got["attention_mask"][valid:].sum() == 0
+    np.testing.assert_array_equal(got["input_features"][:, valid:],
+                                  np.full((128, 3), got["input_features"].min()))
+
+
 @pytest.mark.parametrize("preset", ["whisper", "qwen2-audio"])
 def test_filter_bank_matches_reference(preset):
     want = whisper_ref.mel_filter_bank(PRESETS[preset][0])

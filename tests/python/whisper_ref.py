@@ -49,13 +49,18 @@ def audio_tokens(valid_frames):
 
 
 def log_mel(pcm, n_mels=128, n_fft=400, hop=160, sample_rate=16000, chunk_seconds=30,
-            filters=None):
+            filters=None, to_clip=False):
     """Return (input_features [n_mels, frames] float64, attention_mask [frames] int32, tokens).
 
-    `filters` may pass a precomputed mel_filter_bank(n_mels, n_fft, sample_rate).
+    `filters` may pass a precomputed mel_filter_bank(n_mels, n_fft, sample_rate). `to_clip`:
+    padding=True with one clip a call (Qwen3-Omni): step 1 pads the clip to its own length, so
+    the STFT reflects at the clip's end and ⌊samples / hop⌋ frames remain. Its tokens are
+    another rule's: the third value is then None.
     """
     window_samples = chunk_seconds * sample_rate
     pcm = np.asarray(pcm, dtype=np.float64)[:window_samples]
+    if to_clip:
+        window_samples = pcm.size
     signal = np.zeros(window_samples)
     signal[: pcm.size] = pcm
     sample_mask = np.zeros(window_samples, dtype=np.int32)
@@ -75,4 +80,4 @@ def log_mel(pcm, n_mels=128, n_fft=400, hop=160, sample_rate=16000, chunk_second
     features = (log + 4.0) / 4.0
 
     mask = sample_mask[::hop][: features.shape[1]]
-    return features, mask, audio_tokens(int(mask.sum()))
+    return features, mask, None if to_clip else audio_tokens(int(mask.sum()))

@@ -11,7 +11,7 @@ namespace {
 TEST(AvPresetsTest, EveryAudioPresetLoadsWithItsLogMelSettings) {
   auto names = ListPresets("audio");
   EXPECT_EQ(names, (std::vector<std::string>{"qwen2-audio", "qwen2.5-omni", "qwen3-omni",
-                                            "whisper-large-v3"}));
+                                             "whisper-large-v3"}));
   for (const std::string& name : names) {
     auto preset = LoadAudioPreset(name);
     ASSERT_TRUE(preset.ok()) << name << ": " << preset.status().ToString();

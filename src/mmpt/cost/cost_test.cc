@@ -19,10 +19,10 @@ TEST(PresetsTest, EveryShippedPresetLoads) {
       EXPECT_TRUE(status.ok()) << kind << "/" << name << ": " << status.ToString();
     }
   }
-  EXPECT_EQ(ListPresets("vision"),
-            (std::vector<std::string>{"internvit-300m-448", "qwen2-vl", "qwen2.5-omni",
-                                      "qwen2.5-vl", "qwen3-omni", "qwen3-vl", "qwen3-vl-utils",
-                                      "siglip-so400m-384"}));
+  EXPECT_EQ(
+      ListPresets("vision"),
+      (std::vector<std::string>{"internvit-300m-448", "qwen2-vl", "qwen2.5-omni", "qwen2.5-vl",
+                                "qwen3-omni", "qwen3-vl", "qwen3-vl-utils", "siglip-so400m-384"}));
 }
 
 // Qwen2.5-Omni's vision tower is Qwen2.5-VL's: the same images, tokens and FLOPs; only the
@@ -77,8 +77,7 @@ TEST(PresetsTest, VideoResizeRule) {
   }
   // The resize alone: the budget stays per_frame.
   auto pillow = ParseVisionPreset(
-      R"({"name":"v","base":"qwen2.5-vl","resolution":{"video":{"resize":"pillow"}}})",
-      "v.json");
+      R"({"name":"v","base":"qwen2.5-vl","resolution":{"video":{"resize":"pillow"}}})", "v.json");
   ASSERT_TRUE(pillow.ok()) << pillow.status().ToString();
   EXPECT_EQ(VideoRuleOf(*pillow)->resize, media::BicubicRule::kPillow);
   EXPECT_EQ(pillow->video_budget, media::VideoBudget::kPerFrame);

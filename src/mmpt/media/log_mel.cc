@@ -24,6 +24,16 @@ constexpr double kLogStartHz = 1000.0;
 constexpr double kLogStartMel = kLogStartHz / kHzPerMel;  // 15
 const double kMelsPerLogStep = 27.0 / std::log(6.4);
 
+// Index `j` of a signal [0, last] reflected at both ends without repeating the edge sample, as
+// numpy.pad(mode="reflect") extends it, repeatedly where the padding outgrows the signal.
+int64_t Reflect(int64_t j, int64_t last) {
+  if (last == 0) return 0;
+  const int64_t period = 2 * last;
+  j %= period;
+  if (j < 0) j += period;
+  return j > last ? period - j : j;
+}
+
 double HzToMel(double hz) {
   if (hz < kLogStartHz) return hz / kHzPerMel;
   return kLogStartMel + std::log(hz / kLogStartHz) * kMelsPerLogStep;
@@ -258,19 +268,23 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
 
   const uint32_t bins = n_fft / 2 + 1;
   const int64_t half = n_fft / 2;
-  const int64_t last = static_cast<int64_t>(window_samples) - 1;
+  const bool to_clip = config_.padding == ClipPadding::kToClip;
+  // The signal the STFT reflects at its end: the window (zero-padded), or the clip itself.
+  const int64_t last = static_cast<int64_t>(to_clip ? used : window_samples) - 1;
   const auto audio_end = static_cast<int64_t>(used);
 
   const uint32_t valid_frames = ValidFrames(config_, used);
   const uint32_t marked = std::min(valid_frames, frames);
   std::fill(attention_mask.begin(), attention_mask.begin() + marked, 1);
   std::fill(attention_mask.begin() + marked, attention_mask.end(), 0);
-  // Frames from `audible_end` on see only zero padding (so does the window's reflected end,
-  // unless the audio comes within a frame of it): each would be the floor, where the maximum
-  // starts. The frames before it are computed, kept or not: those straddling the clip's end
-  // count towards the maximum.
+  // Frames from `audible_end` on are the floor, where the maximum starts. Padded to the window,
+  // they see only zero padding (so does the window's reflected end, unless the audio comes
+  // within a frame of it); the frames before are computed, kept or not: those straddling the
+  // clip's end count towards the maximum. Padded to the clip, the reference has only the
+  // valid frames; the kept ones past them are masked padding, the floor.
   const uint32_t audible_end =
-      used + n_fft > window_samples
+      to_clip ? valid_frames
+      : used + n_fft > window_samples
           ? window_frames
           : std::min<uint32_t>(window_frames,
                                static_cast<uint32_t>((audio_end - 1 + half) / hop + 1));
@@ -286,20 +300,18 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
     // The window-length signal zero-padded from `used`, reflected (without repeating the edge
     // sample) by n_fft / 2 at both ends, as torch.stft(center=True) pads.
     const int64_t start = int64_t{t} * hop - half;
-    bool silent = false;
-    if (start >= 0 && start + n_fft <= audio_end) {
+    bool silent = t >= audible_end;
+    if (!silent && start >= 0 && start + n_fft <= audio_end) {
       // Inside the audio (most frames): no reflection, no padding, a loop the compiler
       // vectorizes. A silent stretch here still goes through the FFT, to the same zeros.
       const float* samples = pcm.data() + start;
       for (uint32_t n = 0; n < n_fft; ++n) scratch.frame[n] = samples[n] * window_[n];
-    } else if (start >= audio_end && start + n_fft - 1 <= last) {
-      silent = true;  // past the audio and clear of the reflected end: all padding
+    } else if (silent || (start >= audio_end && start + n_fft - 1 <= last)) {
+      silent = true;  // past the audible frames, or the audio and the reflected end: padding
     } else {
       silent = true;
       for (uint32_t n = 0; n < n_fft; ++n) {
-        int64_t j = start + n;
-        if (j < 0) j = -j;
-        if (j > last) j = 2 * last - j;
+        const int64_t j = Reflect(start + n, last);
         const double sample = j < audio_end ? pcm[static_cast<size_t>(j)] : 0.0;
         silent = silent && sample == 0.0;
         scratch.frame[n] = sample * window_[n];

@@ -110,8 +110,10 @@ class LogMelExtractor {
   /// with padding="max_length", truncation on and return_attention_mask: zero-pad or cut to
   /// the window; centred STFT (reflect padding) with a periodic Hann window; power spectrum;
   /// mel filter bank; log10 of at least 1e-10; floor at the clip's maximum − 8; (x + 4) / 4;
-  /// the STFT's last frame dropped. Samples past the window are ignored. `frames` > 0 keeps
-  /// only the window's first `frames` frames, equal to the whole window's (ExtractInto).
+  /// the STFT's last frame dropped. Samples past the window are ignored. Under kToClip
+  /// (padding=True, one clip a call) the signal is the clip itself, reflected at its own end;
+  /// only its valid frames exist there, so the frames after them are masked floor. `frames` > 0
+  /// keeps only the window's first `frames` frames, equal to the whole window's (ExtractInto).
   /// Errors: InvalidArgument for empty input, a non-finite sample (naming its index) or
   /// `frames` above the window's.
   [[nodiscard]] Result<LogMelFeatures> Extract(std::span<const float> pcm,
