@@ -13,6 +13,7 @@
 #include "bind_common.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/media/audio.h"
+#include "mmpt/media/audio_in_video.h"
 #include "mmpt/media/log_mel.h"
 #include "mmpt/media/video.h"
 
@@ -139,6 +140,45 @@ void BindMedia(py::module_& m) {
       },
       py::arg("preset") = py::none(), py::arg("n_mels") = py::none(),
       "The preset's Slaney mel filter bank (float64, n_mels × (n_fft / 2 + 1)).");
+  m.def(
+      "audio_in_video",
+      [](const std::string& model, const std::vector<uint32_t>& grid_thw, float second_per_grid_t,
+         uint32_t audio_tokens, float position_id_per_seconds, uint32_t merge_size, int32_t start) {
+        if (grid_thw.size() != 3 || merge_size == 0 || grid_thw[1] % merge_size != 0 ||
+            grid_thw[2] % merge_size != 0) {
+          ThrowStatus(Status::InvalidArgument(
+              "audio_in_video: grid_thw must be [t, h, w] with h and w multiples of merge_size"));
+        }
+        const media::AudioInVideoRule rule =
+            ValueOrThrow(media::AudioInVideoRuleOf(model, position_id_per_seconds));
+        const media::AudioInVideo item{grid_thw[0], grid_thw[1] / merge_size,
+                                       grid_thw[2] / merge_size, second_per_grid_t, audio_tokens};
+        const std::vector<media::AudioInVideoRun> runs = media::AudioInVideoRuns(rule, item);
+        const auto n = static_cast<py::ssize_t>(item.block_tokens());
+        std::vector<int32_t> positions(3 * static_cast<size_t>(n));
+        std::span<int32_t> all(positions);
+        const int32_t next = media::AudioInVideoPositions(
+            rule, item, runs, start, all.subspan(0, n), all.subspan(n, n), all.subspan(2 * n, n));
+        py::list out_runs;
+        for (const media::AudioInVideoRun& run : runs) {
+          out_runs.append(py::make_tuple(run.video ? "video" : "audio", run.first, run.count));
+        }
+        py::dict d;
+        d["runs"] = out_runs;
+        d["positions"] = Own(std::move(positions), {3, n});
+        d["next"] = next;
+        return d;
+      },
+      py::arg("model"), py::arg("grid_thw"), py::arg("second_per_grid_t"), py::arg("audio_tokens"),
+      py::kw_only(), py::arg("position_id_per_seconds"), py::arg("merge_size") = 2,
+      py::arg("start") = 0,
+      "A video with its sound track as `model` ('qwen2.5-omni', 'qwen3-omni') writes it "
+      "between the video's and the audio's markers (use_audio_in_video): `runs`, its "
+      "placeholders in token order as (kind, first, count) runs of the video's tokens (merged "
+      "grid order) or the audio's; `positions`, the M-RoPE positions (int32, 3 × (4 + tokens)) "
+      "of the whole block, markers included, from `start`; `next`, the position of the text "
+      "after it. grid_thw in patches (video_grid_thw). Raises InvalidArgumentError or "
+      "NotFoundError (model).");
   m.def(
       "audio_tokens",
       [](uint32_t valid_frames, const std::optional<std::string>& preset) {

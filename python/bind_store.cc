@@ -116,8 +116,9 @@ void BindStore(py::module_& m) {
          const std::string& vision, const std::string& audio, uint64_t samples_per_shard,
          size_t threads, const std::string& on_error,
          const std::optional<std::string>& tokenizer_path, const std::string& chat_template,
-         uint64_t max_decode_pixels) {
+         uint64_t max_decode_pixels, bool audio_in_video) {
         ingest::PrepareOptions options;
+        options.audio_in_video = audio_in_video;
         options.chat_template = chat_template;
         options.max_decode_pixels = max_decode_pixels;
         // Each input as `mmpt prepare`'s argument: (source, path) is "source=path".
@@ -162,13 +163,15 @@ void BindStore(py::module_& m) {
       py::arg("threads") = 0, py::arg("on_error") = "skip", py::arg("tokenizer") = py::none(),
       py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
       py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
+      py::arg("audio_in_video") = false,
       "Prepare a dataset in `out_dir` from JSONL `inputs` (LLaVA, mmc4, "
       "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}) "
       "or WebDataset tars (.tar, .tar.gz, .tgz), each a (source, path) pair or a string as "
       "`mmpt prepare` takes it (PATH, NAME=PATH, a brace range 'shard-{0000..0999}.tar', a "
       "directory of tars; a shard set is one source), "
-      "as `mmpt prepare` does (`vision`, `audio`, `chat_template`, `threads` and "
-      "`tokenizer` as its --vision, --audio, --chat-template, --threads and --tokenizer). "
+      "as `mmpt prepare` does (`vision`, `audio`, `chat_template`, `threads`, `tokenizer` and "
+      "`audio_in_video` as its --vision, --audio, --chat-template, --threads, --tokenizer and "
+      "--audio-in-video). "
       "Returns the "
       "report (records, samples, skipped, ..., summary). "
       "Raises InvalidArgumentError, NotFoundError, IOError, or the first bad record's error "

@@ -39,6 +39,7 @@ from ._mmpt import (  # noqa: F401 - re-exported
     Tokenizer,
     __version__,
     assign_vision,
+    audio_in_video,
     audio_tokens,
     check_plan_agreement,
     decode_audio,

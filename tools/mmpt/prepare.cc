@@ -19,6 +19,7 @@ struct PrepareArgs {
   std::string media_root;
   std::string vision{cost::Defaults::kVision};
   std::string audio{cost::Defaults::kAudio};
+  bool audio_in_video = false;
   std::string chat_template{cost::Defaults::kChatTemplate};
   uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
   std::string format = "auto";
@@ -53,6 +54,7 @@ Status Run(const PrepareArgs& args) {
   options.media_root = args.media_root;
   options.vision = args.vision;
   options.audio = args.audio;
+  options.audio_in_video = args.audio_in_video;
   options.chat_template = args.chat_template;
   options.max_decode_pixels = args.max_decode_pixels;
   options.samples_per_shard = args.samples_per_shard;
@@ -101,6 +103,10 @@ Command PrepareCommand() {
         app.add_option("--audio", args->audio,
                        "Audio encoder preset (presets/audio) speech is planned and loaded with")
             ->capture_default_str();
+        app.add_flag("--audio-in-video", args->audio_in_video,
+                     "Write each video with its sound track, interleaved as the audio preset's "
+                     "model orders them (Qwen2.5-Omni's use_audio_in_video); a video without "
+                     "one is a bad record");
         app.add_option("--chat-template", args->chat_template,
                        "Chat template every sample is rendered through (presets/chat name or a "
                        ".json path); recorded in the manifest, the loader renders with it")

@@ -100,4 +100,25 @@ Result<AudioCost> CostAudio(const AudioConfig& c, uint32_t samples, uint32_t llm
   return cost;
 }
 
+Result<media::AudioInVideoRule> AudioInVideoRuleOf(const AudioConfig& config,
+                                                   double tokens_per_second) {
+  Result<media::AudioInVideoRule> rule =
+      media::AudioInVideoRuleOf(config.features, static_cast<float>(tokens_per_second));
+  if (!rule.ok()) {
+    return Status::InvalidArgument("audio preset {}: {}", config.name, rule.status().message());
+  }
+  // Mel frames of one chunk, at the features' rate.
+  const double chunk_frames =
+      rule->seconds_per_chunk * config.log_mel.sample_rate / config.log_mel.hop;
+  if (rule->order != media::AudioInVideoOrder::kChunks ||
+      chunk_frames != config.attention_window_frames) {
+    return Status::InvalidArgument(
+        "audio preset {}: audio in video is built for sound tracks whose runs are the encoder's "
+        "attention windows (Qwen2.5-Omni's 2 s chunks of 200 frames); this encoder attends "
+        "over {} frames",
+        config.name, config.attention_window_frames);
+  }
+  return rule;
+}
+
 }  // namespace mmpt::cost

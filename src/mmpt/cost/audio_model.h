@@ -4,6 +4,7 @@
 #include <string>
 
 #include "mmpt/core/status.h"
+#include "mmpt/media/audio_in_video.h"
 #include "mmpt/media/log_mel.h"
 
 namespace mmpt::cost {
@@ -55,5 +56,16 @@ struct AudioCost {
 /// attention ∝ encoder frames × the attention span.
 /// Errors: InvalidArgument for a clip of no samples.
 Result<AudioCost> CostAudio(const AudioConfig& config, uint32_t samples, uint32_t llm_hidden);
+
+/// The rule a video with its sound track follows under `config`'s model (media::
+/// AudioInVideoRuleOf by its features' name) at the vision encoder's time scale
+/// (`tokens_per_second`, the thinker's position_id_per_seconds). The track is planned and
+/// encoded as one clip per run of its tokens, each the frames of its chunk (store::MediaMeta's
+/// kMediaSoundTrack parts), which gives the whole track's embeddings only when each chunk is
+/// one of the encoder's attention windows. Errors: InvalidArgument naming the preset when its
+/// model has no such rule or its runs are not its attention windows (Qwen3-Omni's merged runs
+/// under 800-frame windows), or `tokens_per_second` is not positive.
+Result<media::AudioInVideoRule> AudioInVideoRuleOf(const AudioConfig& config,
+                                                   double tokens_per_second);
 
 }  // namespace mmpt::cost

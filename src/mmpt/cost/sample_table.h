@@ -28,6 +28,9 @@ struct VideoItem {
   /// video is one item).
   uint16_t group = 0;
   uint16_t groups = 0;
+  /// Its record among its sample's media records (store::MediaMeta order): orders the items at
+  /// one text position (a video's groups and its sound track's parts, interleaved).
+  uint16_t record = 0;
 };
 
 /// An audio clip as the planner sees it: its length and where it sits in its sample's text.
@@ -37,6 +40,7 @@ struct AudioItem {
   uint32_t samples = 0;
   uint32_t sample_rate_hz = 0;  // the source's, as recorded; informational
   uint32_t text_position = 0;   // text tokens of its sample before it
+  uint16_t record = 0;          // as VideoItem::record
 };
 
 /// The video and audio items of one sample, for SampleTableBuilder::Add.

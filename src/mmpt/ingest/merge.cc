@@ -67,13 +67,15 @@ Result<store::Manifest> MergeDatasets(const std::string& out_dir,
           part.manifest_path, parts.front().manifest_path);
     }
     if (m.tokenizer_xxh3 != first.tokenizer_xxh3 || m.vision != first.vision ||
-        m.audio != first.audio || m.max_decode_pixels != first.max_decode_pixels) {
+        m.audio != first.audio || m.audio_in_video != first.audio_in_video ||
+        m.max_decode_pixels != first.max_decode_pixels) {
       return Status::InvalidArgument(
-          "{} was prepared with tokenizer {} ({}), vision '{}', audio '{}' and decode budget {}, "
-          "{} with {} ({}), '{}', '{}' and {}: token counts would not be comparable",
+          "{} was prepared with tokenizer {} ({}), vision '{}', audio '{}' (audio in video: {}) "
+          "and decode budget {}, {} with {} ({}), '{}', '{}' ({}) and {}: token counts would not "
+          "be comparable",
           part.manifest_path, m.tokenizer, store::ChecksumHex(m.tokenizer_xxh3), m.vision, m.audio,
-          m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
-          store::ChecksumHex(first.tokenizer_xxh3), first.vision, first.audio,
+          m.audio_in_video, m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
+          store::ChecksumHex(first.tokenizer_xxh3), first.vision, first.audio, first.audio_in_video,
           first.max_decode_pixels);
     }
   }
@@ -126,6 +128,7 @@ Result<store::Manifest> MergeDatasets(const std::string& out_dir,
   merged.tokenizer_xxh3 = first.tokenizer_xxh3;
   merged.vision = first.vision;
   merged.audio = first.audio;
+  merged.audio_in_video = first.audio_in_video;
   merged.chat_template = first.chat_template;
   merged.max_decode_pixels = first.max_decode_pixels;
   for (Keyed& keyed : shards) merged.shards.push_back(std::move(keyed.shard));

@@ -19,6 +19,7 @@
 #include "mmpt/core/thread_pool.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/ingest/media_check.h"
+#include "mmpt/ingest/sound_track.h"
 #include "mmpt/ingest/webdataset.h"
 #include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
@@ -188,6 +189,7 @@ struct Context {
   const std::vector<std::string>& sources;
   const std::vector<std::string>& media_roots;  // per input
   const cost::VisionConfig& vision;
+  const std::optional<SoundTrackRules>& sound;  // under options.audio_in_video
   const text::ChatRenderer& renderer;
   // (chunk, line) of each duplicate → "file:line" where its key was first seen.
   const std::unordered_map<uint64_t, std::string>& duplicates;
@@ -271,9 +273,25 @@ class ChunkProcessor {
         return;
       }
     }
+    std::vector<store::SoundTrackLayout> sound_tracks(ctx_.sound ? sample.media.size() : 0);
+    std::vector<uint32_t> sound_items(sound_tracks.size());
+    for (size_t k = 0; k < sound_tracks.size(); ++k) {
+      if (sample.media[k].kind != store::MediaKind::kVideo) continue;
+      Result<store::SoundTrackLayout> layout =
+          LayOutSoundTrack(*ctx_.sound, sample.media[k], blobs[k].bytes);
+      if (!layout.ok()) {
+        BadRecord(where, "video without a usable sound track",
+                  layout.status().WithContext(fmt::format("sample '{}', video {} ('{}')",
+                                                          sample.key, k, sample.media[k].path)));
+        return;
+      }
+      sound_items[k] = layout->records();
+      sound_tracks[k] = std::move(*layout);
+    }
     const Result<media::VideoSamplingRule> video_rule = cost::VideoRuleOf(ctx_.vision);
-    if (Status status = store::RenderSample(ctx_.renderer, sample,
-                                            video_rule.ok() ? &*video_rule : nullptr, &rendered_);
+    if (Status status =
+            store::RenderSample(ctx_.renderer, sample, video_rule.ok() ? &*video_rule : nullptr,
+                                &rendered_, sound_items);
         !status.ok()) {
       BadRecord(where,
                 status.code() == StatusCode::kInvalidArgument ? "not in the chat template"
@@ -281,8 +299,15 @@ class ChunkProcessor {
                 status);
       return;
     }
+    // The writer takes the layouts in segment order, as it stores the media.
+    std::vector<store::SoundTrackLayout> in_segment_order;
+    for (const store::Segment& segment : sample.segments) {
+      if (segment.is_media && segment.media_index < sound_tracks.size()) {
+        in_segment_order.push_back(sound_tracks[segment.media_index]);
+      }
+    }
     if (Status added = Writer().Add(std::move(sample), std::move(blobs), rendered_.ids,
-                                    rendered_.media_positions, VideoGroups());
+                                    rendered_.media_positions, VideoGroups(), in_segment_order);
         !added.ok()) {
       BadRecord(where, "invalid record", added);
       return;
@@ -580,8 +605,8 @@ void RunChunks(const Context& ctx, const std::vector<Chunk>& chunks,
       if (!ctx.duplicates.contains(id)) rerun.insert(id >> 40);
     }
   }
-  const Context again{ctx.options,  ctx.files,  ctx.sources, ctx.media_roots, ctx.vision,
-                      ctx.renderer, duplicates, ctx.stop,    ctx.progress};
+  const Context again{ctx.options, ctx.files,    ctx.sources, ctx.media_roots, ctx.vision,
+                      ctx.sound,   ctx.renderer, duplicates,  ctx.stop,        ctx.progress};
   pool.ParallelFor(0, mine.size(), [&](size_t m) {
     if (!rerun.contains(mine[m])) return;
     RemoveShards(ctx.options.out_dir, results[m]);
@@ -651,7 +676,13 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   auto start = std::chrono::steady_clock::now();
   MMPT_RETURN_IF_ERROR(CheckOptions(options));
   MMPT_ASSIGN_OR_RETURN(cost::VisionConfig vision, cost::LoadVisionPreset(options.vision));
-  MMPT_RETURN_IF_ERROR(cost::LoadAudioPreset(options.audio).status());
+  MMPT_ASSIGN_OR_RETURN(const cost::AudioConfig audio, cost::LoadAudioPreset(options.audio));
+  std::optional<SoundTrackRules> sound;
+  if (options.audio_in_video) {
+    MMPT_ASSIGN_OR_RETURN(media::AudioInVideoRule rule,
+                          cost::AudioInVideoRuleOf(audio, vision.tokens_per_second));
+    sound.emplace(SoundTrackRules{vision, audio, rule});
+  }
   MMPT_ASSIGN_OR_RETURN(text::ChatTemplate chat, text::ChatTemplate::Load(options.chat_template));
   const std::string chat_json = chat.json;
   MMPT_ASSIGN_OR_RETURN(text::ChatRenderer renderer,
@@ -690,9 +721,8 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   if (options.progress) {
     progress.emplace("prepare", CountRecords(mine, chunks, files, tar_records), "records");
   }
-  const Context ctx{options,        files,  sources,
-                    in.media_roots, vision, renderer,
-                    duplicates,     stop,   progress ? &*progress : nullptr};
+  const Context ctx{options, files,    sources,    in.media_roots, vision,
+                    sound,   renderer, duplicates, stop,           progress ? &*progress : nullptr};
   std::vector<ChunkResult> results;
   RunChunks(ctx, chunks, mine, tar_records, seen, pool, results);
   progress.reset();
@@ -703,6 +733,7 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
   manifest.tokenizer_xxh3 = options.tokenizer_xxh3;
   manifest.vision = options.vision;
   manifest.audio = options.audio;
+  manifest.audio_in_video = options.audio_in_video;
   manifest.chat_template = chat_json;
   manifest.max_decode_pixels = options.max_decode_pixels;
   MMPT_RETURN_IF_ERROR(Collect(results, options, sources, report, manifest));

@@ -108,6 +108,23 @@ Result<std::vector<Planned>> MatchPlan(const plan::StepPlan& plan,
   return planned_of;
 }
 
+// Per medium of a sample whose .meta records are `records`: its records when it is a video
+// written with its sound track (text::ChatPiece::sound_items), else 0.
+std::vector<uint32_t> SoundItems(std::span<const store::MediaMeta> records) {
+  std::vector<uint32_t> items;  // records per medium
+  std::vector<uint8_t> sound;   // the medium has sound track parts
+  uint32_t medium = 0;
+  for (uint32_t k = 0; k < records.size(); ++k) {
+    medium += k > 0 && records[k].first_of_medium();
+    items.resize(std::max<size_t>(items.size(), medium + 1), 0);
+    sound.resize(items.size(), 0);
+    ++items[medium];
+    sound[medium] |= records[k].sound_track();
+  }
+  for (size_t m = 0; m < items.size(); ++m) items[m] *= sound[m];
+  return items;
+}
+
 // That the loader rendered what prepare stored: the same ids (`stored`, through the tokenizer
 // at `tokenizer_path` where prepare used `prepared_with`) and one position per media item.
 Status CheckRendered(const text::RenderedText& rendered, std::span<const int32_t> stored,
@@ -190,6 +207,10 @@ Result<std::shared_ptr<DatasetSource>> DatasetSource::Create(
                         cost::LoadAudioPreset(store::RecordedAudioPreset(manifest)));
   MMPT_ASSIGN_OR_RETURN(source->log_mel_,
                         media::LogMelExtractor::ForConfig(source->audio_.log_mel));
+  if (manifest.audio_in_video) {
+    MMPT_ASSIGN_OR_RETURN(source->sound_rule_,
+                          cost::AudioInVideoRuleOf(source->audio_, vision.tokens_per_second));
+  }
 
   MMPT_ASSIGN_OR_RETURN(source->tokenizer_path_,
                         text::FindTokenizer(options.tokenizer, manifest.tokenizer));
@@ -219,8 +240,10 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   std::span<const store::MediaMeta> media = dataset_->media_meta(global);
   auto media_name = [&](uint32_t k) { return MediaName(parsed, media, k); };
 
-  if (Status status = store::RenderSample(*renderer_, parsed,
-                                          video_.ok() ? &video_->sampling : nullptr, &rendered);
+  const std::vector<uint32_t> sound_items =
+      sound_rule_ ? SoundItems(media) : std::vector<uint32_t>();
+  if (Status status = store::RenderSample(
+          *renderer_, parsed, video_.ok() ? &video_->sampling : nullptr, &rendered, sound_items);
       !status.ok()) {
     return context(status);
   }
@@ -283,6 +306,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
                         renderer_->pad_id(text::PieceKind::kAudio));
       out.has_loss.insert(out.has_loss.end(), a.token_count, 0);
       out.audios.push_back(a);
+      if (media[k].sound_track()) JoinSoundTrack(media[k], out);
       continue;
     }
     Result<RenderedVisual> visual = RenderVisual(*bytes, planned.image, planned.video);
@@ -309,6 +333,9 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     out.tokens.insert(out.tokens.end(), r.token_count, renderer_->pad_id(kind));
     out.has_loss.insert(out.has_loss.end(), r.token_count, 0);
     out.visuals.push_back(r);
+    if (r.video && medium < sound_items.size() && sound_items[medium] > 0) {
+      JoinSoundTrack(media[k], out);
+    }
   }
   copy_text(std::max(cursor, kept));
   if (out.tokens.size() != sequence.tokens) {
@@ -318,6 +345,29 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
         name, out.tokens.size(), sequence.tokens);
   }
   return out;
+}
+
+void DatasetSource::JoinSoundTrack(const store::MediaMeta& record, RenderedSample& out) const {
+  const uint32_t merge = options_.preprocess.patch.merge_size;
+  if (record.sound_track()) {
+    RenderedAudio& part = out.audios.back();
+    part.part = record.group;
+    part.parts = record.groups;
+    part.track_offset = static_cast<uint32_t>(record.group * sound_rule_->seconds_per_chunk *
+                                              audio_.log_mel.sample_rate);
+    out.sound_tracks.back().item.audio_tokens += part.token_count;
+    return;
+  }
+  const RenderedVisual& group = out.visuals.back();
+  if (record.first_of_medium()) {
+    // Its two start markers (the video's and the audio's) come just before.
+    out.sound_tracks.push_back({group.token_start - 2, *sound_rule_, {}});
+  }
+  media::AudioInVideo& item = out.sound_tracks.back().item;
+  ++item.grid_t;
+  item.grid_h = group.grid_h / merge;
+  item.grid_w = group.grid_w / merge;
+  item.second_per_grid_t = group.second_per_grid_t;
 }
 
 Result<std::optional<std::span<const std::byte>>> DatasetSource::CheckedMedia(
@@ -389,7 +439,8 @@ Result<media::GridThw> DatasetSource::PreprocessVideoInto(const RenderedSample& 
     media::PreprocessedVideo video;
   };
   thread_local Decoded last;
-  const uint32_t first_record = item.sample_image - item.group;
+  const uint32_t first_record =
+      store::FirstRecordOfMedium(dataset_->media_meta(global), item.sample_image);
   const bool cached = item.groups > 0 && last.source == this && last.global == global &&
                       last.first_record == first_record;
   if (!cached) {  // the video's bytes are read (and counted) once
@@ -476,9 +527,12 @@ AudioFeatureShape DatasetSource::audio_features() const {
 Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudio& audio,
                                 uint32_t frames, std::span<float> features,
                                 std::span<int32_t> mask) const {
-  uint64_t global = 0;
-  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
-                        ReadMedia(sample, audio.sample_audio, global));
+  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
+  // A sound track's part reads its video's bytes.
+  const uint32_t record =
+      audio.parts > 0 ? store::FirstRecordOfMedium(dataset_->media_meta(global), audio.sample_audio)
+                      : audio.sample_audio;
+  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, ReadMedia(sample, record, global));
   const media::LogMelConfig& config = log_mel_->config();
   const uint32_t window = config.Frames();
   if (frames < audio.valid_frames || frames > window ||
@@ -491,6 +545,17 @@ Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudi
   Status status = [&]() -> Status {
     MMPT_ASSIGN_OR_RETURN(media::DecodedAudio decoded,
                           media::DecodeAudio(bytes, config.sample_rate));
+    if (audio.parts > 0) {
+      const uint64_t end = uint64_t{audio.track_offset} + audio.samples;
+      const bool last = audio.part + 1 == audio.parts;
+      if (last ? decoded.samples.size() != end : decoded.samples.size() < end) {
+        return Status::Corrupt(
+            "its sound track decodes to {} samples at {} Hz where prepare recorded part {} of {} "
+            "ending at sample {}: the file changed",
+            decoded.samples.size(), config.sample_rate, audio.part, audio.parts, end);
+      }
+      return FillSoundTrackPart(decoded.samples, audio, frames, features, mask);
+    }
     if (decoded.samples.size() != audio.samples) {
       return Status::Corrupt(
           "decodes to {} samples at {} Hz where prepare recorded {} (the plan's length): the "
@@ -508,6 +573,31 @@ Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudi
     return Status::OK();
   }();
   return NameError(global, audio.sample_audio, std::move(status));
+}
+
+Status DatasetSource::FillSoundTrackPart(std::span<const float> track, const RenderedAudio& audio,
+                                         uint32_t frames, std::span<float> features,
+                                         std::span<int32_t> mask) const {
+  const media::LogMelConfig& config = log_mel_->config();
+  // The track's features are the whole clip's (its floor is the clip's maximum − 8): computed
+  // up to the part's last frame, the part's frames copied.
+  const uint32_t first = audio.track_offset / config.hop;
+  const uint32_t whole = std::min(config.Frames(), first + frames);
+  std::vector<float> all(size_t{config.n_mels} * whole);
+  std::vector<int32_t> all_mask(whole);
+  MMPT_ASSIGN_OR_RETURN(uint32_t valid, log_mel_->ExtractInto(track, all, all_mask));
+  if (first + audio.valid_frames > valid) {
+    return Status::Internal("sound track part {} of {}: frames [{}, +{}) past the track's {}",
+                            audio.part, audio.parts, first, audio.valid_frames, valid);
+  }
+  for (uint32_t m = 0; m < config.n_mels; ++m) {
+    for (uint32_t f = 0; f < frames; ++f) {
+      features[size_t{m} * frames + f] =
+          first + f < whole ? all[size_t{m} * whole + first + f] : 0.0f;
+    }
+  }
+  for (uint32_t f = 0; f < frames; ++f) mask[f] = f < audio.valid_frames ? 1 : 0;
+  return Status::OK();
 }
 
 }  // namespace mmpt::load

@@ -145,6 +145,14 @@ class DatasetSource final : public SampleSource {
   Result<RenderedVisual> RenderVisual(std::optional<std::span<const std::byte>> bytes,
                                       const plan::PlannedImage* image,
                                       const plan::PlannedVideo* video) const;
+  // Record `record` of a video with its sound track, just rendered into `out` (its last
+  // visual, or its last audio clip: a part, whose place in the track this sets): its block
+  // begun (the video's first group) or grown.
+  void JoinSoundTrack(const store::MediaMeta& record, RenderedSample& out) const;
+  // A sound track part's features: the track's whole-clip features from the part's frames on.
+  Status FillSoundTrackPart(std::span<const float> track, const RenderedAudio& audio,
+                            uint32_t frames, std::span<float> features,
+                            std::span<int32_t> mask) const;
 
   std::shared_ptr<const store::Dataset> dataset_;
   std::shared_ptr<const StoredBytes> bytes_;
@@ -154,7 +162,8 @@ class DatasetSource final : public SampleSource {
   std::string tokenizer_path_;
   Result<media::VideoPreprocessConfig> video_ = Status::Internal("not created");
   float tokens_per_second_ = 0;
-  cost::AudioConfig audio_;  // the manifest's audio preset
+  cost::AudioConfig audio_;                            // the manifest's audio preset
+  std::optional<media::AudioInVideoRule> sound_rule_;  // a dataset with videos' sound tracks
   std::shared_ptr<const media::LogMelExtractor> log_mel_;
   mutable std::atomic<uint64_t> samples_read_{0};
   mutable std::atomic<uint64_t> media_read_{0};

@@ -138,12 +138,12 @@ Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placem
 namespace {
 
 // A grouped video's bytes travel once, with its first record, to a trainer that decodes any of
-// its groups.
+// its groups (or of its sound track's parts).
 std::vector<uint8_t> FirstRecordsOnly(std::span<const store::MediaMeta> media,
                                       std::vector<uint8_t> decoded) {
   for (size_t k = media.size(); k-- > 0;) {
     if (!media[k].first_of_medium() && decoded[k]) {
-      decoded[k - media[k].group] = 1;
+      decoded[store::FirstRecordOfMedium(media, static_cast<uint32_t>(k))] = 1;
       decoded[k] = 0;
     }
   }

@@ -1,6 +1,7 @@
 #include "mmpt/load/mrope.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace mmpt::load {
 
@@ -13,7 +14,27 @@ void MropePositions(const RenderedSample& sample, uint32_t merge_size, float tok
   auto text_until = [&](uint32_t end) {
     for (; i < end; ++i) t[i] = h[i] = w[i] = next++;
   };
+  size_t block = 0;  // the next sound track's block
+  // Blocks that start before `end`: each written whole, its visuals skipped below.
+  auto blocks_until = [&](uint32_t end) {
+    for (; block < sample.sound_tracks.size() && sample.sound_tracks[block].token_start < end;
+         ++block) {
+      const RenderedSoundTrack& s = sample.sound_tracks[block];
+      text_until(s.token_start);
+      const uint32_t size = s.item.block_tokens();
+      std::vector<int32_t> bt(size), bh(size), bw(size);
+      next = media::AudioInVideoPositions(s.rule, s.item, media::AudioInVideoRuns(s.rule, s.item),
+                                          next, bt, bh, bw);
+      for (uint32_t k = 0; k < size && i < n; ++k, ++i) {
+        t[i] = bt[k];
+        h[i] = bh[k];
+        w[i] = bw[k];
+      }
+    }
+  };
   for (const RenderedVisual& image : sample.visuals) {
+    blocks_until(image.token_start);
+    if (image.token_start < i) continue;  // a group of a block written already
     text_until(image.token_start);
     const uint32_t gh = image.grid_h / merge_size;
     const uint32_t gw = image.grid_w / merge_size;
@@ -36,6 +57,7 @@ void MropePositions(const RenderedSample& sample, uint32_t merge_size, float tok
     }
     next = largest + 1;
   }
+  blocks_until(n);
   text_until(n);
 }
 

@@ -22,8 +22,10 @@ namespace mmpt::load {
 /// are int32, so they equal its positions when the product is whole (a video sampled at
 /// exactly 2 fps: 13 f) and drop its fraction otherwise (which the reference carries on into
 /// the text after the video). Audio placeholders follow the text rule
-/// (Qwen2.5-Omni's and Qwen3-Omni's audio without video). Positions past the sample's tokens
-/// (padding, `pad` more of them) continue the text rule.
+/// (Qwen2.5-Omni's and Qwen3-Omni's audio without video). A video with its sound track
+/// (sample.sound_tracks) is its block's media::AudioInVideoPositions from one past the largest
+/// position so far, the text after it where that returns (cut where the sample ends).
+/// Positions past the sample's tokens (padding, `pad` more of them) continue the text rule.
 /// Precondition: items valid for the sample (see RenderedSample) and grids divisible by merge.
 void MropePositions(const RenderedSample& sample, uint32_t merge_size, float tokens_per_second,
                     uint32_t pad, std::span<int32_t> t, std::span<int32_t> h, std::span<int32_t> w);

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "mmpt/media/audio_in_video.h"
+
 namespace mmpt::load {
 
 /// One vision item of a rendered sample: an image, or a video (its frames in temporal pairs).
@@ -36,6 +38,20 @@ struct RenderedAudio {
   /// (store::MediaMeta::frames): the loader refuses a clip that decodes to another length.
   uint32_t samples = 0;
   uint32_t sample_audio = 0;  // index of the item within its sample (MediaMeta order)
+  /// A part of a video's sound track (store::kMediaSoundTrack): part `part` of `parts`, its
+  /// samples the track's from `track_offset` on. parts 0: a clip of its own.
+  uint16_t part = 0;
+  uint16_t parts = 0;
+  uint32_t track_offset = 0;
+};
+
+/// A video with its sound track (audio in video): the block from its first start marker, its
+/// video's groups (RenderedVisual) and its track's parts (RenderedAudio) inside it, laid out by
+/// media::AudioInVideoRuns; its positions are media::AudioInVideoPositions'.
+struct RenderedSoundTrack {
+  uint32_t token_start = 0;      // the video's start marker, offset within the sample
+  media::AudioInVideoRule rule;  // the dataset's (cost::AudioInVideoRuleOf)
+  media::AudioInVideo item;      // the merged grid, seconds per step and the track's tokens
 };
 
 /// The token sequence of one sample. Invariant: tokens.size() == has_loss.size(); visuals
@@ -48,6 +64,7 @@ struct RenderedSample {
   std::vector<uint8_t> has_loss;        // 1 where the token is a training target
   std::vector<RenderedVisual> visuals;  // images and videos, in token order
   std::vector<RenderedAudio> audios;
+  std::vector<RenderedSoundTrack> sound_tracks;  // in token order
 };
 
 }  // namespace mmpt::load

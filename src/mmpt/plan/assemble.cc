@@ -102,7 +102,9 @@ std::vector<MediaAt> MediaPositions(const cost::SampleTable& table,
     if (at_image != kNone && at_image <= at_video && at_image <= at_audio) {
       at(MediaAt::kImage, i, at_image, costed.images[images + i].llm_tokens);
       ++i;
-    } else if (at_video != kNone && at_video <= at_audio) {
+    } else if (at_video != kNone &&
+               (at_video < at_audio ||
+                (at_video == at_audio && videos[v].record <= audios[a].record))) {
       at(MediaAt::kVideo, v, at_video, costed.videos[first_video + v].llm_tokens);
       ++v;
     } else {

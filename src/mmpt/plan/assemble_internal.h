@@ -74,7 +74,9 @@ struct MediaAt {
   uint32_t tokens = 0;       // its LLM tokens
 };
 /// Sample `row`'s media items in token order, `text_tokens` of its text kept: items follow their
-/// text positions; at an equal position images come first, then videos, then audio. The one
+/// text positions; at an equal position images come first, then videos and audio in record
+/// order (cost::VideoItem::record: a video's groups and its sound track's parts), a video
+/// first when the records do not say. The one
 /// rule for where a sample's media sit (Assemble's PlannedImage::token_start and friends).
 std::vector<MediaAt> MediaPositions(const cost::SampleTable& table,
                                     const cost::CostedSamples& costed, uint64_t row,

@@ -37,6 +37,7 @@ std::string ManifestToJson(const Manifest& manifest) {
   doc["tokenizer"] = {{"path", manifest.tokenizer}, {"xxh3", ChecksumHex(manifest.tokenizer_xxh3)}};
   doc["vision"] = {{"preset", manifest.vision}, {"max_decode_pixels", manifest.max_decode_pixels}};
   if (!manifest.audio.empty()) doc["audio"] = {{"preset", manifest.audio}};
+  if (manifest.audio_in_video) doc["audio"]["audio_in_video"] = true;
   doc["chat_template"] =
       manifest.chat_template.empty()
           ? json::object()
@@ -136,6 +137,12 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
         return Status::Corrupt("{}: \"audio\" must be an object with a string \"preset\"", name);
       }
       manifest.audio = audio.at("preset").get<std::string>();
+      if (audio.contains("audio_in_video")) {
+        if (!audio.at("audio_in_video").is_boolean()) {
+          return Status::Corrupt("{}: \"audio\".\"audio_in_video\" must be true or false", name);
+        }
+        manifest.audio_in_video = audio.at("audio_in_video").get<bool>();
+      }
     }
     if (!doc.at("chat_template").is_object()) {
       return Status::Corrupt("{}: \"chat_template\" is not an object", name);

@@ -47,6 +47,10 @@ struct Manifest {
   /// The audio encoder preset (cost::LoadAudioPreset) audio tokens and the loader's log-mel
   /// features derive from; "" in a dataset prepared before it was recorded (the default).
   std::string audio;
+  /// Each video is written with its sound track (Qwen2.5-Omni's use_audio_in_video): its
+  /// tokens and the track's interleaved as the audio preset's model orders them
+  /// (ingest::PrepareOptions::audio_in_video). False in a dataset prepared without it.
+  bool audio_in_video = false;
   /// The chat template every sample was rendered through (text::ChatTemplate's JSON, whole:
   /// the dataset carries it, and the loader renders with exactly it).
   std::string chat_template;

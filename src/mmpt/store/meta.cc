@@ -88,8 +88,18 @@ bool FieldsFitKind(const MediaMeta& m) {
   return false;
 }
 
-// A grouped video's records: group g of `groups` follows group g - 1 of the same video.
+// A grouped video's records: group g of `groups` follows group g - 1 of the same video
+// (`previous`, its stream's record before it). A sound track's part p follows part p - 1 or,
+// for part 0, a record of its video, with the video's bytes.
 bool GroupFits(const MediaMeta& m, const MediaMeta* previous) {
+  if (m.sound_track()) {
+    if (m.kind != MediaKind::kAudio || m.group >= m.groups || previous == nullptr) return false;
+    const bool same_bytes = previous->data_offset == m.data_offset &&
+                            previous->data_size == m.data_size && previous->crc32 == m.crc32;
+    return same_bytes && (m.group == 0 ? previous->kind == MediaKind::kVideo
+                                       : previous->sound_track() && previous->groups == m.groups &&
+                                             previous->group + 1 == m.group);
+  }
   if (m.groups == 0) return m.group == 0;
   if (m.kind != MediaKind::kVideo || m.group >= m.groups) return false;
   if (m.group == 0) return true;
@@ -99,12 +109,30 @@ bool GroupFits(const MediaMeta& m, const MediaMeta* previous) {
          previous->fps_milli == m.fps_milli && previous->flags == m.flags;
 }
 
+// The nearest record of media[begin, end) from j in direction `step` (±1) of j's stream (a
+// sound track's parts, or the other records), or null; a sound track's part 0 follows the
+// record just before it (its video's).
+const MediaMeta* Neighbour(const MediaMeta* media, uint64_t begin, uint64_t end, uint64_t j,
+                           int step) {
+  const bool sound = media[j].sound_track();
+  if (sound && media[j].group == 0 && step < 0) return j > begin ? &media[j - 1] : nullptr;
+  for (uint64_t i = j + step; i >= begin && i < end; i += step) {
+    if (media[i].sound_track() == sound) return &media[i];
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 uint32_t MediumOfRecord(std::span<const MediaMeta> records, uint32_t k) {
   uint32_t medium = 0;
   for (uint32_t j = 1; j <= k && j < records.size(); ++j) medium += records[j].first_of_medium();
   return medium;
+}
+
+uint32_t FirstRecordOfMedium(std::span<const MediaMeta> records, uint32_t k) {
+  while (k > 0 && k < records.size() && !records[k].first_of_medium()) --k;
+  return k;
 }
 
 Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
@@ -141,8 +169,8 @@ Status ValidateMeta(std::span<const std::byte> bytes, std::string_view name) {
         return Status::Corrupt("{}: media record {}: {} frames, {} data bytes without data", name,
                                j, m.frames, m.data_size);
       }
-      const MediaMeta* previous = j > media_begin ? &media[j - 1] : nullptr;
-      const MediaMeta* next = j + 1 < end ? &media[j + 1] : nullptr;
+      const MediaMeta* previous = Neighbour(media, media_begin, end, j, -1);
+      const MediaMeta* next = Neighbour(media, media_begin, end, j, +1);
       if (!GroupFits(m, previous) ||
           (m.groups > 0 && m.group + 1 < m.groups && (next == nullptr || next->group == 0))) {
         return Status::Corrupt("{}: media record {}: group {} of {} out of sequence", name, j,

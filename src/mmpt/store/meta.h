@@ -72,6 +72,11 @@ static_assert(sizeof(SampleMeta) == 24);
 enum MediaFlags : uint8_t {
   /// The item has a size from the input but no bytes in the zip (data_offset = data_size = 0).
   kMediaWithoutData = 1u << 0,
+  /// The record is a part of the sound track of the video whose records surround it (audio in
+  /// video: ingest::PrepareOptions::audio_in_video): an audio record sharing the video's bytes,
+  /// part `group` of `groups`, each part one run of the sound track's tokens
+  /// (media::AudioInVideoRuns).
+  kMediaSoundTrack = 1u << 1,
 };
 
 /// What a media item is. Each kind fills its own fields of MediaMeta and leaves the others 0.
@@ -84,7 +89,9 @@ enum class MediaKind : uint8_t {
 /// One media item: what it is, where it sits among its sample's tokens, its size, and where its
 /// bytes sit in the shard's `.zip`. A video whose chat template writes each temporal group with
 /// a timestamp (Qwen3-VL) is `groups` consecutive records, one per group, with the same video
-/// fields and bytes: each group is an item of its own in the token stream.
+/// fields and bytes: each group is an item of its own in the token stream. A video with its
+/// sound track (kMediaSoundTrack) is its groups and its sound track's parts, interleaved in
+/// token order, all with the video's bytes.
 struct MediaMeta {
   uint64_t data_offset = 0;  // bytes from the start of <n>.zip to the entry's (STORED) data
   uint64_t data_size = 0;    // bytes of the entry's data
@@ -108,17 +115,24 @@ struct MediaMeta {
   uint8_t format = 0;    // media::ImageFormat for images
   uint8_t flags = 0;     // MediaFlags
   uint8_t reserved = 0;  // zero
-  uint16_t group = 0;    // a grouped video: this record's temporal group, from 0
-  uint16_t groups = 0;   // a grouped video: its groups (records); 0: not grouped
+  uint16_t group = 0;    // a grouped video: this record's temporal group, from 0 (a sound
+                         // track's part: its part)
+  uint16_t groups = 0;   // a grouped video: its groups (records); 0: not grouped (a sound
+                         // track's part: its parts)
 
+  bool sound_track() const { return (flags & kMediaSoundTrack) != 0; }
   /// The record of the medium's first group: the one its bytes and sample item are counted by.
-  bool first_of_medium() const { return group == 0; }
+  bool first_of_medium() const { return group == 0 && !sound_track(); }
 };
 static_assert(sizeof(MediaMeta) == 56);
 
 /// The index among its sample's media (Sample::media, the zip entries) of record `k` of
 /// `records`, a sample's media records: grouped videos' later groups count with their first.
 uint32_t MediumOfRecord(std::span<const MediaMeta> records, uint32_t k);
+
+/// The record of `records` (a sample's) holding the bytes of record `k`'s medium: the last
+/// first_of_medium() record at or before `k`.
+uint32_t FirstRecordOfMedium(std::span<const MediaMeta> records, uint32_t k);
 
 /// Serialize a `.meta` file from its records. The records must be consistent (Validate-able).
 std::string EncodeMeta(std::span<const SampleMeta> samples, std::span<const MediaMeta> media,

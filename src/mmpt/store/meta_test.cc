@@ -244,6 +244,61 @@ TEST(MetaTest, AGroupedVideosRecordsFollowOneAnother) {
   }
 }
 
+TEST(MetaTest, ASoundTracksPartsInterleaveWithItsVideosGroups) {
+  // A video of 2 groups with its sound track in 2 parts, in token order: group 0, part 0,
+  // group 1, part 1, all at one text position with the video's bytes.
+  MediaMeta video{};
+  video.kind = MediaKind::kVideo;
+  video.width = 64;
+  video.height = 48;
+  video.frames = 20;
+  video.duration_ms = 2000;
+  video.fps_milli = 10000;
+  video.data_offset = 30;
+  video.data_size = 100;
+  video.groups = 2;
+  video.text_position = 4;
+  MediaMeta part = video;
+  part.kind = MediaKind::kAudio;
+  part.width = part.height = part.fps_milli = 0;
+  part.frames = 32000;
+  part.sample_rate_hz = 44100;
+  part.flags = kMediaSoundTrack;
+  part.groups = 2;
+  std::vector<MediaMeta> media = {video, part, video, part};
+  media[2].group = 1;
+  media[3].group = 1;
+  media[3].frames = 100;
+  SampleMeta sample{};
+  sample.text_tokens = 20;
+  sample.num_media = 4;
+  sample.num_segments = 2;
+  auto check = [&](const std::vector<MediaMeta>& records) {
+    std::string bytes = EncodeMeta(std::span(&sample, 1), records, 20);
+    return ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "s.meta");
+  };
+  ASSERT_TRUE(check(media).ok()) << check(media).ToString();
+  EXPECT_TRUE(media[0].first_of_medium());
+  EXPECT_FALSE(media[1].first_of_medium());
+  EXPECT_EQ(MediumOfRecord(media, 3), 0u);
+  EXPECT_EQ(FirstRecordOfMedium(media, 3), 0u);
+  std::vector<std::function<void(std::vector<MediaMeta>&)>> breakages = {
+      [](auto& m) { m[3].group = 0; },                 // a part repeated
+      [](auto& m) { m[1].data_offset = 31; },          // another file's bytes
+      [](auto& m) { std::swap(m[0], m[1]); },          // a part before its video
+      [](auto& m) { m[3].groups = 3; },                // another count
+      [](auto& m) { m.pop_back(); },                   // cut short
+      [](auto& m) { m[1].kind = MediaKind::kVideo; },  // a part that is not audio
+  };
+  for (size_t i = 0; i < breakages.size(); ++i) {
+    std::vector<MediaMeta> broken = media;
+    breakages[i](broken);
+    sample.num_media = static_cast<uint16_t>(broken.size());
+    EXPECT_EQ(check(broken).code(), StatusCode::kCorrupt) << "breakage " << i;
+    sample.num_media = 4;
+  }
+}
+
 TEST(MetaTest, BadMagicIsCorrupt) {
   Table t = TwoSamples();
   std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);

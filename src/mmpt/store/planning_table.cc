@@ -20,7 +20,9 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
       positions.clear();
       videos.clear();
       audios.clear();
-      for (const MediaMeta& m : meta.media_of(i)) {
+      const std::span<const MediaMeta> records = meta.media_of(i);
+      for (uint16_t k = 0; k < records.size(); ++k) {
+        const MediaMeta& m = records[k];
         switch (m.kind) {
           case MediaKind::kImage:
             images.push_back({m.width, m.height});
@@ -28,10 +30,10 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
             break;
           case MediaKind::kVideo:
             videos.push_back(
-                {m.width, m.height, m.frames, m.fps_milli, m.text_position, m.group, m.groups});
+                {m.width, m.height, m.frames, m.fps_milli, m.text_position, m.group, m.groups, k});
             break;
           case MediaKind::kAudio:
-            audios.push_back({m.frames, m.sample_rate_hz, m.text_position});
+            audios.push_back({m.frames, m.sample_rate_hz, m.text_position, k});
             break;
         }
       }

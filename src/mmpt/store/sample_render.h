@@ -4,6 +4,7 @@
 // the dataset's chat template. `mmpt prepare` renders with it to count tokens and place images
 // (.meta, .tok); the loader renders with it again to get the same ids and their targets.
 
+#include <span>
 #include <vector>
 
 #include "mmpt/core/status.h"
@@ -43,10 +44,12 @@ Result<std::vector<double>> VideoGroupSeconds(const MediaRefT& ref,
 /// that writes a video's groups with timestamps, each video is sampled by `video_rule` (from
 /// its recorded frames, rate and size) for its groups' times; null: the preset cannot encode
 /// video. Errors: those of text::ChatRenderer::Render; InvalidArgument for a video that cannot
-/// be sampled, naming it.
+/// be sampled, naming it. `sound_items`, when given, has per medium (Sample::media order) the
+/// items of a video written with its sound track (text::ChatPiece::sound_items), else 0.
 template <typename SampleT>
 Status RenderSample(const text::ChatRenderer& renderer, const SampleT& sample,
-                    const media::VideoSamplingRule* video_rule, text::RenderedText* out) {
+                    const media::VideoSamplingRule* video_rule, text::RenderedText* out,
+                    std::span<const uint32_t> sound_items = {}) {
   const text::MediaMarkers* video = renderer.chat().markers(text::PieceKind::kVideo);
   const bool timestamps = video != nullptr && !video->timestamp.empty();
   std::vector<std::vector<double>> seconds(timestamps ? sample.media.size() : 0);
@@ -58,6 +61,9 @@ Status RenderSample(const text::ChatRenderer& renderer, const SampleT& sample,
       const bool known = segment.media_index < sample.media.size();
       piece.kind =
           known ? PieceKindOf(sample.media[segment.media_index].kind) : text::PieceKind::kImage;
+      if (known && segment.media_index < sound_items.size()) {
+        piece.sound_items = sound_items[segment.media_index];
+      }
       if (timestamps && piece.kind == text::PieceKind::kVideo) {
         MMPT_ASSIGN_OR_RETURN(seconds[segment.media_index],
                               VideoGroupSeconds(sample.media[segment.media_index], video_rule));

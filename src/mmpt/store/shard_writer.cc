@@ -47,6 +47,42 @@ uint32_t GroupsOf(const MediaRef& ref, std::span<const uint32_t> video_groups, s
   return ref.kind == MediaKind::kVideo && !video_groups.empty() ? video_groups[k] : 0;
 }
 
+// The sound track layout of medium `k`, or null.
+const SoundTrackLayout* SoundTrackOf(const MediaRef& ref,
+                                     std::span<const SoundTrackLayout> sound_tracks, size_t k) {
+  const bool has =
+      ref.kind == MediaKind::kVideo && k < sound_tracks.size() && sound_tracks[k].records() > 0;
+  return has ? &sound_tracks[k] : nullptr;
+}
+
+// Medium `media`'s records with its sound track's parts in `layout`'s token order: the
+// video's temporal groups and the track's parts, each numbered in its own stream.
+void AppendSoundTrack(const MediaMeta& video, const SoundTrackLayout& layout,
+                      std::vector<MediaMeta>& out) {
+  const auto parts =
+      static_cast<uint16_t>(std::count_if(layout.part_samples.begin(), layout.part_samples.end(),
+                                          [](uint32_t samples) { return samples > 0; }));
+  const auto groups = static_cast<uint16_t>(layout.records() - parts);
+  uint16_t group = 0, part = 0;
+  for (uint32_t samples : layout.part_samples) {
+    MediaMeta m = video;
+    if (samples == 0) {
+      m.group = group++;
+      m.groups = groups;
+    } else {
+      m.kind = MediaKind::kAudio;
+      m.width = m.height = m.fps_milli = 0;
+      m.frames = samples;
+      m.duration_ms = layout.duration_ms;
+      m.sample_rate_hz = layout.sample_rate_hz;
+      m.flags |= kMediaSoundTrack;
+      m.group = part++;
+      m.groups = parts;
+    }
+    out.push_back(m);
+  }
+}
+
 }  // namespace
 
 ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string source)
@@ -54,9 +90,11 @@ ShardWriter::ShardWriter(std::string dataset_dir, std::string stem, std::string 
 
 Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
                         std::span<const int32_t> tokens, std::span<const uint32_t> media_positions,
-                        std::span<const uint32_t> video_groups) {
+                        std::span<const uint32_t> video_groups,
+                        std::span<const SoundTrackLayout> sound_tracks) {
   if (blobs.size() != sample.media.size() ||
-      (!video_groups.empty() && video_groups.size() != sample.media.size())) {
+      (!video_groups.empty() && video_groups.size() != sample.media.size()) ||
+      (!sound_tracks.empty() && sound_tracks.size() != sample.media.size())) {
     return Status::InvalidArgument("sample '{}': {} media items but {} blobs", sample.key,
                                    sample.media.size(), blobs.size());
   }
@@ -93,7 +131,8 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
       return Status::InvalidArgument("sample '{}': video {} has {} groups (at most {})", sample.key,
                                      k, groups, UINT16_MAX);
     }
-    records += std::max<uint32_t>(groups, 1);
+    const SoundTrackLayout* sound = SoundTrackOf(sample.media[k], sound_tracks, k);
+    records += sound != nullptr ? sound->records() : std::max<uint32_t>(groups, 1);
   }
   if (records > UINT16_MAX || media_positions.size() != records || tokens.size() > UINT32_MAX ||
       !std::is_sorted(media_positions.begin(), media_positions.end()) ||
@@ -139,12 +178,20 @@ Status ShardWriter::Add(Sample sample, std::vector<MediaBlob> blobs,
     }
     const uint32_t groups = GroupsOf(ref, video_groups, k);
     media.groups = static_cast<uint16_t>(groups);
-    for (uint32_t g = 0; g < std::max<uint32_t>(groups, 1); ++g) {
-      media.group = static_cast<uint16_t>(g);
-      media.text_position = media_positions[position++];
-      entry_names_.push_back(g == 0 ? ref.entry : std::string());
-      media_.push_back(media);
-      blobs_.push_back(g == 0 ? std::move(blobs[k]) : MediaBlob{});
+    std::vector<MediaMeta> records_of_medium;
+    if (const SoundTrackLayout* sound = SoundTrackOf(ref, sound_tracks, k)) {
+      AppendSoundTrack(media, *sound, records_of_medium);
+    } else {
+      for (uint32_t g = 0; g < std::max<uint32_t>(groups, 1); ++g) {
+        media.group = static_cast<uint16_t>(g);
+        records_of_medium.push_back(media);
+      }
+    }
+    for (size_t r = 0; r < records_of_medium.size(); ++r) {
+      records_of_medium[r].text_position = media_positions[position++];
+      entry_names_.push_back(r == 0 ? ref.entry : std::string());
+      media_.push_back(records_of_medium[r]);
+      blobs_.push_back(r == 0 ? std::move(blobs[k]) : MediaBlob{});
     }
   }
   sample.source = source_;

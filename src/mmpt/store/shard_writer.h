@@ -18,6 +18,18 @@ struct MediaBlob {
   uint8_t format = 0;  // media::ImageFormat
 };
 
+/// A video written with its sound track (audio in video, MediaMeta::kMediaSoundTrack): its
+/// records in token order.
+struct SoundTrackLayout {
+  /// Per record: 0 for the video's next temporal group, else the next part of the track, its
+  /// decoded samples (MediaMeta::frames). Empty: the medium has no sound track written.
+  std::vector<uint32_t> part_samples;
+  uint32_t sample_rate_hz = 0;  // the track's source rate
+  uint32_t duration_ms = 0;     // the track's decoded length
+
+  uint32_t records() const { return static_cast<uint32_t>(part_samples.size()); }
+};
+
 /// Collect one shard's samples in memory, then write its five files (`.jsonl`, `.jsonl.idx`,
 /// `.zip`, `.meta`, `.tok`) under the dataset directory. Each file is written atomically; the
 /// shard becomes part of a dataset only once a manifest lists it. Memory: holds the shard's
@@ -32,11 +44,13 @@ class ShardWriter {
   /// the text ids `tokens` with its media items' pads going after `media_positions[i]` of them
   /// (in segment order). `video_groups`, when given, has per media segment its temporal groups
   /// (a video under a timestamped template, text::RenderedText::media_items) or 0: such a video
-  /// has one position and one `.meta` record per group. Sets each medium's zip entry name.
+  /// has one position and one `.meta` record per group. `sound_tracks`, when given, has per
+  /// media segment a video's layout with its sound track (its records, each with a position)
+  /// or an empty one. Sets each medium's zip entry name.
   /// Errors: InvalidArgument if the counts disagree.
   Status Add(Sample sample, std::vector<MediaBlob> blobs, std::span<const int32_t> tokens,
-             std::span<const uint32_t> media_positions,
-             std::span<const uint32_t> video_groups = {});
+             std::span<const uint32_t> media_positions, std::span<const uint32_t> video_groups = {},
+             std::span<const SoundTrackLayout> sound_tracks = {});
 
   size_t num_samples() const { return lines_offsets_.size(); }
 

@@ -234,6 +234,25 @@ const ChatRenderer::Fixed* ChatRenderer::Find(std::string_view text) const {
   return nullptr;
 }
 
+Status ChatRenderer::AddWithSoundTrack(Run& run, uint32_t items, RenderedText* out) const {
+  const MediaMarkers& video = *chat_.video;  // a video piece's markers were found
+  if (!chat_.audio || !video.timestamp.empty()) {
+    return Status::InvalidArgument(
+        "chat template {} cannot write a video with its sound track: it needs \"audio\" "
+        "markers and no video timestamp",
+        chat_.name);
+  }
+  const MediaMarkers& audio = *chat_.audio;
+  MMPT_RETURN_IF_ERROR(run.Add(video.start, false, Find(video.start)));
+  MMPT_RETURN_IF_ERROR(run.Add(audio.start, false, Find(audio.start)));
+  MMPT_RETURN_IF_ERROR(run.Flush());
+  out->media_items.push_back(items);
+  out->media_positions.insert(out->media_positions.end(), items,
+                              static_cast<uint32_t>(out->ids.size()));
+  MMPT_RETURN_IF_ERROR(run.Add(audio.end, false, Find(audio.end)));
+  return run.Add(video.end, false, Find(video.end));
+}
+
 Status ChatRenderer::Render(std::span<const ChatPiece> pieces, RenderedText* out) const {
   out->clear();
   Run run(*this, out);
@@ -250,6 +269,7 @@ Status ChatRenderer::Render(std::span<const ChatPiece> pieces, RenderedText* out
       out->media_positions.push_back(static_cast<uint32_t>(out->ids.size()));
       return run.Add(markers->end, false, Find(markers->end));
     };
+    if (piece.sound_items > 0) return AddWithSoundTrack(run, piece.sound_items, out);
     if (markers->timestamp.empty()) {
       out->media_items.push_back(1);
       return add_item();

@@ -76,6 +76,11 @@ struct ChatPiece {
   /// A video under markers with a timestamp: the time of each of its temporal groups
   /// (media::VideoSampling::GroupSeconds), each group one item. Ignored otherwise.
   std::span<const double> group_seconds = {};
+  /// A video with its sound track (audio in video): its items (its temporal groups and the
+  /// track's parts, interleaved by the caller), all between the video's start marker and the
+  /// audio's, and the audio's end marker and the video's (Qwen2.5-Omni: <|vision_bos|>
+  /// <|audio_bos|> ... <|audio_eos|><|vision_eos|>). 0: none. Only without timestamps.
+  uint32_t sound_items = 0;
 };
 
 /// A sample as the LLM sees it, media pads left out: its text token ids, which of them are
@@ -107,7 +112,8 @@ struct RenderedText {
 /// - a document (role "") is its texts, with no roles;
 /// - a media item is its kind's start marker, its pads (left to the caller: they depend on the
 ///   encoder) and end marker; under a video timestamp, each temporal group is one such item
-///   after its timestamp text, which is encoded with the text before it (never a target).
+///   after its timestamp text, which is encoded with the text before it (never a target); a
+///   video with its sound track is its `sound_items` items between both kinds' markers.
 /// Text is encoded as the reference encodes the rendered string as a whole: pieces that touch
 /// (a role prefix and the content after it, adjacent texts) are encoded together, so a token
 /// that merges across them is the reference's token; it belongs to the later piece (so
@@ -122,7 +128,8 @@ class ChatRenderer {
   static Result<ChatRenderer> Create(ChatTemplate chat, const Tokenizer& tokenizer);
 
   /// Render `pieces` into `out` (cleared first). Errors: InvalidArgument naming a role or a
-  /// media kind the template lacks; the tokenizer's errors.
+  /// media kind the template lacks (a video with its sound track needs "audio" markers, and
+  /// no video timestamp); the tokenizer's errors.
   Status Render(std::span<const ChatPiece> pieces, RenderedText* out) const;
 
   const ChatTemplate& chat() const { return chat_; }
@@ -142,6 +149,8 @@ class ChatRenderer {
 
   ChatRenderer() = default;
   const Fixed* Find(std::string_view text) const;
+  // A video with its sound track's `items` (ChatPiece::sound_items) between both markers.
+  Status AddWithSoundTrack(Run& run, uint32_t items, RenderedText* out) const;
 
   ChatTemplate chat_;
   const Tokenizer* tokenizer_ = nullptr;
