@@ -527,12 +527,6 @@ AudioFeatureShape DatasetSource::audio_features() const {
 Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudio& audio,
                                 uint32_t frames, std::span<float> features,
                                 std::span<int32_t> mask) const {
-  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
-  // A sound track's part reads its video's bytes.
-  const uint32_t record =
-      audio.parts > 0 ? store::FirstRecordOfMedium(dataset_->media_meta(global), audio.sample_audio)
-                      : audio.sample_audio;
-  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, ReadMedia(sample, record, global));
   const media::LogMelConfig& config = log_mel_->config();
   const uint32_t window = config.Frames();
   if (frames < audio.valid_frames || frames > window ||
@@ -542,20 +536,13 @@ Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudi
         "({} mel bins, {} frames in the clip, {} in the window)",
         frames, features.size(), mask.size(), config.n_mels, audio.valid_frames, window);
   }
+  if (audio.parts > 0) return FillSoundTrackPart(sample, audio, frames, features, mask);
+  uint64_t global = 0;
+  MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
+                        ReadMedia(sample, audio.sample_audio, global));
   Status status = [&]() -> Status {
     MMPT_ASSIGN_OR_RETURN(media::DecodedAudio decoded,
                           media::DecodeAudio(bytes, config.sample_rate));
-    if (audio.parts > 0) {
-      const uint64_t end = uint64_t{audio.track_offset} + audio.samples;
-      const bool last = audio.part + 1 == audio.parts;
-      if (last ? decoded.samples.size() != end : decoded.samples.size() < end) {
-        return Status::Corrupt(
-            "its sound track decodes to {} samples at {} Hz where prepare recorded part {} of {} "
-            "ending at sample {}: the file changed",
-            decoded.samples.size(), config.sample_rate, audio.part, audio.parts, end);
-      }
-      return FillSoundTrackPart(decoded.samples, audio, frames, features, mask);
-    }
     if (decoded.samples.size() != audio.samples) {
       return Status::Corrupt(
           "decodes to {} samples at {} Hz where prepare recorded {} (the plan's length): the "
@@ -575,29 +562,65 @@ Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudi
   return NameError(global, audio.sample_audio, std::move(status));
 }
 
-Status DatasetSource::FillSoundTrackPart(std::span<const float> track, const RenderedAudio& audio,
+Status DatasetSource::FillSoundTrackPart(const RenderedSample& sample, const RenderedAudio& audio,
                                          uint32_t frames, std::span<float> features,
                                          std::span<int32_t> mask) const {
+  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
+  const uint32_t record =
+      store::FirstRecordOfMedium(dataset_->media_meta(global), audio.sample_audio);
   const media::LogMelConfig& config = log_mel_->config();
-  // The track's features are the whole clip's (its floor is the clip's maximum − 8): computed
-  // up to the part's last frame, the part's frames copied.
-  const uint32_t first = audio.track_offset / config.hop;
-  const uint32_t whole = std::min(config.Frames(), first + frames);
-  std::vector<float> all(size_t{config.n_mels} * whole);
-  std::vector<int32_t> all_mask(whole);
-  MMPT_ASSIGN_OR_RETURN(uint32_t valid, log_mel_->ExtractInto(track, all, all_mask));
-  if (first + audio.valid_frames > valid) {
-    return Status::Internal("sound track part {} of {}: frames [{}, +{}) past the track's {}",
-                            audio.part, audio.parts, first, audio.valid_frames, valid);
-  }
-  for (uint32_t m = 0; m < config.n_mels; ++m) {
-    for (uint32_t f = 0; f < frames; ++f) {
-      features[size_t{m} * frames + f] =
-          first + f < whole ? all[size_t{m} * whole + first + f] : 0.0f;
+  // A track's parts come one after another (assemble fills a rank's clips in order): its
+  // features, the whole clip's (their floor is the clip's maximum − 8), are computed once, for
+  // the first part that comes, over its valid frames, and each part copies its own.
+  struct Track {
+    const DatasetSource* source = nullptr;
+    uint64_t global = 0;
+    uint32_t record = 0;
+    uint64_t samples = 0;
+    uint32_t frames = 0;
+    std::vector<float> features;  // n_mels × frames
+  };
+  thread_local Track last;
+  Status status = [&]() -> Status {
+    if (last.source != this || last.global != global || last.record != record) {
+      last = {};
+      uint64_t ignored = 0;
+      MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, ReadMedia(sample, record, ignored));
+      MMPT_ASSIGN_OR_RETURN(media::DecodedAudio track,
+                            media::DecodeAudio(bytes, config.sample_rate));
+      const uint32_t whole = std::max(1u, media::ValidFrames(config, track.samples.size()));
+      std::vector<int32_t> whole_mask(whole);
+      last.features.resize(size_t{config.n_mels} * whole);
+      MMPT_RETURN_IF_ERROR(
+          log_mel_->ExtractInto(track.samples, last.features, whole_mask).status());
+      last = {this, global, record, track.samples.size(), whole, std::move(last.features)};
     }
-  }
-  for (uint32_t f = 0; f < frames; ++f) mask[f] = f < audio.valid_frames ? 1 : 0;
-  return Status::OK();
+    const uint64_t end = uint64_t{audio.track_offset} + audio.samples;
+    const bool final_part = audio.part + 1 == audio.parts;
+    if (final_part ? last.samples != end : last.samples < end) {
+      return Status::Corrupt(
+          "its sound track decodes to {} samples at {} Hz where prepare recorded part {} of {} "
+          "ending at sample {}: the file changed",
+          last.samples, config.sample_rate, audio.part, audio.parts, end);
+    }
+    const uint32_t first = audio.track_offset / config.hop;
+    if (first + audio.valid_frames > last.frames) {
+      return Status::Internal("sound track part {} of {}: frames [{}, +{}) past the track's {}",
+                              audio.part, audio.parts, first, audio.valid_frames, last.frames);
+    }
+    // Frames past the part's are masked: the track's next ones, or 0 past its end.
+    for (uint32_t m = 0; m < config.n_mels; ++m) {
+      for (uint32_t f = 0; f < frames; ++f) {
+        features[size_t{m} * frames + f] =
+            first + f < last.frames ? last.features[size_t{m} * last.frames + first + f] : 0.0f;
+      }
+    }
+    for (uint32_t f = 0; f < frames; ++f) mask[f] = f < audio.valid_frames ? 1 : 0;
+    if (final_part) last = {};  // done with the track
+    return Status::OK();
+  }();
+  if (!status.ok()) last = {};
+  return NameError(global, audio.sample_audio, std::move(status));
 }
 
 }  // namespace mmpt::load

@@ -149,8 +149,9 @@ class DatasetSource final : public SampleSource {
   // visual, or its last audio clip: a part, whose place in the track this sets): its block
   // begun (the video's first group) or grown.
   void JoinSoundTrack(const store::MediaMeta& record, RenderedSample& out) const;
-  // A sound track part's features: the track's whole-clip features from the part's frames on.
-  Status FillSoundTrackPart(std::span<const float> track, const RenderedAudio& audio,
+  // FillAudio of a sound track's part: the track's whole-clip features from the part's first
+  // frame on, the track decoded and its features computed once for its parts in a row.
+  Status FillSoundTrackPart(const RenderedSample& sample, const RenderedAudio& audio,
                             uint32_t frames, std::span<float> features,
                             std::span<int32_t> mask) const;
 
