@@ -200,6 +200,31 @@ TEST(Assemble, MropeAlignsVideoTimeAsQwen25Vl) {
   EXPECT_EQ(w.back(), 4);
 }
 
+// A video with its sound track (Qwen2.5-Omni, audio in video): text before it as usual, the
+// block's positions media::AudioInVideoPositions' from one past the text, the text after it
+// where those end; the block's groups and parts are not placed again.
+TEST(Assemble, MropeWritesAVideoWithItsSoundTrackAsOneBlock) {
+  const media::AudioInVideoRule rule = media::AudioInVideoRuleOf("qwen2.5-omni", 25).ValueOrDie();
+  const media::AudioInVideo item{3, 1, 2, 1.0f, 75};  // runs: 4 video, 50 audio, 2 video, 25
+  RenderedSample s = Text(0, 0, 0);
+  s.tokens.assign(88, 1);
+  s.has_loss.assign(88, 0);
+  s.sound_tracks.push_back({2, rule, item});
+  for (uint32_t start : {4u, 6u, 58u}) {
+    s.visuals.push_back({start, 2, 1, 2, 4, 0, true, 1.0f});
+  }
+  s.audios.push_back({8, 50, 200, 32000, 1});
+  s.audios.push_back({60, 25, 100, 16000, 1});
+  std::vector<int32_t> t(89), h(89), w(89);
+  MropePositions(s, 2, 25.0f, 1, t, h, w);
+  const std::vector<std::pair<size_t, int32_t>> want_t = {
+      {1, 1},   {2, 2},   {3, 2},   {4, 3},   {6, 28},  {8, 3},   {57, 52},
+      {58, 53}, {60, 53}, {84, 77}, {85, 78}, {86, 78}, {87, 79}, {88, 80}};
+  for (auto [i, p] : want_t) EXPECT_EQ(t[i], p) << "token " << i;
+  EXPECT_EQ(w[5], 4);  // group 0's second column
+  EXPECT_EQ(h[8], 3);  // audio on all three rows
+}
+
 // A pack's vision items are its images, then its videos (the plan's order): the routing and
 // the encoded indices count them so; each kind's pixels and grids stay apart.
 TEST(Assemble, VideosFollowTheImagesOfTheirPackWithTheirOwnPixels) {

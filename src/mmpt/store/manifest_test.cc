@@ -32,6 +32,24 @@ TEST(ManifestTest, ParsesAndRoundTrips) {
   EXPECT_EQ(ManifestToJson(*again), ManifestToJson(*manifest));
 }
 
+TEST(ManifestTest, AudioInVideoIsRecordedOnlyWhenOn) {
+  auto manifest = ManifestFromJson(SeedManifest(), "m.json");
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  EXPECT_FALSE(manifest->audio_in_video);
+  manifest->audio = "qwen2.5-omni";
+  EXPECT_EQ(ManifestToJson(*manifest).find("audio_in_video"), std::string::npos);
+  manifest->audio_in_video = true;
+  auto again = ManifestFromJson(ManifestToJson(*manifest), "again.json");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->audio_in_video);
+  EXPECT_EQ(again->audio, "qwen2.5-omni");
+  auto bad = ManifestFromJson(
+      Replace(ManifestToJson(*manifest), "\"audio_in_video\": true", "\"audio_in_video\": 1"),
+      "m.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("audio_in_video"), std::string::npos);
+}
+
 // Found by reasoning about manifest_fuzz, now under -fno-sanitize-recover: a count written as
 // a float was cast to uint64 (undefined behaviour for 1e300), a negative one wrapped around.
 TEST(ManifestTest, CountsMustBeNonNegativeIntegers) {

@@ -206,6 +206,34 @@ TEST(ChatTemplateTest, AnAudioClipRendersWithItsOwnMarkersAndPad) {
       << omni.status().ToString();
 }
 
+// A video with its sound track (audio in video): its items, all at one position, between the
+// video's and the audio's start markers and the audio's and the video's end markers.
+TEST(ChatTemplateTest, AVideoWithItsSoundTrackRendersBetweenBothMarkers) {
+  auto chat = ChatTemplate::Parse(
+      R"({"name":"av","roles":{"user":{"prefix":"<|im_start|>user\n","suffix":"<|im_end|>\n"}},)"
+      R"("image":{"start":"<|vision_start|>","pad":"<|image_pad|>","end":"<|vision_end|>"},)"
+      R"("video":{"start":"<|vision_start|>","pad":"<|video_pad|>","end":"<|vision_end|>"},)"
+      R"("audio":{"start":"<|object_ref_start|>","pad":"<|box_start|>","end":"<|object_ref_end|>"}})",
+      "av.json");
+  ASSERT_TRUE(chat.ok()) << chat.status().ToString();
+  auto renderer = ChatRenderer::Create(*std::move(chat), Qwen3());
+  ASSERT_TRUE(renderer.ok()) << renderer.status().ToString();
+  ChatPiece video = Video("user", 0);
+  video.sound_items = 3;
+  RenderedText out;
+  ASSERT_TRUE(renderer->Render(std::vector<ChatPiece>{video, Text("user", 0, "What?")}, &out).ok());
+  EXPECT_EQ(out.ids, Encode("<|im_start|>user\n<|vision_start|><|object_ref_start|>"
+                            "<|object_ref_end|><|vision_end|>What?<|im_end|>\n"));
+  const auto at = static_cast<uint32_t>(
+      Encode("<|im_start|>user\n<|vision_start|><|object_ref_start|>").size());
+  EXPECT_EQ(out.media_positions, (std::vector<uint32_t>{at, at, at}));
+  EXPECT_EQ(out.media_items, std::vector<uint32_t>{3});
+  // A template without audio markers cannot write one.
+  Status no_audio = QwenVl().Render(std::vector<ChatPiece>{video}, &out);
+  ASSERT_FALSE(no_audio.ok());
+  EXPECT_NE(no_audio.message().find("sound track"), std::string::npos) << no_audio.ToString();
+}
+
 TEST(ChatTemplateTest, ExplicitSystemTurnReplacesTheDefault) {
   const RenderedText rendered = Render({Text("system", 0, "Be brief."), Text("user", 1, "Hi")});
   EXPECT_EQ(Decode(rendered, false),
