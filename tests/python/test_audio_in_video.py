@@ -311,6 +311,16 @@ def test_loaded_samples_equal_the_reference(omni):
             checked.add(with_tone)
         assert clip == features.shape[0]
     assert checked == {False, True}
+    # Under CP 2 every consumed video and audio row lands on its own pad: a block's groups and
+    # parts are routed as the items they are.
+    for rank in range(2):
+        for batch in load_corpus.load_batches(str(work / "ds"), cp_size=2, cp_rank=rank,
+                                              steps=2, seq_len=4096):
+            tokens = batch["tokens"]
+            for pad, rows in (("<|AUDIO|>", "audio_exchange_positions"),
+                              ("<|VIDEO|>", "exchange_positions")):
+                assert (tokens[batch[rows]] == ids_of[pad]).all()
+                assert len(batch[rows]) == (tokens == ids_of[pad]).sum()
 
 
 def test_the_plan_costs_both_encoders(omni):
