@@ -252,12 +252,6 @@ def track_samples(path):
         return mmpt.decode_audio(f.read())
 
 
-# The loader's check of a sample's line against .meta (store::CheckSampleAgainstMeta) must
-# take a sound track's audio records as its video's: a one-line change to
-# src/mmpt/store/sample_reader.cc, held by another change; until it lands the loader refuses
-# the sample (CorruptError), and this marker turns into a failure once it does.
-@pytest.mark.xfail(strict=True, raises=mmpt.CorruptError,
-                   reason="sample_reader.cc must skip sound-track records (pending)")
 def test_loaded_samples_equal_the_reference(omni):
     work, _, tokenizer, _ = omni
     ids_of = {name: mmpt.Tokenizer(tokenizer).token_to_id(name) for name in

@@ -403,6 +403,13 @@ Status CheckSampleAgainstMeta(const SampleView& sample, const SampleMeta& meta,
     if (j > 0 && media[j].first_of_medium()) ++k;
     const MediaMeta& m = media[j];
     const MediaView& v = sample.media[k];
+    if (m.sound_track()) {  // a part of video k's sound track: an audio record of the video
+      if (v.kind != MediaKind::kVideo) {
+        return Status::Corrupt("media {} is {} where .meta gives it a sound track", k,
+                               MediaKindName(v.kind));
+      }
+      continue;
+    }
     if (m.kind != v.kind) {
       return Status::Corrupt("media {} is {} where .meta says {}", k, MediaKindName(v.kind),
                              MediaKindName(m.kind));

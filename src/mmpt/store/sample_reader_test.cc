@@ -293,6 +293,19 @@ TEST(SampleReaderTest, VideoAndAudioFieldsRoundTripAndMustAgreeWithMeta) {
   Status kind = CheckSampleAgainstMeta(view, meta, media);
   EXPECT_NE(kind.message().find("media 0 is video where .meta says image"), std::string::npos)
       << kind.ToString();
+  media[0].kind = MediaKind::kVideo;
+  // A part of the video's sound track is an audio record of medium 0, not a medium of its own;
+  // after the audio clip it would be the clip's, which has none.
+  const MediaMeta part{
+      .frames = 32000, .kind = MediaKind::kAudio, .flags = kMediaSoundTrack, .groups = 1};
+  media.insert(media.begin() + 1, part);
+  EXPECT_TRUE(CheckSampleAgainstMeta(view, meta, media).ok());
+  media.erase(media.begin() + 1);
+  media.push_back(part);
+  Status track = CheckSampleAgainstMeta(view, meta, media);
+  EXPECT_NE(track.message().find("media 1 is audio where .meta gives it a sound track"),
+            std::string::npos)
+      << track.ToString();
   // A kind the writer never writes is damage.
   std::string bad = line;
   bad.replace(bad.find("\"video\""), 7, "\"vidoe\"");
