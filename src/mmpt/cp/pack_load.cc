@@ -70,10 +70,12 @@ double NaiveSequenceCost(uint32_t padded_length, uint32_t cp, std::span<const Cp
   for (const CpImage& item : items) {
     if (item.token_count == 0) continue;
     std::fill(on.begin(), on.end(), 0);
-    const uint32_t last = std::min((item.token_start + item.token_count - 1) / chunk, 2 * cp - 1);
-    for (uint32_t k = std::min(item.token_start / chunk, 2 * cp - 1); k <= last; ++k) {
-      on[k < cp ? k : 2 * cp - 1 - k] = 1;
-    }
+    ForEachRun(item, [&](const TokenRun& run, uint32_t) {
+      const uint32_t last = std::min((run.token_start + run.token_count - 1) / chunk, 2 * cp - 1);
+      for (uint32_t k = std::min(run.token_start / chunk, 2 * cp - 1); k <= last; ++k) {
+        on[k < cp ? k : 2 * cp - 1 - k] = 1;
+      }
+    });
     for (uint8_t o : on) total += o * item.vision_cost;
   }
   return total;

@@ -21,23 +21,25 @@ std::vector<uint32_t> TokenOrder(std::span<const CpImage> images) {
   return order;
 }
 
-// The rows of every image each rank consumes: the image's padded span cut at chunk borders.
+// The rows of every image each rank consumes: each run's padded span cut at chunk borders.
 std::vector<std::vector<RowSegment>> ConsumedRows(const ThdSplit& split,
                                                   std::span<const CpImage> images) {
   std::vector<std::vector<RowSegment>> consumed(split.cp_size);
   for (uint32_t i = 0; i < images.size(); ++i) {
-    const CpImage& image = images[i];
-    const size_t seq = SeqOf(split, image.token_start);
-    const uint32_t chunk = split.chunk_tokens(seq);
-    const uint32_t begin =
-        split.PaddedPosition(seq, image.token_start) - split.cu_seqlens_padded[seq];
-    const uint32_t end = begin + image.token_count;
-    for (uint32_t k = begin / chunk; k * chunk < end; ++k) {
-      const uint32_t lo = std::max(begin, k * chunk), hi = std::min(end, (k + 1) * chunk);
-      const uint32_t rank = split.ChunkRank(k);
-      consumed[rank].push_back(RowSegment{i, lo - begin, hi - lo,
-                                          split.ChunkLocalStart(seq, k) + (lo - k * chunk), rank});
-    }
+    ForEachRun(images[i], [&](const TokenRun& run, uint32_t first_row) {
+      const size_t seq = SeqOf(split, run.token_start);
+      const uint32_t chunk = split.chunk_tokens(seq);
+      const uint32_t begin =
+          split.PaddedPosition(seq, run.token_start) - split.cu_seqlens_padded[seq];
+      const uint32_t end = begin + run.token_count;
+      for (uint32_t k = begin / chunk; k * chunk < end; ++k) {
+        const uint32_t lo = std::max(begin, k * chunk), hi = std::min(end, (k + 1) * chunk);
+        const uint32_t rank = split.ChunkRank(k);
+        consumed[rank].push_back(RowSegment{i, first_row + lo - begin, hi - lo,
+                                            split.ChunkLocalStart(seq, k) + (lo - k * chunk),
+                                            rank});
+      }
+    });
   }
   for (auto& segments : consumed) {
     std::sort(segments.begin(), segments.end(), [](const RowSegment& a, const RowSegment& b) {
@@ -78,6 +80,12 @@ Result<VisionPolicy> ParseVisionPolicy(std::string_view name) {
     if (VisionPolicyName(p) == name) return p;
   }
   return Status::InvalidArgument("unknown vision policy '{}' (naive, count, cost)", name);
+}
+
+uint32_t CpImage::rows() const {
+  uint32_t rows = token_count;
+  for (const TokenRun& run : more_runs) rows += run.token_count;
+  return rows;
 }
 
 double EncoderAssignment::max_cost() const {
@@ -165,31 +173,45 @@ Result<ExchangeIndices> RankExchange(const EncoderAssignment& assignment,
 
 Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
   const uint32_t total = split.cu_seqlens.back();
+  std::vector<std::pair<TokenRun, size_t>> runs;  // every item's, with its item
   for (size_t i = 0; i < images.size(); ++i) {
     const CpImage& image = images[i];
     if (image.token_count == 0) return Status::InvalidArgument("image {} has no tokens", i);
     if (!(image.vision_cost >= 0)) {
       return Status::InvalidArgument("image {} has vision cost {}", i, image.vision_cost);
     }
-    const uint64_t end = uint64_t{image.token_start} + image.token_count;
-    if (end > total) {
-      return Status::InvalidArgument("image {} spans tokens [{}, {}) past the pack's {} tokens", i,
-                                     image.token_start, end, total);
-    }
-    const size_t seq = SeqOf(split, image.token_start);
-    if (end > split.cu_seqlens[seq + 1]) {
-      return Status::InvalidArgument(
-          "image {} spans tokens [{}, {}) across the end of sample {} "
-          "at {}",
-          i, image.token_start, end, seq, split.cu_seqlens[seq + 1]);
-    }
+    const size_t seq = image.token_start < total ? SeqOf(split, image.token_start) : 0;
+    Status status;
+    ForEachRun(image, [&](const TokenRun& run, uint32_t) {
+      const uint64_t end = uint64_t{run.token_start} + run.token_count;
+      if (!status.ok()) return;
+      if (run.token_count == 0) {
+        status = Status::InvalidArgument("image {} has a run of no tokens at {}", i,
+                                         run.token_start);
+      } else if (end > total) {
+        status = Status::InvalidArgument("image {} spans tokens [{}, {}) past the pack's {} tokens",
+                                         i, run.token_start, end, total);
+      } else if (end > split.cu_seqlens[seq + 1]) {
+        status = Status::InvalidArgument("image {} spans tokens [{}, {}) across the end of sample "
+                                         "{} at {}",
+                                         i, run.token_start, end, seq, split.cu_seqlens[seq + 1]);
+      } else if (!runs.empty() && runs.back().second == i &&
+                 runs.back().first.token_start >= run.token_start) {
+        status = Status::InvalidArgument("image {}'s runs are not in token order at {}", i,
+                                         run.token_start);
+      }
+      runs.push_back({run, i});
+    });
+    MMPT_RETURN_IF_ERROR(status);
   }
-  std::vector<uint32_t> order = TokenOrder(images);
-  for (size_t j = 1; j < order.size(); ++j) {
-    const CpImage& prev = images[order[j - 1]];
-    if (prev.token_start + prev.token_count > images[order[j]].token_start) {
-      return Status::InvalidArgument("images {} and {} overlap at token {}", order[j - 1], order[j],
-                                     images[order[j]].token_start);
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+    return a.first.token_start < b.first.token_start;
+  });
+  for (size_t j = 1; j < runs.size(); ++j) {
+    const TokenRun& prev = runs[j - 1].first;
+    if (prev.token_start + prev.token_count > runs[j].first.token_start) {
+      return Status::InvalidArgument("images {} and {} overlap at token {}", runs[j - 1].second,
+                                     runs[j].second, runs[j].first.token_start);
     }
   }
   return Status::OK();

@@ -10,6 +10,12 @@
 
 namespace mmpt::cp {
 
+/// A run of consecutive LLM tokens, as offsets in the UNPADDED pack.
+struct TokenRun {
+  uint32_t token_start = 0;
+  uint32_t token_count = 0;
+};
+
 /// One image of a pack, as the CP stage sees it.
 struct CpImage {
   /// First of the image's LLM tokens, as an offset in the UNPADDED pack; the image's embedding
@@ -19,7 +25,27 @@ struct CpImage {
   uint32_t token_count = 0;
   /// Cost of encoding the image, in any unit the caller uses consistently (seconds, FLOPs).
   double vision_cost = 0;
+  /// An item whose rows feed several runs of tokens (a sound track's attention window under
+  /// Qwen3-Omni's audio in video, its runs between its video's grid steps): the runs after
+  /// the first, in token order and in the same sub-sequence, their rows following the first
+  /// run's (token_start, token_count are then the first run's). Empty for one run.
+  std::vector<TokenRun> more_runs = {};
+
+  /// Rows of its embedding: the tokens of all its runs.
+  uint32_t rows() const;
 };
+
+/// Call `f(run, first_row)` for each run of `item` in token order, `first_row` the item's
+/// embedding row that feeds the run's first token.
+template <typename F>
+void ForEachRun(const CpImage& item, F&& f) {
+  f(TokenRun{item.token_start, item.token_count}, 0u);
+  uint32_t row = item.token_count;
+  for (const TokenRun& run : item.more_runs) {
+    f(run, row);
+    row += run.token_count;
+  }
+}
 
 /// Who encodes a pack's images when the pack is split over a CP group.
 enum class VisionPolicy {
@@ -94,8 +120,9 @@ struct ExchangeIndices {
 Result<ExchangeIndices> RankExchange(const EncoderAssignment& assignment,
                                      std::span<const uint32_t> item_rows, uint32_t rank);
 
-/// Check a pack's images against its split: each span non-empty and inside one sub-sequence's
-/// real tokens, spans not overlapping. Errors: InvalidArgument naming the image index.
+/// Check a pack's images against its split: each run non-empty and inside the real tokens of
+/// the item's sub-sequence, an item's runs ascending, no two runs overlapping. Errors:
+/// InvalidArgument naming the image index.
 Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images);
 
 /// Assign the images of a pack split by `split` to its CP ranks under `policy`, and route their

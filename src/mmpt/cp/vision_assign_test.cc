@@ -241,6 +241,51 @@ TEST(VisionAssignTest, RanksWithoutImagesStillListed) {
   EXPECT_TRUE(assignment->consumed[3].empty());
 }
 
+TEST(VisionAssignTest, AnItemOfSeveralRunsIsOneUnitWithItsRowsInRunOrder) {
+  // One sample of 16 tokens, CP 2: chunks of 4, rank 0 holds [0,4) [12,16), rank 1 [4,12).
+  // Item 0 has runs [2, 4) and [6, 9) (rows 0–1 and 2–4) around item 1 at [4, 6); item 2 [12, 14).
+  const std::vector<uint32_t> lengths = {16};
+  std::vector<CpImage> items = {{2, 2, 5.0, {{6, 3}}}, {4, 2, 1.0}, {12, 2, 1.0}};
+  EXPECT_EQ(items[0].rows(), 5u);
+  auto split = SplitThd(lengths, {.cp_size = 2});
+  ASSERT_TRUE(split.ok());
+  for (VisionPolicy policy : kPolicies) {
+    auto assigned = AssignVision(*split, items, policy);
+    ASSERT_TRUE(assigned.ok()) << assigned.status().ToString();
+    // Every row of every item consumed once, at its token.
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> token_of;  // (item, row) → local token
+    for (uint32_t r = 0; r < 2; ++r) {
+      for (const RowSegment& s : assigned->consumed[r]) {
+        for (uint32_t k = 0; k < s.row_count; ++k) {
+          EXPECT_TRUE(token_of.insert({{s.image, s.row_begin + k}, r * 100 + s.local_offset + k})
+                          .second);
+        }
+      }
+    }
+    ASSERT_EQ(token_of.size(), 9u);
+    // Item 0: rows 0–1 at tokens 2–3 (rank 0, local 2–3), rows 2–4 at tokens 6–8 (rank 1's
+    // chunk 1 [4, 8) then chunk 2 [8, 12): local 2–4).
+    EXPECT_EQ(token_of.at({0, 0}), 2u);
+    EXPECT_EQ(token_of.at({0, 1}), 3u);
+    EXPECT_EQ(token_of.at({0, 2}), 102u);
+    EXPECT_EQ(token_of.at({0, 4}), 104u);
+    // One encoder for the item, whichever the policy (the naive one encodes it on both ranks).
+    EXPECT_EQ(assigned->encoders[0].size(), policy == VisionPolicy::kNaive ? 2u : 1u);
+    auto exchange = RankExchange(*assigned, std::vector<uint32_t>{5, 2, 2}, 1);
+    ASSERT_TRUE(exchange.ok()) << exchange.status().ToString();
+  }
+  items[0].more_runs = {{1, 1}};
+  auto overlapping = AssignVision(*split, items, VisionPolicy::kCost);
+  ASSERT_FALSE(overlapping.ok());
+  EXPECT_NE(overlapping.status().message().find("not in token order"), std::string::npos);
+  items[0].more_runs = {{14, 3}};
+  EXPECT_NE(AssignVision(*split, items, VisionPolicy::kCost).status().message().find("past the pack"),
+            std::string::npos);
+  items[0].more_runs = {{5, 1}};
+  EXPECT_NE(AssignVision(*split, items, VisionPolicy::kCost).status().message().find("overlap"),
+            std::string::npos);
+}
+
 TEST(VisionAssignTest, RejectsBadImages) {
   const std::vector<uint32_t> lengths = {10, 10};
   auto split = SplitThd(lengths, {.cp_size = 2});
