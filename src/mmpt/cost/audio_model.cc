@@ -110,13 +110,18 @@ Result<media::AudioInVideoRule> AudioInVideoRuleOf(const AudioConfig& config,
   // Mel frames of one chunk, at the features' rate.
   const double chunk_frames =
       rule->seconds_per_chunk * config.log_mel.sample_rate / config.log_mel.hop;
-  if (rule->order != media::AudioInVideoOrder::kChunks ||
-      chunk_frames != config.attention_window_frames) {
+  const uint32_t window = config.attention_window_frames;
+  const uint32_t conv_chunk = media::ConvChunkFrames(config.log_mel.tokens);
+  const bool windows_fit =
+      window > 0 && (rule->order == media::AudioInVideoOrder::kChunks ? chunk_frames == window
+                                                                       : conv_chunk != 0 &&
+                                                                             window % conv_chunk == 0);
+  if (!windows_fit) {
     return Status::InvalidArgument(
-        "audio preset {}: audio in video is built for sound tracks whose runs are the encoder's "
-        "attention windows (Qwen2.5-Omni's 2 s chunks of 200 frames); this encoder attends "
-        "over {} frames",
-        config.name, config.attention_window_frames);
+        "audio preset {}: audio in video is built for encoders that attend within windows its "
+        "sound track's parts fit (Qwen2.5-Omni's 2 s chunks of 200 frames, Qwen3-Omni's 800 "
+        "frames of 100-frame chunks); this one attends over {} frames",
+        config.name, window);
   }
   return rule;
 }

@@ -59,12 +59,14 @@ Result<AudioCost> CostAudio(const AudioConfig& config, uint32_t samples, uint32_
 
 /// The rule a video with its sound track follows under `config`'s model (media::
 /// AudioInVideoRuleOf by its features' name) at the vision encoder's time scale
-/// (`tokens_per_second`, the thinker's position_id_per_seconds). The track is planned and
-/// encoded as one clip per run of its tokens, each the frames of its chunk (store::MediaMeta's
-/// kMediaSoundTrack parts), which gives the whole track's embeddings only when each chunk is
-/// one of the encoder's attention windows. Errors: InvalidArgument naming the preset when its
-/// model has no such rule or its runs are not its attention windows (Qwen3-Omni's merged runs
-/// under 800-frame windows), or `tokens_per_second` is not positive.
+/// (`tokens_per_second`, the thinker's position_id_per_seconds). The track is planned as one
+/// part per run of its tokens inside one of the encoder's attention windows, and encoded as one
+/// clip per window (store::MediaMeta's kMediaSoundTrack parts, joined by
+/// kMediaJoinsPreviousPart), which gives the whole track's embeddings since the encoder
+/// attends within windows. Errors: InvalidArgument naming the preset when its model has no
+/// such rule, its encoder attends over the whole clip, or its windows are not whole chunks
+/// of the rule (Qwen2.5-Omni: the 2 s chunk is the window; Qwen3-Omni: whole 100-frame
+/// convolution chunks), or `tokens_per_second` is not positive.
 Result<media::AudioInVideoRule> AudioInVideoRuleOf(const AudioConfig& config,
                                                    double tokens_per_second);
 

@@ -41,6 +41,9 @@ struct AudioItem {
   uint32_t sample_rate_hz = 0;  // the source's, as recorded; informational
   uint32_t text_position = 0;   // text tokens of its sample before it
   uint16_t record = 0;          // as VideoItem::record
+  /// A sound track's part the audio encoder takes with the item before it, as one clip
+  /// (store::MediaMeta::joins_previous_part).
+  bool joins_previous = false;
 };
 
 /// The video and audio items of one sample, for SampleTableBuilder::Add.

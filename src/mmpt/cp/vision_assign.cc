@@ -82,12 +82,6 @@ Result<VisionPolicy> ParseVisionPolicy(std::string_view name) {
   return Status::InvalidArgument("unknown vision policy '{}' (naive, count, cost)", name);
 }
 
-uint32_t CpImage::rows() const {
-  uint32_t rows = token_count;
-  for (const TokenRun& run : more_runs) rows += run.token_count;
-  return rows;
-}
-
 double EncoderAssignment::max_cost() const {
   return rank_cost.empty() ? 0 : *std::max_element(rank_cost.begin(), rank_cost.end());
 }

@@ -30,21 +30,27 @@ struct CpImage {
   /// the first, in token order and in the same sub-sequence, their rows following the first
   /// run's (token_start, token_count are then the first run's). Empty for one run.
   std::vector<TokenRun> more_runs = {};
-
-  /// Rows of its embedding: the tokens of all its runs.
-  uint32_t rows() const;
 };
 
-/// Call `f(run, first_row)` for each run of `item` in token order, `first_row` the item's
-/// embedding row that feeds the run's first token.
-template <typename F>
-void ForEachRun(const CpImage& item, F&& f) {
+/// Call `f(run, first_row)` for each run of `item` (a CpImage, or anything with its
+/// token_start, token_count and more_runs) in token order, `first_row` the item's embedding
+/// row that feeds the run's first token.
+template <typename Item, typename F>
+void ForEachRun(const Item& item, F&& f) {
   f(TokenRun{item.token_start, item.token_count}, 0u);
   uint32_t row = item.token_count;
   for (const TokenRun& run : item.more_runs) {
     f(run, row);
     row += run.token_count;
   }
+}
+
+/// Rows of `item`'s embedding (as ForEachRun's): the tokens of all its runs.
+template <typename Item>
+uint32_t Rows(const Item& item) {
+  uint32_t rows = item.token_count;
+  for (const TokenRun& run : item.more_runs) rows += run.token_count;
+  return rows;
 }
 
 /// Who encodes a pack's images when the pack is split over a CP group.

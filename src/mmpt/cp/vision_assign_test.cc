@@ -246,7 +246,7 @@ TEST(VisionAssignTest, AnItemOfSeveralRunsIsOneUnitWithItsRowsInRunOrder) {
   // Item 0 has runs [2, 4) and [6, 9) (rows 0–1 and 2–4) around item 1 at [4, 6); item 2 [12, 14).
   const std::vector<uint32_t> lengths = {16};
   std::vector<CpImage> items = {{2, 2, 5.0, {{6, 3}}}, {4, 2, 1.0}, {12, 2, 1.0}};
-  EXPECT_EQ(items[0].rows(), 5u);
+  EXPECT_EQ(Rows(items[0]), 5u);
   auto split = SplitThd(lengths, {.cp_size = 2});
   ASSERT_TRUE(split.ok());
   for (VisionPolicy policy : kPolicies) {

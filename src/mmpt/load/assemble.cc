@@ -38,15 +38,22 @@ Status ValidateRendered(const RenderedSample& sample, uint32_t merge_size) {
   end = 0;
   for (size_t k = 0; k < sample.audios.size(); ++k) {
     const RenderedAudio& audio = sample.audios[k];
-    if (audio.token_count == 0 || audio.valid_frames == 0 || audio.token_start < end ||
-        uint64_t{audio.token_start} + audio.token_count > sample.tokens.size()) {
-      return Status::InvalidArgument(
-          "sample {} of source {}, audio {}: tokens [{}, +{}) ({} frames) are empty, overlap "
-          "or leave the sample's {}",
-          sample.index, sample.source, k, audio.token_start, audio.token_count, audio.valid_frames,
-          sample.tokens.size());
-    }
-    end = uint64_t{audio.token_start} + audio.token_count;
+    Status status;
+    cp::ForEachRun(audio,
+               [&](const cp::TokenRun& run, uint32_t) {
+                 if (status.ok() && (run.token_count == 0 || audio.valid_frames == 0 ||
+                                     run.token_start < end ||
+                                     uint64_t{run.token_start} + run.token_count >
+                                         sample.tokens.size())) {
+                   status = Status::InvalidArgument(
+                       "sample {} of source {}, audio {}: tokens [{}, +{}) ({} frames) are "
+                       "empty, overlap or leave the sample's {}",
+                       sample.index, sample.source, k, run.token_start, run.token_count,
+                       audio.valid_frames, sample.tokens.size());
+                 }
+                 end = uint64_t{run.token_start} + run.token_count;
+               });
+    MMPT_RETURN_IF_ERROR(status);
   }
   return Status::OK();
 }
@@ -364,7 +371,7 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
                          image_base + static_cast<int32_t>(k)});
     }
     rows.clear();
-    for (const auto& ref : media.audios) rows.push_back(ref.second->token_count);
+    for (const auto& ref : media.audios) rows.push_back(cp::Rows(*ref.second));
     for (size_t k : audio.Append(cps[p]->audio, rows, options.cp_rank, audio_base, local_base)) {
       encoded_audio.push_back({static_cast<uint32_t>(p), media.audios[k].first,
                                media.audios[k].second, audio_base + static_cast<int32_t>(k)});

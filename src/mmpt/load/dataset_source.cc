@@ -289,24 +289,31 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
       if (!bytes.ok()) return context(bytes.status().WithContext(media_name(k)));
     }
     if (planned.audio != nullptr) {
-      // The plan decided the clip's samples, frames and tokens (cost::CostAudio).
-      RenderedAudio a;
-      a.token_start = static_cast<uint32_t>(out.tokens.size());
-      a.token_count = planned.audio->llm_tokens;
-      a.valid_frames = planned.audio->valid_frames;
-      a.samples = planned.audio->samples;
-      a.sample_audio = k;
-      if (a.token_start != planned.audio->token_start) {
+      // The plan decided the clip's samples, frames and tokens (cost::CostAudio), and which
+      // parts of a sound track the encoder takes as one clip.
+      const plan::PlannedAudio& p = *planned.audio;
+      const auto start = static_cast<uint32_t>(out.tokens.size());
+      if (start != p.token_start) {
         return Status::Internal(
             "{}: {} renders at token {} but the plan put it at {} (plan made "
             "from another dataset?)",
-            name, media_name(k), a.token_start, planned.audio->token_start);
+            name, media_name(k), start, p.token_start);
       }
-      out.tokens.insert(out.tokens.end(), a.token_count,
-                        renderer_->pad_id(text::PieceKind::kAudio));
-      out.has_loss.insert(out.has_loss.end(), a.token_count, 0);
-      out.audios.push_back(a);
-      if (media[k].sound_track()) JoinSoundTrack(media[k], out);
+      if (p.joins_previous && (out.audios.empty() || !media[k].sound_track())) {
+        return Status::Internal("{}: {} joins no sound track part before it", name,
+                                media_name(k));
+      }
+      if (p.joins_previous) {
+        RenderedAudio& clip = out.audios.back();
+        clip.more_runs.push_back({start, p.llm_tokens});
+        clip.valid_frames += p.valid_frames;
+        clip.samples += p.samples;
+      } else {
+        out.audios.push_back({start, p.llm_tokens, p.valid_frames, p.samples, k});
+      }
+      out.tokens.insert(out.tokens.end(), p.llm_tokens, renderer_->pad_id(text::PieceKind::kAudio));
+      out.has_loss.insert(out.has_loss.end(), p.llm_tokens, 0);
+      if (media[k].sound_track()) JoinSoundTrack(media[k], p.llm_tokens, out);
       continue;
     }
     Result<RenderedVisual> visual = RenderVisual(*bytes, planned.image, planned.video);
@@ -334,7 +341,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     out.has_loss.insert(out.has_loss.end(), r.token_count, 0);
     out.visuals.push_back(r);
     if (r.video && medium < sound_items.size() && sound_items[medium] > 0) {
-      JoinSoundTrack(media[k], out);
+      JoinSoundTrack(media[k], 0, out);
     }
   }
   copy_text(std::max(cursor, kept));
@@ -347,15 +354,19 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   return out;
 }
 
-void DatasetSource::JoinSoundTrack(const store::MediaMeta& record, RenderedSample& out) const {
+void DatasetSource::JoinSoundTrack(const store::MediaMeta& record, uint32_t tokens,
+                                   RenderedSample& out) const {
   const uint32_t merge = options_.preprocess.patch.merge_size;
   if (record.sound_track()) {
-    RenderedAudio& part = out.audios.back();
-    part.part = record.group;
-    part.parts = record.groups;
-    part.track_offset = static_cast<uint32_t>(record.group * sound_rule_->seconds_per_chunk *
-                                              audio_.log_mel.sample_rate);
-    out.sound_tracks.back().item.audio_tokens += part.token_count;
+    const size_t n = out.audios.size();
+    RenderedAudio& clip = out.audios.back();
+    if (clip.parts == 0) {  // its first part: the track's samples from the clip before on
+      clip.parts = record.groups;
+      clip.track_offset =
+          record.group == 0 ? 0 : out.audios[n - 2].track_offset + out.audios[n - 2].samples;
+    }
+    clip.part = record.group;
+    out.sound_tracks.back().item.audio_tokens += tokens;
     return;
   }
   const RenderedVisual& group = out.visuals.back();

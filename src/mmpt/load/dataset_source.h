@@ -146,9 +146,9 @@ class DatasetSource final : public SampleSource {
                                       const plan::PlannedImage* image,
                                       const plan::PlannedVideo* video) const;
   // Record `record` of a video with its sound track, just rendered into `out` (its last
-  // visual, or its last audio clip: a part, whose place in the track this sets): its block
-  // begun (the video's first group) or grown.
-  void JoinSoundTrack(const store::MediaMeta& record, RenderedSample& out) const;
+  // visual, or a part of `tokens` tokens in its last audio clip, whose place in the track this
+  // sets): its block begun (the video's first group) or grown.
+  void JoinSoundTrack(const store::MediaMeta& record, uint32_t tokens, RenderedSample& out) const;
   // FillAudio of a sound track's part: the track's whole-clip features from the part's first
   // frame on, the track decoded and its features computed once for its parts in a row.
   Status FillSoundTrackPart(const RenderedSample& sample, const RenderedAudio& audio,

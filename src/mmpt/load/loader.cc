@@ -109,10 +109,12 @@ uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) 
       tokens += seq.tokens + seq.cp_padding + plan.layout.PadMultiple();
       for (const plan::PlannedImage& image : plan.Images(seq)) patches += image.patches;
       for (const plan::PlannedVideo& video : plan.Videos(seq)) patches += video.patches;
-      for (const plan::PlannedAudio& clip : plan.Audios(seq)) {
+      for (std::span<const plan::PlannedAudio> clip : plan::AudioClips(plan.Audios(seq))) {
         ++clips;
-        clip_frames = std::max<uint64_t>(
-            clip_frames, audio.window_frames != 0 ? audio.window_frames : clip.valid_frames);
+        uint64_t frames = 0;
+        for (const plan::PlannedAudio& part : clip) frames += part.valid_frames;
+        clip_frames =
+            std::max<uint64_t>(clip_frames, audio.window_frames != 0 ? audio.window_frames : frames);
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mmpt/cp/vision_assign.h"
 #include "mmpt/media/audio_in_video.h"
 
 namespace mmpt::load {
@@ -28,21 +29,25 @@ struct RenderedVisual {
   uint32_t clip_end_ms = 0;
 };
 
-/// One audio clip of a rendered sample (Qwen2-Audio, Qwen2.5-Omni): its placeholder tokens and
-/// its log-mel frames, as the plan's sample count gives them (cost::CostAudio).
+/// One audio clip of a rendered sample (Qwen2-Audio, Qwen2.5-Omni, Qwen3-Omni): its placeholder
+/// tokens and its log-mel frames, as the plan's sample count gives them (cost::CostAudio).
 struct RenderedAudio {
   uint32_t token_start = 0;   // first placeholder token, offset within the sample
-  uint32_t token_count = 0;   // placeholder tokens = media::AudioTokens(rule, valid_frames)
+  uint32_t token_count = 0;   // placeholder tokens of its first run (all of them for one run)
   uint32_t valid_frames = 0;  // mel frames of the clip (its feature mask's sum)
   /// The clip's decoded mono samples at the encoder's rate, as prepare recorded them
   /// (store::MediaMeta::frames): the loader refuses a clip that decodes to another length.
   uint32_t samples = 0;
   uint32_t sample_audio = 0;  // index of the item within its sample (MediaMeta order)
-  /// A part of a video's sound track (store::kMediaSoundTrack): part `part` of `parts`, its
-  /// samples the track's from `track_offset` on. parts 0: a clip of its own.
+  /// Parts of a video's sound track (store::kMediaSoundTrack) up to part `part` of `parts`,
+  /// its samples the track's from `track_offset` on. parts 0: a clip of its own.
   uint16_t part = 0;
   uint16_t parts = 0;
   uint32_t track_offset = 0;
+  /// The runs of its later parts (plan::PlannedAudio::joins_previous), offsets within the
+  /// sample, as cp::CpImage::more_runs (cp::ForEachRun, cp::Rows): the encoder takes the parts
+  /// as one clip.
+  std::vector<cp::TokenRun> more_runs = {};
 };
 
 /// A video with its sound track (audio in video): the block from its first start marker, its
@@ -55,8 +60,8 @@ struct RenderedSoundTrack {
 };
 
 /// The token sequence of one sample. Invariant: tokens.size() == has_loss.size(); visuals
-/// (images and videos) and audios are each in token order, inside [0, tokens.size()), not
-/// overlapping.
+/// (images and videos) and audios (by their first runs) are each in token order, inside
+/// [0, tokens.size()), no two runs overlapping.
 struct RenderedSample {
   uint32_t source = 0;  // as in the plan
   uint64_t index = 0;   // sample index within its source

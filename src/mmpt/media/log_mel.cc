@@ -145,13 +145,17 @@ uint32_t AudioTokens(AudioTokenRule rule, uint32_t valid_frames) {
       return after_conv < 2 ? 0 : (after_conv - 2) / 2 + 1;
     }
     case AudioTokenRule::kChunkedConv: {
-      constexpr uint32_t kChunkFrames = 100;  // n_window 50, × 2
-      constexpr uint32_t kChunkTokens = 13;   // Stride2 thrice of 100
-      const uint32_t rest = valid_frames % kChunkFrames;
-      return valid_frames / kChunkFrames * kChunkTokens + Stride2(Stride2(Stride2(rest)));
+      const uint32_t chunk = ConvChunkFrames(rule);
+      const uint32_t rest = valid_frames % chunk;
+      return valid_frames / chunk * Stride2(Stride2(Stride2(chunk))) +
+             Stride2(Stride2(Stride2(rest)));
     }
   }
   return 0;
+}
+
+uint32_t ConvChunkFrames(AudioTokenRule rule) {
+  return rule == AudioTokenRule::kChunkedConv ? 100 : 0;
 }
 
 LogMelExtractor::LogMelExtractor(const LogMelConfig& config) : config_(config) {}

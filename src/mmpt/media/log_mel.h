@@ -74,6 +74,10 @@ uint32_t ValidFrames(const LogMelConfig& config, uint64_t samples);
 ///   three times; 0 when r is 0): 13 per second, 3900 for 300 s, 1 for a single frame.
 uint32_t AudioTokens(AudioTokenRule rule, uint32_t valid_frames);
 
+/// Mel frames of the chunk a front end convolves on its own: 100 under kChunkedConv (n_window
+/// 50, × 2); 0 under kConvThenPool, whose convolutions run over the whole clip.
+uint32_t ConvChunkFrames(AudioTokenRule rule);
+
 /// Input features of one audio clip for a Whisper-style encoder.
 struct LogMelFeatures {
   uint32_t n_mels = 0;

@@ -48,9 +48,17 @@ PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const u
                        share(p.vision_seconds, video.vision_flops, pack_flops)});
       is_video.push_back(1);
     }
-    for (const PlannedAudio& audio : plan.Audios(seq)) {
-      input.audio.push_back({sequence_start + audio.token_start, audio.llm_tokens,
-                             share(p.audio_seconds, audio.audio_flops, pack_audio_flops)});
+    for (std::span<const PlannedAudio> clip : AudioClips(plan.Audios(seq))) {
+      cp::CpImage item{sequence_start + clip[0].token_start, clip[0].llm_tokens, 0};
+      double flops = 0;
+      for (const PlannedAudio& part : clip) {
+        flops += part.audio_flops;
+        if (&part != &clip[0]) {
+          item.more_runs.push_back({sequence_start + part.token_start, part.llm_tokens});
+        }
+      }
+      item.vision_cost = share(p.audio_seconds, flops, pack_audio_flops);
+      input.audio.push_back(std::move(item));
     }
     sequence_start += seq.tokens;
   }

@@ -18,8 +18,9 @@ namespace mmpt::plan {
 /// What the cp stage needs of one pack: its sub-sequence lengths; its vision items (images in
 /// pack order, then videos in pack order: PackCp::vision's indexing) at their exact token
 /// positions in the unpadded pack (PlannedImage::token_start), each with its encoder seconds
-/// (the pack's vision seconds shared by vision FLOPs); its audio clips likewise, with the
-/// pack's audio seconds shared by audio FLOPs.
+/// (the pack's vision seconds shared by vision FLOPs); its audio clips (plan::AudioClips: a
+/// clip of several parts has a run per part) likewise, with the pack's audio seconds shared by
+/// audio FLOPs.
 struct PackCpInput {
   std::vector<uint32_t> lengths;
   std::vector<uint32_t> padding;  // per sequence: PlannedSequence::cp_padding

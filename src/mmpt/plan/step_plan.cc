@@ -100,7 +100,8 @@ uint64_t StepPlan::Hash() const {
     }
     put64(audios.size());
     for (const PlannedAudio& a : audios) {
-      words.insert(words.end(), {a.sample_audio, a.samples, a.llm_tokens, a.token_start});
+      words.insert(words.end(), {a.sample_audio, a.samples, a.llm_tokens, a.token_start,
+                                 static_cast<uint32_t>(a.joins_previous)});
     }
     for (const PackCp& c : cp) {
       for (const std::vector<uint32_t>& encoders : c.audio.encoders) {
@@ -110,6 +111,17 @@ uint64_t StepPlan::Hash() const {
     }
   }
   return Hash64(std::as_bytes(std::span<const uint32_t>(words)), 0x6d6d7074706c616eULL);
+}
+
+std::vector<std::span<const PlannedAudio>> AudioClips(std::span<const PlannedAudio> audios) {
+  std::vector<std::span<const PlannedAudio>> clips;
+  for (size_t k = 0, first = 0; k < audios.size(); ++k) {
+    if (k + 1 == audios.size() || !audios[k + 1].joins_previous) {
+      clips.push_back(audios.subspan(first, k + 1 - first));
+      first = k + 1;
+    }
+  }
+  return clips;
 }
 
 Status StepPlan::Validate() const {

@@ -91,6 +91,10 @@ struct PlannedAudio {
   double audio_flops = 0;     // training FLOPs (forward + backward) to encode it
   uint32_t samples = 0;  // its decoded length (cost::AudioItem::samples), which the loader checks
   uint32_t valid_frames = 0;  // mel frames holding audio (the feature mask's ones)
+  /// A sound track's part that the audio encoder takes with the clip before it (the part
+  /// before it in its attention window, cost::AudioItem::joins_previous): together they are
+  /// one clip of the encoder, placed in several runs (plan::AudioClips).
+  bool joins_previous = false;
 };
 
 /// One sample placed in a pack: one sub-sequence of the packed sequence (its own attention
@@ -211,6 +215,11 @@ struct StepPlan {
   /// seq_len, token sums match. Errors: Internal naming the pack at fault.
   Status Validate() const;
 };
+
+/// The clips the audio encoder takes of `audios` (a sequence's, in token order): runs of
+/// consecutive items, each from one that does not join the one before it
+/// (PlannedAudio::joins_previous) to the last that joins it.
+std::vector<std::span<const PlannedAudio>> AudioClips(std::span<const PlannedAudio> audios);
 
 /// Return `plan` with its packs dealt as a global packer without reordering would deal them (the
 /// ablation's "+ global packing" stage, which a loader can execute too): in the packer's output

@@ -90,8 +90,10 @@ bool FieldsFitKind(const MediaMeta& m) {
 
 // A grouped video's records: group g of `groups` follows group g - 1 of the same video
 // (`previous`, its stream's record before it). A sound track's part p follows part p - 1 or,
-// for part 0, a record of its video, with the video's bytes.
+// for part 0, a record of its video, with the video's bytes; only a later part joins the one
+// before it.
 bool GroupFits(const MediaMeta& m, const MediaMeta* previous) {
+  if (m.joins_previous_part() && (!m.sound_track() || m.group == 0)) return false;
   if (m.sound_track()) {
     if (m.kind != MediaKind::kAudio || m.group >= m.groups || previous == nullptr) return false;
     const bool same_bytes = previous->data_offset == m.data_offset &&

@@ -77,6 +77,10 @@ enum MediaFlags : uint8_t {
   /// part `group` of `groups`, each part one run of the sound track's tokens
   /// (media::AudioInVideoRuns).
   kMediaSoundTrack = 1u << 1,
+  /// A sound track's part (kMediaSoundTrack, not its first) that the audio encoder takes with
+  /// the part before it, as one clip: the parts of one of its attention windows (Qwen3-Omni's
+  /// 8 s windows span several runs of the track's tokens; ingest::LayOutSoundTrack).
+  kMediaJoinsPreviousPart = 1u << 2,
 };
 
 /// What a media item is. Each kind fills its own fields of MediaMeta and leaves the others 0.
@@ -121,6 +125,7 @@ struct MediaMeta {
                          // track's part: its parts)
 
   bool sound_track() const { return (flags & kMediaSoundTrack) != 0; }
+  bool joins_previous_part() const { return (flags & kMediaJoinsPreviousPart) != 0; }
   /// The record of the medium's first group: the one its bytes and sample item are counted by.
   bool first_of_medium() const { return group == 0 && !sound_track(); }
 };

@@ -278,6 +278,11 @@ TEST(MetaTest, ASoundTracksPartsInterleaveWithItsVideosGroups) {
     return ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "s.meta");
   };
   ASSERT_TRUE(check(media).ok()) << check(media).ToString();
+  // Part 1 may join part 0 (one clip of the audio encoder).
+  std::vector<MediaMeta> joined = media;
+  joined[3].flags |= kMediaJoinsPreviousPart;
+  EXPECT_TRUE(check(joined).ok()) << check(joined).ToString();
+  EXPECT_TRUE(joined[3].joins_previous_part());
   EXPECT_TRUE(media[0].first_of_medium());
   EXPECT_FALSE(media[1].first_of_medium());
   EXPECT_EQ(MediumOfRecord(media, 3), 0u);
@@ -289,6 +294,8 @@ TEST(MetaTest, ASoundTracksPartsInterleaveWithItsVideosGroups) {
       [](auto& m) { m[3].groups = 3; },                // another count
       [](auto& m) { m.pop_back(); },                   // cut short
       [](auto& m) { m[1].kind = MediaKind::kVideo; },  // a part that is not audio
+      [](auto& m) { m[1].flags |= kMediaJoinsPreviousPart; },  // the first part joins nothing
+      [](auto& m) { m[2].flags |= kMediaJoinsPreviousPart; },  // a video group joins no part
   };
   for (size_t i = 0; i < breakages.size(); ++i) {
     std::vector<MediaMeta> broken = media;

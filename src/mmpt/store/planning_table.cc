@@ -33,7 +33,8 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
                 {m.width, m.height, m.frames, m.fps_milli, m.text_position, m.group, m.groups, k});
             break;
           case MediaKind::kAudio:
-            audios.push_back({m.frames, m.sample_rate_hz, m.text_position, k});
+            audios.push_back(
+                {m.frames, m.sample_rate_hz, m.text_position, k, m.joins_previous_part()});
             break;
         }
       }

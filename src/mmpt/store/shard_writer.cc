@@ -64,7 +64,8 @@ void AppendSoundTrack(const MediaMeta& video, const SoundTrackLayout& layout,
                                           [](uint32_t samples) { return samples > 0; }));
   const auto groups = static_cast<uint16_t>(layout.records() - parts);
   uint16_t group = 0, part = 0;
-  for (uint32_t samples : layout.part_samples) {
+  for (size_t r = 0; r < layout.records(); ++r) {
+    const uint32_t samples = layout.part_samples[r];
     MediaMeta m = video;
     if (samples == 0) {
       m.group = group++;
@@ -76,6 +77,9 @@ void AppendSoundTrack(const MediaMeta& video, const SoundTrackLayout& layout,
       m.duration_ms = layout.duration_ms;
       m.sample_rate_hz = layout.sample_rate_hz;
       m.flags |= kMediaSoundTrack;
+      if (r < layout.joins_previous.size() && layout.joins_previous[r] != 0) {
+        m.flags |= kMediaJoinsPreviousPart;
+      }
       m.group = part++;
       m.groups = parts;
     }

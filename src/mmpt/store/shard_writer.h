@@ -24,6 +24,9 @@ struct SoundTrackLayout {
   /// Per record: 0 for the video's next temporal group, else the next part of the track, its
   /// decoded samples (MediaMeta::frames). Empty: the medium has no sound track written.
   std::vector<uint32_t> part_samples;
+  /// Per record, or empty for none: 1 for a part the audio encoder takes with the part before
+  /// it (MediaMeta::kMediaJoinsPreviousPart).
+  std::vector<uint8_t> joins_previous;
   uint32_t sample_rate_hz = 0;  // the track's source rate
   uint32_t duration_ms = 0;     // the track's decoded length
 
