@@ -6,7 +6,8 @@ qwen2_5_omni processor (replace_multimodal_special_tokens, get_chunked_index) an
 (get_rope_index); the sound track's features equal the track extracted by `ffmpeg -vn`
 through mmpt's plain audio path; the plan costs both encoders. Qwen3-Omni's order (merged by
 time, video first on ties) is checked at the rule level (mmpt.audio_in_video) against the same
-kind of NumPy reference of qwen3_omni_moe; its end-to-end path is refused by name."""
+kind of NumPy reference of qwen3_omni_moe, and end to end under the qwen3_omni template and
+presets with a 10 s track over two of its encoder's 8 s attention windows."""
 
 import json
 import subprocess
@@ -345,10 +346,114 @@ def test_a_video_without_sound_is_named(omni, tmp_path):
     assert "sample 'mute'" in done.stdout and "sound track" in done.stdout, done.stdout
 
 
-def test_qwen3_omni_is_refused_by_name(omni, tmp_path):
-    work, _, _, flags = omni
-    flags = [("qwen3-omni" if f == "qwen2.5-omni" else f) for f in flags]
-    done = subprocess.run([load_corpus.MMPT, "prepare", str(work / "chat.jsonl"), "--out",
-                           str(tmp_path / "ds"), "--audio-in-video", *flags], text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    assert done.returncode != 0 and "qwen3-omni" in done.stdout, done.stdout
+# --- end to end: Qwen3-Omni -------------------------------------------------------------------
+
+# Sound tracks over two of Qwen3-Omni's 8 s attention windows: 10 s at 10 fps (sampled at 2 fps
+# exactly: a second a grid step, keys 13·t) and 9.7 s (97 frames, 18 sampled: 1.078 s a step,
+# keys 14.01·t, so runs of the track end inside its encoder's 100-frame chunks).
+VIDEOS3 = {"av10.mp4": 10, "av97.mp4": 9.7}
+
+
+def omni3_conversations():
+    first, second = VIDEOS3
+    talks = conversations()  # the video alone, and a clip of its own before it
+    return ([json.loads(json.dumps(c).replace("av.mp4", first)) for c in talks] +
+            [json.loads(json.dumps(talks[0]).replace("av.mp4", second))])
+
+
+@pytest.fixture(scope="module")
+def omni3(omni):
+    work, run, _, _ = omni
+    for name, seconds in VIDEOS3.items():
+        make_av(work / name, seconds)
+    with open(work / "chat3.jsonl", "w") as f:
+        for k, messages in enumerate(omni3_conversations()):
+            f.write(json.dumps({"id": f"w{k}", "messages": messages}) + "\n")
+    tokenizer = str(work / "raw" / "audio.qwen3-omni.tokenizer.json")
+    run("prepare", "chat3.jsonl", "--out", "ds3", "--audio-in-video", "--chat-template",
+        "qwen3_omni", "--tokenizer", tokenizer, "--audio", "qwen3-omni", "--vision", "qwen3-omni",
+        "--on-error", "fail")
+    return work, tokenizer
+
+
+def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
+    """The block merged by time (video first on ties) between both start and both end markers,
+    get_rope_index's positions around it (where the keys are whole: mmpt's positions are
+    integers), and the track encoded as the reference's encoder takes it: one clip per 8 s
+    window (800 frames), each the whole track's features, its rows feeding the block's audio
+    pads in order although its runs sit between video steps."""
+    import qwen3_omni_ref as ref
+    work, tokenizer = omni3
+    ids_of = {name: mmpt.Tokenizer(tokenizer).token_to_id(name) for name in
+              ("<|vision_start|>", "<|audio_start|>", "<|video_pad|>", "<|audio_pad|>",
+               "<|audio_end|>", "<|vision_end|>")}
+    tracks = {}  # by whether a grid step is a second: valid frames, the whole track's features
+    for name, whole_seconds in zip(VIDEOS3, (True, False)):
+        track = track_samples(work / name)
+        frames = ref.valid_frames(len(track))
+        tracks[whole_seconds] = frames, mmpt.log_mel(track, preset="qwen3-omni",
+                                           frames=frames)["input_features"]
+    with open(work / "tone.wav", "rb") as f:
+        tone_frames = ref.valid_frames(len(mmpt.decode_audio(f.read())))
+    checked = set()
+    for batch in load_corpus.load_batches(str(work / "ds3"), steps=2, seq_len=8192):
+        tokens, positions = batch["tokens"], batch["position_ids"]
+        cu, cu_padded = batch["cu_seqlens"], batch["cu_seqlens_padded"]
+        videos = iter(zip(batch["video_grid_thw"], batch["second_per_grid_ts"]))
+        features, mask = batch["input_features"], batch["feature_attention_mask"]
+        clip = 0
+        for s in range(len(cu) - 1):
+            begin = int(cu_padded[s])
+            ids = tokens[begin:begin + int(cu[s + 1] - cu[s])]
+            with_tone = int((ids == ids_of["<|audio_start|>"]).sum()) == 2
+            starts = np.flatnonzero(ids == ids_of["<|vision_start|>"])
+            assert len(starts) == 1 and ids[starts[0] + 1] == ids_of["<|audio_start|>"]
+            groups, left = [], int((ids == ids_of["<|video_pad|>"]).sum())
+            while left > 0:
+                groups.append(next(videos))
+                left -= int(np.prod(groups[-1][0])) // 4
+            grid = (len(groups), int(groups[0][0][1]), int(groups[0][0][2]))
+            spg = float(groups[0][1])
+            track_frames, whole = tracks[spg == 1.0]
+            assert grid[0] == (10 if spg == 1.0 else 9)
+            at = int(starts[0])
+            before = ref.rope_index(ids[:at], audio_frames=[tone_frames] if with_tone else [])
+            kinds, block_positions, following = omni3_block(
+                grid, float(groups[0][1]), ref.audio_tokens(track_frames),
+                before.max() + 1 if at else 0)
+            block = ([ids_of["<|vision_start|>"], ids_of["<|audio_start|>"]] +
+                     [ids_of["<|video_pad|>" if k == "V" else "<|audio_pad|>"] for k in kinds] +
+                     [ids_of["<|audio_end|>"], ids_of["<|vision_end|>"]])
+            np.testing.assert_array_equal(ids[at:at + len(block)], block)
+            if spg == 1.0:
+                after = len(ids) - at - len(block)
+                want = np.concatenate([before, block_positions,
+                                       np.arange(after, dtype=np.float64)[None].repeat(3, 0) +
+                                       following], axis=1)
+                np.testing.assert_array_equal(positions[:, begin:begin + len(ids)], want)
+            clip += with_tone
+            windows = -(-track_frames // 800)
+            assert windows == 2
+            for w in range(windows):
+                valid = int(mask[clip + w].sum())
+                assert valid == min(800, track_frames - 800 * w)
+                assert batch["audio_rows"][clip + w] == ref.audio_tokens(valid)
+                np.testing.assert_allclose(features[clip + w][:, :valid],
+                                           whole[:, 800 * w:800 * w + valid], atol=1e-5, rtol=0)
+            clip += windows
+            checked.add((round(spg, 3), with_tone))
+        assert clip == features.shape[0]
+        # Every audio row, the clips' rows in order, feeds the next audio pad in token order.
+        order = np.argsort(batch["audio_exchange_positions"])
+        np.testing.assert_array_equal(batch["audio_exchange_gather_index"][order],
+                                      np.arange(int(batch["audio_rows"].sum())))
+        assert (tokens[batch["audio_exchange_positions"]] == ids_of["<|audio_pad|>"]).all()
+    assert checked == {(1.0, False), (1.0, True), (1.078, False)}
+    for rank in range(2):
+        for batch in load_corpus.load_batches(str(work / "ds3"), cp_size=2, cp_rank=rank,
+                                              steps=2, seq_len=8192):
+            tokens = batch["tokens"]
+            for pad, rows in (("<|audio_pad|>", "audio_exchange_positions"),
+                              ("<|video_pad|>", "exchange_positions")):
+                assert (tokens[batch[rows]] == ids_of[pad]).all()
+                assert len(batch[rows]) == (tokens == ids_of[pad]).sum()

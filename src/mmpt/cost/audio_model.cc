@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "mmpt/media/audio.h"
 
@@ -107,21 +110,14 @@ Result<media::AudioInVideoRule> AudioInVideoRuleOf(const AudioConfig& config,
   if (!rule.ok()) {
     return Status::InvalidArgument("audio preset {}: {}", config.name, rule.status().message());
   }
-  // Mel frames of one chunk, at the features' rate.
-  const double chunk_frames =
-      rule->seconds_per_chunk * config.log_mel.sample_rate / config.log_mel.hop;
   const uint32_t window = config.attention_window_frames;
-  const uint32_t conv_chunk = media::ConvChunkFrames(config.log_mel.tokens);
-  const bool windows_fit =
-      window > 0 && (rule->order == media::AudioInVideoOrder::kChunks ? chunk_frames == window
-                                                                       : conv_chunk != 0 &&
-                                                                             window % conv_chunk == 0);
-  if (!windows_fit) {
+  const media::AudioTokenRule tokens = config.log_mel.tokens;
+  if (window == 0 || media::FramesOfTokens(tokens, media::AudioTokens(tokens, window)) != window) {
     return Status::InvalidArgument(
-        "audio preset {}: audio in video is built for encoders that attend within windows its "
-        "sound track's parts fit (Qwen2.5-Omni's 2 s chunks of 200 frames, Qwen3-Omni's 800 "
-        "frames of 100-frame chunks); this one attends over {} frames",
-        config.name, window);
+        "audio preset {}: audio in video is built for encoders that attend within windows of "
+        "whole convolution chunks (Qwen2.5-Omni's 200 frames, Qwen3-Omni's 800); this one "
+        "attends over {}",
+        config.name, window == 0 ? std::string("the whole clip") : fmt::format("{} frames", window));
   }
   return rule;
 }

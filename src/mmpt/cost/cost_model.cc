@@ -30,7 +30,16 @@ Result<CostModel> CostModel::FromPresets(std::string_view vision, std::string_vi
 
 Result<AudioCost> CostModel::Audio(const AudioItem& audio) const {
   if (!audio_) return Status::InvalidArgument("the cost model has no audio encoder preset");
-  return CostAudio(*audio_, audio.samples, llm_.hidden);
+  MMPT_ASSIGN_OR_RETURN(AudioCost cost, CostAudio(*audio_, audio.samples, llm_.hidden));
+  if (audio.track_offset > 0) {  // a later part of a sound track: its share of the track's
+    const media::LogMelConfig& mel = audio_->log_mel;
+    const uint32_t before = media::ValidFrames(mel, audio.track_offset);
+    const uint32_t through = media::ValidFrames(mel, uint64_t{audio.track_offset} + audio.samples);
+    cost.valid_frames = through - before;
+    cost.llm_tokens =
+        media::AudioTokens(mel.tokens, through) - media::AudioTokens(mel.tokens, before);
+  }
+  return cost;
 }
 
 namespace {

@@ -39,8 +39,9 @@ class CostModel {
     return CostVideo(vision_, video.width, video.height, video.frames, video.fps_milli, llm_.hidden,
                      video.groups);
   }
-  /// What one audio clip becomes and costs. Errors: as CostAudio; InvalidArgument when the
-  /// model has no audio encoder.
+  /// What one audio clip becomes and costs; a sound track's later part (AudioItem::
+  /// track_offset) takes the track's frames and tokens through its end less those before it.
+  /// Errors: as CostAudio; InvalidArgument when the model has no audio encoder.
   Result<AudioCost> Audio(const AudioItem& audio) const;
   /// Seconds of `train_flops` in an encoder (vision or audio: both run at the vision MFU).
   double VisionSeconds(double train_flops) const { return hardware_.VisionSeconds(train_flops); }

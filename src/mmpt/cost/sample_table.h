@@ -41,6 +41,10 @@ struct AudioItem {
   uint32_t sample_rate_hz = 0;  // the source's, as recorded; informational
   uint32_t text_position = 0;   // text tokens of its sample before it
   uint16_t record = 0;          // as VideoItem::record
+  /// A sound track's part (store::kMediaSoundTrack): the track's samples before it (the
+  /// parts before it), its tokens and frames the track's up to its end less those up to its
+  /// start (CostModel::Audio); 0 for a clip of its own.
+  uint32_t track_offset = 0;
   /// A sound track's part the audio encoder takes with the item before it, as one clip
   /// (store::MediaMeta::joins_previous_part).
   bool joins_previous = false;

@@ -58,13 +58,15 @@ Result<store::SoundTrackLayout> LayOutSoundTrack(const SoundTrackRules& rules,
   layout.sample_rate_hz = track->source.sample_rate;
   layout.duration_ms =
       static_cast<uint32_t>((samples * 1000 + mel.sample_rate - 1) / mel.sample_rate);
-  // The encoder takes a clip in pieces it encodes on its own (its front end's chunks, or else
-  // its attention windows): a part starts on a piece and lies in one attention window.
-  const uint32_t window = rules.audio.attention_window_frames;
-  const uint32_t chunk = media::ConvChunkFrames(mel.tokens);
-  const uint32_t piece = chunk != 0 ? chunk : window;
-  const uint32_t piece_tokens = media::AudioTokens(mel.tokens, piece);
-  const uint32_t window_tokens = media::AudioTokens(mel.tokens, window);
+  // A part is a run of the track's tokens inside one of the encoder's attention windows, its
+  // samples from its first token's frames to the next part's (the last to the track's end).
+  const uint32_t window_tokens =
+      media::AudioTokens(mel.tokens, rules.audio.attention_window_frames);
+  auto sample_of = [&](uint32_t token) -> uint64_t {
+    return token == item.audio_tokens
+               ? samples
+               : uint64_t{media::FramesOfTokens(mel.tokens, token)} * mel.hop;
+  };
   const uint32_t per_step = item.grid_h * item.grid_w;
   for (const media::AudioInVideoRun& run : media::AudioInVideoRuns(rules.rule, item)) {
     if (run.video) {
@@ -80,21 +82,11 @@ Result<store::SoundTrackLayout> LayOutSoundTrack(const SoundTrackRules& rules,
     }
     for (uint32_t first = run.first, end = 0; first < run.first + run.count; first = end) {
       end = std::min(run.first + run.count, (first / window_tokens + 1) * window_tokens);
-      if (first % piece_tokens != 0 || (end % piece_tokens != 0 && end != item.audio_tokens)) {
-        return Status::InvalidArgument(
-            "a grid step of {:.2f} s puts a video step inside one of the audio encoder's "
-            "{}-frame pieces (tokens [{}, {}) of its sound track): the reference encodes the "
-            "piece whole",
-            item.second_per_grid_t, piece, first, end);
-      }
-      const uint64_t begin_sample = uint64_t{first / piece_tokens} * piece * mel.hop;
-      const uint64_t end_sample = end == item.audio_tokens
-                                      ? samples
-                                      : uint64_t{end / piece_tokens} * piece * mel.hop;
-      const uint64_t part = end_sample - std::min(end_sample, begin_sample);
-      if (part == 0 || media::AudioTokens(mel.tokens, media::ValidFrames(mel, part)) != end - first) {
-        return Status::Internal("sound track part at sample {} does not give its run's {} tokens",
-                                begin_sample, end - first);
+      const uint64_t part = sample_of(end) - std::min(sample_of(end), sample_of(first));
+      if (part == 0 ||
+          media::AudioTokens(mel.tokens, media::ValidFrames(mel, sample_of(end))) != end) {
+        return Status::Internal("sound track part at sample {} does not end at token {}",
+                                sample_of(first), end);
       }
       layout.part_samples.push_back(static_cast<uint32_t>(part));
       layout.joins_previous.push_back(first % window_tokens != 0);

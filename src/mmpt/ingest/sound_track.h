@@ -26,16 +26,14 @@ struct SoundTrackRules {
 /// The records of `video` (probed, its bytes `bytes`) with its sound track: its temporal
 /// groups (one per grid step of its sampled frames) and the track's parts, one per run of its
 /// audio tokens cut at the encoder's attention windows, in token order. A part is the track's
-/// decoded samples of its tokens (each run starts on one of the pieces the encoder takes on
-/// its own: its 100-frame convolution chunks, else its windows); a part inside the window of
-/// the part before it joins that part (SoundTrackLayout::joins_previous: the encoder takes a
-/// window as one clip).
+/// decoded samples from its first token's frames (media::FramesOfTokens) to the next part's;
+/// a part inside the window of the part before it joins that part
+/// (SoundTrackLayout::joins_previous: the encoder takes a window as one clip).
 /// Errors: InvalidArgument naming the reason: a metadata-only or clipped video (its track would
 /// need cutting), no audio stream (the Omni processors take one per video), a track longer
 /// than the audio window, a grid step that spans two chunks (Qwen2.5-Omni, a video sampled at
-/// under one frame a second: the reference splits the step's tokens) or ends inside one of the
-/// encoder's pieces; those of media::DecodeAudio (Corrupt for a track that does not decode)
-/// and media::SampleVideo.
+/// under one frame a second: the reference splits the step's tokens); those of
+/// media::DecodeAudio (Corrupt for a track that does not decode) and media::SampleVideo.
 Result<store::SoundTrackLayout> LayOutSoundTrack(const SoundTrackRules& rules,
                                                  const store::MediaRef& video,
                                                  std::string_view bytes);

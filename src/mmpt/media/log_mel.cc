@@ -102,6 +102,10 @@ Status Validate(const LogMelConfig& config) {
 // which is 0 for no frames.
 uint32_t Stride2(uint32_t frames) { return frames == 0 ? 0 : (frames - 1) / 2 + 1; }
 
+// kChunkedConv's chunk (n_window 50, × 2) and its tokens (Stride2 thrice of 100).
+constexpr uint32_t kChunkFrames = 100;
+constexpr uint32_t kChunkTokens = 13;
+
 }  // namespace
 
 Result<LogMelConfig> AudioPreset(std::string_view name) {
@@ -145,17 +149,20 @@ uint32_t AudioTokens(AudioTokenRule rule, uint32_t valid_frames) {
       return after_conv < 2 ? 0 : (after_conv - 2) / 2 + 1;
     }
     case AudioTokenRule::kChunkedConv: {
-      const uint32_t chunk = ConvChunkFrames(rule);
-      const uint32_t rest = valid_frames % chunk;
-      return valid_frames / chunk * Stride2(Stride2(Stride2(chunk))) +
-             Stride2(Stride2(Stride2(rest)));
+      const uint32_t rest = valid_frames % kChunkFrames;
+      return valid_frames / kChunkFrames * kChunkTokens + Stride2(Stride2(Stride2(rest)));
     }
   }
   return 0;
 }
 
-uint32_t ConvChunkFrames(AudioTokenRule rule) {
-  return rule == AudioTokenRule::kChunkedConv ? 100 : 0;
+uint32_t FramesOfTokens(AudioTokenRule rule, uint32_t tokens) {
+  switch (rule) {
+    case AudioTokenRule::kConvThenPool: return 4 * tokens;
+    case AudioTokenRule::kChunkedConv:
+      return tokens / kChunkTokens * kChunkFrames + 8 * (tokens % kChunkTokens);
+  }
+  return 0;
 }
 
 LogMelExtractor::LogMelExtractor(const LogMelConfig& config) : config_(config) {}

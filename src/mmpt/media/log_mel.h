@@ -74,9 +74,12 @@ uint32_t ValidFrames(const LogMelConfig& config, uint64_t samples);
 ///   three times; 0 when r is 0): 13 per second, 3900 for 300 s, 1 for a single frame.
 uint32_t AudioTokens(AudioTokenRule rule, uint32_t valid_frames);
 
-/// Mel frames of the chunk a front end convolves on its own: 100 under kChunkedConv (n_window
-/// 50, × 2); 0 under kConvThenPool, whose convolutions run over the whole clip.
-uint32_t ConvChunkFrames(AudioTokenRule rule);
+/// The mel frames a clip's first `tokens` tokens come from, up to the next token's first frame:
+/// 4·t under kConvThenPool; 100·⌊t / 13⌋ + 8·(t mod 13) under kChunkedConv (a chunk's token i
+/// starts at its frame 8·i after three stride-2 convolutions). AudioTokens(rule,
+/// FramesOfTokens(rule, t)) = t; a whole number of chunks (or windows of them) maps to its
+/// frames exactly.
+uint32_t FramesOfTokens(AudioTokenRule rule, uint32_t tokens);
 
 /// Input features of one audio clip for a Whisper-style encoder.
 struct LogMelFeatures {

@@ -32,10 +32,14 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
             videos.push_back(
                 {m.width, m.height, m.frames, m.fps_milli, m.text_position, m.group, m.groups, k});
             break;
-          case MediaKind::kAudio:
-            audios.push_back(
-                {m.frames, m.sample_rate_hz, m.text_position, k, m.joins_previous_part()});
+          case MediaKind::kAudio: {
+            // A sound track's later part starts where the part before it ends.
+            const bool later = m.sound_track() && m.group > 0 && !audios.empty();
+            const uint32_t offset = later ? audios.back().track_offset + audios.back().samples : 0;
+            audios.push_back({m.frames, m.sample_rate_hz, m.text_position, k, offset,
+                              m.joins_previous_part()});
             break;
+          }
         }
       }
       Status status =
