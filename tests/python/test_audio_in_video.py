@@ -391,8 +391,8 @@ def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
     for name, whole_seconds in zip(VIDEOS3, (True, False)):
         track = track_samples(work / name)
         frames = ref.valid_frames(len(track))
-        tracks[whole_seconds] = frames, mmpt.log_mel(track, preset="qwen3-omni",
-                                           frames=frames)["input_features"]
+        features = mmpt.log_mel(track, preset="qwen3-omni", frames=frames)["input_features"]
+        tracks[whole_seconds] = frames, features
     with open(work / "tone.wav", "rb") as f:
         tone_frames = ref.valid_frames(len(mmpt.decode_audio(f.read())))
     checked = set()

@@ -103,10 +103,11 @@ Command PrepareCommand() {
         app.add_option("--audio", args->audio,
                        "Audio encoder preset (presets/audio) speech is planned and loaded with")
             ->capture_default_str();
-        app.add_flag("--audio-in-video", args->audio_in_video,
-                     "Write each video with its sound track, interleaved as the audio preset's "
-                     "model orders them (Qwen2.5-Omni's use_audio_in_video); a video without "
-                     "one is a bad record");
+        app.add_flag(
+            "--audio-in-video", args->audio_in_video,
+            "Write each video with its sound track, interleaved as the audio preset's "
+            "model orders them (Qwen2.5-Omni's and Qwen3-Omni's use_audio_in_video); a video "
+            "without one is a bad record");
         app.add_option("--chat-template", args->chat_template,
                        "Chat template every sample is rendered through (presets/chat name or a "
                        ".json path); recorded in the manifest, the loader renders with it")

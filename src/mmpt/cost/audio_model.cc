@@ -117,7 +117,8 @@ Result<media::AudioInVideoRule> AudioInVideoRuleOf(const AudioConfig& config,
         "audio preset {}: audio in video is built for encoders that attend within windows of "
         "whole convolution chunks (Qwen2.5-Omni's 200 frames, Qwen3-Omni's 800); this one "
         "attends over {}",
-        config.name, window == 0 ? std::string("the whole clip") : fmt::format("{} frames", window));
+        config.name,
+        window == 0 ? std::string("the whole clip") : fmt::format("{} frames", window));
   }
   return rule;
 }

@@ -168,6 +168,32 @@ TEST(AudioCostTest, Qwen3OmniChunksItsFramesAndAttendsWithinWindows) {
   EXPECT_EQ(mixed.Validate().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(AudioCostTest, ASoundTracksPartsCountTheTracksTokensBetweenTheirEnds) {
+  // A 9.7 s track cut where its tokens 14, 28 and 104 start (mid-chunk, and the second
+  // window): the parts' tokens and frames add up to the whole track's.
+  CostModel model =
+      CostModel::FromPresets("qwen3-omni", "qwen2.5-7b", "h100", "qwen3-omni").ValueOrDie();
+  const uint32_t samples = 155200, hop = 160;
+  auto whole = model.Audio({samples, 16000, 0, 0});
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  uint32_t tokens = 0, frames = 0, offset = 0;
+  for (uint32_t end : {14u, 28u, 104u, whole->llm_tokens}) {
+    const uint32_t stop =
+        end == whole->llm_tokens
+            ? samples
+            : media::FramesOfTokens(media::AudioTokenRule::kChunkedConv, end) * hop;
+    AudioItem part{stop - offset, 16000, 0, 0, offset};
+    auto cost = model.Audio(part);
+    ASSERT_TRUE(cost.ok());
+    EXPECT_EQ(tokens + cost->llm_tokens, end);
+    tokens += cost->llm_tokens;
+    frames += cost->valid_frames;
+    offset = stop;
+  }
+  EXPECT_EQ(tokens, whole->llm_tokens);
+  EXPECT_EQ(frames, whole->valid_frames);
+}
+
 TEST(AvCostTest, CostSamplesCountsTokensPerModalityAndSecondsPerEncoder) {
   SampleTableBuilder builder;
   uint32_t s = builder.AddSource("omni");

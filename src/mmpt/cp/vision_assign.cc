@@ -180,15 +180,16 @@ Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
       const uint64_t end = uint64_t{run.token_start} + run.token_count;
       if (!status.ok()) return;
       if (run.token_count == 0) {
-        status = Status::InvalidArgument("image {} has a run of no tokens at {}", i,
-                                         run.token_start);
+        status =
+            Status::InvalidArgument("image {} has a run of no tokens at {}", i, run.token_start);
       } else if (end > total) {
         status = Status::InvalidArgument("image {} spans tokens [{}, {}) past the pack's {} tokens",
                                          i, run.token_start, end, total);
       } else if (end > split.cu_seqlens[seq + 1]) {
-        status = Status::InvalidArgument("image {} spans tokens [{}, {}) across the end of sample "
-                                         "{} at {}",
-                                         i, run.token_start, end, seq, split.cu_seqlens[seq + 1]);
+        status = Status::InvalidArgument(
+            "image {} spans tokens [{}, {}) across the end of sample "
+            "{} at {}",
+            i, run.token_start, end, seq, split.cu_seqlens[seq + 1]);
       } else if (!runs.empty() && runs.back().second == i &&
                  runs.back().first.token_start >= run.token_start) {
         status = Status::InvalidArgument("image {}'s runs are not in token order at {}", i,
@@ -198,9 +199,8 @@ Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
     });
     MMPT_RETURN_IF_ERROR(status);
   }
-  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
-    return a.first.token_start < b.first.token_start;
-  });
+  std::sort(runs.begin(), runs.end(),
+            [](const auto& a, const auto& b) { return a.first.token_start < b.first.token_start; });
   for (size_t j = 1; j < runs.size(); ++j) {
     const TokenRun& prev = runs[j - 1].first;
     if (prev.token_start + prev.token_count > runs[j].first.token_start) {

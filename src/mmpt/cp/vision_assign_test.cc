@@ -257,8 +257,8 @@ TEST(VisionAssignTest, AnItemOfSeveralRunsIsOneUnitWithItsRowsInRunOrder) {
     for (uint32_t r = 0; r < 2; ++r) {
       for (const RowSegment& s : assigned->consumed[r]) {
         for (uint32_t k = 0; k < s.row_count; ++k) {
-          EXPECT_TRUE(token_of.insert({{s.image, s.row_begin + k}, r * 100 + s.local_offset + k})
-                          .second);
+          EXPECT_TRUE(
+              token_of.insert({{s.image, s.row_begin + k}, r * 100 + s.local_offset + k}).second);
         }
       }
     }
@@ -279,8 +279,9 @@ TEST(VisionAssignTest, AnItemOfSeveralRunsIsOneUnitWithItsRowsInRunOrder) {
   ASSERT_FALSE(overlapping.ok());
   EXPECT_NE(overlapping.status().message().find("not in token order"), std::string::npos);
   items[0].more_runs = {{14, 3}};
-  EXPECT_NE(AssignVision(*split, items, VisionPolicy::kCost).status().message().find("past the pack"),
-            std::string::npos);
+  EXPECT_NE(
+      AssignVision(*split, items, VisionPolicy::kCost).status().message().find("past the pack"),
+      std::string::npos);
   items[0].more_runs = {{5, 1}};
   EXPECT_NE(AssignVision(*split, items, VisionPolicy::kCost).status().message().find("overlap"),
             std::string::npos);

@@ -44,9 +44,10 @@ struct PrepareOptions {
   /// text::ChatTemplate::Load): `.tok` holds the rendered ids and `.meta` counts them, so the
   /// plan counts exactly what the loader emits. Recorded whole in the manifest.
   std::string chat_template{cost::Defaults::kChatTemplate};
-  /// Write each video with its sound track (Qwen2.5-Omni's use_audio_in_video): the track
+  /// Write each video with its sound track (the Omni models' use_audio_in_video): the track
   /// decoded at prepare, its parts and the video's temporal groups interleaved in the order
-  /// of the audio preset's model (cost::AudioInVideoRuleOf: Qwen2.5-Omni's 2 s chunks) between
+  /// of the audio preset's model (cost::AudioInVideoRuleOf: Qwen2.5-Omni's 2 s chunks,
+  /// Qwen3-Omni's merge by time; ingest::LayOutSoundTrack) between
   /// the video's and the audio's markers, so the plan costs both encoders. Recorded in the
   /// manifest (store::Manifest::audio_in_video). A video without a sound track is a bad record
   /// (the reference's processor takes an audio item for every video). Off by default.

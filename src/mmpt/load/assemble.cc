@@ -39,20 +39,18 @@ Status ValidateRendered(const RenderedSample& sample, uint32_t merge_size) {
   for (size_t k = 0; k < sample.audios.size(); ++k) {
     const RenderedAudio& audio = sample.audios[k];
     Status status;
-    cp::ForEachRun(audio,
-               [&](const cp::TokenRun& run, uint32_t) {
-                 if (status.ok() && (run.token_count == 0 || audio.valid_frames == 0 ||
-                                     run.token_start < end ||
-                                     uint64_t{run.token_start} + run.token_count >
-                                         sample.tokens.size())) {
-                   status = Status::InvalidArgument(
-                       "sample {} of source {}, audio {}: tokens [{}, +{}) ({} frames) are "
-                       "empty, overlap or leave the sample's {}",
-                       sample.index, sample.source, k, run.token_start, run.token_count,
-                       audio.valid_frames, sample.tokens.size());
-                 }
-                 end = uint64_t{run.token_start} + run.token_count;
-               });
+    cp::ForEachRun(audio, [&](const cp::TokenRun& run, uint32_t) {
+      if (status.ok() &&
+          (run.token_count == 0 || audio.valid_frames == 0 || run.token_start < end ||
+           uint64_t{run.token_start} + run.token_count > sample.tokens.size())) {
+        status = Status::InvalidArgument(
+            "sample {} of source {}, audio {}: tokens [{}, +{}) ({} frames) are "
+            "empty, overlap or leave the sample's {}",
+            sample.index, sample.source, k, run.token_start, run.token_count, audio.valid_frames,
+            sample.tokens.size());
+      }
+      end = uint64_t{run.token_start} + run.token_count;
+    });
     MMPT_RETURN_IF_ERROR(status);
   }
   return Status::OK();

@@ -300,8 +300,7 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
             name, media_name(k), start, p.token_start);
       }
       if (p.joins_previous && (out.audios.empty() || !media[k].sound_track())) {
-        return Status::Internal("{}: {} joins no sound track part before it", name,
-                                media_name(k));
+        return Status::Internal("{}: {} joins no sound track part before it", name, media_name(k));
       }
       if (p.joins_previous) {
         RenderedAudio& clip = out.audios.back();

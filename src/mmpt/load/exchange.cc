@@ -182,7 +182,8 @@ std::vector<uint8_t> DecodedMedia(const plan::StepPlan& plan, size_t pack, uint3
     for (const plan::PlannedVideo& video : plan.Videos(plan.sequences[k])) {
       mark(cp.vision, vision++, k, store::MediaKind::kVideo, video.sample_video);
     }
-    for (std::span<const plan::PlannedAudio> clip : plan::AudioClips(plan.Audios(plan.sequences[k]))) {
+    for (std::span<const plan::PlannedAudio> clip :
+         plan::AudioClips(plan.Audios(plan.sequences[k]))) {
       for (const plan::PlannedAudio& part : clip) {
         mark(cp.audio, audio, k, store::MediaKind::kAudio, part.sample_audio);
       }

@@ -113,8 +113,8 @@ uint64_t Loader::EstimateBytes(const plan::StepPlan& plan, uint32_t micro_step) 
         ++clips;
         uint64_t frames = 0;
         for (const plan::PlannedAudio& part : clip) frames += part.valid_frames;
-        clip_frames =
-            std::max<uint64_t>(clip_frames, audio.window_frames != 0 ? audio.window_frames : frames);
+        clip_frames = std::max<uint64_t>(clip_frames,
+                                         audio.window_frames != 0 ? audio.window_frames : frames);
       }
     }
   }

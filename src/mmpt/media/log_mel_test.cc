@@ -76,6 +76,21 @@ TEST(LogMelTest, Qwen3OmniCountsChunksOfAHundredFramesAndWholeHops) {
   EXPECT_EQ(ValidFrames(*qwen3, 301 * 16000), 30000u);  // cut at the 300 s window
 }
 
+TEST(LogMelTest, FramesOfTokensGiveTheirTokensAndWindowsExactly) {
+  for (AudioTokenRule rule : {AudioTokenRule::kConvThenPool, AudioTokenRule::kChunkedConv}) {
+    for (uint32_t t = 0; t <= 3900; ++t) {
+      ASSERT_EQ(AudioTokens(rule, FramesOfTokens(rule, t)), t) << static_cast<int>(rule);
+      if (t > 0) {
+        ASSERT_LT(FramesOfTokens(rule, t - 1), FramesOfTokens(rule, t));
+      }
+    }
+  }
+  // Qwen3-Omni: a chunk's token i starts at its frame 8·i; 104 tokens are an 800-frame window.
+  EXPECT_EQ(FramesOfTokens(AudioTokenRule::kChunkedConv, 14), 108u);
+  EXPECT_EQ(FramesOfTokens(AudioTokenRule::kChunkedConv, 104), 800u);
+  EXPECT_EQ(FramesOfTokens(AudioTokenRule::kConvThenPool, 50), 200u);  // Qwen2.5-Omni's 2 s
+}
+
 TEST(LogMelTest, FilterBankSlaneyValue) {
   auto extractor = LogMelExtractor::Create(*AudioPreset("whisper"));
   ASSERT_TRUE(extractor.ok());

@@ -288,12 +288,12 @@ TEST(MetaTest, ASoundTracksPartsInterleaveWithItsVideosGroups) {
   EXPECT_EQ(MediumOfRecord(media, 3), 0u);
   EXPECT_EQ(FirstRecordOfMedium(media, 3), 0u);
   std::vector<std::function<void(std::vector<MediaMeta>&)>> breakages = {
-      [](auto& m) { m[3].group = 0; },                 // a part repeated
-      [](auto& m) { m[1].data_offset = 31; },          // another file's bytes
-      [](auto& m) { std::swap(m[0], m[1]); },          // a part before its video
-      [](auto& m) { m[3].groups = 3; },                // another count
-      [](auto& m) { m.pop_back(); },                   // cut short
-      [](auto& m) { m[1].kind = MediaKind::kVideo; },  // a part that is not audio
+      [](auto& m) { m[3].group = 0; },                         // a part repeated
+      [](auto& m) { m[1].data_offset = 31; },                  // another file's bytes
+      [](auto& m) { std::swap(m[0], m[1]); },                  // a part before its video
+      [](auto& m) { m[3].groups = 3; },                        // another count
+      [](auto& m) { m.pop_back(); },                           // cut short
+      [](auto& m) { m[1].kind = MediaKind::kVideo; },          // a part that is not audio
       [](auto& m) { m[1].flags |= kMediaJoinsPreviousPart; },  // the first part joins nothing
       [](auto& m) { m[2].flags |= kMediaJoinsPreviousPart; },  // a video group joins no part
   };

@@ -36,8 +36,8 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
             // A sound track's later part starts where the part before it ends.
             const bool later = m.sound_track() && m.group > 0 && !audios.empty();
             const uint32_t offset = later ? audios.back().track_offset + audios.back().samples : 0;
-            audios.push_back({m.frames, m.sample_rate_hz, m.text_position, k, offset,
-                              m.joins_previous_part()});
+            audios.push_back(
+                {m.frames, m.sample_rate_hz, m.text_position, k, offset, m.joins_previous_part()});
             break;
           }
         }
