@@ -15,6 +15,9 @@
 #   1. the native encoder against transformers' Qwen2.5-VL and Qwen3-VL vision towers, same
 #      weights, bf16 (bench/hf_encoder_check.py: agreement, Qwen3-VL's DeepStack features
 #      included, time and peak memory per recompute mode);
+#      and transformers' Qwen2.5-Omni and Qwen3-Omni audio towers encoding a track whole and one
+#      attention window a clip, as mmpt hands a video's sound track over
+#      (bench/hf_audio_window_check.py);
 #   2. the replayed step at the seed's two scaled configurations (bench/replay_step.py);
 #   3. the calibrated hardware preset (mfu and vision_mfu from the replay, native_encoder_factor
 #      from 1), as $OUT/<device>.json, and $OUT/figures.json of everything.
@@ -80,11 +83,13 @@ else
           --vit-mlp-hidden 3420 --max-pixels 1003520)
 fi
 
-check_encoders() {  # step 1, both towers
+check_encoders() {  # step 1, both towers, and the Omni audio towers' windows
   $python bench/hf_encoder_check.py --device $device "${encoder[@]}" --json "$OUT/encoder.json" |
     tee "$OUT/encoder.log"
   $python bench/hf_encoder_check.py --arch qwen3-vl --device $device "${encoder[@]}" \
     --json "$OUT/encoder-qwen3.json" | tee "$OUT/encoder-qwen3.log"
+  $python bench/hf_audio_window_check.py --out "$OUT/audio-windows.json" |
+    tee -a "$OUT/encoder-qwen3.log"
 }
 if ((dry)); then
   # On the CPU the replay holds one core (replay_step.py pins its one worker, one thread): the
@@ -114,6 +119,8 @@ import json, os, sys
 out, configs = sys.argv[1], sys.argv[2:]
 figures = {"encoder": json.load(open(os.path.join(out, "encoder.json"))),
            "encoder_qwen3": json.load(open(os.path.join(out, "encoder-qwen3.json")))}
+if os.path.exists(os.path.join(out, "audio-windows.json")):  # needs transformers
+    figures["audio_windows"] = json.load(open(os.path.join(out, "audio-windows.json")))
 for config in configs:
     figures[f"replay_{config}"] = json.load(open(os.path.join(out, f"replay-{config}.json")))
 preset = dict(figures[f"replay_{configs[0]}"]["preset"])
