@@ -349,8 +349,9 @@ def test_a_video_without_sound_is_named(omni, tmp_path):
 # --- end to end: Qwen3-Omni -------------------------------------------------------------------
 
 # Sound tracks over two of Qwen3-Omni's 8 s attention windows: 10 s at 10 fps (sampled at 2 fps
-# exactly: a second a grid step, keys 13·t) and 9.7 s (97 frames, 18 sampled: 1.078 s a step,
-# keys 14.01·t, so runs of the track end inside its encoder's 100-frame chunks).
+# exactly) and 9.7 s (97 frames, 18 sampled: 1.86 fps, 9 grid steps, the track outlasting them).
+# Either way a grid step is 1 s (keys 13·t): the processor's video_second_per_grid is
+# temporal_patch_size / its fps argument, 2.0, not the rate the frames were sampled at.
 VIDEOS3 = {"av10.mp4": 10, "av97.mp4": 9.7}
 
 
@@ -378,8 +379,7 @@ def omni3(omni):
 
 def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
     """The block merged by time (video first on ties) between both start and both end markers,
-    get_rope_index's positions around it (where the keys are whole: mmpt's positions are
-    integers), and the track encoded as the reference's encoder takes it: one clip per 8 s
+    get_rope_index's positions around it, and the track encoded as the reference's encoder takes it: one clip per 8 s
     window (800 frames), each the whole track's features, its rows feeding the block's audio
     pads in order although its runs sit between video steps."""
     import qwen3_omni_ref as ref
@@ -387,12 +387,12 @@ def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
     ids_of = {name: mmpt.Tokenizer(tokenizer).token_to_id(name) for name in
               ("<|vision_start|>", "<|audio_start|>", "<|video_pad|>", "<|audio_pad|>",
                "<|audio_end|>", "<|vision_end|>")}
-    tracks = {}  # by whether a grid step is a second: valid frames, the whole track's features
-    for name, whole_seconds in zip(VIDEOS3, (True, False)):
+    tracks = {}  # by grid steps: valid frames and the whole track's features
+    for name, steps in zip(VIDEOS3, (10, 9)):
         track = track_samples(work / name)
         frames = ref.valid_frames(len(track))
         features = mmpt.log_mel(track, preset="qwen3-omni", frames=frames)["input_features"]
-        tracks[whole_seconds] = frames, features
+        tracks[steps] = frames, features
     with open(work / "tone.wav", "rb") as f:
         tone_frames = ref.valid_frames(len(mmpt.decode_audio(f.read())))
     checked = set()
@@ -413,24 +413,22 @@ def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
                 groups.append(next(videos))
                 left -= int(np.prod(groups[-1][0])) // 4
             grid = (len(groups), int(groups[0][0][1]), int(groups[0][0][2]))
-            spg = float(groups[0][1])
-            track_frames, whole = tracks[spg == 1.0]
-            assert grid[0] == (10 if spg == 1.0 else 9)
+            assert all(float(spg) == 1.0 for _, spg in groups)
+            track_frames, whole = tracks[grid[0]]
             at = int(starts[0])
             before = ref.rope_index(ids[:at], audio_frames=[tone_frames] if with_tone else [])
             kinds, block_positions, following = omni3_block(
-                grid, float(groups[0][1]), ref.audio_tokens(track_frames),
+                grid, 1.0, ref.audio_tokens(track_frames),
                 before.max() + 1 if at else 0)
             block = ([ids_of["<|vision_start|>"], ids_of["<|audio_start|>"]] +
                      [ids_of["<|video_pad|>" if k == "V" else "<|audio_pad|>"] for k in kinds] +
                      [ids_of["<|audio_end|>"], ids_of["<|vision_end|>"]])
             np.testing.assert_array_equal(ids[at:at + len(block)], block)
-            if spg == 1.0:
-                after = len(ids) - at - len(block)
-                want = np.concatenate([before, block_positions,
-                                       np.arange(after, dtype=np.float64)[None].repeat(3, 0) +
-                                       following], axis=1)
-                np.testing.assert_array_equal(positions[:, begin:begin + len(ids)], want)
+            after = len(ids) - at - len(block)
+            want = np.concatenate([before, block_positions,
+                                   np.arange(after, dtype=np.float64)[None].repeat(3, 0) +
+                                   following], axis=1)
+            np.testing.assert_array_equal(positions[:, begin:begin + len(ids)], want)
             clip += with_tone
             windows = -(-track_frames // 800)
             assert windows == 2
@@ -441,14 +439,14 @@ def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
                 np.testing.assert_allclose(features[clip + w][:, :valid],
                                            whole[:, 800 * w:800 * w + valid], atol=1e-5, rtol=0)
             clip += windows
-            checked.add((round(spg, 3), with_tone))
+            checked.add((grid[0], with_tone))
         assert clip == features.shape[0]
         # Every audio row, the clips' rows in order, feeds the next audio pad in token order.
         order = np.argsort(batch["audio_exchange_positions"])
         np.testing.assert_array_equal(batch["audio_exchange_gather_index"][order],
                                       np.arange(int(batch["audio_rows"].sum())))
         assert (tokens[batch["audio_exchange_positions"]] == ids_of["<|audio_pad|>"]).all()
-    assert checked == {(1.0, False), (1.0, True), (1.078, False)}
+    assert checked == {(10, False), (10, True), (9, False)}
     for rank in range(2):
         for batch in load_corpus.load_batches(str(work / "ds3"), cp_size=2, cp_rank=rank,
                                               steps=2, seq_len=8192):

@@ -89,6 +89,26 @@ TEST(PresetsTest, VideoResizeRule) {
   EXPECT_NE(bad.status().message().find("lanczos"), std::string::npos);
 }
 
+TEST(PresetsTest, TheOmniPresetsTakeAGridStepsSecondsFromTheAskedFps) {
+  // 97 frames at 10 fps: 18 sampled (1.86 fps). Qwen2.5-VL's processor is handed that rate;
+  // the Omni processors divide the temporal patch by their fps argument, 2.0.
+  const double want[] = {2 / (18 / 9.7), 1.0, 1.0};
+  int k = 0;
+  for (const char* name : {"qwen2.5-vl", "qwen2.5-omni", "qwen3-omni"}) {
+    auto rule = VideoRuleOf(*LoadVisionPreset(name));
+    ASSERT_TRUE(rule.ok()) << name;
+    auto sampling = media::SampleVideo(97, 10.0, 84, 112, *rule);
+    ASSERT_TRUE(sampling.ok()) << name;
+    EXPECT_EQ(sampling->frame_indices.size(), 18u) << name;
+    EXPECT_NEAR(sampling->SecondsPerGridStep(2), want[k++], 1e-9) << name;
+  }
+  auto bad = ParseVisionPreset(
+      R"({"name":"v","base":"qwen2.5-vl","resolution":{"video":{"grid_seconds":"frames"}}})",
+      "v.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("grid_seconds"), std::string::npos);
+}
+
 TEST(PresetsTest, UnknownPresetNamesTheKnownOnes) {
   auto v = LoadVisionPreset("qwen9-vl");
   ASSERT_FALSE(v.ok());

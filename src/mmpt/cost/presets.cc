@@ -193,6 +193,15 @@ Result<VisionConfig> ParseVisionPreset(std::string_view text, std::string_view o
     MMPT_RETURN_IF_ERROR(Get(*video, "max_pixels", &c.video_max_pixels, origin));
     std::string resize;
     MMPT_RETURN_IF_ERROR(Get(*video, "resize", &resize, origin));
+    std::string grid_seconds;
+    MMPT_RETURN_IF_ERROR(Get(*video, "grid_seconds", &grid_seconds, origin));
+    if (grid_seconds == "fps") {
+      c.video_grid_seconds = media::GridSeconds::kRuleFps;
+    } else if (!grid_seconds.empty() && grid_seconds != "sampled_fps") {
+      return Status::InvalidArgument(
+          "{}: unknown video grid_seconds '{}' (expected sampled_fps or fps)", origin,
+          grid_seconds);
+    }
     if (resize == "pillow") {
       c.video_resize = media::BicubicRule::kPillow;
     } else if (resize == "torchvision") {

@@ -150,6 +150,7 @@ Result<media::VideoSamplingRule> VideoRuleOf(const VisionConfig& c) {
   rule.frame_factor = c.temporal_patch;
   rule.budget = c.video_budget;
   rule.resize = c.video_resize;
+  rule.grid_seconds = c.video_grid_seconds;
   if (c.video_budget == media::VideoBudget::kAllFrames) {
     rule.min_pixels = c.video_min_pixels;
     rule.max_pixels = c.video_max_pixels;

@@ -44,6 +44,9 @@ struct VisionConfig {
   /// How sampled frames are resized ("resize" in "video": "torchvision" or "pillow"; absent:
   /// media::VideoSamplingRule's, torchvision's as both video references do).
   media::BicubicRule video_resize = media::VideoSamplingRule{}.resize;
+  /// Where a video's seconds per grid step come from ("grid_seconds" in "video": "sampled_fps",
+  /// the default, or "fps", the Omni processors' temporal_patch_size / 2.0).
+  media::GridSeconds video_grid_seconds = media::VideoSamplingRule{}.grid_seconds;
   /// The per-channel mean and std pixels are normalized with ("mean", "std" in "resolution";
   /// absent: media::PatchConfig's, CLIP's as Qwen2-VL and Qwen2.5-VL use; Qwen3-VL: 0.5).
   std::array<float, 3> pixel_mean = media::PatchConfig{}.mean;

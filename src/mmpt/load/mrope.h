@@ -19,9 +19,9 @@ namespace mmpt::load {
 /// step f, or, for a video when `tokens_per_second` > 0 (Qwen2.5-VL, Qwen2.5-Omni, Qwen3-Omni),
 /// ⌊f · second_per_grid_t · tokens_per_second⌋ computed in float32 as the reference does.
 /// Qwen3-Omni's get_rope_index keeps that product unrounded (its positions are float); these
-/// are int32, so they equal its positions when the product is whole (a video sampled at
-/// exactly 2 fps: 13 f) and drop its fraction otherwise (which the reference carries on into
-/// the text after the video). Audio placeholders follow the text rule
+/// are int32, equal to its positions since its grid step is always 1 s (temporal patch 2 over
+/// its processor's fps 2: media::GridSeconds::kRuleFps), 13 f; a preset asking another rate
+/// would drop the fraction (which the reference carries on into the text after the video). Audio placeholders follow the text rule
 /// (Qwen2.5-Omni's and Qwen3-Omni's audio without video). A video with its sound track
 /// (sample.sound_tracks) is its block's media::AudioInVideoPositions from one past the largest
 /// position so far, the text after it where that returns (cut where the sample ends).

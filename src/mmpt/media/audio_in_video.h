@@ -81,7 +81,7 @@ std::vector<AudioInVideoRun> AudioInVideoRuns(const AudioInVideoRule& rule,
 /// it. The start markers sit at start and start + marker_step; with base one past the second,
 /// audio token k is at base + k on all three rows and video token (f, y, x) at base + (key(f),
 /// y, x), key(f) truncated to an integer as Qwen2.5-Omni's get_rope_index does (Qwen3-Omni's
-/// keeps it as a float: equal where the key is whole, e.g. a video sampled at 2 fps); the end
+/// keeps it as a float: equal where the key is whole, as its 1 s grid steps make it); the end
 /// markers at e and e + marker_step where e is one past the largest position of the last run
 /// (the reference takes the last piece it appended, not the largest so far); the text after
 /// at one past the second end marker. Precondition: `runs` are AudioInVideoRuns(rule, item);

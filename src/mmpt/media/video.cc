@@ -191,6 +191,7 @@ Result<VideoSampling> SampleVideo(uint64_t whole_video_frames, double video_fps,
   s.total_frames = total_frames;
   s.video_fps = video_fps;
   s.sample_fps = static_cast<double>(n) / std::max(total, 1e-6) * video_fps;
+  s.grid_fps = rule.grid_seconds == GridSeconds::kRuleFps ? rule.fps : s.sample_fps;
   if (all_frames) {
     s.frame_indices = NumpyLinspaceIndices(range.first, range.last, n);
     while (s.frame_indices.size() % ff != 0) s.frame_indices.push_back(s.frame_indices.back());

@@ -30,6 +30,9 @@ enum class VideoBudget : uint8_t {
 /// qwen-vl-utils' fetch_video and smart_nframes, or Hugging Face's Qwen3-VL video processor
 /// (`budget`). Defaults are qwen-vl-utils' for Qwen2.5-VL (factor 28); ForFactor gives them for
 /// another patch × merge.
+/// Where a video's seconds per grid step come from (VideoSamplingRule::grid_seconds).
+enum class GridSeconds : uint8_t { kSampledFps, kRuleFps };
+
 struct VideoSamplingRule {
   /// qwen-vl-utils' per-frame and total budgets, in LLM tokens of factor² pixels each
   /// (VIDEO_MIN_TOKEN_NUM, VIDEO_MAX_TOKEN_NUM, MODEL_SEQ_LEN; the total is 0.9 of it).
@@ -62,6 +65,11 @@ struct VideoSamplingRule {
   /// fetch_video, and Hugging Face's video processors (BaseVideoProcessor.resize). Pillow's
   /// rule stays selectable (a vision preset's "video": {"resize": "pillow"}).
   BicubicRule resize = BicubicRule::kTorchvision;
+  /// The rate a grid step's seconds (second_per_grid_ts) divide the temporal patch by: the
+  /// one the frames were sampled at (qwen-vl-utils hands its per-video sample fps to
+  /// Qwen2.5-VL's processor), or `fps` itself, as the Omni processors take it
+  /// (temporal_patch_size / their videos_kwargs fps, 2.0 when none is given, for every video).
+  GridSeconds grid_seconds = GridSeconds::kSampledFps;
 };
 
 /// The part of a video to sample: qwen-vl-utils' video_start / video_end, in milliseconds
@@ -87,11 +95,12 @@ struct VideoSampling {
   double video_fps = 0;                 // its average frame rate
   std::vector<uint64_t> frame_indices;  // ascending, in presentation order, from 0
   double sample_fps = 0;                // frames sampled per second of video
-  ResizedSize size;                     // every sampled frame is resized to this
+  double grid_fps = 0;  // the rate SecondsPerGridStep takes (VideoSamplingRule::grid_seconds)
+  ResizedSize size;     // every sampled frame is resized to this
 
   /// Seconds of video one grid step of `temporal_patch` sampled frames spans (Qwen2.5-VL's
   /// second_per_grid_ts): the one rule the plan, the loader and the preprocessing share.
-  double SecondsPerGridStep(uint32_t temporal_patch) const { return temporal_patch / sample_fps; }
+  double SecondsPerGridStep(uint32_t temporal_patch) const { return temporal_patch / grid_fps; }
   /// The time of each temporal group of `temporal_patch` sampled frames, in seconds from the
   /// video's start: the mean of its first and last frame's index / video_fps (Qwen3-VL's
   /// _calculate_timestamps; a repeated last index counts as often as it is sampled).
