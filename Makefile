@@ -53,8 +53,10 @@ test: build fuzz-build
 test-ctest:
 	@ctest --test-dir $(BUILD_DIR) -j$(JOBS) --output-on-failure --timeout 600
 
+# pytest runs its test files over $(JOBS) workers (python3-pytest-xdist; a file's tests, and
+# so its module fixtures, stay on one worker).
 test-pytest:
-	@$(call PYTEST,--durations=20)
+	@$(call PYTEST,-n $(JOBS) --dist loadfile --durations=20)
 
 test-replay:
 	@bash scripts/run-fuzzers.sh build/fuzz 0

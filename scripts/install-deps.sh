@@ -31,6 +31,7 @@ DEBIAN_PACKAGES=(
   clang-format python3-flake8  # `make lint`: the C++ and Python style checks
   nodejs npm
   python3 python3-numpy python3-pytest python3-pytest-timeout python3-pil python3-dev python3-torch libtorch-dev
+  python3-pytest-xdist  # `make test` runs the pytest files over every core
   libopenblas0-openmp  # Debian's torch calls the generic libblas: OpenBLAS makes its fp32 matmuls ~10x faster
   python3-pip python3-setuptools python3-wheel  # `pip install .` (offline: --no-build-isolation)
   chromium fonts-dejavu-core  # the report's slow test renders report.html headless

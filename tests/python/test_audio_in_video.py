@@ -253,6 +253,25 @@ def track_samples(path):
         return mmpt.decode_audio(f.read())
 
 
+def video_blocks(batch, video_start, audio_start, video_pad):
+    """Per sample of `batch`, whose one video is written with its sound track: its ids, where
+    it begins in the pack, whether a clip of its own comes first (two audio start markers), the
+    block's first token, and the video's groups (grid, seconds per step), a grid step each."""
+    tokens, cu, cu_padded = batch["tokens"], batch["cu_seqlens"], batch["cu_seqlens_padded"]
+    videos = iter(zip(batch["video_grid_thw"], batch["second_per_grid_ts"]))
+    for s in range(len(cu) - 1):
+        begin = int(cu_padded[s])
+        ids = tokens[begin:begin + int(cu[s + 1] - cu[s])]
+        starts = np.flatnonzero(ids == video_start)
+        assert len(starts) == 1 and ids[starts[0] + 1] == audio_start
+        groups, left = [], int((ids == video_pad).sum())
+        while left > 0:
+            groups.append(next(videos))
+            assert groups[-1][0][0] == 1
+            left -= int(np.prod(groups[-1][0])) // 4
+        yield ids, begin, int((ids == audio_start).sum()) == 2, int(starts[0]), groups
+
+
 def test_loaded_samples_equal_the_reference(omni):
     work, _, tokenizer, _ = omni
     ids_of = {name: mmpt.Tokenizer(tokenizer).token_to_id(name) for name in
@@ -265,23 +284,11 @@ def test_loaded_samples_equal_the_reference(omni):
         tone_frames = -(-len(mmpt.decode_audio(f.read())) // 160)
     checked = set()
     for batch in load_corpus.load_batches(str(work / "ds"), steps=2, seq_len=4096):
-        tokens, positions = batch["tokens"], batch["position_ids"]
-        cu, cu_padded = batch["cu_seqlens"], batch["cu_seqlens_padded"]
-        videos = iter(zip(batch["video_grid_thw"], batch["second_per_grid_ts"]))
+        positions = batch["position_ids"]
         features, mask = batch["input_features"], batch["feature_attention_mask"]
         clip = 0
-        for s in range(len(cu) - 1):
-            begin = int(cu_padded[s])
-            ids = tokens[begin:begin + int(cu[s + 1] - cu[s])]
-            with_tone = int((ids == ids_of["<|audio_bos|>"]).sum()) == 2
-            starts = np.flatnonzero(ids == ids_of["<|vision_bos|>"])
-            assert len(starts) == 1 and ids[starts[0] + 1] == ids_of["<|audio_bos|>"]
-            # The video's groups: one grid step each (grid_t 1), as many as its steps.
-            groups, left = [], int((ids == ids_of["<|VIDEO|>"]).sum())
-            while left > 0:
-                groups.append(next(videos))
-                assert groups[-1][0][0] == 1
-                left -= int(np.prod(groups[-1][0])) // 4
+        for ids, begin, with_tone, at, groups in video_blocks(
+                batch, *(ids_of[m] for m in ("<|vision_bos|>", "<|audio_bos|>", "<|VIDEO|>"))):
             grid = (len(groups), int(groups[0][0][1]), int(groups[0][0][2]))
             spg = float(groups[0][1])
             assert spg == 1.0 and grid[0] == SECONDS  # 2 fps: a second a grid step
@@ -290,7 +297,7 @@ def test_loaded_samples_equal_the_reference(omni):
             block = ([ids_of["<|vision_bos|>"], ids_of["<|audio_bos|>"]] +
                      [ids_of["<|VIDEO|>" if k == "V" else "<|AUDIO|>"] for k in kinds] +
                      [ids_of["<|audio_eos|>"], ids_of["<|vision_eos|>"]])
-            np.testing.assert_array_equal(ids[starts[0]:starts[0] + len(block)], block)
+            np.testing.assert_array_equal(ids[at:at + len(block)], block)
             frames = ([tone_frames] if with_tone else []) + [track_frames]
             want = omni25_rope_index(ids, ids_of, [grid], [spg], frames)
             np.testing.assert_array_equal(positions[:, begin:begin + len(ids)], want)
@@ -379,9 +386,9 @@ def omni3(omni):
 
 def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
     """The block merged by time (video first on ties) between both start and both end markers,
-    get_rope_index's positions around it, and the track encoded as the reference's encoder takes it: one clip per 8 s
-    window (800 frames), each the whole track's features, its rows feeding the block's audio
-    pads in order although its runs sit between video steps."""
+    get_rope_index's positions around it, and the track encoded as the reference's encoder
+    takes it: one clip per 8 s window (800 frames), each the whole track's features, its rows
+    feeding the block's audio pads in order although its runs sit between video steps."""
     import qwen3_omni_ref as ref
     work, tokenizer = omni3
     ids_of = {name: mmpt.Tokenizer(tokenizer).token_to_id(name) for name in
@@ -398,24 +405,14 @@ def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
     checked = set()
     for batch in load_corpus.load_batches(str(work / "ds3"), steps=2, seq_len=8192):
         tokens, positions = batch["tokens"], batch["position_ids"]
-        cu, cu_padded = batch["cu_seqlens"], batch["cu_seqlens_padded"]
-        videos = iter(zip(batch["video_grid_thw"], batch["second_per_grid_ts"]))
         features, mask = batch["input_features"], batch["feature_attention_mask"]
         clip = 0
-        for s in range(len(cu) - 1):
-            begin = int(cu_padded[s])
-            ids = tokens[begin:begin + int(cu[s + 1] - cu[s])]
-            with_tone = int((ids == ids_of["<|audio_start|>"]).sum()) == 2
-            starts = np.flatnonzero(ids == ids_of["<|vision_start|>"])
-            assert len(starts) == 1 and ids[starts[0] + 1] == ids_of["<|audio_start|>"]
-            groups, left = [], int((ids == ids_of["<|video_pad|>"]).sum())
-            while left > 0:
-                groups.append(next(videos))
-                left -= int(np.prod(groups[-1][0])) // 4
+        for ids, begin, with_tone, at, groups in video_blocks(
+                batch, *(ids_of[m] for m in ("<|vision_start|>", "<|audio_start|>",
+                                             "<|video_pad|>"))):
             grid = (len(groups), int(groups[0][0][1]), int(groups[0][0][2]))
             assert all(float(spg) == 1.0 for _, spg in groups)
             track_frames, whole = tracks[grid[0]]
-            at = int(starts[0])
             before = ref.rope_index(ids[:at], audio_frames=[tone_frames] if with_tone else [])
             kinds, block_positions, following = omni3_block(
                 grid, 1.0, ref.audio_tokens(track_frames),

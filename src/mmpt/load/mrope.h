@@ -21,11 +21,11 @@ namespace mmpt::load {
 /// Qwen3-Omni's get_rope_index keeps that product unrounded (its positions are float); these
 /// are int32, equal to its positions since its grid step is always 1 s (temporal patch 2 over
 /// its processor's fps 2: media::GridSeconds::kRuleFps), 13 f; a preset asking another rate
-/// would drop the fraction (which the reference carries on into the text after the video). Audio placeholders follow the text rule
-/// (Qwen2.5-Omni's and Qwen3-Omni's audio without video). A video with its sound track
-/// (sample.sound_tracks) is its block's media::AudioInVideoPositions from one past the largest
-/// position so far, the text after it where that returns (cut where the sample ends).
-/// Positions past the sample's tokens (padding, `pad` more of them) continue the text rule.
+/// would drop the fraction (which the reference carries on into the text after the video). Audio
+/// placeholders follow the text rule (Qwen2.5-Omni's and Qwen3-Omni's audio without video). A video
+/// with its sound track (sample.sound_tracks) is its block's media::AudioInVideoPositions from one
+/// past the largest position so far, the text after it where that returns (cut where the sample
+/// ends). Positions past the sample's tokens (padding, `pad` more of them) continue the text rule.
 /// Precondition: items valid for the sample (see RenderedSample) and grids divisible by merge.
 void MropePositions(const RenderedSample& sample, uint32_t merge_size, float tokens_per_second,
                     uint32_t pad, std::span<int32_t> t, std::span<int32_t> h, std::span<int32_t> w);
