@@ -330,7 +330,9 @@ def test_the_plan_costs_both_encoders(omni):
     source = json.loads(run("inspect", "ds", "--json"))["sources"][0]
     plain = json.loads(run("inspect", "plain", "--json"))["sources"][0]
     track = omni25_audio_len(-(-len(track_samples(work / "av.mp4")) // 160))
-    # Each sample's sound track adds its tokens to the audio encoder's; the video's stay.
+    # Each sample's sound track adds a clip and its tokens to the audio encoder's; the video's
+    # stay.
+    assert source["audios"]["total"] == plain["audios"]["total"] + 2
     assert source["audio_tokens"]["total"] == plain["audio_tokens"]["total"] + 2 * track
     assert source["video_tokens"]["total"] == plain["video_tokens"]["total"] > 0
     plan = ["plan", "--seq-len", "4096", "--allow-repeat", "--json"]

@@ -71,7 +71,8 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
       const uint64_t row = next_row[source]++;
       uint64_t videos = 0, audios = 0;
       for (const MediaMeta& m : meta.media_of(i)) {
-        if (!m.first_of_medium()) continue;  // a grouped video counts once
+        // A grouped video counts once; a video's sound track (its parts) once, as audio.
+        if (!m.first_of_medium() && !(m.sound_track() && m.group == 0)) continue;
         if (m.flags & kMediaWithoutData) ++v.metadata_only;
         if (m.kind == MediaKind::kVideo) {
           ++videos;

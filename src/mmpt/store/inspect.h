@@ -33,7 +33,7 @@ struct SourceSummary {
   Distribution tokens;             // per sample: text + image + video + audio tokens
   Distribution image_tokens_each;  // per image
   Distribution videos;             // per sample
-  Distribution audios;             // per sample: audio items
+  Distribution audios;             // per sample: audio items (a video's sound track one)
   Distribution video_ms_each;      // per video: duration in milliseconds
   Distribution audio_ms_each;      // per audio item: duration in milliseconds
   Distribution video_tokens;       // per sample, under the vision preset (qwen-vl-utils frames)
