@@ -272,6 +272,19 @@ def video_blocks(batch, video_start, audio_start, video_pad):
         yield ids, begin, int((ids == audio_start).sum()) == 2, int(starts[0]), groups
 
 
+def assert_cp2_rows_land_on_pads(path, seq_len, audio_pad, video_pad):
+    """On both ranks of CP 2, every audio and video row a rank consumes lands on a pad of its
+    kind, and every such pad of the rank's tokens gets one."""
+    for rank in range(2):
+        for batch in load_corpus.load_batches(str(path), cp_size=2, cp_rank=rank, steps=2,
+                                              seq_len=seq_len):
+            tokens = batch["tokens"]
+            for pad, rows in ((audio_pad, "audio_exchange_positions"),
+                              (video_pad, "exchange_positions")):
+                assert (tokens[batch[rows]] == pad).all()
+                assert len(batch[rows]) == (tokens == pad).sum()
+
+
 def test_loaded_samples_equal_the_reference(omni):
     work, _, tokenizer, _ = omni
     ids_of = {name: mmpt.Tokenizer(tokenizer).token_to_id(name) for name in
@@ -315,14 +328,7 @@ def test_loaded_samples_equal_the_reference(omni):
     assert checked == {False, True}
     # Under CP 2 every consumed video and audio row lands on its own pad: a block's groups and
     # parts are routed as the items they are.
-    for rank in range(2):
-        for batch in load_corpus.load_batches(str(work / "ds"), cp_size=2, cp_rank=rank,
-                                              steps=2, seq_len=4096):
-            tokens = batch["tokens"]
-            for pad, rows in (("<|AUDIO|>", "audio_exchange_positions"),
-                              ("<|VIDEO|>", "exchange_positions")):
-                assert (tokens[batch[rows]] == ids_of[pad]).all()
-                assert len(batch[rows]) == (tokens == ids_of[pad]).sum()
+    assert_cp2_rows_land_on_pads(work / "ds", 4096, ids_of["<|AUDIO|>"], ids_of["<|VIDEO|>"])
 
 
 def test_the_plan_costs_both_encoders(omni):
@@ -446,11 +452,5 @@ def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
                                       np.arange(int(batch["audio_rows"].sum())))
         assert (tokens[batch["audio_exchange_positions"]] == ids_of["<|audio_pad|>"]).all()
     assert checked == {(10, False), (10, True), (9, False)}
-    for rank in range(2):
-        for batch in load_corpus.load_batches(str(work / "ds3"), cp_size=2, cp_rank=rank,
-                                              steps=2, seq_len=8192):
-            tokens = batch["tokens"]
-            for pad, rows in (("<|audio_pad|>", "audio_exchange_positions"),
-                              ("<|video_pad|>", "exchange_positions")):
-                assert (tokens[batch[rows]] == ids_of[pad]).all()
-                assert len(batch[rows]) == (tokens == ids_of[pad]).sum()
+    assert_cp2_rows_land_on_pads(work / "ds3", 8192, ids_of["<|audio_pad|>"],
+                                 ids_of["<|video_pad|>"])
