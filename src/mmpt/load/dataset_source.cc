@@ -289,30 +289,9 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
       if (!bytes.ok()) return context(bytes.status().WithContext(media_name(k)));
     }
     if (planned.audio != nullptr) {
-      // The plan decided the clip's samples, frames and tokens (cost::CostAudio), and which
-      // parts of a sound track the encoder takes as one clip.
-      const plan::PlannedAudio& p = *planned.audio;
-      const auto start = static_cast<uint32_t>(out.tokens.size());
-      if (start != p.token_start) {
-        return Status::Internal(
-            "{}: {} renders at token {} but the plan put it at {} (plan made "
-            "from another dataset?)",
-            name, media_name(k), start, p.token_start);
+      if (Status s = AppendAudio(*planned.audio, media[k], k, out); !s.ok()) {
+        return context(s.WithContext(media_name(k)));
       }
-      if (p.joins_previous && (out.audios.empty() || !media[k].sound_track())) {
-        return Status::Internal("{}: {} joins no sound track part before it", name, media_name(k));
-      }
-      if (p.joins_previous) {
-        RenderedAudio& clip = out.audios.back();
-        clip.more_runs.push_back({start, p.llm_tokens});
-        clip.valid_frames += p.valid_frames;
-        clip.samples += p.samples;
-      } else {
-        out.audios.push_back({start, p.llm_tokens, p.valid_frames, p.samples, k});
-      }
-      out.tokens.insert(out.tokens.end(), p.llm_tokens, renderer_->pad_id(text::PieceKind::kAudio));
-      out.has_loss.insert(out.has_loss.end(), p.llm_tokens, 0);
-      if (media[k].sound_track()) JoinSoundTrack(media[k], p.llm_tokens, out);
       continue;
     }
     Result<RenderedVisual> visual = RenderVisual(*bytes, planned.image, planned.video);
@@ -329,15 +308,11 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
     }
     const uint32_t planned_start =
         planned.image != nullptr ? planned.image->token_start : planned.video->token_start;
-    if (r.token_start != planned_start) {
-      return Status::Internal(
-          "{}: {} renders at token {} but the plan put it at {} (plan "
-          "made from another dataset?)",
-          name, media_name(k), r.token_start, planned_start);
+    if (Status s = AppendPads(r.video ? text::PieceKind::kVideo : text::PieceKind::kImage,
+                              r.token_count, planned_start, out);
+        !s.ok()) {
+      return context(s.WithContext(media_name(k)));
     }
-    const text::PieceKind kind = r.video ? text::PieceKind::kVideo : text::PieceKind::kImage;
-    out.tokens.insert(out.tokens.end(), r.token_count, renderer_->pad_id(kind));
-    out.has_loss.insert(out.has_loss.end(), r.token_count, 0);
     out.visuals.push_back(r);
     if (r.video && medium < sound_items.size() && sound_items[medium] > 0) {
       JoinSoundTrack(media[k], 0, out);
@@ -351,6 +326,40 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
         name, out.tokens.size(), sequence.tokens);
   }
   return out;
+}
+
+Status DatasetSource::AppendPads(text::PieceKind kind, uint32_t count, uint32_t planned_start,
+                                 RenderedSample& out) const {
+  if (out.tokens.size() != planned_start) {
+    return Status::Internal(
+        "renders at token {} but the plan put it at {} (plan made from another dataset?)",
+        out.tokens.size(), planned_start);
+  }
+  out.tokens.insert(out.tokens.end(), count, renderer_->pad_id(kind));
+  out.has_loss.insert(out.has_loss.end(), count, 0);
+  return Status::OK();
+}
+
+Status DatasetSource::AppendAudio(const plan::PlannedAudio& planned, const store::MediaMeta& record,
+                                  uint32_t k, RenderedSample& out) const {
+  // The plan decided the clip's samples, frames and tokens (cost::CostAudio), and which parts
+  // of a sound track the encoder takes as one clip.
+  if (planned.joins_previous && (out.audios.empty() || !record.sound_track())) {
+    return Status::Internal("joins no sound track part before it");
+  }
+  const auto start = static_cast<uint32_t>(out.tokens.size());
+  MMPT_RETURN_IF_ERROR(
+      AppendPads(text::PieceKind::kAudio, planned.llm_tokens, planned.token_start, out));
+  if (planned.joins_previous) {
+    RenderedAudio& clip = out.audios.back();
+    clip.more_runs.push_back({start, planned.llm_tokens});
+    clip.valid_frames += planned.valid_frames;
+    clip.samples += planned.samples;
+  } else {
+    out.audios.push_back({start, planned.llm_tokens, planned.valid_frames, planned.samples, k});
+  }
+  if (record.sound_track()) JoinSoundTrack(record, planned.llm_tokens, out);
+  return Status::OK();
 }
 
 void DatasetSource::JoinSoundTrack(const store::MediaMeta& record, uint32_t tokens,

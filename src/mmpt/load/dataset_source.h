@@ -145,6 +145,15 @@ class DatasetSource final : public SampleSource {
   Result<RenderedVisual> RenderVisual(std::optional<std::span<const std::byte>> bytes,
                                       const plan::PlannedImage* image,
                                       const plan::PlannedVideo* video) const;
+  // `count` placeholders of `kind` appended to `out` where the plan put them. Errors: Internal
+  // when the sample renders them elsewhere.
+  Status AppendPads(text::PieceKind kind, uint32_t count, uint32_t planned_start,
+                    RenderedSample& out) const;
+  // The audio item `planned` (record `k`, `record`) appended to `out`: a clip of its own, or a
+  // sound track's part joining the clip before it. Errors: as AppendPads; Internal for a part
+  // that joins nothing.
+  Status AppendAudio(const plan::PlannedAudio& planned, const store::MediaMeta& record, uint32_t k,
+                     RenderedSample& out) const;
   // Record `record` of a video with its sound track, just rendered into `out` (its last
   // visual, or a part of `tokens` tokens in its last audio clip, whose place in the track this
   // sets): its block begun (the video's first group) or grown.
