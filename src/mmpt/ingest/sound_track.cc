@@ -82,13 +82,13 @@ Result<store::SoundTrackLayout> LayOutSoundTrack(const SoundTrackRules& rules,
     }
     for (uint32_t first = run.first, end = 0; first < run.first + run.count; first = end) {
       end = std::min(run.first + run.count, (first / window_tokens + 1) * window_tokens);
-      const uint64_t part = sample_of(end) - std::min(sample_of(end), sample_of(first));
-      if (part == 0 ||
-          media::AudioTokens(mel.tokens, media::ValidFrames(mel, sample_of(end))) != end) {
+      const uint64_t begin_sample = sample_of(first), end_sample = sample_of(end);
+      if (end_sample <= begin_sample ||
+          media::AudioTokens(mel.tokens, media::ValidFrames(mel, end_sample)) != end) {
         return Status::Internal("sound track part at sample {} does not end at token {}",
-                                sample_of(first), end);
+                                begin_sample, end);
       }
-      layout.part_samples.push_back(static_cast<uint32_t>(part));
+      layout.part_samples.push_back(static_cast<uint32_t>(end_sample - begin_sample));
       layout.joins_previous.push_back(first % window_tokens != 0);
     }
   }

@@ -357,6 +357,7 @@ Status DatasetSource::AppendAudio(const plan::PlannedAudio& planned, const store
     clip.samples += planned.samples;
   } else {
     out.audios.push_back({start, planned.llm_tokens, planned.valid_frames, planned.samples, k});
+    out.audios.back().track_offset = planned.track_offset;
   }
   if (record.sound_track()) JoinSoundTrack(record, planned.llm_tokens, out);
   return Status::OK();
@@ -366,13 +367,8 @@ void DatasetSource::JoinSoundTrack(const store::MediaMeta& record, uint32_t toke
                                    RenderedSample& out) const {
   const uint32_t merge = options_.preprocess.patch.merge_size;
   if (record.sound_track()) {
-    const size_t n = out.audios.size();
     RenderedAudio& clip = out.audios.back();
-    if (clip.parts == 0) {  // its first part: the track's samples from the clip before on
-      clip.parts = record.groups;
-      clip.track_offset =
-          record.group == 0 ? 0 : out.audios[n - 2].track_offset + out.audios[n - 2].samples;
-    }
+    clip.parts = record.groups;
     clip.part = record.group;
     out.sound_tracks.back().item.audio_tokens += tokens;
     return;
@@ -588,9 +584,10 @@ Status DatasetSource::FillSoundTrackPart(const RenderedSample& sample, const Ren
   const uint32_t record =
       store::FirstRecordOfMedium(dataset_->media_meta(global), audio.sample_audio);
   const media::LogMelConfig& config = log_mel_->config();
-  // A track's parts come one after another (assemble fills a rank's clips in order): its
-  // features, the whole clip's (their floor is the clip's maximum − 8), are computed once, for
-  // the first part that comes, over its valid frames, and each part copies its own.
+  // A track's clips (its parts, one attention window each) come one after another (assemble
+  // fills a rank's clips in order): its features, the whole track's (their floor is its
+  // maximum − 8), are computed once, for the first clip that comes, over its valid frames, and
+  // each clip copies its own.
   struct Track {
     const DatasetSource* source = nullptr;
     uint64_t global = 0;

@@ -155,8 +155,8 @@ class DatasetSource final : public SampleSource {
   Status AppendAudio(const plan::PlannedAudio& planned, const store::MediaMeta& record, uint32_t k,
                      RenderedSample& out) const;
   // Record `record` of a video with its sound track, just rendered into `out` (its last
-  // visual, or a part of `tokens` tokens in its last audio clip, whose place in the track this
-  // sets): its block begun (the video's first group) or grown.
+  // visual, or a part of `tokens` tokens in its last audio clip, whose part number this sets):
+  // its block begun (the video's first group) or grown.
   void JoinSoundTrack(const store::MediaMeta& record, uint32_t tokens, RenderedSample& out) const;
   // FillAudio of a sound track's part: the track's whole-clip features from the part's first
   // frame on, the track decoded and its features computed once for its parts in a row.

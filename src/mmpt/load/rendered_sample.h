@@ -40,7 +40,8 @@ struct RenderedAudio {
   uint32_t samples = 0;
   uint32_t sample_audio = 0;  // index of the item within its sample (MediaMeta order)
   /// Parts of a video's sound track (store::kMediaSoundTrack) up to part `part` of `parts`,
-  /// its samples the track's from `track_offset` on. parts 0: a clip of its own.
+  /// its samples the track's from `track_offset` on (the plan's,
+  /// plan::PlannedAudio::track_offset). parts 0: a clip of its own.
   uint16_t part = 0;
   uint16_t parts = 0;
   uint32_t track_offset = 0;

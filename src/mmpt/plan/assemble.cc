@@ -147,9 +147,9 @@ void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& coste
       }
       case MediaAt::kAudio: {
         const cost::AudioCost& c = costed.audios[first_audio + m.index];
-        plan->audios.push_back(PlannedAudio{m.index, c.llm_tokens, m.token_start, c.train_flops,
-                                            audios[m.index].samples, c.valid_frames,
-                                            audios[m.index].joins_previous});
+        plan->audios.push_back(PlannedAudio{
+            m.index, c.llm_tokens, m.token_start, c.train_flops, audios[m.index].samples,
+            c.valid_frames, audios[m.index].joins_previous, audios[m.index].track_offset});
         break;
       }
     }

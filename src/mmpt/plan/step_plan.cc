@@ -101,7 +101,7 @@ uint64_t StepPlan::Hash() const {
     put64(audios.size());
     for (const PlannedAudio& a : audios) {
       words.insert(words.end(), {a.sample_audio, a.samples, a.llm_tokens, a.token_start,
-                                 static_cast<uint32_t>(a.joins_previous)});
+                                 static_cast<uint32_t>(a.joins_previous), a.track_offset});
     }
     for (const PackCp& c : cp) {
       for (const std::vector<uint32_t>& encoders : c.audio.encoders) {

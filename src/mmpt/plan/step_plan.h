@@ -95,6 +95,9 @@ struct PlannedAudio {
   /// before it in its attention window, cost::AudioItem::joins_previous): together they are
   /// one clip of the encoder, placed in several runs (plan::AudioClips).
   bool joins_previous = false;
+  /// A sound track's part: the track's samples before it (cost::AudioItem::track_offset), where
+  /// the loader cuts its frames from the whole track's features.
+  uint32_t track_offset = 0;
 };
 
 /// One sample placed in a pack: one sub-sequence of the packed sequence (its own attention
