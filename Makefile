@@ -5,7 +5,7 @@ MMPT := $(BUILD_DIR)/mmpt
 JOBS ?= $(shell nproc)
 
 .PHONY: deps build demo install lint test test-ctest test-pytest test-replay unit dev bench \
-  bench-doc fuzz-build fuzz clean
+  bench-doc fuzz-build fuzz stress clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -60,6 +60,11 @@ test-pytest:
 
 test-replay:
 	@bash scripts/run-fuzzers.sh build/fuzz 0
+
+# The race hunt, not in `make test`: every suite that writes temporary files, 30 times beside
+# each other (ctest --repeat until-fail), then the pytest tier twice (scripts/stress.sh).
+stress: build
+	@bash scripts/stress.sh
 
 # The fast tier alone, for the edit-build-test loop.
 unit: build

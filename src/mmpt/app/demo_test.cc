@@ -9,6 +9,7 @@
 #include "mmpt/corpora/real_corpora.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/sim/corpus_ablation.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::app {
 
@@ -67,7 +68,7 @@ TEST(DemoTest, SeedConfigurationsReproduceTheSeedsShape) {
 // Under qwen3_vl each video is written as timestamped temporal groups, each its own vision
 // item: the section counts more group items than videos, and mmpt's plan places them.
 TEST(DemoTest, Qwen3VlSectionPlansVideosAsTimestampedGroups) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("mmpt_demo_qwen3_{}", getpid());
+  const fs::path dir = test_util::FreshDir("demo_qwen3");
   auto section = Qwen3VlSection(dir.string(), DemoOptions{});
   ASSERT_TRUE(section.ok()) << section.status().ToString();
   EXPECT_EQ(section->id, "qwen3-vl");
@@ -105,7 +106,7 @@ TEST(DemoTest, Qwen3VlSectionPlansVideosAsTimestampedGroups) {
 }
 
 TEST(DemoSlow, DemoWritesAReportThatRendersInChromium) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("mmpt_demo_{}", getpid());
+  const fs::path dir = test_util::FreshDir("demo");
   fs::create_directories(dir / "profile");
   fs::create_directories(dir / "profile2");
   DemoOptions options;

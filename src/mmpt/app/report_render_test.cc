@@ -8,6 +8,7 @@
 #include "mmpt/app/report_html.h"
 #include "mmpt/app/svg_chart.h"
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::app {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(ReportRenderSlow, ChartsRenderInChromium) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("mmpt_report_{}", getpid());
+  const fs::path dir = test_util::FreshDir("report");
   fs::create_directories(dir / "profile");
   Report report;
   report.title = "mmpt report";

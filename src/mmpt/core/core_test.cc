@@ -10,13 +10,12 @@
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
 #include "mmpt/core/thread_pool.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("mmpt_core_test_" + name)).string();
-}
+using test_util::TempPath;
 
 TEST(MappedFileTest, WriteAtomicThenMap) {
   std::string path = TempPath("mapped");

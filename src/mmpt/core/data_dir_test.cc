@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "mmpt/core/scoped_env.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt {
 namespace {
@@ -28,8 +29,7 @@ TEST(DataDirTest, ABuildTreeFindsShareMmptAboveItsBinaries) {
 }
 
 TEST(DataDirTest, MmptHomeComesFirst) {
-  const fs::path home = fs::temp_directory_path() / "mmpt_data_dir_test";
-  fs::create_directories(home);
+  const fs::path home = test_util::FreshDir("data_dir");
   ScopedEnv env("MMPT_HOME", home.c_str());
   auto dir = DataDir();
   ASSERT_TRUE(dir.ok()) << dir.status().ToString();

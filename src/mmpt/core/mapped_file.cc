@@ -74,9 +74,17 @@ Result<std::string> ReadFileToString(const std::string& path) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A name no other writer has (mkstemp creates it exclusively): two threads, or processes of
+  // any PID namespace, writing one path never share a temporary file.
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) return Status::IOError("{}: cannot create: {}", tmp, std::strerror(errno));
+  if (::fchmod(fd, 0644) != 0) {  // mkstemp makes it 0600; a dataset is read by other users
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Status::IOError("{}: cannot set permissions: {}", tmp, std::strerror(err));
+  }
   size_t written = 0;
   while (written < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);

@@ -39,8 +39,9 @@ class MappedFile {
 /// Read a whole file into a string (for small files such as configs and manifests).
 Result<std::string> ReadFileToString(const std::string& path);
 
-/// Write `contents` to `path` atomically: a temporary file beside it, fsync, then rename,
-/// so readers see either the old file or the whole new one.
+/// Write `contents` to `path` atomically: a temporary file of its own beside it (a unique name),
+/// fsync, then rename, so readers see either the old file or the whole new one, and concurrent
+/// writers of one path each put a whole file in place.
 Status WriteFileAtomic(const std::string& path, std::string_view contents);
 
 }  // namespace mmpt

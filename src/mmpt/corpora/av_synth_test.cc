@@ -19,6 +19,7 @@
 #include "mmpt/corpora/synth.h"
 #include "mmpt/media/av_probe.h"
 #include "mmpt/text/tokenizer.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::corpora {
 namespace {
@@ -29,8 +30,7 @@ using nlohmann::json;
 class ScratchDir {
  public:
   explicit ScratchDir(const std::string& tag)
-      : path_(fs::temp_directory_path() /
-              ("mmpt_av_synth_" + std::to_string(::getpid()) + "_" + tag)) {
+      : path_(test_util::TempPath("av_synth_" + tag)) {
     fs::remove_all(path_);
   }
   ~ScratchDir() {

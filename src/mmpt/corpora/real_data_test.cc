@@ -11,15 +11,14 @@
 #include <fmt/format.h>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::corpora {
 
 namespace {
 
 std::string TempFile(const std::string& name, const std::string& contents) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("mmpt_real_data_" + std::to_string(::getpid()) + "_" + name))
-                               .string();
+  const std::string path = test_util::TempPath(name);
   EXPECT_TRUE(WriteFileAtomic(path, contents).ok());
   return path;
 }

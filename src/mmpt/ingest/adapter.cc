@@ -44,9 +44,9 @@ Result<uint32_t> ImageSide(const object& obj, std::string_view key, store::Media
     return Status::InvalidArgument("{} \"{}\" is not a non-negative integer",
                                    store::MediaKindName(kind), key);
   }
-  if (side == 0 || side > kMaxImageSide) {
+  if (side == 0 || side > store::kMaxImageSide) {
     return Status::InvalidArgument("{} \"{}\" {} is outside [1, {}]", store::MediaKindName(kind),
-                                   key, side, kMaxImageSide);
+                                   key, side, store::kMaxImageSide);
   }
   return static_cast<uint32_t>(side);
 }

@@ -62,7 +62,4 @@ class RecordParser {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Largest image side accepted from any input, in pixels; larger is "absurd" and rejected.
-inline constexpr uint32_t kMaxImageSide = 1u << 16;
-
 }  // namespace mmpt::ingest

@@ -61,10 +61,10 @@ Status LoadAvMedia(const MediaRules& rules, store::MediaRef& media,
                                      info->container);
     }
     const media::VideoStreamInfo& v = *info->video;
-    if (v.width > kMaxImageSide || v.height > kMaxImageSide) {
+    if (v.width > store::kMaxImageSide || v.height > store::kMaxImageSide) {
       reason = "video size rejected";
       return Status::InvalidArgument("video '{}': {}x{} exceeds {} pixels a side", media.path,
-                                     v.width, v.height, kMaxImageSide);
+                                     v.width, v.height, store::kMaxImageSide);
     }
     // As displayed: frames are decoded turned by the display matrix, so the plan's grid is the
     // rotated frame's.
@@ -129,10 +129,10 @@ Status LoadMedia(const MediaRules& rules, store::MediaRef& media, std::optional<
     input_bytes += bytes->size();
     blob.bytes = std::move(*bytes);
   }
-  if (media.width > kMaxImageSide || media.height > kMaxImageSide) {
+  if (media.width > store::kMaxImageSide || media.height > store::kMaxImageSide) {
     reason = "image size rejected";
     return Status::InvalidArgument("image '{}': {}x{} exceeds {} pixels a side", media.path,
-                                   media.width, media.height, kMaxImageSide);
+                                   media.width, media.height, store::kMaxImageSide);
   }
   auto cost = cost::ImageShape(rules.vision, media.width, media.height);
   if (!cost.ok()) {

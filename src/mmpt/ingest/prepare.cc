@@ -565,13 +565,15 @@ uint64_t CountRecords(const std::vector<size_t>& mine, const std::vector<Chunk>&
   return total;
 }
 
-// Remove the files of the shards `results` wrote, and the source folders they leave empty.
-void RemoveShards(const std::string& out_dir, const ChunkResult& result) {
+// Remove the files of the shards `result` wrote; with `folders`, also the source folders they
+// leave empty. Only once no chunk is writing: a folder removed while another chunk of its source
+// writes there would fail that chunk.
+void RemoveShards(const std::string& out_dir, const ChunkResult& result, bool folders) {
   std::error_code error;
   for (const store::ShardInfo& shard : result.shards) {
     const fs::path base = fs::path(out_dir) / shard.stem;
     for (const auto& [suffix, file] : shard.files) fs::remove(base.string() + suffix, error);
-    fs::remove(base.parent_path(), error);  // only when empty
+    if (folders) fs::remove(base.parent_path(), error);  // only when empty
   }
 }
 
@@ -607,13 +609,14 @@ void RunChunks(const Context& ctx, const std::vector<Chunk>& chunks,
   }
   const Context again{ctx.options, ctx.files,    ctx.sources, ctx.media_roots, ctx.vision,
                       ctx.sound,   ctx.renderer, duplicates,  ctx.stop,        ctx.progress};
+  for (size_t m = 0; m < mine.size(); ++m) {
+    if (rerun.contains(mine[m])) RemoveShards(ctx.options.out_dir, results[m], false);
+  }
   pool.ParallelFor(0, mine.size(), [&](size_t m) {
-    if (!rerun.contains(mine[m])) return;
-    RemoveShards(ctx.options.out_dir, results[m]);
-    results[m] = ProcessChunk(again, chunks, mine[m]);
+    if (rerun.contains(mine[m])) results[m] = ProcessChunk(again, chunks, mine[m]);
   });
   if (failed()) {
-    for (const ChunkResult& result : results) RemoveShards(ctx.options.out_dir, result);
+    for (const ChunkResult& result : results) RemoveShards(ctx.options.out_dir, result, true);
   }
 }
 

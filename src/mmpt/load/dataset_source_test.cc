@@ -12,6 +12,7 @@
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/store/planning_table.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::load {
 namespace {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 class DatasetLoadTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = (fs::temp_directory_path() / ("mmpt_load_coco_" + std::to_string(getpid()))).string();
+    dir_ = test_util::FreshDir("load_coco");
     Status built = testing::BuildCocoDataset(dir_, 48, 2);
     ASSERT_TRUE(built.ok()) << built.ToString();
   }

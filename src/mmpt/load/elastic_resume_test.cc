@@ -16,6 +16,7 @@
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/plan/elastic_test_util.h"
 #include "mmpt/store/planning_table.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::load {
 namespace {
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 class ElasticResumeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = (fs::temp_directory_path() / ("mmpt_elastic_" + std::to_string(getpid()))).string();
+    dir_ = test_util::FreshDir("elastic");
     Status built = testing::BuildCocoDataset(dir_, 240, 3);
     ASSERT_TRUE(built.ok()) << built.ToString();
   }

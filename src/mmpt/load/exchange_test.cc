@@ -16,6 +16,7 @@
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/planning_table.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::load {
 namespace {
@@ -29,7 +30,7 @@ constexpr uint64_t kSteps = 2;
 class ExchangeTest : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
-    root_ = (fs::temp_directory_path() / ("mmpt_exchange_" + std::to_string(getpid()))).string();
+    root_ = test_util::FreshDir("exchange");
     Status built = testing::BuildCocoDataset(root_ + "/full", 64, kShards);
     ASSERT_TRUE(built.ok()) << built.ToString();
   }

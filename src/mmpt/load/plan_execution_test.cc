@@ -17,6 +17,7 @@
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/store/planning_table.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::load {
 namespace {
@@ -28,9 +29,7 @@ constexpr int32_t kImagePad = 151655;
 class PlanExecutionSlow : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ =
-        (fs::temp_directory_path() / ("mmpt_plan_execution_" + std::to_string(getpid()))).string();
-    fs::remove_all(root_);
+    root_ = test_util::FreshDir("plan_execution");
     ingest::PrepareOptions prepare;
     struct Input {
       const char* profile;

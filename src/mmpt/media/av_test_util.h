@@ -14,6 +14,7 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::media {
 
@@ -25,9 +26,7 @@ inline std::span<const std::byte> AsBytes(const std::string& s) {
 class GeneratedMedia {
  public:
   GeneratedMedia() {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("mmpt_av_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    std::filesystem::create_directories(dir_);
+    dir_ = test_util::FreshDir("av_" + std::to_string(counter_++));
   }
   ~GeneratedMedia() {
     std::error_code ignored;

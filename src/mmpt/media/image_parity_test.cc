@@ -16,6 +16,7 @@
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/media/image_preprocess.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::media {
 
@@ -93,7 +94,7 @@ double OneLevel() {
 }
 
 TEST(ImageParityTest, MatchesPillowAndNumpyReference) {
-  fs::path dir = fs::temp_directory_path() / ("mmpt_parity_" + std::to_string(getpid()));
+  fs::path dir = test_util::FreshDir("parity");
   fs::create_directories(dir);
   std::vector<ParityCase> cases = Cases();
   std::string names;
@@ -145,7 +146,7 @@ TEST(ImageParityTest, MatchesPillowAndNumpyReference) {
 // libjpeg's DCT scaling (decode at 1/2, 1/4, 1/8 before the bicubic resize) is not what the
 // reference does; measure how far it strays on large photos-sized JPEGs.
 TEST(JpegDctScalingParitySlow, StaysWithinOneLevel) {
-  fs::path dir = fs::temp_directory_path() / ("mmpt_dct_" + std::to_string(getpid()));
+  fs::path dir = test_util::FreshDir("dct");
   fs::create_directories(dir);
   struct {
     const char* name;

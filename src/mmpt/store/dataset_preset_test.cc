@@ -6,15 +6,14 @@
 
 #include "mmpt/cost/presets.h"
 #include "mmpt/store/manifest.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::store {
 namespace {
 
 // A dataset directory holding only a manifest that records `vision` as its vision preset.
 std::string DatasetWithPreset(const std::string& name, const std::string& vision) {
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("mmpt_vision_preset_" + name)).string();
-  std::filesystem::create_directories(dir);
+  const std::string dir = test_util::FreshDir("vision_preset_" + name);
   Manifest manifest;
   manifest.vision = vision;
   EXPECT_TRUE(WriteManifest(dir, manifest).ok());
@@ -69,8 +68,7 @@ namespace {
 
 TEST(AudioPresetTest, TheManifestRecordsItAndCommandsUseIt) {
   const std::string dir =
-      (std::filesystem::temp_directory_path() / "mmpt_audio_preset_recorded").string();
-  std::filesystem::create_directories(dir);
+      test_util::FreshDir("audio_preset_recorded");
   Manifest manifest;
   manifest.audio = "qwen2-audio";
   ASSERT_TRUE(WriteManifest(dir, manifest).ok());

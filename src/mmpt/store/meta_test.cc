@@ -10,15 +10,12 @@
 #include <vector>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::store {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("mmpt_meta_test_" + name + "_" + std::to_string(::getpid())))
-      .string();
-}
+using test_util::TempPath;
 
 struct Table {
   std::vector<SampleMeta> samples;
@@ -180,7 +177,21 @@ TEST(MetaTest, VersionTwoTablesReadAsTheyAre) {
   std::string bytes = EncodeMeta(t.samples, t.media, t.tokens);
   const uint32_t version = 2;
   std::memcpy(bytes.data() + offsetof(MetaHeader, version), &version, sizeof(version));
-  EXPECT_TRUE(ValidateMeta(std::as_bytes(std::span(bytes.data(), bytes.size())), "v2.meta").ok());
+  const std::string path = TempPath("v2.meta");
+  ASSERT_TRUE(WriteFileAtomic(path, bytes).ok());
+  auto table = MetaTable::Open(path);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_EQ(table->num_samples(), t.samples.size());
+  ASSERT_EQ(table->num_media(), t.media.size());
+  EXPECT_EQ(table->num_tokens(), t.tokens);
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&table->sample(i), &t.samples[i], sizeof(SampleMeta)), 0) << i;
+  }
+  for (size_t j = 0; j < t.media.size(); ++j) {
+    EXPECT_EQ(std::memcmp(&table->media(j), &t.media[j], sizeof(MediaMeta)), 0) << j;
+  }
+  EXPECT_EQ(table->media_of(0)[0].width, 640u);
+  EXPECT_EQ(table->media_of(0)[1].flags, kMediaWithoutData);
 }
 
 TEST(MetaTest, AudioBeforeVersionFourIsCountedFromItsDuration) {

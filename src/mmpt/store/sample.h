@@ -18,6 +18,10 @@ std::string_view MediaKindName(MediaKind kind);
 /// Parse a media kind name. Errors: InvalidArgument naming the value.
 Result<MediaKind> ParseMediaKind(std::string_view name);
 
+/// Largest image side a record may give, in pixels: larger is "absurd", rejected by prepare's
+/// adapters and by the dataset's reader alike.
+inline constexpr uint32_t kMaxImageSide = 1u << 16;
+
 /// One media item a sample refers to.
 struct MediaRef {
   /// Where the input found the bytes: a path relative to the media root (or absolute). Empty

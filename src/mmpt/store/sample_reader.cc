@@ -11,7 +11,6 @@
 #include <cstring>
 #include <string>
 
-#include "mmpt/ingest/adapter.h"
 #include "mmpt/media/audio.h"
 
 namespace mmpt::store {
@@ -318,9 +317,9 @@ class LineScanner {
       media.kind = *kind;
     }
     if (field("\"width\":") &&
-        !(Unsigned("media \"width\"", 1, ingest::kMaxImageSide, media.width) &&
+        !(Unsigned("media \"width\"", 1, kMaxImageSide, media.width) &&
           Expect(",\"height\":") &&
-          Unsigned("media \"height\"", 1, ingest::kMaxImageSide, media.height))) {
+          Unsigned("media \"height\"", 1, kMaxImageSide, media.height))) {
       return false;
     }
     const bool has_frames = field("\"frames\":");

@@ -5,9 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include <unistd.h>
-
 #include "mmpt/core/hash.h"
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/text/tokenizer.h"
 
 namespace mmpt::store::testing {
@@ -39,14 +38,6 @@ class WordTokenizer : public text::Tokenizer {
   size_t vocab_size() const override { return 50000; }
 };
 
-/// A fresh, empty directory under the system temp directory, private to this process (CTest
-/// runs test cases as parallel processes, and cases may share a name).
-inline std::string FreshDir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("mmpt_store_test_" + name + "_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
+using test_util::FreshDir;
 
 }  // namespace mmpt::store::testing

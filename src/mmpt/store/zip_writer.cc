@@ -26,15 +26,23 @@ Status WriteStoredZip(const std::string& path, std::span<const ZipInput> entries
     end[3] = 6;
     return WriteFileAtomic(path, end);
   }
-  int error_code = 0;
-  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error_code);
-  if (archive == nullptr) {
-    zip_error_t error;
-    zip_error_init_with_code(&error, error_code);
-    Status status = Status::IOError("{}: cannot create zip: {}", path, zip_error_strerror(&error));
+  // The archive is built in memory and written by WriteFileAtomic (a temporary file of its own,
+  // then a rename): libzip never touches `path`, whose state (absent, an older shard, a file
+  // another writer is renaming into place) then cannot make it open the archive read-only.
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
+  auto libzip_error = [&](std::string_view what) {
+    Status status = Status::IOError("{}: {}: {}", path, what, zip_error_strerror(&error));
     zip_error_fini(&error);
     return status;
-  }
+  };
+  if (buffer == nullptr) return libzip_error("cannot create zip");
+  zip_source_keep(buffer);  // kept past zip_close, to read the archive back
+  std::unique_ptr<zip_source_t, decltype(&zip_source_free)> owned(buffer, zip_source_free);
+  zip_t* archive = zip_open_from_source(buffer, ZIP_TRUNCATE, &error);
+  if (archive == nullptr) return libzip_error("cannot create zip");
+  zip_error_fini(&error);
   auto fail = [&](std::string_view what, const std::string& entry) {
     Status status = Status::IOError("{}: {} '{}': {}", path, what, entry, ZipErrorText(archive));
     zip_discard(archive);
@@ -58,7 +66,21 @@ Status WriteStoredZip(const std::string& path, std::span<const ZipInput> entries
     zip_discard(archive);
     return status;
   }
-  return Status::OK();
+  zip_stat_t stat;
+  zip_stat_init(&stat);
+  if (zip_source_stat(buffer, &stat) != 0 || (stat.valid & ZIP_STAT_SIZE) == 0 ||
+      zip_source_open(buffer) != 0) {
+    return Status::IOError("{}: cannot read the archive back: {}", path,
+                           zip_error_strerror(zip_source_error(buffer)));
+  }
+  std::string bytes(stat.size, '\0');
+  const zip_int64_t read = zip_source_read(buffer, bytes.data(), stat.size);
+  zip_source_close(buffer);
+  if (read != static_cast<zip_int64_t>(stat.size)) {
+    return Status::IOError("{}: cannot read the archive back: {}", path,
+                           zip_error_strerror(zip_source_error(buffer)));
+  }
+  return WriteFileAtomic(path, bytes);
 }
 
 }  // namespace mmpt::store

@@ -16,8 +16,9 @@ struct ZipInput {
 };
 
 /// Write `entries` as a zip archive at `path` through libzip: every entry STORED (media are
-/// already compressed), with a fixed timestamp so equal inputs give equal bytes. Atomic: libzip
-/// writes a temporary file beside `path` and renames it on success. An empty list writes an
+/// already compressed), with a fixed timestamp so equal inputs give equal bytes. Atomic: the
+/// archive is built in memory, then written by WriteFileAtomic (a private temporary file beside
+/// `path`, renamed into place). An empty list writes an
 /// empty archive (just the end record). Errors: IOError or InvalidArgument naming `path`.
 Status WriteStoredZip(const std::string& path, std::span<const ZipInput> entries);
 

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "mmpt/core/scoped_env.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::text {
 namespace {
@@ -309,7 +310,7 @@ TEST(ChatTemplateTest, BadInputIsAnError) {
 // Templates are found by name in presets/chat of mmpt's data directory, as every preset is:
 // $MMPT_HOME points both elsewhere.
 TEST(ChatTemplateTest, LoadsByNameFromTheDataDirectoryOfMmptHome) {
-  const auto home = std::filesystem::temp_directory_path() / "mmpt_chat_template_test";
+  const std::filesystem::path home = test_util::FreshDir("chat_template");
   std::filesystem::create_directories(home / "presets" / "chat");
   std::ofstream(home / "presets" / "chat" / "mine.json")
       << R"({"name":"mine","roles":{"user":{"prefix":"U:","suffix":"\n"}},)"

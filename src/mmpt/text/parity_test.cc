@@ -15,6 +15,7 @@
 #include "mmpt/text/normalizer.h"
 #include "mmpt/text/tokenizer.h"
 #include "mmpt/text/utf8.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::text {
 
@@ -51,10 +52,8 @@ std::string Base64(std::string_view bytes) {
 // Ids from the reference for every text (any bytes; ill-formed UTF-8 travels as base64 and Node
 // decodes it with U+FFFD replacement). Fails the test if Node or the npm packages are missing.
 std::vector<std::vector<TokenId>> ReferenceIds(const std::vector<std::string>& texts) {
-  const auto dir =
-      std::filesystem::temp_directory_path() /
-      ("mmpt_parity_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand()));
-  std::filesystem::create_directories(dir);
+  static int calls = 0;
+  const std::filesystem::path dir = test_util::FreshDir("parity_" + std::to_string(calls++));
   const std::string in = (dir / "in.jsonl").string(), out = (dir / "out.jsonl").string();
   {
     std::ofstream file(in, std::ios::binary);

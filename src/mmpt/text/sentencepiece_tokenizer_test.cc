@@ -9,6 +9,7 @@
 
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::text {
 
@@ -18,9 +19,7 @@ namespace {
 class SentencePieceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::filesystem::path(std::filesystem::temp_directory_path() /
-                                     ("mmpt_spm_" + std::to_string(::getpid())));
-    std::filesystem::create_directories(*dir_);
+    dir_ = new std::filesystem::path(test_util::FreshDir("spm"));
     auto captions = ReadCocoCaptions(RealDataPath(kCocoCaptionsFile));
     ASSERT_TRUE(captions.ok()) << captions.status().ToString()
                                << " (the real data under ../shared/data/real is required)";

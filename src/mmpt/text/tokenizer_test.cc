@@ -6,6 +6,7 @@
 
 #include "mmpt/core/data_dir.h"
 #include "mmpt/core/scoped_env.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::text {
 namespace {
@@ -23,8 +24,7 @@ TEST(FindTokenizerTest, TakesTheFlagThenTheManifestThenTheEnvironmentThenTheDefa
 }
 
 TEST(FindTokenizerTest, NoTokenizerAnywhereNamesEveryWayToGiveOne) {
-  const auto home = std::filesystem::temp_directory_path() / "mmpt_find_tokenizer_test";
-  std::filesystem::create_directories(home);
+  const std::string home = test_util::FreshDir("find_tokenizer");
   ScopedEnv env("MMPT_TOKENIZER", nullptr);
   ScopedEnv data("MMPT_HOME", home.c_str());
   auto found = FindTokenizer();

@@ -13,6 +13,7 @@
 #include "mmpt/vision/layout.h"
 #include "mmpt/vision/safetensors.h"
 #include "mmpt/vision/safetensors_test_util.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::vision {
 namespace {
@@ -152,10 +153,8 @@ TEST(SafetensorsTest, ParsesAndRefusesBadBytes) {
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mmpt_checkpoint_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = test_util::FreshDir(std::string("checkpoint_") +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   void TearDown() override { fs::remove_all(dir_); }
 
