@@ -110,6 +110,7 @@ void BindDatasetReader(py::module_& m) {
 }  // namespace
 
 void BindStore(py::module_& m) {
+  const ingest::PrepareOptions defaults;  // prepare's defaults, as `mmpt prepare` has them
   m.def(
       "prepare",
       [](const std::vector<py::object>& inputs, const std::string& out_dir,
@@ -157,13 +158,13 @@ void BindStore(py::module_& m) {
         out["summary"] = r.Summary();
         return out;
       },
-      py::arg("inputs"), py::arg("out_dir"), py::kw_only(),
-      py::arg("vision") = std::string(cost::Defaults::kVision),
-      py::arg("audio") = std::string(cost::Defaults::kAudio), py::arg("samples_per_shard") = 1000,
-      py::arg("threads") = 0, py::arg("on_error") = "skip", py::arg("tokenizer") = py::none(),
-      py::arg("chat_template") = std::string(cost::Defaults::kChatTemplate),
-      py::arg("max_decode_pixels") = media::kDefaultMaxDecodePixels,
-      py::arg("audio_in_video") = false,
+      py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision") = defaults.vision,
+      py::arg("audio") = defaults.audio, py::arg("samples_per_shard") = defaults.samples_per_shard,
+      py::arg("threads") = defaults.threads,
+      py::arg("on_error") = std::string(ingest::ErrorPolicyName(defaults.on_error)),
+      py::arg("tokenizer") = py::none(), py::arg("chat_template") = defaults.chat_template,
+      py::arg("max_decode_pixels") = defaults.max_decode_pixels,
+      py::arg("audio_in_video") = defaults.audio_in_video,
       "Prepare a dataset in `out_dir` from JSONL `inputs` (LLaVA, mmc4, "
       "OBELICS, chat or canonical records; images by path, or metadata-only {width, height}) "
       "or WebDataset tars (.tar, .tar.gz, .tgz), each a (source, path) pair or a string as "

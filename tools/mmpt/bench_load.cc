@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 
 #include "bench.h"
 #include "mmpt/app/load_benchmark.h"
 #include "mmpt/comm/communicator.h"
 #include "mmpt/core/data_dir.h"
+#include "mmpt/core/thread_pool.h"
 #include "options.h"
 
 namespace mmpt::cli {
@@ -57,7 +57,7 @@ Status Run(Options& o) {
   b.plans.audio = o.presets.audio;
   b.plans.llm = o.presets.llm;
   b.plans.hardware = o.presets.hardware;
-  b.threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  b.threads = WorkerThreads(o.threads);
   if (o.no_baseline) {
     b.baseline_script.clear();
   } else if (b.baseline_script.empty()) {

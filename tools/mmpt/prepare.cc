@@ -12,23 +12,15 @@
 namespace mmpt::cli {
 namespace {
 
+// The command line: the options' values go straight into PrepareOptions, so its defaults are
+// the command's.
 struct PrepareArgs {
   std::vector<std::string> inputs;
-  std::string out;
   std::string tokenizer;
-  std::string media_root;
-  std::string vision{cost::Defaults::kVision};
-  std::string audio{cost::Defaults::kAudio};
-  bool audio_in_video = false;
-  std::string chat_template{cost::Defaults::kChatTemplate};
-  uint64_t max_decode_pixels = media::kDefaultMaxDecodePixels;
   std::string format = "auto";
-  std::string on_error = "skip";
-  uint64_t samples_per_shard = 1000;
-  size_t threads = 0;
-  uint32_t part = 0;
-  uint32_t parts = 1;
+  std::string on_error{ingest::ErrorPolicyName(ingest::PrepareOptions{}.on_error)};
   bool json = false;
+  ingest::PrepareOptions options;
 };
 
 // The report as one JSON object (what Summary() prints as text).
@@ -48,26 +40,17 @@ std::string ReportJson(const ingest::PrepareReport& r) {
 }
 
 Status Run(const PrepareArgs& args) {
-  ingest::PrepareOptions options;
+  ingest::PrepareOptions options = args.options;
   MMPT_ASSIGN_OR_RETURN(options.inputs, ingest::ExpandInputs(args.inputs));
-  options.out_dir = args.out;
-  options.media_root = args.media_root;
-  options.vision = args.vision;
-  options.audio = args.audio;
-  options.audio_in_video = args.audio_in_video;
-  options.chat_template = args.chat_template;
-  options.max_decode_pixels = args.max_decode_pixels;
-  options.samples_per_shard = args.samples_per_shard;
-  options.threads = args.threads;
-  options.part = args.part;
-  options.num_parts = args.parts;
   MMPT_ASSIGN_OR_RETURN(options.format, ingest::ParseInputFormat(args.format));
   MMPT_ASSIGN_OR_RETURN(options.on_error, ingest::ParseErrorPolicy(args.on_error));
   MMPT_ASSIGN_OR_RETURN(auto tokenizer, ingest::UseTokenizer(args.tokenizer, options));
   MMPT_ASSIGN_OR_RETURN(auto world, comm::WorldCommunicator());
   if (world->size() > 1) {
     // Under mpirun each rank prepares its part; rank 0 merges them into one manifest.
-    if (args.parts != 1) return Status::InvalidArgument("--parts is set by mpirun's rank count");
+    if (options.num_parts != 1) {
+      return Status::InvalidArgument("--parts is set by mpirun's rank count");
+    }
     MMPT_ASSIGN_OR_RETURN(ingest::PrepareReport report, ingest::PrepareOnRanks(options, *world));
     const std::string text = args.json ? ReportJson(report) : report.Summary();
     std::printf("rank %u of %u: %s", world->rank(), world->size(), text.c_str());
@@ -92,27 +75,27 @@ Command PrepareCommand() {
                        "tars shard-0000.tar … (or quoted 'shard-{0000..0999}.tar'), make one "
                        "source (the directory's name; 'shard')")
             ->required();
-        app.add_option("--out", args->out, "Dataset directory to write")->required();
+        app.add_option("--out", args->options.out_dir, "Dataset directory to write")->required();
         app.add_option(
             "--tokenizer", args->tokenizer,
             "tokenizer.json or SentencePiece .model; default: $MMPT_TOKENIZER, else Qwen3's");
-        app.add_option("--media-root", args->media_root,
+        app.add_option("--media-root", args->options.media_root,
                        "Directory media paths are relative to (default: each input's directory)");
-        app.add_option("--vision", args->vision, "Vision preset images are checked against")
+        app.add_option("--vision", args->options.vision, "Vision preset images are checked against")
             ->capture_default_str();
-        app.add_option("--audio", args->audio,
+        app.add_option("--audio", args->options.audio,
                        "Audio encoder preset (presets/audio) speech is planned and loaded with")
             ->capture_default_str();
         app.add_flag(
-            "--audio-in-video", args->audio_in_video,
+            "--audio-in-video", args->options.audio_in_video,
             "Write each video with its sound track, interleaved as the audio preset's "
             "model orders them (Qwen2.5-Omni's and Qwen3-Omni's use_audio_in_video); a video "
             "without one is a bad record");
-        app.add_option("--chat-template", args->chat_template,
+        app.add_option("--chat-template", args->options.chat_template,
                        "Chat template every sample is rendered through (presets/chat name or a "
                        ".json path); recorded in the manifest, the loader renders with it")
             ->capture_default_str();
-        app.add_option("--max-decode-pixels", args->max_decode_pixels,
+        app.add_option("--max-decode-pixels", args->options.max_decode_pixels,
                        "Images above this many pixels (width x height) are bad records; the "
                        "loader decodes with the same budget (Pillow's MAX_IMAGE_PIXELS)")
             ->capture_default_str();
@@ -121,16 +104,17 @@ Command PrepareCommand() {
                "Input format: auto, canonical, llava, mmc4, obelics, chat, or wds (every input "
                "a WebDataset tar; auto takes .tar, .tar.gz, .tgz as tars)")
             ->capture_default_str();
-        app.add_option("--samples-per-shard", args->samples_per_shard, "Input records per shard")
+        app.add_option("--samples-per-shard", args->options.samples_per_shard,
+                       "Input records per shard")
             ->capture_default_str();
-        AddThreads(app, &args->threads);
+        AddThreads(app, &args->options.threads);
         app.add_option("--on-error", args->on_error, "Bad records: skip (and report) or fail")
             ->capture_default_str();
-        app.add_option("--part", args->part,
+        app.add_option("--part", args->options.part,
                        "Write only part PART of PARTS (shards numbered % PARTS == PART); join with "
                        "`mmpt merge`")
             ->capture_default_str();
-        app.add_option("--parts", args->parts, "Number of parts (scale-out)")
+        app.add_option("--parts", args->options.num_parts, "Number of parts (scale-out)")
             ->capture_default_str();
         AddJson(app, &args->json);
         return [args] { return Run(*args); };

@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "mmpt/app/chromium_test_util.h"
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/corpora/real_corpora.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/sim/corpus_ablation.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::app {
 

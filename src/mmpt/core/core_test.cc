@@ -9,8 +9,8 @@
 #include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
-#include "mmpt/core/thread_pool.h"
 #include "mmpt/core/temp_dir_test_util.h"
+#include "mmpt/core/thread_pool.h"
 
 namespace mmpt {
 namespace {

@@ -4,8 +4,12 @@
 
 namespace mmpt {
 
+size_t WorkerThreads(size_t requested) {
+  return requested > 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
+}
+
 ThreadPool::ThreadPool(size_t num_threads) {
-  if (num_threads == 0) num_threads = std::max(1u, std::thread::hardware_concurrency());
+  num_threads = WorkerThreads(num_threads);
   workers_.reserve(num_threads);
   for (size_t i = 0; i < num_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }

@@ -10,6 +10,10 @@
 
 namespace mmpt {
 
+/// Worker threads for a `--threads` or `threads=` setting: `requested`, or one per hardware
+/// thread for 0 (the one place that rule is decided).
+size_t WorkerThreads(size_t requested);
+
 /// Run submitted tasks on a fixed set of worker threads.
 /// Thread safety: Submit and Wait may be called from any thread.
 class ThreadPool {

@@ -15,11 +15,11 @@
 #include <sstream>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/corpora/synth.h"
 #include "mmpt/media/av_probe.h"
 #include "mmpt/text/tokenizer.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::corpora {
 namespace {
@@ -29,8 +29,7 @@ using nlohmann::json;
 
 class ScratchDir {
  public:
-  explicit ScratchDir(const std::string& tag)
-      : path_(test_util::TempPath("av_synth_" + tag)) {
+  explicit ScratchDir(const std::string& tag) : path_(test_util::TempPath("av_synth_" + tag)) {
     fs::remove_all(path_);
   }
   ~ScratchDir() {

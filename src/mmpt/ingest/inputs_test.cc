@@ -1,4 +1,5 @@
 #include "mmpt/ingest/inputs.h"
+#include "mmpt/core/temp_dir_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -68,8 +69,7 @@ TEST(ExpandInputsTest, ShardSetsAreNamedByTheirStemUnlessNamed) {
 }
 
 TEST(ExpandInputsTest, ADirectoryIsItsTarsAsOneSource) {
-  const std::string dir = ::testing::TempDir() + "/expand_inputs/laion-2b";
-  std::filesystem::remove_all(dir);
+  const std::string dir = test_util::FreshDir("expand_inputs/laion-2b");
   std::filesystem::create_directories(dir + "/nested");
   for (const char* name : {"00001.tar.gz", "00000.tar", "readme.txt", "nested/00002.tar"}) {
     std::ofstream(dir + "/" + name) << "x";

@@ -60,23 +60,11 @@ Result<store::Manifest> MergeDatasets(const std::string& out_dir,
   const store::Manifest& first = parts.front().manifest;
   for (const Part& part : parts) {
     const store::Manifest& m = part.manifest;
-    if (m.chat_template != first.chat_template) {
+    if (!m.SameAs(first)) {
       return Status::InvalidArgument(
-          "{} and {} were rendered through different chat templates (their \"chat_template\" "
-          "differs): prepare them with the same --chat-template",
-          part.manifest_path, parts.front().manifest_path);
-    }
-    if (m.tokenizer_xxh3 != first.tokenizer_xxh3 || m.vision != first.vision ||
-        m.audio != first.audio || m.audio_in_video != first.audio_in_video ||
-        m.max_decode_pixels != first.max_decode_pixels) {
-      return Status::InvalidArgument(
-          "{} was prepared with tokenizer {} ({}), vision '{}', audio '{}' (audio in video: {}) "
-          "and decode budget {}, {} with {} ({}), '{}', '{}' ({}) and {}: token counts would not "
-          "be comparable",
-          part.manifest_path, m.tokenizer, store::ChecksumHex(m.tokenizer_xxh3), m.vision, m.audio,
-          m.audio_in_video, m.max_decode_pixels, parts.front().manifest_path, first.tokenizer,
-          store::ChecksumHex(first.tokenizer_xxh3), first.vision, first.audio, first.audio_in_video,
-          first.max_decode_pixels);
+          "{} was prepared with {}; {} with {}: token counts would not be comparable (prepare "
+          "them with the same settings)",
+          part.manifest_path, m.Describe(), parts.front().manifest_path, first.Describe());
     }
   }
   std::error_code error;
@@ -124,13 +112,7 @@ Result<store::Manifest> MergeDatasets(const std::string& out_dir,
   });
   store::Manifest merged;
   merged.format_version = first.format_version;
-  merged.tokenizer = first.tokenizer;
-  merged.tokenizer_xxh3 = first.tokenizer_xxh3;
-  merged.vision = first.vision;
-  merged.audio = first.audio;
-  merged.audio_in_video = first.audio_in_video;
-  merged.chat_template = first.chat_template;
-  merged.max_decode_pixels = first.max_decode_pixels;
+  static_cast<store::DatasetSettings&>(merged) = first;
   for (Keyed& keyed : shards) merged.shards.push_back(std::move(keyed.shard));
   MMPT_RETURN_IF_ERROR(store::WriteManifest(out_dir, merged));
   return merged;

@@ -33,6 +33,10 @@ Result<ErrorPolicy> ParseErrorPolicy(std::string_view name) {
   return Status::InvalidArgument("--on-error must be skip or fail, not '{}'", name);
 }
 
+std::string_view ErrorPolicyName(ErrorPolicy policy) {
+  return policy == ErrorPolicy::kFail ? "fail" : "skip";
+}
+
 std::string PrepareReport::Summary() const {
   std::string out = fmt::format(
       "prepared {} samples ({} media, {} text tokens) into {} shards from {} records in {:.2f} s "
@@ -732,13 +736,15 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
 
   PrepareReport report;
   store::Manifest manifest;
-  manifest.tokenizer = options.tokenizer_path;
-  manifest.tokenizer_xxh3 = options.tokenizer_xxh3;
-  manifest.vision = options.vision;
-  manifest.audio = options.audio;
-  manifest.audio_in_video = options.audio_in_video;
-  manifest.chat_template = chat_json;
-  manifest.max_decode_pixels = options.max_decode_pixels;
+  static_cast<store::DatasetSettings&>(manifest) = {
+      .tokenizer = options.tokenizer_path,
+      .tokenizer_xxh3 = options.tokenizer_xxh3,
+      .vision = options.vision,
+      .max_decode_pixels = options.max_decode_pixels,
+      .audio = options.audio,
+      .audio_in_video = options.audio_in_video,
+      .chat_template = chat_json,
+  };
   MMPT_RETURN_IF_ERROR(Collect(results, options, sources, report, manifest));
   MMPT_RETURN_IF_ERROR(
       WriteFileAtomic(options.out_dir + "/" + manifest_name, store::ManifestToJson(manifest)));

@@ -293,6 +293,8 @@ TEST_F(PrepareTest, MergeJoinsSeparateDirectoriesWithoutCopying) {
   auto mismatch = MergeDatasets(root + "/all", {root + "/job0", root + "/job1"});
   ASSERT_FALSE(mismatch.ok());
   EXPECT_EQ(mismatch.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(mismatch.status().message().find("(0000000000000001)"), std::string::npos)
+      << mismatch.status().ToString();  // both parts' settings, named
   // The same part twice is refused.
   EXPECT_FALSE(MergeDatasets(root + "/all", {root + "/job0", root + "/job0"}).ok());
 }

@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/load/coco_corpus_test_util.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/media/image_preprocess.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::load {
 namespace {

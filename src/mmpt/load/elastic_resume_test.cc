@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/ingest/metadata_jsonl.h"
 #include "mmpt/load/coco_corpus_test_util.h"
@@ -16,7 +17,6 @@
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/plan/elastic_test_util.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::load {
 namespace {

@@ -12,11 +12,11 @@
 #include <set>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/load/coco_corpus_test_util.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::load {
 namespace {

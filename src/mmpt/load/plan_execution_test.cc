@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <filesystem>
 
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/corpora/synth.h"
 #include "mmpt/cp/thd_split.h"
 #include "mmpt/ingest/metadata_jsonl.h"
@@ -17,7 +18,6 @@
 #include "mmpt/load/loader.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/store/planning_table.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::load {
 namespace {

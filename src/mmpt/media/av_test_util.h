@@ -25,9 +25,7 @@ inline std::span<const std::byte> AsBytes(const std::string& s) {
 /// A scratch folder of generated media, removed when the object goes.
 class GeneratedMedia {
  public:
-  GeneratedMedia() {
-    dir_ = test_util::FreshDir("av_" + std::to_string(counter_++));
-  }
+  GeneratedMedia() { dir_ = test_util::FreshDir("av_" + std::to_string(counter_++)); }
   ~GeneratedMedia() {
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);

@@ -13,10 +13,10 @@
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/core/subprocess.h"
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/corpora/image_synth.h"
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/media/image_preprocess.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::media {
 

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/store/manifest.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::store {
 namespace {
@@ -67,8 +67,7 @@ namespace mmpt::store {
 namespace {
 
 TEST(AudioPresetTest, TheManifestRecordsItAndCommandsUseIt) {
-  const std::string dir =
-      test_util::FreshDir("audio_preset_recorded");
+  const std::string dir = test_util::FreshDir("audio_preset_recorded");
   Manifest manifest;
   manifest.audio = "qwen2-audio";
   ASSERT_TRUE(WriteManifest(dir, manifest).ok());

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
 
 namespace mmpt::store {
@@ -29,6 +30,22 @@ std::vector<std::string> Manifest::sources() const {
 }
 
 std::string ChecksumHex(uint64_t xxh3) { return fmt::format("{:016x}", xxh3); }
+
+bool DatasetSettings::SameAs(const DatasetSettings& other) const {
+  auto compared = [](const DatasetSettings& s) {
+    return std::tie(s.tokenizer_xxh3, s.vision, s.max_decode_pixels, s.audio, s.audio_in_video,
+                    s.chat_template);
+  };
+  return compared(*this) == compared(other);
+}
+
+std::string DatasetSettings::Describe() const {
+  return fmt::format(
+      "tokenizer {} ({}), vision '{}', decode budget {}, audio '{}', audio in video {}, chat "
+      "template {}",
+      tokenizer, ChecksumHex(tokenizer_xxh3), vision, max_decode_pixels, audio, audio_in_video,
+      ChecksumHex(Hash64(chat_template)));
+}
 
 std::string ManifestToJson(const Manifest& manifest) {
   json doc;

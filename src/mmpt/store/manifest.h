@@ -34,8 +34,9 @@ struct ShardInfo {
   std::map<std::string, FileChecksum> files;  // by suffix, e.g. ".zip"
 };
 
-struct Manifest {
-  uint32_t format_version = kFormatVersion;
+/// What a dataset was prepared with: the settings its token counts, costs and loaded batches
+/// derive from, recorded in its manifest. Parts prepared with other settings cannot be merged.
+struct DatasetSettings {
   std::string tokenizer;        // path or name of the tokenizer that counted text tokens
   uint64_t tokenizer_xxh3 = 0;  // checksum of the tokenizer file (0 if unknown)
   /// The vision preset (cost::LoadVisionPreset) images were checked against; image tokens
@@ -54,6 +55,16 @@ struct Manifest {
   /// The chat template every sample was rendered through (text::ChatTemplate's JSON, whole:
   /// the dataset carries it, and the loader renders with exactly it).
   std::string chat_template;
+
+  /// The same settings: every field but the tokenizer's path, which may differ between
+  /// machines (its checksum is compared).
+  bool SameAs(const DatasetSettings& other) const;
+  /// Every setting in one line (the chat template by its checksum), for errors.
+  std::string Describe() const;
+};
+
+struct Manifest : DatasetSettings {
+  uint32_t format_version = kFormatVersion;
   std::vector<ShardInfo> shards;  // in global sample order
 
   uint64_t num_samples() const;

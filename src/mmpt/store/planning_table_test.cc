@@ -8,11 +8,11 @@
 #include <random>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/ingest/merge.h"
 #include "mmpt/ingest/prepare.h"
 #include "mmpt/store/meta.h"
 #include "mmpt/store/store_test_util.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::ingest {
 namespace {
@@ -22,9 +22,8 @@ namespace fs = std::filesystem;
 class PlanningTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = test_util::FreshDir(
-        std::string("planning_table_") +
-        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test_util::FreshDir(std::string("planning_table_") +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {

@@ -317,8 +317,7 @@ class LineScanner {
       media.kind = *kind;
     }
     if (field("\"width\":") &&
-        !(Unsigned("media \"width\"", 1, kMaxImageSide, media.width) &&
-          Expect(",\"height\":") &&
+        !(Unsigned("media \"width\"", 1, kMaxImageSide, media.width) && Expect(",\"height\":") &&
           Unsigned("media \"height\"", 1, kMaxImageSide, media.height))) {
       return false;
     }

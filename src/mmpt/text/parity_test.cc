@@ -10,12 +10,12 @@
 #include <thread>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/corpora/text_corpus.h"
 #include "mmpt/text/normalizer.h"
 #include "mmpt/text/tokenizer.h"
 #include "mmpt/text/utf8.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::text {
 

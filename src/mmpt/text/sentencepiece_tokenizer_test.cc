@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/text/tokenizer.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::text {
 

@@ -7,13 +7,13 @@
 #include <set>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/vision/checkpoint.h"
 #include "mmpt/vision/encoder_config.h"
 #include "mmpt/vision/layout.h"
 #include "mmpt/vision/safetensors.h"
 #include "mmpt/vision/safetensors_test_util.h"
-#include "mmpt/core/temp_dir_test_util.h"
 
 namespace mmpt::vision {
 namespace {
