@@ -40,6 +40,7 @@ void BindText(py::module_& m);
 void BindMedia(py::module_& m);
 void BindCost(py::module_& m);
 void BindStore(py::module_& m);
+void BindIngest(py::module_& m);
 void BindCp(py::module_& m);
 void BindLoad(py::module_& m);
 void BindReplica(py::module_& m);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bind_load.h"
-#include "mmpt/load/exchange.h"
+#include "mmpt/dist/exchange.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/store/manifest.h"
 
@@ -20,12 +20,12 @@ namespace mmpt::python {
 namespace {
 
 void BindPlacement(py::module_& m) {
-  py::class_<load::Placement>(m, "Placement", "Which exchange peer holds each shard.")
+  py::class_<dist::Placement>(m, "Placement", "Which exchange peer holds each shard.")
       .def_static(
           "round_robin",
           [](const std::string& dataset, uint32_t peers) {
             store::Manifest manifest = ValueOrThrow(store::ReadManifest(dataset));
-            return ValueOrThrow(load::Placement::RoundRobin(manifest.shards.size(), peers));
+            return ValueOrThrow(dist::Placement::RoundRobin(manifest.shards.size(), peers));
           },
           py::arg("dataset"), py::arg("peers"),
           "Shard i of the dataset's manifest on peer i mod peers.")
@@ -33,55 +33,55 @@ void BindPlacement(py::module_& m) {
           "read",
           [](const std::string& path, const std::string& dataset) {
             store::Manifest manifest = ValueOrThrow(store::ReadManifest(dataset));
-            return ValueOrThrow(load::Placement::Read(path, manifest));
+            return ValueOrThrow(dist::Placement::Read(path, manifest));
           },
           py::arg("path"), py::arg("dataset"),
           "Read a placement file ({\"peers\": P, \"shards\": {path: peer}}) for the dataset.")
       .def(
           "write",
-          [](const load::Placement& p, const std::string& path, const std::string& dataset) {
+          [](const dist::Placement& p, const std::string& path, const std::string& dataset) {
             store::Manifest manifest = ValueOrThrow(store::ReadManifest(dataset));
             ThrowIfError(p.Write(path, manifest));
           },
           py::arg("path"), py::arg("dataset"))
-      .def_property_readonly("peers", &load::Placement::peers)
-      .def_property_readonly("num_shards", &load::Placement::num_shards)
+      .def_property_readonly("peers", &dist::Placement::peers)
+      .def_property_readonly("num_shards", &dist::Placement::num_shards)
       .def(
           "holder",
-          [](const load::Placement& p, size_t shard) {
+          [](const dist::Placement& p, size_t shard) {
             if (shard >= p.num_shards()) {
               ThrowIfError(Status::OutOfRange("placement: shard {} of {}", shard, p.num_shards()));
             }
             return p.holder(shard);
           },
           py::arg("shard"))
-      .def("shards_of", &load::Placement::ShardsOf, py::arg("peer"));
+      .def("shards_of", &dist::Placement::ShardsOf, py::arg("peer"));
 }
 
 void BindExchanger(py::module_& m) {
-  py::class_<load::Exchanger>(m, "Exchanger", "One peer's native side of the exchange.")
+  py::class_<dist::Exchanger>(m, "Exchanger", "One peer's native side of the exchange.")
       .def(py::init([](std::shared_ptr<load::DatasetSource> local,
-                       std::shared_ptr<load::PlanStream> plans, const load::Placement& placement,
+                       std::shared_ptr<load::PlanStream> plans, const dist::Placement& placement,
                        uint32_t peer, std::vector<uint32_t> trainer_peers, uint32_t threads,
                        double timeout_seconds) {
-             load::ExchangerOptions options;
+             dist::ExchangerOptions options;
              options.peer = peer;
              options.trainer_peer = std::move(trainer_peers);
              options.threads = threads;
              options.timeout_seconds = timeout_seconds;
              return ValueOrThrow(
-                 load::Exchanger::Create(local, plans->AsFunction(), placement, options));
+                 dist::Exchanger::Create(local, plans->AsFunction(), placement, options));
            }),
            py::arg("local"), py::arg("plans"), py::arg("placement"), py::arg("peer"),
-           py::arg("trainer_peers"), py::arg("threads") = load::ExchangerOptions{}.threads,
-           py::arg("timeout_seconds") = load::ExchangerOptions{}.timeout_seconds)
+           py::arg("trainer_peers"), py::arg("threads") = dist::ExchangerOptions{}.threads,
+           py::arg("timeout_seconds") = dist::ExchangerOptions{}.timeout_seconds)
       // The arrays view the exchanger's reused buffers (their base keeps it alive): pack's
       // until the next pack, receive's until unpack.
       .def(
           "pack",
           [](py::object self, uint64_t step) {
-            load::Exchanger& x = self.cast<load::Exchanger&>();
-            load::Exchanger::Outgoing out = ValueOrThrow(WithoutGil([&] { return x.Pack(step); }));
+            dist::Exchanger& x = self.cast<dist::Exchanger&>();
+            dist::Exchanger::Outgoing out = ValueOrThrow(WithoutGil([&] { return x.Pack(step); }));
             py::array bytes(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(out.buffer.size())},
                             {}, reinterpret_cast<const uint8_t*>(out.buffer.data()), self);
             return py::make_tuple(bytes, out.bytes);
@@ -91,7 +91,7 @@ void BindExchanger(py::module_& m) {
       .def(
           "receive",
           [](py::object self, uint64_t step, const std::vector<uint64_t>& bytes) {
-            std::span<std::byte> into = self.cast<load::Exchanger&>().Receive(step, bytes);
+            std::span<std::byte> into = self.cast<dist::Exchanger&>().Receive(step, bytes);
             return py::array(py::dtype::of<uint8_t>(), {static_cast<py::ssize_t>(into.size())}, {},
                              reinterpret_cast<uint8_t*>(into.data()), self);
           },
@@ -99,21 +99,21 @@ void BindExchanger(py::module_& m) {
           "A uint8 array for what arrives at `step` (bytes[q] from peer q, in peer order).")
       .def(
           "unpack",
-          [](load::Exchanger& x, uint64_t step) {
+          [](dist::Exchanger& x, uint64_t step) {
             ThrowIfError(WithoutGil([&] { return x.Unpack(step); }));
           },
           py::arg("step"), "Hand what receive(step)'s array holds to the source.")
       .def(
           "fail",
-          [](load::Exchanger& x, int code, const std::string& message) {
+          [](dist::Exchanger& x, int code, const std::string& message) {
             x.source()->received().Fail(Status(static_cast<StatusCode>(code), message));
           },
           py::arg("code"), py::arg("message"),
           "Make the source's waiting and later reads fail with this StatusCode and message.")
       .def(
           "lists",
-          [](load::Exchanger& x, uint64_t step) {
-            load::ExchangeLists lists = ValueOrThrow(WithoutGil([&] { return x.Lists(step); }));
+          [](dist::Exchanger& x, uint64_t step) {
+            dist::ExchangeLists lists = ValueOrThrow(WithoutGil([&] { return x.Lists(step); }));
             std::shared_ptr<const plan::StepPlan> plan =
                 ValueOrThrow(WithoutGil([&] { return x.plans()(step); }));
             auto named = [&](const std::vector<std::vector<uint32_t>>& by_peer) {
@@ -135,10 +135,10 @@ void BindExchanger(py::module_& m) {
           },
           py::arg("step"),
           "This peer's lists at `step`: send[q] and receive[q], (source, index) in plan order.")
-      .def_property_readonly("source", [](const load::Exchanger& x) { return x.source(); })
-      .def_property_readonly("peer", &load::Exchanger::peer)
-      .def("stats", [](const load::Exchanger& x) {
-        load::ExchangeStats s = x.stats();
+      .def_property_readonly("source", [](const dist::Exchanger& x) { return x.source(); })
+      .def_property_readonly("peer", &dist::Exchanger::peer)
+      .def("stats", [](const dist::Exchanger& x) {
+        dist::ExchangeStats s = x.stats();
         py::dict d;
         d["bytes_sent"] = s.bytes_sent;
         d["bytes_received"] = s.bytes_received;
@@ -154,13 +154,13 @@ void BindExchanger(py::module_& m) {
 void BindExchange(py::module_& m) {
   BindPlacement(m);
 
-  py::class_<load::ExchangeSource, load::SampleSource, std::shared_ptr<load::ExchangeSource>>(
+  py::class_<dist::ExchangeSource, load::SampleSource, std::shared_ptr<dist::ExchangeSource>>(
       m, "ExchangeSource", "The samples a trainer received, served to its Loader.")
       .def(
-          "release", [](load::ExchangeSource& s, uint64_t step) { s.received().Release(step); },
+          "release", [](dist::ExchangeSource& s, uint64_t step) { s.received().Release(step); },
           py::arg("step"), "Forget the steps before `step`.")
       .def(
-          "reset", [](load::ExchangeSource& s) { s.received().Reset(); },
+          "reset", [](dist::ExchangeSource& s) { s.received().Reset(); },
           "Forget every step and any failure.");
   BindExchanger(m);
 }

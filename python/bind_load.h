@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bind_common.h"
-#include "mmpt/load/batch_wire.h"
+#include "mmpt/load/batch_view.h"
 
 namespace mmpt::python {
 

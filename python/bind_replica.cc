@@ -1,4 +1,4 @@
-// Bindings of one load per replica (load/replica.h): batches as handles to encode or view, the
+// Bindings of one load per replica (dist/replica.h): batches as handles to encode or view, the
 // rank grid, and the shared-memory ring.
 
 #include <pybind11/stl.h>
@@ -9,11 +9,11 @@
 
 #include "bind_load.h"
 #include "mmpt/comm/shm_ring.h"
-#include "mmpt/load/replica.h"
+#include "mmpt/dist/replica.h"
 
 namespace mmpt::python {
 
-// The pieces of one load per replica (load/replica.h): batches as handles to encode or view,
+// The pieces of one load per replica (dist/replica.h): batches as handles to encode or view,
 // the rank grid, and the shared-memory ring.
 namespace {
 
@@ -31,8 +31,8 @@ void BindBatch(py::module_& m) {
           "encode",
           [](const load::Batch& batch, uint32_t fields) {
             const load::BatchView view = load::ViewOf(batch);
-            py::array_t<uint8_t> out(static_cast<py::ssize_t>(load::EncodedSize(view, fields)));
-            load::EncodeBatch(view, fields,
+            py::array_t<uint8_t> out(static_cast<py::ssize_t>(dist::EncodedSize(view, fields)));
+            dist::EncodeBatch(view, fields,
                               {reinterpret_cast<std::byte*>(out.mutable_data()),
                                static_cast<size_t>(out.size())});
             return out;
@@ -41,7 +41,7 @@ void BindBatch(py::module_& m) {
 }
 
 void BindRankGrid(py::module_& m) {
-  py::class_<load::RankGrid>(m, "RankGrid", "A job's ranks as a (DP, CP, TP, PP) grid.")
+  py::class_<dist::RankGrid>(m, "RankGrid", "A job's ranks as a (DP, CP, TP, PP) grid.")
       .def(py::init(
                [](uint32_t dp, uint32_t cp, uint32_t tp, uint32_t pp, const std::string& order) {
                  plan::Layout layout;
@@ -50,24 +50,24 @@ void BindRankGrid(py::module_& m) {
                  layout.tp = tp;
                  layout.pp = pp;
                  return ValueOrThrow(
-                     load::RankGrid::Create(layout, ValueOrThrow(load::ParseRankOrder(order))));
+                     dist::RankGrid::Create(layout, ValueOrThrow(dist::ParseRankOrder(order))));
                }),
            py::arg("dp"), py::arg("cp"), py::arg("tp"), py::arg("pp"),
-           py::arg("order") = load::RankOrderName(load::kMegatronOrder))
-      .def_property_readonly("world_size", &load::RankGrid::world_size)
+           py::arg("order") = dist::RankOrderName(dist::kMegatronOrder))
+      .def_property_readonly("world_size", &dist::RankGrid::world_size)
       .def("place",
-           [](const load::RankGrid& grid, uint32_t rank) {
-             const load::RankPlace p = ValueOrThrow(grid.Place(rank));
+           [](const dist::RankGrid& grid, uint32_t rank) {
+             const dist::RankPlace p = ValueOrThrow(grid.Place(rank));
              py::dict d;
              d["rank"] = p.rank;
              d["dp"] = p.dp;
              d["cp"] = p.cp;
              d["tp"] = p.tp;
              d["pp"] = p.pp;
-             d["role"] = std::string(load::StageRoleName(p.role));
+             d["role"] = std::string(dist::StageRoleName(p.role));
              return d;
            })
-      .def("replica", &load::RankGrid::Replica, py::arg("dp"), py::arg("cp"),
+      .def("replica", &dist::RankGrid::Replica, py::arg("dp"), py::arg("cp"),
            "The ranks sharing one load, the loading rank first.");
 }
 
@@ -93,8 +93,8 @@ void BindShmRingWriter(py::module_& m) {
           [](comm::ShmRingWriter& ring, const load::Batch& batch, uint32_t fields) {
             const load::BatchView view = load::ViewOf(batch);
             ThrowIfError(WithoutGil([&] {
-              return ring.Write(load::EncodedSize(view, fields), [&](std::span<std::byte> out) {
-                load::EncodeBatch(view, fields, out);
+              return ring.Write(dist::EncodedSize(view, fields), [&](std::span<std::byte> out) {
+                dist::EncodeBatch(view, fields, out);
               });
             }));
           },
@@ -127,7 +127,7 @@ void BindShmRingReader(py::module_& m) {
             std::shared_ptr<comm::ShmMessage> message =
                 ValueOrThrow(WithoutGil([&] { return ring.Next(); }));
             if (message == nullptr) return py::none();
-            const load::BatchView view = ValueOrThrow(load::DecodeBatch(message->bytes()));
+            const load::BatchView view = ValueOrThrow(dist::DecodeBatch(message->bytes()));
             return ViewToDict(view, fields, Keep(std::move(message)));
           },
           py::arg("fields"),
@@ -142,9 +142,9 @@ void BindReplica(py::module_& m) {
   m.def(
       "stage_fields",
       [](const std::string& role) -> uint32_t {
-        for (load::StageRole r : {load::StageRole::kOnly, load::StageRole::kFirst,
-                                  load::StageRole::kMiddle, load::StageRole::kLast}) {
-          if (load::StageRoleName(r) == role) return load::FieldsOf(r);
+        for (dist::StageRole r : {dist::StageRole::kOnly, dist::StageRole::kFirst,
+                                  dist::StageRole::kMiddle, dist::StageRole::kLast}) {
+          if (dist::StageRoleName(r) == role) return dist::FieldsOf(r);
         }
         ThrowIfError(Status::InvalidArgument(
             "unknown stage role '{}' (expected only, first, middle or last)", role));
@@ -155,7 +155,7 @@ void BindReplica(py::module_& m) {
   m.def(
       "decode_batch",
       [](const py::array& buffer, uint32_t fields) {
-        const load::BatchView view = ValueOrThrow(load::DecodeBatch(BytesOf(buffer)));
+        const load::BatchView view = ValueOrThrow(dist::DecodeBatch(BytesOf(buffer)));
         return ViewToDict(view, fields, buffer);
       },
       py::arg("buffer"), py::arg("fields") = static_cast<uint32_t>(load::kAllFields),

@@ -12,6 +12,7 @@ PYBIND11_MODULE(_mmpt, m) {
   mmpt::python::BindMedia(m);
   mmpt::python::BindCost(m);
   mmpt::python::BindStore(m);
+  mmpt::python::BindIngest(m);
   mmpt::python::BindCp(m);
   mmpt::python::BindReplica(m);  // the Batch class, which the loader hands out
   mmpt::python::BindLoad(m);

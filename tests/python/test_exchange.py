@@ -1,7 +1,7 @@
 """The streaming exchange for node-local data, as a trainer uses it: four processes (gloo)
 load through mmpt.Exchange: at CP 2 on an omni corpus (images, videos, speech), each exchange
 peer holding a quarter of the shards, and on photos under TP 2 with one load per replica, each
-of the two loading ranks holding half (src/mmpt/load/exchange_test.cc runs four CP 1 peers in
+of the two loading ranks holding half (src/mmpt/dist/exchange_test.cc runs four CP 1 peers in
 process). Every array of every batch equals the shared-storage batch (a plain single-process
 mmpt.Loader on the full dataset), byte for byte, and the bytes sent are exactly the plan's send
 lists of stored bytes in the wire format (exchange.h). A peer that does not come to a step's

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "mmpt/load/batch_wire.h"
+#include "mmpt/load/batch_view.h"
 #include "mmpt/plan/cp_stage.h"
 
 namespace mmpt::load {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "mmpt/load/batch_wire.h"
+#include "mmpt/dist/batch_wire.h"
 
 namespace {
 
@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint64_t> aligned((size + 7) / 8);
   if (size > 0) std::memcpy(aligned.data(), data, size);
   const auto bytes = std::as_bytes(std::span(aligned)).first(size);
-  auto view = mmpt::load::DecodeBatch(bytes);
+  auto view = mmpt::dist::DecodeBatch(bytes);
   if (!view.ok()) return 0;
   CheckInside(view->tokens, bytes);
   CheckInside(view->labels, bytes);
@@ -37,10 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckInside(view->input_features, bytes);
   CheckInside(view->audio_routes, bytes);
   CheckInside(view->sample_index, bytes);
-  std::vector<uint64_t> again((mmpt::load::EncodedSize(*view, view->fields) + 7) / 8);
+  std::vector<uint64_t> again((mmpt::dist::EncodedSize(*view, view->fields) + 7) / 8);
   const auto out = std::as_writable_bytes(std::span(again));
-  mmpt::load::EncodeBatch(*view, view->fields, out);
-  auto round = mmpt::load::DecodeBatch(out.first(mmpt::load::EncodedSize(*view, view->fields)));
+  mmpt::dist::EncodeBatch(*view, view->fields, out);
+  auto round = mmpt::dist::DecodeBatch(out.first(mmpt::dist::EncodedSize(*view, view->fields)));
   if (!round.ok() || round->fields != view->fields ||
       round->scalars.num_tokens != view->scalars.num_tokens ||
       round->tokens.size() != view->tokens.size() ||

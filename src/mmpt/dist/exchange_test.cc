@@ -2,7 +2,7 @@
 // quarter of the shards exchanging a step's stored samples in process, at CP 1 and CP 2; the
 // loader on the received samples gives the shared-storage batches byte for byte, bad samples
 // included, and the bytes moved are the samples' stored bytes in the documented wire format.
-#include "mmpt/load/exchange.h"
+#include "mmpt/dist/exchange.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -18,7 +18,9 @@
 #include "mmpt/store/dataset.h"
 #include "mmpt/store/planning_table.h"
 
-namespace mmpt::load {
+namespace mmpt::dist {
+
+using namespace load;  // the loader and the Batch this module carries between ranks
 namespace {
 
 namespace fs = std::filesystem;
@@ -502,6 +504,87 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
 
 // A grouped video (Qwen3-VL's timestamped groups) is one medium of several records: its bytes
 // travel once, marked at its first record.
+// Real records of the COCO dataset: each decodes to its sample's stored bytes, with exactly the
+// media sent; a record of another sample, cut short, with words left over, with padding that is
+// not zero or with a message under an OK status is Corrupt, naming where it came from.
+TEST_F(ExchangeTest, RealRecordsDecodeToTheirStoredBytesAndDamagedOnesAreCorrupt) {
+  auto dataset = store::Dataset::Open(root_ + "/full");
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  std::vector<RecordKey> keys;
+  std::vector<StoredSample> samples;
+  std::vector<uint32_t> words, record;
+  std::vector<size_t> begins;  // each record's first word
+  for (uint64_t global : {0u, 5u, 17u}) {
+    StoredSample sample{*dataset->Line(global), *dataset->Tokens(global), {}};
+    for (size_t m = 0; m < dataset->media_meta(global).size(); ++m) {
+      sample.media.push_back(*dataset->Media(global, m));
+    }
+    keys.push_back({static_cast<uint32_t>(keys.size()), 0, global});
+    const std::vector<uint8_t> sent(sample.media.size(), keys.size() % 2);  // all, none, all
+    EncodeRecord(keys.back(), sample, sent, record);
+    std::vector<uint64_t> sent_bytes;
+    for (size_t m = 0; m < sample.media.size(); ++m) {
+      if (sent[m]) sent_bytes.push_back(sample.media[m].size());
+    }
+    EXPECT_EQ(record.size() * 4, ExchangeRecordBytes(sample.line.size(), sample.tokens.size(),
+                                                     sample.media.size(), sent_bytes));
+    begins.push_back(words.size());
+    words.insert(words.end(), record.begin(), record.end());
+    samples.push_back(std::move(sample));
+  }
+  const Status failed = Status::Corrupt("shard 3 line 7: bad crc");
+  keys.push_back({3, 0, 99});
+  EncodeRecord(keys.back(), failed, {}, record);
+  words.insert(words.end(), record.begin(), record.end());
+
+  std::vector<ReceivedSample> received;
+  ASSERT_TRUE(DecodeRecords(words, keys, "peer 2", received).ok());
+  ASSERT_EQ(received.size(), 4u);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    ASSERT_TRUE(received[i].status.ok());
+    EXPECT_EQ(received[i].line, samples[i].line);
+    EXPECT_TRUE(std::equal(received[i].tokens.begin(), received[i].tokens.end(),
+                           samples[i].tokens.begin(), samples[i].tokens.end()));
+    ASSERT_EQ(received[i].media.size(), samples[i].media.size());
+    for (size_t m = 0; m < samples[i].media.size(); ++m) {
+      ASSERT_EQ(received[i].media[m].has_value(), i % 2 == 0) << i;
+      if (received[i].media[m]) {
+        EXPECT_TRUE(std::equal(received[i].media[m]->begin(), received[i].media[m]->end(),
+                               samples[i].media[m].begin(), samples[i].media[m].end()));
+      }
+    }
+  }
+  EXPECT_EQ(received[3].status.code(), failed.code());
+  EXPECT_EQ(received[3].status.message(), failed.message());
+
+  auto corrupt = [&](std::vector<uint32_t> damaged, std::span<const RecordKey> expected,
+                     std::string_view what) {
+    std::vector<ReceivedSample> out;
+    const Status status = DecodeRecords(damaged, expected, "peer 2", out);
+    EXPECT_EQ(status.code(), StatusCode::kCorrupt) << what << ": " << status.ToString();
+    EXPECT_NE(status.message().find("peer 2"), std::string::npos) << status.ToString();
+    EXPECT_NE(status.message().find(what), std::string::npos) << status.ToString();
+  };
+  std::vector<RecordKey> other = keys;
+  other[1].index += 1;
+  corrupt(words, other, "expected the record of planned sample 1");
+  corrupt({words.begin(), words.end() - 1}, keys, "cut short");
+  std::vector<uint32_t> longer = words;
+  longer.push_back(0);
+  corrupt(longer, keys, "words left");
+  // A line whose length is not a multiple of 4 ends mid-word: its last word's top byte pads.
+  size_t i = 0;
+  while (i < samples.size() && samples[i].line.size() % 4 == 0) ++i;
+  ASSERT_LT(i, samples.size()) << "no sample's line pads";
+  std::vector<uint32_t> padded = words;
+  padded[begins[i] + 8 + samples[i].line.size() / 4] |= 0xff000000u;  // 7 header words, size
+  corrupt(padded, keys, "padding not zero");
+  std::vector<uint32_t> chatty = words;
+  chatty[6] = 2;  // the first record's OK status gets a 2-byte message
+  chatty.insert(chatty.begin() + 7, 0x6968);
+  corrupt(chatty, keys, "an OK status with a message");
+}
+
 TEST(DecodedMediaTest, AGroupedVideosBytesTravelOnceWithItsFirstRecord) {
   plan::StepPlan plan;
   plan.layout.cp = 1;
@@ -517,4 +600,4 @@ TEST(DecodedMediaTest, AGroupedVideosBytesTravelOnceWithItsFirstRecord) {
 }
 
 }  // namespace
-}  // namespace mmpt::load
+}  // namespace mmpt::dist

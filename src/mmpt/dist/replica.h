@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
-#include "mmpt/load/batch_wire.h"
+#include "mmpt/dist/batch_wire.h"
 #include "mmpt/plan/step_plan.h"
 
-namespace mmpt::load {
+namespace mmpt::dist {
 
 /// The parallel dimensions of a global rank, fastest-varying first (Megatron's "tp-cp-ep-dp-pp"
 /// with EP left out: expert parallelism reuses the DP × CP ranks and shares their data).
@@ -75,4 +75,4 @@ class RankGrid {
   uint32_t world_ = 1;
 };
 
-}  // namespace mmpt::load
+}  // namespace mmpt::dist

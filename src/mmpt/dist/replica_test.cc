@@ -5,10 +5,12 @@
 #include <string>
 #include <string_view>
 
-#include "mmpt/load/batch_wire.h"
-#include "mmpt/load/replica.h"
+#include "mmpt/dist/batch_wire.h"
+#include "mmpt/dist/replica.h"
 
-namespace mmpt::load {
+namespace mmpt::dist {
+
+using namespace load;  // the loader and the Batch this module carries between ranks
 namespace {
 
 plan::Layout Grid(uint32_t dp, uint32_t cp, uint32_t tp, uint32_t pp) {
@@ -231,4 +233,4 @@ TEST(BatchWire, BadBytesAreCorruptNeverACrash) {
 }
 
 }  // namespace
-}  // namespace mmpt::load
+}  // namespace mmpt::dist

@@ -1,6 +1,6 @@
 // The exchange's placement at scale: one peer's send and receive lists at a step of 1,024 DP
 // ranks × 128 micro-steps (~1.2M samples), beside planning that step, each on one core.
-// Run: build/release/src/mmpt/load/mmpt_load_bench
+// Run: build/release/src/mmpt/dist/mmpt_dist_bench
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -8,10 +8,12 @@
 
 #include "mmpt/corpora/real_corpora.h"
 #include "mmpt/cost/presets.h"
-#include "mmpt/load/exchange.h"
+#include "mmpt/dist/exchange.h"
 #include "mmpt/plan/planner.h"
 
-namespace mmpt::load {
+namespace mmpt::dist {
+
+using namespace load;  // the loader and the Batch this module carries between ranks
 namespace {
 
 constexpr uint32_t kRanks = 1024;
@@ -83,4 +85,4 @@ void BM_ExchangeListsOfOnePeer(benchmark::State& state) {
 BENCHMARK(BM_ExchangeListsOfOnePeer)->Unit(benchmark::kMillisecond)->Iterations(5);
 
 }  // namespace
-}  // namespace mmpt::load
+}  // namespace mmpt::dist

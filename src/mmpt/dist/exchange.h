@@ -4,11 +4,12 @@
 // plan still decides which (DP rank, CP rank) trains on which sample; the peer that holds a
 // sample sends its stored bytes (its line, token ids and the media as stored in the zip, still
 // compressed) to the peers that train on it, one all-to-all-v per step, and they render and
-// decode it with the code that reads shared storage. This file holds what is pure and native:
-// which peer holds which shard (Placement), what each peer sends and receives at a step
-// (ExchangeLists, from the plan alone, identical on every peer), the wire format, and the
-// SampleSource that serves the received samples to the unchanged Loader. The collective itself
-// runs in Python (mmpt.Exchange, torch.distributed).
+// decode it with the code that reads shared storage. Which peer holds which shard is
+// placement.h; what each peer sends and receives at a step, from the plan alone, is
+// exchange_lists.h; the records' format is exchange_wire.h. This file holds the Exchanger that
+// packs and unpacks a step's records, and the SampleSource that serves the received samples to
+// the unchanged Loader. The collective itself runs in Python (mmpt.Exchange,
+// torch.distributed).
 
 #include <condition_variable>
 #include <cstddef>
@@ -23,91 +24,23 @@
 
 #include "mmpt/core/status.h"
 #include "mmpt/core/thread_pool.h"
+#include "mmpt/dist/exchange_lists.h"
+#include "mmpt/dist/exchange_wire.h"
+#include "mmpt/dist/placement.h"
 #include "mmpt/load/dataset_source.h"
 #include "mmpt/load/loader.h"
 #include "mmpt/store/manifest.h"
 
-namespace mmpt::load {
+namespace mmpt::dist {
 
-/// Which exchange peer (0..peers-1) holds the data files of each shard. Every peer has the
-/// manifest and every shard's `.meta`; a shard's `.jsonl`, `.jsonl.idx`, `.zip` and `.tok`
-/// only its holder needs.
-class Placement {
- public:
-  /// Shard i (manifest order) of `num_shards` on peer i mod `peers`. Errors: InvalidArgument
-  /// for zero peers.
-  static Result<Placement> RoundRobin(size_t num_shards, uint32_t peers);
-  /// Read a placement file: {"peers": P, "shards": {"<shard path as in mmpt.json>": peer}},
-  /// naming every shard of `manifest`. Errors: NotFound/IOError (the file), Corrupt (not that
-  /// JSON), InvalidArgument naming the file and the shard (a shard missing or unknown, a peer
-  /// out of range).
-  static Result<Placement> Read(const std::string& path, const store::Manifest& manifest);
-  /// Write the placement file Read reads (atomically). Errors: IOError.
-  Status Write(const std::string& path, const store::Manifest& manifest) const;
-
-  uint32_t peers() const { return peers_; }
-  size_t num_shards() const { return holder_.size(); }
-  /// The peer holding shard `shard` (manifest order); `shard` < number of shards (unchecked).
-  uint32_t holder(size_t shard) const { return holder_[shard]; }
-  /// The shards `peer` holds, in manifest order.
-  std::vector<size_t> ShardsOf(uint32_t peer) const;
-
- private:
-  uint32_t peers_ = 0;
-  std::vector<uint32_t> holder_;  // per shard
-};
-
-/// What one peer sends and receives at one step. Samples are named by their place in the
-/// plan (an index into StepPlan::sequences), in plan order: DP rank, micro-step, pack slot,
-/// place in the pack. Under CP a sample goes to each CP rank of its DP rank.
-struct ExchangeLists {
-  std::vector<std::vector<uint32_t>> send;     // per destination peer
-  std::vector<std::vector<uint32_t>> receive;  // per holder peer
-};
-
-/// The shard (manifest order) that holds sample `index` of source `source`, as the planner
-/// numbers samples. Errors: OutOfRange for a sample the dataset does not have.
-using ShardOf = std::function<Result<size_t>(uint32_t source, uint64_t index)>;
-/// `dataset`'s ShardOf (its `.meta` suffices).
-ShardOf ShardsOf(const store::Dataset& dataset);
-
-/// The lists of `peer` at `plan`'s step: peer p sends to the trainer of (DP rank d, CP rank c)
-/// exactly the samples of d's packs whose shard p holds; each trainer receives all of its
-/// packs' samples from their holders. `trainer_peer[d · cp + c]` is the peer that trains (d, c)
-/// (dp × cp entries, distinct). A pure function of its inputs, O(the step's samples): every
-/// peer computes its lists alike, with no communication. Errors: InvalidArgument
-/// (trainer_peer of the wrong size, repeated or out of range; peer out of range), those of
-/// `shard_of`, and OutOfRange for a shard outside the placement.
-Result<ExchangeLists> PlanExchangeLists(const plan::StepPlan& plan, const Placement& placement,
-                                        const ShardOf& shard_of,
-                                        std::span<const uint32_t> trainer_peer, uint32_t peer);
-
-/// Which media items of planned sample `sequence` (in pack `pack`) CP rank `cp_rank` decodes,
-/// by the sample's media index (1: it does): the vision items and audio clips the plan's cp
-/// stage assigns it (PackCp::vision, PackCp::audio); every item at CP 1. `media` is the
-/// sample's `.meta` records; a grouped video is marked at its first record when the rank
-/// decodes any of its groups, and never at the others (its bytes travel once). What the
-/// exchange sends that rank.
-std::vector<uint8_t> DecodedMedia(const plan::StepPlan& plan, size_t pack, uint32_t sequence,
-                                  uint32_t cp_rank, std::span<const store::MediaMeta> media);
-
-/// Wire format of one sample's stored bytes (little-endian 32-bit words, each field padded to
-/// a word):
-///   magic "MXS2", sequence (index in StepPlan::sequences), source, index (low, high word),
-///   status code, message bytes, message;
-///   then, when the status is OK: line bytes, the line; n, n token ids (`.tok`); m media
-///   items; per item 0 (not sent: another CP rank decodes it) or 1, its size and its bytes.
-/// The holder renders the sample first, checking everything a trainer's Render checks (ids
-/// against `.tok`, every item's CRC and header against the plan); a sample that fails travels
-/// as its error, so every CP rank drops or fails it by its bad-sample policy alike, exactly
-/// as with shared storage.
-inline constexpr uint32_t kExchangeRecordMagic = 0x3253584d;  // "MXS2"
-
-/// Bytes of the record of a sample that rendered, with a line of `line_bytes`, `tokens` ids
-/// and `media_items` items of which those sent have `sent_media_bytes` bytes each: what a
-/// trainer can check it received.
-uint64_t ExchangeRecordBytes(uint64_t line_bytes, uint32_t tokens, uint32_t media_items,
-                             std::span<const uint64_t> sent_media_bytes);
+using load::AudioFeatureShape;
+using load::DatasetSource;
+using load::PlanFunction;
+using load::RenderedAudio;
+using load::RenderedSample;
+using load::RenderedVisual;
+using load::SampleSource;
+using load::StoredBytes;
 
 /// Counters of what the exchange moved, per peer (bytes include this peer's own share, which
 /// does not leave the process).
@@ -132,12 +65,7 @@ class ReceivedBytes final : public StoredBytes {
                                                           uint32_t k) const override;
 
   /// What arrived for one step, as Exchanger::Unpack parsed it: views into `buffer`.
-  struct Sample {
-    Status status;  // the holder's verdict
-    std::string_view line;
-    std::span<const int32_t> tokens;
-    std::vector<std::optional<std::span<const std::byte>>> media;
-  };
+  using Sample = ReceivedSample;
   struct Step {
     std::vector<uint32_t> buffer;          // the received records, 4-byte aligned
     std::map<uint64_t, Sample> by_global;  // by the dataset's global index
@@ -270,4 +198,4 @@ class Exchanger {
   ExchangeStats stats_;
 };
 
-}  // namespace mmpt::load
+}  // namespace mmpt::dist

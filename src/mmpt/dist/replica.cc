@@ -1,8 +1,10 @@
-#include "mmpt/load/replica.h"
+#include "mmpt/dist/replica.h"
 
 #include <algorithm>
 
-namespace mmpt::load {
+namespace mmpt::dist {
+
+using namespace load;  // the loader and the Batch this module carries between ranks
 namespace {
 
 constexpr std::string_view kDimNames[] = {"tp", "cp", "dp", "pp"};
@@ -138,4 +140,4 @@ std::vector<uint32_t> RankGrid::Replica(uint32_t dp, uint32_t cp) const {
   return ranks;
 }
 
-}  // namespace mmpt::load
+}  // namespace mmpt::dist

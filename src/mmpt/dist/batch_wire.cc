@@ -1,9 +1,11 @@
-#include "mmpt/load/batch_wire.h"
+#include "mmpt/dist/batch_wire.h"
 
 #include <cstring>
 #include <string>
 
-namespace mmpt::load {
+namespace mmpt::dist {
+
+using namespace load;  // the Batch and its field table
 namespace {
 
 constexpr uint32_t kMagic = 0x4250'4d4d;  // "MMPB"
@@ -131,24 +133,6 @@ Status CheckShapes(const BatchView& v) {
 
 }  // namespace
 
-BatchView ViewOf(const Batch& b) {
-  BatchView v;
-  v.scalars = {b.step,         b.micro_step,   b.dp_rank,       b.cp_rank,       b.cp_size,
-               b.plan_hash,    b.plan_dropped, b.tokens.size(), b.position_rows, b.max_seqlen,
-               b.pad_multiple, b.patch_dim,    b.mel_bins,      b.feature_frames};
-  ForEachBatchArray([&](const auto& array) { v.*array.viewed = b.*array.owned; });
-  v.dropped = b.dropped;
-  return v;
-}
-
-uint64_t Batch::size_bytes() const {
-  uint64_t bytes = 0;
-  ForEachBatchArray([&](const auto& array) {
-    bytes += (this->*array.owned).size() * sizeof((this->*array.owned)[0]);
-  });
-  return bytes;
-}
-
 uint64_t EncodedSize(const BatchView& view, uint32_t fields) {
   fields |= kShapeFields;
   uint64_t size = AlignUp(kTableEnd);
@@ -242,4 +226,4 @@ Result<BatchView> DecodeBatch(std::span<const std::byte> bytes) {
   return v;
 }
 
-}  // namespace mmpt::load
+}  // namespace mmpt::dist
