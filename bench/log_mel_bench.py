@@ -31,7 +31,7 @@ import mmpt  # noqa: E402
 import whisper_ref  # noqa: E402
 from speech_like import vowels  # noqa: E402
 
-PRESETS = ("whisper", "qwen2-audio")  # 80 and 128 bins
+PRESETS = ("whisper-large-v2", "qwen2-audio")  # 80 and 128 bins
 
 
 def _fastest(fn, clips, repeats):
@@ -55,7 +55,7 @@ def main():
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     rng = np.random.default_rng(14)
-    print(f"{'preset':<12} {'clip s':>6} | {'reference audio s/s':>19} {'mmpt audio s/s':>15} "
+    print(f"{'preset':<16} {'clip s':>6} | {'reference audio s/s':>19} {'mmpt audio s/s':>15} "
           f"{'ratio':>7}")
     for preset in PRESETS:
         n_mels = mmpt.mel_filters(preset).shape[0]
@@ -67,7 +67,7 @@ def main():
             ours = _fastest(lambda c: mmpt.log_mel(c, preset=preset), clips, args.repeats)
             ref = _fastest(lambda c: whisper_ref.log_mel(c, n_mels=n_mels, filters=filters),
                            clips, args.repeats)
-            print(f"{preset:<12} {seconds:>6g} | {audio_seconds / ref:>19.0f} "
+            print(f"{preset:<16} {seconds:>6g} | {audio_seconds / ref:>19.0f} "
                   f"{audio_seconds / ours:>15.0f} {ref / ours:>6.1f}x")
 
     print(f"\n{'qwen2.5-omni':<12} {'clip s':>6} | {'whole window ms/clip':>20} "

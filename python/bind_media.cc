@@ -28,14 +28,13 @@ py::array Own(std::vector<T, Alloc> values, std::vector<py::ssize_t> shape) {
   return py::array(py::dtype::of<T>(), std::move(shape), {}, owned->data(), free);
 }
 
-// The preset's config with the caller's overrides.
-// The log-mel settings of `preset` (None: the front end of the default audio encoder,
-// cost::Defaults::kAudio, as `mmpt prepare` and the loader use it), with overrides.
+// The log-mel settings of audio preset `preset` (presets/audio; None: the default audio
+// encoder's, cost::Defaults::kAudio, as `mmpt prepare` and the loader use it), with overrides.
 media::LogMelConfig Config(const std::optional<std::string>& preset, std::optional<uint32_t> n_mels,
                            std::optional<uint32_t> chunk_seconds) {
-  const std::string features =
-      preset ? *preset : ValueOrThrow(cost::LoadAudioPreset(cost::Defaults::kAudio)).features;
-  media::LogMelConfig config = ValueOrThrow(media::AudioPreset(features));
+  media::LogMelConfig config =
+      ValueOrThrow(cost::LoadAudioPreset(preset.value_or(std::string(cost::Defaults::kAudio))))
+          .log_mel;
   if (n_mels) config.n_mels = *n_mels;
   if (chunk_seconds) config.chunk_seconds = *chunk_seconds;
   return config;

@@ -23,7 +23,7 @@ HF_REFERENCE = os.path.join(ROOT, "tests", "media", "reference_whisper_features.
 HF_PACKAGE = os.path.join(ROOT, "third_party", "npm", "node_modules", "@huggingface",
                           "transformers")
 
-PRESETS = {"whisper": (80, 30), "qwen2-audio": (128, 30), "qwen2.5-omni": (128, 300)}  # bins, s
+PRESETS = {"whisper-large-v2": (80, 30), "qwen2-audio": (128, 30), "qwen2.5-omni": (128, 300)}  # bins, s
 TOLERANCE = 1e-4
 
 
@@ -48,7 +48,7 @@ SIGNALS = _signals()
 
 
 # Every signal at 80 and 128 bins; Qwen2.5-Omni's 300 s window (ten times the work) on two.
-CASES = [(name, preset) for name in SIGNALS for preset in ("whisper", "qwen2-audio")] + [
+CASES = [(name, preset) for name in SIGNALS for preset in ("whisper-large-v2", "qwen2-audio")] + [
     ("vowels_half_second", "qwen2.5-omni"), ("vowels_41s", "qwen2.5-omni")]
 
 
@@ -69,7 +69,8 @@ def test_log_mel_matches_numpy_reference(name, preset):
 
 @pytest.mark.skipif(not (shutil.which("node") and os.path.isdir(HF_PACKAGE)),
                     reason="node or @huggingface/transformers missing (scripts/install-deps.sh)")
-@pytest.mark.parametrize("name,preset", [("chirp", "whisper"), ("vowels_12s", "whisper"),
+@pytest.mark.parametrize("name,preset", [("chirp", "whisper-large-v2"),
+                                         ("vowels_12s", "whisper-large-v2"),
                                          ("quiet_noise", "qwen2-audio"),
                                          ("vowels_41s", "qwen2-audio")])
 def test_log_mel_matches_hugging_face(name, preset, tmp_path):
@@ -136,7 +137,7 @@ def test_qwen3_omni_pads_each_clip_to_itself(samples):
                                   np.full((128, 3), got["input_features"].min()))
 
 
-@pytest.mark.parametrize("preset", ["whisper", "qwen2-audio"])
+@pytest.mark.parametrize("preset", ["whisper-large-v2", "qwen2-audio"])
 def test_filter_bank_matches_reference(preset):
     want = whisper_ref.mel_filter_bank(PRESETS[preset][0])
     np.testing.assert_allclose(mmpt.mel_filters(preset), want, rtol=1e-12, atol=1e-15)
@@ -167,7 +168,7 @@ def test_bench_runs_at_a_tiny_size():
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)), timeout=300)
     assert done.returncode == 0, done.stdout
     rows = re.findall(r"^(\S+)\s+1 \|\s+(\d+)\s+(\d+)\s+([\d.]+)x$", done.stdout, re.M)
-    assert [row[0] for row in rows] == ["whisper", "qwen2-audio"], done.stdout
+    assert [row[0] for row in rows] == ["whisper-large-v2", "qwen2-audio"], done.stdout
     for row in rows:
         assert all(float(value) > 0 for value in row[1:]), row
     # Qwen2.5-Omni's per-clip cost, the whole 300 s window beside the kept frames.

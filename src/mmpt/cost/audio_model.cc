@@ -25,7 +25,7 @@ Status AudioConfig::Validate() const {
     return bad("features");
   }
   if ((log_mel.tokens == media::AudioTokenRule::kChunkedConv) != (conv_channels > 0)) {
-    return bad("encoder.conv_channels (set for the qwen3-omni features alone)");
+    return bad("encoder.conv_channels (set for the chunked-conv tokens alone)");
   }
   return Status::OK();
 }
@@ -89,7 +89,9 @@ Result<AudioCost> CostAudio(const AudioConfig& c, uint32_t samples, uint32_t llm
   const uint64_t window = c.log_mel.Frames();
   cost.valid_frames = media::ValidFrames(c.log_mel, samples);
   cost.llm_tokens = media::AudioTokens(c.log_mel.tokens, cost.valid_frames);
-  const double mel_frames = c.pad_to_window ? static_cast<double>(window) : cost.valid_frames;
+  const double mel_frames = c.log_mel.padding == media::ClipPadding::kWindow
+                                ? static_cast<double>(window)
+                                : cost.valid_frames;
   const Stages s = c.log_mel.tokens == media::AudioTokenRule::kChunkedConv
                        ? ChunkedConv(c, mel_frames, llm_hidden)
                        : ConvThenPool(c, mel_frames, llm_hidden);
@@ -106,7 +108,7 @@ Result<AudioCost> CostAudio(const AudioConfig& c, uint32_t samples, uint32_t llm
 Result<media::AudioInVideoRule> AudioInVideoRuleOf(const AudioConfig& config,
                                                    double tokens_per_second) {
   Result<media::AudioInVideoRule> rule =
-      media::AudioInVideoRuleOf(config.features, static_cast<float>(tokens_per_second));
+      media::AudioInVideoRuleOf(config.name, static_cast<float>(tokens_per_second));
   if (!rule.ok()) {
     return Status::InvalidArgument("audio preset {}: {}", config.name, rule.status().message());
   }

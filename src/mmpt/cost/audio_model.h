@@ -19,17 +19,13 @@ namespace mmpt::cost {
 /// (Qwen3-Omni). Its LLM tokens are media::AudioTokens'.
 struct AudioConfig {
   std::string name;
-  /// The log-mel front end, media::AudioPreset(features) (media owns those settings; the preset
-  /// names them, so they are defined once).
-  std::string features;
+  /// The log-mel front end: the preset's "features" section (media::LogMelConfig's defaults
+  /// where it leaves a field out). Its padding also says what the encoder runs over.
   media::LogMelConfig log_mel;
   uint32_t hidden = 0;  // encoder width (d_model)
   uint32_t layers = 0;
   uint32_t heads = 0;
   uint32_t mlp_hidden = 0;  // non-gated MLP width
-  /// The encoder always runs over the whole feature window, padding included (Whisper,
-  /// Qwen2-Audio); false: only over the clip's frames (Qwen2.5-Omni).
-  bool pad_to_window = true;
   /// Mel frames per attention block (Qwen2.5-Omni: 200, i.e. n_window × 2; Qwen3-Omni: 800,
   /// n_window_infer); 0: attention spans everything the encoder sees.
   uint32_t attention_window_frames = 0;
@@ -58,7 +54,7 @@ struct AudioCost {
 Result<AudioCost> CostAudio(const AudioConfig& config, uint32_t samples, uint32_t llm_hidden);
 
 /// The rule a video with its sound track follows under `config`'s model (media::
-/// AudioInVideoRuleOf by its features' name) at the vision encoder's time scale
+/// AudioInVideoRuleOf by its preset's name) at the vision encoder's time scale
 /// (`tokens_per_second`, the thinker's position_id_per_seconds). The track is planned as one
 /// part per run of its tokens inside one of the encoder's attention windows, and encoded as one
 /// clip per window (store::MediaMeta's kMediaSoundTrack parts, joined by

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/sample_table.h"
@@ -9,26 +11,46 @@ namespace mmpt::cost {
 namespace {
 
 TEST(AvPresetsTest, EveryAudioPresetLoadsWithItsLogMelSettings) {
+  using media::AudioTokenRule;
+  using media::ClipPadding;
+  using media::LogMelConfig;
+  // Each model's front end, from its preprocessor_config.json and processor.
+  const std::map<std::string, LogMelConfig> expected = {
+      {"qwen2-audio", {.n_mels = 128}},
+      {"qwen2.5-omni",
+       {.n_mels = 128, .chunk_seconds = 300, .padding = ClipPadding::kWindowMasked}},
+      {"qwen3-omni",
+       {.n_mels = 128,
+        .chunk_seconds = 300,
+        .padding = ClipPadding::kClip,
+        .tokens = AudioTokenRule::kChunkedConv}},
+      {"whisper-large-v2", {.n_mels = 80}},
+      {"whisper-large-v3", {.n_mels = 128}},
+  };
   auto names = ListPresets("audio");
-  EXPECT_EQ(names, (std::vector<std::string>{"qwen2-audio", "qwen2.5-omni", "qwen3-omni",
-                                             "whisper-large-v3"}));
+  ASSERT_EQ(names.size(), expected.size());
   for (const std::string& name : names) {
     auto preset = LoadAudioPreset(name);
     ASSERT_TRUE(preset.ok()) << name << ": " << preset.status().ToString();
-    // The front end is media's, by name: defined once.
-    EXPECT_EQ(preset->log_mel, *media::AudioPreset(preset->features)) << name;
+    ASSERT_TRUE(expected.contains(name)) << name;
+    EXPECT_EQ(preset->log_mel, expected.at(name)) << name;
   }
   EXPECT_EQ(LoadAudioPreset(Defaults::kAudio)->log_mel.chunk_seconds, 300u);
   auto unknown = ParseAudioPreset(
-      R"({"name": "x", "features": "wav2vec", "encoder": {"hidden": 8, "layers": 1, "heads": 1,
-          "mlp_hidden": 8}})",
+      R"({"name": "x", "features": {"padding": "both"}, "encoder": {"hidden": 8, "layers": 1,
+          "heads": 1, "mlp_hidden": 8}})",
       "x.json");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(unknown.status().ToString().find("x.json: 'features'"), std::string::npos)
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().ToString().find("x.json: features"), std::string::npos)
       << unknown.status().ToString();
-  auto missing =
+  EXPECT_NE(unknown.status().ToString().find("'both'"), std::string::npos);
+  auto no_features =
       ParseAudioPreset(R"({"name": "x", "features": "whisper", "encoder": {}})", "x.json");
+  ASSERT_FALSE(no_features.ok());
+  EXPECT_NE(no_features.status().ToString().find("'features'"), std::string::npos)
+      << no_features.status().ToString();
+  auto missing = ParseAudioPreset(R"({"name": "x", "features": {}, "encoder": {}})", "x.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().ToString().find("encoder.hidden"), std::string::npos);
 }

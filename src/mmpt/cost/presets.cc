@@ -281,16 +281,31 @@ Result<AudioConfig> ParseAudioPreset(std::string_view text, std::string_view ori
   MMPT_ASSIGN_OR_RETURN(json doc, ParseJson(text, origin));
   AudioConfig c;
   MMPT_RETURN_IF_ERROR(Get(doc, "name", &c.name, origin));
-  MMPT_RETURN_IF_ERROR(Get(doc, "features", &c.features, origin));
-  auto log_mel = media::AudioPreset(c.features);
-  if (!log_mel.ok()) return log_mel.status().WithContext(fmt::format("{}: 'features'", origin));
-  c.log_mel = *log_mel;
+  // The log-mel front end, as the model's preprocessor_config.json and processor set it.
+  MMPT_ASSIGN_OR_RETURN(json features, Section(doc, "features", origin));
+  MMPT_RETURN_IF_ERROR(Get(features, "sample_rate", &c.log_mel.sample_rate, origin));
+  MMPT_RETURN_IF_ERROR(Get(features, "n_fft", &c.log_mel.n_fft, origin));
+  MMPT_RETURN_IF_ERROR(Get(features, "hop", &c.log_mel.hop, origin));
+  MMPT_RETURN_IF_ERROR(Get(features, "n_mels", &c.log_mel.n_mels, origin));
+  MMPT_RETURN_IF_ERROR(Get(features, "window_seconds", &c.log_mel.chunk_seconds, origin));
+  std::string padding(media::ClipPaddingName(c.log_mel.padding));
+  std::string tokens(media::AudioTokenRuleName(c.log_mel.tokens));
+  MMPT_RETURN_IF_ERROR(Get(features, "padding", &padding, origin));
+  MMPT_RETURN_IF_ERROR(Get(features, "tokens", &tokens, origin));
+  auto in_features = [&](const Status& status) {
+    return status.WithContext(fmt::format("{}: features", origin));
+  };
+  Result<media::ClipPadding> parsed_padding = media::ParseClipPadding(padding);
+  if (!parsed_padding.ok()) return in_features(parsed_padding.status());
+  c.log_mel.padding = *parsed_padding;
+  Result<media::AudioTokenRule> parsed_tokens = media::ParseAudioTokenRule(tokens);
+  if (!parsed_tokens.ok()) return in_features(parsed_tokens.status());
+  c.log_mel.tokens = *parsed_tokens;
   MMPT_ASSIGN_OR_RETURN(json enc, Section(doc, "encoder", origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "hidden", &c.hidden, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "layers", &c.layers, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "heads", &c.heads, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "mlp_hidden", &c.mlp_hidden, origin));
-  MMPT_RETURN_IF_ERROR(Get(enc, "pad_to_window", &c.pad_to_window, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "attention_window_frames", &c.attention_window_frames, origin));
   MMPT_RETURN_IF_ERROR(Get(enc, "conv_channels", &c.conv_channels, origin));
   MMPT_RETURN_IF_ERROR(c.Validate().WithContext(origin));

@@ -35,7 +35,9 @@ Result<VisionConfig> VisionPresetFrom(std::string_view name_or_json);
 Result<VisionConfig> ParseVisionPreset(std::string_view json, std::string_view origin);
 Result<LlmConfig> ParseLlmPreset(std::string_view json, std::string_view origin);
 Result<HardwareConfig> ParseHardwarePreset(std::string_view json, std::string_view origin);
-/// Also NotFound when `features` names no media::AudioPreset.
+/// An audio preset's "features" section gives the log-mel front end (n_mels, window_seconds,
+/// padding: window | window-masked | clip, tokens: conv-then-pool | chunked-conv; sample_rate,
+/// n_fft and hop as media::LogMelConfig's defaults when left out).
 Result<AudioConfig> ParseAudioPreset(std::string_view json, std::string_view origin);
 
 /// The one table of preset defaults: what every entry point (the `mmpt` command, the Python

@@ -536,7 +536,7 @@ Status DatasetSource::NameError(uint64_t global, uint32_t k, Status status) cons
 
 AudioFeatureShape DatasetSource::audio_features() const {
   const media::LogMelConfig& m = audio_.log_mel;
-  return {m.n_mels, audio_.pad_to_window ? m.Frames() : 0};
+  return {m.n_mels, m.padding == media::ClipPadding::kWindow ? m.Frames() : 0};
 }
 
 Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudio& audio,

@@ -108,36 +108,37 @@ constexpr uint32_t kChunkTokens = 13;
 
 }  // namespace
 
-Result<LogMelConfig> AudioPreset(std::string_view name) {
-  // The preprocessor_config.json of each model: all 16 kHz, n_fft 400, hop 160.
-  LogMelConfig config;
-  if (name == "whisper") {
-    config.n_mels = 80;
-  } else if (name == "whisper-large-v3" || name == "qwen2-audio") {
-    config.n_mels = 128;
-  } else if (name == "qwen2.5-omni") {
-    config.n_mels = 128;
-    config.chunk_seconds = 300;  // chunk_length 300: n_samples 4,800,000, nb_max_frames 30,000
-  } else if (name == "qwen3-omni") {
-    config.n_mels = 128;
-    config.chunk_seconds = 300;  // n_samples 4,800,000, nb_max_frames 30,000
-    // Its processor calls the extractor with padding=True (and, since transformers 5,
-    // truncation=False): each clip padded to its own length.
-    config.padding = ClipPadding::kToClip;
-    config.tokens = AudioTokenRule::kChunkedConv;
-  } else {
-    return Status::NotFound(
-        "audio preset '{}': known are whisper, whisper-large-v3, "
-        "qwen2-audio, qwen2.5-omni, qwen3-omni",
-        name);
+std::string_view ClipPaddingName(ClipPadding padding) {
+  switch (padding) {
+    case ClipPadding::kWindow: return "window";
+    case ClipPadding::kWindowMasked: return "window-masked";
+    case ClipPadding::kClip: return "clip";
   }
-  return config;
+  return "unknown";
+}
+
+Result<ClipPadding> ParseClipPadding(std::string_view name) {
+  for (ClipPadding p : {ClipPadding::kWindow, ClipPadding::kWindowMasked, ClipPadding::kClip}) {
+    if (ClipPaddingName(p) == name) return p;
+  }
+  return Status::InvalidArgument("padding '{}': known are window, window-masked, clip", name);
+}
+
+std::string_view AudioTokenRuleName(AudioTokenRule rule) {
+  return rule == AudioTokenRule::kChunkedConv ? "chunked-conv" : "conv-then-pool";
+}
+
+Result<AudioTokenRule> ParseAudioTokenRule(std::string_view name) {
+  for (AudioTokenRule r : {AudioTokenRule::kConvThenPool, AudioTokenRule::kChunkedConv}) {
+    if (AudioTokenRuleName(r) == name) return r;
+  }
+  return Status::InvalidArgument("tokens '{}': known are conv-then-pool, chunked-conv", name);
 }
 
 uint32_t ValidFrames(const LogMelConfig& config, uint64_t samples) {
-  const uint64_t frames = config.padding == ClipPadding::kToWindow
-                              ? (samples + config.hop - 1) / config.hop
-                              : samples / config.hop;
+  const uint64_t frames = config.padding == ClipPadding::kClip
+                              ? samples / config.hop
+                              : (samples + config.hop - 1) / config.hop;
   return static_cast<uint32_t>(std::min<uint64_t>(config.Frames(), frames));
 }
 
@@ -279,7 +280,7 @@ Result<uint32_t> LogMelExtractor::ExtractInto(std::span<const float> pcm,
 
   const uint32_t bins = n_fft / 2 + 1;
   const int64_t half = n_fft / 2;
-  const bool to_clip = config_.padding == ClipPadding::kToClip;
+  const bool to_clip = config_.padding == ClipPadding::kClip;
   // The signal the STFT reflects at its end: the window (zero-padded), or the clip itself.
   const int64_t last = static_cast<int64_t>(to_clip ? used : window_samples) - 1;
   const auto audio_end = static_cast<int64_t>(used);

@@ -19,27 +19,40 @@ enum class AudioTokenRule : uint8_t {
   kChunkedConv,
 };
 
-/// How the processor pads a clip before its attention mask is taken, which decides the clip's
-/// valid frames (ValidFrames).
+/// How the processor pads a clip and what of it reaches the encoder: the one rule that decides
+/// a clip's valid frames (ValidFrames), the frames the encoder runs over (cost::CostAudio) and
+/// the features' width in a batch (the loader).
 enum class ClipPadding : uint8_t {
-  /// padding="max_length": every clip padded to the window (Whisper, Qwen2-Audio,
-  /// Qwen2.5-Omni); a frame counts when its first sample is audio: ⌈samples / hop⌉.
-  kToWindow,
+  /// padding="max_length", and the encoder runs over the whole window, padding included
+  /// (Whisper, Qwen2-Audio); a frame counts when its first sample is audio: ⌈samples / hop⌉.
+  kWindow,
+  /// padding="max_length", and the encoder runs over the clip's valid frames alone, by the
+  /// attention mask (Qwen2.5-Omni); valid frames as kWindow's.
+  kWindowMasked,
   /// padding=True, one clip a call (Qwen3-Omni): the clip is padded to its own length, and
   /// Hugging Face drops the mask's last entry when that is not whole hops: ⌊samples / hop⌋.
-  kToClip,
+  kClip,
 };
+/// "window", "window-masked", "clip" (the presets' spelling), and back. Errors: InvalidArgument
+/// naming the value.
+std::string_view ClipPaddingName(ClipPadding padding);
+Result<ClipPadding> ParseClipPadding(std::string_view name);
+/// "conv-then-pool", "chunked-conv", and back. Errors: InvalidArgument naming the value.
+std::string_view AudioTokenRuleName(AudioTokenRule rule);
+Result<AudioTokenRule> ParseAudioTokenRule(std::string_view name);
 
 /// Parameters of a Whisper-style log-mel front end (Hugging Face's WhisperFeatureExtractor)
-/// and the audio encoder's rule for its tokens. The filter bank is always Slaney-style (Slaney
-/// mel scale, Slaney area normalization) from 0 Hz to 8 kHz, as the reference hard-codes it.
+/// and the audio encoder's rule for its tokens; each audio preset gives them (presets/audio,
+/// its "features" section: cost::LoadAudioPreset). The filter bank is always Slaney-style
+/// (Slaney mel scale, Slaney area normalization) from 0 Hz to 8 kHz, as the reference
+/// hard-codes it.
 struct LogMelConfig {
   uint32_t sample_rate = 16000;  // Hz; input PCM must already be mono at this rate
   uint32_t n_fft = 400;          // samples per STFT frame (25 ms), Hann-windowed
   uint32_t hop = 160;            // samples between frame centres (10 ms)
   uint32_t n_mels = 128;         // mel bins (feature_size)
   uint32_t chunk_seconds = 30;   // input is zero-padded or cut to this window, in seconds
-  ClipPadding padding = ClipPadding::kToWindow;
+  ClipPadding padding = ClipPadding::kWindow;
   AudioTokenRule tokens = AudioTokenRule::kConvThenPool;
 
   /// Samples in one window: chunk_seconds × sample_rate (480,000 by default).
@@ -49,18 +62,11 @@ struct LogMelConfig {
   bool operator==(const LogMelConfig&) const = default;
 };
 
-/// The log-mel settings of an audio encoder by name, from its preprocessor_config.json, with a
-/// 30 s window, clips padded to it and the kConvThenPool tokens unless said: "whisper" (80
-/// bins: Whisper tiny to large-v2), "whisper-large-v3" and "qwen2-audio" (128 bins),
-/// "qwen2.5-omni" (128 bins, a 300 s window), "qwen3-omni" (128 bins, a 300 s window, clips
-/// padded to their own length, kChunkedConv tokens).
-/// Errors: NotFound for another name.
-Result<LogMelConfig> AudioPreset(std::string_view name);
-
 /// Mel frames of a clip of `samples` PCM samples that hold audio (the attention mask's ones),
-/// as Hugging Face takes every hop-th entry of the per-sample mask: under kToWindow a frame
-/// counts when its first sample (t·hop, before centring) is audio (⌈samples / hop⌉), under
-/// kToClip only whole hops count (⌊samples / hop⌋); at most the window's frames. The one rule
+/// as Hugging Face takes every hop-th entry of the per-sample mask: padded to the window (kWindow,
+/// kWindowMasked) a frame counts when its first sample (t·hop, before centring) is audio
+/// (⌈samples / hop⌉), padded to the clip (kClip) only whole hops count (⌊samples / hop⌋); at
+/// most the window's frames. The one rule
 /// the features (LogMelExtractor) and the plan (cost::CostAudio) share.
 uint32_t ValidFrames(const LogMelConfig& config, uint64_t samples);
 
@@ -117,7 +123,7 @@ class LogMelExtractor {
   /// with padding="max_length", truncation on and return_attention_mask: zero-pad or cut to
   /// the window; centred STFT (reflect padding) with a periodic Hann window; power spectrum;
   /// mel filter bank; log10 of at least 1e-10; floor at the clip's maximum − 8; (x + 4) / 4;
-  /// the STFT's last frame dropped. Samples past the window are ignored. Under kToClip
+  /// the STFT's last frame dropped. Samples past the window are ignored. Under kClip
   /// (padding=True, one clip a call) the signal is the clip itself, reflected at its own end;
   /// only its valid frames exist there, so the frames after them are masked floor. `frames` > 0
   /// keeps only the window's first `frames` frames, equal to the whole window's (ExtractInto).

@@ -10,8 +10,8 @@
 #include <fmt/ranges.h>
 
 #include "mmpt/pack/refill.h"
-#include "mmpt/plan/assemble_internal.h"
 #include "mmpt/plan/cp_stage.h"
+#include "mmpt/plan/pack_list_internal.h"
 #include "mmpt/plan/planner_state_internal.h"
 
 namespace mmpt::plan {

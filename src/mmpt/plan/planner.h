@@ -20,7 +20,7 @@
 
 namespace mmpt::plan {
 namespace internal {
-struct PackList;  // assemble_internal.h
+struct PackList;  // pack_list_internal.h
 }  // namespace internal
 
 /// The pool slack of a step whose pool holds large items (pack::LargeItems) when

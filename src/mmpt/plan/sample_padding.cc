@@ -1,7 +1,7 @@
 #include "mmpt/plan/sample_padding.h"
 
 #include "mmpt/cp/pack_load.h"
-#include "mmpt/plan/assemble_internal.h"
+#include "mmpt/plan/pack_list_internal.h"
 
 namespace mmpt::plan {
 namespace {

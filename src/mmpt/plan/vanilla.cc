@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "mmpt/pack/packer.h"
-#include "mmpt/plan/assemble_internal.h"
 #include "mmpt/plan/cp_stage.h"
+#include "mmpt/plan/pack_list_internal.h"
 
 namespace mmpt::plan {
 

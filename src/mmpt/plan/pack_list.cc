@@ -1,4 +1,4 @@
-#include "mmpt/plan/assemble_internal.h"
+#include "mmpt/plan/pack_list_internal.h"
 
 #include <algorithm>
 
