@@ -23,7 +23,8 @@ HF_REFERENCE = os.path.join(ROOT, "tests", "media", "reference_whisper_features.
 HF_PACKAGE = os.path.join(ROOT, "third_party", "npm", "node_modules", "@huggingface",
                           "transformers")
 
-PRESETS = {"whisper-large-v2": (80, 30), "qwen2-audio": (128, 30), "qwen2.5-omni": (128, 300)}  # bins, s
+# bins, seconds
+PRESETS = {"whisper-large-v2": (80, 30), "qwen2-audio": (128, 30), "qwen2.5-omni": (128, 300)}
 TOLERANCE = 1e-4
 
 
