@@ -63,7 +63,7 @@ def rows(module, prefix):
                 out.append((f"{prefix}{name}", "exception"))
                 continue
             for member, value in members(obj):
-                qualified = f"{prefix}{name}" if member == "__init__" else f"{prefix}{name}.{member}"
+                qualified = f"{prefix}{name}" + ("" if member == "__init__" else f".{member}")
                 if value is None:
                     out.append((qualified, "property"))
                     continue
