@@ -1,7 +1,9 @@
 """Each benchmark of docs/benchmarks.md at a small size, so that its code path is tested by
 `make test` while the reproduction itself runs in `make bench` (docs/testing.md names, for each
 `bench` block, the test that stands in for it). A bench prints a baseline and mmpt side by side
-with their ratio: each run here must exit 0 and print its rows with positive ratios.
+with their ratio: each run here must exit 0, print its rows, and print ratios that are the
+quotients of the figures beside them (to the figures' printed precision), with what each bench
+computes checked where it prints it (equal packs, identical ids). Speed is not asserted.
 
 The Python benches with tests of their own: encoder_bench (test_encoder_bench.py), exchange_bench
 (test_exchange_bench.py), replica_bench (test_replica_bench.py), train_step_bench
@@ -29,6 +31,21 @@ def run(*command, cwd=None, env=None, timeout=240):
     return done.stdout
 
 
+def _bounds(text):
+    """The interval a printed number stands for (half a unit of its last digit either way)."""
+    value = float(text)
+    half = 0.5 * 10 ** -(len(text.split(".")[1]) if "." in text else 0)
+    return value - half, value + half
+
+
+def quotient(ratio, numerator, denominator):
+    """Assert the printed `ratio` is numerator / denominator, all three as printed."""
+    (n_low, n_high), (d_low, d_high), (r_low, r_high) = (
+        _bounds(numerator), _bounds(denominator), _bounds(ratio))
+    assert n_low / d_high <= r_high and n_high / max(d_low, 1e-12) >= r_low, (
+        f"{ratio}x is not {numerator} / {denominator}")
+
+
 def ratios(out, at_least):
     """The ratios `out` prints (`1.23x`), at least `at_least` of them, all positive."""
     found = [float(x) for x in RATIO.findall(out)]
@@ -40,11 +57,19 @@ def test_store_io(tmp_path):
     out = run(f"{BUILD}/bench/store_io", "--index-mb", "1", "--reads", "2000", "--coco", "20",
               "--threads", "1", "--dir", tmp_path)
     ratios(out, 8)
+    rows = re.findall(r"\s(\d+(?:\.\d+)?) ?(MB/s|/s)\s+(\d+(?:\.\d+)?) ?\2\s+(\d+\.\d+)x$", out,
+                      re.M)
+    assert len(rows) == 8, out
+    for baseline, _, mmpt, ratio in rows:  # rates: mmpt over the baseline
+        quotient(ratio, mmpt, baseline)
 
 
 def test_prepare_wds(tmp_path):
     out = run(f"{BUILD}/bench/prepare_wds", "--coco", "20", "--threads", "1", "--dir", tmp_path)
     ratios(out, 1)
+    jsonl = re.search(r"^JSONL .*, (\d+) samples/s$", out, re.M).group(1)
+    tar = re.search(r"^WebDataset tar .*, (\d+) samples/s$", out, re.M).group(1)
+    quotient(re.search(r"throughput\): ([\d.]+)x$", out, re.M).group(1), tar, jsonl)
 
 
 def test_wds_shards_bench():
@@ -56,7 +81,15 @@ def test_wds_shards_bench():
 
 
 def test_pack_vs_python():
-    ratios(run(f"{BUILD}/bench/pack_vs_python", "500"), 1)
+    out = run(f"{BUILD}/bench/pack_vs_python", "500")
+    ratios(out, 1)
+    rows = {f"{who} {fit}": (packs, seconds, ratio) for who, fit, packs, seconds, ratio in
+            re.findall(r"^(python|mmpt) (first|best)-fit decreasing.*?\s(\d+)\s+([\d.]+)"
+                       r"\s+(\d+(?:\.\d+)?)x$", out, re.M)}
+    assert sorted(rows) == ["mmpt best", "mmpt first", "python first"], out
+    # The same algorithm packs alike in both languages; the ratio is the times' quotient.
+    assert rows["python first"][0] == rows["mmpt first"][0], out
+    quotient(rows["mmpt first"][2], rows["python first"][1], rows["mmpt first"][1])
 
 
 def test_tokenize_bench():
@@ -66,7 +99,12 @@ def test_tokenize_bench():
 
 
 def test_image_pipeline():
-    ratios(run(f"{BUILD}/bench/image_pipeline", "--images", "3", "--rounds", "1"), 1)
+    out = run(f"{BUILD}/bench/image_pipeline", "--images", "3", "--rounds", "1")
+    ratios(out, 1)
+    baseline = re.search(r"Pillow \+ NumPy .*?([\d.]+) images/s$", out, re.M).group(1)
+    ours, ratio = re.search(r"mmpt PreprocessImage: +([\d.]+) images/s +([\d.]+)x$", out,
+                            re.M).groups()
+    quotient(ratio, ours, baseline)
     ratios(run(f"{BUILD}/bench/image_pipeline", "--large", "--images", "1", "--rounds", "1"), 1)
 
 
