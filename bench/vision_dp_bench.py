@@ -99,7 +99,7 @@ def pack_samples(samples, seq_len: int, num_packs: int, preset: str):
     """Greedy packing in sample order: [(tokens, [image cost dict, ...]) per sample] per pack."""
     packs, current, used = [], [], 0
     for text_tokens, sizes in samples:
-        images = [mmpt.image_cost(w, h, preset, OUT) for w, h in sizes]
+        images = [mmpt.image_cost(h, w, preset, OUT) for w, h in sizes]
         tokens = text_tokens + sum(i["llm_tokens"] for i in images)
         if tokens > seq_len:
             continue  # an overlong document; the planner would truncate or split it

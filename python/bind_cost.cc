@@ -48,13 +48,13 @@ void BindCost(py::module_& m) {
       "rule, a zero side or an aspect ratio above max_aspect_ratio.");
   m.def(
       "image_cost",
-      [](uint32_t width, uint32_t height, const std::string& vision,
+      [](uint32_t height, uint32_t width, const std::string& vision,
          std::optional<uint32_t> llm_hidden) {
         if (!llm_hidden) {
           llm_hidden = ValueOrThrow(cost::LoadLlmPreset(cost::Defaults::kLlm)).hidden;
         }
         cost::ImageCost c =
-            ValueOrThrow(cost::CostImage(VisionConfigFrom(vision), width, height, *llm_hidden));
+            ValueOrThrow(cost::CostImage(VisionConfigFrom(vision), height, width, *llm_hidden));
         py::dict out;
         out["resized_width"] = c.resized_width;
         out["resized_height"] = c.resized_height;
@@ -64,9 +64,10 @@ void BindCost(py::module_& m) {
         out["train_flops"] = c.train_flops;
         return out;
       },
-      py::arg("width"), py::arg("height"), py::arg("vision") = std::string(cost::Defaults::kVision),
+      py::arg("height"), py::arg("width"), py::arg("vision") = std::string(cost::Defaults::kVision),
       py::arg("llm_hidden") = py::none(),
-      "What a width×height image becomes under a vision preset (a name under presets/vision, "
+      "What a height × width image becomes (the processors' order, as smart_resize) under a vision "
+      "preset (a name under presets/vision, "
       "or a preset's JSON text): resized size, LLM tokens, encoder patches, and training FLOPs "
       "of encoder + merger into an LLM of width `llm_hidden` (default: the default LLM "
       "preset's). Raises NotFoundError (unknown preset), InvalidArgumentError.");

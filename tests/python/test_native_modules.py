@@ -22,12 +22,16 @@ def test_tokenizer_round_trips_and_knows_qwen_special_tokens(tmp_path):
 
 
 def test_image_cost_follows_the_preset_rule():
-    cost = mmpt.image_cost(640, 427, "qwen2-vl")
+    cost = mmpt.image_cost(427, 640, "qwen2-vl")
     height, width = mmpt.smart_resize(427, 640, max_pixels=12845056)
     assert (cost["resized_height"], cost["resized_width"]) == (height, width)
+    # Both take (height, width), as the processors do: a portrait image is the transpose.
+    portrait = mmpt.image_cost(640, 427, "qwen2-vl")
+    assert (portrait["resized_height"], portrait["resized_width"]) == (width, height) != (
+        height, width)
     assert cost["llm_tokens"] == height * width // (28 * 28)
     assert cost["patches"] == 4 * cost["llm_tokens"]
-    bigger = mmpt.image_cost(1280, 854, "qwen2-vl")
+    bigger = mmpt.image_cost(854, 1280, "qwen2-vl")
     assert bigger["train_flops"] > 4 * cost["train_flops"]  # attention grows faster than area
     with pytest.raises(mmpt.NotFoundError, match="no-such-encoder"):
         mmpt.image_cost(640, 480, "no-such-encoder")

@@ -81,9 +81,9 @@ def test_smart_resize_defaults_are_the_default_vision_presets(default_dataset):
 def test_image_cost_defaults_to_the_default_llm_presets_width():
     # The README's defaults: Qwen2.5-VL's encoder into Qwen3-30B-A3B (cost::Defaults).
     hidden = preset("llm", "qwen3-30b-a3b")["hidden"]
-    assert mmpt.image_cost(640, 480) == mmpt.image_cost(640, 480, "qwen2.5-vl", hidden)
-    assert mmpt.image_cost(640, 480)["train_flops"] != mmpt.image_cost(
-        640, 480, llm_hidden=hidden * 2)["train_flops"]
+    assert mmpt.image_cost(480, 640) == mmpt.image_cost(480, 640, "qwen2.5-vl", hidden)
+    assert mmpt.image_cost(480, 640)["train_flops"] != mmpt.image_cost(
+        480, 640, llm_hidden=hidden * 2)["train_flops"]
 
 
 def test_old_argument_names_are_refused_naming_the_new_one(coco_dataset):

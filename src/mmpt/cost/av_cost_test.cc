@@ -70,7 +70,7 @@ TEST(VideoCostTest, QwenVideoTokensFollowSampleVideoAndTheTemporalMerge) {
   EXPECT_EQ(video->patches, 4 * video->llm_tokens);
   // Encoder FLOPs: grid_t passes of a frame-sized image (its patch embedding already covers
   // the temporal patch), so 4 × the image's.
-  auto image = CostImage(*vision, 640, 360, 3584);
+  auto image = CostImage(*vision, 360, 640, 3584);
   ASSERT_TRUE(image.ok());
   EXPECT_EQ(image->llm_tokens, 23u * 13);
   EXPECT_DOUBLE_EQ(video->train_flops, 4 * image->train_flops);

@@ -71,7 +71,7 @@ Status CostItems(const SampleTable& table, const CostModel& model, uint64_t row,
 // Cost rows [begin, end) into `out`; the first failing row's error, or OK.
 Status CostRows(const SampleTable& table, const CostModel& model, uint64_t begin, uint64_t end,
                 CostedSamples* out) {
-  auto image = [&](const ImageSize& size) { return model.Image(size.width, size.height); };
+  auto image = [&](const ImageSize& size) { return model.Image(size.height, size.width); };
   // A grouped video's later groups cost what its first does: one sampling per video.
   Result<VideoCost> first_group = VideoCost{};
   auto video = [&](const VideoItem& v) {

@@ -31,8 +31,8 @@ class CostModel {
                                        std::string_view audio = Defaults::kAudio);
 
   /// What one image becomes and costs. Errors: as CostImage.
-  Result<ImageCost> Image(uint32_t width, uint32_t height) const {
-    return CostImage(vision_, width, height, llm_.hidden);
+  Result<ImageCost> Image(uint32_t height, uint32_t width) const {
+    return CostImage(vision_, height, width, llm_.hidden);
   }
   /// What one video becomes and costs. Errors: as CostVideo.
   Result<VideoCost> Video(const VideoItem& video) const {

@@ -33,8 +33,8 @@ TEST(PresetsTest, Qwen25OmniSeesAsQwen25VlOnItsOwnTimeScale) {
   ASSERT_TRUE(omni.ok() && vl.ok()) << omni.status().ToString() << vl.status().ToString();
   EXPECT_EQ(omni->tokens_per_second, 25.0);
   EXPECT_EQ(vl->tokens_per_second, 2.0);
-  auto a = CostImage(*omni, 1000, 700, 3584);
-  auto b = CostImage(*vl, 1000, 700, 3584);
+  auto a = CostImage(*omni, 700, 1000, 3584);
+  auto b = CostImage(*vl, 700, 1000, 3584);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->llm_tokens, b->llm_tokens);
   EXPECT_EQ(a->train_flops, b->train_flops);
@@ -136,7 +136,7 @@ TEST(VisionCostTest, QwenTokensFollowSmartResize) {
   auto q25 = LoadVisionPreset("qwen2.5-vl");
   ASSERT_TRUE(q25.ok());
   // 640x480 → 644x476 → 23 × 17 merged tokens = 391; patches 4× that.
-  auto cost = CostImage(*q25, 640, 480, 2048);
+  auto cost = CostImage(*q25, 480, 640, 2048);
   ASSERT_TRUE(cost.ok());
   EXPECT_EQ(cost->llm_tokens, 391u);
   EXPECT_EQ(cost->patches, 1564u);
@@ -144,18 +144,18 @@ TEST(VisionCostTest, QwenTokensFollowSmartResize) {
   // Qwen3-VL: factor 32 → 640x480 stays 640x480 = 20 × 15 = 300 tokens, 1200 patches.
   auto q3 = LoadVisionPreset("qwen3-vl");
   ASSERT_TRUE(q3.ok());
-  auto cost3 = CostImage(*q3, 640, 480, 2048);
+  auto cost3 = CostImage(*q3, 480, 640, 2048);
   ASSERT_TRUE(cost3.ok());
   EXPECT_EQ(cost3->llm_tokens, 300u);
   EXPECT_EQ(cost3->patches, 1200u);
-  EXPECT_FALSE(CostImage(*q25, 0, 480, 2048).ok());
+  EXPECT_FALSE(CostImage(*q25, 480, 0, 2048).ok());
 }
 
 TEST(VisionCostTest, FixedAndTiledRules) {
   auto siglip = LoadVisionPreset("siglip-so400m-384");
   ASSERT_TRUE(siglip.ok());
   for (auto [w, h] : {std::pair{640u, 480u}, std::pair{50u, 2000u}}) {
-    auto c = CostImage(*siglip, w, h, 3584);
+    auto c = CostImage(*siglip, h, w, 3584);
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->llm_tokens, 729u);  // 27 × 27 whatever the size
   }
@@ -168,14 +168,14 @@ TEST(VisionCostTest, FixedAndTiledRules) {
   EXPECT_EQ(square->llm_tokens, 256u);
   // 2:1 image 1792x896 → 2x1 grid (ratio 2) wins over e.g. 4x2 tie? Ratio 2 is matched first by
   // (2,1); the later (4,2) ties and wins because the image covers > half of 8 tiles' pixels.
-  auto wide = CostImage(*intern, 1792, 896, 2048);
+  auto wide = CostImage(*intern, 896, 1792, 2048);
   ASSERT_TRUE(wide.ok());
   EXPECT_EQ(wide->resized_width, 4u * 448);
   EXPECT_EQ(wide->resized_height, 2u * 448);
   EXPECT_EQ(wide->tiles, 9u);  // 8 tiles + thumbnail
   EXPECT_EQ(wide->llm_tokens, 9u * 256);
   // A small 2:1 image keeps the first (smallest) matching grid.
-  auto small = CostImage(*intern, 200, 100, 2048);
+  auto small = CostImage(*intern, 100, 200, 2048);
   ASSERT_TRUE(small.ok());
   EXPECT_EQ(small->tiles, 3u);  // 2x1 + thumbnail
 }
@@ -209,13 +209,13 @@ TEST(VisionCostTest, Qwen3VlFlopsFollowThePreset) {
   const double merger = 2 * merged * m * (m + llm);
   const double forward = 27 * (2 * n * 4 * h * h + 2 * n * 2 * h * mlp + 4 * n * n * h) +
                          2 * n * (3 * 2 * 16 * 16) * h + 4 * merger;
-  auto image = CostImage(*q3, 640, 480, 4096);  // 640x480 stays: 40 × 30 patches
+  auto image = CostImage(*q3, 480, 640, 4096);  // 640x480 stays: 40 × 30 patches
   ASSERT_TRUE(image.ok());
   ASSERT_EQ(image->patches, 1200u);
   EXPECT_NEAR(image->train_flops / (3 * forward), 1.0, 1e-12);
   VisionConfig plain = *q3;
   plain.deepstack_layers.clear();
-  auto without = CostImage(plain, 640, 480, 4096);
+  auto without = CostImage(plain, 480, 640, 4096);
   ASSERT_TRUE(without.ok());
   EXPECT_NEAR((image->train_flops - without->train_flops) / (3 * 3 * merger), 1.0, 1e-9);
   // A video's temporal steps attend each to itself: grid_t passes of one frame, never
@@ -223,7 +223,7 @@ TEST(VisionCostTest, Qwen3VlFlopsFollowThePreset) {
   auto video = CostVideo(*q3, 640, 480, 120, 30000, 4096);
   ASSERT_TRUE(video.ok()) << video.status().ToString();
   ASSERT_GT(video->grid_t, 1u);
-  auto frame = CostImage(*q3, video->resized_width, video->resized_height, 4096);
+  auto frame = CostImage(*q3, video->resized_height, video->resized_width, 4096);
   ASSERT_TRUE(frame.ok());
   ASSERT_EQ(frame->patches * video->grid_t, video->patches);
   EXPECT_NEAR(video->train_flops / (video->grid_t * frame->train_flops), 1.0, 1e-12);

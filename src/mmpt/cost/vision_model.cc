@@ -230,7 +230,7 @@ Result<ImageCost> ImageShape(const VisionConfig& c, uint32_t width, uint32_t hei
   return shape;
 }
 
-Result<ImageCost> CostImage(const VisionConfig& c, uint32_t width, uint32_t height,
+Result<ImageCost> CostImage(const VisionConfig& c, uint32_t height, uint32_t width,
                             uint32_t llm_hidden) {
   MMPT_ASSIGN_OR_RETURN(ImageCost cost, ImageShape(c, width, height));
   // Each tile is its own encoder pass: attention never crosses tiles (one tile but for kTiles).

@@ -138,12 +138,12 @@ Result<VideoCost> CostVideo(const VisionConfig& config, uint32_t width, uint32_t
 /// for a zero side or an extreme aspect ratio (naming the size), or the rule's.
 Result<ImageCost> ImageShape(const VisionConfig& config, uint32_t width, uint32_t height);
 
-/// Cost one `width` × `height` image: ImageShape and the encoder's training FLOPs.
-/// `llm_hidden` is the merger's output width.
-/// Linear layers cost ∝ patches; attention ∝ patches² on full-attention layers and
-/// ∝ patches × window patches on windowed ones (per tile for kTiles).
-/// Errors: InvalidArgument for a zero side or an extreme aspect ratio (naming the size).
-Result<ImageCost> CostImage(const VisionConfig& config, uint32_t width, uint32_t height,
+/// Cost one `height` × `width` image (the processors' order, as media::SmartResize): ImageShape and
+/// the encoder's training FLOPs. `llm_hidden` is the merger's output width. Linear layers cost ∝
+/// patches; attention ∝ patches² on full-attention layers and ∝ patches × window patches on
+/// windowed ones (per tile for kTiles). Errors: InvalidArgument for a zero side or an extreme
+/// aspect ratio (naming the size).
+Result<ImageCost> CostImage(const VisionConfig& config, uint32_t height, uint32_t width,
                             uint32_t llm_hidden);
 
 }  // namespace mmpt::cost
