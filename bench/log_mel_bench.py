@@ -63,8 +63,8 @@ def main():
         for seconds in args.lengths:
             clips = [vowels(seconds, rng).astype(np.float32) for _ in range(args.clips)]
             audio_seconds = seconds * len(clips)
-            mmpt.log_mel(clips[0], preset=preset)  # the filter bank and FFT plan, once
-            ours = _fastest(lambda c: mmpt.log_mel(c, preset=preset), clips, args.repeats)
+            mmpt.log_mel(clips[0], audio=preset)  # the filter bank and FFT plan, once
+            ours = _fastest(lambda c: mmpt.log_mel(c, audio=preset), clips, args.repeats)
             ref = _fastest(lambda c: whisper_ref.log_mel(c, n_mels=n_mels, filters=filters),
                            clips, args.repeats)
             print(f"{preset:<16} {seconds:>6g} | {audio_seconds / ref:>19.0f} "
@@ -75,9 +75,9 @@ def main():
     for seconds in args.lengths:
         clips = [vowels(seconds, rng).astype(np.float32) for _ in range(args.clips)]
         kept = -(-len(clips[0]) // 160)  # the clip's valid frames: what a batch keeps
-        mmpt.log_mel(clips[0], preset="qwen2.5-omni")
-        whole = _fastest(lambda c: mmpt.log_mel(c, preset="qwen2.5-omni"), clips, args.repeats)
-        only = _fastest(lambda c: mmpt.log_mel(c, preset="qwen2.5-omni", frames=kept), clips,
+        mmpt.log_mel(clips[0], audio="qwen2.5-omni")
+        whole = _fastest(lambda c: mmpt.log_mel(c, audio="qwen2.5-omni"), clips, args.repeats)
+        only = _fastest(lambda c: mmpt.log_mel(c, audio="qwen2.5-omni", frames=kept), clips,
                         args.repeats)
         print(f"{'qwen2.5-omni':<12} {seconds:>6g} | {1e3 * whole / len(clips):>20.2f} "
               f"{1e3 * only / len(clips):>19.2f} {whole / only:>6.1f}x")

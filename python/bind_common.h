@@ -23,6 +23,24 @@ void RegisterErrors(py::module_& m);
 [[noreturn]] void ThrowStatus(const Status& status);
 
 /// Raise the Python exception for `status` if it is not OK.
+/// Refuse keyword arguments a binding no longer takes (`given`, its **kwargs):
+/// InvalidArgumentError naming the new name of a renamed one, TypeError for any other.
+inline void RefuseRenamed(
+    const py::kwargs& given,
+    std::initializer_list<std::pair<std::string_view, std::string_view>> renamed) {
+  for (const auto& [key, value] : given) {
+    const std::string name = py::str(key);
+    for (const auto& [old_name, new_name] : renamed) {
+      if (name == old_name) {
+        ThrowStatus(Status::InvalidArgument(
+            "{}= is now {}= (the name the mmpt command, the C++ API and the docs use)", old_name,
+            new_name));
+      }
+    }
+    throw py::type_error("unexpected keyword argument '" + name + "'");
+  }
+}
+
 inline void ThrowIfError(const Status& status) {
   if (!status.ok()) ThrowStatus(status);
 }

@@ -102,10 +102,11 @@ void BindMedia(py::module_& m) {
   m.def(
       "log_mel",
       [](py::array_t<float, py::array::c_style | py::array::forcecast> pcm,
-         const std::optional<std::string>& preset, std::optional<uint32_t> n_mels,
-         std::optional<uint32_t> chunk_seconds, uint32_t frames) {
+         const std::optional<std::string>& audio, std::optional<uint32_t> n_mels,
+         std::optional<uint32_t> chunk_seconds, uint32_t frames, const py::kwargs& renamed) {
+        RefuseRenamed(renamed, {{"preset", "audio"}});
         if (pcm.ndim() != 1) ThrowStatus(Status::InvalidArgument("log_mel: pcm must be 1-D"));
-        const media::LogMelConfig config = Config(preset, n_mels, chunk_seconds);
+        const media::LogMelConfig config = Config(audio, n_mels, chunk_seconds);
         Result<media::LogMelFeatures> features = [&] {
           py::gil_scoped_release release;
           return media::LogMel({pcm.data(), static_cast<size_t>(pcm.size())}, config, frames);
@@ -117,39 +118,44 @@ void BindMedia(py::module_& m) {
         d["tokens"] = f.tokens;
         return d;
       },
-      py::arg("pcm"), py::arg("preset") = py::none(), py::arg("n_mels") = py::none(),
+      py::arg("pcm"), py::arg("audio") = py::none(), py::arg("n_mels") = py::none(),
       py::arg("chunk_seconds") = py::none(), py::arg("frames") = 0,
-      "Whisper-style features of mono float PCM at the preset's rate (16 kHz): a dict of "
+      "Whisper-style features of mono float PCM at the audio preset's rate (16 kHz): a dict of "
       "input_features (float32, n_mels × frames), attention_mask (int32, frames) and tokens "
-      "(the encoder's output length for Qwen2-Audio / Qwen2.5-Omni). Presets: whisper, "
-      "whisper-large-v3, qwen2-audio, qwen2.5-omni (None: the default audio encoder's, as "
-      "mmpt prepare uses it); n_mels and chunk_seconds override it. frames > 0 keeps the "
+      "(the encoder's output length). `audio`: an audio preset (presets/audio: "
+      "whisper-large-v2, whisper-large-v3, qwen2-audio, qwen2.5-omni, qwen3-omni; None: the "
+      "default audio encoder's, as mmpt prepare uses it); n_mels and chunk_seconds override it. "
+      "frames > 0 keeps the "
       "window's first `frames` frames only, as a batch does, equal to the whole window's. "
       "Raises InvalidArgumentError (empty or non-finite audio, frames above the window's) or "
-      "NotFoundError (preset).");
+      "NotFoundError (audio preset).");
   m.def(
       "mel_filters",
-      [](const std::optional<std::string>& preset, std::optional<uint32_t> n_mels) {
+      [](const std::optional<std::string>& audio, std::optional<uint32_t> n_mels,
+         const py::kwargs& renamed) {
+        RefuseRenamed(renamed, {{"preset", "audio"}});
         auto extractor =
-            ValueOrThrow(media::LogMelExtractor::ForConfig(Config(preset, n_mels, std::nullopt)));
+            ValueOrThrow(media::LogMelExtractor::ForConfig(Config(audio, n_mels, std::nullopt)));
         std::span<const double> filters = extractor->MelFilters();
         const auto mels = static_cast<py::ssize_t>(extractor->config().n_mels);
         return Own(std::vector<double>(filters.begin(), filters.end()),
                    {mels, static_cast<py::ssize_t>(filters.size()) / mels});
       },
-      py::arg("preset") = py::none(), py::arg("n_mels") = py::none(),
-      "The preset's Slaney mel filter bank (float64, n_mels × (n_fft / 2 + 1)).");
+      py::arg("audio") = py::none(), py::arg("n_mels") = py::none(),
+      "The audio preset's Slaney mel filter bank (float64, n_mels × (n_fft / 2 + 1)).");
   m.def(
       "audio_in_video",
-      [](const std::string& model, const std::vector<uint32_t>& grid_thw, float second_per_grid_t,
-         uint32_t audio_tokens, float position_id_per_seconds, uint32_t merge_size, int32_t start) {
+      [](const std::string& audio, const std::vector<uint32_t>& grid_thw, float second_per_grid_t,
+         uint32_t audio_tokens, float position_id_per_seconds, uint32_t merge_size, int32_t start,
+         const py::kwargs& renamed) {
+        RefuseRenamed(renamed, {{"model", "audio"}});
         if (grid_thw.size() != 3 || merge_size == 0 || grid_thw[1] % merge_size != 0 ||
             grid_thw[2] % merge_size != 0) {
           ThrowStatus(Status::InvalidArgument(
               "audio_in_video: grid_thw must be [t, h, w] with h and w multiples of merge_size"));
         }
         const media::AudioInVideoRule rule =
-            ValueOrThrow(media::AudioInVideoRuleOf(model, position_id_per_seconds));
+            ValueOrThrow(media::AudioInVideoRuleOf(audio, position_id_per_seconds));
         const media::AudioInVideo item{grid_thw[0], grid_thw[1] / merge_size,
                                        grid_thw[2] / merge_size, second_per_grid_t, audio_tokens};
         const std::vector<media::AudioInVideoRun> runs = media::AudioInVideoRuns(rule, item);
@@ -168,23 +174,26 @@ void BindMedia(py::module_& m) {
         d["next"] = next;
         return d;
       },
-      py::arg("model"), py::arg("grid_thw"), py::arg("second_per_grid_t"), py::arg("audio_tokens"),
+      py::arg("audio"), py::arg("grid_thw"), py::arg("second_per_grid_t"), py::arg("audio_tokens"),
       py::kw_only(), py::arg("position_id_per_seconds"), py::arg("merge_size") = 2,
       py::arg("start") = 0,
-      "A video with its sound track as `model` ('qwen2.5-omni', 'qwen3-omni') writes it "
+      "A video with its sound track as audio preset `audio`'s model ('qwen2.5-omni', "
+      "'qwen3-omni') writes it "
       "between the video's and the audio's markers (use_audio_in_video): `runs`, its "
       "placeholders in token order as (kind, first, count) runs of the video's tokens (merged "
       "grid order) or the audio's; `positions`, the M-RoPE positions (int32, 3 × (4 + tokens)) "
       "of the whole block, markers included, from `start`; `next`, the position of the text "
       "after it. grid_thw in patches (video_grid_thw). Raises InvalidArgumentError or "
-      "NotFoundError (model).");
+      "NotFoundError (audio).");
   m.def(
       "audio_tokens",
-      [](uint32_t valid_frames, const std::optional<std::string>& preset) {
-        return media::AudioTokens(Config(preset, std::nullopt, std::nullopt).tokens, valid_frames);
+      [](uint32_t valid_frames, const std::optional<std::string>& audio,
+         const py::kwargs& renamed) {
+        RefuseRenamed(renamed, {{"preset", "audio"}});
+        return media::AudioTokens(Config(audio, std::nullopt, std::nullopt).tokens, valid_frames);
       },
-      py::arg("valid_frames"), py::arg("preset") = py::none(),
-      "Audio tokens the encoder of `preset`'s features gives for `valid_frames` mel frames "
+      py::arg("valid_frames"), py::arg("audio") = py::none(),
+      "Audio tokens the encoder of audio preset `audio` gives for `valid_frames` mel frames "
       "(None: the default audio encoder's): Qwen2-Audio's / Qwen2.5-Omni's stride-2 "
       "convolution then pooling by 2, or Qwen3-Omni's 13 per 100-frame chunk.");
 }

@@ -292,7 +292,7 @@ def test_loaded_samples_equal_the_reference(omni):
                "<|vision_eos|>")}
     track = track_samples(work / "av.mp4")
     track_frames = -(-len(track) // 160)  # the mask's ones under padding to the window
-    whole = mmpt.log_mel(track, preset="qwen2.5-omni")["input_features"]
+    whole = mmpt.log_mel(track, audio="qwen2.5-omni")["input_features"]
     with open(work / "tone.wav", "rb") as f:
         tone_frames = -(-len(mmpt.decode_audio(f.read())) // 160)
     checked = set()
@@ -406,7 +406,7 @@ def test_qwen3_omni_loaded_samples_equal_the_reference(omni3):
     for name, steps in zip(VIDEOS3, (10, 9)):
         track = track_samples(work / name)
         frames = ref.valid_frames(len(track))
-        features = mmpt.log_mel(track, preset="qwen3-omni", frames=frames)["input_features"]
+        features = mmpt.log_mel(track, audio="qwen3-omni", frames=frames)["input_features"]
         tracks[steps] = frames, features
     with open(work / "tone.wav", "rb") as f:
         tone_frames = ref.valid_frames(len(mmpt.decode_audio(f.read())))

@@ -44,8 +44,8 @@ def test_equals_the_channel_mean_and_feeds_log_mel(tmp_path, name, channels, arg
     assert pcm.dtype == np.float32 and pcm.shape == expected.shape
     assert np.max(np.abs(pcm - expected)) < 1e-5
     assert np.max(np.abs(expected)) > 0.05  # an audible tone, so the comparison means something
-    ours = mmpt.log_mel(pcm, preset="whisper-large-v2")["input_features"]
-    theirs = mmpt.log_mel(expected, preset="whisper-large-v2")["input_features"]
+    ours = mmpt.log_mel(pcm, audio="whisper-large-v2")["input_features"]
+    theirs = mmpt.log_mel(expected, audio="whisper-large-v2")["input_features"]
     assert np.max(np.abs(ours - theirs)) < 1e-4
     assert mmpt.decode_audio(data, sample_rate=8000).shape == _reference(path, 8000, channels).shape
 

@@ -57,7 +57,7 @@ CASES = [(name, preset) for name in SIGNALS for preset in ("whisper-large-v2", "
 def test_log_mel_matches_numpy_reference(name, preset):
     pcm = SIGNALS[name].astype(np.float32)
     n_mels, window_seconds = PRESETS[preset]
-    got = mmpt.log_mel(pcm, preset=preset)
+    got = mmpt.log_mel(pcm, audio=preset)
     want, want_mask, want_tokens = whisper_ref.log_mel(pcm, n_mels=n_mels,
                                                        chunk_seconds=window_seconds)
 
@@ -82,7 +82,7 @@ def test_log_mel_matches_hugging_face(name, preset, tmp_path):
                     str(tmp_path / "pcm.f32"), str(tmp_path / "features.f32")],
                    check=True, capture_output=True, timeout=120)
     want = np.fromfile(tmp_path / "features.f32", dtype=np.float32)
-    got = mmpt.log_mel(pcm, preset=preset)["input_features"]
+    got = mmpt.log_mel(pcm, audio=preset)["input_features"]
     np.testing.assert_allclose(got, want.reshape(got.shape), rtol=0, atol=TOLERANCE)
 
 
@@ -94,7 +94,7 @@ def test_mask_and_tokens_by_length():
                                             ("qwen2-audio", 41, 3000, 750),
                                             ("qwen2.5-omni", 41, 4100, 1025)]:
         pcm = SIGNALS["vowels_41s"][: seconds * RATE].astype(np.float32)
-        got = mmpt.log_mel(pcm, preset=preset)
+        got = mmpt.log_mel(pcm, audio=preset)
         assert int(got["attention_mask"].sum()) == frames
         assert got["tokens"] == tokens
 
@@ -105,17 +105,17 @@ def test_kept_frames_equal_the_whole_window():
     # frame starts past the clip and is computed though not kept.
     pcm = (SIGNALS["vowels_41s"][: 2 * RATE + 151] * 1e-4).astype(np.float32)
     pcm[-1] = 0.9
-    whole = mmpt.log_mel(pcm, preset="qwen2.5-omni")
+    whole = mmpt.log_mel(pcm, audio="qwen2.5-omni")
     valid = int(whole["attention_mask"].sum())
     assert int(np.argmax(whole["input_features"]) % whole["input_features"].shape[1]) == valid
     for frames in (valid, valid + 5, 7):
-        kept = mmpt.log_mel(pcm, preset="qwen2.5-omni", frames=frames)
+        kept = mmpt.log_mel(pcm, audio="qwen2.5-omni", frames=frames)
         assert kept["input_features"].shape == (128, frames)
         np.testing.assert_array_equal(kept["input_features"],
                                       whole["input_features"][:, :frames])
         np.testing.assert_array_equal(kept["attention_mask"], whole["attention_mask"][:frames])
     with pytest.raises(mmpt.InvalidArgumentError, match="mask entries"):
-        mmpt.log_mel(pcm, preset="qwen2.5-omni", frames=30001)
+        mmpt.log_mel(pcm, audio="qwen2.5-omni", frames=30001)
 
 
 @pytest.mark.parametrize("samples", [170, RATE * 2 + 17, RATE * 2 + 39, RATE * 2 + 40,
@@ -130,7 +130,7 @@ def test_qwen3_omni_pads_each_clip_to_itself(samples):
     want, want_mask, _ = whisper_ref.log_mel(pcm, chunk_seconds=300, to_clip=True)
     valid = samples // 160
     assert want.shape == (128, valid) and want_mask.sum() == valid
-    got = mmpt.log_mel(pcm, preset="qwen3-omni", frames=valid + 3)
+    got = mmpt.log_mel(pcm, audio="qwen3-omni", frames=valid + 3)
     np.testing.assert_allclose(got["input_features"][:, :valid], want, rtol=0, atol=TOLERANCE)
     np.testing.assert_array_equal(got["attention_mask"][:valid], want_mask)
     assert got["attention_mask"][valid:].sum() == 0
@@ -157,7 +157,7 @@ def test_errors_name_the_problem():
     with pytest.raises(mmpt.InvalidArgumentError, match="sample 321"):
         mmpt.log_mel(pcm)
     with pytest.raises(mmpt.NotFoundError, match="wav2vec"):
-        mmpt.log_mel(pcm, preset="wav2vec")
+        mmpt.log_mel(pcm, audio="wav2vec")
 
 
 @pytest.mark.slow
@@ -184,6 +184,6 @@ def test_the_default_preset_is_the_default_audio_encoders_front_end():
     pcm = np.zeros(16000, dtype=np.float32)
     pcm[::100] = 0.5
     default = mmpt.log_mel(pcm)
-    omni = mmpt.log_mel(pcm, preset="qwen2.5-omni")
+    omni = mmpt.log_mel(pcm, audio="qwen2.5-omni")
     assert default["input_features"].shape == omni["input_features"].shape == (128, 30000)
     np.testing.assert_array_equal(default["input_features"], omni["input_features"])

@@ -23,13 +23,13 @@ def test_audio_tokens_by_hand():
     for frames, tokens in [(0, 0), (1, 1), (8, 1), (9, 2), (99, 13), (100, 13), (101, 14),
                            (250, 33), (30000, 3900)]:
         assert ref.audio_tokens(frames) == tokens, frames
-        assert mmpt.audio_tokens(frames, preset="qwen3-omni") == tokens, frames
+        assert mmpt.audio_tokens(frames, audio="qwen3-omni") == tokens, frames
 
 
 def test_mmpt_audio_tokens_equal_the_reference_for_every_length():
     frames = np.arange(0, 1201)
     want = ref.audio_tokens(frames)
-    got = [mmpt.audio_tokens(int(n), preset="qwen3-omni") for n in frames]
+    got = [mmpt.audio_tokens(int(n), audio="qwen3-omni") for n in frames]
     np.testing.assert_array_equal(got, want)
 
 

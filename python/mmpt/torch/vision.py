@@ -13,6 +13,8 @@ from typing import Optional, Sequence
 
 import torch
 
+from ..data import _refuse_old_names
+
 try:
     from .. import _vision
 except ImportError as e:  # built without MMPT_WITH_TORCH
@@ -38,8 +40,8 @@ class _Holder(torch.nn.Module):
 class VisionEncoder(torch.nn.Module):
     """A Qwen2-VL, Qwen2.5-VL or Qwen3-VL vision tower described by a vision preset.
 
-    ``preset`` is a preset name (``"qwen2.5-vl"``, ``"qwen2-vl"``, ``"qwen3-vl"``) or a preset's
-    JSON text; ``layers``, ``hidden``, ``heads``, ``mlp_hidden``, ``full_attention_layers``,
+    ``vision`` is a vision preset's name (``"qwen2.5-vl"``, ``"qwen2-vl"``, ``"qwen3-vl"``) or
+    its JSON text; ``layers``, ``hidden``, ``heads``, ``mlp_hidden``, ``full_attention_layers``,
     ``window_size``, ``position_embeddings`` and ``deepstack_layers`` override its ``encoder``
     fields (a smaller ``layers`` keeps the preset's full-attention and DeepStack layers below
     it). ``out_hidden`` is the merger's output width, the LLM's
@@ -49,7 +51,7 @@ class VisionEncoder(torch.nn.Module):
     Parameters start random (torch's global RNG) unless loaded.
     """
 
-    def __init__(self, preset: str = "qwen2.5-vl", *, recompute: str = "none",
+    def __init__(self, vision: str = "qwen2.5-vl", *, recompute: str = "none",
                  dtype: torch.dtype = torch.float32, out_hidden: Optional[int] = None,
                  llm: Optional[str] = None, layers: Optional[int] = None,
                  hidden: Optional[int] = None, heads: Optional[int] = None,
@@ -57,7 +59,8 @@ class VisionEncoder(torch.nn.Module):
                  full_attention_layers: Optional[Sequence[int]] = None,
                  window_size: Optional[int] = None,
                  position_embeddings: Optional[int] = None,
-                 deepstack_layers: Optional[Sequence[int]] = None):
+                 deepstack_layers: Optional[Sequence[int]] = None, **renamed):
+        _refuse_old_names(renamed, {"preset": "vision"})
         super().__init__()
         native = _native()
         if recompute not in _RECOMPUTE:
@@ -66,7 +69,7 @@ class VisionEncoder(torch.nn.Module):
             raise ValueError(f"dtype {dtype}: expected one of {', '.join(map(str, _DTYPES))}")
         options = {} if llm is None else {"llm": llm}
         self.config = native.make_config(
-            preset, out_hidden, layers=layers, hidden=hidden, heads=heads, mlp_hidden=mlp_hidden,
+            vision, out_hidden, layers=layers, hidden=hidden, heads=heads, mlp_hidden=mlp_hidden,
             full_attention_layers=(list(full_attention_layers)
                                    if full_attention_layers is not None else None),
             window_size=window_size, position_embeddings=position_embeddings,
@@ -86,10 +89,10 @@ class VisionEncoder(torch.nn.Module):
         self.reset_parameters()
 
     @classmethod
-    def from_pretrained(cls, path: str, preset: str = "qwen2.5-vl", **kwargs) -> "VisionEncoder":
+    def from_pretrained(cls, path: str, vision: str = "qwen2.5-vl", **kwargs) -> "VisionEncoder":
         """An encoder with the weights of a Hugging Face checkpoint: a ``.safetensors`` file, a
         ``model.safetensors.index.json``, or a folder holding either. ``out_hidden`` comes from
-        the checkpoint's merger unless given; the rest of the shape from ``preset`` and
+        the checkpoint's merger unless given; the rest of the shape from ``vision`` and
         ``kwargs``, and the checkpoint must match it."""
         if kwargs.get("out_hidden") is None:
             shapes = _native().checkpoint_shapes(path)
@@ -99,7 +102,7 @@ class VisionEncoder(torch.nn.Module):
                 if shape:
                     kwargs["out_hidden"] = shape[0]
                     break
-        encoder = cls(preset, **kwargs)
+        encoder = cls(vision, **kwargs)
         encoder.load_safetensors(path)
         return encoder
 

@@ -458,7 +458,7 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
   options.trainer_peer = Identity();
   options.timeout_seconds = 0.2;
   auto x = Exchanger::Create(*source, plans->AsFunction(), *placement, options);
-  ASSERT_TRUE(x.ok());
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
   auto plan = plans->Plan(0);
   const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(0, 0)).front();
   auto late = (*x)->source()->Render(**plan, seq);
@@ -472,7 +472,7 @@ TEST_F(ExchangeTest, ATrainerWaitsForItsStepThenTimesOutOrFailsWithTheExchangesE
   for (uint32_t p = 0; p < kPeers; ++p) {
     options.peer = p;
     auto self = Exchanger::Create(*source, plans->AsFunction(), *placement, options);
-    ASSERT_TRUE(self.ok());
+    ASSERT_TRUE(self.ok()) << self.status().ToString();
     auto out = (*self)->Pack(0);
     ASSERT_TRUE(out.ok());
     if (out->bytes[p] == 0) continue;
