@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 
+import numpy as np
 import pytest
 
 import load_corpus
@@ -97,3 +98,21 @@ def test_old_argument_names_are_refused_naming_the_new_one(coco_dataset):
     assert mmpt._mmpt.LOADER_DEFAULTS == {"threads": 2, "prefetch": 4, "max_bytes": 4 << 30}
     batch = next(mmpt.Loader(coco_dataset, planner, steps=1, threads=1))
     assert batch["step"] == 0
+
+
+def test_presets_are_vision_and_audio_and_the_old_keywords_name_them():
+    """A vision preset is `vision=` and an audio preset `audio=` everywhere; `preset=` (and
+    audio_in_video's `model=`) raise naming the new keyword."""
+    pcm = np.zeros(1600, np.float32)
+    tokens = mmpt.audio_tokens(10, audio="qwen3-omni")
+    assert mmpt.log_mel(pcm, audio="qwen3-omni")["tokens"] == tokens
+    for call in (lambda: mmpt.log_mel(pcm, preset="qwen2-audio"),
+                 lambda: mmpt.mel_filters(preset="qwen2-audio"),
+                 lambda: mmpt.audio_tokens(100, preset="qwen2-audio")):
+        with pytest.raises(mmpt.InvalidArgumentError, match="preset= is now audio="):
+            call()
+    with pytest.raises(mmpt.InvalidArgumentError, match="model= is now audio="):
+        mmpt.audio_in_video("qwen2.5-omni", [4, 28, 28], 1.0, 100, position_id_per_seconds=25,
+                            model="qwen2.5-omni")
+    with pytest.raises(TypeError, match="bogus"):
+        mmpt.log_mel(pcm, bogus=1)

@@ -618,3 +618,10 @@ def test_qwen25_at_its_real_width_matches_the_reference(VisionEncoder, tmp_path,
     images = smallest(coco_images, 1) + [crop(coco_images[1], 7, 5)]
     check_fidelity(VisionEncoder, tmp_path, "qwen2.5-vl", images, tol=5e-4, layers=2, hidden=1280,
                    heads=16, mlp_hidden=3420, out_hidden=3584, full_attention_layers=[1])
+
+
+def test_the_tower_takes_its_preset_as_vision_and_names_it_for_the_old_keyword():
+    small = dict(layers=1, hidden=32, heads=2, mlp_hidden=40, out_hidden=8)
+    assert mmpt.torch.VisionEncoder(vision="qwen2-vl", **small).config.preset == "qwen2-vl"
+    with pytest.raises(mmpt.InvalidArgumentError, match="preset= is now vision="):
+        mmpt.torch.VisionEncoder(preset="qwen2-vl", **small)
