@@ -68,7 +68,10 @@ void BindRankGrid(py::module_& m) {
              return d;
            })
       .def("replica", &dist::RankGrid::Replica, py::arg("dp"), py::arg("cp"),
-           "The ranks sharing one load, the loading rank first.");
+           "The ranks sharing one load, the loading rank first.")
+      .def("loading_ranks", &dist::RankGrid::LoadingRanks,
+           "The loading rank of every (DP rank d, CP rank c), at d * cp + c.");
+  m.attr("DEFAULT_RANK_ORDER") = dist::RankOrderName(dist::kMegatronOrder);
 }
 
 void BindShmRingWriter(py::module_& m) {

@@ -222,7 +222,7 @@ class Loader:
                  max_bytes: Optional[int] = None,
                  on_bad_sample: str = "fail", mrope: bool = True,
                  steps: Optional[int] = None, start_step: Optional[int] = None,
-                 rank: Optional[int] = None, order: str = "tp-cp-dp-pp",
+                 rank: Optional[int] = None, order: str = _mmpt.DEFAULT_RANK_ORDER,
                  node: Optional[str] = None, timeout: float = 300.0,
                  share_bytes: int = 1 << 30, exchange=None, **renamed):
         _refuse_old_names(renamed, {"num_threads": "threads"})

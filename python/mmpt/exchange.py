@@ -32,13 +32,12 @@ _made = 0
 
 
 def _loading_ranks(layout: Dict[str, int], order: str, world: int) -> List[int]:
-    """The rank that loads for each (DP rank d, CP rank c), at d * cp + c: the first of its
-    TP × PP replica under ``order`` (mmpt.replica), or rank d * cp + c when the job has only
-    DP × CP ranks."""
+    """The rank that loads for each (DP rank d, CP rank c) (RankGrid.loading_ranks), or every
+    rank in order when the job has only DP × CP ranks."""
     grid = _mmpt.RankGrid(layout["dp"], layout["cp"], layout["tp"], layout["pp"], order)
     if world != grid.world_size:
         return list(range(layout["dp"] * layout["cp"]))
-    return [grid.replica(d, c)[0] for d in range(layout["dp"]) for c in range(layout["cp"])]
+    return grid.loading_ranks()
 
 
 def sample_holders(dataset: str, placement: Placement) -> Dict[tuple, int]:
@@ -112,7 +111,7 @@ class Exchange:
                  trainer_peers: Optional[Sequence[int]] = None,
                  ranks: Optional[Sequence[int]] = None, prefetch: int = 2,
                  timeout: float = 120.0, threads: Optional[int] = None,
-                 order: str = "tp-cp-dp-pp", **renamed):
+                 order: str = _mmpt.DEFAULT_RANK_ORDER, **renamed):
         import torch.distributed as dist
 
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)

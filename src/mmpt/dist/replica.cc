@@ -140,4 +140,12 @@ std::vector<uint32_t> RankGrid::Replica(uint32_t dp, uint32_t cp) const {
   return ranks;
 }
 
+std::vector<uint32_t> RankGrid::LoadingRanks() const {
+  std::vector<uint32_t> ranks;
+  for (uint32_t d = 0; d < dp_; ++d) {
+    for (uint32_t c = 0; c < cp_; ++c) ranks.push_back(RankAt(d, c, 0, 0));
+  }
+  return ranks;
+}
+
 }  // namespace mmpt::dist

@@ -65,6 +65,9 @@ class RankGrid {
   /// The ranks that share one load: every (tp, pp) of (dp, cp), the loading rank (tp 0, pp 0)
   /// first, then by stage and TP rank.
   std::vector<uint32_t> Replica(uint32_t dp, uint32_t cp) const;
+  /// The loading rank of every (DP rank d, CP rank c), at d · cp + c (the index the exchange's
+  /// trainer peers and the plan's ranks use): each replica's first rank.
+  std::vector<uint32_t> LoadingRanks() const;
 
  private:
   RankGrid(const plan::Layout& layout, RankOrder order);

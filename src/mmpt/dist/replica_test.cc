@@ -58,6 +58,8 @@ TEST(RankGrid, OtherOrdersAndStageRoles) {
   EXPECT_EQ(grid->Place(2)->role, StageRole::kLast);
   EXPECT_EQ(grid->Place(3)->cp, 1u);
   EXPECT_EQ(grid->Replica(0, 1), (std::vector<uint32_t>{3, 4, 5}));
+  // Each (d, c)'s loading rank at d · cp + c: its replica's first.
+  EXPECT_EQ(grid->LoadingRanks(), (std::vector<uint32_t>{0, 3}));
   EXPECT_EQ(RankGrid::Create(Grid(1, 1, 1, 1))->Place(0)->role, StageRole::kOnly);
   EXPECT_FALSE(ParseRankOrder("tp-dp-pp").ok());
   EXPECT_FALSE(ParseRankOrder("tp-tp-dp-pp").ok());
