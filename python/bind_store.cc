@@ -25,7 +25,9 @@ void CheckIndex(const store::Dataset& dataset, uint64_t i) {
   }
 }
 
-void BindDatasetReader(py::module_& m) {
+}  // namespace
+
+void BindStore(py::module_& m) {
   py::class_<store::Dataset, std::shared_ptr<store::Dataset>>(
       m, "DatasetReader",
       "Random access to a prepared dataset through mmap (thread-safe, read-only): planning "
@@ -104,9 +106,5 @@ void BindDatasetReader(py::module_& m) {
           py::arg("i"), py::arg("k"),
           "Bytes of media item `k` of sample `i` (empty for a metadata-only item).");
 }
-
-}  // namespace
-
-void BindStore(py::module_& m) { BindDatasetReader(m); }
 
 }  // namespace mmpt::python
