@@ -4,7 +4,10 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -44,23 +47,83 @@ std::vector<cp::CpImage> ToImages(const std::vector<std::tuple<uint32_t, uint32_
   return images;
 }
 
+// Tuples (item, row_begin, row_count, local_offset, source_rank) per consumer.
+using SegmentTuples =
+    std::vector<std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>>;
+
+// An assignment from a routing's lists, validated (cp::ValidateRouting) for `cp_size` ranks.
+cp::EncoderAssignment Assignment(uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+                                 const std::vector<std::vector<uint32_t>>& encoded,
+                                 const SegmentTuples& consumed) {
+  if (encoded.size() != cp_size || consumed.size() != cp_size) {
+    ThrowStatus(Status::InvalidArgument("routing: {} encoded lists and {} consumed lists for cp {}",
+                                        encoded.size(), consumed.size(), cp_size));
+  }
+  cp::EncoderAssignment assignment;
+  assignment.encoded = encoded;
+  for (const auto& segments : consumed) {
+    std::vector<cp::RowSegment>& out = assignment.consumed.emplace_back();
+    for (const auto& [item, row_begin, row_count, local_offset, source] : segments) {
+      out.push_back({item, row_begin, row_count, local_offset, source});
+    }
+  }
+  ThrowIfError(cp::ValidateRouting(assignment, item_rows));
+  return assignment;
+}
+
+// The mmpt.Routing of a valid assignment (its fields as they are; nothing is checked again).
 py::object ToRouting(const cp::EncoderAssignment& assignment,
-                     const std::vector<cp::CpImage>& images, uint32_t cp_size) {
+                     const std::vector<uint32_t>& item_rows, std::string_view policy) {
   py::module_ routing = py::module_::import("mmpt.routing");
   py::object segment_class = routing.attr("RowSegment");
-  py::list image_rows, encoded, consumed;
-  for (const cp::CpImage& image : images) image_rows.append(image.token_count);
-  for (uint32_t r = 0; r < cp_size; ++r) {
-    encoded.append(py::cast(assignment.encoded[r]));
+  py::list encoded, consumed;
+  for (size_t r = 0; r < assignment.consumed.size(); ++r) {
+    encoded.append(py::tuple(py::cast(assignment.encoded[r])));
     py::list segments;
     for (const cp::RowSegment& s : assignment.consumed[r]) {
       segments.append(
           segment_class(s.image, s.row_begin, s.row_count, s.local_offset, s.source_rank));
     }
-    consumed.append(segments);
+    consumed.append(py::tuple(segments));
   }
-  return routing.attr("Routing").attr("create")(
-      cp_size, image_rows, encoded, consumed, std::string(cp::VisionPolicyName(assignment.policy)));
+  return routing.attr("Routing")(assignment.consumed.size(), py::tuple(py::cast(item_rows)),
+                                 py::tuple(encoded), py::tuple(consumed), std::string(policy));
+}
+
+// The routing a loaded Batch's flat arrays describe (load::Batch): per item its rows and first
+// encoder, and segments (consumer, item, row_begin, row_count, local_offset, source) in any
+// order. A rank encodes the items named its encoder and those it is the source of a segment of
+// (under the naive policy an item straddling ranks is encoded by each).
+cp::EncoderAssignment FromArrays(
+    uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+    const std::vector<uint32_t>& item_encoder,
+    const std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>&
+        routes) {
+  std::vector<std::set<uint32_t>> encoded(cp_size);
+  SegmentTuples consumed(cp_size);
+  for (size_t item = 0; item < item_encoder.size(); ++item) {
+    if (item_encoder[item] >= cp_size) {
+      ThrowStatus(Status::InvalidArgument("routing: item {}'s encoder {} is not in a CP group of {}",
+                                          item, item_encoder[item], cp_size));
+    }
+    encoded[item_encoder[item]].insert(static_cast<uint32_t>(item));
+  }
+  for (const auto& [consumer, item, row_begin, row_count, local_offset, source] : routes) {
+    if (consumer >= cp_size || source >= cp_size) {
+      ThrowStatus(Status::InvalidArgument(
+          "routing: a segment of item {} names consumer {} and source {} in a CP group of {}",
+          item, consumer, source, cp_size));
+    }
+    consumed[consumer].emplace_back(item, row_begin, row_count, local_offset, source);
+    encoded[source].insert(item);
+  }
+  for (auto& segments : consumed) {
+    std::sort(segments.begin(), segments.end(),
+              [](const auto& a, const auto& b) { return std::get<3>(a) < std::get<3>(b); });
+  }
+  std::vector<std::vector<uint32_t>> lists;
+  for (const auto& items : encoded) lists.emplace_back(items.begin(), items.end());
+  return Assignment(cp_size, item_rows, lists, consumed);
 }
 
 }  // namespace
@@ -124,7 +187,9 @@ void BindCp(py::module_& m) {
         cp::VisionPolicy parsed = ValueOrThrow(cp::ParseVisionPolicy(policy));
         std::vector<cp::CpImage> cp_images = ToImages(images);
         cp::EncoderAssignment assignment = ValueOrThrow(cp::AssignVision(split, cp_images, parsed));
-        return ToRouting(assignment, cp_images, split.cp_size);
+        std::vector<uint32_t> rows;
+        for (const cp::CpImage& image : cp_images) rows.push_back(image.token_count);
+        return ToRouting(assignment, rows, cp::VisionPolicyName(assignment.policy));
       },
       py::arg("split"), py::arg("images"),
       py::arg("policy") = std::string(cp::VisionPolicyName(plan::PlannerConfig{}.cp_vision)),
@@ -134,30 +199,46 @@ void BindCp(py::module_& m) {
       "InvalidArgumentError naming the image at fault.");
 
   m.def(
+      "routing",
+      [](uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+         const std::vector<std::vector<uint32_t>>& encoded, const SegmentTuples& consumed,
+         const std::string& policy) {
+        return ToRouting(Assignment(cp_size, item_rows, encoded, consumed), item_rows, policy);
+      },
+      py::arg("cp_size"), py::arg("item_rows"), py::arg("encoded"), py::arg("consumed"),
+      py::arg("policy"),
+      "mmpt.Routing.create: a routing's lists checked by cp::ValidateRouting. Raises "
+      "InvalidArgumentError naming the rank, item and segment at fault.");
+
+  m.def(
+      "routing_from_arrays",
+      [](uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+         const std::vector<uint32_t>& item_encoder,
+         const std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>&
+             routes,
+         const std::string& policy) {
+        return ToRouting(FromArrays(cp_size, item_rows, item_encoder, routes), item_rows, policy);
+      },
+      py::arg("cp_size"), py::arg("item_rows"), py::arg("item_encoder"), py::arg("routes"),
+      py::arg("policy"),
+      "mmpt.Routing.from_arrays: the routing of a loaded batch's flat arrays, checked. Raises "
+      "InvalidArgumentError naming the fault.");
+
+  m.def(
       "exchange_indices",
-      [](const std::vector<uint32_t>& item_rows, const std::vector<std::vector<uint32_t>>& encoded,
-         const std::vector<
-             std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>>& consumed,
+      [](uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+         const std::vector<std::vector<uint32_t>>& encoded, const SegmentTuples& consumed,
          uint32_t rank) {
-        cp::EncoderAssignment assignment;
-        assignment.encoded = encoded;
-        for (const auto& segments : consumed) {
-          std::vector<cp::RowSegment>& out = assignment.consumed.emplace_back();
-          for (const auto& [item, row_begin, row_count, local_offset, source] : segments) {
-            out.push_back({item, row_begin, row_count, local_offset, source});
-          }
-        }
+        cp::EncoderAssignment assignment = Assignment(cp_size, item_rows, encoded, consumed);
         cp::ExchangeIndices x = ValueOrThrow(cp::RankExchange(assignment, item_rows, rank));
         return py::make_tuple(x.send_index, x.send_splits, x.recv_splits, x.gather_index,
                               x.positions);
       },
-      py::arg("item_rows"), py::arg("encoded"), py::arg("consumed"), py::arg("rank"),
+      py::arg("cp_size"), py::arg("item_rows"), py::arg("encoded"), py::arg("consumed"),
+      py::arg("rank"),
       "`rank`'s side of a routing's embedding exchange (cp::RankExchange): (send_index, "
-      "send_splits, recv_splits, gather_index, positions). `encoded[r]`: the items rank r "
-      "encodes, ascending; `consumed[r]`: its segments (item, row_begin, row_count, "
-      "local_offset, source_rank) in local order. mmpt.Routing.indices calls it; a "
-      "loaded batch carries its own rank's. Raises InvalidArgumentError for an inconsistent "
-      "routing.");
+      "send_splits, recv_splits, gather_index, positions). mmpt.Routing.indices calls it; a "
+      "loaded batch carries its own rank's. Raises InvalidArgumentError.");
 
   m.def(
       "place_images",

@@ -25,7 +25,7 @@ Terms:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from . import _mmpt
 
@@ -65,8 +65,9 @@ class Routing:
     """Which CP rank encodes each item (image, video or audio clip), and where every embedding
     row goes.
 
-    Build it with :func:`mmpt.assign_vision` (C++), or directly; call :meth:`validate` on one
-    built by hand. Immutable; safe to share between threads.
+    Build it with :func:`mmpt.assign_vision`, :meth:`create` or :meth:`from_arrays`: each is
+    checked by C++ (``cp::ValidateRouting``), the one statement of what the exchange needs.
+    Immutable; safe to share between threads.
     """
 
     cp_size: int
@@ -85,16 +86,10 @@ class Routing:
         consumed: Sequence[Sequence[RowSegment]],
         policy: str = "",
     ) -> "Routing":
-        """Build and validate a routing. Raises ValueError naming the rank/image at fault."""
-        routing = Routing(
-            cp_size=int(cp_size),
-            image_rows=tuple(int(n) for n in image_rows),
-            encoded=tuple(tuple(int(i) for i in images) for images in encoded),
-            consumed=tuple(tuple(segments) for segments in consumed),
-            policy=policy,
-        )
-        routing.validate()
-        return routing
+        """Build and check a routing. Raises InvalidArgumentError (a ValueError) naming the
+        rank, item and segment at fault."""
+        return _mmpt.routing(cp_size, list(image_rows), [list(e) for e in encoded],
+                             _segment_tuples(consumed), policy)
 
     @staticmethod
     def from_arrays(
@@ -107,26 +102,10 @@ class Routing:
         """Build from the flat arrays a loaded Batch carries (``load::Batch``): per image its
         rows and its (first) encoding CP rank, and every segment as a row ``(consumer, image,
         row_begin, row_count, local_offset, source_rank)`` (a list of tuples or an [N, 6]
-        array). A rank encodes the images named its encoder and those it is the source of a
-        segment of (under the naive policy an image straddling ranks is encoded by each)."""
-        encoded: List[Set[int]] = [set() for _ in range(int(cp_size))]
-        for image, rank in enumerate(image_encoder):
-            if not 0 <= int(rank) < int(cp_size):
-                raise ValueError(f"routing: image {image}'s encoder {rank} is not in the group")
-            encoded[int(rank)].add(image)
-        consumed: List[List[RowSegment]] = [[] for _ in range(int(cp_size))]
-        for row in routes:
-            consumer, image, row_begin, row_count, local_offset, source = (int(v) for v in row)
-            if not 0 <= consumer < int(cp_size):
-                raise ValueError(f"routing: a segment of image {image} names consumer {consumer}")
-            if not 0 <= source < int(cp_size):
-                raise ValueError(f"routing: a segment of image {image} names source {source}")
-            consumed[consumer].append(RowSegment(image, row_begin, row_count, local_offset, source))
-            encoded[source].add(image)
-        for segments in consumed:
-            segments.sort(key=lambda seg: seg.local_offset)
-        return Routing.create(cp_size, image_rows, [sorted(images) for images in encoded],
-                              consumed, policy)
+        array), in any order. Raises InvalidArgumentError naming the fault."""
+        return _mmpt.routing_from_arrays(cp_size, [int(n) for n in image_rows],
+                                         [int(r) for r in image_encoder],
+                                         [tuple(int(v) for v in row) for row in routes], policy)
 
     @staticmethod
     def from_batch(batch, kind: str = "vision") -> "Routing":
@@ -157,65 +136,6 @@ class Routing:
                   for rank in range(self.cp_size) for s in self.consumed[rank]]
         return list(self.image_rows), encoder, routes
 
-    def validate(self) -> None:
-        """Check every invariant the exchange relies on; raise ValueError naming the fault.
-
-        Each rank's encoded list is ascending and in range; each segment lies inside its image,
-        comes from a rank that encodes the image, and does not overlap the rank's previous
-        segment; every row of every image is consumed exactly once in the CP group.
-        """
-        if self.cp_size < 1:
-            raise ValueError(f"routing: cp_size {self.cp_size} must be at least 1")
-        if len(self.encoded) != self.cp_size or len(self.consumed) != self.cp_size:
-            raise ValueError(
-                f"routing: {len(self.encoded)} encoded lists and {len(self.consumed)} consumed "
-                f"lists for cp_size {self.cp_size}"
-            )
-        num_images = len(self.image_rows)
-        for image, rows in enumerate(self.image_rows):
-            if rows < 0:
-                raise ValueError(f"routing: image {image} has {rows} rows")
-        encoded_sets = []
-        for rank, images in enumerate(self.encoded):
-            for a, b in zip(images, images[1:]):
-                if not a < b:
-                    raise ValueError(f"routing: rank {rank}'s encoded images are not ascending")
-            for image in images:
-                if not 0 <= image < num_images:
-                    raise ValueError(f"routing: rank {rank} encodes image {image} of {num_images}")
-            encoded_sets.append(set(images))
-        covered = [0] * num_images
-        for rank, segments in enumerate(self.consumed):
-            end = 0
-            for seg in segments:
-                where = f"routing: rank {rank}, segment of image {seg.image}"
-                if not 0 <= seg.image < num_images:
-                    raise ValueError(f"{where}: no such image ({num_images} images)")
-                if seg.row_count <= 0 or seg.row_begin < 0:
-                    raise ValueError(f"{where}: rows [{seg.row_begin}, +{seg.row_count}) are empty")
-                if seg.row_begin + seg.row_count > self.image_rows[seg.image]:
-                    raise ValueError(
-                        f"{where}: rows [{seg.row_begin}, {seg.row_begin + seg.row_count}) "
-                        f"exceed its {self.image_rows[seg.image]} rows"
-                    )
-                if not 0 <= seg.source_rank < self.cp_size:
-                    raise ValueError(f"{where}: source rank {seg.source_rank} is not in the group")
-                if seg.image not in encoded_sets[seg.source_rank]:
-                    raise ValueError(f"{where}: source rank {seg.source_rank} does not encode it")
-                if seg.local_offset < end:
-                    raise ValueError(
-                        f"{where}: local offset {seg.local_offset} overlaps or precedes the "
-                        f"previous segment (ends at {end}); segments must be in local order"
-                    )
-                end = seg.local_offset + seg.row_count
-                covered[seg.image] += seg.row_count
-        for image, rows in enumerate(self.image_rows):
-            if covered[image] != rows:
-                raise ValueError(
-                    f"routing: image {image} has {rows} rows but {covered[image]} are consumed; "
-                    "every row must be consumed exactly once"
-                )
-
     @property
     def num_images(self) -> int:
         return len(self.image_rows)
@@ -232,46 +152,22 @@ class Routing:
         """Rows `rank`'s token shard consumes."""
         return sum(seg.row_count for seg in self.consumed[rank])
 
-    def local_row_offset(self, rank: int, image: int) -> int:
-        """Row of `rank`'s local embeddings where `image`'s embedding starts."""
-        offset = 0
-        for i in self.encoded[rank]:
-            if i == image:
-                return offset
-            offset += self.image_rows[i]
-        raise ValueError(f"routing: rank {rank} does not encode image {image}")
-
-    def rows_to_send(self, source: int, dest: int) -> List[RowSegment]:
-        """Segments `source` sends to `dest` (source != dest), in dest's local order."""
-        if source == dest:
-            return []
-        return [seg for seg in self.consumed[dest] if seg.source_rank == source]
-
-    def rows_sent(self, rank: int) -> int:
-        """Rows `rank` sends to other ranks in the forward exchange."""
-        return sum(
-            seg.row_count for dest in range(self.cp_size) for seg in self.rows_to_send(rank, dest)
-        )
-
-    def rows_received(self, rank: int) -> int:
-        """Rows `rank` receives from other ranks in the forward exchange."""
-        return sum(seg.row_count for seg in self.consumed[rank] if seg.source_rank != rank)
-
     def cross_rank_rows(self) -> int:
         """Rows that cross ranks in the whole group; 0 means no collective is needed."""
-        return sum(self.rows_received(rank) for rank in range(self.cp_size))
+        return sum(seg.row_count for rank, segments in enumerate(self.consumed)
+                   for seg in segments if seg.source_rank != rank)
 
     def indices(self, rank: int) -> ExchangeIndices:
         """Index lists for `rank`'s side of the exchange: those the loader shipped with a
-        batch's routing for its own rank, else ``cp::RankExchange``'s (the one derivation)."""
-        if not 0 <= rank < self.cp_size:
-            raise ValueError(f"routing: rank {rank} is not in a CP group of {self.cp_size}")
+        batch's routing for its own rank, else ``cp::RankExchange``'s (the one derivation).
+        Its ``send_splits`` / ``recv_splits`` sum to the rows `rank` sends / receives."""
         if self.shipped is not None and self.shipped[0] == rank:
             return self.shipped[1]
-        consumed = [[(s.image, s.row_begin, s.row_count, s.local_offset, s.source_rank)
-                     for s in segments] for segments in self.consumed]
-        try:
-            return ExchangeIndices(*_mmpt.exchange_indices(
-                list(self.image_rows), [list(e) for e in self.encoded], consumed, rank))
-        except _mmpt.InvalidArgumentError as error:
-            raise ValueError(f"routing: {error}") from error
+        return ExchangeIndices(*_mmpt.exchange_indices(
+            self.cp_size, list(self.image_rows), [list(e) for e in self.encoded],
+            _segment_tuples(self.consumed), rank))
+
+
+def _segment_tuples(consumed: Sequence[Sequence[RowSegment]]):
+    return [[(s.image, s.row_begin, s.row_count, s.local_offset, s.source_rank) for s in segments]
+            for segments in consumed]

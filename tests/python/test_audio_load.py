@@ -106,7 +106,6 @@ def test_under_cp2_each_clip_is_encoded_once_and_routed(corpus):
     consumed = np.zeros(int(np.asarray(first["audio_rows"]).sum()), dtype=int)
     offsets = np.concatenate([[0], np.cumsum(first["audio_rows"])])
     for batch in (first, second):
-        batch["audio_routing"].validate()
         assert batch["input_features"].shape[0] == len(batch["encoded_audios"])
         pads = np.flatnonzero(batch["tokens"] == OMNI_IDS["<|AUDIO|>"])
         where = sorted(p for s in batch["audio_routing"].consumed[batch["cp_rank"]]
@@ -186,7 +185,6 @@ def test_a_corrupt_clip_drops_its_sample_alike_on_every_cp_rank(corpus, tmp_path
         assert {d["index"] for d in batch["dropped"]} == {0}, batch["dropped"]
         assert all("CRC-32" in d["reason"] for d in batch["dropped"])
         assert 0 not in list(batch["sample_index"])
-        batch["audio_routing"].validate()
     clips = len(ranks[0]["audio_rows"])
     assert clips == len(ranks[0]["sample_index"]) > 0  # one clip a remaining sample
     assert sorted(list(ranks[0]["encoded_audios"]) + list(ranks[1]["encoded_audios"])) == list(

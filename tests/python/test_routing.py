@@ -89,19 +89,19 @@ def test_indices_for_each_rank():
     assert one.send_index == [0] and one.send_splits == [1, 0] and one.recv_splits == [1, 0]
     # Rank 1's local layout: image 0 row 2 (received, after its 2 local rows) then image 1 row 1.
     assert one.gather_index == [2, 1] and one.positions == [1, 3]
-    assert routing.rows_sent(0) == 1 and routing.rows_received(1) == 1
+    assert sum(zero.send_splits) == 1 and sum(one.recv_splits) == 1
     assert routing.cross_rank_rows() == 2
 
 
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(encoded=[[0], []]), "source rank 1 does not encode it"),
     (lambda d: d.update(encoded=[[0, 0], [1]]), "not ascending"),
-    (lambda d: d.update(image_rows=[4, 2]), "image 0 has 4 rows but 3 are consumed"),
+    (lambda d: d.update(image_rows=[4, 2]), "item 0 has 4 rows but 3 are consumed"),
     (lambda d: d["consumed"][0].append(RowSegment(1, 1, 1, 9, 1)), "2 rows but 3"),
     (lambda d: d["consumed"][1].insert(0, RowSegment(1, 1, 5, 0, 1)), "exceed its 2 rows"),
-    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 1, 1)), "overlaps"),
-    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 5, 7)), "not in the group"),
-    (lambda d: d.update(cp_size=3), "for cp_size 3"),
+    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 1, 1)), "offset 1 precedes the end 2"),
+    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 5, 7)), "source rank 7 does not encode it"),
+    (lambda d: d.update(cp_size=3), "for cp 3"),
 ])
 def test_invalid_routings_are_rejected_with_the_fault_named(change, message):
     spec = _simple()

@@ -122,7 +122,6 @@ def test_under_cp2_each_video_is_encoded_once_and_routed(videos):
     encoded = sorted(list(first["encoded_videos"]) + list(second["encoded_videos"]))
     assert encoded == list(range(items))  # every vision item is a video, encoded once
     for batch in (first, second):
-        batch["routing"].validate()
         rows = batch["video_grid_thw"].prod(axis=1).sum() if len(batch["video_grid_thw"]) else 0
         assert batch["pixel_values_videos"].shape[0] == rows
     # Every row of every video is consumed somewhere, once.

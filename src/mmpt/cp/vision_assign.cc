@@ -101,45 +101,95 @@ std::vector<RowSegment> EncoderAssignment::RowsToSend(uint32_t source, uint32_t 
   return rows;
 }
 
+Status ValidateRouting(const EncoderAssignment& assignment, std::span<const uint32_t> item_rows) {
+  const size_t cp = assignment.consumed.size();
+  if (cp == 0 || assignment.encoded.size() != cp) {
+    return Status::InvalidArgument("routing: {} encoded lists and {} consumed lists",
+                                   assignment.encoded.size(), cp);
+  }
+  const size_t items = item_rows.size();
+  std::vector<std::vector<bool>> encodes(cp, std::vector<bool>(items, false));
+  for (size_t rank = 0; rank < cp; ++rank) {
+    const std::vector<uint32_t>& encoded = assignment.encoded[rank];
+    for (size_t k = 0; k < encoded.size(); ++k) {
+      if (encoded[k] >= items) {
+        return Status::InvalidArgument("routing: rank {} encodes item {} of {}", rank, encoded[k],
+                                       items);
+      }
+      if (k > 0 && encoded[k - 1] >= encoded[k]) {
+        return Status::InvalidArgument("routing: rank {}'s encoded items are not ascending", rank);
+      }
+      encodes[rank][encoded[k]] = true;
+    }
+  }
+  std::vector<uint64_t> covered(items, 0);
+  for (size_t rank = 0; rank < cp; ++rank) {
+    uint64_t end = 0;
+    for (const RowSegment& s : assignment.consumed[rank]) {
+      if (s.image >= items) {
+        return Status::InvalidArgument("routing: rank {} consumes item {} of {}", rank, s.image,
+                                       items);
+      }
+      const uint64_t row_end = uint64_t{s.row_begin} + s.row_count;
+      if (s.row_count == 0 || row_end > item_rows[s.image]) {
+        return Status::InvalidArgument(
+            "routing: rank {}, a segment of item {}: rows [{}, {}) are empty or exceed its {} rows",
+            rank, s.image, s.row_begin, row_end, item_rows[s.image]);
+      }
+      if (s.source_rank >= cp || !encodes[s.source_rank][s.image]) {
+        return Status::InvalidArgument(
+            "routing: rank {}, a segment of item {}: source rank {} does not encode it", rank,
+            s.image, s.source_rank);
+      }
+      if (s.local_offset < end) {
+        return Status::InvalidArgument(
+            "routing: rank {}, a segment of item {}: local offset {} precedes the end {} of the "
+            "previous segment (segments go in local order)",
+            rank, s.image, s.local_offset, end);
+      }
+      end = uint64_t{s.local_offset} + s.row_count;
+      covered[s.image] += s.row_count;
+    }
+  }
+  for (size_t item = 0; item < items; ++item) {
+    if (covered[item] != item_rows[item]) {
+      return Status::InvalidArgument(
+          "routing: item {} has {} rows but {} are consumed (each row exactly once)", item,
+          item_rows[item], covered[item]);
+    }
+  }
+  return Status::OK();
+}
+
 Result<ExchangeIndices> RankExchange(const EncoderAssignment& assignment,
                                      std::span<const uint32_t> item_rows, uint32_t rank) {
+  MMPT_RETURN_IF_ERROR(ValidateRouting(assignment, item_rows));
   const uint32_t cp = static_cast<uint32_t>(assignment.consumed.size());
-  if (rank >= cp || assignment.encoded.size() != cp) {
+  if (rank >= cp) {
     return Status::InvalidArgument("exchange: rank {} is not in a CP group of {}", rank, cp);
   }
   // Where each item this rank encodes starts in its local embeddings.
-  std::vector<int64_t> start(item_rows.size(), -1);
+  std::vector<int32_t> start(item_rows.size(), -1);
   int32_t local_rows = 0;
   for (uint32_t item : assignment.encoded[rank]) {
-    if (item >= item_rows.size()) {
-      return Status::InvalidArgument("exchange: rank {} encodes item {} of {}", rank, item,
-                                     item_rows.size());
-    }
     start[item] = local_rows;
     local_rows += static_cast<int32_t>(item_rows[item]);
   }
-  auto local_row = [&](const RowSegment& segment) -> Result<int32_t> {
-    if (segment.image >= start.size() || start[segment.image] < 0) {
-      return Status::InvalidArgument("exchange: rank {} does not encode item {} it serves", rank,
-                                     segment.image);
-    }
-    return static_cast<int32_t>(start[segment.image] + segment.row_begin);
+  // A segment this rank sources: the routing is valid, so the rank encodes its item.
+  auto local_row = [&](const RowSegment& segment) {
+    return start[segment.image] + static_cast<int32_t>(segment.row_begin);
   };
   ExchangeIndices out;
   out.send_splits.assign(cp, 0);
   out.recv_splits.assign(cp, 0);
   for (uint32_t dest = 0; dest < cp; ++dest) {
     for (const RowSegment& segment : assignment.RowsToSend(rank, dest)) {
-      MMPT_ASSIGN_OR_RETURN(const int32_t first, local_row(segment));
+      const int32_t first = local_row(segment);
       for (uint32_t i = 0; i < segment.row_count; ++i) out.send_index.push_back(first + i);
       out.send_splits[dest] += static_cast<int32_t>(segment.row_count);
     }
   }
   for (const RowSegment& segment : assignment.consumed[rank]) {
-    if (segment.source_rank >= cp) {
-      return Status::InvalidArgument("exchange: a segment of item {} names source rank {} of {}",
-                                     segment.image, segment.source_rank, cp);
-    }
     if (segment.source_rank != rank) {
       out.recv_splits[segment.source_rank] += static_cast<int32_t>(segment.row_count);
     }
@@ -152,7 +202,7 @@ Result<ExchangeIndices> RankExchange(const EncoderAssignment& assignment,
   for (const RowSegment& segment : assignment.consumed[rank]) {
     int32_t first = 0;
     if (segment.source_rank == rank) {
-      MMPT_ASSIGN_OR_RETURN(first, local_row(segment));
+      first = local_row(segment);
     } else {
       first = received_at[segment.source_rank];
       received_at[segment.source_rank] += static_cast<int32_t>(segment.row_count);

@@ -119,10 +119,18 @@ struct ExchangeIndices {
   std::vector<int32_t> positions;
 };
 
+/// Check every invariant the exchange relies on, for `assignment`'s encoded and consumed lists
+/// over items of `item_rows` embedding rows each: one encoded and one consumed list per CP
+/// rank; each rank's encoded items ascending and in range; each segment non-empty, inside its
+/// item, from a rank in the group that encodes the item, after the rank's previous segment in
+/// local order; every row of every item consumed exactly once in the group. Errors:
+/// InvalidArgument naming the rank, item and segment at fault.
+Status ValidateRouting(const EncoderAssignment& assignment, std::span<const uint32_t> item_rows);
+
 /// `rank`'s exchange under `assignment`, whose items have `item_rows` embedding rows each: the
 /// one derivation of the index lists (the loader ships them in each Batch; Python asks for
-/// them for an assignment it holds). Errors: InvalidArgument for a rank outside the group, an
-/// item without rows, or a segment whose item is not encoded by its source.
+/// them for an assignment it holds). Errors: InvalidArgument for a rank outside the group, or
+/// those of ValidateRouting.
 Result<ExchangeIndices> RankExchange(const EncoderAssignment& assignment,
                                      std::span<const uint32_t> item_rows, uint32_t rank);
 

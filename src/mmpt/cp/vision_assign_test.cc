@@ -2,6 +2,7 @@
 
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -207,6 +208,34 @@ TEST(VisionAssignTest, RankExchangeListsWhatEachRankSendsAndGathers) {
   EncoderAssignment wrong = TwoRankRouting();
   wrong.consumed[0][1].source_rank = 0;  // rank 0 does not encode item 1
   EXPECT_EQ(RankExchange(wrong, rows, 0).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(VisionAssignTest, ValidateRoutingNamesEachFault) {
+  const std::vector<uint32_t> rows = {3, 2};
+  EXPECT_TRUE(ValidateRouting(TwoRankRouting(), rows).ok());
+  auto fails = [&](auto change, std::vector<uint32_t> item_rows, const std::string& message) {
+    EncoderAssignment a = TwoRankRouting();
+    change(a);
+    Status status = ValidateRouting(a, item_rows);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << message;
+    EXPECT_NE(status.ToString().find(message), std::string::npos) << status.ToString();
+  };
+  fails([](EncoderAssignment& a) { a.encoded[1].clear(); }, rows,
+        "source rank 1 does not encode it");
+  fails([](EncoderAssignment& a) { a.encoded[0] = {0, 0}; }, rows, "not ascending");
+  fails([](EncoderAssignment& a) { a.encoded[0] = {2}; }, rows, "encodes item 2 of 2");
+  fails([](EncoderAssignment&) {}, {4, 2}, "item 0 has 4 rows but 3 are consumed");
+  fails([](EncoderAssignment& a) { a.consumed[0].push_back({1, 1, 1, 9, 1}); }, rows,
+        "item 1 has 2 rows but 3");
+  fails([](EncoderAssignment& a) { a.consumed[1][1] = {1, 1, 5, 3, 1}; }, rows,
+        "exceed its 2 rows");
+  fails([](EncoderAssignment& a) { a.consumed[1][1].row_count = 0; }, rows, "are empty");
+  fails([](EncoderAssignment& a) { a.consumed[0][1] = {1, 0, 1, 1, 1}; }, rows,
+        "offset 1 precedes the end 2");
+  fails([](EncoderAssignment& a) { a.consumed[0][1].source_rank = 7; }, rows,
+        "source rank 7 does not encode it");
+  fails([](EncoderAssignment& a) { a.consumed[0][1].image = 5; }, rows, "consumes item 5 of 2");
+  fails([](EncoderAssignment& a) { a.encoded.pop_back(); }, rows, "1 encoded lists and 2");
 }
 
 TEST(VisionAssignTest, CpOneKeepsEverythingLocal) {
