@@ -66,7 +66,10 @@ def worker(args):
     params = list(patch.parameters()) + list(embed.parameters())
     optimizer = torch.optim.SGD(params, lr=1e-3)
     steps, payloads, batches = [], [], iter(loader)
-    holder = mmpt.sample_holders(args.dataset, exchange.placement) if exchange else None
+    reader = mmpt.DatasetReader(args.dataset)
+
+    def holder(sample):  # the peer holding a (source, index)
+        return exchange.placement.sample_holder(reader, *map(int, sample))
     for step in range(args.steps):
         start, wait, step_batches = time.perf_counter(), 0.0, []
         for _ in range(args.ga):
@@ -112,8 +115,7 @@ def move_pixel_payload(batches, holder, world, rank):
         for k, sample in enumerate(zip(batch["sample_source"], batch["sample_index"])):
             n = int(cu[k + 1] - cu[k])
             rows = int(batch["image_grid_thw"][k].prod())
-            receive[holder[tuple(map(int, sample))]] += 4 * (9 + n + (n + 3) // 4 +
-                                                             10 + rows * patch_dim)
+            receive[holder(sample)] += 4 * (9 + n + (n + 3) // 4 + 10 + rows * patch_dim)
     sizes = torch.tensor(receive, dtype=torch.int64)
     send = torch.empty(world, dtype=torch.int64)
     dist.all_to_all_single(send, sizes)

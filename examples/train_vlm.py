@@ -279,18 +279,15 @@ def dataset_vision_preset(path):
 class Vlm(nn.Module):
     """The model a step trains: a vision tower (mmpt's native encoder of a vision preset, at the
     sizes given) and the decoder LM. With fewer layers than a windowed preset (Qwen2.5-VL) has,
-    the encoder's last layer keeps full attention, as the last of every group of Qwen2.5-VL's
-    does."""
+    the encoder's last layer keeps full attention (mmpt.torch.VisionEncoder's rule), as the last
+    of every group of Qwen2.5-VL's does."""
 
     def __init__(self, vision_preset, vocab, hidden, layers, heads, kv_heads, ffn, vit_layers,
                  vit_hidden, vit_heads, vit_mlp_hidden, recompute="none"):
         super().__init__()
-        with open(os.path.join(mmpt.preset_dir(), "vision", vision_preset + ".json")) as f:
-            windowed = isinstance(json.load(f)["encoder"].get("full_attention_layers"), list)
-        extra = {"full_attention_layers": [vit_layers - 1]} if windowed else {}
         self.visual = VisionEncoder(vision_preset, layers=vit_layers, hidden=vit_hidden,
                                     heads=vit_heads, mlp_hidden=vit_mlp_hidden, out_hidden=hidden,
-                                    recompute=recompute, **extra)
+                                    recompute=recompute)
         self.lm = DecoderLM(vocab, hidden, layers, heads, kv_heads, ffn)
 
     @classmethod

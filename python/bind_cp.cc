@@ -103,16 +103,17 @@ cp::EncoderAssignment FromArrays(
   SegmentTuples consumed(cp_size);
   for (size_t item = 0; item < item_encoder.size(); ++item) {
     if (item_encoder[item] >= cp_size) {
-      ThrowStatus(Status::InvalidArgument("routing: item {}'s encoder {} is not in a CP group of {}",
-                                          item, item_encoder[item], cp_size));
+      ThrowStatus(
+          Status::InvalidArgument("routing: item {}'s encoder {} is not in a CP group of {}", item,
+                                  item_encoder[item], cp_size));
     }
     encoded[item_encoder[item]].insert(static_cast<uint32_t>(item));
   }
   for (const auto& [consumer, item, row_begin, row_count, local_offset, source] : routes) {
     if (consumer >= cp_size || source >= cp_size) {
       ThrowStatus(Status::InvalidArgument(
-          "routing: a segment of item {} names consumer {} and source {} in a CP group of {}",
-          item, consumer, source, cp_size));
+          "routing: a segment of item {} names consumer {} and source {} in a CP group of {}", item,
+          consumer, source, cp_size));
     }
     consumed[consumer].emplace_back(item, row_begin, row_count, local_offset, source);
     encoded[source].insert(item);

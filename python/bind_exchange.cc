@@ -9,6 +9,7 @@
 
 #include "bind_load.h"
 #include "mmpt/dist/exchange.h"
+#include "mmpt/dist/exchange_lists.h"
 #include "mmpt/load/plan_stream.h"
 #include "mmpt/store/manifest.h"
 
@@ -55,7 +56,20 @@ void BindPlacement(py::module_& m) {
             return p.holder(shard);
           },
           py::arg("shard"))
-      .def("shards_of", &dist::Placement::ShardsOf, py::arg("peer"));
+      .def("shards_of", &dist::Placement::ShardsOf, py::arg("peer"))
+      .def(
+          "sample_holder",
+          [](const dist::Placement& p, const store::Dataset& dataset, uint32_t source,
+             uint64_t index) {
+            const size_t shard = ValueOrThrow(dist::ShardsOf(dataset)(source, index));
+            if (shard >= p.num_shards()) {
+              ThrowIfError(Status::OutOfRange("placement: shard {} of {}", shard, p.num_shards()));
+            }
+            return p.holder(shard);
+          },
+          py::arg("dataset"), py::arg("source"), py::arg("index"),
+          "The peer holding sample `index` of source `source` of `dataset` (a DatasetReader), as "
+          "the exchange finds it (a batch's sample_source and sample_index).");
 }
 
 void BindExchanger(py::module_& m) {

@@ -70,7 +70,31 @@ void BindRankGrid(py::module_& m) {
       .def("replica", &dist::RankGrid::Replica, py::arg("dp"), py::arg("cp"),
            "The ranks sharing one load, the loading rank first.")
       .def("loading_ranks", &dist::RankGrid::LoadingRanks,
-           "The loading rank of every (DP rank d, CP rank c), at d * cp + c.");
+           "The loading rank of every (DP rank d, CP rank c), at d * cp + c.")
+      .def(
+          "share",
+          [](const dist::RankGrid& grid, const std::vector<std::string>& nodes, uint32_t rank) {
+            const dist::ReplicaShare share =
+                ValueOrThrow(dist::PlanReplicaShare(grid, nodes, rank));
+            py::list groups;
+            for (const dist::BroadcastGroup& g : share.groups) {
+              groups.append(py::make_tuple(g.ranks, g.fields));
+            }
+            py::dict d;
+            d["groups"] = groups;
+            d["loading_rank"] = share.loading_rank;
+            d["sends"] = share.sends;
+            d["source"] = share.source < 0 ? py::object(py::none()) : py::int_(share.source);
+            d["ring_writer"] = share.ring_writer;
+            d["ring_readers"] = share.ring_readers;
+            d["ring_fields"] = share.ring_fields;
+            return d;
+          },
+          py::arg("nodes"), py::arg("rank"),
+          "How `rank` shares its replica's load, from every rank's node label "
+          "(dist::PlanReplicaShare): groups [(ranks, fields)] every rank creates in this order, "
+          "loading_rank, sends (indices of the groups it broadcasts to), source (the group it "
+          "receives in, or None), ring_writer, ring_readers, ring_fields.");
   m.attr("DEFAULT_RANK_ORDER") = dist::RankOrderName(dist::kMegatronOrder);
 }
 

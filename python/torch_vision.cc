@@ -36,8 +36,9 @@ struct Overrides {
 };
 
 // The preset with the caller's overrides, then the encoder it describes. A smaller `layers`
-// keeps the preset's full-attention and DeepStack layers below it unless
-// `full_attention_layers` or `deepstack_layers` says; the merger's output is the LLM preset's
+// keeps the preset's full-attention and DeepStack layers below it (a windowed preset with none
+// below it, full attention at its last layer) unless `full_attention_layers` or
+// `deepstack_layers` says; the merger's output is the LLM preset's
 // hidden size unless `out_hidden` says.
 Result<EncoderConfig> MakeConfig(const std::string& preset, std::optional<uint32_t> out_hidden,
                                  const std::string& llm, const Overrides& o) {
@@ -51,6 +52,11 @@ Result<EncoderConfig> MakeConfig(const std::string& preset, std::optional<uint32
     auto above = [&](uint32_t layer) { return layer >= *o.layers; };
     std::erase_if(p.full_attention_layers, above);
     std::erase_if(p.deepstack_layers, above);
+    // A windowed tower (Qwen2.5-VL) ends each group of layers with a full-attention one; cut
+    // below its first, the tower keeps that role at its last layer.
+    if (p.window_size > 0 && p.full_attention_layers.empty() && p.layers > 0) {
+      p.full_attention_layers = {p.layers - 1};
+    }
   }
   if (o.hidden) p.hidden = *o.hidden;
   if (o.heads) p.heads = *o.heads;

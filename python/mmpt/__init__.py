@@ -66,13 +66,14 @@ from ._mmpt import (  # noqa: F401 - re-exported
 
 # (The store's DatasetReader is not mmpt.Dataset: that name is the loader's, in data.py.)
 from .data import Dataset, Loader, Planner  # noqa: F401,E402
-from .exchange import Exchange, Placement, place_dataset, sample_holders  # noqa: F401,E402
+from .exchange import Exchange, Placement, place_dataset  # noqa: F401,E402
 from .routing import RowSegment, Routing  # noqa: F401,E402
 
 
 def __getattr__(name):
     """Names that were renamed: an old one raises AttributeError naming the new one."""
-    renamed = {"VisionRouting": "Routing (it routes audio clips too)"}
+    renamed = {"VisionRouting": "Routing (it routes audio clips too)",
+               "sample_holders": "Placement.sample_holder(dataset_reader, source, index)"}
     if name in renamed:
         raise AttributeError(f"mmpt.{name} is now mmpt.{renamed[name]}")
     raise AttributeError(f"module 'mmpt' has no attribute {name!r}")

@@ -40,27 +40,6 @@ def _loading_ranks(layout: Dict[str, int], order: str, world: int) -> List[int]:
     return grid.loading_ranks()
 
 
-def sample_holders(dataset: str, placement: Placement) -> Dict[tuple, int]:
-    """The peer holding each sample of ``dataset`` under ``placement``: ``(source, index)`` ->
-    peer, numbering a source's samples through its shards in manifest order, as the planner
-    does (a batch's ``sample_source`` and ``sample_index``)."""
-    import json
-
-    with open(os.path.join(dataset, "mmpt.json")) as f:
-        shards = json.load(f)["shards"]
-    sources: List[str] = []
-    counts: Dict[int, int] = {}
-    holder = {}
-    for shard, info in enumerate(shards):
-        if info["source"] not in sources:
-            sources.append(info["source"])
-        s = sources.index(info["source"])
-        for _ in range(info["samples"]):
-            holder[(s, counts.get(s, 0))] = placement.holder(shard)
-            counts[s] = counts.get(s, 0) + 1
-    return holder
-
-
 def place_dataset(dataset: str, placement: Placement, peer: int, out: str) -> str:
     """Make ``out`` what ``peer`` holds of ``dataset`` under ``placement``: the manifest and
     every shard's ``.meta`` (the planner's input), and the other files of its own shards

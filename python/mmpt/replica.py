@@ -26,13 +26,6 @@ from . import _mmpt
 _KIND_BATCH, _KIND_END, _KIND_ERROR = 0, 1, 2
 
 
-def _fields_of(roles) -> int:
-    fields = 0
-    for role in roles:
-        fields |= _mmpt.stage_fields(role)
-    return fields
-
-
 class ReplicaShare:
     """This rank's part in sharing its replica's load: what it is (the loading rank, a remote
     node's receiving rank, or a reader of its node's ring) and the transports it uses. Every
@@ -46,26 +39,29 @@ class ReplicaShare:
         self.place = grid.place(rank)
         self.fields = _mmpt.stage_fields(self.place["role"])
         self.timeout = timeout
-        roles = [grid.place(r)["role"] for r in range(grid.world_size)]
         nodes, token = self._gather_nodes(grid.world_size, node)
+        share = grid.share(nodes, rank)  # the plan of who sends what to whom: C++'s
         self._dist = None
         self.writer = None   # this node's ring, when this rank feeds it
         self.reader = None   # this node's ring, when this rank reads it
         self.source = None   # the group this rank receives the loading rank's broadcasts in
         self.sends = []      # (group, fields) this loading rank broadcasts to
-        self.ring_fields = 0
+        self.ring_fields = share["ring_fields"]
         self.bytes_received = 0
-        members = grid.replica(self.place["dp"], self.place["cp"])
-        self.loading_rank = members[0]
+        self.loading_rank = share["loading_rank"]
+        if share["groups"]:
+            import torch.distributed as dist
+            self._dist = dist
         # Every replica's broadcast groups, created in the same order on every rank.
-        for dp in range(layout["dp"]):
-            for cp in range(layout["cp"]):
-                self._plan_replica(grid.replica(dp, cp), nodes, roles, timeout)
-        on_node = [r for r in members if nodes[r] == nodes[rank]]
-        leader, readers = on_node[0], on_node[1:]
+        for index, (ranks, fields) in enumerate(share["groups"]):
+            group = self._dist.new_group(ranks, timeout=datetime.timedelta(seconds=timeout))
+            if index in share["sends"]:
+                self.sends.append((group, fields))
+            elif index == share["source"]:
+                self.source = group
+        leader, readers = share["ring_writer"], share["ring_readers"]
         name = f"/mmpt-{token}-{generation}-{leader}"
         if readers and rank == leader:
-            self.ring_fields = _fields_of(roles[r] for r in readers)
             self.writer = _mmpt.ShmRingWriter(name, leader, readers, slots, capacity, timeout)
         if grid.world_size > 1:
             # Every ring exists before a reader opens it: making one (up to `capacity` bytes of
@@ -90,27 +86,6 @@ class ReplicaShare:
         gathered: List[Any] = [None] * world
         dist.all_gather_object(gathered, (label, uuid.uuid4().hex[:12]))
         return [g[0] for g in gathered], gathered[0][1]
-
-    def _plan_replica(self, members, nodes, roles, timeout) -> None:
-        loading = members[0]
-        by_node: Dict[str, List[int]] = {}
-        for r in members:
-            by_node.setdefault(nodes[r], []).append(r)
-        leaders: Dict[int, List[int]] = {}  # fields -> receiving ranks, one per remote node
-        for node, ranks in by_node.items():
-            if node != nodes[loading]:
-                leaders.setdefault(_fields_of(roles[r] for r in ranks), []).append(ranks[0])
-        if not leaders:
-            return
-        import torch.distributed as dist
-        self._dist = dist
-        for fields in sorted(leaders):
-            ranks = [loading] + leaders[fields]
-            group = dist.new_group(ranks, timeout=datetime.timedelta(seconds=timeout))
-            if self.rank == loading:
-                self.sends.append((group, fields))
-            elif self.rank in ranks:
-                self.source = group
 
     # ---- the loading rank ----
 

@@ -99,8 +99,11 @@ def check_lists_and_bytes(dataset, placement, planner, records, cp):
     """Each peer's send lists are the plan's samples of each trainer that it holds, in plan
     order, to every CP rank of the DP rank; the bytes sent are those samples' stored bytes,
     every media item once per DP rank (to the CP rank that encodes it)."""
-    holder = mmpt.sample_holders(dataset, placement)
     reader = mmpt.DatasetReader(dataset)
+
+    def holder(sample):
+        return placement.sample_holder(reader, *sample)
+
     global_index = mmpt.Dataset(dataset)._source.global_index
     peers, dp = len(records), len(records) // cp
     sent = np.zeros((peers, dp), dtype=np.int64)  # [holder][DP rank], from the plan
@@ -109,9 +112,9 @@ def check_lists_and_bytes(dataset, placement, planner, records, cp):
         for d in range(dp):
             for sample in plan["rank_samples"][d]:
                 base, media = record_words(reader, global_index(*sample))
-                sent[holder[tuple(sample)], d] += 4 * (cp * base + sum(media))
+                sent[holder(sample), d] += 4 * (cp * base + sum(media))
             for p in range(peers):
-                want = [list(s) for s in plan["rank_samples"][d] if holder[tuple(s)] == p]
+                want = [list(s) for s in plan["rank_samples"][d] if holder(s) == p]
                 for c in range(cp):
                     assert records[p]["send"][step][d * cp + c] == want
     for p in range(peers):

@@ -99,8 +99,10 @@ def test_indices_for_each_rank():
     (lambda d: d.update(image_rows=[4, 2]), "item 0 has 4 rows but 3 are consumed"),
     (lambda d: d["consumed"][0].append(RowSegment(1, 1, 1, 9, 1)), "2 rows but 3"),
     (lambda d: d["consumed"][1].insert(0, RowSegment(1, 1, 5, 0, 1)), "exceed its 2 rows"),
-    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 1, 1)), "offset 1 precedes the end 2"),
-    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 5, 7)), "source rank 7 does not encode it"),
+    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 1, 1)),
+     "offset 1 precedes the end 2"),
+    (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 5, 7)),
+     "source rank 7 does not encode it"),
     (lambda d: d.update(cp_size=3), "for cp 3"),
 ])
 def test_invalid_routings_are_rejected_with_the_fault_named(change, message):

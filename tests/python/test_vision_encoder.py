@@ -625,3 +625,14 @@ def test_the_tower_takes_its_preset_as_vision_and_names_it_for_the_old_keyword()
     assert mmpt.torch.VisionEncoder(vision="qwen2-vl", **small).config.preset == "qwen2-vl"
     with pytest.raises(mmpt.InvalidArgumentError, match="preset= is now vision="):
         mmpt.torch.VisionEncoder(preset="qwen2-vl", **small)
+
+
+def test_a_cut_windowed_tower_keeps_full_attention_at_its_last_layer(VisionEncoder):
+    # Qwen2.5-VL's full-attention layers are 7, 15, 23, 31: a 12-layer tower keeps 7; a 3-layer
+    # one has none below it and ends with full attention, as each group of its layers does.
+    dims = dict(hidden=32, heads=2, mlp_hidden=40, out_hidden=8)
+    assert VisionEncoder("qwen2.5-vl", layers=12, **dims).config.full_attention_layers == [7]
+    assert VisionEncoder("qwen2.5-vl", layers=3, **dims).config.full_attention_layers == [2]
+    given = VisionEncoder("qwen2.5-vl", layers=3, full_attention_layers=[], **dims)
+    assert given.config.full_attention_layers == []
+    assert VisionEncoder("qwen2-vl", layers=3, **dims).config.full_attention_layers == [0, 1, 2]

@@ -44,7 +44,8 @@ class VisionEncoder(torch.nn.Module):
     its JSON text; ``layers``, ``hidden``, ``heads``, ``mlp_hidden``, ``full_attention_layers``,
     ``window_size``, ``position_embeddings`` and ``deepstack_layers`` override its ``encoder``
     fields (a smaller ``layers`` keeps the preset's full-attention and DeepStack layers below
-    it). ``out_hidden`` is the merger's output width, the LLM's
+    it; a windowed preset with none below it gets full attention at its last layer, as each
+    group of Qwen2.5-VL's layers ends). ``out_hidden`` is the merger's output width, the LLM's
     hidden size: by default that of the LLM preset ``llm`` (mmpt's default LLM when None).
     ``recompute`` is ``"none"``, ``"selective"`` (core attention is recomputed in the backward
     pass, so no image² attention matrix is kept) or ``"full"`` (each block keeps only its input).

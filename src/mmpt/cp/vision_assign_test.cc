@@ -225,13 +225,22 @@ TEST(VisionAssignTest, ValidateRoutingNamesEachFault) {
   fails([](EncoderAssignment& a) { a.encoded[0] = {0, 0}; }, rows, "not ascending");
   fails([](EncoderAssignment& a) { a.encoded[0] = {2}; }, rows, "encodes item 2 of 2");
   fails([](EncoderAssignment&) {}, {4, 2}, "item 0 has 4 rows but 3 are consumed");
-  fails([](EncoderAssignment& a) { a.consumed[0].push_back({1, 1, 1, 9, 1}); }, rows,
-        "item 1 has 2 rows but 3");
-  fails([](EncoderAssignment& a) { a.consumed[1][1] = {1, 1, 5, 3, 1}; }, rows,
-        "exceed its 2 rows");
+  fails(
+      [](EncoderAssignment& a) {
+        a.consumed[0].push_back({1, 1, 1, 9, 1});
+      },
+      rows, "item 1 has 2 rows but 3");
+  fails(
+      [](EncoderAssignment& a) {
+        a.consumed[1][1] = {1, 1, 5, 3, 1};
+      },
+      rows, "exceed its 2 rows");
   fails([](EncoderAssignment& a) { a.consumed[1][1].row_count = 0; }, rows, "are empty");
-  fails([](EncoderAssignment& a) { a.consumed[0][1] = {1, 0, 1, 1, 1}; }, rows,
-        "offset 1 precedes the end 2");
+  fails(
+      [](EncoderAssignment& a) {
+        a.consumed[0][1] = {1, 0, 1, 1, 1};
+      },
+      rows, "offset 1 precedes the end 2");
   fails([](EncoderAssignment& a) { a.consumed[0][1].source_rank = 7; }, rows,
         "source rank 7 does not encode it");
   fails([](EncoderAssignment& a) { a.consumed[0][1].image = 5; }, rows, "consumes item 5 of 2");

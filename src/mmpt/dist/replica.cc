@@ -1,6 +1,7 @@
 #include "mmpt/dist/replica.h"
 
 #include <algorithm>
+#include <map>
 
 namespace mmpt::dist {
 
@@ -146,6 +147,64 @@ std::vector<uint32_t> RankGrid::LoadingRanks() const {
     for (uint32_t c = 0; c < cp_; ++c) ranks.push_back(RankAt(d, c, 0, 0));
   }
   return ranks;
+}
+
+Result<ReplicaShare> PlanReplicaShare(const RankGrid& grid, std::span<const std::string> nodes,
+                                      uint32_t rank) {
+  if (nodes.size() != grid.world_size()) {
+    return Status::InvalidArgument("replica share: {} node labels for {} ranks", nodes.size(),
+                                   grid.world_size());
+  }
+  MMPT_ASSIGN_OR_RETURN(const RankPlace place, grid.Place(rank));
+  std::vector<uint32_t> fields(grid.world_size());
+  for (uint32_t r = 0; r < grid.world_size(); ++r) {
+    MMPT_ASSIGN_OR_RETURN(const RankPlace p, grid.Place(r));
+    fields[r] = FieldsOf(p.role);
+  }
+  ReplicaShare share;
+  // Every replica's groups, replica by replica in (dp, cp) order, so that all ranks agree.
+  for (uint32_t d = 0; d < grid.dp(); ++d) {
+    for (uint32_t c = 0; c < grid.cp(); ++c) {
+      const std::vector<uint32_t> members = grid.Replica(d, c);
+      const uint32_t loading = members.front();
+      // The replica's ranks by node, nodes in order of their first rank.
+      std::vector<std::vector<uint32_t>> by_node;
+      for (uint32_t r : members) {
+        auto same = [&](const std::vector<uint32_t>& ranks) { return nodes[ranks[0]] == nodes[r]; };
+        auto it = std::find_if(by_node.begin(), by_node.end(), same);
+        if (it == by_node.end()) {
+          by_node.push_back({r});
+        } else {
+          it->push_back(r);
+        }
+      }
+      // One group per distinct field set, with the first rank of each remote node needing it.
+      std::map<uint32_t, std::vector<uint32_t>> receivers;
+      for (const std::vector<uint32_t>& ranks : by_node) {
+        if (nodes[ranks[0]] == nodes[loading]) continue;
+        uint32_t needed = 0;
+        for (uint32_t r : ranks) needed |= fields[r];
+        receivers[needed].push_back(ranks[0]);
+      }
+      for (const auto& [needed, ranks] : receivers) {
+        BroadcastGroup group{{loading}, needed};
+        group.ranks.insert(group.ranks.end(), ranks.begin(), ranks.end());
+        const bool member = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+        if (rank == loading) share.sends.push_back(share.groups.size());
+        if (member) share.source = static_cast<int64_t>(share.groups.size());
+        share.groups.push_back(std::move(group));
+      }
+      if (d != place.dp || c != place.cp) continue;
+      share.loading_rank = loading;
+      for (const std::vector<uint32_t>& ranks : by_node) {
+        if (nodes[ranks[0]] != nodes[rank]) continue;
+        share.ring_writer = ranks[0];
+        share.ring_readers.assign(ranks.begin() + 1, ranks.end());
+        for (uint32_t r : share.ring_readers) share.ring_fields |= fields[r];
+      }
+    }
+  }
+  return share;
 }
 
 }  // namespace mmpt::dist

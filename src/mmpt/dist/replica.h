@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,8 @@ class RankGrid {
   static Result<RankGrid> Create(const plan::Layout& layout, RankOrder order = kMegatronOrder);
 
   uint32_t world_size() const { return world_; }
+  uint32_t dp() const { return dp_; }
+  uint32_t cp() const { return cp_; }
   /// Errors: InvalidArgument when `rank` is outside the world, naming both.
   Result<RankPlace> Place(uint32_t rank) const;
   /// The global rank at these coordinates.
@@ -77,5 +80,39 @@ class RankGrid {
   uint32_t dp_ = 1, cp_ = 1, tp_ = 1, pp_ = 1;
   uint32_t world_ = 1;
 };
+
+/// A broadcast group of one replica: its loading rank first, then one receiving rank on each
+/// other node whose ranks need `fields`.
+struct BroadcastGroup {
+  std::vector<uint32_t> ranks;
+  uint32_t fields = 0;
+  bool operator==(const BroadcastGroup&) const = default;
+};
+
+/// How one rank takes part in sharing its replica's load (python/mmpt/replica.py carries it
+/// out). On each node, the replica's first rank there (the loading rank on its own node, the
+/// receiving rank elsewhere) feeds a shared-memory ring that the replica's other ranks on that
+/// node read; the loading rank broadcasts to each other node once, grouped by the fields that
+/// node's ranks need.
+struct ReplicaShare {
+  /// Every replica's broadcast groups, in the order every rank creates them (collectively).
+  std::vector<BroadcastGroup> groups;
+  uint32_t loading_rank = 0;
+  /// The groups this rank broadcasts to (it is the loading rank), indices into `groups`.
+  std::vector<size_t> sends;
+  /// The group this rank receives the loading rank's broadcasts in, or -1.
+  int64_t source = -1;
+  /// This node's ring: its writer (the replica's first rank on the node) and readers.
+  uint32_t ring_writer = 0;
+  std::vector<uint32_t> ring_readers;
+  /// The fields the ring's readers need (0 without readers).
+  uint32_t ring_fields = 0;
+  bool operator==(const ReplicaShare&) const = default;
+};
+
+/// `rank`'s ReplicaShare, from every rank's node label `nodes` (one per rank of `grid`).
+/// Errors: InvalidArgument for a rank outside the grid or a node list of another size.
+Result<ReplicaShare> PlanReplicaShare(const RankGrid& grid, std::span<const std::string> nodes,
+                                      uint32_t rank);
 
 }  // namespace mmpt::dist

@@ -46,6 +46,48 @@ TEST(RankGrid, MegatronOrderPutsTpFastestAndPpSlowest) {
   EXPECT_EQ(seen.size(), 8u);
 }
 
+TEST(RankGrid, ReplicaShareBroadcastsOncePerNodeAndRingsWithinOne) {
+  // dp 2 × tp 2 × pp 2 on two nodes of four: each replica's first stage on node a, its last on
+  // node b.
+  auto grid = RankGrid::Create(Grid(2, 1, 2, 2));
+  ASSERT_TRUE(grid.ok());
+  const std::vector<std::string> nodes = {"a", "a", "a", "a", "b", "b", "b", "b"};
+  const std::vector<BroadcastGroup> groups = {{{0, 4}, FieldsOf(StageRole::kLast)},
+                                              {{2, 6}, FieldsOf(StageRole::kLast)}};
+  auto loading = PlanReplicaShare(*grid, nodes, 0);
+  ASSERT_TRUE(loading.ok()) << loading.status().ToString();
+  EXPECT_EQ(loading->groups, groups);
+  EXPECT_EQ(loading->loading_rank, 0u);
+  EXPECT_EQ(loading->sends, (std::vector<size_t>{0}));
+  EXPECT_EQ(loading->source, -1);
+  EXPECT_EQ(loading->ring_writer, 0u);
+  EXPECT_EQ(loading->ring_readers, (std::vector<uint32_t>{1}));
+  EXPECT_EQ(loading->ring_fields, FieldsOf(StageRole::kFirst));
+  auto receiving = PlanReplicaShare(*grid, nodes, 4);
+  ASSERT_TRUE(receiving.ok());
+  EXPECT_EQ(receiving->groups, groups);  // every rank creates the same groups
+  EXPECT_TRUE(receiving->sends.empty());
+  EXPECT_EQ(receiving->source, 0);
+  EXPECT_EQ(receiving->ring_writer, 4u);
+  EXPECT_EQ(receiving->ring_readers, (std::vector<uint32_t>{5}));
+  EXPECT_EQ(receiving->ring_fields, FieldsOf(StageRole::kLast));
+  auto reader = PlanReplicaShare(*grid, nodes, 7);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ(reader->loading_rank, 2u);
+  EXPECT_EQ(reader->source, -1);
+  EXPECT_EQ(reader->ring_writer, 6u);
+  // One node: no broadcast at all, one ring per replica.
+  const std::vector<std::string> one(8, "a");
+  auto local = PlanReplicaShare(*grid, one, 3);
+  ASSERT_TRUE(local.ok());
+  EXPECT_TRUE(local->groups.empty());
+  EXPECT_EQ(local->ring_writer, 2u);
+  EXPECT_EQ(local->ring_readers, (std::vector<uint32_t>{3, 6, 7}));
+  EXPECT_EQ(PlanReplicaShare(*grid, one, 8).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(PlanReplicaShare(*grid, std::vector<std::string>(3, "a"), 0).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(RankGrid, OtherOrdersAndStageRoles) {
   auto order = ParseRankOrder("tp-cp-ep-dp-pp");
   ASSERT_TRUE(order.ok());
