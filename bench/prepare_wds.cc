@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   ingest::PrepareOptions options;
   options.threads = threads;
   options.progress = false;
-  options.on_error = ingest::ErrorPolicy::kFail;
+  options.on_error = ErrorPolicy::kFail;
   options.samples_per_shard = 100;
   auto tokenizer = ingest::UseTokenizer("", options);
   Check(tokenizer.status());

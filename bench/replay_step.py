@@ -107,7 +107,7 @@ def on_device(batch, device):
 
 def time_batch(model, batch, args, clock, synchronize):
     """(vision, LM) seconds of one forward and backward of `batch`."""
-    cp, rank = int(batch["cp_size"]), int(batch["cp_rank"])
+    cp, rank = int(batch["cp"]), int(batch["cp_rank"])
     group = EmulatedCpRank(rank, cp) if cp > 1 else None
     model.zero_grad(set_to_none=True)
     synchronize()

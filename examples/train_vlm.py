@@ -306,7 +306,7 @@ class Vlm(nn.Module):
         counts what the exchange sends."""
         tokens = batch["tokens"]
         layout = PackLayout(batch["cu_seqlens"], batch["cu_seqlens_padded"],
-                            max(pad_to, len(tokens)), int(batch["cp_size"]), int(batch["cp_rank"]))
+                            max(pad_to, len(tokens)), int(batch["cp"]), int(batch["cp_rank"]))
         embeds = self.lm.embed_tokens(self.lm.token_ids(tokens))
         embeds = vision_dp_embed(self.visual, batch["pixel_values"], batch["image_grid_thw"],
                                  embeds, batch["routing"], cp_group, stats=stats)

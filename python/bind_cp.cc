@@ -24,11 +24,11 @@ py::array_t<uint32_t> ToArray(const std::vector<uint32_t>& values) {
   return py::array_t<uint32_t>(static_cast<py::ssize_t>(values.size()), values.data());
 }
 
-cp::ThdSplit Split(const std::vector<uint32_t>& seq_lengths, uint32_t cp_size, uint32_t tp_size,
+cp::ThdSplit Split(const std::vector<uint32_t>& seq_lengths, uint32_t group_size, uint32_t tp,
                    bool sequence_parallel) {
   cp::ThdSplitOptions options;
-  options.cp_size = cp_size;
-  options.tp_size = tp_size;
+  options.cp = group_size;
+  options.tp = tp;
   options.sequence_parallel = sequence_parallel;
   return ValueOrThrow(cp::SplitThd(seq_lengths, options));
 }
@@ -51,13 +51,13 @@ std::vector<cp::CpImage> ToImages(const std::vector<std::tuple<uint32_t, uint32_
 using SegmentTuples =
     std::vector<std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>>;
 
-// An assignment from a routing's lists, validated (cp::ValidateRouting) for `cp_size` ranks.
-cp::EncoderAssignment Assignment(uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+// An assignment from a routing's lists, validated (cp::ValidateRouting) for `group_size` ranks.
+cp::EncoderAssignment Assignment(uint32_t group_size, const std::vector<uint32_t>& item_rows,
                                  const std::vector<std::vector<uint32_t>>& encoded,
                                  const SegmentTuples& consumed) {
-  if (encoded.size() != cp_size || consumed.size() != cp_size) {
+  if (encoded.size() != group_size || consumed.size() != group_size) {
     ThrowStatus(Status::InvalidArgument("routing: {} encoded lists and {} consumed lists for cp {}",
-                                        encoded.size(), consumed.size(), cp_size));
+                                        encoded.size(), consumed.size(), group_size));
   }
   cp::EncoderAssignment assignment;
   assignment.encoded = encoded;
@@ -95,25 +95,25 @@ py::object ToRouting(const cp::EncoderAssignment& assignment,
 // order. A rank encodes the items named its encoder and those it is the source of a segment of
 // (under the naive policy an item straddling ranks is encoded by each).
 cp::EncoderAssignment FromArrays(
-    uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+    uint32_t group_size, const std::vector<uint32_t>& item_rows,
     const std::vector<uint32_t>& item_encoder,
     const std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>&
         routes) {
-  std::vector<std::set<uint32_t>> encoded(cp_size);
-  SegmentTuples consumed(cp_size);
+  std::vector<std::set<uint32_t>> encoded(group_size);
+  SegmentTuples consumed(group_size);
   for (size_t item = 0; item < item_encoder.size(); ++item) {
-    if (item_encoder[item] >= cp_size) {
+    if (item_encoder[item] >= group_size) {
       ThrowStatus(
           Status::InvalidArgument("routing: item {}'s encoder {} is not in a CP group of {}", item,
-                                  item_encoder[item], cp_size));
+                                  item_encoder[item], group_size));
     }
     encoded[item_encoder[item]].insert(static_cast<uint32_t>(item));
   }
   for (const auto& [consumer, item, row_begin, row_count, local_offset, source] : routes) {
-    if (consumer >= cp_size || source >= cp_size) {
+    if (consumer >= group_size || source >= group_size) {
       ThrowStatus(Status::InvalidArgument(
           "routing: a segment of item {} names consumer {} and source {} in a CP group of {}", item,
-          consumer, source, cp_size));
+          consumer, source, group_size));
     }
     consumed[consumer].emplace_back(item, row_begin, row_count, local_offset, source);
     encoded[source].insert(item);
@@ -124,7 +124,7 @@ cp::EncoderAssignment FromArrays(
   }
   std::vector<std::vector<uint32_t>> lists;
   for (const auto& items : encoded) lists.emplace_back(items.begin(), items.end());
-  return Assignment(cp_size, item_rows, lists, consumed);
+  return Assignment(group_size, item_rows, lists, consumed);
 }
 
 }  // namespace
@@ -133,7 +133,7 @@ void BindCp(py::module_& m) {
   py::class_<cp::ThdSplit>(m, "ThdSplit",
                            "A packed sequence split over a CP group as Transformer Engine's THD "
                            "context parallelism takes it (see src/mmpt/cp/thd_split.h).")
-      .def_readonly("cp_size", &cp::ThdSplit::cp_size)
+      .def_readonly("cp", &cp::ThdSplit::cp)
       .def_readonly("pad_multiple", &cp::ThdSplit::pad_multiple)
       .def_property_readonly("cu_seqlens",
                              [](const cp::ThdSplit& s) { return ToArray(s.cu_seqlens); })
@@ -142,42 +142,43 @@ void BindCp(py::module_& m) {
       .def_property_readonly("padded_tokens", &cp::ThdSplit::padded_tokens)
       .def(
           "token_indices",
-          [](const cp::ThdSplit& s, uint32_t rank) {
-            if (rank >= s.shards.size()) {
-              ThrowStatus(Status::InvalidArgument("rank {} is not in a CP group of {}", rank,
+          [](const cp::ThdSplit& s, uint32_t cp_rank) {
+            if (cp_rank >= s.shards.size()) {
+              ThrowStatus(Status::InvalidArgument("CP rank {} is not in a CP group of {}", cp_rank,
                                                   s.shards.size()));
             }
-            return ToArray(s.shards[rank].token_indices);
+            return ToArray(s.shards[cp_rank].token_indices);
           },
-          py::arg("rank"),
-          "Index into the padded pack of every token CP rank `rank` holds, in its local order.")
+          py::arg("cp_rank"),
+          "Index into the padded pack of every token CP rank `cp_rank` holds, in its local order.")
       .def(
           "cu_seqlens_padded_local",
-          [](const cp::ThdSplit& s, uint32_t rank) {
-            if (rank >= s.shards.size()) {
-              ThrowStatus(Status::InvalidArgument("rank {} is not in a CP group of {}", rank,
+          [](const cp::ThdSplit& s, uint32_t cp_rank) {
+            if (cp_rank >= s.shards.size()) {
+              ThrowStatus(Status::InvalidArgument("CP rank {} is not in a CP group of {}", cp_rank,
                                                   s.shards.size()));
             }
-            return ToArray(s.shards[rank].cu_seqlens_padded_local);
+            return ToArray(s.shards[cp_rank].cu_seqlens_padded_local);
           },
-          py::arg("rank"), "Local THD boundaries of the sub-sequences on `rank`.");
+          py::arg("cp_rank"), "Local THD boundaries of the sub-sequences on CP rank `cp_rank`.");
 
   m.def(
       "partitioned_indices",
-      [](const std::vector<uint32_t>& cu_seqlens_padded, uint32_t cp_size, uint32_t rank) {
-        return ToArray(ValueOrThrow(cp::PartitionedIndices(cu_seqlens_padded, cp_size, rank)));
+      [](const std::vector<uint32_t>& cu_seqlens_padded, uint32_t group_size, uint32_t cp_rank) {
+        return ToArray(
+            ValueOrThrow(cp::PartitionedIndices(cu_seqlens_padded, group_size, cp_rank)));
       },
-      py::arg("cu_seqlens_padded"), py::arg("cp_size"), py::arg("rank"),
-      "The token indices, into the padded pack, that CP rank `rank` of `cp_size` holds, from a "
+      py::arg("cu_seqlens_padded"), py::arg("cp"), py::arg("cp_rank"),
+      "The token indices, into the padded pack, that CP rank `cp_rank` of `cp` holds, from a "
       "pack's padded boundaries (a batch's `cu_seqlens_padded`), as Transformer Engine's "
       "thd_get_partitioned_indices gives them. Raises InvalidArgumentError for a boundary that is "
-      "not a multiple of 2·cp_size.");
+      "not a multiple of 2·cp.");
 
-  m.def("split_thd", &Split, py::arg("seq_lengths"), py::arg("cp_size"), py::kw_only(),
-        py::arg("tp_size") = 1, py::arg("sequence_parallel") = false,
-        "Split a pack whose sub-sequences have `seq_lengths` real tokens over `cp_size` ranks: "
-        "each padded to a multiple of 2·cp_size (2·tp·cp with sequence parallelism), cut into "
-        "2·cp_size chunks, rank r keeping chunks r and 2·cp_size−1−r. Raises "
+  m.def("split_thd", &Split, py::arg("seq_lengths"), py::arg("cp"), py::kw_only(),
+        py::arg("tp") = 1, py::arg("sequence_parallel") = false,
+        "Split a pack whose sub-sequences have `seq_lengths` real tokens over `cp` ranks: "
+        "each padded to a multiple of 2·cp (2·tp·cp with sequence parallelism), cut into "
+        "2·cp chunks, rank r keeping chunks r and 2·cp−1−r. Raises "
         "InvalidArgumentError or OutOfRangeError.");
 
   m.def(
@@ -201,43 +202,44 @@ void BindCp(py::module_& m) {
 
   m.def(
       "routing",
-      [](uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+      [](uint32_t group_size, const std::vector<uint32_t>& item_rows,
          const std::vector<std::vector<uint32_t>>& encoded, const SegmentTuples& consumed,
          const std::string& policy) {
-        return ToRouting(Assignment(cp_size, item_rows, encoded, consumed), item_rows, policy);
+        return ToRouting(Assignment(group_size, item_rows, encoded, consumed), item_rows, policy);
       },
-      py::arg("cp_size"), py::arg("item_rows"), py::arg("encoded"), py::arg("consumed"),
+      py::arg("cp"), py::arg("item_rows"), py::arg("encoded"), py::arg("consumed"),
       py::arg("policy"),
       "mmpt.Routing.create: a routing's lists checked by cp::ValidateRouting. Raises "
       "InvalidArgumentError naming the rank, item and segment at fault.");
 
   m.def(
       "routing_from_arrays",
-      [](uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+      [](uint32_t group_size, const std::vector<uint32_t>& item_rows,
          const std::vector<uint32_t>& item_encoder,
          const std::vector<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>&
              routes,
          const std::string& policy) {
-        return ToRouting(FromArrays(cp_size, item_rows, item_encoder, routes), item_rows, policy);
+        return ToRouting(FromArrays(group_size, item_rows, item_encoder, routes), item_rows,
+                         policy);
       },
-      py::arg("cp_size"), py::arg("item_rows"), py::arg("item_encoder"), py::arg("routes"),
+      py::arg("cp"), py::arg("item_rows"), py::arg("item_encoder"), py::arg("routes"),
       py::arg("policy"),
       "mmpt.Routing.from_arrays: the routing of a loaded batch's flat arrays, checked. Raises "
       "InvalidArgumentError naming the fault.");
 
   m.def(
       "exchange_indices",
-      [](uint32_t cp_size, const std::vector<uint32_t>& item_rows,
+      [](uint32_t group_size, const std::vector<uint32_t>& item_rows,
          const std::vector<std::vector<uint32_t>>& encoded, const SegmentTuples& consumed,
-         uint32_t rank) {
-        cp::EncoderAssignment assignment = Assignment(cp_size, item_rows, encoded, consumed);
-        cp::ExchangeIndices x = ValueOrThrow(cp::RankExchange(assignment, item_rows, rank));
+         uint32_t cp_rank) {
+        cp::EncoderAssignment assignment = Assignment(group_size, item_rows, encoded, consumed);
+        cp::ExchangeIndices x = ValueOrThrow(cp::RankExchange(assignment, item_rows, cp_rank));
         return py::make_tuple(x.send_index, x.send_splits, x.recv_splits, x.gather_index,
                               x.positions);
       },
-      py::arg("cp_size"), py::arg("item_rows"), py::arg("encoded"), py::arg("consumed"),
-      py::arg("rank"),
-      "`rank`'s side of a routing's embedding exchange (cp::RankExchange): (send_index, "
+      py::arg("cp"), py::arg("item_rows"), py::arg("encoded"), py::arg("consumed"),
+      py::arg("cp_rank"),
+      "`cp_rank`'s side of a routing's embedding exchange (cp::RankExchange): (send_index, "
       "send_splits, recv_splits, gather_index, positions). mmpt.Routing.indices calls it; a "
       "loaded batch carries its own rank's. Raises InvalidArgumentError.");
 

@@ -44,7 +44,7 @@ void BindIngest(py::module_& m) {
         options.audio = audio;
         options.samples_per_shard = samples_per_shard;
         options.threads = threads;
-        options.on_error = ValueOrThrow(ingest::ParseErrorPolicy(on_error));
+        options.on_error = ValueOrThrow(ParseErrorPolicy(on_error));
         options.progress = false;
         Result<ingest::PrepareReport> report = [&]() -> Result<ingest::PrepareReport> {
           py::gil_scoped_release release;
@@ -67,7 +67,7 @@ void BindIngest(py::module_& m) {
       py::arg("inputs"), py::arg("out_dir"), py::kw_only(), py::arg("vision") = defaults.vision,
       py::arg("audio") = defaults.audio, py::arg("samples_per_shard") = defaults.samples_per_shard,
       py::arg("threads") = defaults.threads,
-      py::arg("on_error") = std::string(ingest::ErrorPolicyName(defaults.on_error)),
+      py::arg("on_error") = std::string(ErrorPolicyName(defaults.on_error)),
       py::arg("tokenizer") = py::none(), py::arg("chat_template") = defaults.chat_template,
       py::arg("max_decode_pixels") = defaults.max_decode_pixels,
       py::arg("audio_in_video") = defaults.audio_in_video,

@@ -76,7 +76,7 @@ py::dict ViewToDict(const load::BatchView& v, uint32_t fields, py::handle owner)
   d["micro_step"] = scalars.micro_step;
   d["dp_rank"] = scalars.dp_rank;
   d["cp_rank"] = scalars.cp_rank;
-  d["cp_size"] = scalars.cp_size;
+  d["cp"] = scalars.cp;
   d["plan_hash"] = scalars.plan_hash;
   d["plan_dropped"] = scalars.plan_dropped;
   return d;
@@ -277,16 +277,16 @@ void BindLoader(py::module_& m) {
                                          "The prefetching loader of one (DP rank, CP rank).")
       .def(py::init([](std::shared_ptr<load::SampleSource> source,
                        std::shared_ptr<load::PlanStream> plans, uint32_t dp_rank, uint32_t cp_rank,
-                       uint32_t threads, uint32_t prefetch, uint64_t max_bytes,
-                       const std::string& on_bad_sample, bool mrope, uint64_t start_step,
+                       uint32_t threads, uint32_t prefetch_micro_steps, uint64_t max_bytes,
+                       const std::string& on_error, bool mrope, uint64_t start_step,
                        uint32_t start_micro_step, std::optional<uint64_t> end_step) {
              load::LoaderOptions options;
              options.dp_rank = dp_rank;
              options.cp_rank = cp_rank;
              options.threads = threads;
-             options.prefetch = prefetch;
+             options.prefetch_micro_steps = prefetch_micro_steps;
              options.max_bytes = max_bytes;
-             options.on_bad_sample = ValueOrThrow(load::ParseBadSamplePolicy(on_bad_sample));
+             options.on_error = ValueOrThrow(ParseErrorPolicy(on_error));
              options.assemble.mrope = mrope;
              if (end_step) options.end_step = *end_step;
              return LoaderHolder(ValueOrThrow(WithoutGil([&] {
@@ -296,10 +296,11 @@ void BindLoader(py::module_& m) {
            }),
            py::arg("source"), py::arg("plans"), py::arg("dp_rank") = 0, py::arg("cp_rank") = 0,
            py::arg("threads") = load::LoaderOptions{}.threads,
-           py::arg("prefetch") = load::LoaderOptions{}.prefetch,
+           py::arg("prefetch_micro_steps") = load::LoaderOptions{}.prefetch_micro_steps,
            py::arg("max_bytes") = load::LoaderOptions{}.max_bytes,
-           py::arg("on_bad_sample") = "fail", py::arg("mrope") = true, py::arg("start_step") = 0,
-           py::arg("start_micro_step") = 0, py::arg("end_step") = py::none())
+           py::arg("on_error") = std::string(ErrorPolicyName(load::LoaderOptions{}.on_error)),
+           py::arg("mrope") = true, py::arg("start_step") = 0, py::arg("start_micro_step") = 0,
+           py::arg("end_step") = py::none())
       .def(
           "next",
           [](load::Loader& loader) -> std::shared_ptr<load::Batch> {
@@ -331,9 +332,11 @@ void BindLoader(py::module_& m) {
 void BindLoad(py::module_& m) {
   // What mmpt.Loader takes when an argument is left out: load::LoaderOptions' own defaults.
   const load::LoaderOptions loader_defaults;
-  m.attr("LOADER_DEFAULTS") = py::dict(py::arg("threads") = loader_defaults.threads,
-                                       py::arg("prefetch") = loader_defaults.prefetch,
-                                       py::arg("max_bytes") = loader_defaults.max_bytes);
+  m.attr("LOADER_DEFAULTS") =
+      py::dict(py::arg("threads") = loader_defaults.threads,
+               py::arg("prefetch_micro_steps") = loader_defaults.prefetch_micro_steps,
+               py::arg("max_bytes") = loader_defaults.max_bytes,
+               py::arg("on_error") = ErrorPolicyName(loader_defaults.on_error));
   m.def(
       "check_plan_agreement",
       [](const std::vector<uint64_t>& hashes, uint64_t step) {

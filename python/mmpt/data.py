@@ -23,8 +23,8 @@ runs over all of it, else to the longest clip; audio tokens take text positions)
 ``audio_routing`` (the same form, over the micro-step's clips pack by pack) and its arrays
 (``encoded_audios``, ``audio_rows``, ``audio_encoder``, ``audio_routes``),
 ``sample_source`` / ``sample_index``,
-``dropped`` (samples left out under ``on_bad_sample="drop"``, with the reason), ``step``,
-``micro_step``, ``dp_rank``, ``cp_rank``, ``cp_size``, ``plan_hash`` and ``num_tokens`` (T).
+``dropped`` (samples left out under ``on_error="skip"``, with the reason), ``step``,
+``micro_step``, ``dp_rank``, ``cp_rank``, ``cp``, ``plan_hash`` and ``num_tokens`` (T).
 Under TP or PP with one load per replica (``Loader(rank=...)``), a rank's batch holds only
 what its pipeline stage consumes.
 ``mmpt.torch.to_tensors(batch)`` turns the arrays into torch tensors without copying.
@@ -138,6 +138,7 @@ class Planner:
         self._stream = _mmpt.PlanStream(path, **{k: v for k, v in given.items() if v is not None})
         self.layout = self._stream.layout
         self.resume_point = (0, 0)  # (step, micro_step) a new Loader starts at
+        self.position = (0, 0)  # (step, micro_step) of the next batch: its Loaders move it
 
     def plan(self, step: int) -> Dict[str, Any]:
         """Summary of step ``step``'s plan: ``hash``, layout, ``rank_samples`` per DP rank (a
@@ -165,9 +166,18 @@ class Planner:
         is made of), before the all-reduce and the optimizer."""
         return _mmpt.synced_seconds(self._stream, vision, llm)
 
-    def state_dict(self, step: int, micro_step: int = 0) -> Dict[str, Any]:
-        """The planner's state where a loader stands before ``micro_step`` of ``step`` (a few KB;
-        inside a step, a few bytes more per sample the step's later micro-steps hold)."""
+    def state_dict(self, *position) -> Dict[str, Any]:
+        """The planner's state at :attr:`position`, the (step, micro_step) of the next batch: the
+        resume point until a :class:`Loader` of it delivers, then where that loader stands, as
+        a PyTorch sampler keeps its own position (a few KB; inside a step, a few bytes more per
+        sample the step's later micro-steps hold)."""
+        if position:
+            raise InvalidArgumentError(
+                "Planner.state_dict() takes no (step, micro_step): the planner keeps its "
+                "position (Planner.position, moved by its Loader)")
+        return self._state_at(*self.position)
+
+    def _state_at(self, step: int, micro_step: int) -> Dict[str, Any]:
         return {"step": int(step), "micro_step": int(micro_step),
                 "planner_state": self._stream.state_at(step, micro_step)}
 
@@ -181,7 +191,7 @@ class Planner:
         saved step had not delivered yet, and those it carried, enter the next step (the saved
         step + 1 when saved inside a step). A :class:`Loader` made after it starts there."""
         resume = self._stream.restore(state["planner_state"])
-        self.resume_point = (int(resume["step"]), int(resume["micro_step"]))
+        self.resume_point = self.position = (int(resume["step"]), int(resume["micro_step"]))
         return resume
 
 
@@ -203,13 +213,14 @@ class Loader:
     ``load_state_dict`` together), with ``torch.distributed`` initialized when there is more
     than one rank. ``node`` labels this rank's machine (default: its host name). A rank that
     dies or falls behind makes the others raise :class:`mmpt.TimeoutError` (or
-    :class:`mmpt.IOError` for a rank that exited) naming it, within ``timeout`` seconds.
+    :class:`mmpt.IOError` for a rank that exited) naming it, within ``timeout_seconds``.
     ``steps``: how many steps to load (None: until stopped), from ``start_step`` (None: where
     the planner resumes, step 0 unless it was restored). ``threads`` workers assemble
-    micro-steps in parallel, at most ``prefetch`` finished ones wait, and the batches being
-    built or waiting hold at most ``max_bytes`` (None: the C++ loader's defaults,
-    ``mmpt._mmpt.LOADER_DEFAULTS``). ``on_bad_sample``: ``"fail"`` (raise, naming
-    the sample) or ``"drop"`` (leave it out; the batch's ``dropped`` says which and why).
+    micro-steps in parallel, at most ``prefetch_micro_steps`` finished ones wait, and the
+    batches being built or waiting hold at most ``max_bytes``. ``on_error``: ``"fail"`` (raise,
+    naming the sample) or ``"skip"`` (leave it out; the batch's ``dropped`` says which and why),
+    as for :func:`mmpt.prepare`. None: the C++ loader's defaults
+    (``mmpt._mmpt.LOADER_DEFAULTS``).
     Iteration blocks without holding the GIL. ``state_dict()`` / ``load_state_dict()`` save
     and restore the position together with the planner's state. ``exchange``: a
     :class:`mmpt.Exchange` when this node holds only part of the dataset; the loader then reads
@@ -218,18 +229,22 @@ class Loader:
     """
 
     def __init__(self, dataset, planner: Planner, dp_rank: int = 0, cp_rank: int = 0,
-                 threads: Optional[int] = None, prefetch: Optional[int] = None,
+                 threads: Optional[int] = None, prefetch_micro_steps: Optional[int] = None,
                  max_bytes: Optional[int] = None,
-                 on_bad_sample: str = "fail", mrope: bool = True,
+                 on_error: Optional[str] = None, mrope: bool = True,
                  steps: Optional[int] = None, start_step: Optional[int] = None,
                  rank: Optional[int] = None, order: str = _mmpt.DEFAULT_RANK_ORDER,
-                 node: Optional[str] = None, timeout: float = 300.0,
+                 node: Optional[str] = None, timeout_seconds: float = 300.0,
                  share_bytes: int = 1 << 30, exchange=None, **renamed):
-        _refuse_old_names(renamed, {"num_threads": "threads"})
+        _refuse_old_names(renamed, {"num_threads": "threads", "on_bad_sample": "on_error",
+                                    "prefetch": "prefetch_micro_steps",
+                                    "timeout": "timeout_seconds"})
         defaults = _mmpt.LOADER_DEFAULTS
         threads = defaults["threads"] if threads is None else threads
-        prefetch = defaults["prefetch"] if prefetch is None else prefetch
+        prefetch = (defaults["prefetch_micro_steps"] if prefetch_micro_steps is None
+                    else prefetch_micro_steps)
         max_bytes = defaults["max_bytes"] if max_bytes is None else max_bytes
+        on_error = defaults["on_error"] if on_error is None else on_error
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
         self._exchange = exchange
         self.planner = planner
@@ -242,13 +257,14 @@ class Loader:
         if rank is not None:
             layout = planner.layout
             self._share_args = dict(layout=layout, rank=rank, order=order, node=node,
-                                    timeout=timeout, capacity=share_bytes,
+                                    timeout=timeout_seconds, capacity=share_bytes,
                                     slots=prefetch + 2 * layout["pp"])
             place = _mmpt.RankGrid(layout["dp"], layout["cp"], layout["tp"], layout["pp"],
                                    order).place(rank)
             dp_rank, cp_rank = place["dp"], place["cp"]
         self._args = dict(dp_rank=dp_rank, cp_rank=cp_rank, threads=threads,
-                          prefetch=prefetch, max_bytes=max_bytes, on_bad_sample=on_bad_sample,
+                          prefetch_micro_steps=prefetch, max_bytes=max_bytes,
+                          on_error=on_error,
                           mrope=mrope)
         step, micro = planner.resume_point if start_step is None else (start_step, 0)
         self._end_step = None if steps is None else step + steps
@@ -298,6 +314,7 @@ class Loader:
             raise StopIteration
         step, micro = batch["step"], batch["micro_step"] + 1
         self._position = (step + 1, 0) if micro == self.planner.layout["ga"] else (step, micro)
+        self.planner.position = self._position
         if self._exchange is not None and self._native is not None:
             self._exchange.consumed(step)
         if "routes" in batch:
@@ -349,8 +366,7 @@ class Loader:
     def state_dict(self) -> Dict[str, Any]:
         """Where the next batch comes from, with the planner's state there (the same on every
         rank: saving one rank's is enough)."""
-        step, micro = self._position
-        return self.planner.state_dict(step, micro)
+        return self.planner._state_at(*self._position)
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Continue where :meth:`state_dict` was taken: the same batches follow under the same

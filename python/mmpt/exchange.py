@@ -5,7 +5,7 @@ each CP rank gets only the media it encodes) to the peers training on it, one al
 per step.
 
 ``Exchange`` runs the collective on its own torch.distributed process group in a background
-thread, ``prefetch`` steps before the trainer, so it overlaps with training; checking and
+thread, ``prefetch_steps`` steps before the trainer, so it overlaps with training; checking and
 packing what is sent and parsing what arrives run natively without the GIL. Hand it to
 :class:`mmpt.Loader` (``exchange=``), which then renders and decodes the received samples with
 the code that reads shared storage, so its batches are the shared-storage batches, byte for
@@ -79,24 +79,25 @@ class Exchange:
     of a placement file (``{"peers": P, "shards": {"coco/00000": 0, ...}}``) or None for
     round-robin over the manifest's shards. ``trainer_peers[d * cp + c]`` is the peer that
     trains DP rank ``d``, CP rank ``c`` (default: the peer of its loading rank under
-    ``order``). ``prefetch``: steps exchanged before the trainer needs them. ``threads``:
+    ``order``). ``prefetch_steps``: steps exchanged before the trainer needs them. ``threads``:
     workers checking and packing the samples this peer sends (None: the native default).
-    ``timeout``: seconds a collective may wait for a peer; a late peer raises an error naming
-    it, in the Loader's ``next``.
+    ``timeout_seconds``: how long a collective may wait for a peer; a late peer raises an error
+    naming it, in the Loader's ``next``.
     """
 
     def __init__(self, dataset: Union[Dataset, str], planner: Planner,
                  placement: Union[Placement, str, None] = None,
                  trainer_peers: Optional[Sequence[int]] = None,
-                 ranks: Optional[Sequence[int]] = None, prefetch: int = 2,
-                 timeout: float = 120.0, threads: Optional[int] = None,
+                 ranks: Optional[Sequence[int]] = None, prefetch_steps: int = 2,
+                 timeout_seconds: float = 120.0, threads: Optional[int] = None,
                  order: str = _mmpt.DEFAULT_RANK_ORDER, **renamed):
         import torch.distributed as dist
 
         self.dataset = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
-        self.timeout = float(timeout)
-        _refuse_old_names(renamed, {"ahead": "prefetch", "num_threads": "threads"})
-        self.prefetch = int(prefetch)
+        self.timeout = float(timeout_seconds)
+        _refuse_old_names(renamed, {"ahead": "prefetch_steps", "prefetch": "prefetch_steps",
+                                    "timeout": "timeout_seconds", "num_threads": "threads"})
+        self.prefetch = int(prefetch_steps)
         self._dist = dist
         self._thread: Optional[threading.Thread] = None
         loading = _loading_ranks(planner.layout, order, dist.get_world_size())
@@ -149,7 +150,8 @@ class Exchange:
 
     def consumed(self, step: int) -> None:
         """The trainer holds a batch of ``step``: earlier steps are done, and steps up to
-        ``step + prefetch`` may be exchanged. :class:`mmpt.Loader` calls it for every batch."""
+        ``step + prefetch_steps`` may be exchanged. :class:`mmpt.Loader` calls it for every
+        batch."""
         with self._cv:
             if step > self._consumed:
                 self._consumed = step

@@ -70,7 +70,7 @@ class Routing:
     Immutable; safe to share between threads.
     """
 
-    cp_size: int
+    cp: int
     image_rows: Tuple[int, ...]
     encoded: Tuple[Tuple[int, ...], ...]
     consumed: Tuple[Tuple[RowSegment, ...], ...]
@@ -80,7 +80,7 @@ class Routing:
 
     @staticmethod
     def create(
-        cp_size: int,
+        cp: int,
         image_rows: Sequence[int],
         encoded: Sequence[Sequence[int]],
         consumed: Sequence[Sequence[RowSegment]],
@@ -88,12 +88,12 @@ class Routing:
     ) -> "Routing":
         """Build and check a routing. Raises InvalidArgumentError (a ValueError) naming the
         rank, item and segment at fault."""
-        return _mmpt.routing(cp_size, list(image_rows), [list(e) for e in encoded],
+        return _mmpt.routing(cp, list(image_rows), [list(e) for e in encoded],
                              _segment_tuples(consumed), policy)
 
     @staticmethod
     def from_arrays(
-        cp_size: int,
+        cp: int,
         image_rows: Sequence[int],
         image_encoder: Sequence[int],
         routes: Sequence[Sequence[int]],
@@ -103,14 +103,14 @@ class Routing:
         rows and its (first) encoding CP rank, and every segment as a row ``(consumer, image,
         row_begin, row_count, local_offset, source_rank)`` (a list of tuples or an [N, 6]
         array), in any order. Raises InvalidArgumentError naming the fault."""
-        return _mmpt.routing_from_arrays(cp_size, [int(n) for n in image_rows],
+        return _mmpt.routing_from_arrays(cp, [int(n) for n in image_rows],
                                          [int(r) for r in image_encoder],
                                          [tuple(int(v) for v in row) for row in routes], policy)
 
     @staticmethod
     def from_batch(batch, kind: str = "vision") -> "Routing":
         """The routing of a batch dict from ``mmpt.Loader``, at any CP size: of its vision
-        items (keys ``cp_size``, ``image_rows``, ``image_encoder``, ``routes``), which the loader
+        items (keys ``cp``, ``image_rows``, ``image_encoder``, ``routes``), which the loader
         puts in every batch as ``batch["routing"]``, or with ``kind="audio"`` of its audio clips
         (``audio_rows``, ``audio_encoder``, ``audio_routes``; ``batch["audio_routing"]``)."""
         if kind not in ("vision", "audio"):
@@ -118,12 +118,12 @@ class Routing:
         prefix = "image" if kind == "vision" else "audio"
         routes = "routes" if kind == "vision" else "audio_routes"
         exchange = "exchange" if kind == "vision" else "audio_exchange"
-        cp_size = int(batch["cp_size"])
-        routing = Routing.from_arrays(cp_size, batch[f"{prefix}_rows"],
+        cp = int(batch["cp"])
+        routing = Routing.from_arrays(cp, batch[f"{prefix}_rows"],
                                       batch[f"{prefix}_encoder"], batch[routes], "")
         splits = batch[f"{exchange}_splits"]
         shipped = ExchangeIndices(batch[f"{exchange}_send_index"].tolist(),
-                                  splits[:cp_size].tolist(), splits[cp_size:].tolist(),
+                                  splits[:cp].tolist(), splits[cp:].tolist(),
                                   batch[f"{exchange}_gather_index"].tolist(),
                                   batch[f"{exchange}_positions"].tolist())
         return replace(routing, shipped=(int(batch["cp_rank"]), shipped))
@@ -133,7 +133,7 @@ class Routing:
         loader's form (an image's first encoder; the others are the sources of its segments)."""
         encoder = [self.encoders(image)[0] for image in range(self.num_images)]
         routes = [(rank, s.image, s.row_begin, s.row_count, s.local_offset, s.source_rank)
-                  for rank in range(self.cp_size) for s in self.consumed[rank]]
+                  for rank in range(self.cp) for s in self.consumed[rank]]
         return list(self.image_rows), encoder, routes
 
     @property
@@ -144,28 +144,28 @@ class Routing:
         """CP ranks that encode `image` (one, except under the naive policy)."""
         return [rank for rank, images in enumerate(self.encoded) if image in images]
 
-    def local_rows(self, rank: int) -> int:
-        """Rows of `rank`'s local embeddings (its encoder output)."""
-        return sum(self.image_rows[i] for i in self.encoded[rank])
+    def local_rows(self, cp_rank: int) -> int:
+        """Rows of `cp_rank`'s local embeddings (its encoder output)."""
+        return sum(self.image_rows[i] for i in self.encoded[cp_rank])
 
-    def consumed_rows(self, rank: int) -> int:
-        """Rows `rank`'s token shard consumes."""
-        return sum(seg.row_count for seg in self.consumed[rank])
+    def consumed_rows(self, cp_rank: int) -> int:
+        """Rows `cp_rank`'s token shard consumes."""
+        return sum(seg.row_count for seg in self.consumed[cp_rank])
 
     def cross_rank_rows(self) -> int:
         """Rows that cross ranks in the whole group; 0 means no collective is needed."""
         return sum(seg.row_count for rank, segments in enumerate(self.consumed)
                    for seg in segments if seg.source_rank != rank)
 
-    def indices(self, rank: int) -> ExchangeIndices:
-        """Index lists for `rank`'s side of the exchange: those the loader shipped with a
+    def indices(self, cp_rank: int) -> ExchangeIndices:
+        """Index lists for `cp_rank`'s side of the exchange: those the loader shipped with a
         batch's routing for its own rank, else ``cp::RankExchange``'s (the one derivation).
-        Its ``send_splits`` / ``recv_splits`` sum to the rows `rank` sends / receives."""
-        if self.shipped is not None and self.shipped[0] == rank:
+        Its ``send_splits`` / ``recv_splits`` sum to the rows `cp_rank` sends / receives."""
+        if self.shipped is not None and self.shipped[0] == cp_rank:
             return self.shipped[1]
         return ExchangeIndices(*_mmpt.exchange_indices(
-            self.cp_size, list(self.image_rows), [list(e) for e in self.encoded],
-            _segment_tuples(self.consumed), rank))
+            self.cp, list(self.image_rows), [list(e) for e in self.encoded],
+            _segment_tuples(self.consumed), cp_rank))
 
 
 def _segment_tuples(consumed: Sequence[Sequence[RowSegment]]):

@@ -11,22 +11,22 @@ from typing import Dict, List, Sequence, Tuple
 from mmpt.routing import RowSegment, Routing
 
 
-def split_thd(seq_lengths: Sequence[int], cp_size: int):
+def split_thd(seq_lengths: Sequence[int], cp: int):
     """Return (cu_seqlens, cu_seqlens_padded, token_indices per rank).
 
-    Each sub-sequence is padded to a multiple of 2·cp_size and cut into 2·cp_size chunks;
-    rank r keeps chunks r and 2·cp_size−1−r of every sub-sequence, in that order.
+    Each sub-sequence is padded to a multiple of 2·cp and cut into 2·cp chunks;
+    rank r keeps chunks r and 2·cp−1−r of every sub-sequence, in that order.
     """
     cu, cu_padded = [0], [0]
     for length in seq_lengths:
-        padded = -(-length // (2 * cp_size)) * (2 * cp_size)
+        padded = -(-length // (2 * cp)) * (2 * cp)
         cu.append(cu[-1] + length)
         cu_padded.append(cu_padded[-1] + padded)
-    indices: List[List[int]] = [[] for _ in range(cp_size)]
+    indices: List[List[int]] = [[] for _ in range(cp)]
     for seq in range(len(seq_lengths)):
-        chunk = (cu_padded[seq + 1] - cu_padded[seq]) // (2 * cp_size)
-        for rank in range(cp_size):
-            for k in (rank, 2 * cp_size - 1 - rank):
+        chunk = (cu_padded[seq + 1] - cu_padded[seq]) // (2 * cp)
+        for rank in range(cp):
+            for k in (rank, 2 * cp - 1 - rank):
                 start = cu_padded[seq] + k * chunk
                 indices[rank].extend(range(start, start + chunk))
     return cu, cu_padded, indices
@@ -49,24 +49,24 @@ def _padded_position(cu, cu_padded, position: int) -> int:
 def route(
     seq_lengths: Sequence[int],
     images: Sequence[Tuple[int, int, float]],
-    cp_size: int,
+    cp: int,
     policy: str,
 ) -> Routing:
     """Routing of `images` ((token_start, token_count, cost), unpadded positions) under
     `policy` ("naive", "count", "cost"), derived one token at a time."""
-    cu, cu_padded, indices = split_thd(seq_lengths, cp_size)
+    cu, cu_padded, indices = split_thd(seq_lengths, cp)
     owner = _owner_map(indices)
 
     # (rank, local position, image, row) for every image row, then runs of consecutive rows.
-    rows_on = [[0] * cp_size for _ in images]
-    placed: List[List[Tuple[int, int, int]]] = [[] for _ in range(cp_size)]
+    rows_on = [[0] * cp for _ in images]
+    placed: List[List[Tuple[int, int, int]]] = [[] for _ in range(cp)]
     for image, (start, count, _) in enumerate(images):
         for row in range(count):
             rank, local = owner[_padded_position(cu, cu_padded, start + row)]
             placed[rank].append((local, image, row))
             rows_on[image][rank] += 1
     runs: List[List[List[int]]] = []
-    for rank in range(cp_size):
+    for rank in range(cp):
         rank_runs: List[List[int]] = []
         for local, image, row in sorted(placed[rank]):
             last = rank_runs[-1] if rank_runs else None
@@ -81,11 +81,11 @@ def route(
     encoders: List[List[int]] = [[] for _ in images]
     if policy == "naive":
         for image in range(len(images)):
-            encoders[image] = [r for r in range(cp_size) if rows_on[image][r] > 0]
+            encoders[image] = [r for r in range(cp) if rows_on[image][r] > 0]
     elif policy == "count":
-        base, extra = divmod(len(images), cp_size)
+        base, extra = divmod(len(images), cp)
         position = 0
-        for rank in range(cp_size):
+        for rank in range(cp):
             for _ in range(base + (1 if rank < extra else 0)):
                 encoders[token_order[position]] = [rank]
                 position += 1
@@ -93,22 +93,22 @@ def route(
         # Longest processing time first: costliest image (ties: token order) to the least
         # loaded rank; equal loads go to the rank that consumes more of the image, then the
         # lower rank.
-        load = [0.0] * cp_size
+        load = [0.0] * cp
         for image in sorted(token_order, key=lambda i: -images[i][2]):
-            best = min(range(cp_size), key=lambda r: (load[r], -rows_on[image][r], r))
+            best = min(range(cp), key=lambda r: (load[r], -rows_on[image][r], r))
             load[best] += images[image][2]
             encoders[image] = [best]
     else:
         raise ValueError(f"unknown policy {policy}")
 
-    encoded = [[i for i in range(len(images)) if r in encoders[i]] for r in range(cp_size)]
+    encoded = [[i for i in range(len(images)) if r in encoders[i]] for r in range(cp)]
     consumed = []
-    for rank in range(cp_size):
+    for rank in range(cp):
         segments = []
         for image, row, count, local in runs[rank]:
             source = rank if policy == "naive" else encoders[image][0]
             segments.append(RowSegment(image, row, count, local, source))
         consumed.append(segments)
     return Routing.create(
-        cp_size, [count for _, count, _ in images], encoded, consumed, policy
+        cp, [count for _, count, _ in images], encoded, consumed, policy
     )

@@ -54,7 +54,7 @@ def main():
     planner = mmpt.Planner(args.local, dp=dp, cp=args.cp, tp=args.tp, ga=args.ga,
                            seq_len=args.seq_len, seed=5, sync="step",
                            allow_repeat=args.allow_repeat)
-    exchange = mmpt.Exchange(args.local, planner, timeout=args.timeout, prefetch=1)
+    exchange = mmpt.Exchange(args.local, planner, timeout_seconds=args.timeout, prefetch_steps=1)
     steps = 1 if args.mode == "late" and args.rank == 1 else args.steps
     if args.tp > 1:
         loader = mmpt.Loader(args.local, planner, rank=args.rank, steps=steps, exchange=exchange)

@@ -30,12 +30,12 @@ def runner(work):
     return run
 
 
-def load_batches(path, cp_size=1, cp_rank=0, steps=2, seq_len=8192):
+def load_batches(path, cp=1, cp_rank=0, steps=2, seq_len=8192):
     """The first `steps` batches of DP rank 0, CP rank `cp_rank` of a dataset planned at DP 1,
     GA 1 (repeats allowed)."""
     import mmpt
     dataset = mmpt.Dataset(path)
-    planner = mmpt.Planner(dataset, dp=1, cp=cp_size, seq_len=seq_len, ga=1, allow_repeat=True)
+    planner = mmpt.Planner(dataset, dp=1, cp=cp, seq_len=seq_len, ga=1, allow_repeat=True)
     loader = mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=cp_rank)
     out = []
     for batch in loader:

@@ -35,7 +35,7 @@ STAGE_KEYS = {
 STAGE_KEYS["only"] = STAGE_KEYS["first"] | STAGE_KEYS["last"]
 ARRAY_KEYS = STAGE_KEYS["only"] - {"routing", "audio_routing"}
 SHAPE_KEYS = {"cu_seqlens", "cu_seqlens_padded", "max_seqlen", "num_tokens", "sample_source",
-              "sample_index", "step", "micro_step", "dp_rank", "cp_rank", "cp_size",
+              "sample_index", "step", "micro_step", "dp_rank", "cp_rank", "cp",
               "plan_hash", "plan_dropped", "dropped"}
 
 
@@ -61,7 +61,7 @@ def main():
     place = mmpt.RankGrid(args.dp, 1, args.tp, args.pp).place(args.rank)
     node = f"stage{place['pp']}" if args.nodes == "stage" else "node"
     loader = mmpt.Loader(dataset, planner, rank=args.rank, steps=args.steps, node=node,
-                         timeout=args.timeout)
+                         timeout_seconds=args.timeout)
     record = dict(rank=args.rank, role=loader.role, batches=0, keys=None)
     batches = []
     start = time.monotonic()

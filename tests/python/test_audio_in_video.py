@@ -276,7 +276,7 @@ def assert_cp2_rows_land_on_pads(path, seq_len, audio_pad, video_pad):
     """On both ranks of CP 2, every audio and video row a rank consumes lands on a pad of its
     kind, and every such pad of the rank's tokens gets one."""
     for rank in range(2):
-        for batch in load_corpus.load_batches(str(path), cp_size=2, cp_rank=rank, steps=2,
+        for batch in load_corpus.load_batches(str(path), cp=2, cp_rank=rank, steps=2,
                                               seq_len=seq_len):
             tokens = batch["tokens"]
             for pad, rows in ((audio_pad, "audio_exchange_positions"),

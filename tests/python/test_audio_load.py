@@ -51,8 +51,8 @@ def test_the_default_template_refuses_speech_naming_its_markers(corpus):
     assert 'chat template qwen_vl has no "audio" markers' in done.stdout, done.stdout
 
 
-def batches(path, cp_size=1, cp_rank=0, steps=2):
-    return load_corpus.load_batches(path, cp_size, cp_rank, steps, seq_len=4096)
+def batches(path, cp=1, cp_rank=0, steps=2):
+    return load_corpus.load_batches(path, cp, cp_rank, steps, seq_len=4096)
 
 
 @pytest.mark.parametrize("preset,window", [("omni", None), ("qwen2-audio", 3000)])
@@ -97,8 +97,8 @@ def test_clips_load_as_the_audio_encoder_takes_them(corpus, preset, window):
 
 def test_under_cp2_each_clip_is_encoded_once_and_routed(corpus):
     path = str(corpus / "omni")
-    first = batches(path, cp_size=2, cp_rank=0, steps=1)[0]
-    second = batches(path, cp_size=2, cp_rank=1, steps=1)[0]
+    first = batches(path, cp=2, cp_rank=0, steps=1)[0]
+    second = batches(path, cp=2, cp_rank=1, steps=1)[0]
     clips = len(first["audio_rows"])
     assert clips > 0 and list(first["audio_rows"]) == list(second["audio_rows"])
     assert sorted(list(first["encoded_audios"]) + list(second["encoded_audios"])) == list(
@@ -144,7 +144,7 @@ def test_audio_dp_embed_writes_the_clip_rows_at_the_audio_pads(corpus):
 def test_the_memory_bound_counts_the_audio_features(corpus):
     dataset = mmpt.Dataset(str(corpus / "qwen2-audio"))
     planner = mmpt.Planner(dataset, dp=1, seq_len=4096, ga=1, allow_repeat=True)
-    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, threads=1, prefetch=1)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, threads=1, prefetch_micro_steps=1)
     batch = next(loader)
     assert batch["input_features"].nbytes > 0
     assert loader.stats()["peak_bytes_in_flight"] >= batch["input_features"].nbytes
@@ -159,7 +159,7 @@ def test_a_plan_under_another_audio_preset_is_refused(corpus):
 
 
 def test_a_corrupt_clip_drops_its_sample_alike_on_every_cp_rank(corpus, tmp_path):
-    """A clip changed after prepare fails its CRC on every CP rank; under on_bad_sample="drop"
+    """A clip changed after prepare fails its CRC on every CP rank; under on_error="skip"
     its sample leaves the pack and the pack's cp stage is re-run with the remaining clips."""
     import glob
     import shutil
@@ -178,7 +178,7 @@ def test_a_corrupt_clip_drops_its_sample_alike_on_every_cp_rank(corpus, tmp_path
         pytest.fail("the clip's bytes are not stored as they are in any zip")
     dataset = mmpt.Dataset(path)
     planner = mmpt.Planner(dataset, dp=1, cp=2, seq_len=4096, ga=1, allow_repeat=True)
-    ranks = [next(mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=r, on_bad_sample="drop"))
+    ranks = [next(mmpt.Loader(dataset, planner, dp_rank=0, cp_rank=r, on_error="skip"))
              for r in (0, 1)]
     for batch in ranks:
         # Sample 0 each time it was placed (repeats are allowed), and nothing else.

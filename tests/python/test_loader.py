@@ -105,7 +105,14 @@ def test_planner_takes_the_datasets_vision_preset_and_the_shared_defaults(datase
 
 
 def test_state_restores_under_another_layout_but_not_another_stream(dataset_dir):
-    state = mmpt.Planner(dataset_dir, dp=2, ga=2).state_dict(1)
+    planner = mmpt.Planner(dataset_dir, dp=2, ga=2)
+    assert planner.position == (0, 0)
+    for _ in mmpt.Loader(dataset_dir, planner, dp_rank=1, steps=1):
+        pass
+    assert planner.position == (1, 0)  # its Loader moved it past step 0
+    state = planner.state_dict()
+    with pytest.raises(mmpt.InvalidArgumentError, match=r"takes no \(step, micro_step\)"):
+        planner.state_dict(1)
     resume = mmpt.Planner(dataset_dir, ga=2).load_state_dict(state)
     assert resume == dict(step=1, micro_step=0, changed=["dp 2 → 1"])
     with pytest.raises(mmpt.InvalidArgumentError, match="saved at seed 0, now seed 1"):
@@ -171,7 +178,7 @@ def test_a_dataset_smaller_than_a_step_needs_allow_repeat(tmp_path):
 
 
 def test_blocking_next_releases_the_gil(dataset_dir):
-    loader = make_loader(dataset_dir, steps=4, threads=1, prefetch=1)
+    loader = make_loader(dataset_dir, steps=4, threads=1, prefetch_micro_steps=1)
     done = threading.Event()
     ticks = 0
 
@@ -192,8 +199,12 @@ def test_blocking_next_releases_the_gil(dataset_dir):
 def test_bad_arguments_and_paths_raise_with_the_cpp_message(tmp_path, dataset_dir):
     with pytest.raises(mmpt.NotFoundError, match="mmpt.json"):
         mmpt.Dataset(str(tmp_path / "nothing"))
-    with pytest.raises(mmpt.InvalidArgumentError, match="policy"):
-        make_loader(dataset_dir, on_bad_sample="ignore")
+    with pytest.raises(mmpt.InvalidArgumentError, match="on_error must be fail or skip"):
+        make_loader(dataset_dir, on_error="drop")
+    for old, new in [("on_bad_sample", "on_error"), ("prefetch", "prefetch_micro_steps"),
+                     ("timeout", "timeout_seconds")]:
+        with pytest.raises(mmpt.InvalidArgumentError, match=f"{old}= is now {new}="):
+            make_loader(dataset_dir, **{old: 1})
     with pytest.raises(mmpt.InvalidArgumentError, match="dp rank 5"):
         make_loader(dataset_dir, rank=5)
 
@@ -221,7 +232,7 @@ def test_corrupted_images_fail_or_are_dropped_by_policy(dataset_dir, tmp_path):
         for _ in make_loader(path, steps=3):
             pass
     dropped, kept = [], 0
-    for batch in make_loader(path, steps=3, on_bad_sample="drop"):
+    for batch in make_loader(path, steps=3, on_error="skip"):
         dropped += batch["dropped"]
         kept += len(batch["sample_index"])
         assert len(batch["image_grid_thw"]) == len(batch["sample_index"])
@@ -239,7 +250,7 @@ def test_missing_shard_is_named(dataset_dir, tmp_path):
     with pytest.raises(mmpt.Error, match=r"\.zip"):
         for _ in make_loader(path, steps=3):
             pass
-    reasons = [d["reason"] for b in make_loader(path, steps=3, on_bad_sample="drop")
+    reasons = [d["reason"] for b in make_loader(path, steps=3, on_error="skip")
                for d in b["dropped"]]
     assert reasons and all(".zip" in r for r in reasons)
 
@@ -253,7 +264,7 @@ def test_every_batch_carries_its_routing_at_cp_1(dataset_dir):
     # Planner and Loader both take the dataset's path as well as a Dataset.
     batch = next(mmpt.Loader(dataset_dir, mmpt.Planner(dataset_dir, seq_len=2048), steps=1))
     routing = batch["routing"]
-    assert isinstance(routing, mmpt.Routing) and routing.cp_size == 1
+    assert isinstance(routing, mmpt.Routing) and routing.cp == 1
     images = len(batch["image_grid_thw"])
     assert images > 0 and routing.encoded == (tuple(range(images)),)
     # One row per image token (2×2 merge), at exactly the image placeholders, in token order.
@@ -291,7 +302,7 @@ def test_a_training_step_runs_on_one_process_with_the_batch_routing(dataset_dir)
     from mmpt.torch import vision_dp_embed
 
     batch = to_tensors(next(make_loader(dataset_dir, steps=1)))
-    assert isinstance(batch["tokens"], torch.Tensor) and batch["routing"].cp_size == 1
+    assert isinstance(batch["tokens"], torch.Tensor) and batch["routing"].cp == 1
 
     class Visual(torch.nn.Module):  # one row per image token: Qwen's 2×2 merge
         def __init__(self, patch_dim, hidden):

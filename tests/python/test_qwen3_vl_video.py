@@ -200,7 +200,7 @@ def test_under_cp2_each_group_is_encoded_once_and_its_rows_routed(raw):
     """Vision DP under CP: the groups of a video are items of their own, spread over the CP
     ranks by cost, each encoded by one rank, every row consumed once."""
     dataset = prepare(raw, "qwen3-vl")
-    first, second = (load_corpus.load_batches(dataset, cp_size=2, cp_rank=r, steps=1)[0]
+    first, second = (load_corpus.load_batches(dataset, cp=2, cp_rank=r, steps=1)[0]
                      for r in (0, 1))
     items = len(first["image_rows"])
     encoded = sorted(list(first["encoded_videos"]) + list(second["encoded_videos"]) +

@@ -36,28 +36,28 @@ def test_cpp_routing_equals_the_oracle_on_random_packs(policy):
     checked = 0
     for trial in range(300):
         seq_lengths, images = random_pack(rng)
-        cp_size = rng.choice([1, 2, 3, 4, 8])
-        expected = cp_oracle.route(seq_lengths, images, cp_size, policy)
-        split = mmpt.split_thd(seq_lengths, cp_size)
-        cu, cu_padded, indices = cp_oracle.split_thd(seq_lengths, cp_size)
+        cp = rng.choice([1, 2, 3, 4, 8])
+        expected = cp_oracle.route(seq_lengths, images, cp, policy)
+        split = mmpt.split_thd(seq_lengths, cp)
+        cu, cu_padded, indices = cp_oracle.split_thd(seq_lengths, cp)
         assert split.cu_seqlens.tolist() == cu and split.cu_seqlens_padded.tolist() == cu_padded
-        for rank in range(cp_size):
+        for rank in range(cp):
             assert split.token_indices(rank).tolist() == indices[rank]
         actual = mmpt.assign_vision(split, images, policy)
-        assert actual == expected, f"trial {trial}: {seq_lengths} {images} cp {cp_size}"
+        assert actual == expected, f"trial {trial}: {seq_lengths} {images} cp {cp}"
         checked += len(images)
     assert checked > 300
 
 
-@pytest.mark.parametrize("cp_size", [2, 4])
+@pytest.mark.parametrize("cp", [2, 4])
 @pytest.mark.parametrize("policy", ["naive", "count", "cost"])
-def test_cpp_routing_equals_the_oracle_on_coco_packs(policy, cp_size):
+def test_cpp_routing_equals_the_oracle_on_coco_packs(policy, cp):
     coco = load_coco()
     for seed in range(20):
         pack = make_pack(coco, seed, 6, text_only=[seed % 6])
-        split = mmpt.split_thd(pack.seq_lengths, cp_size)
+        split = mmpt.split_thd(pack.seq_lengths, cp)
         assert mmpt.assign_vision(split, pack.images(), policy) == cp_oracle.route(
-            pack.seq_lengths, pack.images(), cp_size, policy)
+            pack.seq_lengths, pack.images(), cp, policy)
 
 
 def test_cpp_errors_name_the_image():
@@ -74,7 +74,7 @@ def test_cpp_errors_name_the_image():
 
 def _simple():
     # Two images of 3 and 2 rows; rank 0 encodes image 0, rank 1 image 1.
-    return dict(cp_size=2, image_rows=[3, 2], encoded=[[0], [1]],
+    return dict(cp=2, image_rows=[3, 2], encoded=[[0], [1]],
                 consumed=[[RowSegment(0, 0, 2, 0, 0), RowSegment(1, 0, 1, 5, 1)],
                           [RowSegment(0, 2, 1, 1, 0), RowSegment(1, 1, 1, 3, 1)]])
 
@@ -103,7 +103,7 @@ def test_indices_for_each_rank():
      "offset 1 precedes the end 2"),
     (lambda d: d["consumed"][0].__setitem__(1, RowSegment(1, 0, 1, 5, 7)),
      "source rank 7 does not encode it"),
-    (lambda d: d.update(cp_size=3), "for cp 3"),
+    (lambda d: d.update(cp=3), "for cp 3"),
 ])
 def test_invalid_routings_are_rejected_with_the_fault_named(change, message):
     spec = _simple()
@@ -138,7 +138,7 @@ def test_from_batch_reads_the_loader_batch_keys():
     routing = mmpt.assign_vision(mmpt.split_thd([300, 200], 2), [(10, 150, 3.0), (320, 90, 1.0)],
                                  "cost")
     rows, encoder, routes = routing.to_arrays()
-    batch = {"cp_size": 2, "image_rows": np.array(rows, dtype=np.int32),
+    batch = {"cp": 2, "image_rows": np.array(rows, dtype=np.int32),
              "image_encoder": np.array(encoder, dtype=np.int32),
              "routes": np.array(routes, dtype=np.int32).reshape(-1, 6), "cp_rank": 1}
     mine = routing.indices(1)

@@ -108,7 +108,7 @@ def test_vanilla_plans_reach_the_loader(dataset):
               for s, i in zip(b["sample_source"], b["sample_index"])]
     assert loaded == [tuple(x) for x in plan["rank_samples"][1]]
     with pytest.raises(mmpt.InvalidArgumentError, match="vanilla"):
-        planner.state_dict(1)
+        planner.state_dict()
     with pytest.raises(mmpt.InvalidArgumentError, match="unknown planner"):
         mmpt.Planner(mmpt.Dataset(dataset), planner="greedy")
 

@@ -76,8 +76,8 @@ def special_ids():
             "video": tokenizer.token_to_id("<|video_pad|>")}
 
 
-def batches(path, cp_size=1, cp_rank=0, steps=2):
-    return load_corpus.load_batches(path, cp_size, cp_rank, steps)
+def batches(path, cp=1, cp_rank=0, steps=2):
+    return load_corpus.load_batches(path, cp, cp_rank, steps)
 
 
 def test_videos_load_as_qwen25_vl_takes_them(videos):
@@ -115,8 +115,8 @@ def test_videos_load_as_qwen25_vl_takes_them(videos):
 
 
 def test_under_cp2_each_video_is_encoded_once_and_routed(videos):
-    first = batches(videos, cp_size=2, cp_rank=0, steps=1)[0]
-    second = batches(videos, cp_size=2, cp_rank=1, steps=1)[0]
+    first = batches(videos, cp=2, cp_rank=0, steps=1)[0]
+    second = batches(videos, cp=2, cp_rank=1, steps=1)[0]
     items = len(first["image_rows"])
     assert items > 0 and list(first["image_rows"]) == list(second["image_rows"])
     encoded = sorted(list(first["encoded_videos"]) + list(second["encoded_videos"]))
@@ -157,7 +157,7 @@ def test_the_memory_bound_counts_the_videos_pixels(videos):
     patches count, so what it reserved covers the batch it built."""
     dataset = mmpt.Dataset(videos)
     planner = mmpt.Planner(dataset, dp=1, seq_len=8192, ga=1, allow_repeat=True)
-    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, threads=1, prefetch=1)
+    loader = mmpt.Loader(dataset, planner, dp_rank=0, steps=1, threads=1, prefetch_micro_steps=1)
     batch = next(loader)
     assert batch["pixel_values_videos"].nbytes > 0
     assert loader.stats()["peak_bytes_in_flight"] >= batch["pixel_values_videos"].nbytes
@@ -172,7 +172,7 @@ def test_a_loader_dropped_mid_video_does_not_deadlock_once_pyav_is_imported(vide
               "dataset = mmpt.Dataset(sys.argv[1])\n"
               "planner = mmpt.Planner(dataset, dp=1, seq_len=8192, ga=4, allow_repeat=True)\n"
               "for _ in range(3):\n"
-              "    loader = mmpt.Loader(dataset, planner, dp_rank=0, prefetch=4)\n"
+              "    loader = mmpt.Loader(dataset, planner, dp_rank=0, prefetch_micro_steps=4)\n"
               "    next(loader)\n"
               "    del loader\n"
               "print('done')\n")

@@ -55,6 +55,12 @@ def test_bad_calls_raise_with_the_reason():
     cp2 = mmpt.assign_vision(mmpt.split_thd(pack.seq_lengths, 2), pack.images(), "cost")
     with pytest.raises(RuntimeError, match="not initialized"):
         exchange_embeddings(torch.zeros(0, 32), cp2)
+    # The CP vocabulary: a CP rank is cp_rank everywhere; the old keyword names the new one.
+    with pytest.raises(mmpt.InvalidArgumentError, match="rank= is now cp_rank="):
+        exchange_embeddings(torch.zeros(0, 32), cp2, None, rank=0)
+    with pytest.raises(mmpt.InvalidArgumentError, match="rank= is now cp_rank="):
+        vision_dp_embed(encoder, torch.cat(pack.pixels), torch.tensor(pack.grids), embeds,
+                        routing, None, rank=0)
 
 
 def test_videos_take_their_place_among_the_vision_items():
@@ -115,5 +121,5 @@ def test_an_emulated_cp_rank_does_its_own_work_alone(policy):
         assert placed == len(pads)
         embeds.sum().backward()
         assert all(p.grad is not None for p in encoder.parameters())
-    with pytest.raises(ValueError, match="rank 2 of a group of 2"):
+    with pytest.raises(ValueError, match="CP rank 2 of a CP group of 2"):
         EmulatedCpRank(2, 2)

@@ -307,14 +307,14 @@ def reference_step(pack: Pack, encoder: SmallEncoder, lm: ToyLM, weights: torch.
     return loss.detach(), grads, [p.grad.clone() if p.grad is not None else None for p in pixels]
 
 
-def token_weights(pack: Pack, cp_size: int, weighted: bool) -> torch.Tensor:
+def token_weights(pack: Pack, cp: int, weighted: bool) -> torch.Tensor:
     """Per unpadded token: owner CP rank + 1 when `weighted`, else 1."""
     if not weighted:
         return torch.ones(len(pack.tokens), dtype=torch.float64)
-    split = mmpt.split_thd(pack.seq_lengths, cp_size)
+    split = mmpt.split_thd(pack.seq_lengths, cp)
     cu, cu_padded = split.cu_seqlens.tolist(), split.cu_seqlens_padded.tolist()
     owner = {}
-    for rank in range(cp_size):
+    for rank in range(cp):
         for padded in split.token_indices(rank).tolist():
             owner[padded] = rank
     weights = []

@@ -75,31 +75,32 @@ Status Run(Options& o) {
 }  // namespace
 
 Command BenchLoadCommand() {
-  return {
-      "load", "Loader batches/s vs a Python (Energon-style) loader, and RSS over a long run",
-      [](CLI::App& app) -> Action {
-        auto o = std::make_shared<Options>();
-        app::LoadBenchmarkOptions& b = o->bench;
-        AddDataset(app, &b.dataset);
-        AddThreads(app, &o->threads);
-        o->layout.Add(app);
-        o->presets.Add(app);
-        app.add_option("--prefetch", b.prefetch, "Micro-steps loaded ahead")->capture_default_str();
-        app.add_option("--compare", b.compare_micro_steps,
-                       "Micro-steps both loaders run for the ratio")
-            ->capture_default_str();
-        app.add_option("--seconds", b.long_run_seconds, "Length of the long run (mmpt alone)")
-            ->capture_default_str();
-        app.add_option("--seed", b.plans.planner.seed, "Planner seed")->capture_default_str();
-        AddAllowRepeat(app, &b.plans.planner.allow_repeat);
-        app.add_option("--python", b.python, "Python for the baseline")->capture_default_str();
-        app.add_option("--baseline", b.baseline_script,
-                       "Baseline loader script (its worker processes: --threads); default: "
-                       "bench/python_loader_baseline.py in mmpt's data directory");
-        app.add_flag("--no-baseline", o->no_baseline, "Run mmpt only");
-        AddJson(app, &o->json);
-        return [o] { return Run(*o); };
-      }};
+  return {"load", "Loader batches/s vs a Python (Energon-style) loader, and RSS over a long run",
+          [](CLI::App& app) -> Action {
+            auto o = std::make_shared<Options>();
+            app::LoadBenchmarkOptions& b = o->bench;
+            AddDataset(app, &b.dataset);
+            AddThreads(app, &o->threads);
+            o->layout.Add(app);
+            o->presets.Add(app);
+            app.add_option("--prefetch-micro-steps", b.prefetch_micro_steps,
+                           "Micro-steps loaded ahead")
+                ->capture_default_str();
+            app.add_option("--compare", b.compare_micro_steps,
+                           "Micro-steps both loaders run for the ratio")
+                ->capture_default_str();
+            app.add_option("--seconds", b.long_run_seconds, "Length of the long run (mmpt alone)")
+                ->capture_default_str();
+            app.add_option("--seed", b.plans.planner.seed, "Planner seed")->capture_default_str();
+            AddAllowRepeat(app, &b.plans.planner.allow_repeat);
+            app.add_option("--python", b.python, "Python for the baseline")->capture_default_str();
+            app.add_option("--baseline", b.baseline_script,
+                           "Baseline loader script (its worker processes: --threads); default: "
+                           "bench/python_loader_baseline.py in mmpt's data directory");
+            app.add_flag("--no-baseline", o->no_baseline, "Run mmpt only");
+            AddJson(app, &o->json);
+            return [o] { return Run(*o); };
+          }};
 }
 
 }  // namespace mmpt::cli

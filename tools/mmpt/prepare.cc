@@ -18,7 +18,7 @@ struct PrepareArgs {
   std::vector<std::string> inputs;
   std::string tokenizer;
   std::string format = "auto";
-  std::string on_error{ingest::ErrorPolicyName(ingest::PrepareOptions{}.on_error)};
+  std::string on_error{ErrorPolicyName(ingest::PrepareOptions{}.on_error)};
   bool json = false;
   ingest::PrepareOptions options;
 };
@@ -43,7 +43,7 @@ Status Run(const PrepareArgs& args) {
   ingest::PrepareOptions options = args.options;
   MMPT_ASSIGN_OR_RETURN(options.inputs, ingest::ExpandInputs(args.inputs));
   MMPT_ASSIGN_OR_RETURN(options.format, ingest::ParseInputFormat(args.format));
-  MMPT_ASSIGN_OR_RETURN(options.on_error, ingest::ParseErrorPolicy(args.on_error));
+  MMPT_ASSIGN_OR_RETURN(options.on_error, ParseErrorPolicy(args.on_error));
   MMPT_ASSIGN_OR_RETURN(auto tokenizer, ingest::UseTokenizer(args.tokenizer, options));
   MMPT_ASSIGN_OR_RETURN(auto world, comm::WorldCommunicator());
   if (world->size() > 1) {

@@ -27,6 +27,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 import torch.distributed as dist
 
+from ..data import _refuse_old_names
 from ..routing import Routing
 
 
@@ -53,24 +54,25 @@ class EmulatedCpRank:
     is zeros of the right shape: the compute is that rank's (every row it encodes, every key it
     attends to), the values other ranks hold are not, and nothing crosses a wire."""
 
-    def __init__(self, rank: int, size: int):
-        if not 0 <= rank < size:
-            raise ValueError(f"EmulatedCpRank: rank {rank} of a group of {size}")
-        self.rank, self.size = int(rank), int(size)
+    def __init__(self, cp_rank: int, cp: int):
+        if not 0 <= cp_rank < cp:
+            raise ValueError(f"EmulatedCpRank: CP rank {cp_rank} of a CP group of {cp}")
+        self.cp_rank, self.cp = int(cp_rank), int(cp)
 
     def all_to_all_v(self, rows: torch.Tensor, send_splits, recv_splits) -> torch.Tensor:
         """What an all-to-all-v delivers here: this rank's rows to itself, zeros from others."""
         parts = []
-        own = torch.split(rows, list(send_splits))[self.rank]
+        own = torch.split(rows, list(send_splits))[self.cp_rank]
         for source, count in enumerate(recv_splits):
-            parts.append(own if source == self.rank else rows.new_zeros((count,) + rows.shape[1:]))
+            zeros = rows.new_zeros((count,) + rows.shape[1:])
+            parts.append(own if source == self.cp_rank else zeros)
         return torch.cat(parts) if parts else rows.new_zeros((0,) + rows.shape[1:])
 
     def all_gather_rows(self, rows: torch.Tensor) -> torch.Tensor:
         """Every rank's rows in rank order, this rank's in its place (differentiable), zeros for
         the others'."""
         blank = rows.new_zeros(rows.shape)
-        return torch.cat([rows if r == self.rank else blank for r in range(self.size)])
+        return torch.cat([rows if r == self.cp_rank else blank for r in range(self.cp)])
 
 
 def _all_to_all_v(rows: torch.Tensor, group, send_splits, recv_splits) -> torch.Tensor:
@@ -124,8 +126,8 @@ def _group_rank(group, rank: Optional[int], routing: Routing, kind: str = "visio
     if rank is not None:
         return int(rank)
     if isinstance(group, EmulatedCpRank):
-        return group.rank
-    if routing.cp_size == 1:
+        return group.cp_rank
+    if routing.cp == 1:
         return 0  # CP 1 needs no process group: nothing crosses ranks
     if not dist.is_initialized():
         raise RuntimeError(f"{kind}_dp: torch.distributed is not initialized and no rank was given")
@@ -172,10 +174,11 @@ def exchange_embeddings(
     local_embeds: torch.Tensor,
     routing: Routing,
     group=None,
-    rank: Optional[int] = None,
+    cp_rank: Optional[int] = None,
     *,
     stats: Optional[ExchangeStats] = None,
     requires_grad: Optional[bool] = None,
+    **renamed,
 ) -> torch.Tensor:
     """Return the embedding rows this rank's token shard consumes, in its local token order.
 
@@ -184,14 +187,16 @@ def exchange_embeddings(
     rank with no images). The result is ``[routing.consumed_rows(rank), hidden]``; row k goes to
     local token position ``routing.indices(rank).positions[k]``.
 
-    Every rank of `group` (the CP group; None: the default group, whose ranks are then the CP
-    ranks) must call this with the same `routing`, collectively. The backward collective runs
-    on every rank when grad mode is on (`requires_grad=None`), so a rank whose encoder is frozen
-    or that has no images cannot leave the others waiting; pass ``requires_grad=False`` on
-    every rank to skip it when no rank needs vision gradients.
+    ``cp_rank``: this rank's rank in `group` (None: the group's). Every rank of `group` (the CP
+    group; None: the default group, whose ranks are then the CP ranks) must call this with the
+    same `routing`, collectively. The backward collective runs on every rank when grad mode is
+    on (`requires_grad=None`), so a rank whose encoder is frozen or that has no images cannot
+    leave the others waiting; pass ``requires_grad=False`` on every rank to skip it when no rank
+    needs vision gradients.
     Raises ValueError when `local_embeds` does not match the routing.
     """
-    rank = _group_rank(group, rank, routing)
+    _refuse_old_names(renamed, {"rank": "cp_rank"})
+    rank = _group_rank(group, cp_rank, routing)
     rows, _ = _exchange(local_embeds, routing, group, rank, stats, requires_grad)
     return rows
 
@@ -244,7 +249,7 @@ def vision_dp_embed(
     inputs_embeds: torch.Tensor,
     routing: Routing,
     group=None,
-    rank: Optional[int] = None,
+    cp_rank: Optional[int] = None,
     *,
     input_ids: Optional[torch.Tensor] = None,
     image_token_id: Optional[int] = None,
@@ -252,6 +257,7 @@ def vision_dp_embed(
     requires_grad: Optional[bool] = None,
     videos: Optional[Tuple[torch.Tensor, torch.Tensor, Sequence[int], Sequence[int]]] = None,
     video_token_id: Optional[int] = None,
+    **renamed,
 ) -> torch.Tensor:
     """Encode this rank's images (and videos), exchange, and write the rows into the token
     embeddings.
@@ -277,7 +283,8 @@ def vision_dp_embed(
     image-pad tokens of the shard, and the video-pad tokens too with `video_token_id`
     (ValueError if they differ).
     """
-    rank = _group_rank(group, rank, routing)
+    _refuse_old_names(renamed, {"rank": "cp_rank"})
+    rank = _group_rank(group, cp_rank, routing)
     embeds = _flat_embeds(inputs_embeds)
     if not routing.encoded[rank]:
         local = _connected_empty(encoder, embeds.shape[-1], embeds)
@@ -297,12 +304,13 @@ def audio_dp_embed(
     inputs_embeds: torch.Tensor,
     routing: Routing,
     group=None,
-    rank: Optional[int] = None,
+    cp_rank: Optional[int] = None,
     *,
     input_ids: Optional[torch.Tensor] = None,
     audio_token_id: Optional[int] = None,
     stats: Optional[ExchangeStats] = None,
     requires_grad: Optional[bool] = None,
+    **renamed,
 ) -> torch.Tensor:
     """Encode this rank's audio clips, exchange, and write the rows into the token embeddings:
     :func:`vision_dp_embed` for the audio encoder (Qwen2-Audio, Qwen2.5-Omni), with the batch's
@@ -314,7 +322,8 @@ def audio_dp_embed(
     on a rank with no clips. With `input_ids` and `audio_token_id` the positions are checked
     against the shard's audio-pad tokens.
     """
-    rank = _group_rank(group, rank, routing, "audio")
+    _refuse_old_names(renamed, {"rank": "cp_rank"})
+    rank = _group_rank(group, cp_rank, routing, "audio")
     embeds = _flat_embeds(inputs_embeds, "audio")
     if not routing.encoded[rank]:
         local = _connected_empty(encoder, embeds.shape[-1], embeds)

@@ -17,7 +17,7 @@ std::string SummarizeBatch(const Batch& b) {
   size_t targets = 0;
   for (float m : b.loss_mask) targets += m != 0.0f;
   std::string out = fmt::format("step {} micro-step {} (dp rank {}, cp rank {}/{}), plan {:016x}\n",
-                                b.step, b.micro_step, b.dp_rank, b.cp_rank, b.cp_size, b.plan_hash);
+                                b.step, b.micro_step, b.dp_rank, b.cp_rank, b.cp, b.plan_hash);
   out += fmt::format("  tokens          [{}] int32, {} with loss\n", t, targets);
   out += fmt::format("  position_ids    [{}{}] int32{}\n",
                      b.position_rows == 1 ? "" : fmt::format("{}, ", b.position_rows), t,

@@ -117,7 +117,7 @@ Result<LoadBenchmarkResult> RunLoadBenchmark(const LoadBenchmarkOptions& options
   LoaderOptions loader_options;
   loader_options.dp_rank = rank;
   loader_options.threads = options.threads;
-  loader_options.prefetch = options.prefetch;
+  loader_options.prefetch_micro_steps = options.prefetch_micro_steps;
   loader_options.comm = options.comm;
 
   // The compared micro-steps: the baseline, then mmpt, each from a cold start of its workers.

@@ -14,10 +14,10 @@
 namespace mmpt::app {
 
 struct LoadBenchmarkOptions {
-  std::string dataset;                // a prepared dataset directory
-  load::PlanStreamConfig plans;       // layout (dp = ranks), seed, presets
-  uint32_t threads = 2;               // loader threads = baseline worker processes
-  uint32_t prefetch = 4;              // micro-steps
+  std::string dataset;           // a prepared dataset directory
+  load::PlanStreamConfig plans;  // layout (dp = ranks), seed, presets
+  uint32_t threads = 2;          // loader threads = baseline worker processes
+  uint32_t prefetch_micro_steps = 4;
   uint32_t compare_micro_steps = 48;  // micro-steps both loaders run for the ratio
   double long_run_seconds = 60;       // the loader alone afterwards, RSS sampled
   std::string python = "/usr/bin/python3";

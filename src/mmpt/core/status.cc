@@ -27,4 +27,14 @@ Status Status::WithContext(std::string_view context) const {
   return Status(code_, fmt::format("{}: {}", context, message_));
 }
 
+std::string_view ErrorPolicyName(ErrorPolicy policy) {
+  return policy == ErrorPolicy::kFail ? "fail" : "skip";
+}
+
+Result<ErrorPolicy> ParseErrorPolicy(std::string_view name) {
+  if (name == "fail") return ErrorPolicy::kFail;
+  if (name == "skip") return ErrorPolicy::kSkip;
+  return Status::InvalidArgument("on_error must be fail or skip, not '{}'", name);
+}
+
 }  // namespace mmpt

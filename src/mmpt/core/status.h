@@ -109,6 +109,15 @@ class [[nodiscard]] Result {
   std::variant<T, Status> data_;
 };
 
+/// What a stage does with one bad input record or sample (prepare's records, the loader's
+/// samples): stop with its error naming it, or skip it, counted and named. Spelled
+/// on_error="fail" | "skip" (--on-error) everywhere.
+enum class ErrorPolicy : uint8_t { kFail, kSkip };
+/// "fail" or "skip": what ParseErrorPolicy reads back.
+std::string_view ErrorPolicyName(ErrorPolicy policy);
+/// Parse "fail" or "skip". Errors: InvalidArgument naming the value.
+Result<ErrorPolicy> ParseErrorPolicy(std::string_view name);
+
 }  // namespace mmpt
 
 #define MMPT_CONCAT_INNER(a, b) a##b

@@ -18,7 +18,7 @@ TEST(ImageLayoutTest, SpreadsTextEvenlyAroundImages) {
   EXPECT_EQ((*placed)[2].token_start, 130u);
   EXPECT_DOUBLE_EQ((*placed)[0].vision_cost, 4.0);
   // The placement is valid input to the CP stage.
-  auto split = SplitThd(lengths, {.cp_size = 2});
+  auto split = SplitThd(lengths, {.cp = 2});
   ASSERT_TRUE(split.ok());
   EXPECT_TRUE(ValidateImages(*split, *placed).ok());
 }

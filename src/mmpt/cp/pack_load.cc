@@ -16,7 +16,7 @@ double CausalPairs(uint64_t begin, uint64_t end) {
 std::vector<RankLoad> PackRankLoads(const ThdSplit& split, const EncoderAssignment& vision,
                                     const EncoderAssignment& audio, double llm_cost,
                                     double attention_pair_weight) {
-  const uint32_t cp = split.cp_size;
+  const uint32_t cp = split.cp;
   std::vector<RankLoad> loads(cp);
   // LLM work of each rank: the real tokens of its chunks plus their weighted causal pairs.
   std::vector<double> work(cp, 0.0);

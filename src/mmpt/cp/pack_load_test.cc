@@ -9,7 +9,7 @@ namespace mmpt::cp {
 namespace {
 
 ThdSplit Split(std::vector<uint32_t> lengths, uint32_t cp, std::vector<uint32_t> extra = {}) {
-  auto split = SplitThd(lengths, {.cp_size = cp}, extra);
+  auto split = SplitThd(lengths, {.cp = cp}, extra);
   EXPECT_TRUE(split.ok()) << split.status().ToString();
   return *split;
 }

@@ -6,26 +6,26 @@
 namespace mmpt::cp {
 
 Result<uint32_t> PadMultiple(const ThdSplitOptions& options) {
-  if (options.cp_size == 0) return Status::InvalidArgument("cp_size must be at least 1");
-  if (options.tp_size == 0) return Status::InvalidArgument("tp_size must be at least 1");
-  uint64_t multiple = 2ull * options.cp_size;
-  if (options.sequence_parallel) multiple *= options.tp_size;
+  if (options.cp == 0) return Status::InvalidArgument("cp must be at least 1");
+  if (options.tp == 0) return Status::InvalidArgument("tp must be at least 1");
+  uint64_t multiple = 2ull * options.cp;
+  if (options.sequence_parallel) multiple *= options.tp;
   if (multiple > (1u << 20)) {
-    return Status::InvalidArgument("pad multiple 2·{}{} is implausibly large", options.cp_size,
+    return Status::InvalidArgument("pad multiple 2·{}{} is implausibly large", options.cp,
                                    options.sequence_parallel ? "·TP" : "");
   }
   return static_cast<uint32_t>(multiple);
 }
 
 Result<std::vector<uint32_t>> PartitionedIndices(std::span<const uint32_t> cu_seqlens_padded,
-                                                 uint32_t cp_size, uint32_t rank) {
-  if (cp_size == 0 || rank >= cp_size) {
-    return Status::InvalidArgument("CP rank {} is not in a group of {}", rank, cp_size);
+                                                 uint32_t cp, uint32_t cp_rank) {
+  if (cp == 0 || cp_rank >= cp) {
+    return Status::InvalidArgument("CP rank {} is not in a CP group of {}", cp_rank, cp);
   }
   if (cu_seqlens_padded.size() < 2 || cu_seqlens_padded.front() != 0) {
     return Status::InvalidArgument("cu_seqlens_padded needs at least two entries, starting at 0");
   }
-  const uint32_t chunks = 2 * cp_size;
+  const uint32_t chunks = 2 * cp;
   for (size_t i = 0; i < cu_seqlens_padded.size(); ++i) {
     if (cu_seqlens_padded[i] % chunks != 0) {
       return Status::InvalidArgument("cu_seqlens_padded[{}] = {} is not a multiple of 2·CP = {}", i,
@@ -37,13 +37,13 @@ Result<std::vector<uint32_t>> PartitionedIndices(std::span<const uint32_t> cu_se
     }
   }
   std::vector<uint32_t> indices;
-  indices.reserve(cu_seqlens_padded.back() / cp_size);
+  indices.reserve(cu_seqlens_padded.back() / cp);
   for (size_t s = 0; s + 1 < cu_seqlens_padded.size(); ++s) {
     const uint32_t start = cu_seqlens_padded[s];
     const uint32_t chunk = (cu_seqlens_padded[s + 1] - start) / chunks;
     // Causal attention costs more late in a sequence; pairing chunk r with its mirror
     // 2c−1−r gives every rank the same attention work.
-    for (uint32_t k : {rank, chunks - 1 - rank}) {
+    for (uint32_t k : {cp_rank, chunks - 1 - cp_rank}) {
       for (uint32_t t = 0; t < chunk; ++t) indices.push_back(start + k * chunk + t);
     }
   }
@@ -59,7 +59,7 @@ Result<ThdSplit> SplitThd(std::span<const uint32_t> seq_lengths, const ThdSplitO
                                    seq_lengths.size());
   }
   ThdSplit split;
-  split.cp_size = options.cp_size;
+  split.cp = options.cp;
   split.pad_multiple = multiple;
   split.cu_seqlens.reserve(seq_lengths.size() + 1);
   split.cu_seqlens_padded.reserve(seq_lengths.size() + 1);
@@ -83,7 +83,7 @@ Result<ThdSplit> SplitThd(std::span<const uint32_t> seq_lengths, const ThdSplitO
     split.cu_seqlens_padded.push_back(static_cast<uint32_t>(total_padded));
   }
 
-  const uint32_t cp = options.cp_size;
+  const uint32_t cp = options.cp;
   split.shards.resize(cp);
   for (uint32_t r = 0; r < cp; ++r) {
     CpShard& shard = split.shards[r];

@@ -39,7 +39,7 @@ std::vector<uint32_t> RandomLengths(std::mt19937& rng, size_t max_count, uint32_
 TEST(ThdSplitTest, MatchesTransformerEngineExample) {
   // cu_seqlens [0, 8, 16], CP 2, as in TE's documentation of thd_get_partitioned_indices.
   const std::vector<uint32_t> lengths = {8, 8};
-  auto split = SplitThd(lengths, {.cp_size = 2});
+  auto split = SplitThd(lengths, {.cp = 2});
   ASSERT_TRUE(split.ok()) << split.status().ToString();
   EXPECT_EQ(split->shards[0].token_indices, (std::vector<uint32_t>{0, 1, 6, 7, 8, 9, 14, 15}));
   EXPECT_EQ(split->shards[1].token_indices, (std::vector<uint32_t>{2, 3, 4, 5, 10, 11, 12, 13}));
@@ -49,7 +49,7 @@ TEST(ThdSplitTest, MatchesTransformerEngineExample) {
 
 TEST(ThdSplitTest, PadsEachSubSequenceToTwiceCp) {
   const std::vector<uint32_t> lengths = {5, 1, 12};
-  auto split = SplitThd(lengths, {.cp_size = 2});
+  auto split = SplitThd(lengths, {.cp = 2});
   ASSERT_TRUE(split.ok());
   EXPECT_EQ(split->cu_seqlens, (std::vector<uint32_t>{0, 5, 6, 18}));
   EXPECT_EQ(split->cu_seqlens_padded, (std::vector<uint32_t>{0, 8, 12, 24}));
@@ -61,8 +61,8 @@ TEST(ThdSplitTest, PadsEachSubSequenceToTwiceCp) {
 
 TEST(ThdSplitTest, SequenceParallelPadsToTwiceTpCp) {
   const std::vector<uint32_t> lengths = {5};
-  auto plain = SplitThd(lengths, {.cp_size = 2, .tp_size = 4});
-  auto sp = SplitThd(lengths, {.cp_size = 2, .tp_size = 4, .sequence_parallel = true});
+  auto plain = SplitThd(lengths, {.cp = 2, .tp = 4});
+  auto sp = SplitThd(lengths, {.cp = 2, .tp = 4, .sequence_parallel = true});
   ASSERT_TRUE(plain.ok() && sp.ok());
   EXPECT_EQ(plain->padded_tokens(), 8u);
   EXPECT_EQ(sp->padded_tokens(), 16u);
@@ -74,7 +74,7 @@ TEST(ThdSplitTest, EqualsTransformerEngineOnRandomPacks) {
   for (int trial = 0; trial < 300; ++trial) {
     const uint32_t cp = 1 + trial % 8;
     const auto lengths = RandomLengths(rng, 12, 3000);
-    auto split = SplitThd(lengths, {.cp_size = cp});
+    auto split = SplitThd(lengths, {.cp = cp});
     ASSERT_TRUE(split.ok());
     for (uint32_t r = 0; r < cp; ++r) {
       ASSERT_EQ(split->shards[r].token_indices, TeOracle(split->cu_seqlens_padded, cp, r))
@@ -88,7 +88,7 @@ TEST(ThdSplitTest, ShardsArePermutationOfPaddedTokens) {
   for (int trial = 0; trial < 200; ++trial) {
     const uint32_t cp = 1 + trial % 6, tp = 1 + trial % 3;
     const auto lengths = RandomLengths(rng, 20, 500);
-    auto split = SplitThd(lengths, {.cp_size = cp, .tp_size = tp, .sequence_parallel = true});
+    auto split = SplitThd(lengths, {.cp = cp, .tp = tp, .sequence_parallel = true});
     ASSERT_TRUE(split.ok());
     std::vector<int> seen(split->padded_tokens(), 0);
     uint32_t valid = 0;
@@ -116,7 +116,7 @@ TEST(ThdSplitTest, EachRankHoldsChunksRAndMirror) {
   for (int trial = 0; trial < 100; ++trial) {
     const uint32_t cp = 2 + trial % 4;
     const auto lengths = RandomLengths(rng, 6, 200);
-    auto split = SplitThd(lengths, {.cp_size = cp});
+    auto split = SplitThd(lengths, {.cp = cp});
     ASSERT_TRUE(split.ok());
     for (uint32_t r = 0; r < cp; ++r) {
       const CpShard& shard = split->shards[r];
@@ -138,7 +138,7 @@ TEST(ThdSplitTest, EachRankHoldsChunksRAndMirror) {
 
 TEST(ThdSplitTest, BoundariesWithoutIndices) {
   const std::vector<uint32_t> lengths = {5, 1, 12};
-  auto split = SplitThd(lengths, {.cp_size = 2, .with_token_indices = false});
+  auto split = SplitThd(lengths, {.cp = 2, .with_token_indices = false});
   ASSERT_TRUE(split.ok());
   EXPECT_TRUE(split->shards[0].token_indices.empty());
   EXPECT_EQ(split->cu_seqlens_padded, (std::vector<uint32_t>{0, 8, 12, 24}));
@@ -147,7 +147,7 @@ TEST(ThdSplitTest, BoundariesWithoutIndices) {
 
 TEST(ThdSplitTest, CpOneIsIdentity) {
   const std::vector<uint32_t> lengths = {3, 4, 9};
-  auto split = SplitThd(lengths, {.cp_size = 1});
+  auto split = SplitThd(lengths, {.cp = 1});
   ASSERT_TRUE(split.ok());
   ASSERT_EQ(split->shards.size(), 1u);
   const auto& indices = split->shards[0].token_indices;
@@ -158,10 +158,10 @@ TEST(ThdSplitTest, CpOneIsIdentity) {
 
 TEST(ThdSplitTest, RejectsBadInput) {
   const std::vector<uint32_t> lengths = {4};
-  EXPECT_EQ(SplitThd(lengths, {.cp_size = 0}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(SplitThd({}, {.cp_size = 2}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitThd(lengths, {.cp = 0}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitThd({}, {.cp = 2}).status().code(), StatusCode::kInvalidArgument);
   const std::vector<uint32_t> huge = {1u << 31, 1u << 31};
-  EXPECT_EQ(SplitThd(huge, {.cp_size = 2}).status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(SplitThd(huge, {.cp = 2}).status().code(), StatusCode::kOutOfRange);
   const std::vector<uint32_t> odd = {0, 6};
   auto status = PartitionedIndices(odd, 2, 0).status();
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
@@ -172,7 +172,7 @@ TEST(ThdSplitTest, RejectsBadInput) {
 
 TEST(ThdSplitTest, ExtraPaddingLengthensASubSequencesChunks) {
   // 5 tokens pad to 8 on CP 2; 4 more make 12: chunks of 3, the real tokens in the first 5.
-  auto split = SplitThd(std::vector<uint32_t>{5, 3}, {.cp_size = 2}, std::vector<uint32_t>{4, 0});
+  auto split = SplitThd(std::vector<uint32_t>{5, 3}, {.cp = 2}, std::vector<uint32_t>{4, 0});
   ASSERT_TRUE(split.ok()) << split.status().ToString();
   EXPECT_EQ(split->cu_seqlens, (std::vector<uint32_t>{0, 5, 8}));
   EXPECT_EQ(split->cu_seqlens_padded, (std::vector<uint32_t>{0, 12, 16}));
@@ -180,13 +180,11 @@ TEST(ThdSplitTest, ExtraPaddingLengthensASubSequencesChunks) {
   // Rank 0: chunks 0 [0, 3) and 3 [9, 12): 3 real tokens; rank 1: [3, 6) and [6, 9): 2.
   EXPECT_EQ(split->shards[0].valid_tokens[0], 3u);
   EXPECT_EQ(split->shards[1].valid_tokens[0], 2u);
-  EXPECT_EQ(
-      SplitThd(std::vector<uint32_t>{5}, {.cp_size = 2}, std::vector<uint32_t>{2}).status().code(),
-      StatusCode::kInvalidArgument);
-  EXPECT_EQ(SplitThd(std::vector<uint32_t>{5, 3}, {.cp_size = 2}, std::vector<uint32_t>{4})
-                .status()
-                .code(),
+  EXPECT_EQ(SplitThd(std::vector<uint32_t>{5}, {.cp = 2}, std::vector<uint32_t>{2}).status().code(),
             StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      SplitThd(std::vector<uint32_t>{5, 3}, {.cp = 2}, std::vector<uint32_t>{4}).status().code(),
+      StatusCode::kInvalidArgument);
 }
 
 }  // namespace

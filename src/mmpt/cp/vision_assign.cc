@@ -24,7 +24,7 @@ std::vector<uint32_t> TokenOrder(std::span<const CpImage> images) {
 // The rows of every image each rank consumes: each run's padded span cut at chunk borders.
 std::vector<std::vector<RowSegment>> ConsumedRows(const ThdSplit& split,
                                                   std::span<const CpImage> images) {
-  std::vector<std::vector<RowSegment>> consumed(split.cp_size);
+  std::vector<std::vector<RowSegment>> consumed(split.cp);
   for (uint32_t i = 0; i < images.size(); ++i) {
     ForEachRun(images[i], [&](const TokenRun& run, uint32_t first_row) {
       const size_t seq = SeqOf(split, run.token_start);
@@ -264,7 +264,7 @@ Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
 Result<EncoderAssignment> AssignVision(const ThdSplit& split, std::span<const CpImage> images,
                                        VisionPolicy policy) {
   MMPT_RETURN_IF_ERROR(ValidateImages(split, images));
-  const uint32_t cp = split.cp_size;
+  const uint32_t cp = split.cp;
   EncoderAssignment out;
   out.policy = policy;
   out.encoders.resize(images.size());

@@ -47,7 +47,7 @@ TEST(VisionAssignTest, ConsumedRowsFollowChunks) {
   // locally 0–2: chunk 1 then chunk 2, which sit side by side on rank 1).
   const std::vector<uint32_t> lengths = {8, 8};
   const std::vector<CpImage> images = {{1, 4, 10.0}, {9, 6, 1.0}};
-  auto split = SplitThd(lengths, {.cp_size = 2});
+  auto split = SplitThd(lengths, {.cp = 2});
   ASSERT_TRUE(split.ok());
   auto naive = AssignVision(*split, images, VisionPolicy::kNaive);
   ASSERT_TRUE(naive.ok()) << naive.status().ToString();
@@ -80,7 +80,7 @@ TEST(VisionAssignTest, CountSplitsContiguousRunsAndCostBalances) {
   std::vector<uint32_t> lengths = {4000};
   std::vector<CpImage> images = {{0, 1000, 100.0}};
   for (uint32_t i = 0; i < 5; ++i) images.push_back({1000 + i * 100, 50, 10.0});
-  auto split = SplitThd(lengths, {.cp_size = 2});
+  auto split = SplitThd(lengths, {.cp = 2});
   ASSERT_TRUE(split.ok());
   auto count = AssignVision(*split, images, VisionPolicy::kCount);
   auto cost = AssignVision(*split, images, VisionPolicy::kCost);
@@ -97,7 +97,7 @@ TEST(VisionAssignTest, RoutingCoversEveryRowOncePerConsumer) {
   for (int trial = 0; trial < 300; ++trial) {
     const uint32_t cp = 1 + trial % 5;
     RandomPack pack = MakeRandomPack(rng);
-    auto split = SplitThd(pack.lengths, {.cp_size = cp});
+    auto split = SplitThd(pack.lengths, {.cp = cp});
     ASSERT_TRUE(split.ok());
     // Owner of every padded position.
     std::vector<int> owner(split->padded_tokens(), -1);
@@ -169,7 +169,7 @@ TEST(VisionAssignTest, CostNeverWorseThanCountOnAverage) {
   double sum_count = 0, sum_cost = 0;
   for (int trial = 0; trial < 200; ++trial) {
     RandomPack pack = MakeRandomPack(rng);
-    auto split = SplitThd(pack.lengths, {.cp_size = 2});
+    auto split = SplitThd(pack.lengths, {.cp = 2});
     ASSERT_TRUE(split.ok());
     auto count = AssignVision(*split, pack.images, VisionPolicy::kCount);
     auto cost = AssignVision(*split, pack.images, VisionPolicy::kCost);
@@ -251,7 +251,7 @@ TEST(VisionAssignTest, CpOneKeepsEverythingLocal) {
   std::mt19937 rng(1);
   RandomPack pack = MakeRandomPack(rng);
   while (pack.images.empty()) pack = MakeRandomPack(rng);
-  auto split = SplitThd(pack.lengths, {.cp_size = 1});
+  auto split = SplitThd(pack.lengths, {.cp = 1});
   ASSERT_TRUE(split.ok());
   for (VisionPolicy policy : kPolicies) {
     auto assignment = AssignVision(*split, pack.images, policy);
@@ -269,7 +269,7 @@ TEST(VisionAssignTest, CpOneKeepsEverythingLocal) {
 TEST(VisionAssignTest, RanksWithoutImagesStillListed) {
   const std::vector<uint32_t> lengths = {64};
   const std::vector<CpImage> images = {{0, 4, 1.0}};
-  auto split = SplitThd(lengths, {.cp_size = 4});
+  auto split = SplitThd(lengths, {.cp = 4});
   ASSERT_TRUE(split.ok());
   auto assignment = AssignVision(*split, images, VisionPolicy::kCost);
   ASSERT_TRUE(assignment.ok());
@@ -285,7 +285,7 @@ TEST(VisionAssignTest, AnItemOfSeveralRunsIsOneUnitWithItsRowsInRunOrder) {
   const std::vector<uint32_t> lengths = {16};
   std::vector<CpImage> items = {{2, 2, 5.0, {{6, 3}}}, {4, 2, 1.0}, {12, 2, 1.0}};
   EXPECT_EQ(Rows(items[0]), 5u);
-  auto split = SplitThd(lengths, {.cp_size = 2});
+  auto split = SplitThd(lengths, {.cp = 2});
   ASSERT_TRUE(split.ok());
   for (VisionPolicy policy : kPolicies) {
     auto assigned = AssignVision(*split, items, policy);
@@ -327,7 +327,7 @@ TEST(VisionAssignTest, AnItemOfSeveralRunsIsOneUnitWithItsRowsInRunOrder) {
 
 TEST(VisionAssignTest, RejectsBadImages) {
   const std::vector<uint32_t> lengths = {10, 10};
-  auto split = SplitThd(lengths, {.cp_size = 2});
+  auto split = SplitThd(lengths, {.cp = 2});
   ASSERT_TRUE(split.ok());
   auto check = [&](std::vector<CpImage> images, std::string_view needle) {
     auto result = AssignVision(*split, images, VisionPolicy::kCost);

@@ -192,13 +192,13 @@ uint64_t StoredRecordBytes(const store::Dataset& dataset, uint64_t global, Sent 
 
 // Every batch of DP rank `dp_rank`'s loader on `source` for the test's steps.
 std::vector<std::shared_ptr<Batch>> LoadAll(std::shared_ptr<const SampleSource> source,
-                                            PlanStream& plans, uint32_t dp_rank,
-                                            BadSamplePolicy policy, uint32_t cp_rank = 0) {
+                                            PlanStream& plans, uint32_t dp_rank, ErrorPolicy policy,
+                                            uint32_t cp_rank = 0) {
   LoaderOptions options;
   options.dp_rank = dp_rank;
   options.cp_rank = cp_rank;
   options.end_step = kSteps;
-  options.on_bad_sample = policy;
+  options.on_error = policy;
   auto loader = Loader::Start(std::move(source), plans.AsFunction(), options);
   EXPECT_TRUE(loader.ok()) << loader.status().ToString();
   std::vector<std::shared_ptr<Batch>> batches;
@@ -216,7 +216,7 @@ std::vector<std::shared_ptr<Batch>> LoadAll(std::shared_ptr<const SampleSource> 
 // what it received; return the batches by peer.
 std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(const std::string& full,
                                                                  const Placement& placement,
-                                                                 BadSamplePolicy policy,
+                                                                 ErrorPolicy policy,
                                                                  std::vector<ExchangeStats>* stats,
                                                                  uint32_t cp = 1) {
   std::vector<std::unique_ptr<Exchanger>> peers;
@@ -265,8 +265,7 @@ std::vector<std::vector<std::shared_ptr<Batch>>> ExchangeAndLoad(const std::stri
 // The batches of a loader on shared storage (the whole dataset).
 // (By peer, as ExchangeAndLoad numbers them.)
 std::vector<std::vector<std::shared_ptr<Batch>>> LoadShared(const std::string& full,
-                                                            BadSamplePolicy policy,
-                                                            uint32_t cp = 1) {
+                                                            ErrorPolicy policy, uint32_t cp = 1) {
   auto source = DatasetSource::Open(full);
   EXPECT_TRUE(source.ok());
   auto plans = ExchangeTest::Plans(full, cp);
@@ -316,8 +315,8 @@ void ExpectSameBatches(const std::vector<std::vector<std::shared_ptr<Batch>>>& g
 TEST_F(ExchangeTest, FourPeersWithAQuarterOfTheShardsEachLoadTheSharedStorageBatches) {
   auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
   std::vector<ExchangeStats> stats;
-  auto got = ExchangeAndLoad(root_ + "/full", *placement, BadSamplePolicy::kFail, &stats);
-  ExpectSameBatches(got, LoadShared(root_ + "/full", BadSamplePolicy::kFail));
+  auto got = ExchangeAndLoad(root_ + "/full", *placement, ErrorPolicy::kFail, &stats);
+  ExpectSameBatches(got, LoadShared(root_ + "/full", ErrorPolicy::kFail));
 
   // Every byte sent was received by its peer, and some crossed peers.
   uint64_t crossed = 0;
@@ -352,8 +351,8 @@ TEST_F(ExchangeTest, FourPeersWithAQuarterOfTheShardsEachLoadTheSharedStorageBat
 TEST_F(ExchangeTest, UnderCp2EachCpRankGetsTheMediaItEncodesAndTheSharedStorageBatches) {
   auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
   std::vector<ExchangeStats> stats;
-  auto got = ExchangeAndLoad(root_ + "/full", *placement, BadSamplePolicy::kFail, &stats, 2);
-  ExpectSameBatches(got, LoadShared(root_ + "/full", BadSamplePolicy::kFail, 2));
+  auto got = ExchangeAndLoad(root_ + "/full", *placement, ErrorPolicy::kFail, &stats, 2);
+  ExpectSameBatches(got, LoadShared(root_ + "/full", ErrorPolicy::kFail, 2));
   // Both CP ranks of a DP rank get each sample's line and ids; each image goes once, to the
   // CP rank that encodes it (the batch's encoded_images), so the two together receive every
   // image of their packs exactly once.
@@ -410,8 +409,8 @@ TEST_F(ExchangeTest, ABadSampleTravelsAsItsErrorAndIsDroppedAsWithSharedStorage)
   }
   auto placement = Placement::RoundRobin(Manifest().shards.size(), kPeers);
   std::vector<ExchangeStats> stats;
-  auto got = ExchangeAndLoad(full, *placement, BadSamplePolicy::kDrop, &stats);
-  auto want = LoadShared(full, BadSamplePolicy::kDrop);
+  auto got = ExchangeAndLoad(full, *placement, ErrorPolicy::kSkip, &stats);
+  auto want = LoadShared(full, ErrorPolicy::kSkip);
   ASSERT_EQ(want[1][0]->dropped.size(), 1u);
   EXPECT_EQ(want[1][0]->dropped[0].index, seq.index);
   ExpectSameBatches(got, want);

@@ -116,7 +116,7 @@ Batch SampleBatch() {
   b.micro_step = 2;
   b.dp_rank = 1;
   b.cp_rank = 1;
-  b.cp_size = 2;
+  b.cp = 2;
   b.plan_hash = 0x1234'5678'9abc'def0;
   b.plan_dropped = 3;
   b.tokens = {5, 6, 7, 8};
@@ -182,7 +182,7 @@ TEST(BatchWire, EveryFieldRoundTrips) {
   EXPECT_EQ(v->fields, kAllFields);
   EXPECT_EQ(v->scalars.step, 9u);
   EXPECT_EQ(v->scalars.micro_step, 2u);
-  EXPECT_EQ(v->scalars.cp_size, 2u);
+  EXPECT_EQ(v->scalars.cp, 2u);
   EXPECT_EQ(v->scalars.plan_hash, b.plan_hash);
   EXPECT_EQ(v->scalars.num_tokens, 4u);
   EXPECT_EQ(Vec(v->tokens), b.tokens);

@@ -27,16 +27,6 @@
 namespace mmpt::ingest {
 namespace fs = std::filesystem;
 
-Result<ErrorPolicy> ParseErrorPolicy(std::string_view name) {
-  if (name == "skip") return ErrorPolicy::kSkip;
-  if (name == "fail") return ErrorPolicy::kFail;
-  return Status::InvalidArgument("--on-error must be skip or fail, not '{}'", name);
-}
-
-std::string_view ErrorPolicyName(ErrorPolicy policy) {
-  return policy == ErrorPolicy::kFail ? "fail" : "skip";
-}
-
 std::string PrepareReport::Summary() const {
   std::string out = fmt::format(
       "prepared {} samples ({} media, {} text tokens) into {} shards from {} records in {:.2f} s "

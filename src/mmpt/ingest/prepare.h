@@ -23,12 +23,6 @@ namespace mmpt::ingest {
 /// The default PrepareOptions::tar_group_bytes.
 inline constexpr uint64_t kTarGroupBytes = uint64_t{64} << 20;
 
-enum class ErrorPolicy : uint8_t { kSkip, kFail };
-/// Parse "skip" or "fail". Errors: InvalidArgument.
-Result<ErrorPolicy> ParseErrorPolicy(std::string_view name);
-/// "skip" or "fail": what ParseErrorPolicy reads back.
-std::string_view ErrorPolicyName(ErrorPolicy policy);
-
 struct PrepareOptions {
   std::vector<InputSpec> inputs;
   std::string out_dir;

@@ -114,9 +114,9 @@ struct RoutingArrays {
 // The routing of a micro-step's items (its vision items, or its audio clips): every pack's,
 // items numbered across packs and local positions across their shards.
 struct MicroStepRouting {
-  explicit MicroStepRouting(uint32_t cp_size) {
-    merged.encoded.resize(cp_size);
-    merged.consumed.resize(cp_size);
+  explicit MicroStepRouting(uint32_t cp) {
+    merged.encoded.resize(cp);
+    merged.consumed.resize(cp);
   }
   cp::EncoderAssignment merged;  // the packs' assignments, as one
   std::vector<uint32_t> rows;    // per item: LLM rows
@@ -198,9 +198,9 @@ struct PackMedia {
 Result<PackMedia> CheckPack(const std::vector<RenderedSample>& samples, const plan::PackCp& cp,
                             const AssembleOptions& options, size_t p) {
   const cp::ThdSplit& split = cp.split;
-  if (options.cp_rank >= split.cp_size) {
+  if (options.cp_rank >= split.cp) {
     return Status::InvalidArgument("cp rank {} outside a CP group of {}", options.cp_rank,
-                                   split.cp_size);
+                                   split.cp);
   }
   if (split.cu_seqlens.size() != samples.size() + 1) {
     return Status::Internal("pack {}: {} samples where the plan's split has {}", p, samples.size(),
@@ -323,15 +323,15 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
   std::vector<EncodedRef> encoded;
   std::vector<EncodedAudio> encoded_audio;
   int32_t unpadded_base = 0, padded_base = 0, local_base = 0, image_base = 0, audio_base = 0;
-  const uint32_t cp_size = cps.empty() ? 1 : cps.front()->split.cp_size;
-  MicroStepRouting vision(cp_size), audio(cp_size);
+  const uint32_t cp = cps.empty() ? 1 : cps.front()->split.cp;
+  MicroStepRouting vision(cp), audio(cp);
 
   for (size_t p = 0; p < packs.size(); ++p) {
     const std::vector<RenderedSample>& samples = packs[p];
     if (samples.empty()) continue;  // a pack whose samples were all dropped
     const cp::ThdSplit& split = cps[p]->split;
     MMPT_ASSIGN_OR_RETURN(PackMedia media, CheckPack(samples, *cps[p], options, p));
-    batch.cp_size = split.cp_size;
+    batch.cp = split.cp;
     batch.pad_multiple = split.pad_multiple;
     for (const RenderedSample& sample : samples) {
       batch.sample_source.push_back(sample.source);
@@ -340,7 +340,7 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     PackArrays full = FillPack(samples, split, options);
     MMPT_ASSIGN_OR_RETURN(
         std::vector<uint32_t> shard,
-        cp::PartitionedIndices(split.cu_seqlens_padded, split.cp_size, options.cp_rank));
+        cp::PartitionedIndices(split.cu_seqlens_padded, split.cp, options.cp_rank));
     for (uint32_t index : shard) {
       batch.tokens.push_back(full.tokens[index]);
       batch.labels.push_back(full.labels[index]);
@@ -376,7 +376,7 @@ Result<Batch> AssembleBatch(std::span<const std::vector<RenderedSample>> packs,
     }
     unpadded_base += static_cast<int32_t>(split.cu_seqlens.back());
     padded_base += static_cast<int32_t>(split.padded_tokens());
-    local_base += static_cast<int32_t>(split.padded_tokens() / split.cp_size);
+    local_base += static_cast<int32_t>(split.padded_tokens() / split.cp);
     image_base += static_cast<int32_t>(media.items.size());
     audio_base += static_cast<int32_t>(media.audios.size());
   }

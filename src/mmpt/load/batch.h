@@ -39,7 +39,7 @@ struct RouteSegment {
 ///
 /// Token arrays hold this CP rank's T tokens: the micro-step's packs (mbs of them) one after
 /// the other in THD layout, each sub-sequence padded to a multiple of `pad_multiple` and, when
-/// cp_size > 1, only chunks r and 2·CP−1−r of each (Transformer Engine's THD split).
+/// cp > 1, only chunks r and 2·CP−1−r of each (Transformer Engine's THD split).
 /// Labels follow Megatron's convention: `labels[i]` is the token that follows token i in its
 /// sub-sequence when that token carries loss, else kIgnoreLabel; `loss_mask[i]` is 1 exactly
 /// where labels[i] ≠ kIgnoreLabel.
@@ -48,7 +48,7 @@ struct Batch {
   uint32_t micro_step = 0;
   uint32_t dp_rank = 0;
   uint32_t cp_rank = 0;
-  uint32_t cp_size = 1;
+  uint32_t cp = 1;
   uint64_t plan_hash = 0;  // StepPlan::Hash() of the step, for the agreement check
   /// Samples the plan dropped from the whole step (StepPlan::dropped: over-long, or too many
   /// images), over every rank: the same in every batch of the step, so count it once per step.

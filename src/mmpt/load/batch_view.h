@@ -48,7 +48,7 @@ struct BatchScalars {
   uint32_t micro_step = 0;
   uint32_t dp_rank = 0;
   uint32_t cp_rank = 0;
-  uint32_t cp_size = 1;
+  uint32_t cp = 1;
   uint64_t plan_hash = 0;
   uint64_t plan_dropped = 0;
   uint64_t num_tokens = 0;  // T, also when the token arrays are left out

@@ -216,7 +216,7 @@ TEST_F(DatasetLoadTest, ImageCorruptedAfterPrepareFailsOrIsDroppedByPolicy) {
   EXPECT_NE(error.status().message().find("CRC-32"), std::string::npos);
 
   LoaderOptions drop = Options(0, 1);
-  drop.on_bad_sample = BadSamplePolicy::kDrop;
+  drop.on_error = ErrorPolicy::kSkip;
   auto dropping = Loader::Start(*source, plans->AsFunction(), drop);
   ASSERT_TRUE(dropping.ok());
   auto batch = (*dropping)->Next();
@@ -248,7 +248,7 @@ TEST_F(DatasetLoadTest, WithoutCrcCheckTheDecoderStillCatchesItOrItIsDropped) {
     zip.write("\0\0\0\0", 4);
   }
   LoaderOptions drop = Options(0, 1);
-  drop.on_bad_sample = BadSamplePolicy::kDrop;
+  drop.on_error = ErrorPolicy::kSkip;
   auto loader = Loader::Start(*source, plans->AsFunction(), drop);
   ASSERT_TRUE(loader.ok());
   auto batch = (*loader)->Next();
@@ -273,7 +273,7 @@ TEST_F(DatasetLoadTest, MissingShardIsNamedAndItsSamplesDroppedByPolicy) {
       << first_error.message();
 
   LoaderOptions drop = Options(0, 1);
-  drop.on_bad_sample = BadSamplePolicy::kDrop;
+  drop.on_error = ErrorPolicy::kSkip;
   auto dropping = Loader::Start(*source, plans->AsFunction(), drop);
   ASSERT_TRUE(dropping.ok());
   uint64_t kept = 0, dropped = 0;

@@ -9,16 +9,6 @@
 
 namespace mmpt::load {
 
-std::string_view BadSamplePolicyName(BadSamplePolicy policy) {
-  return policy == BadSamplePolicy::kFail ? "fail" : "drop";
-}
-
-Result<BadSamplePolicy> ParseBadSamplePolicy(std::string_view name) {
-  if (name == "fail") return BadSamplePolicy::kFail;
-  if (name == "drop") return BadSamplePolicy::kDrop;
-  return Status::InvalidArgument("unknown bad-sample policy '{}' (expected fail or drop)", name);
-}
-
 Result<std::unique_ptr<Loader>> Loader::Start(std::shared_ptr<const SampleSource> source,
                                               PlanFunction plans, LoaderOptions options,
                                               LoaderPosition start) {
@@ -63,7 +53,7 @@ Loader::Loader(std::shared_ptr<const SampleSource> source, PlanFunction plans,
       options_(options),
       start_(start),
       ga_(ga),
-      ready_(std::max<uint32_t>(1, options.prefetch)),
+      ready_(std::max<uint32_t>(1, options.prefetch_micro_steps)),
       next_(start) {}
 
 Loader::~Loader() {
@@ -214,7 +204,7 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
       if (rendered.ok()) {
         packs[slot].push_back(std::move(*rendered));
         place[slot].push_back(q);
-      } else if (options_.on_bad_sample == BadSamplePolicy::kDrop) {
+      } else if (options_.on_error == ErrorPolicy::kSkip) {
         dropped.push_back(
             {sequences[q].source, sequences[q].index, slot, rendered.status().ToString()});
       } else {
@@ -266,7 +256,7 @@ Result<Batch> Loader::Build(const plan::StepPlan& plan, uint32_t micro_step) {
       batch->dropped = std::move(dropped);
       return batch;
     }
-    if (bad_sample == nullptr || options_.on_bad_sample == BadSamplePolicy::kFail) {
+    if (bad_sample == nullptr || options_.on_error == ErrorPolicy::kFail) {
       return batch.status();
     }
     if (plan.layout.cp > 1) {

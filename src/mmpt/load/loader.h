@@ -25,16 +25,6 @@
 
 namespace mmpt::load {
 
-/// What happens to a sample that turns out bad at load time (unreadable shard, corrupt image).
-enum class BadSamplePolicy : uint8_t {
-  kFail,  // the micro-step's batch is an error naming the sample; the loader stops there
-  kDrop,  // the sample leaves its pack; Batch::dropped says which and why
-};
-/// "fail" / "drop".
-std::string_view BadSamplePolicyName(BadSamplePolicy policy);
-/// Parse "fail" or "drop". Errors: InvalidArgument naming the value.
-Result<BadSamplePolicy> ParseBadSamplePolicy(std::string_view name);
-
 /// Where the loader stands: the (step, micro-step) of the next batch Next() returns. Saving it
 /// and starting a loader there (with a plan function that gives the same plans) reproduces the
 /// same batches.
@@ -53,12 +43,12 @@ struct LoaderOptions {
   /// This rank within its CP group; cp size comes from the plan's layout.
   uint32_t cp_rank = 0;
   // The defaults of every loader (mmpt.Loader and the commands take them from here).
-  uint32_t threads = 2;             // workers assembling micro-steps in parallel
-  uint32_t prefetch = 4;            // finished micro-steps waiting for the trainer, at most
-  uint64_t max_bytes = 4ull << 30;  // batches being built or waiting, at most (bytes,
-                                    // estimated from the plan; a micro-step always
-                                    // proceeds when nothing else is in flight)
-  BadSamplePolicy on_bad_sample = BadSamplePolicy::kFail;
+  uint32_t threads = 2;               // workers assembling micro-steps in parallel
+  uint32_t prefetch_micro_steps = 4;  // finished micro-steps waiting for the trainer, at most
+  uint64_t max_bytes = 4ull << 30;    // batches being built or waiting, at most (bytes,
+                                      // estimated from the plan; a micro-step always
+                                      // proceeds when nothing else is in flight)
+  ErrorPolicy on_error = ErrorPolicy::kFail;
   AssembleOptions assemble;        // cp size/rank, tp, patch_dim and merge_size
                                    // are set from the plan, the above and the source
   uint64_t end_step = UINT64_MAX;  // stop before this step (exclusive)

@@ -107,7 +107,7 @@ LoaderOptions Options(uint32_t dp_rank, uint32_t threads, uint64_t end_step) {
   LoaderOptions options;
   options.dp_rank = dp_rank;
   options.threads = threads;
-  options.prefetch = 3;
+  options.prefetch_micro_steps = 3;
   options.end_step = end_step;
   return options;
 }
@@ -185,7 +185,7 @@ TEST(Loader, DropPolicyLeavesTheSampleOutAndSaysSo) {
   source->bad_render = {1};   // step 0, micro-step 0, sample 1: unreadable
   source->bad_pixels = {10};  // step 0, micro-step 1, sample 0: its image does not decode
   LoaderOptions options = Options(0, 2, 1);
-  options.on_bad_sample = BadSamplePolicy::kDrop;
+  options.on_error = ErrorPolicy::kSkip;
   auto loader = Loader::Start(source, Plans(1, 2), options);
   ASSERT_TRUE(loader.ok());
   auto b0 = (*loader)->Next();
@@ -214,7 +214,7 @@ TEST(Loader, ADropUnderCpReplansThePackAlikeOnEveryRank) {
   for (uint32_t r = 0; r < 2; ++r) {
     LoaderOptions options = Options(0, 1, 1);
     options.cp_rank = r;
-    options.on_bad_sample = BadSamplePolicy::kDrop;
+    options.on_error = ErrorPolicy::kSkip;
     auto loader = Loader::Start(source, Plans(1, 1, 2), options);
     ASSERT_TRUE(loader.ok()) << loader.status().ToString();
     auto batch = (*loader)->Next();
@@ -244,7 +244,7 @@ TEST(Loader, TinyMemoryBoundStillProgressesOneAtATime) {
   // Only ever the one micro-step allowed past the bound.
   EXPECT_EQ((*loader)->stats().peak_micro_steps_in_flight, 1u);
 
-  // With room, the workers run ahead: up to threads + prefetch micro-steps at once.
+  // With room, the workers run ahead: up to threads + prefetch_micro_steps at once.
   options.max_bytes = uint64_t{1} << 30;
   source->delay = std::chrono::microseconds(2000);
   auto ahead = Loader::Start(source, Plans(1, 2), options);

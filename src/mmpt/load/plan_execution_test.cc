@@ -55,7 +55,7 @@ class PlanExecutionSlow : public ::testing::Test {
     prepare.samples_per_shard = 16;
     prepare.threads = 2;
     prepare.progress = false;
-    prepare.on_error = ingest::ErrorPolicy::kFail;
+    prepare.on_error = ErrorPolicy::kFail;
     auto tokenizer = ingest::UseTokenizer("", prepare);
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
     auto prepared = ingest::Prepare(prepare);

@@ -55,7 +55,7 @@ TEST(CpStageTest, FillsEveryPackAtEveryCpSize) {
   StepPlan flat = TwoSamplePlan(1);
   ASSERT_TRUE(AddCpStage(flat, cp::VisionPolicy::kCost).ok());
   ASSERT_EQ(flat.cp.size(), 1u);
-  EXPECT_EQ(flat.cp[0].split.cp_size, 1u);
+  EXPECT_EQ(flat.cp[0].split.cp, 1u);
   EXPECT_EQ(flat.cp[0].vision.encoders, (std::vector<std::vector<uint32_t>>{{0}, {0}}));
   // The plan's hash covers the cp stage's decisions.
   StepPlan other = TwoSamplePlan(1);

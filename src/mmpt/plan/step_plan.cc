@@ -9,7 +9,7 @@ namespace mmpt::plan {
 
 cp::ThdSplitOptions Layout::SplitOptions() const {
   return cp::ThdSplitOptions{
-      .cp_size = cp, .tp_size = tp, .sequence_parallel = tp > 1, .with_token_indices = false};
+      .cp = cp, .tp = tp, .sequence_parallel = tp > 1, .with_token_indices = false};
 }
 
 uint32_t Layout::PadMultiple() const {
