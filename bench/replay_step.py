@@ -291,22 +291,11 @@ def features(args, timed, predicted, peak, hf_rows):
 
 
 def calibrate(x):
-    """Fit the cost model to every timed batch of every row (`x`: features()): the encoder's
-    seconds over its peak seconds (ratio of sums), and the LM's by least squares over its linear
-    layers' and its attention's peak seconds, each with its own factor (attention's softmax and
-    masking run far below a matrix multiply's rate, most of all on a CPU). Every pack is padded
-    to the same rows, so a fixed cost per micro-step is part of the linear factor. Returns
-    {'vision' (the native encoder's), 'vision_hf' (the other tower's, when timed), 'linear',
-    'attention'}: measured over peak seconds."""
-    native, hf = x[:, 5] == 0, x[:, 5] == 1
-    fit = {"vision": x[native, 0].sum() / max(x[native, 2].sum(), 1e-12)}
-    if hf.any():  # the Hugging Face-style tower's, and so native_encoder_factor
-        fit["vision_hf"] = x[hf, 0].sum() / max(x[hf, 2].sum(), 1e-12)
-    (linear, attention), *_ = numpy.linalg.lstsq(x[:, 3:5], x[:, 1], rcond=None)
-    if min(linear, attention) <= 0:  # batches too alike to tell them apart: one factor
-        linear = attention = x[:, 1].sum() / max(x[:, 3:5].sum(), 1e-12)
-    fit.update(linear=float(linear), attention=float(attention))
-    return fit
+    """The cost model fitted to every timed batch of every row (`x`: features()), by the cost
+    library (``mmpt.calibrate``, ``cost::Calibrate``): {'vision' (the native encoder's),
+    'vision_hf' (the other tower's, None when not timed), 'linear', 'attention'}: measured over
+    peak seconds."""
+    return mmpt.calibrate([(*map(float, row[:5]), bool(row[5])) for row in x])
 
 
 def modelled(fit, vision, linear, attention, hf):
@@ -392,30 +381,24 @@ def device_name(args):
     return f"{tsb.cpu_name()}, one core, fp32"
 
 
-def calibrated_preset(args, report):
-    """The hardware preset of this device, from every timed batch."""
+def write_calibrated_preset(args, report, presets_dir):
+    """This device's hardware preset, from every timed batch, written to `presets_dir`
+    (``cost::WriteHardwarePreset``); returns it."""
     fit = report["fit"]
     layout = report["layout"]
     when = datetime.date.today().isoformat()
-    return {
-        "name": args.preset_name,
-        "comment": (f"{device_name(args)} (bf16_flops holds the peak in use). Calibrated by "
-                    f"bench/replay_step.py --config {args.config} on {when}: "
-                    f"examples/train_vlm.py's {args.vit_layers}-layer hidden-{args.vit_hidden} "
-                    f"native encoder and {args.layers}-layer hidden-{args.hidden} decoder."),
-        "measured": (f"bf16_flops (the device's best matrix multiply), mfu, attention_mfu"
-                     f"{', native_encoder_factor' if 'vision_hf' in fit else ''} and vision_mfu "
-                     f"(cost-model FLOPs over the measured forward + backward seconds of "
-                     f"{report['batches_timed']} replayed batches, DP {layout['dp']} CP "
-                     f"{layout['cp']} GA {layout['ga']} seq {layout['seq_len']}), by "
-                     f"bench/replay_step.py on {when}"),
-        "bf16_flops": float(f"{report['peak_flops']:.4g}"),
-        "mfu": float(f"{min(1.0, 1.0 / fit['linear']):.4g}"),
-        "vision_mfu": float(f"{min(1.0, 1.0 / fit['vision']):.4g}"),
-        **({"native_encoder_factor": float(f"{fit['vision_hf'] / fit['vision']:.4g}")}
-           if "vision_hf" in fit else {}),
-        "attention_mfu": float(f"{min(1.0, 1.0 / fit['attention']):.4g}"),
-    }
+    comment = (f"{device_name(args)} (bf16_flops holds the peak in use). Calibrated by "
+               f"bench/replay_step.py --config {args.config} on {when}: "
+               f"examples/train_vlm.py's {args.vit_layers}-layer hidden-{args.vit_hidden} "
+               f"native encoder and {args.layers}-layer hidden-{args.hidden} decoder.")
+    measured = (f"bf16_flops (the device's best matrix multiply), mfu, attention_mfu"
+                f"{', native_encoder_factor' if fit['vision_hf'] else ''} and vision_mfu "
+                f"(cost-model FLOPs over the measured forward + backward seconds of "
+                f"{report['batches_timed']} replayed batches, DP {layout['dp']} CP "
+                f"{layout['cp']} GA {layout['ga']} seq {layout['seq_len']}), by "
+                f"bench/replay_step.py on {when}")
+    return mmpt.write_hardware_preset(presets_dir, fit, report["peak_flops"], args.preset_name,
+                                      comment, measured)
 
 
 def simulate_full(args, env, report):
@@ -440,7 +423,7 @@ def print_report(report):
           f"{1 / fit['vision']:.3f}, LM linear layers {1 / fit['linear']:.3f}, attention "
           f"{1 / fit['attention']:.3f}"
           + (f"; the Hugging Face-style tower {fit['vision_hf'] / fit['vision']:.2f}x the native "
-             f"encoder's time" if "vision_hf" in fit else ""))
+             f"encoder's time" if fit["vision_hf"] else ""))
     print(f"{'stage':22} {'measured s':>10} {'predicted s':>11} {'error':>7} | "
           f"{'tokens/s':>9} {'vs vanilla':>10} {'predicted':>9} | {'|err| med.':>10} {'R²':>6}")
     for row in report["rows"]:
@@ -535,9 +518,8 @@ def measure(args):
                PYTHONPATH=os.pathsep.join(sys.path))
     os.environ["MMPT_HOME"] = home  # this process's and the workers' presets
     peak = device_peak(args)
-    tsb.write_preset(home, "hardware", {"name": tsb.PEAK, "comment": "the peak in use, "
-                                        "utilizations 1: seconds = FLOPs / peak",
-                                        "bf16_flops": peak, "mfu": 1.0, "vision_mfu": 1.0})
+    mmpt.write_hardware_preset(os.path.join(home, "presets"), tsb.PEAK_FIT, peak, tsb.PEAK,
+                               "the peak in use, utilizations 1: seconds = FLOPs / peak")
     args.dataset = tsb.prepare(work, env, args)
     if args.plan_hardware is None:
         calibrated = args.preset_name in mmpt.list_presets("hardware")
@@ -548,10 +530,9 @@ def measure(args):
     numel = sum(p.numel() for p in model.parameters())
     allreduce = 0.0 if args.device == "cuda" else allreduce_seconds(numel, args.dp * args.cp)
     report = analyze(args, stages, timed, peak, optimizer_seconds(model), allreduce)
-    report["preset"] = calibrated_preset(args, report)
-    tsb.write_preset(home, "hardware", report["preset"])
+    report["preset"] = write_calibrated_preset(args, report, os.path.join(home, "presets"))
     if args.save_preset:
-        tsb.write_preset(ROOT, "hardware", report["preset"])
+        write_calibrated_preset(args, report, os.path.join(ROOT, "presets"))
     print_report(report)
     report["simulate_full"] = simulate_full(args, env, report)
     print(f"\nmmpt simulate at the full layout ({FULL[args.config]}) on '{args.preset_name}':")

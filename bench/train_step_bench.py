@@ -94,6 +94,10 @@ def make_home(home, args):
     write_preset(home, "llm", train_vlm.llm_preset(args, LLM))
 
 
+#: The calibration of the peak itself: every utilization 1 (seconds = FLOPs / peak).
+PEAK_FIT = {"vision": 1.0, "vision_hf": None, "linear": 1.0, "attention": 1.0}
+
+
 def write_preset(home, kind, preset):
     path = os.path.join(home, "presets", kind, preset["name"] + ".json")
     if os.path.lexists(path):
@@ -190,36 +194,35 @@ def fastest(repeats):
 # ---- Calibration ------------------------------------------------------------------------------
 
 def fit(runs, predictions, measured_steps):
-    """Seconds of the encoder and of the LM per second the peak preset predicts (FLOPs / peak):
-    ratio of sums over every measured (rank, micro-step) of every run."""
-    sums = {"vision": [0.0, 0.0], "llm": [0.0, 0.0]}
+    """The cost model fitted to every measured (rank, micro-step) of every run by the cost library
+    (``mmpt.calibrate``, ``cost::Calibrate``): each stage's measured seconds over the seconds the
+    peak preset predicts (FLOPs / peak), a ratio of sums (the LM's as one factor: its attention
+    is not told apart here, ``bench/replay_step.py`` does that)."""
+    batches = []
     for planner, records in runs.items():
         for k, step in enumerate(measured_steps):
             sim = predictions[planner][k]
             for rec in records:
                 for m, micro in enumerate(rec["steps"][step]["micro_steps"]):
-                    for stage in sums:
-                        sums[stage][0] += micro[stage]
-                        sums[stage][1] += sim[f"{stage}_seconds"][rec["dp_rank"]][m][0]
-    return {stage: measured / predicted for stage, (measured, predicted) in sums.items()}
+                    batches.append((micro["vision"], micro["llm"],
+                                    sim["vision_seconds"][rec["dp_rank"]][m][0],
+                                    sim["llm_seconds"][rec["dp_rank"]][m][0], 0.0, False))
+    return mmpt.calibrate(batches)
 
 
-def calibrated_preset(name, peak, ratios, args):
-    """The hardware preset of this device: its peak and the utilizations measured."""
-    return {
-        "name": name,
-        "comment": (f"{cpu_name()}, one core, fp32 (the cost model's bf16_flops field holds the "
-                    f"peak in use). Measured {datetime.date.today().isoformat()} by "
-                    f"bench/train_step_bench.py: bf16_flops is the core's best "
-                    f"{1024}x{1024}x{1024} matrix-multiply rate; mfu and vision_mfu are the "
-                    f"LM's and the native encoder's (mmpt.torch.VisionEncoder) cost-model FLOPs "
-                    f"over their measured forward + backward seconds, on {args.vit_layers}-layer "
-                    f"hidden-{args.vit_hidden} encoder and {args.layers}-layer hidden-"
-                    f"{args.hidden} decoder steps of {args.seq_len} tokens"),
-        "bf16_flops": float(f"{peak:.4g}"),
-        "mfu": float(f"{min(1.0, 1.0 / ratios['llm']):.4g}"),
-        "vision_mfu": float(f"{min(1.0, 1.0 / ratios['vision']):.4g}"),
-    }
+def write_calibrated_preset(home, name, peak, calibration, args):
+    """This device's hardware preset, its peak and the utilizations measured, written to `home`'s
+    presets (``cost::WriteHardwarePreset``); returns it."""
+    comment = (f"{cpu_name()}, one core, fp32 (the cost model's bf16_flops field holds the "
+               f"peak in use). Measured {datetime.date.today().isoformat()} by "
+               f"bench/train_step_bench.py: bf16_flops is the core's best "
+               f"{1024}x{1024}x{1024} matrix-multiply rate; mfu and vision_mfu are the "
+               f"LM's and the native encoder's (mmpt.torch.VisionEncoder) cost-model FLOPs "
+               f"over their measured forward + backward seconds, on {args.vit_layers}-layer "
+               f"hidden-{args.vit_hidden} encoder and {args.layers}-layer hidden-"
+               f"{args.hidden} decoder steps of {args.seq_len} tokens")
+    return mmpt.write_hardware_preset(os.path.join(home, "presets"), calibration, peak, name,
+                                      comment)
 
 
 # ---- Report -----------------------------------------------------------------------------------
@@ -308,9 +311,9 @@ def main(argv=None):
                PYTHONPATH=os.pathsep.join(sys.path))
     os.environ["MMPT_HOME"] = home  # this process's presets too (Planner.simulate)
     peak = peak_flops()
-    write_preset(home, "hardware", {"name": PEAK, "comment": "this core's fp32 matmul peak, "
-                                    "utilizations 1: seconds = FLOPs / peak",
-                                    "bf16_flops": peak, "mfu": 1.0, "vision_mfu": 1.0})
+    mmpt.write_hardware_preset(os.path.join(home, "presets"), PEAK_FIT, peak, PEAK,
+                               "this core's fp32 matmul peak, utilizations 1: seconds = FLOPs / "
+                               "peak")
     dataset = prepare(work, env, args)
 
     measured_steps = list(range(1, args.steps))  # step 0 warms up (allocations, first calls)
@@ -323,9 +326,9 @@ def main(argv=None):
     runs = {planner: fastest(records) for planner, records in repeats.items()}
     predictions = {planner: predict(planner, dataset, args, measured_steps) for planner in runs}
 
-    ratios = fit(runs, predictions, measured_steps)
-    preset = calibrated_preset(args.preset_name, peak, ratios, args)
-    write_preset(home, "hardware", preset)
+    calibration = fit(runs, predictions, measured_steps)
+    ratios = {"vision": calibration["vision"], "llm": calibration["linear"]}
+    preset = write_calibrated_preset(home, args.preset_name, peak, calibration, args)
     # Per step, what neither stage holds: the all-reduce and the optimizer (measured).
     fixed = statistics.mean(s["allreduce"] + s["optimizer"]
                             for records in runs.values() for rec in records

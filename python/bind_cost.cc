@@ -5,10 +5,13 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "bind_common.h"
 #include "mmpt/core/data_dir.h"
+#include "mmpt/cost/calibration.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/vision_model.h"
 #include "mmpt/media/smart_resize.h"
@@ -119,6 +122,45 @@ void BindCost(py::module_& m) {
       "A hardware preset as the cost model reads it: peak FLOP/s, the utilizations that turn "
       "LLM and encoder FLOPs into seconds, and the measured native-encoder factor (0: none). "
       "Raises NotFoundError, CorruptError, InvalidArgumentError.");
+  m.def(
+      "calibrate",
+      [](const std::vector<std::tuple<double, double, double, double, double, bool>>& batches) {
+        std::vector<cost::TimedBatch> timed;
+        for (const auto& [vision, llm, peak_vision, peak_linear, peak_attention, hf] : batches) {
+          timed.push_back({vision, llm, peak_vision, peak_linear, peak_attention, hf});
+        }
+        const cost::Calibration fit = ValueOrThrow(cost::Calibrate(timed));
+        py::dict out;
+        out["vision"] = fit.vision;
+        out["vision_hf"] = fit.vision_hf > 0 ? py::object(py::float_(fit.vision_hf)) : py::none();
+        out["linear"] = fit.linear;
+        out["attention"] = fit.attention;
+        return out;
+      },
+      py::arg("batches"),
+      "Fit the cost model to timed batches (cost::Calibrate): each a tuple (vision_seconds, "
+      "llm_seconds, peak_vision_seconds, peak_linear_seconds, peak_attention_seconds, "
+      "hf_encoder). Returns {vision, vision_hf (None when no Hugging Face encoder was timed), "
+      "linear, attention}: measured over peak seconds. Raises InvalidArgumentError.");
+  m.def(
+      "write_hardware_preset",
+      [](const std::string& presets_dir, const py::dict& fit, double peak_flops,
+         const std::string& name, const std::string& comment, const std::string& measured) {
+        cost::Calibration c;
+        c.vision = fit["vision"].cast<double>();
+        c.vision_hf = fit["vision_hf"].is_none() ? 0.0 : fit["vision_hf"].cast<double>();
+        c.linear = fit["linear"].cast<double>();
+        c.attention = fit["attention"].cast<double>();
+        const cost::HardwareConfig config = cost::CalibratedHardware(c, peak_flops, name, measured);
+        ThrowIfError(cost::WriteHardwarePreset(presets_dir, config, comment));
+        return py::module_::import("json").attr("loads")(cost::HardwarePresetJson(config, comment));
+      },
+      py::arg("presets_dir"), py::arg("fit"), py::arg("peak_flops"), py::arg("name"),
+      py::arg("comment"), py::arg("measured") = "",
+      "Write the hardware preset of a device whose peak in use is `peak_flops` and whose model "
+      "fits as `fit` (calibrate's; {vision: 1, vision_hf: None, linear: 1, attention: 1} for the "
+      "peak itself) to `presets_dir`/hardware/<name>.json (cost::WriteHardwarePreset); returns "
+      "it as written. Raises InvalidArgumentError, IOError.");
 }
 
 }  // namespace mmpt::python

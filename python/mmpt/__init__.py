@@ -41,6 +41,7 @@ from ._mmpt import (  # noqa: F401 - re-exported
     assign_vision,
     audio_in_video,
     audio_tokens,
+    calibrate,
     check_plan_agreement,
     decode_audio,
     default_tokenizer_path,
@@ -62,6 +63,7 @@ from ._mmpt import (  # noqa: F401 - re-exported
     smart_resize,
     split_thd,
     write_file_atomic,
+    write_hardware_preset,
 )
 
 # (The store's DatasetReader is not mmpt.Dataset: that name is the loader's, in data.py.)

@@ -95,7 +95,8 @@ def test_old_argument_names_are_refused_naming_the_new_one(coco_dataset):
         mmpt.Loader(coco_dataset, planner, num_threads=2)
     with pytest.raises(TypeError, match="jobs"):
         mmpt.Loader(coco_dataset, planner, jobs=2)
-    assert mmpt._mmpt.LOADER_DEFAULTS == {"threads": 2, "prefetch": 4, "max_bytes": 4 << 30}
+    assert mmpt._mmpt.LOADER_DEFAULTS == {"threads": 2, "prefetch_micro_steps": 4,
+                                          "max_bytes": 4 << 30, "on_error": "fail"}
     batch = next(mmpt.Loader(coco_dataset, planner, steps=1, threads=1))
     assert batch["step"] == 0
 

@@ -150,9 +150,8 @@ def test_calibration_round_trips_through_the_simulator(tmp_path, monkeypatch):
     env = dict(os.environ)
     dataset = train_step_bench.prepare(str(tmp_path), env, argparse.Namespace(
         captions=60, documents=8))
-    train_step_bench.write_preset(home, "hardware", {
-        "name": train_step_bench.PEAK, "comment": "test", "bf16_flops": 1e10, "mfu": 1.0,
-        "vision_mfu": 1.0})
+    mmpt.write_hardware_preset(os.path.join(home, "presets"), train_step_bench.PEAK_FIT, 1e10,
+                               train_step_bench.PEAK, "test")
     steps = [0, 1]
     predictions = {"mmpt": train_step_bench.predict("mmpt", dataset, args, steps)}
     # Records as the example writes them, measured at 3x and 5x the peak's seconds.
@@ -160,11 +159,13 @@ def test_calibration_round_trips_through_the_simulator(tmp_path, monkeypatch):
         {"micro_steps": [{"vision": 3 * sim["vision_seconds"][d][m][0],
                           "llm": 5 * sim["llm_seconds"][d][m][0]} for m in range(2)]}
         for sim in predictions["mmpt"]]} for d in range(2)]
-    ratios = train_step_bench.fit({"mmpt": records}, predictions, steps)
-    assert ratios == pytest.approx({"vision": 3.0, "llm": 5.0})
-    preset = train_step_bench.calibrated_preset("cpu-test", 1e10, ratios, args)
-    path = train_step_bench.write_preset(home, "hardware", preset)
-    assert json.load(open(path))["vision_mfu"] == pytest.approx(1 / 3, rel=1e-3)
+    calibration = train_step_bench.fit({"mmpt": records}, predictions, steps)
+    assert calibration == pytest.approx(
+        {"vision": 3.0, "vision_hf": None, "linear": 5.0, "attention": 5.0})
+    preset = train_step_bench.write_calibrated_preset(home, "cpu-test", 1e10, calibration, args)
+    path = os.path.join(home, "presets", "hardware", "cpu-test.json")
+    assert json.load(open(path)) == preset
+    assert preset["vision_mfu"] == pytest.approx(1 / 3, rel=1e-3)
     assert mmpt.hardware_preset("cpu-test")["mfu"] == pytest.approx(0.2)
     # The training bench does not measure the Hugging Face-style encoder: no factor is claimed.
     assert mmpt.hardware_preset("cpu-test")["native_encoder_factor"] == 0

@@ -1,5 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "mmpt/core/mapped_file.h"
+#include "mmpt/core/temp_dir_test_util.h"
+#include "mmpt/cost/calibration.h"
 #include "mmpt/cost/cost_model.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/cost/sample_table.h"
@@ -348,6 +355,76 @@ TEST(TextEstimateTest, CountsWordsDigitsPunctuationAndLongWords) {
   uint32_t tokens = EstimateTextTokens(prose);
   EXPECT_GE(tokens, 24u);
   EXPECT_LE(tokens, 32u);
+}
+
+}  // namespace
+}  // namespace mmpt::cost
+
+namespace mmpt::cost {
+namespace {
+
+TEST(Calibration, RecoversTheFactorsThatMadeTheSeconds) {
+  // Seconds made from known factors: encoder 2.5, HF encoder 5, linear 1.6, attention 8.
+  std::vector<TimedBatch> batches;
+  for (int i = 0; i < 12; ++i) {
+    TimedBatch b;
+    b.peak_vision_seconds = 0.1 + 0.05 * i;
+    b.peak_linear_seconds = 0.2 + 0.01 * (i % 3);
+    b.peak_attention_seconds = 0.01 * (1 + (i * 7) % 5);
+    b.hf_encoder = i % 4 == 3;
+    b.vision_seconds = (b.hf_encoder ? 5.0 : 2.5) * b.peak_vision_seconds;
+    b.llm_seconds = 1.6 * b.peak_linear_seconds + 8.0 * b.peak_attention_seconds;
+    batches.push_back(b);
+  }
+  auto fit = Calibrate(batches);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_NEAR(fit->vision, 2.5, 1e-9);
+  EXPECT_NEAR(fit->vision_hf, 5.0, 1e-9);
+  EXPECT_NEAR(fit->linear, 1.6, 1e-6);
+  EXPECT_NEAR(fit->attention, 8.0, 1e-5);
+  const HardwareConfig config = CalibratedHardware(*fit, 123456789.0, "dev", "by a test");
+  EXPECT_EQ(config.bf16_flops, 1.235e8);
+  EXPECT_EQ(config.mfu, 0.625);
+  EXPECT_EQ(config.vision_mfu, 0.4);
+  EXPECT_EQ(config.attention_mfu, 0.125);
+  EXPECT_EQ(config.native_encoder_factor, 2.0);
+  auto parsed = ParseHardwarePreset(HardwarePresetJson(config, "a device"), "test");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->mfu, config.mfu);
+  EXPECT_EQ(parsed->attention_mfu, config.attention_mfu);
+  EXPECT_EQ(parsed->native_encoder_factor, 2.0);
+  EXPECT_EQ(parsed->measured, "by a test");
+}
+
+TEST(Calibration, AlikeBatchesShareOneFactorAndBadOnesAreRefused) {
+  // Every batch has the same linear/attention mix: the two cannot be told apart.
+  std::vector<TimedBatch> alike(4, TimedBatch{1.0, 3.0, 0.5, 1.0, 0.5, false});
+  auto fit = Calibrate(alike);
+  ASSERT_TRUE(fit.ok());
+  EXPECT_NEAR(fit->linear, 2.0, 1e-12);
+  EXPECT_EQ(fit->linear, fit->attention);
+  EXPECT_EQ(fit->vision_hf, 0.0);
+  EXPECT_EQ(CalibratedHardware(*fit, 1e9, "d", "").native_encoder_factor, 0.0);
+  EXPECT_EQ(Calibrate({}).status().code(), StatusCode::kInvalidArgument);
+  alike[2].llm_seconds = -1;
+  Status bad = Calibrate(alike).status();
+  EXPECT_NE(bad.ToString().find("batch 2"), std::string::npos) << bad.ToString();
+}
+
+TEST(Calibration, WritesThePresetFileThePresetReaderReads) {
+  const std::string dir = test_util::FreshDir("calibration_presets");
+  std::filesystem::create_directories(dir + "/hardware");
+  const HardwareConfig config = CalibratedHardware({2.0, 0, 4.0, 4.0}, 1e12, "mine", "here");
+  ASSERT_TRUE(WriteHardwarePreset(dir, config, "a device").ok());
+  auto text = ReadFileToString(dir + "/hardware/mine.json");
+  ASSERT_TRUE(text.ok());
+  auto parsed = ParseHardwarePreset(*text, "mine.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->vision_mfu, 0.5);
+  EXPECT_EQ(parsed->mfu, 0.25);
+  HardwareConfig escaping = config;
+  escaping.name = "../mine";
+  EXPECT_EQ(WriteHardwarePreset(dir, escaping, "").code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
