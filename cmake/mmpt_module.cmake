@@ -38,6 +38,13 @@ function(mmpt_module NAME)
     add_executable(mmpt_${NAME}_tests ${tests})
     target_link_libraries(mmpt_${NAME}_tests PRIVATE mmpt_${NAME} GTest::gtest GTest::gtest_main)
     target_compile_definitions(mmpt_${NAME}_tests PRIVATE MMPT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+    # A test's own code is thin (the library it calls keeps the preset's flags): in the release
+    # tree it compiles without optimization or line tables, and with GoogleTest's header
+    # precompiled, which halves its compile time and keeps a fresh clone's `make test` in budget.
+    if(CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+      target_compile_options(mmpt_${NAME}_tests PRIVATE -O0 -g0)
+      target_precompile_headers(mmpt_${NAME}_tests PRIVATE <gtest/gtest.h>)
+    endif()
     # One ctest test per suite, labelled by tier (gtest_suites.cmake), registered once built.
     set(suites ${CMAKE_CURRENT_BINARY_DIR}/mmpt_${NAME}_suites.cmake)
     add_custom_command(TARGET mmpt_${NAME}_tests POST_BUILD

@@ -1,7 +1,7 @@
 // `mmpt._vision`: the native vision encoder (src/mmpt/vision) for `mmpt.torch.VisionEncoder`.
 // A module of its own, built with libtorch's Python bindings, so `import mmpt` never loads torch;
 // errors are raised as mmpt's exception classes (bind_core.cc owns them).
-#include <torch/extension.h>
+#include <torch/python.h>
 
 #include <optional>
 #include <string>
