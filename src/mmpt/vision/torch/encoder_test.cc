@@ -1,8 +1,8 @@
 // The native encoder on libtorch: attention, recomputation and packing properties. Fidelity to
 // Hugging Face's modules is tests/python/test_vision_encoder.py's.
 #include <gtest/gtest.h>
-#include <torch/cuda.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/cuda.h>
 #include <torch/types.h>
 #include <torch/utils.h>
 
