@@ -20,7 +20,7 @@ std::string SecondsRow(std::string_view label, const store::Distribution& d) {
                      label, s(d.total), s(d.min), s(d.p10), s(d.p50), s(d.p90), s(d.p99), s(d.max));
 }
 
-std::string Histogram(const store::Distribution& d) {
+std::string DistributionBars(const store::Distribution& d) {
   static constexpr const char* kBlocks[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
   std::string out;
   uint64_t peak =
@@ -78,7 +78,7 @@ std::string RenderInspectText(const store::InspectReport& report) {
       out += SecondsRow("seconds per audio", s.audio_ms_each);
     }
     out += "  histogram of all tokens per sample:\n";
-    out += Histogram(s.tokens);
+    out += DistributionBars(s.tokens);
   }
   return out;
 }

@@ -7,7 +7,7 @@
 namespace mmpt::app {
 namespace {
 
-size_t Count(const std::string& text, std::string_view needle) {
+size_t Occurrences(const std::string& text, std::string_view needle) {
   size_t n = 0;
   for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
   return n;
@@ -23,9 +23,9 @@ TEST(SvgChartTest, BarChartHasOneRectPerValue) {
                  .reference_label = "bound"};
   const std::string svg = RenderBarChart(chart);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
-  EXPECT_EQ(Count(svg, "class=\"bar\""), 6u);
+  EXPECT_EQ(Occurrences(svg, "class=\"bar\""), 6u);
   EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos);
-  EXPECT_EQ(Count(svg, "<svg"), Count(svg, "</svg>"));
+  EXPECT_EQ(Occurrences(svg, "<svg"), Occurrences(svg, "</svg>"));
 }
 
 TEST(SvgChartTest, HistogramCountsEveryValue) {
@@ -37,7 +37,7 @@ TEST(SvgChartTest, HistogramCountsEveryValue) {
   EXPECT_EQ(total, values.size());
   EXPECT_DOUBLE_EQ(h.edges.front(), 1.0);
   EXPECT_NEAR(h.edges.back(), 1000.0, 1e-9);
-  EXPECT_EQ(Count(RenderHistogram(h), "class=\"bar\""), 4u);
+  EXPECT_EQ(Occurrences(RenderHistogram(h), "class=\"bar\""), 4u);
   // Equal values still make a valid histogram.
   Histogram flat = MakeHistogram("flat", "x", {5, 5, 5}, 3);
   EXPECT_EQ(flat.counts[0], 3u);
@@ -51,7 +51,7 @@ TEST(SvgChartTest, HeatMapShadesByValue) {
               .columns = 2,
               .values = {0, 1, 2, 4}};
   const std::string svg = RenderHeatMap(map);
-  EXPECT_EQ(Count(svg, "class=\"cell\""), 4u);
+  EXPECT_EQ(Occurrences(svg, "class=\"cell\""), 4u);
   EXPECT_NE(svg.find("fill-opacity=\"1.000\""), std::string::npos);
   EXPECT_NE(svg.find("fill-opacity=\"0.000\""), std::string::npos);
 }

@@ -41,18 +41,19 @@ std::string Tones(int rate, int channels, double seconds) {
   return args + "-filter_complex amerge=inputs=" + std::to_string(channels);
 }
 
-struct Case {
+struct DecodeCase {
   std::string name, args;
   uint32_t channels = 1;
 };
 
 TEST(AudioDecodeTest, IsTheChannelMeanOfTheFfmpegDecode) {
-  for (const Case& c : std::vector<Case>{{"a.wav", Tone(16000, 1, 1.5), 1},
-                                         {"s.wav", Tones(44100, 2, 1.5), 2},
-                                         {"a.flac", Tones(48000, 2, 1.5), 2},
-                                         {"a.mp3", Tones(44100, 2, 1.5) + " -c:a libmp3lame", 2},
-                                         {"a.ogg", Tone(22050, 1, 1.5) + " -c:a libvorbis", 1},
-                                         {"six.m4a", Tones(48000, 6, 1) + " -c:a aac", 6}}) {
+  for (const DecodeCase& c :
+       std::vector<DecodeCase>{{"a.wav", Tone(16000, 1, 1.5), 1},
+                               {"s.wav", Tones(44100, 2, 1.5), 2},
+                               {"a.flac", Tones(48000, 2, 1.5), 2},
+                               {"a.mp3", Tones(44100, 2, 1.5) + " -c:a libmp3lame", 2},
+                               {"a.ogg", Tone(22050, 1, 1.5) + " -c:a libvorbis", 1},
+                               {"six.m4a", Tones(48000, 6, 1) + " -c:a aac", 6}}) {
     SCOPED_TRACE(c.name);
     std::string bytes = SharedMedia().Make(c.name, c.args);
     for (uint32_t rate : {16000u, 8000u}) {
@@ -132,10 +133,11 @@ TEST(AudioDecodeTest, TruncatedFilesAreCorrupt) {
   // Cut in half: a WAV's data chunk runs past the end (no length), a FLAC ends in a frame that
   // does not decode, an mp4 loses its index (written last), and an MP3 whose LAME header
   // counts its frames decodes to half of what it declares.
-  for (const Case& c : std::vector<Case>{{"a.wav", Tone(16000, 1, 1.5)},
-                                         {"a.flac", Tone(48000, 2, 1.5)},
-                                         {kBaseMp4, ""},
-                                         {"a.mp3", Tone(44100, 2, 1.5) + " -c:a libmp3lame"}}) {
+  for (const DecodeCase& c :
+       std::vector<DecodeCase>{{"a.wav", Tone(16000, 1, 1.5)},
+                               {"a.flac", Tone(48000, 2, 1.5)},
+                               {kBaseMp4, ""},
+                               {"a.mp3", Tone(44100, 2, 1.5) + " -c:a libmp3lame"}}) {
     SCOPED_TRACE(c.name);
     std::string bytes = c.name == kBaseMp4 ? BaseMp4() : SharedMedia().Make(c.name, c.args);
     auto decoded = DecodeAudio(AsBytes(bytes.substr(0, bytes.size() / 2)));

@@ -39,7 +39,7 @@ struct ParityCase {
   EncodeOptions options;
 };
 
-std::vector<ParityCase> Cases() {
+std::vector<ParityCase> ParityCases() {
   using F = ImageFormat;
   std::vector<ParityCase> cases;
   // Real COCO image sizes (landscape and portrait), as baseline JPEGs.
@@ -96,7 +96,7 @@ double OneLevel() {
 TEST(ImageParityTest, MatchesPillowAndNumpyReference) {
   fs::path dir = test_util::FreshDir("parity");
   fs::create_directories(dir);
-  std::vector<ParityCase> cases = Cases();
+  std::vector<ParityCase> cases = ParityCases();
   std::string names;
   for (size_t i = 0; i < cases.size(); ++i) {
     const ParityCase& c = cases[i];

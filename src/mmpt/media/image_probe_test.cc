@@ -14,11 +14,11 @@ namespace mmpt::media {
 using namespace mmpt::corpora;  // test images
 namespace {
 
-std::span<const std::byte> Bytes(const std::string& s) {
+std::span<const std::byte> ProbeBytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
 
-struct Case {
+struct ProbeCase {
   std::string name;
   uint32_t channels;
   EncodeOptions options;
@@ -26,7 +26,7 @@ struct Case {
 };
 
 // One file of every header variant the probe reads, encoded by the real codecs.
-std::vector<Case> Cases() {
+std::vector<ProbeCase> ProbeCases() {
   using F = ImageFormat;
   return {
       {"jpeg_baseline", 3, {.format = F::kJpeg}},
@@ -54,18 +54,18 @@ std::vector<Case> Cases() {
   };
 }
 
-constexpr uint32_t kWidth = 67, kHeight = 45;
+constexpr uint32_t kProbeWidth = 67, kProbeHeight = 45;
 
 TEST(ImageProbeTest, ReadsSizeOfEveryVariant) {
-  for (const Case& c : Cases()) {
+  for (const ProbeCase& c : ProbeCases()) {
     SCOPED_TRACE(c.name);
-    auto file = SynthesizeImageFile(kWidth, kHeight, c.channels, 7, c.options);
+    auto file = SynthesizeImageFile(kProbeWidth, kProbeHeight, c.channels, 7, c.options);
     ASSERT_TRUE(file.ok()) << file.status().ToString();
-    auto info = ProbeImage(Bytes(*file));
+    auto info = ProbeImage(ProbeBytes(*file));
     ASSERT_TRUE(info.ok()) << info.status().ToString();
     EXPECT_EQ(info->format, c.options.format);
-    EXPECT_EQ(info->width, kWidth);
-    EXPECT_EQ(info->height, kHeight);
+    EXPECT_EQ(info->width, kProbeWidth);
+    EXPECT_EQ(info->height, kProbeHeight);
     EXPECT_EQ(info->frames, c.frames);
     uint8_t orientation = c.options.exif_orientation == 0 ? 1 : c.options.exif_orientation;
     EXPECT_EQ(info->exif_orientation, orientation);
@@ -85,7 +85,7 @@ TEST(ImageProbeTest, LargeSizesSurviveTheFieldWidths) {
     auto file =
         SynthesizeImageFile(s.width, s.height, 3, 1, {.format = s.format, .lossless = true});
     ASSERT_TRUE(file.ok()) << file.status().ToString();
-    auto info = ProbeImage(Bytes(*file));
+    auto info = ProbeImage(ProbeBytes(*file));
     ASSERT_TRUE(info.ok()) << info.status().ToString();
     EXPECT_EQ(info->width, s.width);
     EXPECT_EQ(info->height, s.height);
@@ -106,7 +106,7 @@ TEST(ImageProbeTest, JpegSkipsSegmentsAndFillBytes) {
       10);
   jpeg += std::string(
       "\xFF\xC2\x00\x11\x08\x01\x2C\x02\x58\x03\x01\x22\x00\x02\x11\x01\x03\x11\x01", 19);
-  auto info = ProbeImage(Bytes(jpeg));
+  auto info = ProbeImage(ProbeBytes(jpeg));
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->width, 600u);
   EXPECT_EQ(info->height, 300u);
@@ -116,17 +116,17 @@ TEST(ImageProbeTest, JpegSkipsSegmentsAndFillBytes) {
   std::string zero = jpeg;
   zero[zero.size() - 14] = 0;
   zero[zero.size() - 13] = 0;
-  EXPECT_EQ(ProbeImage(Bytes(zero)).status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(ProbeImage(ProbeBytes(zero)).status().code(), StatusCode::kCorrupt);
   // A DHT marker (0xC4) is not a frame header even though it sits in the SOF range.
   std::string dht("\xFF\xD8\xFF\xC4\x00\x08\x00\x01\x2C\x02\x58\x03", 12);
-  EXPECT_EQ(ProbeImage(Bytes(dht)).status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(ProbeImage(ProbeBytes(dht)).status().code(), StatusCode::kCorrupt);
 }
 
 TEST(ImageProbeTest, UnknownAndEmptyAreInvalidArgument) {
   EXPECT_EQ(ProbeImage({}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ProbeImage(Bytes("hello, world: not an image")).status().code(),
+  EXPECT_EQ(ProbeImage(ProbeBytes("hello, world: not an image")).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(ProbeImage(Bytes(std::string("RIFF\x10\x00\x00\x00WAVEfmt ", 16))).status().code(),
+  EXPECT_EQ(ProbeImage(ProbeBytes(std::string("RIFF\x10\x00\x00\x00WAVEfmt ", 16))).status().code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -137,22 +137,22 @@ TEST(ImageProbeTest, BmpHeightSignAndRange) {
   EXPECT_EQ(static_cast<uint8_t>(bmp[25]), 0xFF);  // stored height is −4
   bmp[22] = bmp[23] = bmp[24] = 0;
   bmp[25] = static_cast<char>(0x80);  // INT32_MIN has no positive counterpart
-  EXPECT_EQ(ProbeImage(Bytes(bmp)).status().code(), StatusCode::kCorrupt);
+  EXPECT_EQ(ProbeImage(ProbeBytes(bmp)).status().code(), StatusCode::kCorrupt);
 }
 
 // Every prefix of every file either fails with Corrupt or reports the full file's size.
 TEST(ImageProbeTest, TruncationAtEveryOffset) {
-  for (const Case& c : Cases()) {
+  for (const ProbeCase& c : ProbeCases()) {
     SCOPED_TRACE(c.name);
-    auto file = SynthesizeImageFile(kWidth, kHeight, c.channels, 3, c.options);
+    auto file = SynthesizeImageFile(kProbeWidth, kProbeHeight, c.channels, 3, c.options);
     ASSERT_TRUE(file.ok());
     int ok_count = 0;
     for (size_t n = 1; n < file->size(); ++n) {
-      auto info = ProbeImage(Bytes(*file).first(n));
+      auto info = ProbeImage(ProbeBytes(*file).first(n));
       if (info.ok()) {
         ++ok_count;
-        EXPECT_EQ(info->width, kWidth) << "prefix of " << n << " bytes";
-        EXPECT_EQ(info->height, kHeight) << "prefix of " << n << " bytes";
+        EXPECT_EQ(info->width, kProbeWidth) << "prefix of " << n << " bytes";
+        EXPECT_EQ(info->height, kProbeHeight) << "prefix of " << n << " bytes";
       } else {
         EXPECT_EQ(info.status().code(), StatusCode::kCorrupt)
             << "prefix of " << n << " bytes: " << info.status().ToString();
@@ -160,22 +160,22 @@ TEST(ImageProbeTest, TruncationAtEveryOffset) {
     }
     // Once the header is complete, every longer prefix probes.
     EXPECT_GT(ok_count, 0);
-    EXPECT_EQ(ProbeImage(Bytes(*file).first(0)).status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(ProbeImage(ProbeBytes(*file).first(0)).status().code(), StatusCode::kInvalidArgument);
   }
 }
 
 // Flip every bit of the first 600 bytes: never a crash; an OK probe reports a positive size,
 // and for WebP the same size libwebp's own header parser reports.
 TEST(ImageProbeTest, BitFlipsGiveErrorOrSaneSize) {
-  for (const Case& c : Cases()) {
+  for (const ProbeCase& c : ProbeCases()) {
     SCOPED_TRACE(c.name);
-    auto file = SynthesizeImageFile(kWidth, kHeight, c.channels, 5, c.options);
+    auto file = SynthesizeImageFile(kProbeWidth, kProbeHeight, c.channels, 5, c.options);
     ASSERT_TRUE(file.ok());
     std::string bytes = *file;
     size_t limit = std::min<size_t>(bytes.size(), 600);
     for (size_t i = 0; i < limit * 8; ++i) {
       bytes[i / 8] ^= static_cast<char>(1 << (i % 8));
-      auto info = ProbeImage(Bytes(bytes));
+      auto info = ProbeImage(ProbeBytes(bytes));
       if (info.ok()) {
         EXPECT_GT(info->width, 0u);
         EXPECT_GT(info->height, 0u);
