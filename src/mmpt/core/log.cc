@@ -5,8 +5,11 @@
 namespace mmpt {
 namespace {
 
-// Logs go to stderr so stdout stays clean for results that scripts parse.
+// Logs go to stderr so stdout stays clean for results that scripts parse. spdlog's registry is
+// one per process, and two Python extension modules (_mmpt, _vision) each link this library: the
+// second to load keeps the first's logger.
 const bool kStderrLogger = [] {
+  if (spdlog::get("mmpt") != nullptr) return true;
   auto logger = spdlog::stderr_color_mt("mmpt");
   logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
   spdlog::set_default_logger(logger);
