@@ -27,6 +27,7 @@ Action AddSubcommands(CLI::App& app, const std::vector<Command>& commands);
 // The subcommands, one per tools/mmpt/<name>.cc; main.cc lists them.
 Command BenchCommand();
 Command DemoCommand();
+Command IndexCommand();
 Command InspectCommand();
 Command MergeCommand();
 Command PlanCommand();

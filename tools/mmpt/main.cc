@@ -43,9 +43,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "Log level: debug, info, warn, error, off")
       ->capture_default_str();
   const Action run =
-      AddSubcommands(app, {BenchCommand(), DemoCommand(), InspectCommand(), MergeCommand(),
-                           PlanCommand(), PrepareCommand(), SimulateCommand(), SynthCommand(),
-                           TokenizeCommand(), VerifyCommand()});
+      AddSubcommands(app, {BenchCommand(), DemoCommand(), IndexCommand(), InspectCommand(),
+                           MergeCommand(), PlanCommand(), PrepareCommand(), SimulateCommand(),
+                           SynthCommand(), TokenizeCommand(), VerifyCommand()});
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -51,26 +51,34 @@ std::string ItemName(const SampleTable& table, uint64_t row, std::string_view ki
                      row - table.source_begin[s], kind, item);
 }
 
-// Cost the items [begin[row], begin[row + 1]) of one kind with `cost_one`, writing each
-// item's cost to `costs` and adding its LLM tokens and encoder seconds to the sums.
+// Cost `items` (one kind of a sample's) with `cost_one`, appending each item's cost to `costs`
+// (when given) and adding its LLM tokens and encoder seconds to the sums.
 template <typename Item, typename Cost, typename CostOne>
 Status CostItems(const SampleTable& table, const CostModel& model, uint64_t row,
-                 std::string_view kind, const std::vector<uint64_t>& begin,
-                 const std::vector<Item>& items, CostOne cost_one, std::vector<Cost>* costs,
-                 uint64_t* tokens, double* seconds) {
-  for (uint64_t i = begin[row]; i < begin[row + 1]; ++i) {
+                 std::string_view kind, std::span<const Item> items, CostOne cost_one,
+                 std::vector<Cost>* costs, uint64_t* tokens, double* seconds) {
+  for (size_t i = 0; i < items.size(); ++i) {
     auto cost = cost_one(items[i]);
-    if (!cost.ok()) return cost.status().WithContext(ItemName(table, row, kind, i - begin[row]));
-    (*costs)[i] = *cost;
+    if (!cost.ok()) return cost.status().WithContext(ItemName(table, row, kind, i));
+    if (costs != nullptr) costs->push_back(*cost);
     *tokens += cost->llm_tokens;
     *seconds += model.VisionSeconds(cost->train_flops);
   }
   return Status::OK();
 }
 
-// Cost rows [begin, end) into `out`; the first failing row's error, or OK.
-Status CostRows(const SampleTable& table, const CostModel& model, uint64_t begin, uint64_t end,
-                CostedSamples* out) {
+}  // namespace
+
+void ItemCosts::Clear() {
+  images.clear();
+  videos.clear();
+  audios.clear();
+}
+
+Result<SampleCost> CostSample(const SampleTable& table, const CostModel& model, uint64_t row,
+                              ItemCosts* items) {
+  MMPT_RETURN_IF_ERROR(table.CheckRow(row));
+  if (items != nullptr) items->Clear();
   auto image = [&](const ImageSize& size) { return model.Image(size.height, size.width); };
   // A grouped video's later groups cost what its first does: one sampling per video.
   Result<VideoCost> first_group = VideoCost{};
@@ -79,30 +87,52 @@ Status CostRows(const SampleTable& table, const CostModel& model, uint64_t begin
     return first_group;
   };
   auto audio = [&](const AudioItem& a) { return model.Audio(a); };
+  uint64_t image_tokens = 0, video_tokens = 0, audio_tokens = 0;
+  SampleCost out;
+  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "image", table.ImagesOf(row), image,
+                                 items ? &items->images : nullptr, &image_tokens,
+                                 &out.vision_seconds));
+  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "video", table.VideosOf(row), video,
+                                 items ? &items->videos : nullptr, &video_tokens,
+                                 &out.vision_seconds));
+  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "audio", table.AudiosOf(row), audio,
+                                 items ? &items->audios : nullptr, &audio_tokens,
+                                 &out.audio_seconds));
+  if (image_tokens + video_tokens + audio_tokens > UINT32_MAX) {
+    uint32_t s = table.SourceOfRow(row);
+    return Status::InvalidArgument("source '{}' sample {}: {} media tokens overflow",
+                                   table.source_names[s], row - table.source_begin[s],
+                                   image_tokens + video_tokens + audio_tokens);
+  }
+  out.image_tokens = static_cast<uint32_t>(image_tokens);
+  out.video_tokens = static_cast<uint32_t>(video_tokens);
+  out.audio_tokens = static_cast<uint32_t>(audio_tokens);
+  return out;
+}
+
+namespace {
+
+// Cost rows [begin, end) into `out`; the first failing row's error, or OK.
+Status CostRows(const SampleTable& table, const CostModel& model, uint64_t begin, uint64_t end,
+                CostedSamples* out) {
+  ItemCosts items;
   for (uint64_t row = begin; row < end; ++row) {
-    uint64_t image_tokens = 0, video_tokens = 0, audio_tokens = 0;
-    double vision_seconds = 0, audio_seconds = 0;
-    MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "image", table.image_begin, table.images,
-                                   image, &out->images, &image_tokens, &vision_seconds));
-    if (!table.video_begin.empty()) {
-      MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "video", table.video_begin, table.videos,
-                                     video, &out->videos, &video_tokens, &vision_seconds));
-      out->video_tokens[row] = static_cast<uint32_t>(std::min<uint64_t>(video_tokens, UINT32_MAX));
+    MMPT_ASSIGN_OR_RETURN(SampleCost cost, CostSample(table, model, row, &items));
+    std::copy(items.images.begin(), items.images.end(),
+              out->images.begin() + static_cast<ptrdiff_t>(table.image_begin[row]));
+    if (!out->video_tokens.empty()) {
+      std::copy(items.videos.begin(), items.videos.end(),
+                out->videos.begin() + static_cast<ptrdiff_t>(table.FirstVideo(row)));
+      out->video_tokens[row] = cost.video_tokens;
     }
-    if (!table.audio_begin.empty()) {
-      MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "audio", table.audio_begin, table.audios,
-                                     audio, &out->audios, &audio_tokens, &audio_seconds));
-      out->audio_tokens[row] = static_cast<uint32_t>(std::min<uint64_t>(audio_tokens, UINT32_MAX));
-      out->audio_seconds[row] = audio_seconds;
+    if (!out->audio_tokens.empty()) {
+      std::copy(items.audios.begin(), items.audios.end(),
+                out->audios.begin() + static_cast<ptrdiff_t>(table.FirstAudio(row)));
+      out->audio_tokens[row] = cost.audio_tokens;
+      out->audio_seconds[row] = cost.audio_seconds;
     }
-    if (image_tokens + video_tokens + audio_tokens > UINT32_MAX) {
-      uint32_t s = table.SourceOfRow(row);
-      return Status::InvalidArgument("source '{}' sample {}: {} media tokens overflow",
-                                     table.source_names[s], row - table.source_begin[s],
-                                     image_tokens + video_tokens + audio_tokens);
-    }
-    out->image_tokens[row] = static_cast<uint32_t>(image_tokens);
-    out->vision_seconds[row] = vision_seconds;
+    out->image_tokens[row] = cost.image_tokens;
+    out->vision_seconds[row] = cost.vision_seconds;
   }
   return Status::OK();
 }
@@ -116,11 +146,11 @@ Result<CostedSamples> CostSamples(const SampleTable& table, const CostModel& mod
   out.image_tokens.assign(n, 0);
   out.vision_seconds.assign(n, 0.0);
   out.images.resize(table.num_images());
-  if (!table.video_begin.empty()) {
+  if (table.num_videos() > 0) {
     out.video_tokens.assign(n, 0);
     out.videos.resize(table.num_videos());
   }
-  if (!table.audio_begin.empty()) {
+  if (table.num_audios() > 0) {
     out.audio_tokens.assign(n, 0);
     out.audio_seconds.assign(n, 0.0);
     out.audios.resize(table.num_audios());

@@ -77,7 +77,37 @@ class CostModel {
   double attention_seconds_per_pair_;  // per (query, key) pair of causal attention
 };
 
-/// Per-sample costs of a SampleTable under one CostModel, computed once before planning: LLM
+/// One sample's costs under a CostModel (CostSample): LLM tokens per modality and seconds per
+/// encoder.
+struct SampleCost {
+  uint32_t image_tokens = 0;
+  uint32_t video_tokens = 0;
+  uint32_t audio_tokens = 0;
+  double vision_seconds = 0;  // Σ vision encoder seconds (images, then videos)
+  double audio_seconds = 0;   // Σ audio encoder seconds
+  uint32_t MediaTokens() const { return image_tokens + video_tokens + audio_tokens; }
+};
+
+/// What each media item of one sample becomes and costs, in the table's item order.
+struct ItemCosts {
+  std::vector<ImageCost> images;
+  std::vector<VideoCost> videos;
+  std::vector<AudioCost> audios;
+  void Clear();
+};
+
+/// Cost sample `row` of `table`, and each of its items into `items` when given (reusing its
+/// capacity): the one rule every cost of a sample follows, computed when the sample is needed
+/// (the planner costs what it draws). The row is checked first (SampleTable::CheckRow: Corrupt
+/// naming the table's file and the sample). Errors: InvalidArgument naming the source, the sample
+/// index and the item the vision rule rejects (zero side, extreme aspect ratio, too few frames)
+/// or the audio clip the model cannot cost, or media tokens that overflow 32 bits.
+Result<SampleCost> CostSample(const SampleTable& table, const CostModel& model, uint64_t row,
+                              ItemCosts* items = nullptr);
+
+/// Per-sample costs of a whole SampleTable under one CostModel (CostSample for every row), for
+/// what reads every sample (reports, the simulator's corpus figures; the planner costs only what
+/// it draws): LLM
 /// tokens per modality and seconds per encoder. The video and audio vectors are empty when the
 /// table has no videos (audio clips).
 struct CostedSamples {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -282,6 +283,43 @@ TEST(CostModelTest, OneLongDocumentCostsMoreThanManyShortOnes) {
   EXPECT_FALSE(CostModel::FromPresets("qwen2.5-vl", "nope", "b200").ok());
 }
 
+// A table's bytes are checked in constant time when opened; a damaged row is named when read
+// (CostSample checks it), and Validate reads every row and the checksum.
+TEST(SampleTableTest, DamagedBytesAreNamedWhereTheyAreRead) {
+  SampleTableBuilder builder;
+  const uint32_t a = builder.AddSource("a");
+  VideoItem video{.width = 64, .height = 48, .frames = 30, .fps_milli = 30000};
+  ASSERT_TRUE(builder.Add(a, 5, {}).ok());
+  ASSERT_TRUE(builder.Add(a, 7, {}, {}, {{&video, 1}, {}}).ok());
+  auto table = std::move(builder).Finish();
+  ASSERT_TRUE(table.ok());
+  EXPECT_EQ(table->video_rows.size(), 1u);  // sparse: only the row that has one
+  EXPECT_TRUE(table->VideosOf(0).empty());
+  EXPECT_EQ(table->VideosOf(1).size(), 1u);
+  EXPECT_TRUE(table->Validate().ok());
+  auto model = CostModel::FromPresets("qwen2.5-vl", "qwen3-30b-a3b", "b200");
+  ASSERT_TRUE(model.ok());
+  // Sample 0's text tokens (the section after the 128-byte header, the 8 bytes of the name
+  // and source_begin's 16) set to 0: a sample of zero length.
+  auto bytes =
+      std::make_shared<std::vector<std::byte>>(table->bytes().begin(), table->bytes().end());
+  std::memset(bytes->data() + 128 + 8 + 16, 0, 4);
+  auto damaged = SampleTable::FromBytes(bytes, *bytes, "t.plan");
+  ASSERT_TRUE(damaged.ok()) << damaged.status().ToString();
+  auto cost = CostSample(*damaged, *model, 0);
+  ASSERT_FALSE(cost.ok());
+  EXPECT_EQ(cost.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(cost.status().message().find("t.plan: source 'a' sample 0: sample has zero length"),
+            std::string::npos)
+      << cost.status().ToString();
+  EXPECT_TRUE(CostSample(*damaged, *model, 1).ok());
+  EXPECT_FALSE(damaged->Validate().ok());
+  // Cut short, or another file: refused when opened, naming it.
+  auto cut = SampleTable::FromBytes(bytes, std::span(*bytes).first(bytes->size() - 8), "t.plan");
+  ASSERT_FALSE(cut.ok());
+  EXPECT_NE(cut.status().message().find("t.plan: truncated"), std::string::npos);
+}
+
 TEST(SampleTableTest, GroupsBySourceAndCostsEveryImage) {
   SampleTableBuilder builder;
   uint32_t a = builder.AddSource("a"), b = builder.AddSource("b");
@@ -297,7 +335,8 @@ TEST(SampleTableTest, GroupsBySourceAndCostsEveryImage) {
   ASSERT_TRUE(table.ok());
   ASSERT_EQ(table->num_samples(), 3u);
   EXPECT_EQ(table->source_begin, (std::vector<uint64_t>{0, 1, 3}));
-  EXPECT_EQ(table->text_tokens, (std::vector<uint32_t>{20, 10, 30}));
+  EXPECT_EQ(std::vector<uint32_t>(table->text_tokens.begin(), table->text_tokens.end()),
+            (std::vector<uint32_t>{20, 10, 30}));
   EXPECT_EQ(table->ImagesOf(1).size(), 2u);
   EXPECT_EQ(table->ImagesOf(2)[0].width, 640u);
   EXPECT_EQ(table->SourceOfRow(0), 0u);

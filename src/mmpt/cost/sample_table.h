@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mmpt/core/status.h"
@@ -31,7 +33,9 @@ struct VideoItem {
   /// Its record among its sample's media records (store::MediaMeta order): orders the items at
   /// one text position (a video's groups and its sound track's parts, interleaved).
   uint16_t record = 0;
+  uint16_t reserved = 0;  // zero: the planning file holds items as they are in memory
 };
+static_assert(sizeof(VideoItem) == 28 && std::has_unique_object_representations_v<VideoItem>);
 
 /// An audio clip as the planner sees it: its length and where it sits in its sample's text.
 struct AudioItem {
@@ -40,7 +44,7 @@ struct AudioItem {
   uint32_t samples = 0;
   uint32_t sample_rate_hz = 0;  // the source's, as recorded; informational
   uint32_t text_position = 0;   // text tokens of its sample before it
-  uint16_t record = 0;          // as VideoItem::record
+  uint32_t record = 0;          // as VideoItem::record
   /// A sound track's part (store::kMediaSoundTrack): the track's samples before it (the
   /// parts before it), its tokens and frames the track's up to its end less those up to its
   /// start (CostModel::Audio); 0 for a clip of its own.
@@ -48,7 +52,9 @@ struct AudioItem {
   /// A sound track's part the audio encoder takes with the item before it, as one clip
   /// (store::MediaMeta::joins_previous_part).
   bool joins_previous = false;
+  uint8_t reserved[3] = {};  // zero, as VideoItem::reserved
 };
+static_assert(sizeof(AudioItem) == 24 && std::has_unique_object_representations_v<AudioItem>);
 
 /// The video and audio items of one sample, for SampleTableBuilder::Add.
 struct AvItems {
@@ -56,29 +62,44 @@ struct AvItems {
   std::span<const AudioItem> audios;
 };
 
-/// The planner's input: every sample's planning facts, as a compact struct of arrays. Samples
-/// are grouped by source (source s owns rows [source_begin[s], source_begin[s+1])), so a
-/// sample is named by (source, index within source) and found by row = begin + index.
-/// Both input paths fill it: metadata-only JSONL and a prepared dataset's `.meta` tables.
-/// Memory: 12 bytes per sample for the text and image ranges, 12 bytes per image; a table with
-/// videos (audio) adds 8 bytes per sample for their range and 24 (12) bytes per video (audio
-/// clip). A table without them keeps video_begin (audio_begin) empty.
+/// The planning file's first bytes and version (SampleTable::bytes()).
+inline constexpr char kSampleTableMagic[8] = {'M', 'M', 'P', 'T', 'P', 'L', 'A', 'N'};
+inline constexpr uint32_t kSampleTableVersion = 1;
+
+/// The planner's input: every sample's planning facts, as a compact struct of arrays that is
+/// one contiguous, relocatable byte image (bytes()): a table the builder made holds it in memory,
+/// a prepared dataset's `mmpt.plan` file is it, mapped read-only, so the ranks of a node share
+/// one copy through the page cache and a rank's private memory does not grow with the corpus
+/// (store/planning_table.h). Samples are grouped by source (source s owns rows
+/// [source_begin[s], source_begin[s+1])), so a sample is named by (source, index within source)
+/// and found by row = begin + index.
+///
+/// Bytes: 4 per sample for its text tokens and 8 for its image range, 12 per image (size and
+/// text position): 24 for a one-image caption. Videos and audio clips are sparse: 16 bytes per
+/// sample that has them (its row and range) and 28 (24) per video (audio clip).
+///
+/// FromBytes checks the header and the section sizes only, so opening takes the same time for
+/// any corpus; a row's own ranges and values are checked when it is read for planning
+/// (CheckRow: the planner checks each sample it draws), and Validate checks every row and the
+/// data checksum. Copies share the bytes. Thread safety: immutable, safe to share.
 struct SampleTable {
   std::vector<std::string> source_names;  // one per source
   std::vector<uint64_t> source_begin;     // sources + 1 row offsets
-  std::vector<uint32_t> text_tokens;      // per sample: text tokens (template included)
-  std::vector<uint64_t> image_begin;      // samples + 1: images of row r are [image_begin[r], +1)
-  std::vector<ImageSize> images;          // per image, sample by sample
+  std::span<const uint32_t> text_tokens;  // per sample: text tokens (template included)
+  std::span<const uint64_t> image_begin;  // samples + 1: images of row r are [image_begin[r], +1)
+  std::span<const ImageSize> images;      // per image, sample by sample
   /// Per image: the text tokens of its sample that precede it (non-decreasing within a sample,
   /// at most the sample's text tokens). With the image tokens before it, the image's exact
   /// token position in the sample.
-  std::vector<uint32_t> image_text_positions;
-  /// samples + 1 when the table has videos, else empty: videos of row r are
-  /// videos[video_begin[r], video_begin[r + 1]).
-  std::vector<uint64_t> video_begin;
-  std::vector<VideoItem> videos;
-  std::vector<uint64_t> audio_begin;  // as video_begin, for audios
-  std::vector<AudioItem> audios;
+  std::span<const uint32_t> image_text_positions;
+  /// The rows that have videos, ascending, and their ranges: the videos of video_rows[k] are
+  /// videos[video_begin[k], video_begin[k + 1]) (video_begin has video_rows + 1 entries).
+  std::span<const uint64_t> video_rows;
+  std::span<const uint64_t> video_begin;
+  std::span<const VideoItem> videos;
+  std::span<const uint64_t> audio_rows;  // as video_rows, for audio clips
+  std::span<const uint64_t> audio_begin;
+  std::span<const AudioItem> audios;
 
   size_t num_samples() const { return text_tokens.size(); }
   size_t num_sources() const { return source_names.size(); }
@@ -89,19 +110,39 @@ struct SampleTable {
   /// The source a row belongs to (binary search over source_begin).
   uint32_t SourceOfRow(uint64_t row) const;
   std::span<const ImageSize> ImagesOf(uint64_t row) const {
-    return std::span<const ImageSize>(images).subspan(image_begin[row],
-                                                      image_begin[row + 1] - image_begin[row]);
+    return images.subspan(image_begin[row], image_begin[row + 1] - image_begin[row]);
   }
-  std::span<const VideoItem> VideosOf(uint64_t row) const {
-    if (video_begin.empty()) return {};
-    return std::span<const VideoItem>(videos).subspan(video_begin[row],
-                                                      video_begin[row + 1] - video_begin[row]);
-  }
-  std::span<const AudioItem> AudiosOf(uint64_t row) const {
-    if (audio_begin.empty()) return {};
-    return std::span<const AudioItem>(audios).subspan(audio_begin[row],
-                                                      audio_begin[row + 1] - audio_begin[row]);
-  }
+  /// The videos of `row` (binary search over video_rows) and the index in `videos` of its
+  /// first (meaningful when it has any).
+  std::span<const VideoItem> VideosOf(uint64_t row) const;
+  uint64_t FirstVideo(uint64_t row) const;
+  std::span<const AudioItem> AudiosOf(uint64_t row) const;
+  uint64_t FirstAudio(uint64_t row) const;
+
+  /// The table's byte image: what store::FinishDataset writes and FromBytes reads.
+  std::span<const std::byte> bytes() const { return bytes_; }
+  /// XXH3-64 of the bytes after the header, as the header records it (Validate checks it).
+  uint64_t data_checksum() const;
+  /// Where the bytes come from, for errors: a file's path, or "(in memory)".
+  const std::string& origin() const { return origin_; }
+
+  /// A table over `bytes` (8-byte aligned, kept alive by `owner`): checks the magic, version,
+  /// record sizes and that the sections fill the bytes exactly, not the rows. Errors: Corrupt
+  /// naming `origin` and what is wrong (not a planning table, another version, truncated).
+  static Result<SampleTable> FromBytes(std::shared_ptr<const void> owner,
+                                       std::span<const std::byte> bytes, std::string origin);
+  /// Check row `row` (< num_samples()): its ranges inside the table, its items' sizes and text
+  /// positions, a non-zero length. Errors: Corrupt naming the origin, the source and the
+  /// sample's index in it.
+  Status CheckRow(uint64_t row) const;
+  /// CheckRow for every row, the sparse rows ascending, and the data checksum. Errors: Corrupt
+  /// as CheckRow, or naming the checksum.
+  Status Validate() const;
+
+ private:
+  std::shared_ptr<const void> owner_;  // keeps bytes_ alive: a mapping or a buffer
+  std::span<const std::byte> bytes_;
+  std::string origin_;
 };
 
 /// The text position of image `i` of `count` images in a sample of `text_tokens` text tokens

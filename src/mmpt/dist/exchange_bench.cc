@@ -24,7 +24,6 @@ constexpr uint64_t kShardSamples = 100;  // COCO's ~118k pairs in ~1.2k shards, 
 struct Fixture {
   cost::SampleTable table;
   cost::CostModel model;
-  cost::CostedSamples costs;
   std::optional<plan::Planner> planner;
 };
 
@@ -34,15 +33,13 @@ plan::Planner& Planner() {
     auto model = cost::CostModel::FromPresets(cost::Defaults::kVision, cost::Defaults::kLlm,
                                               cost::Defaults::kHardware);
     if (!table.ok() || !model.ok()) std::abort();
-    auto costs = cost::CostSamples(*table, *model);
-    if (!costs.ok()) std::abort();
-    auto* fixture = new Fixture{std::move(*table), std::move(*model), std::move(*costs), {}};
+    auto* fixture = new Fixture{std::move(*table), std::move(*model), {}};
     plan::PlannerConfig config;
     config.layout.dp = kRanks;
     config.layout.ga = 128;
     config.layout.seq_len = 4096;
     config.allow_repeat = true;
-    auto planner = plan::Planner::Create(fixture->table, fixture->costs, fixture->model, config);
+    auto planner = plan::Planner::Create(fixture->table, fixture->model, config);
     if (!planner.ok()) std::abort();
     fixture->planner.emplace(std::move(*planner));
     return fixture;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "mmpt/core/mapped_file.h"
+#include "mmpt/store/planning_table.h"
 
 namespace mmpt::ingest {
 namespace fs = std::filesystem;
@@ -114,8 +115,8 @@ Result<store::Manifest> MergeDatasets(const std::string& out_dir,
   merged.format_version = first.format_version;
   static_cast<store::DatasetSettings&>(merged) = first;
   for (Keyed& keyed : shards) merged.shards.push_back(std::move(keyed.shard));
-  MMPT_RETURN_IF_ERROR(store::WriteManifest(out_dir, merged));
-  return merged;
+  MMPT_RETURN_IF_ERROR(store::FinishDataset(out_dir, merged));
+  return store::ReadManifest(out_dir);
 }
 
 }  // namespace mmpt::ingest

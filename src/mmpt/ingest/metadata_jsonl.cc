@@ -271,10 +271,7 @@ Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& path
 
 Result<cost::SampleTable> ReadPlanningTable(const std::string& path) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    MMPT_ASSIGN_OR_RETURN(store::Dataset dataset, store::Dataset::Open(path));
-    return store::PlanningTable(dataset);
-  }
+  if (fs::is_directory(path, ec)) return store::OpenPlanningTable(path);
   return ReadMetadataJsonl({path});
 }
 

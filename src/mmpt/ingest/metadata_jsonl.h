@@ -1,7 +1,7 @@
 #pragma once
 
 // The planner's input table from either kind of corpus: metadata-only JSONL, read here, or a
-// prepared dataset (store::PlanningTable). Every caller that plans from a path the user names
+// prepared dataset (store::OpenPlanningTable). Every caller that plans from a path the user names
 // (the CLI, the simulator, the demo, benchmarks, Python) reads it through ReadPlanningTable.
 
 #include <string>
@@ -36,8 +36,8 @@ namespace mmpt::ingest {
 /// prepare makes.
 Result<cost::SampleTable> ReadMetadataJsonl(const std::vector<std::string>& paths);
 
-/// Read either input by what `path` is: a directory is a prepared dataset (Dataset::Open, then
-/// store::PlanningTable), anything else a metadata JSONL file.
+/// Read either input by what `path` is: a directory is a prepared dataset (its mapped planning
+/// table, store::OpenPlanningTable), anything else a metadata JSONL file.
 Result<cost::SampleTable> ReadPlanningTable(const std::string& path);
 
 }  // namespace mmpt::ingest

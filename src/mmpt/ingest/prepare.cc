@@ -21,6 +21,7 @@
 #include "mmpt/ingest/media_check.h"
 #include "mmpt/ingest/sound_track.h"
 #include "mmpt/ingest/webdataset.h"
+#include "mmpt/store/planning_table.h"
 #include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
 
@@ -736,8 +737,13 @@ Result<PrepareReport> Prepare(const PrepareOptions& options) {
       .chat_template = chat_json,
   };
   MMPT_RETURN_IF_ERROR(Collect(results, options, sources, report, manifest));
-  MMPT_RETURN_IF_ERROR(
-      WriteFileAtomic(options.out_dir + "/" + manifest_name, store::ManifestToJson(manifest)));
+  // One part of several writes its part manifest; merge finishes the dataset.
+  if (options.num_parts == 1) {
+    MMPT_RETURN_IF_ERROR(store::FinishDataset(options.out_dir, std::move(manifest)));
+  } else {
+    MMPT_RETURN_IF_ERROR(
+        WriteFileAtomic(options.out_dir + "/" + manifest_name, store::ManifestToJson(manifest)));
+  }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

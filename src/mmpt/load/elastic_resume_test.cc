@@ -116,7 +116,7 @@ TEST_F(ElasticResumeTest, NoSampleOfThePreparedCorpusIsLostOrRepeated) {
   const std::vector<plan::testing::Segment> segments = {{Config(8, 2, 1, 1024), 10, 1},
                                                         {Config(4, 2, 1, 2048), 10, 0},
                                                         {Config(16, 1, 2, 1024), 5, 0}};
-  const plan::testing::Taken taken = plan::testing::RunSegments(*table, *costs, *model, segments);
+  const plan::testing::Taken taken = plan::testing::RunSegments(*table, *model, segments);
   ASSERT_EQ(taken.resumes.size(), 2u);
   EXPECT_EQ(taken.resumes[0].step, 11u);
   EXPECT_EQ(taken.resumes[1].step, 21u);

@@ -207,7 +207,7 @@ TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
   const cost::CostModel& model = (*stream)->model();
   auto costs = cost::CostSamples(table, model);
   ASSERT_TRUE(costs.ok());
-  auto direct = plan::VanillaPlanner::Create(table, *costs, model, config.planner);
+  auto direct = plan::VanillaPlanner::Create(table, model, config.planner);
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
   for (uint64_t step = 0; step < 6; ++step) {
     auto served = (*stream)->Plan(step);

@@ -8,7 +8,6 @@ namespace mmpt::load {
 // Kept behind a pointer: the Planner borrows the table, costs and model, so they must not move.
 struct PlanStream::Parts {
   cost::SampleTable table;
-  cost::CostedSamples costs;
   cost::CostModel model;
   std::optional<plan::Planner> planner;         // mmpt's, or
   std::optional<plan::VanillaPlanner> vanilla;  // the baseline's
@@ -33,10 +32,13 @@ constexpr size_t kKeptStates = 64;
 
 Result<std::shared_ptr<PlanStream>> PlanStream::Open(const std::string& dataset_dir,
                                                      PlanStreamConfig config) {
-  MMPT_ASSIGN_OR_RETURN(config.vision, store::DatasetVisionPreset(dataset_dir, config.vision));
-  MMPT_ASSIGN_OR_RETURN(config.audio, store::DatasetAudioPreset(dataset_dir, config.audio));
-  MMPT_ASSIGN_OR_RETURN(store::Dataset dataset, store::Dataset::Open(dataset_dir));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::PlanningTable(dataset));
+  // The manifest is read once: a dataset of many shards has a large one.
+  MMPT_ASSIGN_OR_RETURN(store::Manifest manifest, store::ReadManifest(dataset_dir));
+  MMPT_ASSIGN_OR_RETURN(config.vision,
+                        store::DatasetVisionPreset(dataset_dir, manifest, config.vision));
+  MMPT_ASSIGN_OR_RETURN(config.audio,
+                        store::DatasetAudioPreset(dataset_dir, manifest, config.audio));
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, store::OpenPlanningTable(dataset_dir, manifest));
   return Create(std::move(table), config);
 }
 
@@ -50,17 +52,14 @@ Result<std::shared_ptr<PlanStream>> PlanStream::Create(cost::SampleTable table,
                             or_default(config.vision, cost::Defaults::kVision), config.llm,
                             config.hardware, or_default(config.audio, cost::Defaults::kAudio)));
   auto parts = std::unique_ptr<Parts>(new Parts{
-      std::move(table), {}, std::move(model), {}, {}, 0, config.planner.layout, config.reorder});
-  MMPT_ASSIGN_OR_RETURN(parts->costs, cost::CostSamples(parts->table, parts->model));
+      std::move(table), std::move(model), {}, {}, 0, config.planner.layout, config.reorder});
   if (config.vanilla) {
-    MMPT_ASSIGN_OR_RETURN(
-        plan::VanillaPlanner vanilla,
-        plan::VanillaPlanner::Create(parts->table, parts->costs, parts->model, config.planner));
+    MMPT_ASSIGN_OR_RETURN(plan::VanillaPlanner vanilla,
+                          plan::VanillaPlanner::Create(parts->table, parts->model, config.planner));
     parts->vanilla.emplace(std::move(vanilla));
   } else {
-    MMPT_ASSIGN_OR_RETURN(
-        plan::Planner planner,
-        plan::Planner::Create(parts->table, parts->costs, parts->model, config.planner));
+    MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
+                          plan::Planner::Create(parts->table, parts->model, config.planner));
     parts->planner.emplace(std::move(planner));
   }
   return std::shared_ptr<PlanStream>(new PlanStream(std::move(parts)));

@@ -44,19 +44,20 @@ struct PlanStreamConfig {
   std::string hardware{cost::Defaults::kHardware};
 };
 
-/// Owns a corpus table, its costs, a cost model and a Planner, and serves plans by step.
+/// Owns a corpus table (a mapped planning table, store::OpenPlanningTable), a cost model and a
+/// Planner that costs what it draws, and serves plans by step.
 /// Thread safety: Plan(), StateAt() and Restore() may be called from any thread (one mutex).
 class PlanStream : public std::enable_shared_from_this<PlanStream> {
  public:
   /// Plan a prepared dataset: its planning table, with its manifest's vision and audio presets
-  /// (store::DatasetVisionPreset, DatasetAudioPreset). The one way every command, binding and
+  /// (store::DatasetVisionPreset, DatasetAudioPreset), and its mapped planning table
+  /// (store::OpenPlanningTable). The one way every command, binding and
   /// benchmark plans a dataset directory, so they plan what the loader renders. Errors: those
-  /// of the presets' resolution, store::PlanningTable and Create.
+  /// of the presets' resolution, store::OpenPlanningTable and Create.
   static Result<std::shared_ptr<PlanStream>> Open(const std::string& dataset_dir,
                                                   PlanStreamConfig config);
   /// Plan over `table` (a table without a dataset: presets left empty are cost::Defaults').
-  /// Errors: those of CostModel::FromPresets, CostSamples and Planner::Create (or
-  /// VanillaPlanner::Create).
+  /// Errors: those of CostModel::FromPresets and Planner::Create (or VanillaPlanner::Create).
   static Result<std::shared_ptr<PlanStream>> Create(cost::SampleTable table,
                                                     const PlanStreamConfig& config);
   ~PlanStream();

@@ -90,10 +90,8 @@ Result<Comparison> ComparePlanners(const cost::SampleTable& table, const cost::C
                                    const PlannerConfig& config, uint32_t steps) {
   if (steps == 0) return Status::InvalidArgument("--steps must be at least 1");
   MMPT_RETURN_IF_ERROR(config.Validate());
-  MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
-  MMPT_ASSIGN_OR_RETURN(VanillaPlanner vanilla,
-                        VanillaPlanner::Create(table, costs, model, config));
-  MMPT_ASSIGN_OR_RETURN(Planner mmpt, Planner::Create(table, costs, model, config));
+  MMPT_ASSIGN_OR_RETURN(VanillaPlanner vanilla, VanillaPlanner::Create(table, model, config));
+  MMPT_ASSIGN_OR_RETURN(Planner mmpt, Planner::Create(table, model, config));
   Tally vanilla_tally, mmpt_tally;
   std::vector<uint32_t> placed_tokens;  // of every sample mmpt placed
   for (uint32_t s = 0; s < steps; ++s) {

@@ -55,13 +55,13 @@ inline void Deliver(const StepPlan& plan, const StepStats& stats, uint32_t micro
 }
 
 /// Run `segments` in order, each planner restored from the state the one before saved.
-inline Taken RunSegments(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                         const cost::CostModel& model, std::span<const Segment> segments) {
+inline Taken RunSegments(const cost::SampleTable& table, const cost::CostModel& model,
+                         std::span<const Segment> segments) {
   Taken taken;
   std::string state;
   for (size_t k = 0; k < segments.size(); ++k) {
     const Segment& segment = segments[k];
-    auto planner = Planner::Create(table, costs, model, segment.config);
+    auto planner = Planner::Create(table, model, segment.config);
     EXPECT_TRUE(planner.ok()) << planner.status().ToString();
     if (!planner.ok()) return taken;
     if (k > 0) {

@@ -177,7 +177,7 @@ Result<std::string> RunPlan(const Case& c) {
   }
   MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, std::move(builder).Finish());
   MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
-  auto planner = Planner::Create(table, costs, model, config);
+  auto planner = Planner::Create(table, model, config);
   if (!planner.ok()) return "error " + planner.status().ToString() + "\n";
   std::string out;
   uint32_t steps = static_cast<uint32_t>(std::stoul(c.Get("steps", "1")));

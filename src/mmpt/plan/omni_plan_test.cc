@@ -56,7 +56,7 @@ PlannerConfig OmniConfig() {
 
 TEST(OmniPlanTest, VideosAndAudioArePlacedCostedAndAssignedLikeImages) {
   OmniCorpus c = MakeOmniCorpus(1);
-  auto planner = Planner::Create(c.table, c.costs, c.model, OmniConfig());
+  auto planner = Planner::Create(c.table, c.model, OmniConfig());
   ASSERT_TRUE(planner.ok()) << planner.status().ToString();
   bool straddles = false;
   for (int step = 0; step < 3; ++step) {
@@ -124,8 +124,8 @@ TEST(OmniPlanTest, VideosAndAudioArePlacedCostedAndAssignedLikeImages) {
 TEST(OmniPlanTest, MmptIsFasterThanVanillaAndNearItsLowerBound) {
   OmniCorpus c = MakeOmniCorpus(2);
   PlannerConfig config = OmniConfig();
-  auto mmpt = Planner::Create(c.table, c.costs, c.model, config);
-  auto vanilla = VanillaPlanner::Create(c.table, c.costs, c.model, config);
+  auto mmpt = Planner::Create(c.table, c.model, config);
+  auto vanilla = VanillaPlanner::Create(c.table, c.model, config);
   ASSERT_TRUE(mmpt.ok() && vanilla.ok());
   for (int step = 0; step < 3; ++step) {
     auto a = mmpt->PlanStep();

@@ -6,66 +6,112 @@
 
 namespace mmpt::plan::internal {
 
-pack::Fitted FitRow(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                    const PlannerConfig& config, uint64_t row) {
-  pack::Fitted fit = pack::FitToLength(table.text_tokens[row], costs.MediaTokens(row),
-                                       config.layout.seq_len, config.overlong);
+Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& model,
+                         const PlannerConfig& config, uint64_t row) {
+  MMPT_ASSIGN_OR_RETURN(cost::SampleCost cost, cost::CostSample(table, model, row));
+  FittedRow out;
+  out.fit = pack::FitToLength(table.text_tokens[row], cost.MediaTokens(), config.layout.seq_len,
+                              config.overlong);
   if (config.max_images_per_pack != 0 &&
       table.image_begin[row + 1] - table.image_begin[row] > config.max_images_per_pack) {
-    fit = pack::Fitted{.dropped = true};
+    out.fit = pack::Fitted{.dropped = true};
   }
-  return fit;
+  out.sample = {row, out.fit.tokens,      out.fit.text_tokens,
+                0,   cost.vision_seconds, cost.audio_seconds};
+  return out;
 }
 
-std::optional<Drawn> DrawNext(SampleOrder& order, const cost::SampleTable& table,
-                              const cost::CostedSamples& costs, const PlannerConfig& config,
-                              StepStats* stats, std::vector<uint64_t>* dropped_rows) {
+Result<std::optional<Drawn>> DrawNext(SampleOrder& order, const cost::SampleTable& table,
+                                      const cost::CostModel& model, const PlannerConfig& config,
+                                      StepStats* stats, std::vector<uint64_t>* dropped_rows) {
   const SampleOrder::Draw draw = order.Next();
   const uint64_t row = table.source_begin[draw.source] + draw.index;
   ++stats->drawn;
-  const pack::Fitted fit = FitRow(table, costs, config, row);
-  if (fit.dropped) {
+  MMPT_ASSIGN_OR_RETURN(FittedRow fitted, FitRow(table, model, config, row));
+  if (fitted.fit.dropped) {
     dropped_rows->push_back(row);
-    return std::nullopt;
+    return std::optional<Drawn>();
   }
-  stats->truncated += fit.truncated;
-  return Drawn{draw.source, {row, fit.tokens, fit.text_tokens}};
+  stats->truncated += fitted.fit.truncated;
+  return std::optional<Drawn>(Drawn{draw.source, fitted.sample});
 }
 
-Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
-                                                 const cost::CostedSamples& costs,
-                                                 const PlannerConfig& config,
-                                                 const SampleOrder& order) {
-  std::vector<Placeable> placeable(table.num_sources());
-  uint64_t total = 0;
-  for (uint32_t s = 0; s < table.num_sources(); ++s) {
-    if (order.Share(s) == 0) continue;
-    for (uint64_t row = table.source_begin[s]; row < table.source_begin[s + 1]; ++row) {
-      const pack::Fitted fit = FitRow(table, costs, config, row);
-      placeable[s].samples += !fit.dropped;
-      placeable[s].tokens += fit.tokens;
-    }
-    total += placeable[s].samples;
+namespace {
+// Rows a source is first counted over (PlaceableCounter::Start): its mean tokens per draw.
+constexpr uint64_t kFirstCount = 4096;
+}  // namespace
+
+PlaceableCounter::PlaceableCounter(const cost::SampleTable& table, const cost::CostModel& model,
+                                   const PlannerConfig& config)
+    : table_(&table), model_(&model), config_(config), sources_(table.num_sources()) {}
+
+Status PlaceableCounter::CountTo(uint32_t s, uint64_t rows) {
+  Source& src = sources_[s];
+  const uint64_t end = std::min(rows, table_->source_size(s));
+  for (; src.counted < end; ++src.counted) {
+    MMPT_ASSIGN_OR_RETURN(FittedRow fitted,
+                          FitRow(*table_, *model_, config_, table_->source_begin[s] + src.counted));
+    src.samples += !fitted.fit.dropped;
+    src.tokens += fitted.fit.tokens;
   }
-  if (total == 0) {
+  return Status::OK();
+}
+
+Status PlaceableCounter::Start(const SampleOrder& order, uint64_t samples) {
+  std::vector<uint32_t> drawn;
+  for (uint32_t s = 0; s < sources_.size(); ++s) {
+    if (order.Share(s) > 0) drawn.push_back(s);
+  }
+  for (uint32_t s : drawn) MMPT_RETURN_IF_ERROR(CountTo(s, kFirstCount));
+  // Further, doubling, only while the counted rows hold fewer than `samples` (or none).
+  for (uint64_t rows = 2 * kFirstCount; counted_samples() < std::max<uint64_t>(samples, 1);
+       rows *= 2) {
+    bool more = false;
+    for (uint32_t s : drawn) {
+      more |= sources_[s].counted < table_->source_size(s);
+      MMPT_RETURN_IF_ERROR(CountTo(s, rows));
+    }
+    if (!more) break;
+  }
+  if (counted_samples() == 0) {
     return Status::InvalidArgument(
         "every sample of the corpus is dropped: none fits seq_len {} under the '{}' policy{}",
-        config.layout.seq_len, pack::OverlongPolicyName(config.overlong),
-        config.max_images_per_pack == 0
+        config_.layout.seq_len, pack::OverlongPolicyName(config_.overlong),
+        config_.max_images_per_pack == 0
             ? ""
-            : fmt::format(" with at most {} images", config.max_images_per_pack));
+            : fmt::format(" with at most {} images", config_.max_images_per_pack));
   }
-  return placeable;
+  return Status::OK();
 }
 
-std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostedSamples& costs,
-                                         const cost::CostModel& model, uint32_t seq_len) {
+uint64_t PlaceableCounter::counted_samples() const {
+  uint64_t total = 0;
+  for (const Source& src : sources_) total += src.samples;
+  return total;
+}
+
+double PlaceableCounter::TokensPerDraw(uint32_t s) const {
+  const Source& src = sources_[s];
+  return src.counted == 0 ? 0.0
+                          : static_cast<double>(src.tokens) / static_cast<double>(src.counted);
+}
+
+Result<bool> PlaceableCounter::AllPooledSlow(uint32_t s, uint64_t pooled) {
+  const uint64_t size = table_->source_size(s);
+  while (sources_[s].samples <= pooled && sources_[s].counted < size) {
+    MMPT_RETURN_IF_ERROR(CountTo(s, std::max(2 * sources_[s].counted, kFirstCount)));
+  }
+  return sources_[s].counted == size && sources_[s].samples == pooled;
+}
+
+std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostModel& model,
+                                         uint32_t seq_len) {
   std::vector<balance::PackCost> out(packs.size());
   for (size_t p = 0; p < packs.size(); ++p) {
     uint32_t tokens = 0;
     for (const PlacedSample& s : packs.Pack(p)) {
-      out[p].encoder[balance::kVisionEncoder] += costs.vision_seconds[s.row];
-      out[p].encoder[balance::kAudioEncoder] += costs.AudioSeconds(s.row);
+      out[p].encoder[balance::kVisionEncoder] += s.vision_seconds;
+      out[p].encoder[balance::kAudioEncoder] += s.audio_seconds;
       out[p].llm += model.SequenceLlmSeconds(s.tokens);
       tokens += s.tokens;
     }
@@ -74,14 +120,11 @@ std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::Cost
   return out;
 }
 
-std::vector<MediaAt> MediaPositions(const cost::SampleTable& table,
-                                    const cost::CostedSamples& costed, uint64_t row,
-                                    uint32_t text_tokens) {
+std::vector<MediaAt> MediaPositions(const cost::SampleTable& table, const cost::ItemCosts& items,
+                                    uint64_t row, uint32_t text_tokens) {
   const uint64_t images = table.image_begin[row];
   const std::span<const cost::VideoItem> videos = table.VideosOf(row);
   const std::span<const cost::AudioItem> audios = table.AudiosOf(row);
-  const uint64_t first_video = videos.empty() ? 0 : table.video_begin[row];
-  const uint64_t first_audio = audios.empty() ? 0 : table.audio_begin[row];
   const uint64_t num_images = table.image_begin[row + 1] - images;
   std::vector<MediaAt> out;
   out.reserve(num_images + videos.size() + audios.size());
@@ -100,15 +143,15 @@ std::vector<MediaAt> MediaPositions(const cost::SampleTable& table,
     const uint64_t at_video = v < videos.size() ? videos[v].text_position : kNone;
     const uint64_t at_audio = a < audios.size() ? audios[a].text_position : kNone;
     if (at_image != kNone && at_image <= at_video && at_image <= at_audio) {
-      at(MediaAt::kImage, i, at_image, costed.images[images + i].llm_tokens);
+      at(MediaAt::kImage, i, at_image, items.images[i].llm_tokens);
       ++i;
     } else if (at_video != kNone &&
                (at_video < at_audio ||
                 (at_video == at_audio && videos[v].record <= audios[a].record))) {
-      at(MediaAt::kVideo, v, at_video, costed.videos[first_video + v].llm_tokens);
+      at(MediaAt::kVideo, v, at_video, items.videos[v].llm_tokens);
       ++v;
     } else {
-      at(MediaAt::kAudio, a, at_audio, costed.audios[first_audio + a].llm_tokens);
+      at(MediaAt::kAudio, a, at_audio, items.audios[a].llm_tokens);
       ++a;
     }
   }
@@ -119,26 +162,28 @@ namespace {
 
 // Append sample `s`'s images, videos and audio clips to `plan`, each at its token position
 // (MediaPositions).
-void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& costed,
-                const PlacedSample& s, StepPlan* plan) {
+// `items`: scratch for the sample's item costs. The sample was costed when drawn, so costing it
+// again cannot fail.
+void PlaceMedia(const cost::SampleTable& table, const cost::CostModel& model, const PlacedSample& s,
+                cost::ItemCosts* items, StepPlan* plan) {
   const uint64_t row = s.row;
   const uint64_t images = table.image_begin[row];
   const std::span<const cost::VideoItem> videos = table.VideosOf(row);
   const std::span<const cost::AudioItem> audios = table.AudiosOf(row);
-  const uint64_t first_video = videos.empty() ? 0 : table.video_begin[row];
-  const uint64_t first_audio = audios.empty() ? 0 : table.audio_begin[row];
+  MMPT_CHECK(cost::CostSample(table, model, row, items).ok());
+  const cost::ItemCosts& costed = *items;
   for (const MediaAt& m : MediaPositions(table, costed, row, s.text_tokens)) {
     switch (m.kind) {
       case MediaAt::kImage: {
         const uint64_t k = images + m.index;
-        const cost::ImageCost& c = costed.images[k];
+        const cost::ImageCost& c = costed.images[m.index];
         plan->images.push_back(PlannedImage{m.index, table.images[k].width, table.images[k].height,
                                             c.resized_width, c.resized_height, c.llm_tokens,
                                             m.token_start, c.patches, c.train_flops});
         break;
       }
       case MediaAt::kVideo: {
-        const cost::VideoCost& c = costed.videos[first_video + m.index];
+        const cost::VideoCost& c = costed.videos[m.index];
         const cost::VideoItem& video = videos[m.index];
         plan->videos.push_back(PlannedVideo{
             m.index, video.width, video.height, c.resized_width, c.resized_height, c.sampled_frames,
@@ -146,7 +191,7 @@ void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& coste
         break;
       }
       case MediaAt::kAudio: {
-        const cost::AudioCost& c = costed.audios[first_audio + m.index];
+        const cost::AudioCost& c = costed.audios[m.index];
         plan->audios.push_back(PlannedAudio{
             m.index, c.llm_tokens, m.token_start, c.train_flops, audios[m.index].samples,
             c.valid_frames, audios[m.index].joins_previous, audios[m.index].track_offset});
@@ -160,9 +205,10 @@ void PlaceMedia(const cost::SampleTable& table, const cost::CostedSamples& coste
 
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
                   std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
-                  const cost::SampleTable& table, const cost::CostedSamples& costed,
+                  const cost::SampleTable& table, const cost::CostModel& model,
                   std::span<const uint64_t> dropped_rows) {
   StepPlan plan;
+  cost::ItemCosts items;
   plan.step = step;
   plan.layout = layout;
   plan.packs.reserve(assignment.size());
@@ -186,7 +232,7 @@ StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
       seq.image_begin = static_cast<uint32_t>(plan.images.size());
       seq.video_begin = static_cast<uint32_t>(plan.videos.size());
       seq.audio_begin = static_cast<uint32_t>(plan.audios.size());
-      PlaceMedia(table, costed, s, &plan);
+      PlaceMedia(table, model, s, &items, &plan);
       seq.image_end = static_cast<uint32_t>(plan.images.size());
       seq.video_end = static_cast<uint32_t>(plan.videos.size());
       seq.audio_end = static_cast<uint32_t>(plan.audios.size());

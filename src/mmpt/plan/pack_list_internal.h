@@ -31,10 +31,14 @@ struct PackList {
   void Close() { begin.push_back(static_cast<uint32_t>(samples.size())); }
 };
 
-/// Sample `row` after the over-long policy; dropped too when it holds more images than a pack
-/// may (config.max_images_per_pack).
-pack::Fitted FitRow(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                    const PlannerConfig& config, uint64_t row);
+/// Sample `row` costed (cost::CostSample, which checks the row first) and fitted: the over-long
+/// policy, and dropped too when it holds more images than a pack may (config.max_images_per_pack).
+struct FittedRow {
+  pack::Fitted fit;
+  PlacedSample sample;  // when kept: its tokens, text tokens and encoder seconds
+};
+Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& model,
+                         const PlannerConfig& config, uint64_t row);
 
 /// A sample drawn from the stream, after FitRow.
 struct Drawn {
@@ -43,28 +47,58 @@ struct Drawn {
 };
 /// Draw the stream's next sample and fit it: counts the draw (stats->drawn) and a truncation
 /// (stats->truncated); a sample FitRow drops is appended to `dropped_rows` and gives nullopt.
-std::optional<Drawn> DrawNext(SampleOrder& order, const cost::SampleTable& table,
-                              const cost::CostedSamples& costs, const PlannerConfig& config,
-                              StepStats* stats, std::vector<uint64_t>* dropped_rows);
+/// Errors: FitRow's (a corrupt row, an item the model cannot cost).
+Result<std::optional<Drawn>> DrawNext(SampleOrder& order, const cost::SampleTable& table,
+                                      const cost::CostModel& model, const PlannerConfig& config,
+                                      StepStats* stats, std::vector<uint64_t>* dropped_rows);
 
-/// What a source can put in packs: its samples FitRow keeps, and their tokens after it.
-struct Placeable {
-  uint64_t samples = 0;
-  uint64_t tokens = 0;
+/// What each source can put in packs (the samples FitRow keeps, and their tokens after it),
+/// counted over a prefix of the source's rows only as far as a question needs: a planner's work
+/// and memory stay independent of the corpus's size. The counts are a cache of the table under
+/// one config, not planner state. The table and model are borrowed.
+class PlaceableCounter {
+ public:
+  PlaceableCounter(const cost::SampleTable& table, const cost::CostModel& model,
+                   const PlannerConfig& config);
+  /// Check that some sample can be placed and that the stream's sources (`order`) hold at
+  /// least `samples` placeable ones between them, and count each drawn source's first rows
+  /// (tokens_per_draw). Errors: InvalidArgument when every sample the stream can draw is
+  /// dropped; FitRow's.
+  Status Start(const SampleOrder& order, uint64_t samples);
+  /// Placeable samples among the stream's sources, counted so far (at least Start's `samples`
+  /// when the corpus has them).
+  uint64_t counted_samples() const;
+  /// Mean tokens per draw of source `s` (dropped draws count 0) over its rows counted so far.
+  double TokensPerDraw(uint32_t s) const;
+  /// Whether the `pooled` distinct placeable samples of source `s` a step holds are all it has:
+  /// counts further rows only while they might be.
+  Result<bool> AllPooled(uint32_t s, uint64_t pooled) {
+    const Source& src = sources_[s];
+    if (pooled < src.samples) return false;
+    return AllPooledSlow(s, pooled);
+  }
+
+ private:
+  struct Source {
+    uint64_t counted = 0;  // rows counted from the source's first
+    uint64_t samples = 0;  // placeable among them
+    uint64_t tokens = 0;   // their tokens after FitRow
+  };
+  Result<bool> AllPooledSlow(uint32_t s, uint64_t pooled);
+  // Count rows of source `s` until `rows` are counted (or the source ends).
+  Status CountTo(uint32_t s, uint64_t rows);
+
+  const cost::SampleTable* table_;
+  const cost::CostModel* model_;
+  PlannerConfig config_;
+  std::vector<Source> sources_;
 };
-
-/// Per source, what it can put in packs (nothing for a source `order` never draws).
-/// Errors: InvalidArgument when that is nothing: every sample the stream can draw is dropped.
-Result<std::vector<Placeable>> PlaceableBySource(const cost::SampleTable& table,
-                                                 const cost::CostedSamples& costs,
-                                                 const PlannerConfig& config,
-                                                 const SampleOrder& order);
 
 /// The cost vector of every pack: per encoder, Σ its samples' seconds (vision: images and
 /// videos; audio); LLM: Σ per-sub-sequence seconds (linear + causal attention) plus the padding
 /// up to seq_len.
-std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostedSamples& costs,
-                                         const cost::CostModel& model, uint32_t seq_len);
+std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostModel& model,
+                                         uint32_t seq_len);
 
 /// One media item of a sample at its place in the sample's token sequence.
 struct MediaAt {
@@ -78,15 +112,15 @@ struct MediaAt {
 /// order (cost::VideoItem::record: a video's groups and its sound track's parts), a video
 /// first when the records do not say. The one
 /// rule for where a sample's media sit (Assemble's PlannedImage::token_start and friends).
-std::vector<MediaAt> MediaPositions(const cost::SampleTable& table,
-                                    const cost::CostedSamples& costed, uint64_t row,
-                                    uint32_t text_tokens);
+/// `items`: the sample's item costs (cost::CostSample).
+std::vector<MediaAt> MediaPositions(const cost::SampleTable& table, const cost::ItemCosts& items,
+                                    uint64_t row, uint32_t text_tokens);
 
 /// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]];
 /// `dropped_rows` are the table rows the step drew and dropped, in draw order.
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
                   std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
-                  const cost::SampleTable& table, const cost::CostedSamples& costed,
+                  const cost::SampleTable& table, const cost::CostModel& model,
                   std::span<const uint64_t> dropped_rows);
 
 }  // namespace mmpt::plan::internal

@@ -6,10 +6,12 @@ namespace mmpt::plan {
 
 /// A sample as it enters a pack, after the over-long policy.
 struct PlacedSample {
-  uint64_t row = 0;          // SampleTable row
-  uint32_t tokens = 0;       // text + image tokens kept
-  uint32_t text_tokens = 0;  // text tokens kept (fewer than the table's when truncated)
-  uint32_t cp_padding = 0;   // padding after it under CP (plan::SamplePadding): packed with it
+  uint64_t row = 0;           // SampleTable row
+  uint32_t tokens = 0;        // text + image tokens kept
+  uint32_t text_tokens = 0;   // text tokens kept (fewer than the table's when truncated)
+  uint32_t cp_padding = 0;    // padding after it under CP (plan::SamplePadding): packed with it
+  double vision_seconds = 0;  // its encoders' seconds (cost::SampleCost), costed when drawn
+  double audio_seconds = 0;
 };
 
 }  // namespace mmpt::plan

@@ -69,7 +69,7 @@ PlannerConfig MillionSampleStep(bool allow_repeat) {
 }
 
 void PlanSteps(benchmark::State& state, const Fixture& f, const PlannerConfig& config) {
-  auto planner = Planner::Create(f.table, f.costs, f.model, config);
+  auto planner = Planner::Create(f.table, f.model, config);
   if (!planner.ok()) std::abort();
   uint64_t samples = 0;
   for (auto _ : state) {

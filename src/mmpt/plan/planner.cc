@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "mmpt/core/hash.h"
 #include "mmpt/pack/refill.h"
 #include "mmpt/plan/cp_stage.h"
 #include "mmpt/plan/pack_list_internal.h"
@@ -31,18 +32,18 @@ double PoolTarget(const PlannerConfig& config) {
 // pack, and no source asked by the blend for more samples a step than it has (its share of the
 // draws a step takes, at the blend's mean tokens per draw; with one source: the corpus holds a
 // step's tokens).
+// The placeable counts are a source's first rows' (internal::PlaceableCounter), so a corpus of
+// any size is checked in the time of a step.
 Status CheckCorpusFillsAStep(const cost::SampleTable& table, const PlannerConfig& config,
                              const SampleOrder& order,
-                             std::span<const internal::Placeable> placeable) {
+                             const internal::PlaceableCounter& placeable) {
   const Layout& l = config.layout;
-  uint64_t samples = 0;
+  const uint64_t samples = placeable.counted_samples();
   double tokens_per_draw = 0;
-  for (uint32_t s = 0; s < placeable.size(); ++s) {
-    samples += placeable[s].samples;
-    if (order.Share(s) > 0) {
-      tokens_per_draw += order.Share(s) * static_cast<double>(placeable[s].tokens) /
-                         static_cast<double>(table.source_size(s));
-    }
+  uint32_t sources_with_tokens = 0;
+  for (uint32_t s = 0; s < table.num_sources(); ++s) {
+    if (order.Share(s) > 0) tokens_per_draw += order.Share(s) * placeable.TokensPerDraw(s);
+    sources_with_tokens += placeable.TokensPerDraw(s) > 0;
   }
   if (samples < l.packs_per_step()) {
     return Status::InvalidArgument(
@@ -52,9 +53,8 @@ Status CheckCorpusFillsAStep(const cost::SampleTable& table, const PlannerConfig
         l.packs_per_step(), l.dp, l.ga, l.mbs, samples, l.seq_len);
   }
   const double draws = PoolTarget(config) / tokens_per_draw;
-  const bool blended = std::count_if(placeable.begin(), placeable.end(),
-                                     [](const internal::Placeable& p) { return p.tokens > 0; }) > 1;
-  for (uint32_t s = 0; s < placeable.size(); ++s) {
+  const bool blended = sources_with_tokens > 1;
+  for (uint32_t s = 0; s < table.num_sources(); ++s) {
     const double of_source = draws * order.Share(s);
     if (of_source <= static_cast<double>(table.source_size(s))) continue;
     if (!blended) {
@@ -121,6 +121,46 @@ void HalveUntil(std::span<const pack::PackItem> items, size_t count,
 
 }  // namespace
 
+namespace internal {
+
+// The rows a step's pool holds, without allow_repeat: an open-addressing set sized to the pool
+// (a step's samples, not the corpus's), emptied between steps.
+class RowSet {
+ public:
+  // Insert `row`; false when the set holds it already.
+  bool Insert(uint64_t row) {
+    if (2 * (size_ + 1) > slots_.size()) Grow();
+    for (size_t i = Slot(row);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == row) return false;
+      if (slots_[i] == kEmpty) {
+        slots_[i] = row;
+        ++size_;
+        return true;
+      }
+    }
+  }
+  void Clear() {
+    std::fill(slots_.begin(), slots_.end(), kEmpty);
+    size_ = 0;
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = UINT64_MAX;
+  size_t Slot(uint64_t row) const { return Mix64(row) & (slots_.size() - 1); }
+  void Grow() {
+    std::vector<uint64_t> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, 2 * old.size()), kEmpty);
+    size_ = 0;
+    for (uint64_t row : old) {
+      if (row != kEmpty) Insert(row);
+    }
+  }
+  std::vector<uint64_t> slots_;
+  size_t size_ = 0;
+};
+
+}  // namespace internal
+
 Status PlannerConfig::Validate() const {
   MMPT_RETURN_IF_ERROR(layout.Validate());
   if (!(pool_slack >= 0 && pool_slack <= 1)) {
@@ -133,27 +173,23 @@ Status PlannerConfig::Validate() const {
   return Status::OK();
 }
 
-Planner::Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                 const cost::CostModel& model, PlannerConfig config, SampleOrder order,
-                 std::vector<uint64_t> placeable)
+Planner::Planner(const cost::SampleTable& table, const cost::CostModel& model, PlannerConfig config,
+                 SampleOrder order, internal::PlaceableCounter placeable)
     : table_(&table),
-      costs_(&costs),
       model_(&model),
       config_(std::move(config)),
-      padding_(table, costs, model, config_.layout, config_.cp_vision),
+      padding_(table, model, config_.layout, config_.cp_vision),
       order_(std::move(order)),
-      placeable_(std::move(placeable)) {
-  if (!config_.allow_repeat) in_step_.assign(table.num_samples(), false);
-}
+      placeable_(std::make_unique<internal::PlaceableCounter>(std::move(placeable))),
+      in_step_(std::make_unique<internal::RowSet>()) {}
 
-Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                                const cost::CostModel& model, PlannerConfig config) {
+Planner::Planner(Planner&&) noexcept = default;
+Planner& Planner::operator=(Planner&&) noexcept = default;
+Planner::~Planner() = default;
+
+Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::CostModel& model,
+                                PlannerConfig config) {
   MMPT_RETURN_IF_ERROR(config.Validate());
-  if (costs.image_tokens.size() != table.num_samples() ||
-      costs.images.size() != table.num_images()) {
-    return Status::InvalidArgument("costs are for another table ({} samples, table has {})",
-                                   costs.image_tokens.size(), table.num_samples());
-  }
   if (!config.source_weights.empty() && config.source_weights.size() != table.num_sources()) {
     return Status::InvalidArgument("{} source weights for {} sources", config.source_weights.size(),
                                    table.num_sources());
@@ -162,14 +198,12 @@ Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::Cost
   for (size_t s = 0; s < sizes.size(); ++s) sizes[s] = table.source_size(s);
   MMPT_ASSIGN_OR_RETURN(SampleOrder order,
                         SampleOrder::Create(sizes, config.source_weights, config.seed));
-  MMPT_ASSIGN_OR_RETURN(std::vector<internal::Placeable> placeable,
-                        internal::PlaceableBySource(table, costs, config, order));
+  internal::PlaceableCounter placeable(table, model, config);
+  MMPT_RETURN_IF_ERROR(placeable.Start(order, config.layout.packs_per_step()));
   if (!config.allow_repeat) {
     MMPT_RETURN_IF_ERROR(CheckCorpusFillsAStep(table, config, order, placeable));
   }
-  std::vector<uint64_t> samples;
-  for (const internal::Placeable& p : placeable) samples.push_back(p.samples);
-  return Planner(table, costs, model, std::move(config), std::move(order), std::move(samples));
+  return Planner(table, model, std::move(config), std::move(order), std::move(placeable));
 }
 
 // One step's pool (PlanStep's first phase): the samples drawn, those deferred and dropped.
@@ -182,7 +216,7 @@ struct Planner::Pool {
   std::vector<uint64_t> dropped_rows;
 };
 
-Planner::Pool Planner::DrawPool() {
+Result<Planner::Pool> Planner::DrawPool() {
   const uint32_t seq_len = config_.layout.seq_len;
   const uint64_t num_packs = config_.layout.packs_per_step();
   const double target_tokens = PoolTarget(config_);
@@ -204,11 +238,10 @@ Planner::Pool Planner::DrawPool() {
   // Whether `sample` joins the pool (false: the pool holds it, so it is deferred).
   auto join = [&](const PlacedSample& sample, uint32_t source, uint8_t waited) {
     if (!config_.allow_repeat) {
-      if (in_step_[sample.row]) {
+      if (!in_step_->Insert(sample.row)) {
         deferred.emplace_back(sample, waited);
         return false;
       }
-      in_step_[sample.row] = true;
       ++pooled[source];
     }
     pool.push_back(sample);
@@ -220,12 +253,13 @@ Planner::Pool Planner::DrawPool() {
     // Fitted again: a state restored under another seq_len or policy carries samples fitted
     // under the one it was saved under (the same fit otherwise).
     const uint64_t row = carried_in[i].row;
-    const pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
-    if (fit.dropped) {
+    MMPT_ASSIGN_OR_RETURN(internal::FittedRow fitted,
+                          internal::FitRow(*table_, *model_, config_, row));
+    if (fitted.fit.dropped) {
       dropped_rows.push_back(row);
       continue;
     }
-    if (join({row, fit.tokens, fit.text_tokens}, table_->SourceOfRow(row), carried_age[i])) {
+    if (join(fitted.sample, table_->SourceOfRow(row), carried_age[i])) {
       age.push_back(carried_age[i]);
     }
   }
@@ -237,16 +271,21 @@ Planner::Pool Planner::DrawPool() {
   // pack (it has, at the latest, when the pool holds the whole corpus), rather than the
   // stream running ahead of what steps can hold.
   bool exhausted = false;
-  auto draw_until = [&](double target) {
+  auto draw_until = [&](double target) -> Status {
     while (pool_tokens < target && !(exhausted && pool.size() >= num_packs)) {
-      const std::optional<internal::Drawn> drawn =
-          internal::DrawNext(order_, *table_, *costs_, config_, &stats_, &dropped_rows);
+      MMPT_ASSIGN_OR_RETURN(
+          const std::optional<internal::Drawn> drawn,
+          internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows));
       if (!drawn) continue;
-      exhausted |= !config_.allow_repeat && pooled[drawn->source] == placeable_[drawn->source];
+      if (!config_.allow_repeat && !exhausted) {
+        MMPT_ASSIGN_OR_RETURN(exhausted,
+                              placeable_->AllPooled(drawn->source, pooled[drawn->source]));
+      }
       join(drawn->sample, drawn->source, 0);
     }
+    return Status::OK();
   };
-  draw_until(target_tokens);
+  MMPT_RETURN_IF_ERROR(draw_until(target_tokens));
   // Items each a large share of a pack (photo posts) fill packs only in certain combinations:
   // a larger pool gives the packer that choice, and what it leaves carries over
   // (docs/benchmarks.md). Each sample once a step: only where the corpus holds several pools,
@@ -256,13 +295,12 @@ Planner::Pool Planner::DrawPool() {
     std::vector<uint32_t> pool_tokens_each(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) pool_tokens_each[i] = pool[i].tokens;
     if (pack::LargeItems(std::move(pool_tokens_each), seq_len)) {
-      draw_until(static_cast<double>(num_packs) * seq_len * (1.0 + kLargeItemPoolSlack));
+      MMPT_RETURN_IF_ERROR(
+          draw_until(static_cast<double>(num_packs) * seq_len * (1.0 + kLargeItemPoolSlack)));
     }
   }
   // The marks are needed only while drawing: clear them for the next step.
-  if (!config_.allow_repeat) {
-    for (const PlacedSample& s : pool) in_step_[s.row] = false;
-  }
+  if (!config_.allow_repeat) in_step_->Clear();
   stats_.dropped = dropped_rows.size();
   stats_.deferred = deferred.size();
   stats_.source_exhausted = exhausted;
@@ -360,29 +398,28 @@ Result<StepPlan> Planner::PlanStep() {
   const Layout& layout = config_.layout;
   const uint32_t seq_len = layout.seq_len;
   const uint64_t num_packs = layout.packs_per_step();
-  Pool pool = DrawPool();
+  MMPT_ASSIGN_OR_RETURN(Pool pool, DrawPool());
   MMPT_ASSIGN_OR_RETURN(internal::PackList packs, PackPool(pool));
 
   // Balance the packs over (rank, micro-step) and assemble the plan. plan ▸ cp: every pack is
   // split over its CP group (padded as TE and sequence parallelism need), and its images
   // assigned to the CP ranks that encode them; under CP that comes first, and the balancer
   // evens out what each pack's CP group pays: its most-loaded rank (CpPackCosts).
-  const std::vector<balance::PackCost> pack_costs =
-      internal::CostPacks(packs, *costs_, *model_, seq_len);
+  const std::vector<balance::PackCost> pack_costs = internal::CostPacks(packs, *model_, seq_len);
   std::vector<balance::PackCost> balanced = pack_costs;
   std::vector<PackCp> pack_cp;
   if (layout.cp > 1) {
     std::vector<uint32_t> in_order(num_packs);
     std::iota(in_order.begin(), in_order.end(), 0);
     StepPlan packed = internal::Assemble(step_, layout, packs, in_order, pack_costs, *table_,
-                                         *costs_, pool.dropped_rows);
+                                         *model_, pool.dropped_rows);
     MMPT_RETURN_IF_ERROR(AddCpStage(packed, config_.cp_vision));
     balanced = CpPackCosts(packed, model_->AttentionPairWeight());
     pack_cp = std::move(packed.cp);
   }
   const balance::Grid grid = layout.BalanceGrid();
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(balanced, grid));
-  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *costs_,
+  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *model_,
                                      pool.dropped_rows);
   if (layout.cp > 1) {
     plan.cp.resize(num_packs);
@@ -543,8 +580,9 @@ Result<Planner::ResumePoint> Planner::RestoreState(std::string_view bytes) {
     }
     // Fitted under this planner's config; one it drops is listed by the next step (PlanStep
     // fits carried samples again).
-    const pack::Fitted fit = internal::FitRow(*table_, *costs_, config_, row);
-    carry.push_back({row, fit.tokens, fit.text_tokens});
+    MMPT_ASSIGN_OR_RETURN(internal::FittedRow fitted,
+                          internal::FitRow(*table_, *model_, config_, row));
+    carry.push_back(fitted.sample);
   }
   MMPT_RETURN_IF_ERROR(order_.Restore(point.cursors));
   step_ = resume.step;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,7 +21,9 @@
 
 namespace mmpt::plan {
 namespace internal {
-struct PackList;  // pack_list_internal.h
+struct PackList;         // pack_list_internal.h
+class PlaceableCounter;  // pack_list_internal.h
+class RowSet;            // planner.cc
 }  // namespace internal
 
 /// The pool slack of a step whose pool holds large items (pack::LargeItems) when
@@ -101,18 +104,25 @@ struct StepStats {
 /// With allow_repeat the stream is packed as drawn (a sample may come back in any pack, one
 /// pack included) and none of this applies.
 ///
-/// The table, costs and model are borrowed and must outlive the planner. Not thread-safe; one
-/// planner per thread.
+/// Each sample is checked and costed when drawn (cost::CostSample): what a planner holds and
+/// computes grows with a step, not with the corpus (the table may be a mapped file of billions
+/// of samples). The table and model are borrowed and must outlive the planner. Not
+/// thread-safe; one planner per thread.
 class Planner {
  public:
-  /// Errors: InvalidArgument for a bad config (naming it), costs that do not match table,
-  /// a corpus of which every sample is dropped, or (unless allow_repeat) one that cannot fill
-  /// a step with distinct samples (naming the numbers and the fixes).
-  static Result<Planner> Create(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                                const cost::CostModel& model, PlannerConfig config);
+  /// Errors: InvalidArgument for a bad config (naming it), a corpus of which every sample is
+  /// dropped, or (unless allow_repeat) one that cannot fill a step with distinct samples
+  /// (naming the numbers and the fixes); a source's mean tokens for that check are its first
+  /// rows' (internal::PlaceableCounter). Errors of a row it reads (Corrupt, naming the file and
+  /// sample; InvalidArgument for an item the model cannot cost).
+  static Result<Planner> Create(const cost::SampleTable& table, const cost::CostModel& model,
+                                PlannerConfig config);
+  Planner(Planner&&) noexcept;
+  Planner& operator=(Planner&&) noexcept;
+  ~Planner();
 
-  /// Plan step next_step() and advance. Errors: those of packing, balance and the cp stage
-  /// (none expected of a planner Create accepted).
+  /// Plan step next_step() and advance. Errors: those of a drawn row (as Create's), packing,
+  /// balance and the cp stage.
   Result<StepPlan> PlanStep();
   /// Statistics of the last PlanStep().
   const StepStats& last_stats() const { return stats_; }
@@ -160,20 +170,18 @@ class Planner {
   Result<ResumePoint> RestoreState(std::string_view bytes);
 
  private:
-  Planner(const cost::SampleTable& table, const cost::CostedSamples& costs,
-          const cost::CostModel& model, PlannerConfig config, SampleOrder order,
-          std::vector<uint64_t> placeable);
+  Planner(const cost::SampleTable& table, const cost::CostModel& model, PlannerConfig config,
+          SampleOrder order, internal::PlaceableCounter placeable);
 
   struct Pool;
   /// PlanStep's first phase: the pool, last step's carry, then new samples until the step's
   /// capacity is covered (without allow_repeat a sample the pool holds is deferred).
-  Pool DrawPool();
+  Result<Pool> DrawPool();
   /// Its second: pack the pool and keep the step's packs (those holding a long-carried
   /// sample, then the fullest, refilled from the rest); everything else is carried.
   Result<internal::PackList> PackPool(Pool& pool);
 
   const cost::SampleTable* table_;
-  const cost::CostedSamples* costs_;
   const cost::CostModel* model_;
   PlannerConfig config_;
   SamplePadding padding_;  // each sample's padding under CP (naive policy), set as it joins a pool
@@ -181,10 +189,10 @@ class Planner {
   uint64_t step_ = 0;
   std::vector<PlacedSample> carry_;  // samples carried into the next step
   std::vector<uint8_t> carry_age_;   // steps each has been carried
-  std::vector<uint64_t> placeable_;  // per source: samples that fit (0 if never drawn)
-  // Without allow_repeat: one bit per table row, set while the step being planned holds the
-  // row (clear between steps). A bit per sample is far below the table's own tens of bytes.
-  std::vector<bool> in_step_;
+  // What each source can put in packs, counted as far as the planner asked.
+  std::unique_ptr<internal::PlaceableCounter> placeable_;
+  // Without allow_repeat: the rows the step being planned holds (empty between steps).
+  std::unique_ptr<internal::RowSet> in_step_;
   StepStats stats_;
 };
 

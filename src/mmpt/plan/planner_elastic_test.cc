@@ -54,7 +54,7 @@ PlannerConfig ConfigOf(uint32_t dp, uint32_t ga, uint32_t mbs, uint32_t cp, uint
 }
 
 Planner MakePlanner(const Mix& mix, const PlannerConfig& config) {
-  auto planner = Planner::Create(mix.table, mix.costs, mix.model, config);
+  auto planner = Planner::Create(mix.table, mix.model, config);
   EXPECT_TRUE(planner.ok()) << planner.status().ToString();
   return std::move(*planner);
 }
@@ -75,7 +75,7 @@ TEST(PlannerElasticTest, ResumesUnderOtherLayoutsWithNoSampleLostOrRepeated) {
       {ConfigOf(8, 2, 1, 1, 4096), 10, 1},
       {ConfigOf(4, 4, 1, 2, 2048, pack::OverlongPolicy::kDrop), 10, 0},
       {ConfigOf(16, 1, 2, 1, 4096), 5, 0}};
-  const testing::Taken taken = testing::RunSegments(mix.table, mix.costs, mix.model, segments);
+  const testing::Taken taken = testing::RunSegments(mix.table, mix.model, segments);
   ASSERT_EQ(taken.resumes.size(), 2u);
   EXPECT_EQ(taken.resumes[0].step, 11u);  // saved inside step 10: the stream goes on at 11
   EXPECT_EQ(taken.resumes[0].micro_step, 0u);
@@ -87,7 +87,7 @@ TEST(PlannerElasticTest, ResumesUnderOtherLayoutsWithNoSampleLostOrRepeated) {
 
   // An uninterrupted run at DP 8 takes the same stream prefix over its draws.
   const std::vector<testing::Segment> whole = {{segments[0].config, 30, 0}};
-  const testing::Taken reference = testing::RunSegments(mix.table, mix.costs, mix.model, whole);
+  const testing::Taken reference = testing::RunSegments(mix.table, mix.model, whole);
   EXPECT_GT(reference.draws, taken.draws);
   EXPECT_EQ(reference.rows, testing::StreamPrefix(mix.table, whole[0].config, reference.draws));
 }

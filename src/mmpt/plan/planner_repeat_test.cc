@@ -81,7 +81,7 @@ struct RunTally {
 RunTally CheckedRun(const Corpus& c, const PlannerConfig& config, double epochs,
                     int max_steps = 1000) {
   RunTally tally;
-  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  auto planner = Planner::Create(c.table, c.model, config);
   EXPECT_TRUE(planner.ok()) << planner.status().ToString();
   if (!planner.ok()) return tally;
   std::map<uint64_t, int> placed;  // row → times placed or carried
@@ -139,7 +139,7 @@ RunTally CheckedRun(const Corpus& c, const PlannerConfig& config, double epochs,
 
 // Create rejects `config` on `c` with an InvalidArgument holding `says` and the fix.
 void ExpectRejected(const Corpus& c, const PlannerConfig& config, const std::string& says) {
-  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  auto planner = Planner::Create(c.table, c.model, config);
   ASSERT_FALSE(planner.ok());
   EXPECT_EQ(planner.status().code(), StatusCode::kInvalidArgument);
   const std::string message(planner.status().message());
@@ -218,7 +218,7 @@ TEST(PlannerRepeatTest, AllowRepeatPlansACorpusSmallerThanAStep) {
   config.layout = MakeLayout(2, 1, 2, 2, 64);
   ExpectRejected(c, config, "step needs 8 packs (dp 2 × ga 2 × mbs 2) but the corpus has 3");
   config.allow_repeat = true;
-  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  auto planner = Planner::Create(c.table, c.model, config);
   ASSERT_TRUE(planner.ok()) << planner.status().ToString();
   for (int step = 0; step < 3; ++step) {
     auto plan = planner->PlanStep();
@@ -232,7 +232,7 @@ TEST(PlannerRepeatTest, AllowRepeatPlansACorpusSmallerThanAStep) {
   // Every sample dropped is an error either way.
   config.layout.seq_len = 4;
   config.overlong = pack::OverlongPolicy::kDrop;
-  EXPECT_NE(Planner::Create(c.table, c.costs, c.model, config)
+  EXPECT_NE(Planner::Create(c.table, c.model, config)
                 .status()
                 .message()
                 .find("every sample of the corpus is dropped"),
@@ -247,7 +247,7 @@ TEST(PlannerRepeatTest, ASourceWeightedBeyondItsSizeNeedsAllowRepeat) {
   config.source_weights = {0.5, 0.5};
   ExpectRejected(c, config, "of them from source 's1' by its weight, but the source has 3");
   config.allow_repeat = true;
-  auto repeating = Planner::Create(c.table, c.costs, c.model, config);
+  auto repeating = Planner::Create(c.table, c.model, config);
   ASSERT_TRUE(repeating.ok());
   EXPECT_TRUE(repeating->PlanStep().ok());
   // Weights in proportion to size never ask for more than a source has.
@@ -304,7 +304,7 @@ TEST(PlannerRepeatTest, ResumeAcrossAWrapGivesTheSamePlans) {
     PlannerConfig config;
     config.layout = MakeLayout(1, 2, 2, 1, 16);
     constexpr int kSteps = 24;
-    auto reference = Planner::Create(c.table, c.costs, c.model, config);
+    auto reference = Planner::Create(c.table, c.model, config);
     ASSERT_TRUE(reference.ok());
     std::vector<uint64_t> hashes;
     std::vector<std::string> states;  // before each step
@@ -317,7 +317,7 @@ TEST(PlannerRepeatTest, ResumeAcrossAWrapGivesTheSamePlans) {
       deferred.push_back(reference->last_stats().deferred);
     }
     for (int k = 1; k < kSteps; ++k) {
-      auto resumed = Planner::Create(c.table, c.costs, c.model, config);
+      auto resumed = Planner::Create(c.table, c.model, config);
       ASSERT_TRUE(resumed.ok());
       ASSERT_TRUE(resumed->RestoreState(states[k]).ok());
       across_a_deferral += deferred[k - 1] > 0;

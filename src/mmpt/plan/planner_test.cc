@@ -141,7 +141,7 @@ TEST_P(PlannerPropertyTest, EverySampleIsPlacedOnceCarriedOrDropped) {
     PlannerConfig config = SmallConfig(GetParam());
     config.overlong = overlong;
     config.max_images_per_pack = 12;
-    auto planner = Planner::Create(c.table, c.costs, c.model, config);
+    auto planner = Planner::Create(c.table, c.model, config);
     ASSERT_TRUE(planner.ok());
     std::map<uint64_t, int> placed;      // row → times placed
     std::vector<uint64_t> dropped_rows;  // StepPlan::dropped of every step, in order
@@ -188,32 +188,34 @@ TEST_P(PlannerPropertyTest, EverySampleIsPlacedOnceCarriedOrDropped) {
   }
 }
 
-TEST_P(PlannerPropertyTest, PlansAreIdenticalAcrossRunsThreadsAndRestorePoints) {
+TEST_P(PlannerPropertyTest, PlansAreIdenticalAcrossRunsAndRestorePoints) {
   RandomCorpus c = MakeCorpus(GetParam() + 10, 2000);
   PlannerConfig config = SmallConfig(GetParam());
   config.layout.sync = SyncModel::kMicrostep;
-  auto run = [&](const cost::CostedSamples& costs, int steps) {
-    auto planner = Planner::Create(c.table, costs, c.model, config);
+  auto run = [&](const cost::SampleTable& table, int steps) {
+    auto planner = Planner::Create(table, c.model, config);
     EXPECT_TRUE(planner.ok());
     std::vector<uint64_t> hashes;
     for (int s = 0; s < steps; ++s) hashes.push_back(planner->PlanStep()->Hash());
     return hashes;
   };
-  std::vector<uint64_t> reference = run(c.costs, 8);
-  EXPECT_EQ(run(c.costs, 8), reference);
-  ThreadPool pool(4);
-  auto threaded = cost::CostSamples(c.table, c.model, &pool);
-  ASSERT_TRUE(threaded.ok());
-  EXPECT_EQ(run(*threaded, 8), reference);
+  std::vector<uint64_t> reference = run(c.table, 8);
+  EXPECT_EQ(run(c.table, 8), reference);
+  // The same bytes read back as a planning file would be (a copy at another address).
+  auto copy =
+      std::make_shared<std::vector<std::byte>>(c.table.bytes().begin(), c.table.bytes().end());
+  auto reread = cost::SampleTable::FromBytes(copy, *copy, "copy");
+  ASSERT_TRUE(reread.ok()) << reread.status().ToString();
+  EXPECT_EQ(run(*reread, 8), reference);
   EXPECT_EQ(std::set<uint64_t>(reference.begin(), reference.end()).size(), reference.size());
 
   for (int k : {1, 3, 6}) {
-    auto first = Planner::Create(c.table, c.costs, c.model, config);
+    auto first = Planner::Create(c.table, c.model, config);
     ASSERT_TRUE(first.ok());
     for (int s = 0; s < k; ++s) ASSERT_TRUE(first->PlanStep().ok());
     std::string state = first->SaveState();
     EXPECT_LT(state.size(), 4096u) << "state after " << k << " steps";
-    auto resumed = Planner::Create(c.table, c.costs, c.model, config);
+    auto resumed = Planner::Create(c.table, c.model, config);
     ASSERT_TRUE(resumed.ok());
     ASSERT_TRUE(resumed->RestoreState(state).ok());
     EXPECT_EQ(resumed->next_step(), static_cast<uint64_t>(k));
@@ -229,7 +231,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, PlannerPropertyTest, ::testing::Values(1u, 2u, 3
 
 // The state of a planner of `config` on `c` after one step.
 std::string StateAfterOneStep(const RandomCorpus& c, const PlannerConfig& config) {
-  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  auto planner = Planner::Create(c.table, c.model, config);
   EXPECT_TRUE(planner.ok() && planner->PlanStep().ok());
   return planner.ok() ? planner->SaveState() : std::string();
 }
@@ -237,7 +239,7 @@ std::string StateAfterOneStep(const RandomCorpus& c, const PlannerConfig& config
 TEST(PlannerTest, StateRejectsCorruptionAndOtherConfigs) {
   RandomCorpus c = MakeCorpus(5, 500);
   PlannerConfig config = SmallConfig(1);
-  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  auto planner = Planner::Create(c.table, c.model, config);
   ASSERT_TRUE(planner.ok());
   std::string state = StateAfterOneStep(c, config);
   std::string flipped = state;
@@ -246,7 +248,7 @@ TEST(PlannerTest, StateRejectsCorruptionAndOtherConfigs) {
   EXPECT_EQ(planner->RestoreState(state.substr(0, 10)).status().code(), StatusCode::kCorrupt);
   EXPECT_EQ(planner->RestoreState("").status().code(), StatusCode::kCorrupt);
   config.seed = 2;
-  auto other = Planner::Create(c.table, c.costs, c.model, config);
+  auto other = Planner::Create(c.table, c.model, config);
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->RestoreState(state).status().code(), StatusCode::kInvalidArgument);
 }
@@ -259,7 +261,7 @@ TEST(PlannerTest, StateUnderAnotherLayoutResumesAndSaysWhatChanged) {
   const uint32_t saved_seq_len = config.layout.seq_len;
   config.layout.dp = saved_dp * 2;
   config.layout.seq_len = saved_seq_len * 2;
-  auto other = Planner::Create(c.table, c.costs, c.model, config);
+  auto other = Planner::Create(c.table, c.model, config);
   ASSERT_TRUE(other.ok());
   auto resume = other->RestoreState(state);
   ASSERT_TRUE(resume.ok()) << resume.status().ToString();
@@ -277,7 +279,7 @@ TEST(PlannerTest, ImpossibleInputsGetClearErrors) {
   RandomCorpus c = MakeCorpus(6, 200);
   PlannerConfig config = SmallConfig(1);
   config.layout.ep = 3;  // dp 8 not divisible by 3
-  auto bad = Planner::Create(c.table, c.costs, c.model, config);
+  auto bad = Planner::Create(c.table, c.model, config);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not divisible by ep"), std::string::npos);
   // Every sample too long and the drop policy: a clear error, not an endless loop.
@@ -290,11 +292,11 @@ TEST(PlannerTest, ImpossibleInputsGetClearErrors) {
   ASSERT_TRUE(costs.ok());
   config = SmallConfig(1);
   config.overlong = pack::OverlongPolicy::kDrop;
-  auto planner = Planner::Create(*table, *costs, c.model, config);
+  auto planner = Planner::Create(*table, c.model, config);
   ASSERT_FALSE(planner.ok());
   EXPECT_NE(planner.status().message().find("every sample"), std::string::npos);
   config.source_weights = {1, 2};
-  EXPECT_FALSE(Planner::Create(*table, *costs, c.model, config).ok());
+  EXPECT_FALSE(Planner::Create(*table, c.model, config).ok());
 }
 
 // The case: one image of 3600×3700 (about 16k tokens under Qwen2.5-VL) in a corpus
@@ -318,7 +320,7 @@ TEST(PlannerTest, AnImageLongerThanAPackIsDroppedAndNamedByTheStepThatDrewIt) {
   PlannerConfig config;
   config.layout.seq_len = 8192;
   config.overlong = pack::OverlongPolicy::kDrop;
-  auto planner = Planner::Create(*table, *costs, *model, config);
+  auto planner = Planner::Create(*table, *model, config);
   ASSERT_TRUE(planner.ok()) << planner.status().ToString();
   uint64_t drawn = 0, dropped = 0;
   while (drawn < 3 * 40) {  // three epochs: the huge sample is drawn three times at least
@@ -342,8 +344,8 @@ TEST(VanillaTest, PacksEachRanksShareAndBalancesNothing) {
   RandomCorpus c = MakeCorpus(8, 3000);
   PlannerConfig config = SmallConfig(3);
   config.vanilla_buffer = 64;
-  auto vanilla = VanillaPlanner::Create(c.table, c.costs, c.model, config);
-  auto mmpt = Planner::Create(c.table, c.costs, c.model, config);
+  auto vanilla = VanillaPlanner::Create(c.table, c.model, config);
+  auto mmpt = Planner::Create(c.table, c.model, config);
   ASSERT_TRUE(vanilla.ok() && mmpt.ok());
   double vanilla_ratio = 0, mmpt_ratio = 0, vanilla_eff = 0, mmpt_eff = 0;
   for (int s = 0; s < 4; ++s) {
@@ -366,7 +368,7 @@ void ForCpPlans(const RandomCorpus& c, uint64_t seed, cp::VisionPolicy policy, C
   PlannerConfig config = SmallConfig(seed);
   config.layout.cp = 2;
   config.cp_vision = policy;
-  auto planner = Planner::Create(c.table, c.costs, c.model, config);
+  auto planner = Planner::Create(c.table, c.model, config);
   ASSERT_TRUE(planner.ok()) << planner.status().ToString();
   for (int s = 0; s < 3; ++s) {
     auto plan = planner->PlanStep();
@@ -406,7 +408,7 @@ TEST(PlannerCpTest, NaiveCpPadsASampleWhereKeepingItsImagesWholePays) {
   for (cp::VisionPolicy policy : {cp::VisionPolicy::kNaive, cp::VisionPolicy::kCost}) {
     size_t padded = 0;
     ForCpPlans(c, 6, policy, [&](const StepPlan& plan) {
-      const SamplePadding rule(c.table, c.costs, c.model, plan.layout, policy);
+      const SamplePadding rule(c.table, c.model, plan.layout, policy);
       for (size_t p = 0; p < plan.packs.size(); ++p) {
         uint32_t room = 0;
         for (size_t q = 0; q < plan.Sequences(plan.packs[p]).size(); ++q) {

@@ -12,33 +12,37 @@ uint32_t RoundUp(uint64_t value, uint32_t multiple) {
 
 }  // namespace
 
-SamplePadding::SamplePadding(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                             const cost::CostModel& model, const Layout& layout,
-                             cp::VisionPolicy policy)
-    : table_(&table), costs_(&costs), model_(&model), layout_(layout) {
+SamplePadding::SamplePadding(const cost::SampleTable& table, const cost::CostModel& model,
+                             const Layout& layout, cp::VisionPolicy policy)
+    : table_(&table), model_(&model), layout_(layout) {
   enabled_ = layout.cp > 1 && policy == cp::VisionPolicy::kNaive;
   if (!enabled_) return;
   double seconds = 0, tokens = 0;
-  for (uint64_t row = 0; row < table.num_samples(); ++row) {
-    const uint64_t length = uint64_t{table.text_tokens[row]} + costs.MediaTokens(row);
-    if (length == 0 || length > layout.seq_len) continue;
-    const auto items = VisionItems(row, table.text_tokens[row]);
-    seconds += cp::NaiveSequenceCost(RoundUp(length, layout.PadMultiple()), layout.cp, items) +
-               model.SequenceLlmSeconds(static_cast<uint32_t>(length));
-    tokens += static_cast<double>(length);
+  for (uint32_t s = 0; s < table.num_sources(); ++s) {
+    const uint64_t end = table.source_begin[s] + std::min(table.source_size(s), kMeanRows);
+    for (uint64_t row = table.source_begin[s]; row < end; ++row) {
+      // A row that is corrupt or cannot be costed is left out here; drawing it names it.
+      const Result<cost::SampleCost> cost = cost::CostSample(table, model, row);
+      if (!cost.ok()) continue;
+      const uint64_t length = uint64_t{table.text_tokens[row]} + cost->MediaTokens();
+      if (length == 0 || length > layout.seq_len) continue;
+      const auto items = VisionItems(row, table.text_tokens[row]);
+      seconds += cp::NaiveSequenceCost(RoundUp(length, layout.PadMultiple()), layout.cp, items) +
+                 model.SequenceLlmSeconds(static_cast<uint32_t>(length));
+      tokens += static_cast<double>(length);
+    }
   }
   seconds_per_token_ = tokens > 0 ? seconds / tokens : 0;
 }
 
 std::vector<cp::CpImage> SamplePadding::VisionItems(uint64_t row, uint32_t text_tokens) const {
   std::vector<cp::CpImage> items;
-  const uint64_t images = table_->image_begin[row];
-  const uint64_t videos = table_->VideosOf(row).empty() ? 0 : table_->video_begin[row];
-  for (const internal::MediaAt& m : internal::MediaPositions(*table_, *costs_, row, text_tokens)) {
+  cost::ItemCosts costs;
+  if (!cost::CostSample(*table_, *model_, row, &costs).ok()) return items;
+  for (const internal::MediaAt& m : internal::MediaPositions(*table_, costs, row, text_tokens)) {
     if (m.kind == internal::MediaAt::kAudio) continue;
-    const double flops = m.kind == internal::MediaAt::kImage
-                             ? costs_->images[images + m.index].train_flops
-                             : costs_->videos[videos + m.index].train_flops;
+    const double flops = m.kind == internal::MediaAt::kImage ? costs.images[m.index].train_flops
+                                                             : costs.videos[m.index].train_flops;
     items.push_back({m.token_start, m.tokens, model_->VisionSeconds(flops)});
   }
   return items;

@@ -23,16 +23,21 @@ namespace mmpt::plan {
 /// padding tokens take from the step (each costs the corpus's mean GPU-seconds per real token:
 /// the token it displaces). Zero everywhere unless CP > 1 under cp::VisionPolicy::kNaive
 /// (vision DP encodes each item once, wherever boundaries fall).
-/// The table, costs and model are borrowed and must outlive it.
+/// The table and model are borrowed and must outlive it.
 class SamplePadding {
  public:
-  SamplePadding(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                const cost::CostModel& model, const Layout& layout, cp::VisionPolicy policy);
+  /// Rows of each source the mean seconds per token is taken over: opening a planner reads a
+  /// bounded part of any corpus.
+  static constexpr uint64_t kMeanRows = 65536;
+
+  SamplePadding(const cost::SampleTable& table, const cost::CostModel& model, const Layout& layout,
+                cp::VisionPolicy policy);
 
   /// Padding tokens after `sample` (0 when none pays).
   uint32_t Of(const PlacedSample& sample) const;
   /// The corpus's mean GPU-seconds per real token under the layout unpadded (vision encoding
-  /// as naive CP does it, and the LLM): what one padding token costs. 0 when nothing is padded.
+  /// as naive CP does it, and the LLM), over each source's first kMeanRows rows (the whole of a
+  /// smaller source): what one padding token costs. 0 when nothing is padded.
   double seconds_per_token() const { return seconds_per_token_; }
 
  private:
@@ -40,7 +45,6 @@ class SamplePadding {
   std::vector<cp::CpImage> VisionItems(uint64_t row, uint32_t text_tokens) const;
 
   const cost::SampleTable* table_;
-  const cost::CostedSamples* costs_;
   const cost::CostModel* model_;
   Layout layout_;
   bool enabled_ = false;

@@ -8,11 +8,9 @@
 
 namespace mmpt::plan {
 
-VanillaPlanner::VanillaPlanner(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                               const cost::CostModel& model, PlannerConfig config,
-                               SampleOrder order)
+VanillaPlanner::VanillaPlanner(const cost::SampleTable& table, const cost::CostModel& model,
+                               PlannerConfig config, SampleOrder order)
     : table_(&table),
-      costs_(&costs),
       model_(&model),
       config_(std::move(config)),
       order_(std::move(order)),
@@ -20,18 +18,14 @@ VanillaPlanner::VanillaPlanner(const cost::SampleTable& table, const cost::Coste
       ready_(config_.layout.dp) {}
 
 Result<VanillaPlanner> VanillaPlanner::Create(const cost::SampleTable& table,
-                                              const cost::CostedSamples& costs,
                                               const cost::CostModel& model, PlannerConfig config) {
   MMPT_RETURN_IF_ERROR(config.Validate());
-  if (costs.image_tokens.size() != table.num_samples()) {
-    return Status::InvalidArgument("costs are for another table");
-  }
   std::vector<uint64_t> sizes(table.num_sources());
   for (size_t s = 0; s < sizes.size(); ++s) sizes[s] = table.source_size(s);
   MMPT_ASSIGN_OR_RETURN(SampleOrder order,
                         SampleOrder::Create(sizes, config.source_weights, config.seed));
-  MMPT_RETURN_IF_ERROR(internal::PlaceableBySource(table, costs, config, order).status());
-  return VanillaPlanner(table, costs, model, std::move(config), std::move(order));
+  MMPT_RETURN_IF_ERROR(internal::PlaceableCounter(table, model, config).Start(order, 1));
+  return VanillaPlanner(table, model, std::move(config), std::move(order));
 }
 
 Status VanillaPlanner::FlushBuffer(uint32_t rank) {
@@ -68,8 +62,9 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
     return false;
   };
   while (short_of_packs()) {
-    const std::optional<internal::Drawn> drawn =
-        internal::DrawNext(order_, *table_, *costs_, config_, &stats_, &dropped_rows);
+    MMPT_ASSIGN_OR_RETURN(
+        const std::optional<internal::Drawn> drawn,
+        internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows));
     if (!drawn) continue;
     uint32_t rank = static_cast<uint32_t>(dealt_++ % layout.dp);
     buffers_[rank].push_back(drawn->sample);
@@ -89,10 +84,9 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   }
   std::vector<uint32_t> assignment(packs.size());
   for (uint32_t i = 0; i < assignment.size(); ++i) assignment[i] = i;
-  std::vector<balance::PackCost> costs =
-      internal::CostPacks(packs, *costs_, *model_, layout.seq_len);
+  std::vector<balance::PackCost> costs = internal::CostPacks(packs, *model_, layout.seq_len);
   StepPlan plan =
-      internal::Assemble(step_, layout, packs, assignment, costs, *table_, *costs_, dropped_rows);
+      internal::Assemble(step_, layout, packs, assignment, costs, *table_, *model_, dropped_rows);
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
   // Estimated as mmpt's plans are: under CP what each pack's CP group pays.
   plan.estimate =

@@ -22,13 +22,12 @@ namespace mmpt::plan {
 /// Planner prevents); allow_repeat does not apply to it. It is a baseline for comparison,
 /// simulation and measurement (load::PlanStreamConfig::vanilla serves its plans to a loader);
 /// its state is not saved.
-/// Borrowed table, costs and model must outlive it. Not thread-safe.
+/// Borrowed table and model must outlive it. Not thread-safe.
 class VanillaPlanner {
  public:
   /// Errors: as Planner::Create, but for a corpus smaller than a step (it repeats samples).
-  static Result<VanillaPlanner> Create(const cost::SampleTable& table,
-                                       const cost::CostedSamples& costs,
-                                       const cost::CostModel& model, PlannerConfig config);
+  static Result<VanillaPlanner> Create(const cost::SampleTable& table, const cost::CostModel& model,
+                                       PlannerConfig config);
 
   /// Plan the next step. Errors: those of PackItems and the cp stage.
   Result<StepPlan> PlanStep();
@@ -36,12 +35,11 @@ class VanillaPlanner {
   const StepStats& last_stats() const { return stats_; }
 
  private:
-  VanillaPlanner(const cost::SampleTable& table, const cost::CostedSamples& costs,
-                 const cost::CostModel& model, PlannerConfig config, SampleOrder order);
+  VanillaPlanner(const cost::SampleTable& table, const cost::CostModel& model, PlannerConfig config,
+                 SampleOrder order);
   Status FlushBuffer(uint32_t rank);
 
   const cost::SampleTable* table_;
-  const cost::CostedSamples* costs_;
   const cost::CostModel* model_;
   PlannerConfig config_;
   SampleOrder order_;

@@ -20,9 +20,8 @@ std::string Measured(const cost::HardwareConfig& hardware) {
 Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::CostModel& model,
                                    const plan::PlannerConfig& config, AblationOptions options) {
   MMPT_RETURN_IF_ERROR(config.Validate());
-  MMPT_ASSIGN_OR_RETURN(cost::CostedSamples costs, cost::CostSamples(table, model));
   MMPT_ASSIGN_OR_RETURN(plan::VanillaPlanner vanilla,
-                        plan::VanillaPlanner::Create(table, costs, model, config));
+                        plan::VanillaPlanner::Create(table, model, config));
   // One mmpt planner per CP vision policy the stages ask for (made at its first step): each
   // balances what its policy makes a pack cost.
   std::map<cp::VisionPolicy, plan::Planner> mmpt;
@@ -31,8 +30,7 @@ Result<Ablation> RunCorpusAblation(const cost::SampleTable& table, const cost::C
     if (it == mmpt.end()) {
       plan::PlannerConfig for_policy = config;
       for_policy.cp_vision = policy;
-      MMPT_ASSIGN_OR_RETURN(plan::Planner planner,
-                            plan::Planner::Create(table, costs, model, for_policy));
+      MMPT_ASSIGN_OR_RETURN(plan::Planner planner, plan::Planner::Create(table, model, for_policy));
       it = mmpt.emplace(policy, std::move(planner)).first;
     }
     return it->second.PlanStep();

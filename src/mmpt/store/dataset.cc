@@ -24,9 +24,14 @@ Dataset::Dataset(Dataset&&) noexcept = default;
 Dataset& Dataset::operator=(Dataset&&) noexcept = default;
 
 Result<Dataset> Dataset::Open(const std::string& dir) {
+  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dir));
+  return Open(dir, std::move(manifest));
+}
+
+Result<Dataset> Dataset::Open(const std::string& dir, Manifest manifest) {
   Dataset dataset;
   dataset.dir_ = dir;
-  MMPT_ASSIGN_OR_RETURN(dataset.manifest_, ReadManifest(dir));
+  dataset.manifest_ = std::move(manifest);
   dataset.sources_ = dataset.manifest_.sources();
   dataset.shard_begin_.push_back(0);
   for (const ShardInfo& shard : dataset.manifest_.shards) {

@@ -31,6 +31,9 @@ class Dataset {
   /// Open the dataset in `dir`. Errors: NotFound (no manifest), Corrupt (a `.meta` that fails
   /// validation or disagrees with the manifest's counts), IOError.
   static Result<Dataset> Open(const std::string& dir);
+  /// Open the dataset in `dir` whose shards `manifest` lists (read already, or not yet written:
+  /// store::FinishDataset). Errors: as Open.
+  static Result<Dataset> Open(const std::string& dir, Manifest manifest);
 
   const std::string& dir() const { return dir_; }
   const Manifest& manifest() const { return manifest_; }

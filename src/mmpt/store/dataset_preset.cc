@@ -25,17 +25,27 @@ Result<std::string> Resolve(const std::string& dataset_dir, std::string_view kin
 
 }  // namespace
 
-Result<std::string> DatasetVisionPreset(const std::string& dataset_dir,
+Result<std::string> DatasetVisionPreset(const std::string& dataset_dir, const Manifest& manifest,
                                         std::string_view requested) {
-  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir));
   return Resolve(dataset_dir, "vision", "image tokens", manifest.vision, requested,
                  cost::Defaults::kVision);
 }
 
-Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, std::string_view requested) {
-  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir));
+Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, const Manifest& manifest,
+                                       std::string_view requested) {
   return Resolve(dataset_dir, "audio", "audio tokens", manifest.audio, requested,
                  cost::Defaults::kAudio);
+}
+
+Result<std::string> DatasetVisionPreset(const std::string& dataset_dir,
+                                        std::string_view requested) {
+  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir));
+  return DatasetVisionPreset(dataset_dir, manifest, requested);
+}
+
+Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, std::string_view requested) {
+  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir));
+  return DatasetAudioPreset(dataset_dir, manifest, requested);
 }
 
 std::string RecordedAudioPreset(const Manifest& manifest) {

@@ -22,6 +22,11 @@ Result<std::string> DatasetVisionPreset(const std::string& dataset_dir, std::str
 /// manifest names none): audio tokens and the loader's log-mel window derive from it.
 Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, std::string_view requested);
 
+/// The two above for `dataset_dir` whose manifest is read already.
+Result<std::string> DatasetVisionPreset(const std::string& dataset_dir, const Manifest& manifest,
+                                        std::string_view requested);
+Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, const Manifest& manifest,
+                                       std::string_view requested);
 /// The audio encoder preset an opened dataset's `manifest` records, else cost::Defaults::kAudio
 /// (what DatasetAudioPreset gives when none is requested, without reading the manifest again).
 std::string RecordedAudioPreset(const Manifest& manifest);

@@ -48,7 +48,7 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   report.chat_template = chat.is_object() ? chat.value("name", std::string()) : std::string();
   // Tokens as planning counts them: the dataset's planning table, costed under its presets (a
   // medium they cannot cost is an error naming it, never 0 tokens).
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, PlanningTable(dataset));
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, OpenPlanningTable(dataset.dir(), manifest));
   MMPT_ASSIGN_OR_RETURN(std::string vision, DatasetVisionPreset(dataset.dir(), ""));
   MMPT_ASSIGN_OR_RETURN(cost::CostModel model,
                         cost::CostModel::FromPresets(vision, cost::Defaults::kLlm,

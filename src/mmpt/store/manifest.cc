@@ -77,6 +77,10 @@ std::string ManifestToJson(const Manifest& manifest) {
   }
   doc["sources"] = sources;
   doc["samples"] = manifest.num_samples();
+  if (manifest.planning) {
+    doc["planning"] = {{"bytes", manifest.planning->bytes},
+                       {"xxh3", ChecksumHex(manifest.planning->xxh3)}};
+  }
   json shards = json::array();
   for (const ShardInfo& shard : manifest.shards) {
     json files = json::object();
@@ -165,6 +169,13 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
       return Status::Corrupt("{}: \"chat_template\" is not an object", name);
     }
     manifest.chat_template = doc.at("chat_template").dump();
+    if (doc.contains("planning")) {
+      const std::string where = fmt::format("{}: planning", name);
+      FileChecksum planning;
+      MMPT_ASSIGN_OR_RETURN(planning.bytes, Count(doc.at("planning"), "bytes", where));
+      MMPT_ASSIGN_OR_RETURN(planning.xxh3, ParseHex(doc.at("planning").at("xxh3"), where));
+      manifest.planning = planning;
+    }
     size_t index = 0;
     for (const json& item : doc.at("shards")) {
       const std::string where = fmt::format("{}: shard {}", name, index);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,10 @@ struct DatasetSettings {
 
 struct Manifest : DatasetSettings {
   uint32_t format_version = kFormatVersion;
+  /// The planning table (store/planning_table.h, `mmpt.plan`): its bytes and the XXH3-64 its
+  /// header records of its data (cost::SampleTable::data_checksum). Absent in a dataset
+  /// prepared before it existed.
+  std::optional<FileChecksum> planning;
   std::vector<ShardInfo> shards;  // in global sample order
 
   uint64_t num_samples() const;

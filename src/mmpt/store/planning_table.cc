@@ -1,11 +1,15 @@
 #include "mmpt/store/planning_table.h"
 
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "mmpt/core/log.h"
+#include "mmpt/core/mapped_file.h"
 
 namespace mmpt::store {
 
-Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
+Result<cost::SampleTable> BuildPlanningTable(const Dataset& dataset) {
   cost::SampleTableBuilder builder;
   for (const std::string& name : dataset.sources()) builder.AddSource(name);
   std::vector<cost::ImageSize> images;
@@ -36,8 +40,12 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
             // A sound track's later part starts where the part before it ends.
             const bool later = m.sound_track() && m.group > 0 && !audios.empty();
             const uint32_t offset = later ? audios.back().track_offset + audios.back().samples : 0;
-            audios.push_back(
-                {m.frames, m.sample_rate_hz, m.text_position, k, offset, m.joins_previous_part()});
+            audios.push_back({.samples = m.frames,
+                              .sample_rate_hz = m.sample_rate_hz,
+                              .text_position = m.text_position,
+                              .record = k,
+                              .track_offset = offset,
+                              .joins_previous = m.joins_previous_part()});
             break;
           }
         }
@@ -50,6 +58,69 @@ Result<cost::SampleTable> PlanningTable(const Dataset& dataset) {
   auto table = std::move(builder).Finish();
   if (!table.ok()) return Status::InvalidArgument("{}: the dataset has no samples", dataset.dir());
   return table;
+}
+
+Status FinishDataset(const std::string& dir, Manifest manifest) {
+  manifest.planning.reset();
+  MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, manifest));
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, BuildPlanningTable(dataset));
+  return WritePlanningTable(dir, table, std::move(manifest));
+}
+
+Status WritePlanningTable(const std::string& dir, const cost::SampleTable& table,
+                          Manifest manifest) {
+  const std::span<const std::byte> bytes = table.bytes();
+  MMPT_RETURN_IF_ERROR(
+      WriteFileAtomic(dir + "/" + kPlanningTableName,
+                      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  manifest.planning = FileChecksum{bytes.size(), table.data_checksum()};
+  return WriteManifest(dir, manifest);
+}
+
+Result<cost::SampleTable> OpenPlanningTable(const std::string& dir, const Manifest& manifest) {
+  if (!manifest.planning) {
+    MMPT_LOG_WARN(
+        "{}: the dataset has no {} (prepared before it): its planning table is built in this "
+        "process's memory; `mmpt index {}` writes it once",
+        dir, kPlanningTableName, dir);
+    MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, manifest));
+    return BuildPlanningTable(dataset);
+  }
+  const std::string path = dir + "/" + kPlanningTableName;
+  MMPT_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
+  auto mapping = std::make_shared<MappedFile>(std::move(file));
+  const std::span<const std::byte> bytes = mapping->bytes();
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table,
+                        cost::SampleTable::FromBytes(mapping, bytes, path));
+  if (bytes.size() != manifest.planning->bytes ||
+      table.data_checksum() != manifest.planning->xxh3) {
+    return Status::Corrupt("{}: {} bytes, checksum {}; the manifest records {} bytes, {}", path,
+                           bytes.size(), ChecksumHex(table.data_checksum()),
+                           manifest.planning->bytes, ChecksumHex(manifest.planning->xxh3));
+  }
+  // Sources in order of first appearance, each with the manifest's samples.
+  std::vector<std::string> names;
+  std::unordered_map<std::string, uint64_t> samples;
+  for (const ShardInfo& shard : manifest.shards) {
+    auto [it, added] = samples.try_emplace(shard.source, 0);
+    if (added) names.push_back(shard.source);
+    it->second += shard.samples;
+  }
+  if (names != table.source_names) {
+    return Status::Corrupt("{}: its sources differ from the manifest's shards'", path);
+  }
+  for (uint32_t s = 0; s < names.size(); ++s) {
+    if (table.source_size(s) != samples[names[s]]) {
+      return Status::Corrupt("{}: source '{}' has {} samples; the manifest's shards hold {}", path,
+                             names[s], table.source_size(s), samples[names[s]]);
+    }
+  }
+  return table;
+}
+
+Result<cost::SampleTable> OpenPlanningTable(const std::string& dir) {
+  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dir));
+  return OpenPlanningTable(dir, manifest);
 }
 
 }  // namespace mmpt::store

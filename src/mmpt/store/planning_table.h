@@ -5,19 +5,49 @@
 #include "mmpt/core/status.h"
 #include "mmpt/cost/sample_table.h"
 #include "mmpt/store/dataset.h"
+#include "mmpt/store/manifest.h"
 
-// The planner's input table (cost::SampleTable) of a prepared dataset, read from its `.meta`
-// tables through its manifest. Metadata-only JSONL, the other planning input, is ingest's
-// (ingest/metadata_jsonl.h).
+// A prepared dataset's planning input: its `mmpt.plan`, the planner's table (cost::SampleTable's
+// byte image) of every sample, written beside the manifest when a dataset is finished and
+// mapped read-only by every rank that plans it, so a node holds one copy in its page cache and
+// opening takes the same time for any corpus. Metadata-only JSONL, the other planning input, is
+// ingest's (ingest/metadata_jsonl.h).
 
 namespace mmpt::store {
 
-/// The planning table of an open dataset, in its manifest's order: sources in order of first
-/// appearance (Dataset::sources()), a source's samples through its shards in manifest order —
-/// the numbering Dataset::GlobalIndex maps back. Reads only the mapped `.meta` tables (no JSON).
-/// Files the manifest does not name are ignored, and merged datasets (shards in other
-/// directories) read like any other. Errors: InvalidArgument (a zero-length sample, naming the
-/// shard and record; a dataset with no samples).
-Result<cost::SampleTable> PlanningTable(const Dataset& dataset);
+inline constexpr char kPlanningTableName[] = "mmpt.plan";
+
+/// The planning table of an open dataset built from its `.meta` tables, in its manifest's
+/// order: sources in order of first appearance (Dataset::sources()), a source's samples through
+/// its shards in manifest order — the numbering Dataset::GlobalIndex maps back. Files the
+/// manifest does not name are ignored, and merged datasets (shards in other directories) read
+/// like any other. Held in memory: what FinishDataset writes. Errors: InvalidArgument (a
+/// zero-length sample, naming the shard and record; a dataset with no samples).
+Result<cost::SampleTable> BuildPlanningTable(const Dataset& dataset);
+
+/// Write `table` as `dir`/mmpt.plan (atomically), record its size and checksum in `manifest`,
+/// then write the manifest (atomically), last: FinishDataset's second half, and how a planning-
+/// only corpus (bench/scale_bench.cc) is written. Errors: IOError.
+Status WritePlanningTable(const std::string& dir, const cost::SampleTable& table,
+                          Manifest manifest);
+
+/// Finish the dataset in `dir` whose shards `manifest` lists: write its planning table
+/// (`mmpt.plan`, atomically), record the table's size and checksum in the manifest, and write
+/// the manifest last (atomically): a directory whose manifest names its planning table holds
+/// it whole. The one way prepare, merge and `mmpt index` end. Errors: those of Dataset::Open
+/// (a shard missing or disagreeing with the manifest, naming it), BuildPlanningTable and the
+/// writes.
+Status FinishDataset(const std::string& dir, Manifest manifest);
+
+/// The planning table of the dataset in `dir` with `manifest`: its `mmpt.plan` mapped
+/// read-only, checked in constant time against what the manifest records (size, checksum,
+/// sources and their samples). A dataset whose manifest records no planning table (prepared
+/// before it existed) is read as it is: the table is built in this process's memory from its
+/// `.meta` tables, and a warning names `mmpt index DIR`, which writes it once. Errors:
+/// NotFound, IOError; Corrupt naming `mmpt.plan` and what differs; BuildPlanningTable's.
+Result<cost::SampleTable> OpenPlanningTable(const std::string& dir, const Manifest& manifest);
+
+/// OpenPlanningTable of `dir`'s own manifest.
+Result<cost::SampleTable> OpenPlanningTable(const std::string& dir);
 
 }  // namespace mmpt::store

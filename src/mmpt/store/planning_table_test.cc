@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -93,8 +94,8 @@ TEST_F(PlanningTableTest, MetadataJsonlCarriesVideosAndAudio) {
   std::string images = Write("images.jsonl", "{\"text_tokens\": 3, \"image_sizes\": [[28, 28]]}\n");
   auto image_only = ReadMetadataJsonl({images});
   ASSERT_TRUE(image_only.ok());
-  EXPECT_TRUE(image_only->video_begin.empty());
-  EXPECT_TRUE(image_only->audio_begin.empty());
+  EXPECT_TRUE(image_only->video_rows.empty());
+  EXPECT_TRUE(image_only->audio_rows.empty());
   EXPECT_TRUE(image_only->VideosOf(0).empty());
 }
 
@@ -243,7 +244,9 @@ TEST_F(PlanningTableTest, MetadataWithoutPositionsSpreadsImagesInTheText) {
   auto table = ReadMetadataJsonl({path});
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   // Three gaps of 3 text tokens around two images.
-  EXPECT_EQ(table->image_text_positions, (std::vector<uint32_t>{3, 6}));
+  EXPECT_EQ(
+      std::vector<uint32_t>(table->image_text_positions.begin(), table->image_text_positions.end()),
+      (std::vector<uint32_t>{3, 6}));
 }
 
 // Prepare metadata-only LLaVA records ("<image>" where the image sits) into `out`.
@@ -333,6 +336,10 @@ TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
   media[1].frames = 39997;  // its decoded samples, which the plan follows (not the duration)
   media[1].sample_rate_hz = 22050;
   Write("pa/coco/00000.meta", store::EncodeMeta(samples, media, num_tokens));
+  // The planning table prepare wrote is of the old records: written again from the new ones.
+  auto manifest = store::ReadManifest((dir_ / "pa").string());
+  ASSERT_TRUE(manifest.ok());
+  ASSERT_TRUE(store::FinishDataset((dir_ / "pa").string(), *manifest).ok());
 
   auto table = ReadPlanningTable((dir_ / "pa").string());
   ASSERT_TRUE(table.ok()) << table.status().ToString();
@@ -355,10 +362,90 @@ TEST_F(PlanningTableTest, MetaTablesCarryVideosAndAudio) {
   // A video record without a frame rate is refused, naming the table and record.
   media[0].fps_milli = 0;
   Write("pa/coco/00000.meta", store::EncodeMeta(samples, media, num_tokens));
-  auto bad = ReadPlanningTable((dir_ / "pa").string());
+  const Status bad = store::FinishDataset((dir_ / "pa").string(), *manifest);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().ToString().find("00000.meta: media record 0"), std::string::npos)
-      << bad.status().ToString();
+  EXPECT_NE(bad.ToString().find("00000.meta: media record 0"), std::string::npos) << bad.ToString();
+}
+
+// The planning table prepare writes: mapped from mmpt.plan, the bytes the .meta tables make.
+// Damage is named (truncated, foreign, changed, disagreeing with the manifest) and nothing is
+// written beside the dataset; one prepared before mmpt.plan opens as it is, and FinishDataset
+// (`mmpt index`) converts it.
+TEST_F(PlanningTableTest, PlanningFileIsMappedCheckedAndConverted) {
+  const std::string ds = (dir_ / "pa").string(), plan = ds + "/mmpt.plan";
+  PrepareLlava((dir_ / "a.jsonl").string(), ds, "coco", 0, 5);
+  auto manifest = store::ReadManifest(ds);
+  ASSERT_TRUE(manifest.ok() && manifest->planning);
+  auto dataset = store::Dataset::Open(ds);
+  ASSERT_TRUE(dataset.ok());
+  auto built = store::BuildPlanningTable(*dataset);
+  auto mapped = store::OpenPlanningTable(ds);
+  ASSERT_TRUE(built.ok() && mapped.ok()) << mapped.status().ToString();
+  EXPECT_EQ(mapped->origin(), plan);
+  EXPECT_TRUE(std::ranges::equal(mapped->bytes(), built->bytes()));
+  EXPECT_TRUE(mapped->Validate().ok());
+  // Two opens at once both succeed and see the same bytes.
+  auto again = store::OpenPlanningTable(ds);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(std::ranges::equal(again->bytes(), mapped->bytes()));
+
+  auto listing = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : fs::recursive_directory_iterator(ds)) names.push_back(e.path().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const auto files = listing();
+  const std::string good = *ReadFileToString(plan);
+  auto refused = [&](const std::string& bytes, const std::string& what) {
+    Write("pa/mmpt.plan", bytes);
+    auto table = store::OpenPlanningTable(ds);
+    ASSERT_FALSE(table.ok()) << what;
+    EXPECT_EQ(table.status().code(), StatusCode::kCorrupt) << what;
+    EXPECT_NE(table.status().message().find(plan), std::string::npos) << table.status().ToString();
+    EXPECT_NE(table.status().message().find(what), std::string::npos) << table.status().ToString();
+  };
+  refused(good.substr(0, good.size() - 8), "truncated");
+  refused(good.substr(0, 40), "not an mmpt planning table");
+  refused(R"({"format": "something else"})", "not an mmpt planning table");
+  std::string stale = good;  // another table's checksum in its header: not the manifest's
+  stale[96] ^= 1;            // the header's data_xxh3
+  refused(stale, "the manifest records");
+  // A changed byte inside a section opens (in constant time, without reading the rows); the
+  // row it damages is refused where it is read, and Validate (`mmpt verify`) finds any change.
+  std::string changed = good;
+  changed[good.size() - 20] ^= 1;
+  Write("pa/mmpt.plan", changed);
+  auto opened = store::OpenPlanningTable(ds);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_NE(opened->Validate().ToString().find("checksum"), std::string::npos);
+  EXPECT_EQ(listing(), files) << "nothing is written beside a dataset being read";
+  Write("pa/mmpt.plan", good);
+  store::Manifest fewer = *manifest;
+  fewer.shards.back().samples -= 1;
+  ASSERT_TRUE(store::WriteManifest(ds, fewer).ok());
+  auto disagreeing = store::OpenPlanningTable(ds);
+  ASSERT_FALSE(disagreeing.ok());
+  EXPECT_NE(disagreeing.status().message().find("source 'coco' has 5 samples"), std::string::npos)
+      << disagreeing.status().ToString();
+
+  // A dataset prepared before mmpt.plan: read as it is, in memory, writing nothing.
+  store::Manifest old = *manifest;
+  old.planning.reset();
+  ASSERT_TRUE(store::WriteManifest(ds, old).ok());
+  fs::remove(plan);
+  const auto old_files = listing();
+  auto in_memory = store::OpenPlanningTable(ds);
+  ASSERT_TRUE(in_memory.ok()) << in_memory.status().ToString();
+  EXPECT_EQ(in_memory->origin(), "(in memory)");
+  EXPECT_TRUE(std::ranges::equal(in_memory->bytes(), built->bytes()));
+  EXPECT_EQ(listing(), old_files);
+  // Converted once: the table, then the manifest naming it.
+  ASSERT_TRUE(store::FinishDataset(ds, old).ok());
+  auto converted = store::OpenPlanningTable(ds);
+  ASSERT_TRUE(converted.ok());
+  EXPECT_EQ(converted->origin(), plan);
+  EXPECT_TRUE(std::ranges::equal(converted->bytes(), built->bytes()));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "mmpt/store/verify.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "mmpt/core/hash.h"
@@ -9,6 +10,7 @@
 #include "mmpt/store/jsonl_index.h"
 #include "mmpt/store/manifest.h"
 #include "mmpt/store/meta.h"
+#include "mmpt/store/planning_table.h"
 #include "mmpt/store/sample_reader.h"
 #include "mmpt/store/zip_reader.h"
 
@@ -141,6 +143,20 @@ Status VerifyDataset(const std::string& dir, const VerifyOptions& options, Verif
     counts.samples += manifest.shards[s].samples;
     counts.media += manifest.shards[s].media;
     counts.bytes += bytes[s];
+  }
+  // The planning table: exactly what the shards' .meta tables make (a dataset prepared before
+  // it has none to check).
+  if (manifest.planning) {
+    MMPT_ASSIGN_OR_RETURN(cost::SampleTable mapped, OpenPlanningTable(dir, manifest));
+    MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, manifest));
+    MMPT_ASSIGN_OR_RETURN(cost::SampleTable built, BuildPlanningTable(dataset));
+    const auto a = mapped.bytes(), b = built.bytes();
+    if (a.size() != b.size() || !std::equal(a.begin(), a.end(), b.begin())) {
+      const auto diff = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+      return Status::Corrupt("{}: differs from the shards' .meta tables at byte {}",
+                             mapped.origin(), diff.first - a.begin());
+    }
+    counts.bytes += a.size();
   }
   if (report != nullptr) *report = counts;
   return Status::OK();
