@@ -98,39 +98,42 @@ std::vector<SourceSpec> Sources(uint64_t samples, uint32_t count) {
   return out;
 }
 
-// One sample of `kind`, drawn with `rng`, added to `builder`.
+// One sample of `kind`, drawn with `rng`, added to `builder`. Sizes are web-scale pretraining
+// data's (images mostly at most 640 px, as LAION-style captions are stored): a sample is ~400
+// tokens on average, so the seed's step holds about a million (as COCO's pairs make it).
 Status AddSample(Kind kind, uint32_t source, std::mt19937_64& rng,
                  cost::SampleTableBuilder& builder) {
   auto uniform = [&](uint32_t lo, uint32_t hi) {
     return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
   };
-  auto image = [&]() {
-    const uint32_t w = uniform(224, 2048);
-    const double aspect = std::exp(std::uniform_real_distribution<double>(-0.7, 0.7)(rng));
-    return cost::ImageSize{w, std::max<uint32_t>(28, static_cast<uint32_t>(w * aspect))};
+  auto image = [&](uint32_t largest) {
+    const uint32_t w = uniform(224, largest);
+    const double aspect = std::exp(std::uniform_real_distribution<double>(-0.5, 0.5)(rng));
+    return cost::ImageSize{w, std::max<uint32_t>(56, static_cast<uint32_t>(w * aspect))};
   };
-  cost::ImageSize images[16];
+  cost::ImageSize images[8];
   switch (kind) {
     case Kind::kCaption:
-      images[0] = image();
-      return builder.Add(source, uniform(30, 180), {images, 1});
+      images[0] = image(640);
+      return builder.Add(source, uniform(20, 100), {images, 1});
     case Kind::kMultiImage: {
-      const uint32_t n = uniform(2, 5);
-      for (uint32_t i = 0; i < n; ++i) images[i] = image();
-      return builder.Add(source, uniform(60, 500), {images, n});
+      const uint32_t n = uniform(2, 4);
+      for (uint32_t i = 0; i < n; ++i) images[i] = image(448);
+      return builder.Add(source, uniform(30, 150), {images, n});
     }
     case Kind::kDocument: {
-      const uint32_t n = uniform(2, 12);
-      for (uint32_t i = 0; i < n; ++i) images[i] = image();
-      return builder.Add(source, uniform(300, 4000), {images, n});
+      const uint32_t n = uniform(2, 6);
+      for (uint32_t i = 0; i < n; ++i) images[i] = image(512);
+      return builder.Add(source, uniform(200, 1200), {images, n});
     }
-    case Kind::kText: return builder.Add(source, uniform(80, 3000), {});
+    case Kind::kText:
+      return builder.Add(source, uniform(50, 900), {});
     case Kind::kVideo: {
-      const uint32_t text = uniform(40, 300);
+      const uint32_t text = uniform(30, 150);
       const uint32_t fps = uniform(0, 1) == 0 ? 25000 : 30000;
-      const cost::VideoItem video{.width = uniform(0, 1) == 0 ? 854u : 1280u,
-                                  .height = uniform(0, 1) == 0 ? 480u : 720u,
-                                  .frames = uniform(5, 120) * fps / 1000,
+      const cost::VideoItem video{.width = 640,
+                                  .height = 360,
+                                  .frames = uniform(2, 20) * fps / 1000,
                                   .fps_milli = fps,
                                   .text_position = text / 2};
       return builder.Add(source, text, {}, {}, {{&video, 1}, {}});
