@@ -87,9 +87,10 @@ def main():
         for name, binary in runs:
             seconds[name], report, manifest = prepare(binary, paths, os.path.join(work, name),
                                                       args.repeats, tokenizer)
-            sources = sorted({shard["source"] for shard in manifest["shards"]})
+            sources = sorted(s["name"] for s in manifest["sources"])
+            shards = sum(s["shards"] for s in manifest["sources"])
             print(f"{name:>9}: {seconds[name]:7.3f} s  {report['samples']} samples, "
-                  f"sources {sources}, {len(manifest['shards'])} shards  ({binary})")
+                  f"sources {sources}, {shards} shards  ({binary})")
             assert report["samples"] == args.shards * args.per_shard, report
         if args.baseline:
             print(f"ratio, baseline / mmpt seconds: {seconds['baseline'] / seconds['mmpt']:.2f}x")

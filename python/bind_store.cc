@@ -13,6 +13,7 @@
 #include "bind_common.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/store/dataset.h"
+#include "mmpt/store/planning_table.h"
 #include "mmpt/store/sample.h"
 
 namespace mmpt::python {
@@ -28,6 +29,9 @@ void CheckIndex(const store::Dataset& dataset, uint64_t i) {
 }  // namespace
 
 void BindStore(py::module_& m) {
+  // The files of a dataset beside its shards (manifest, shard table, planning table).
+  m.attr("DATASET_FILES") = std::vector<std::string>{store::kManifestName, store::kShardTableName,
+                                                     store::kPlanningTableName};
   py::class_<store::Dataset, std::shared_ptr<store::Dataset>>(
       m, "DatasetReader",
       "Random access to a prepared dataset through mmap (thread-safe, read-only): planning "
@@ -44,6 +48,14 @@ void BindStore(py::module_& m) {
            "Open the prepared dataset in `dir`. Raises NotFoundError, CorruptError, IOError.")
       .def_property_readonly("num_samples", &store::Dataset::num_samples)
       .def_property_readonly("sources", &store::Dataset::sources)
+      .def_property_readonly(
+          "shard_paths",
+          [](const store::Dataset& d) {
+            std::vector<std::string> stems;
+            for (const store::ShardInfo& shard : d.manifest().shards) stems.push_back(shard.stem);
+            return stems;
+          },
+          "Each shard's path without its suffixes, relative to the dataset, in manifest order.")
       .def(
           "sample_meta",
           [](const store::Dataset& d, uint64_t i) {

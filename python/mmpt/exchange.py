@@ -41,15 +41,14 @@ def _loading_ranks(layout: Dict[str, int], order: str, world: int) -> List[int]:
 
 
 def place_dataset(dataset: str, placement: Placement, peer: int, out: str) -> str:
-    """Make ``out`` what ``peer`` holds of ``dataset`` under ``placement``: the manifest and
-    every shard's ``.meta`` (the planner's input), and the other files of its own shards
-    only, as symlinks. Returns ``out``."""
-    import json
-
-    with open(os.path.join(dataset, "mmpt.json")) as f:
-        shards = [s["path"] for s in json.load(f)["shards"]]
+    """Make ``out`` what ``peer`` holds of ``dataset`` under ``placement``: the manifest, shard
+    and planning tables, every shard's ``.meta``, and the other files of its own shards only,
+    as symlinks. Returns ``out``."""
+    shards = _mmpt.DatasetReader(dataset).shard_paths
     os.makedirs(out, exist_ok=True)
-    os.symlink(os.path.abspath(os.path.join(dataset, "mmpt.json")), os.path.join(out, "mmpt.json"))
+    for name in _mmpt.DATASET_FILES:
+        if os.path.exists(os.path.join(dataset, name)):
+            os.symlink(os.path.abspath(os.path.join(dataset, name)), os.path.join(out, name))
     for shard, stem in enumerate(shards):
         folder, base = os.path.split(stem)
         os.makedirs(os.path.join(out, folder), exist_ok=True)

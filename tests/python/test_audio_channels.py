@@ -137,6 +137,14 @@ def test_prepare_plan_and_load_count_the_decoded_samples(clips):
     frames_at = 64 + 24 * num_samples + 32  # the first media record's `frames`
     struct.pack_into("<I", data, frames_at, want[0] + 1)
     open(meta, "wb").write(bytes(data))
+    # The planning table holds the recorded length too: written again from the changed .meta,
+    # as `mmpt index` converts a dataset whose manifest names none.
+    manifest_path = work / "changed" / "mmpt.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["planning"]
+    manifest_path.write_text(json.dumps(manifest))
+    (work / "changed" / "mmpt.plan").unlink()
+    subprocess.run([load_corpus.MMPT, "index", str(work / "changed")], check=True)
     with pytest.raises(mmpt.CorruptError, match=f"decodes to {want[0]} samples .* prepare "
                                                 f"recorded {want[0] + 1}") as error:
         load_corpus.load_batches(str(work / "changed"), steps=1, seq_len=4096)

@@ -92,10 +92,9 @@ def corpus(request, tmp_path_factory):
 
 def stored_records(dataset):
     """Every sample's canonical record, in the dataset's global order (manifest shard order)."""
-    manifest = json.load(open(os.path.join(dataset, "mmpt.json")))
     records = []
-    for shard in manifest["shards"]:
-        with open(os.path.join(dataset, shard["path"] + ".jsonl")) as f:
+    for stem in mmpt.DatasetReader(dataset).shard_paths:
+        with open(os.path.join(dataset, stem + ".jsonl")) as f:
             records.extend(json.loads(line) for line in f)
     return records
 

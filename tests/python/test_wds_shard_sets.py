@@ -41,8 +41,8 @@ def split_into_tars(tmp_path, folder, stem, tars, per_tar, first):
 
 def sources_of(dataset):
     with open(os.path.join(dataset, "mmpt.json")) as f:
-        shards = json.load(f)["shards"]
-    return sorted({shard["source"] for shard in shards}), len(shards)
+        sources = json.load(f)["sources"]
+    return sorted(s["name"] for s in sources), sum(s["shards"] for s in sources)
 
 
 def test_a_thousand_tars_are_one_source_and_plan_by_size(tmp_path):

@@ -43,13 +43,16 @@ class ExchangeTest : public ::testing::Test {
     return manifest;
   }
 
-  // What `peer` holds of `full` under `placement`: the manifest and every `.meta`, and the
-  // other files of its own shards only (symlinks).
+  // What `peer` holds of `full` under `placement`: the manifest, shard and planning tables and
+  // every `.meta`, and the other files of its own shards only (symlinks).
   static std::string NodeLocal(const std::string& full, const Placement& placement, uint32_t peer) {
     const std::string dir = fmt::format("{}_peer{}", full, peer);
     fs::remove_all(dir);
     fs::create_directories(dir);
-    fs::copy_file(full + "/mmpt.json", dir + "/mmpt.json");
+    for (const char* name :
+         {store::kManifestName, store::kShardTableName, store::kPlanningTableName}) {
+      fs::copy_file(full + "/" + name, dir + "/" + name);
+    }
     for (size_t shard = 0; shard < Manifest().shards.size(); ++shard) {
       const fs::path stem = Manifest().shards[shard].stem;
       fs::create_directories(fs::path(dir) / stem.parent_path());

@@ -41,11 +41,10 @@ Status AddParts(const std::string& input, std::vector<Part>& parts) {
     files.push_back(input);
   }
   for (const std::string& file : files) {
-    MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(file));
     Part part;
     part.manifest_path = file;
     part.base = fs::absolute(fs::path(file).parent_path()).lexically_normal();
-    MMPT_ASSIGN_OR_RETURN(part.manifest, store::ManifestFromJson(text, file));
+    MMPT_ASSIGN_OR_RETURN(part.manifest, store::ReadManifestFile(file));
     parts.push_back(std::move(part));
   }
   return Status::OK();

@@ -201,7 +201,7 @@ TEST_F(PrepareDist, IndependentRunsJoinByMergeWithoutCopyingShards) {
     written.push_back(entry.path().filename().string());
   }
   std::sort(written.begin(), written.end());
-  EXPECT_EQ(written, (std::vector<std::string>{"mmpt.json", "mmpt.plan"}))
+  EXPECT_EQ(written, (std::vector<std::string>{"mmpt.json", "mmpt.plan", "mmpt.shards"}))
       << "merge writes only its manifest and planning table, no shard copies";
   auto part0 = store::Dataset::Open(root + "/task0");
   auto part1 = store::Dataset::Open(root + "/task1");

@@ -18,6 +18,7 @@
 #include "mmpt/corpora/real_data.h"
 #include "mmpt/cost/presets.h"
 #include "mmpt/store/manifest.h"
+#include "mmpt/store/planning_table.h"
 #include "mmpt/store/sample_render.h"
 #include "mmpt/store/shard_writer.h"
 #include "mmpt/text/tokenizer.h"
@@ -84,7 +85,7 @@ inline Status BuildCocoDataset(const std::string& dir, size_t num_samples, size_
     MMPT_ASSIGN_OR_RETURN(store::ShardInfo info, writer.Finish());
     manifest.shards.push_back(std::move(info));
   }
-  return store::WriteManifest(dir, manifest);
+  return store::FinishDataset(dir, manifest);
 }
 
 }  // namespace mmpt::load::testing

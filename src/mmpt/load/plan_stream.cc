@@ -32,8 +32,9 @@ constexpr size_t kKeptStates = 64;
 
 Result<std::shared_ptr<PlanStream>> PlanStream::Open(const std::string& dataset_dir,
                                                      PlanStreamConfig config) {
-  // The manifest is read once: a dataset of many shards has a large one.
-  MMPT_ASSIGN_OR_RETURN(store::Manifest manifest, store::ReadManifest(dataset_dir));
+  // The manifest's settings and sources, not its shards: constant time for any dataset.
+  MMPT_ASSIGN_OR_RETURN(store::Manifest manifest,
+                        store::ReadManifest(dataset_dir, store::ShardList::kSkip));
   MMPT_ASSIGN_OR_RETURN(config.vision,
                         store::DatasetVisionPreset(dataset_dir, manifest, config.vision));
   MMPT_ASSIGN_OR_RETURN(config.audio,

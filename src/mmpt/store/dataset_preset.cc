@@ -39,12 +39,12 @@ Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, const Man
 
 Result<std::string> DatasetVisionPreset(const std::string& dataset_dir,
                                         std::string_view requested) {
-  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir));
+  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir, ShardList::kSkip));
   return DatasetVisionPreset(dataset_dir, manifest, requested);
 }
 
 Result<std::string> DatasetAudioPreset(const std::string& dataset_dir, std::string_view requested) {
-  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir));
+  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dataset_dir, ShardList::kSkip));
   return DatasetAudioPreset(dataset_dir, manifest, requested);
 }
 

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "mmpt/core/hash.h"
 #include "mmpt/core/mapped_file.h"
@@ -13,19 +16,34 @@ namespace mmpt::store {
 
 using nlohmann::json;
 
+std::vector<SourceCounts> CountSources(const std::vector<ShardInfo>& shards) {
+  std::vector<SourceCounts> out;
+  std::unordered_map<std::string_view, size_t> index;
+  for (const ShardInfo& shard : shards) {
+    auto [it, added] = index.try_emplace(shard.source, out.size());
+    if (added) out.push_back({.name = shard.source});
+    SourceCounts& c = out[it->second];
+    ++c.shards;
+    c.samples += shard.samples;
+    c.media += shard.media;
+    c.tokens += shard.tokens;
+  }
+  return out;
+}
+
+std::vector<SourceCounts> Manifest::Counts() const {
+  return source_counts.empty() ? CountSources(shards) : source_counts;
+}
+
 uint64_t Manifest::num_samples() const {
   uint64_t total = 0;
-  for (const ShardInfo& shard : shards) total += shard.samples;
+  for (const SourceCounts& c : Counts()) total += c.samples;
   return total;
 }
 
 std::vector<std::string> Manifest::sources() const {
   std::vector<std::string> names;
-  for (const ShardInfo& shard : shards) {
-    if (std::find(names.begin(), names.end(), shard.source) == names.end()) {
-      names.push_back(shard.source);
-    }
-  }
+  for (const SourceCounts& c : Counts()) names.push_back(c.name);
   return names;
 }
 
@@ -47,7 +65,7 @@ std::string DatasetSettings::Describe() const {
       ChecksumHex(Hash64(chat_template)));
 }
 
-std::string ManifestToJson(const Manifest& manifest) {
+std::string ManifestToJson(const Manifest& manifest, std::optional<FileChecksum> shard_table) {
   json doc;
   doc["format"] = "mmpt-dataset";
   doc["format_version"] = manifest.format_version;
@@ -60,26 +78,24 @@ std::string ManifestToJson(const Manifest& manifest) {
           ? json::object()
           : json::parse(manifest.chat_template, nullptr, /*allow_exceptions=*/false);
   json sources = json::array();
-  for (const std::string& name : manifest.sources()) {
-    uint64_t samples = 0, media = 0, tokens = 0, shards = 0;
-    for (const ShardInfo& shard : manifest.shards) {
-      if (shard.source != name) continue;
-      samples += shard.samples;
-      media += shard.media;
-      tokens += shard.tokens;
-      ++shards;
-    }
-    sources.push_back({{"name", name},
-                       {"shards", shards},
-                       {"samples", samples},
-                       {"media", media},
-                       {"text_tokens", tokens}});
+  for (const SourceCounts& c : manifest.Counts()) {
+    sources.push_back({{"name", c.name},
+                       {"shards", c.shards},
+                       {"samples", c.samples},
+                       {"media", c.media},
+                       {"text_tokens", c.tokens}});
   }
   doc["sources"] = sources;
   doc["samples"] = manifest.num_samples();
   if (manifest.planning) {
     doc["planning"] = {{"bytes", manifest.planning->bytes},
                        {"xxh3", ChecksumHex(manifest.planning->xxh3)}};
+  }
+  if (shard_table) {
+    doc["shards"] = {{"file", kShardTableName},
+                     {"bytes", shard_table->bytes},
+                     {"xxh3", ChecksumHex(shard_table->xxh3)}};
+    return doc.dump(1) + "\n";
   }
   json shards = json::array();
   for (const ShardInfo& shard : manifest.shards) {
@@ -137,14 +153,15 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
       return Status::Corrupt("{}: \"format\" is not \"mmpt-dataset\"", name);
     }
     MMPT_ASSIGN_OR_RETURN(uint64_t version, Count(doc, "format_version", std::string(name)));
-    if (version != kFormatVersion) {
+    if (version < kOldestFormatVersion || version > kFormatVersion) {
       return Status::Corrupt(
-          "{}: format_version {} (this build reads {}{})", name, version, kFormatVersion,
-          version < kFormatVersion
+          "{}: format_version {} (this build reads {} to {}{})", name, version,
+          kOldestFormatVersion, kFormatVersion,
+          version < kOldestFormatVersion
               ? "; version 2 renders samples through a chat template: prepare the dataset again"
               : "");
     }
-    manifest.format_version = kFormatVersion;
+    manifest.format_version = static_cast<uint32_t>(version);
     const json& tokenizer = doc.at("tokenizer");
     manifest.tokenizer = tokenizer.at("path").get<std::string>();
     MMPT_ASSIGN_OR_RETURN(manifest.tokenizer_xxh3,
@@ -176,8 +193,32 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
       MMPT_ASSIGN_OR_RETURN(planning.xxh3, ParseHex(doc.at("planning").at("xxh3"), where));
       manifest.planning = planning;
     }
+    if (doc.contains("sources")) {
+      for (const json& item : doc.at("sources")) {
+        const std::string where = fmt::format("{}: sources", name);
+        SourceCounts c;
+        c.name = item.at("name").get<std::string>();
+        MMPT_ASSIGN_OR_RETURN(c.shards, Count(item, "shards", where));
+        MMPT_ASSIGN_OR_RETURN(c.samples, Count(item, "samples", where));
+        MMPT_ASSIGN_OR_RETURN(c.media, Count(item, "media", where));
+        MMPT_ASSIGN_OR_RETURN(c.tokens, Count(item, "text_tokens", where));
+        manifest.source_counts.push_back(std::move(c));
+      }
+    }
+    const json& shard_list = doc.at("shards");
+    if (shard_list.is_object()) {
+      const std::string where = fmt::format("{}: shards", name);
+      if (shard_list.value("file", "") != kShardTableName) {
+        return Status::Corrupt("{}: \"file\" is not \"{}\"", where, kShardTableName);
+      }
+      FileChecksum table;
+      MMPT_ASSIGN_OR_RETURN(table.bytes, Count(shard_list, "bytes", where));
+      MMPT_ASSIGN_OR_RETURN(table.xxh3, ParseHex(shard_list.at("xxh3"), where));
+      manifest.shard_table = table;
+      return manifest;
+    }
     size_t index = 0;
-    for (const json& item : doc.at("shards")) {
+    for (const json& item : shard_list) {
       const std::string where = fmt::format("{}: shard {}", name, index);
       ShardInfo shard;
       shard.source = item.at("source").get<std::string>();
@@ -199,27 +240,156 @@ Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name) 
       manifest.shards.push_back(std::move(shard));
       ++index;
     }
+    if (!manifest.source_counts.empty() &&
+        manifest.source_counts != CountSources(manifest.shards)) {
+      return Status::Corrupt("{}: \"sources\" disagree with the shards' counts", name);
+    }
+    manifest.source_counts = CountSources(manifest.shards);
     return manifest;
   } catch (const json::exception& e) {
     return Status::Corrupt("{}: {}", name, e.what());
   }
 }
 
-Result<Manifest> ReadManifest(const std::string& dir) {
-  std::string path = dir + "/" + kManifestName;
-  auto text = ReadFileToString(path);
-  if (!text.ok()) {
-    if (text.status().code() == StatusCode::kNotFound) {
-      return Status::NotFound("{}: no {} (not a dataset, or its prepare did not finish)", dir,
-                              kManifestName);
-    }
-    return text.status();
+namespace {
+
+// mmpt.shards: a header, one fixed-width record per shard, then the shards' stems.
+struct ShardTableHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t record_bytes;
+  uint64_t count;
+  uint64_t stem_bytes;
+};
+static_assert(sizeof(ShardTableHeader) == 32);
+constexpr char kShardTableMagic[8] = {'M', 'M', 'P', 'T', 'S', 'H', 'R', 'D'};
+constexpr size_t kShardFiles = std::size(kShardSuffixes);
+
+struct ShardRecord {
+  uint32_t source;  // index into the manifest's sources
+  uint32_t stem_size;
+  uint64_t stem_offset;  // into the stems after the records
+  uint64_t samples;
+  uint64_t media;
+  uint64_t tokens;
+  FileChecksum files[kShardFiles];  // kShardSuffixes' order
+};
+static_assert(sizeof(ShardRecord) == 120);
+
+}  // namespace
+
+std::string EncodeShardTable(const Manifest& manifest) {
+  std::unordered_map<std::string, uint32_t> source_index;
+  for (const SourceCounts& c : CountSources(manifest.shards)) {
+    source_index.emplace(c.name, static_cast<uint32_t>(source_index.size()));
   }
-  return ManifestFromJson(*text, path);
+  std::string stems;
+  std::vector<ShardRecord> records;
+  records.reserve(manifest.shards.size());
+  for (const ShardInfo& shard : manifest.shards) {
+    ShardRecord r{};
+    r.source = source_index.at(shard.source);
+    r.stem_size = static_cast<uint32_t>(shard.stem.size());
+    r.stem_offset = stems.size();
+    r.samples = shard.samples;
+    r.media = shard.media;
+    r.tokens = shard.tokens;
+    for (size_t f = 0; f < kShardFiles; ++f) {
+      auto it = shard.files.find(kShardSuffixes[f]);
+      if (it != shard.files.end()) r.files[f] = it->second;
+    }
+    stems += shard.stem;
+    records.push_back(r);
+  }
+  ShardTableHeader h{};
+  std::memcpy(h.magic, kShardTableMagic, 8);
+  h.version = 1;
+  h.record_bytes = sizeof(ShardRecord);
+  h.count = records.size();
+  h.stem_bytes = stems.size();
+  std::string out(reinterpret_cast<const char*>(&h), sizeof(h));
+  out.append(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(ShardRecord));
+  out += stems;
+  return out;
+}
+
+Result<std::vector<ShardInfo>> DecodeShardTable(std::string_view bytes, std::string_view name,
+                                                const std::vector<SourceCounts>& sources) {
+  ShardTableHeader h;
+  if (bytes.size() < sizeof(h) || std::memcmp(bytes.data(), kShardTableMagic, 8) != 0) {
+    return Status::Corrupt("{}: not an mmpt shard table (no MMPTSHRD header)", name);
+  }
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  if (h.version != 1 || h.record_bytes != sizeof(ShardRecord)) {
+    return Status::Corrupt(
+        "{}: shard table version {} with {}-byte records (this build reads "
+        "version 1, {} bytes)",
+        name, h.version, h.record_bytes, sizeof(ShardRecord));
+  }
+  if (h.count > bytes.size() / sizeof(ShardRecord) ||
+      sizeof(h) + h.count * sizeof(ShardRecord) + h.stem_bytes != bytes.size()) {
+    return Status::Corrupt("{}: {} bytes for {} shards and {} bytes of paths: truncated", name,
+                           bytes.size(), h.count, h.stem_bytes);
+  }
+  const std::string_view stems = bytes.substr(sizeof(h) + h.count * sizeof(ShardRecord));
+  std::vector<ShardInfo> shards(h.count);
+  for (uint64_t i = 0; i < h.count; ++i) {
+    ShardRecord r;
+    std::memcpy(&r, bytes.data() + sizeof(h) + i * sizeof(ShardRecord), sizeof(r));
+    if (r.source >= sources.size() || r.stem_size == 0 || r.stem_offset > stems.size() ||
+        r.stem_size > stems.size() - r.stem_offset) {
+      return Status::Corrupt("{}: shard {} names source {} of {} or a path outside the table", name,
+                             i, r.source, sources.size());
+    }
+    ShardInfo& shard = shards[i];
+    shard.source = sources[r.source].name;
+    shard.stem = std::string(stems.substr(r.stem_offset, r.stem_size));
+    shard.samples = r.samples;
+    shard.media = r.media;
+    shard.tokens = r.tokens;
+    for (size_t f = 0; f < kShardFiles; ++f) shard.files[kShardSuffixes[f]] = r.files[f];
+  }
+  return shards;
+}
+
+Result<Manifest> ReadManifestFile(const std::string& path, ShardList shards) {
+  MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ManifestFromJson(text, path));
+  if (!manifest.shard_table || shards == ShardList::kSkip) return manifest;
+  const std::string table_path =
+      (std::filesystem::path(path).parent_path() / kShardTableName).string();
+  MMPT_ASSIGN_OR_RETURN(std::string table, ReadFileToString(table_path));
+  if (table.size() != manifest.shard_table->bytes || Hash64(table) != manifest.shard_table->xxh3) {
+    return Status::Corrupt("{}: {} bytes, checksum {}; {} records {} bytes, {}", table_path,
+                           table.size(), ChecksumHex(Hash64(table)), path,
+                           manifest.shard_table->bytes, ChecksumHex(manifest.shard_table->xxh3));
+  }
+  MMPT_ASSIGN_OR_RETURN(manifest.shards,
+                        DecodeShardTable(table, table_path, manifest.source_counts));
+  if (CountSources(manifest.shards) != manifest.source_counts) {
+    return Status::Corrupt("{}: its shards' counts disagree with {}'s sources", table_path, path);
+  }
+  return manifest;
+}
+
+Result<Manifest> ReadManifest(const std::string& dir, ShardList shards) {
+  std::string path = dir + "/" + kManifestName;
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    return Status::NotFound("{}: no {} (not a dataset, or its prepare did not finish)", dir,
+                            kManifestName);
+  }
+  return ReadManifestFile(path, shards);
 }
 
 Status WriteManifest(const std::string& dir, const Manifest& manifest) {
-  return WriteFileAtomic(dir + "/" + kManifestName, ManifestToJson(manifest));
+  const std::string table = EncodeShardTable(manifest);
+  MMPT_RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + kShardTableName, table));
+  Manifest written = manifest;
+  written.format_version = kFormatVersion;
+  written.source_counts = CountSources(manifest.shards);
+  return WriteFileAtomic(dir + "/" + kManifestName,
+                         ManifestToJson(written, FileChecksum{table.size(), Hash64(table)}));
 }
 
 }  // namespace mmpt::store

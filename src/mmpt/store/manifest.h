@@ -1,7 +1,11 @@
 #pragma once
 
 // `mmpt.json`, the dataset's manifest: written last by prepare and merge, so a directory with
-// a manifest is a complete dataset.
+// a manifest is a complete dataset. Its settings, sources and planning table are JSON of a size
+// that does not grow with the corpus; its shards (about 500 bytes each in JSON) are a binary
+// table beside it, `mmpt.shards`, which the manifest names with its size and checksum, so a
+// rank that plans reads no list of 100,000 shards (format version 3). A version 2 manifest,
+// its shards inline, reads as it is.
 
 #include <cstdint>
 #include <map>
@@ -15,7 +19,9 @@
 namespace mmpt::store {
 
 inline constexpr char kManifestName[] = "mmpt.json";
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr char kShardTableName[] = "mmpt.shards";
+inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kOldestFormatVersion = 2;  // the oldest version this build reads
 /// The files of a shard, by the suffix after its stem ("<source>/<n>").
 inline constexpr const char* kShardSuffixes[] = {".jsonl", ".jsonl.idx", ".zip", ".meta", ".tok"};
 
@@ -64,28 +70,68 @@ struct DatasetSettings {
   std::string Describe() const;
 };
 
+/// One source's totals over its shards: what the manifest's JSON lists per source.
+struct SourceCounts {
+  std::string name;
+  uint64_t shards = 0;
+  uint64_t samples = 0;
+  uint64_t media = 0;
+  uint64_t tokens = 0;
+  bool operator==(const SourceCounts&) const = default;
+};
+
+/// Each source's totals over `shards`, in order of first appearance.
+std::vector<SourceCounts> CountSources(const std::vector<ShardInfo>& shards);
+
 struct Manifest : DatasetSettings {
   uint32_t format_version = kFormatVersion;
+  /// Per source, in order of first appearance: as read (a manifest read without its shards
+  /// has only these), or CountSources(shards) for one made in code.
+  std::vector<SourceCounts> source_counts;
   /// The planning table (store/planning_table.h, `mmpt.plan`): its bytes and the XXH3-64 its
   /// header records of its data (cost::SampleTable::data_checksum). Absent in a dataset
   /// prepared before it existed.
   std::optional<FileChecksum> planning;
-  std::vector<ShardInfo> shards;  // in global sample order
+  std::vector<ShardInfo> shards;  // in global sample order (empty when read without them)
+  /// A manifest read from version 3 JSON: its shard table's size and checksum.
+  std::optional<FileChecksum> shard_table;
 
+  /// Samples over the shards (over source_counts when read without its shards).
   uint64_t num_samples() const;
-  /// Names of the sources in order of first appearance among the shards.
+  /// Names of the sources in order of first appearance among the shards (source_counts').
   std::vector<std::string> sources() const;
+  /// source_counts when read, else CountSources(shards).
+  std::vector<SourceCounts> Counts() const;
 };
 
-/// Render as JSON text (pretty-printed, stable key order).
-std::string ManifestToJson(const Manifest& manifest);
-/// Parse manifest text; `name` is used in errors. Errors: Corrupt naming the field at fault.
+/// Render as JSON text (pretty-printed, stable key order): the shards inline (a part manifest of
+/// a prepare over several processes, read back by merge), or, given `shard_table`, the table
+/// of that size and checksum named instead (what WriteManifest writes).
+std::string ManifestToJson(const Manifest& manifest,
+                           std::optional<FileChecksum> shard_table = std::nullopt);
+/// Parse manifest text; `name` is used in errors. A manifest that names its shard table has
+/// its shard_table set and no shards (ReadManifestFile reads them). Errors: Corrupt naming the
+/// field at fault.
 Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name);
 
-/// Read `dir`/mmpt.json. Errors: NotFound (no manifest: not a dataset, or one whose prepare
-/// never finished), Corrupt.
-Result<Manifest> ReadManifest(const std::string& dir);
-/// Write `dir`/mmpt.json atomically.
+/// The binary shard table of `manifest`'s shards (sources numbered as CountSources orders
+/// them), and back. Errors: Corrupt naming `name` and what is wrong.
+std::string EncodeShardTable(const Manifest& manifest);
+Result<std::vector<ShardInfo>> DecodeShardTable(std::string_view bytes, std::string_view name,
+                                                const std::vector<SourceCounts>& sources);
+
+/// Whether a read manifest brings its shards (a loader, merge, verify) or only its settings,
+/// sources and planning table (a planner: constant time for any number of shards).
+enum class ShardList { kRead, kSkip };
+
+/// Read the manifest at `path` and, when it names one, its shard table beside it (checked
+/// against the size, checksum and per-source counts the manifest records). Errors: NotFound,
+/// Corrupt naming the file.
+Result<Manifest> ReadManifestFile(const std::string& path, ShardList shards = ShardList::kRead);
+/// Read `dir`/mmpt.json (ReadManifestFile). Errors: NotFound (no manifest: not a dataset, or
+/// one whose prepare never finished), Corrupt.
+Result<Manifest> ReadManifest(const std::string& dir, ShardList shards = ShardList::kRead);
+/// Write `dir`/mmpt.shards, then `dir`/mmpt.json naming it, each atomically.
 Status WriteManifest(const std::string& dir, const Manifest& manifest);
 
 /// Render a checksum as 16 hex digits.

@@ -1,7 +1,6 @@
 #include "mmpt/store/planning_table.h"
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "mmpt/core/log.h"
@@ -62,6 +61,8 @@ Result<cost::SampleTable> BuildPlanningTable(const Dataset& dataset) {
 
 Status FinishDataset(const std::string& dir, Manifest manifest) {
   manifest.planning.reset();
+  // A dataset of no samples (every record skipped) has no table to plan from.
+  if (manifest.num_samples() == 0) return WriteManifest(dir, manifest);
   MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, manifest));
   MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, BuildPlanningTable(dataset));
   return WritePlanningTable(dir, table, std::move(manifest));
@@ -79,11 +80,15 @@ Status WritePlanningTable(const std::string& dir, const cost::SampleTable& table
 
 Result<cost::SampleTable> OpenPlanningTable(const std::string& dir, const Manifest& manifest) {
   if (!manifest.planning) {
+    Manifest with_shards = manifest;
+    if (with_shards.shards.empty()) {
+      MMPT_ASSIGN_OR_RETURN(with_shards, ReadManifest(dir));
+    }
     MMPT_LOG_WARN(
         "{}: the dataset has no {} (prepared before it): its planning table is built in this "
         "process's memory; `mmpt index {}` writes it once",
         dir, kPlanningTableName, dir);
-    MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, manifest));
+    MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, std::move(with_shards)));
     return BuildPlanningTable(dataset);
   }
   const std::string path = dir + "/" + kPlanningTableName;
@@ -99,27 +104,23 @@ Result<cost::SampleTable> OpenPlanningTable(const std::string& dir, const Manife
                            manifest.planning->bytes, ChecksumHex(manifest.planning->xxh3));
   }
   // Sources in order of first appearance, each with the manifest's samples.
+  const std::vector<SourceCounts> counts = manifest.Counts();
   std::vector<std::string> names;
-  std::unordered_map<std::string, uint64_t> samples;
-  for (const ShardInfo& shard : manifest.shards) {
-    auto [it, added] = samples.try_emplace(shard.source, 0);
-    if (added) names.push_back(shard.source);
-    it->second += shard.samples;
-  }
+  for (const SourceCounts& c : counts) names.push_back(c.name);
   if (names != table.source_names) {
-    return Status::Corrupt("{}: its sources differ from the manifest's shards'", path);
+    return Status::Corrupt("{}: its sources differ from the manifest's", path);
   }
-  for (uint32_t s = 0; s < names.size(); ++s) {
-    if (table.source_size(s) != samples[names[s]]) {
+  for (uint32_t s = 0; s < counts.size(); ++s) {
+    if (table.source_size(s) != counts[s].samples) {
       return Status::Corrupt("{}: source '{}' has {} samples; the manifest's shards hold {}", path,
-                             names[s], table.source_size(s), samples[names[s]]);
+                             names[s], table.source_size(s), counts[s].samples);
     }
   }
   return table;
 }
 
 Result<cost::SampleTable> OpenPlanningTable(const std::string& dir) {
-  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dir));
+  MMPT_ASSIGN_OR_RETURN(Manifest manifest, ReadManifest(dir, ShardList::kSkip));
   return OpenPlanningTable(dir, manifest);
 }
 

@@ -34,20 +34,22 @@ Status WritePlanningTable(const std::string& dir, const cost::SampleTable& table
 /// Finish the dataset in `dir` whose shards `manifest` lists: write its planning table
 /// (`mmpt.plan`, atomically), record the table's size and checksum in the manifest, and write
 /// the manifest last (atomically): a directory whose manifest names its planning table holds
-/// it whole. The one way prepare, merge and `mmpt index` end. Errors: those of Dataset::Open
+/// it whole (a dataset of no samples gets its manifest only). The one way prepare, merge and
+/// `mmpt index` end. Errors: those of Dataset::Open
 /// (a shard missing or disagreeing with the manifest, naming it), BuildPlanningTable and the
 /// writes.
 Status FinishDataset(const std::string& dir, Manifest manifest);
 
-/// The planning table of the dataset in `dir` with `manifest`: its `mmpt.plan` mapped
-/// read-only, checked in constant time against what the manifest records (size, checksum,
-/// sources and their samples). A dataset whose manifest records no planning table (prepared
-/// before it existed) is read as it is: the table is built in this process's memory from its
+/// The planning table of the dataset in `dir` with `manifest` (read with or without its shards,
+/// ShardList): its `mmpt.plan` mapped read-only, checked in constant time against what the
+/// manifest records (size, checksum, sources and their samples). A dataset whose manifest records
+/// no planning table (prepared before it existed) is read as it is: the table is built in this
+/// process's memory from its
 /// `.meta` tables, and a warning names `mmpt index DIR`, which writes it once. Errors:
 /// NotFound, IOError; Corrupt naming `mmpt.plan` and what differs; BuildPlanningTable's.
 Result<cost::SampleTable> OpenPlanningTable(const std::string& dir, const Manifest& manifest);
 
-/// OpenPlanningTable of `dir`'s own manifest.
+/// OpenPlanningTable of `dir`'s own manifest, read without its shards.
 Result<cost::SampleTable> OpenPlanningTable(const std::string& dir);
 
 }  // namespace mmpt::store
