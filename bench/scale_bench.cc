@@ -14,7 +14,8 @@
 // the same samples.
 //
 // Usage: scale_bench [--samples 1000000,10000000,100000000] [--sources 200] [--ranks 8]
-//                    [--baseline-max 10000000] [--steps 3] [--dir DIR] [--check]
+//                    [--baseline-max 10000000] [--steps 3] [--dp 512] [--ga 100] [--dir DIR]
+//                    [--check]
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -222,12 +223,13 @@ json MemoryJson(const Memory& m) {
           {"table_pss_kib", m.table_pss_kib}};
 }
 
-// The seed's step: DP 512 × GA 100 packs of 8192 tokens (EP 8), each sample once per step.
-load::PlanStreamConfig SeedStep() {
+// The step: DP `dp` × GA `ga` packs of 8192 tokens (EP 8), each sample once per step; the
+// seed's is DP 512 × GA 100.
+load::PlanStreamConfig Step(uint32_t dp, uint32_t ga) {
   load::PlanStreamConfig config;
-  config.planner.layout.dp = 512;
+  config.planner.layout.dp = dp;
   config.planner.layout.ep = 8;
-  config.planner.layout.ga = 100;
+  config.planner.layout.ga = ga;
   config.planner.layout.seq_len = 8192;
   return config;
 }
@@ -244,7 +246,8 @@ struct Baseline {
 // A rank: open `dir` (mmpt's or the baseline's way), plan `steps` steps, print one JSON line;
 // with `wait`, print "ready" first and wait for a line on stdin before measuring (so ranks
 // opened together are measured together).
-int RunRank(const std::string& dir, bool baseline, int steps, bool wait) {
+int RunRank(const std::string& dir, bool baseline, int steps, const load::PlanStreamConfig& step,
+            bool wait) {
   const Memory before = ReadMemory();
   const auto start = Clock::now();
   std::shared_ptr<load::PlanStream> stream;
@@ -266,11 +269,11 @@ int RunRank(const std::string& dir, bool baseline, int steps, bool wait) {
     auto costs = cost::CostSamples(old->table, *model);
     if (!costs.ok()) return 2;
     old->costs = std::move(*costs);
-    auto created = load::PlanStream::Create(old->table, SeedStep());
+    auto created = load::PlanStream::Create(old->table, step);
     if (!created.ok()) return 2;
     stream = *created;
   } else {
-    auto opened = load::PlanStream::Open(dir, SeedStep());
+    auto opened = load::PlanStream::Open(dir, step);
     if (!opened.ok()) {
       std::fprintf(stderr, "%s\n", opened.status().ToString().c_str());
       return 2;
@@ -291,10 +294,10 @@ int RunRank(const std::string& dir, bool baseline, int steps, bool wait) {
     step_seconds.push_back(Seconds(t));
     samples = (*plan)->sequences.size();
   }
+  char go[8];
   if (wait) {
     std::printf("ready\n");
     std::fflush(stdout);
-    char go[8];
     if (std::fgets(go, sizeof go, stdin) == nullptr) return 2;
   }
   const Memory after = ReadMemory();
@@ -302,11 +305,16 @@ int RunRank(const std::string& dir, bool baseline, int steps, bool wait) {
                     {"samples_per_step", samples},  {"before", MemoryJson(before)},
                     {"opened", MemoryJson(opened)}, {"planned", MemoryJson(after)}};
   std::printf("%s\n", out.dump().c_str());
+  std::fflush(stdout);
+  // Alive until every rank has measured: a rank that exits early leaves the others its share
+  // of the table's pages.
+  if (wait && std::fgets(go, sizeof go, stdin) == nullptr) return 2;
   return 0;
 }
 
 // Run `ranks` rank processes on `dir` at once; their JSON lines, measured together.
-std::vector<json> RunRanks(const std::string& dir, bool baseline, int steps, int ranks) {
+std::vector<json> RunRanks(const std::string& dir, bool baseline, int steps, int ranks,
+                           uint32_t dp, uint32_t ga) {
   struct Child {
     pid_t pid;
     FILE* out;
@@ -322,9 +330,11 @@ std::vector<json> RunRanks(const std::string& dir, bool baseline, int steps, int
       dup2(from_child[1], 1);
       close(to_child[1]);
       close(from_child[0]);
-      const std::string steps_arg = std::to_string(steps);
+      const std::string steps_arg = std::to_string(steps), dp_arg = std::to_string(dp),
+                        ga_arg = std::to_string(ga);
       std::vector<const char*> args = {"scale_bench", "--rank", dir.c_str(), "--steps",
-                                       steps_arg.c_str()};
+                                       steps_arg.c_str(), "--dp", dp_arg.c_str(), "--ga",
+                                       ga_arg.c_str()};
       if (baseline) args.push_back("--baseline");
       args.push_back(nullptr);
       execv("/proc/self/exe", const_cast<char* const*>(args.data()));
@@ -342,10 +352,14 @@ std::vector<json> RunRanks(const std::string& dir, bool baseline, int steps, int
   for (Child& c : children) {
     if (read_line(c.out) != "ready") std::abort();
   }
-  std::vector<json> out;
+  // Every rank measures, then every rank exits.
   for (Child& c : children) {
     if (write(c.in, "\n", 1) != 1) std::abort();
-    out.push_back(json::parse(read_line(c.out)));
+  }
+  std::vector<json> out;
+  for (Child& c : children) out.push_back(json::parse(read_line(c.out)));
+  for (Child& c : children) {
+    if (write(c.in, "\n", 1) != 1) std::abort();
   }
   for (Child& c : children) {
     int status = 0;
@@ -364,7 +378,7 @@ struct Corpus {
   uint64_t images = 0;
   uint64_t videos = 0;
   uint64_t table_bytes = 0;
-  uint64_t manifest_bytes = 0;
+  uint64_t manifest_bytes = 0;  // mmpt.json and mmpt.shards
   uint64_t shards = 0;
   double write_seconds = 0;  // generated now (0: reused)
 };
@@ -387,7 +401,8 @@ Result<Corpus> MakeCorpus(const std::string& root, uint64_t samples, uint32_t so
   c.images = table.num_images();
   c.videos = table.num_videos();
   c.table_bytes = fs::file_size(c.dir + "/" + store::kPlanningTableName);
-  c.manifest_bytes = fs::file_size(c.dir + "/" + store::kManifestName);
+  c.manifest_bytes = fs::file_size(c.dir + "/" + store::kManifestName) +
+                     fs::file_size(c.dir + "/" + store::kShardTableName);
   c.shards = manifest.shards.size();
   return c;
 }
@@ -451,6 +466,7 @@ int main(int argc, char** argv) {
   uint32_t sources = 200;
   int ranks = 8;
   int steps = 3;
+  uint32_t dp = 512, ga = 100;
   uint64_t baseline_max = 10'000'000;
   uint64_t per_shard = 1000;
   std::string dir = "/tmp/mmpt-scale";
@@ -462,6 +478,8 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", ranks, "ranks opening the largest corpus at once");
   app.add_option("--steps", steps, "steps each rank plans");
   app.add_option("--baseline-max", baseline_max, "largest corpus the baseline opens");
+  app.add_option("--dp", dp, "data-parallel ranks of the step planned (the seed's: 512)");
+  app.add_option("--ga", ga, "micro-steps of the step planned (the seed's: 100)");
   app.add_option("--samples-per-shard", per_shard, "samples per shard in the manifest");
   app.add_option("--dir", dir, "where the corpora are written (kept for the next run)");
   app.add_option("--mmpt", mmpt, "the mmpt binary, for --check");
@@ -469,7 +487,7 @@ int main(int argc, char** argv) {
   app.add_option("--rank", rank_dir, "(internal) run one rank on this corpus");
   app.add_flag("--baseline", baseline, "(internal) the rank opens it the baseline's way");
   CLI11_PARSE(app, argc, argv);
-  if (!rank_dir.empty()) return RunRank(rank_dir, baseline, steps, true);
+  if (!rank_dir.empty()) return RunRank(rank_dir, baseline, steps, Step(dp, ga), true);
 
   fs::create_directories(dir);
   if (check) {
@@ -493,9 +511,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", corpus.status().ToString().c_str());
       return 1;
     }
-    const json mine = RunRanks(corpus->dir, false, steps, 1)[0];
+    const json mine = RunRanks(corpus->dir, false, steps, 1, dp, ga)[0];
     json base;
-    if (n <= baseline_max) base = RunRanks(corpus->dir, true, steps, 1)[0];
+    if (n <= baseline_max) base = RunRanks(corpus->dir, true, steps, 1, dp, ga)[0];
     auto private_kib = [](const json& r) {
       return r["opened"]["anonymous_kib"].get<uint64_t>() -
              r["before"]["anonymous_kib"].get<uint64_t>();
@@ -538,7 +556,7 @@ int main(int argc, char** argv) {
   // together.
   auto largest = MakeCorpus(dir, sizes.back(), sources, per_shard);
   if (!largest.ok()) return 1;
-  const std::vector<json> node = RunRanks(largest->dir, false, 1, ranks);
+  const std::vector<json> node = RunRanks(largest->dir, false, 1, ranks, dp, ga);
   uint64_t private_kib = 0, pss_kib = 0, table_pss_kib = 0;
   double open_max = 0;
   for (const json& r : node) {

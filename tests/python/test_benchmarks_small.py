@@ -161,3 +161,20 @@ def test_qwen3_vl_plan_bench(tmp_path):
     assert float(rows["of video samples"][2][:-1]) > 1, out  # the timestamps
     assert rows["packs"][:2] == ["4", "4"], out
     ratios(out, 15)
+
+
+def test_scale_bench(tmp_path):
+    """Two tiny corpora and a step of 32 packs: the fast path writes what prepare writes, the
+    baseline's open over mmpt's is the printed ratio, and ranks opened at once report."""
+    out = run(f"{BUILD}/bench/scale_bench", "--samples", "20000,40000", "--dp", "8", "--ga", "4",
+              "--ranks", "2", "--steps", "2", "--baseline-max", "40000", "--dir", tmp_path,
+              "--check", "--mmpt", f"{BUILD}/mmpt")
+    assert "(fast path) are equal, byte for byte" in out, out
+    rows = re.findall(r"^(\d+)\s+([\d.]+)\s+(\d+)\s+\| ([\d.]+) / ([\d.]+) \(([\d.]+)x\)", out,
+                      re.M)
+    assert [r[0] for r in rows] == ["20000", "40000"], out
+    for _, bytes_per_sample, shards, base, mmpt, ratio in rows:
+        assert 20 < float(bytes_per_sample) < 40, out  # ~24 B a caption pair, more a document
+        assert int(shards) >= 200, out
+        quotient(ratio, base, mmpt)
+    assert re.search(r"^2 ranks opening 40000 samples at once: .* sum of PSS", out, re.M), out
