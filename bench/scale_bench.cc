@@ -127,8 +127,7 @@ Status AddSample(Kind kind, uint32_t source, std::mt19937_64& rng,
       for (uint32_t i = 0; i < n; ++i) images[i] = image(512);
       return builder.Add(source, uniform(200, 1200), {images, n});
     }
-    case Kind::kText:
-      return builder.Add(source, uniform(50, 900), {});
+    case Kind::kText: return builder.Add(source, uniform(50, 900), {});
     case Kind::kVideo: {
       const uint32_t text = uniform(30, 150);
       const uint32_t fps = uniform(0, 1) == 0 ? 25000 : 30000;
@@ -313,8 +312,8 @@ int RunRank(const std::string& dir, bool baseline, int steps, const load::PlanSt
 }
 
 // Run `ranks` rank processes on `dir` at once; their JSON lines, measured together.
-std::vector<json> RunRanks(const std::string& dir, bool baseline, int steps, int ranks,
-                           uint32_t dp, uint32_t ga) {
+std::vector<json> RunRanks(const std::string& dir, bool baseline, int steps, int ranks, uint32_t dp,
+                           uint32_t ga) {
   struct Child {
     pid_t pid;
     FILE* out;
@@ -332,8 +331,8 @@ std::vector<json> RunRanks(const std::string& dir, bool baseline, int steps, int
       close(from_child[0]);
       const std::string steps_arg = std::to_string(steps), dp_arg = std::to_string(dp),
                         ga_arg = std::to_string(ga);
-      std::vector<const char*> args = {"scale_bench", "--rank", dir.c_str(), "--steps",
-                                       steps_arg.c_str(), "--dp", dp_arg.c_str(), "--ga",
+      std::vector<const char*> args = {"scale_bench",     "--rank", dir.c_str(),    "--steps",
+                                       steps_arg.c_str(), "--dp",   dp_arg.c_str(), "--ga",
                                        ga_arg.c_str()};
       if (baseline) args.push_back("--baseline");
       args.push_back(nullptr);
