@@ -77,8 +77,11 @@ void ItemCosts::Clear() {
 
 Result<SampleCost> CostSample(const SampleTable& table, const CostModel& model, uint64_t row,
                               ItemCosts* items) {
-  MMPT_RETURN_IF_ERROR(table.CheckRow(row));
-  if (items != nullptr) items->Clear();
+  MMPT_ASSIGN_OR_RETURN(const RowItems r, table.Row(row));
+  if (items != nullptr) {
+    items->Clear();
+    items->row = r;
+  }
   auto image = [&](const ImageSize& size) { return model.Image(size.height, size.width); };
   // A grouped video's later groups cost what its first does: one sampling per video.
   Result<VideoCost> first_group = VideoCost{};
@@ -89,13 +92,13 @@ Result<SampleCost> CostSample(const SampleTable& table, const CostModel& model, 
   auto audio = [&](const AudioItem& a) { return model.Audio(a); };
   uint64_t image_tokens = 0, video_tokens = 0, audio_tokens = 0;
   SampleCost out;
-  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "image", table.ImagesOf(row), image,
+  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "image", r.images, image,
                                  items ? &items->images : nullptr, &image_tokens,
                                  &out.vision_seconds));
-  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "video", table.VideosOf(row), video,
+  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "video", r.videos, video,
                                  items ? &items->videos : nullptr, &video_tokens,
                                  &out.vision_seconds));
-  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "audio", table.AudiosOf(row), audio,
+  MMPT_RETURN_IF_ERROR(CostItems(table, model, row, "audio", r.audios, audio,
                                  items ? &items->audios : nullptr, &audio_tokens,
                                  &out.audio_seconds));
   if (image_tokens + video_tokens + audio_tokens > UINT32_MAX) {
@@ -119,15 +122,15 @@ Status CostRows(const SampleTable& table, const CostModel& model, uint64_t begin
   for (uint64_t row = begin; row < end; ++row) {
     MMPT_ASSIGN_OR_RETURN(SampleCost cost, CostSample(table, model, row, &items));
     std::copy(items.images.begin(), items.images.end(),
-              out->images.begin() + static_cast<ptrdiff_t>(table.image_begin[row]));
+              out->images.begin() + static_cast<ptrdiff_t>(items.row.first_image));
     if (!out->video_tokens.empty()) {
       std::copy(items.videos.begin(), items.videos.end(),
-                out->videos.begin() + static_cast<ptrdiff_t>(table.FirstVideo(row)));
+                out->videos.begin() + static_cast<ptrdiff_t>(items.row.first_video));
       out->video_tokens[row] = cost.video_tokens;
     }
     if (!out->audio_tokens.empty()) {
       std::copy(items.audios.begin(), items.audios.end(),
-                out->audios.begin() + static_cast<ptrdiff_t>(table.FirstAudio(row)));
+                out->audios.begin() + static_cast<ptrdiff_t>(items.row.first_audio));
       out->audio_tokens[row] = cost.audio_tokens;
       out->audio_seconds[row] = cost.audio_seconds;
     }

@@ -88,8 +88,10 @@ struct SampleCost {
   uint32_t MediaTokens() const { return image_tokens + video_tokens + audio_tokens; }
 };
 
-/// What each media item of one sample becomes and costs, in the table's item order.
+/// What each media item of one sample becomes and costs, in the table's item order, with the
+/// sample's items themselves.
 struct ItemCosts {
+  RowItems row;
   std::vector<ImageCost> images;
   std::vector<VideoCost> videos;
   std::vector<AudioCost> audios;

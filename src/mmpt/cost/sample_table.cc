@@ -248,18 +248,8 @@ std::span<const VideoItem> SampleTable::VideosOf(uint64_t row) const {
   return SparseOf(video_rows, video_begin, videos, row);
 }
 
-uint64_t SampleTable::FirstVideo(uint64_t row) const {
-  const size_t k = SparseIndex(video_rows, row);
-  return k == video_rows.size() ? 0 : video_begin[k];
-}
-
 std::span<const AudioItem> SampleTable::AudiosOf(uint64_t row) const {
   return SparseOf(audio_rows, audio_begin, audios, row);
-}
-
-uint64_t SampleTable::FirstAudio(uint64_t row) const {
-  const size_t k = SparseIndex(audio_rows, row);
-  return k == audio_rows.size() ? 0 : audio_begin[k];
 }
 
 Result<SampleTable> SampleTable::FromBytes(std::shared_ptr<const void> owner,
@@ -332,7 +322,7 @@ Result<SampleTable> SampleTable::FromBytes(std::shared_ptr<const void> owner,
   return t;
 }
 
-Status SampleTable::CheckRow(uint64_t row) const {
+Result<RowItems> SampleTable::Row(uint64_t row) const {
   auto named = [&](const Status& status) {
     const uint32_t s = SourceOfRow(row);
     return Status::Corrupt("{}: source '{}' sample {}: {}", origin_, source_names[s],
@@ -342,16 +332,26 @@ Status SampleTable::CheckRow(uint64_t row) const {
     return begin[k] <= begin[k + 1] && begin[k + 1] <= items;
   };
   if (!in_range(image_begin, row, images.size())) return named(Status::Corrupt("image range"));
-  const size_t v = SparseIndex(video_rows, row), a = SparseIndex(audio_rows, row);
-  if ((v < video_rows.size() && !in_range(video_begin, v, videos.size())) ||
-      (a < audio_rows.size() && !in_range(audio_begin, a, audios.size()))) {
-    return named(Status::Corrupt("video or audio range"));
+  RowItems r;
+  r.row = row;
+  r.text_tokens = text_tokens[row];
+  r.first_image = image_begin[row];
+  r.images = images.subspan(r.first_image, image_begin[row + 1] - r.first_image);
+  r.image_text_positions = image_text_positions.subspan(r.first_image, r.images.size());
+  if (const size_t v = SparseIndex(video_rows, row); v < video_rows.size()) {
+    if (!in_range(video_begin, v, videos.size())) return named(Status::Corrupt("video range"));
+    r.first_video = video_begin[v];
+    r.videos = videos.subspan(r.first_video, video_begin[v + 1] - r.first_video);
   }
-  const Status status = CheckSample(
-      text_tokens[row], ImagesOf(row),
-      image_text_positions.subspan(image_begin[row], image_begin[row + 1] - image_begin[row]),
-      {VideosOf(row), AudiosOf(row)});
-  return status.ok() ? status : named(status);
+  if (const size_t a = SparseIndex(audio_rows, row); a < audio_rows.size()) {
+    if (!in_range(audio_begin, a, audios.size())) return named(Status::Corrupt("audio range"));
+    r.first_audio = audio_begin[a];
+    r.audios = audios.subspan(r.first_audio, audio_begin[a + 1] - r.first_audio);
+  }
+  const Status status =
+      CheckSample(r.text_tokens, r.images, r.image_text_positions, {r.videos, r.audios});
+  if (!status.ok()) return named(status);
+  return r;
 }
 
 uint64_t SampleTable::data_checksum() const {

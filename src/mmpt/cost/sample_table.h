@@ -62,6 +62,20 @@ struct AvItems {
   std::span<const AudioItem> audios;
 };
 
+/// One row's items, found with one lookup of its sparse kinds (SampleTable::Row): what CheckRow
+/// checks and CostSample costs.
+struct RowItems {
+  uint64_t row = 0;
+  uint32_t text_tokens = 0;
+  std::span<const ImageSize> images;
+  std::span<const uint32_t> image_text_positions;  // one per image
+  std::span<const VideoItem> videos;
+  std::span<const AudioItem> audios;
+  uint64_t first_image = 0;  // the index in the table's images of images[0]
+  uint64_t first_video = 0;  // likewise in its videos (meaningful when there are any)
+  uint64_t first_audio = 0;
+};
+
 /// The planning file's first bytes and version (SampleTable::bytes()).
 inline constexpr char kSampleTableMagic[8] = {'M', 'M', 'P', 'T', 'P', 'L', 'A', 'N'};
 inline constexpr uint32_t kSampleTableVersion = 1;
@@ -112,12 +126,9 @@ struct SampleTable {
   std::span<const ImageSize> ImagesOf(uint64_t row) const {
     return images.subspan(image_begin[row], image_begin[row + 1] - image_begin[row]);
   }
-  /// The videos of `row` (binary search over video_rows) and the index in `videos` of its
-  /// first (meaningful when it has any).
+  /// The videos of `row` (binary search over video_rows); its audio clips likewise.
   std::span<const VideoItem> VideosOf(uint64_t row) const;
-  uint64_t FirstVideo(uint64_t row) const;
   std::span<const AudioItem> AudiosOf(uint64_t row) const;
-  uint64_t FirstAudio(uint64_t row) const;
 
   /// The table's byte image: what store::FinishDataset writes and FromBytes reads.
   std::span<const std::byte> bytes() const { return bytes_; }
@@ -131,10 +142,12 @@ struct SampleTable {
   /// naming `origin` and what is wrong (not a planning table, another version, truncated).
   static Result<SampleTable> FromBytes(std::shared_ptr<const void> owner,
                                        std::span<const std::byte> bytes, std::string origin);
-  /// Check row `row` (< num_samples()): its ranges inside the table, its items' sizes and text
-  /// positions, a non-zero length. Errors: Corrupt naming the origin, the source and the
-  /// sample's index in it.
-  Status CheckRow(uint64_t row) const;
+  /// Row `row` (< num_samples()) checked: its ranges inside the table, its items' sizes and
+  /// text positions, a non-zero length; and its items. Errors: Corrupt naming the origin, the
+  /// source and the sample's index in it.
+  Result<RowItems> Row(uint64_t row) const;
+  /// Row(row)'s check alone.
+  Status CheckRow(uint64_t row) const { return Row(row).status(); }
   /// CheckRow for every row, the sparse rows ascending, and the data checksum. Errors: Corrupt
   /// as CheckRow, or naming the checksum.
   Status Validate() const;

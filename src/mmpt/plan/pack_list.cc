@@ -10,14 +10,18 @@ Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& 
                          const PlannerConfig& config, uint64_t row) {
   MMPT_ASSIGN_OR_RETURN(cost::SampleCost cost, cost::CostSample(table, model, row));
   FittedRow out;
+  const auto images = static_cast<uint32_t>(table.image_begin[row + 1] - table.image_begin[row]);
   out.fit = pack::FitToLength(table.text_tokens[row], cost.MediaTokens(), config.layout.seq_len,
                               config.overlong);
-  if (config.max_images_per_pack != 0 &&
-      table.image_begin[row + 1] - table.image_begin[row] > config.max_images_per_pack) {
+  if (config.max_images_per_pack != 0 && images > config.max_images_per_pack) {
     out.fit = pack::Fitted{.dropped = true};
   }
-  out.sample = {row, out.fit.tokens,      out.fit.text_tokens,
-                0,   cost.vision_seconds, cost.audio_seconds};
+  out.sample = {.row = row,
+                .tokens = out.fit.tokens,
+                .text_tokens = out.fit.text_tokens,
+                .images = images,
+                .vision_seconds = cost.vision_seconds,
+                .audio_seconds = cost.audio_seconds};
   return out;
 }
 
@@ -120,12 +124,11 @@ std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::Cost
   return out;
 }
 
-std::vector<MediaAt> MediaPositions(const cost::SampleTable& table, const cost::ItemCosts& items,
-                                    uint64_t row, uint32_t text_tokens) {
-  const uint64_t images = table.image_begin[row];
-  const std::span<const cost::VideoItem> videos = table.VideosOf(row);
-  const std::span<const cost::AudioItem> audios = table.AudiosOf(row);
-  const uint64_t num_images = table.image_begin[row + 1] - images;
+std::vector<MediaAt> MediaPositions(const cost::ItemCosts& items, uint32_t text_tokens) {
+  const std::span<const uint32_t> image_positions = items.row.image_text_positions;
+  const std::span<const cost::VideoItem> videos = items.row.videos;
+  const std::span<const cost::AudioItem> audios = items.row.audios;
+  const uint64_t num_images = image_positions.size();
   std::vector<MediaAt> out;
   out.reserve(num_images + videos.size() + audios.size());
   size_t i = 0, v = 0, a = 0;
@@ -139,7 +142,7 @@ std::vector<MediaAt> MediaPositions(const cost::SampleTable& table, const cost::
     media_tokens_before += tokens;
   };
   while (i < num_images || v < videos.size() || a < audios.size()) {
-    const uint64_t at_image = i < num_images ? table.image_text_positions[images + i] : kNone;
+    const uint64_t at_image = i < num_images ? image_positions[i] : kNone;
     const uint64_t at_video = v < videos.size() ? videos[v].text_position : kNone;
     const uint64_t at_audio = a < audios.size() ? audios[a].text_position : kNone;
     if (at_image != kNone && at_image <= at_video && at_image <= at_audio) {
@@ -162,22 +165,38 @@ namespace {
 
 // Append sample `s`'s images, videos and audio clips to `plan`, each at its token position
 // (MediaPositions).
+// Memory hints for the rows placed after rows[k] (a table larger than the caches): the text
+// tokens and image range of the row kRowsAhead on, the images and positions of the one half as
+// far (its range is in the cache by then). Hints only.
+constexpr size_t kRowsAhead = 16;
+void PrefetchRows(const cost::SampleTable& table, std::span<const uint64_t> rows, size_t k) {
+  if (k + kRowsAhead < rows.size()) {
+    __builtin_prefetch(&table.text_tokens[rows[k + kRowsAhead]]);
+    __builtin_prefetch(&table.image_begin[rows[k + kRowsAhead]]);
+  }
+  if (k + kRowsAhead / 2 < rows.size()) {
+    const uint64_t image = table.image_begin[rows[k + kRowsAhead / 2]];
+    if (image < table.images.size()) {
+      __builtin_prefetch(&table.images[image]);
+      __builtin_prefetch(&table.image_text_positions[image]);
+    }
+  }
+}
+
 // `items`: scratch for the sample's item costs. The sample was costed when drawn, so costing it
 // again cannot fail.
 void PlaceMedia(const cost::SampleTable& table, const cost::CostModel& model, const PlacedSample& s,
                 cost::ItemCosts* items, StepPlan* plan) {
-  const uint64_t row = s.row;
-  const uint64_t images = table.image_begin[row];
-  const std::span<const cost::VideoItem> videos = table.VideosOf(row);
-  const std::span<const cost::AudioItem> audios = table.AudiosOf(row);
-  MMPT_CHECK(cost::CostSample(table, model, row, items).ok());
+  MMPT_CHECK(cost::CostSample(table, model, s.row, items).ok());
   const cost::ItemCosts& costed = *items;
-  for (const MediaAt& m : MediaPositions(table, costed, row, s.text_tokens)) {
+  const std::span<const cost::ImageSize> images = costed.row.images;
+  const std::span<const cost::VideoItem> videos = costed.row.videos;
+  const std::span<const cost::AudioItem> audios = costed.row.audios;
+  for (const MediaAt& m : MediaPositions(costed, s.text_tokens)) {
     switch (m.kind) {
       case MediaAt::kImage: {
-        const uint64_t k = images + m.index;
         const cost::ImageCost& c = costed.images[m.index];
-        plan->images.push_back(PlannedImage{m.index, table.images[k].width, table.images[k].height,
+        plan->images.push_back(PlannedImage{m.index, images[m.index].width, images[m.index].height,
                                             c.resized_width, c.resized_height, c.llm_tokens,
                                             m.token_start, c.patches, c.train_flops});
         break;
@@ -214,14 +233,21 @@ StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
   plan.packs.reserve(assignment.size());
   plan.sequences.reserve(packs.samples.size());
   size_t num_images = 0;
-  for (const PlacedSample& s : packs.samples) {
-    num_images += table.image_begin[s.row + 1] - table.image_begin[s.row];
+  std::vector<uint64_t> rows;  // in the order they are placed: asked of memory ahead
+  rows.reserve(packs.samples.size());
+  for (uint32_t p : assignment) {
+    for (const PlacedSample& s : packs.Pack(p)) {
+      num_images += s.images;
+      rows.push_back(s.row);
+    }
   }
   plan.images.reserve(num_images);
+  size_t placed = 0;
   for (uint32_t p : assignment) {
     PlannedPack pack;
     pack.sequence_begin = static_cast<uint32_t>(plan.sequences.size());
     for (const PlacedSample& s : packs.Pack(p)) {
+      PrefetchRows(table, rows, placed++);
       PlannedSequence seq;
       seq.source = table.SourceOfRow(s.row);
       seq.index = s.row - table.source_begin[seq.source];

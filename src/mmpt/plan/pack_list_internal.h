@@ -107,14 +107,13 @@ struct MediaAt {
   uint32_t token_start = 0;  // the text before it (cut at the kept text) + the media before it
   uint32_t tokens = 0;       // its LLM tokens
 };
-/// Sample `row`'s media items in token order, `text_tokens` of its text kept: items follow their
+/// A sample's media items (`items`: its items and their costs, cost::CostSample) in token order,
+/// `text_tokens` of its text kept: items follow their
 /// text positions; at an equal position images come first, then videos and audio in record
 /// order (cost::VideoItem::record: a video's groups and its sound track's parts), a video
 /// first when the records do not say. The one
 /// rule for where a sample's media sit (Assemble's PlannedImage::token_start and friends).
-/// `items`: the sample's item costs (cost::CostSample).
-std::vector<MediaAt> MediaPositions(const cost::SampleTable& table, const cost::ItemCosts& items,
-                                    uint64_t row, uint32_t text_tokens);
+std::vector<MediaAt> MediaPositions(const cost::ItemCosts& items, uint32_t text_tokens);
 
 /// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]];
 /// `dropped_rows` are the table rows the step drew and dropped, in draw order.

@@ -10,6 +10,7 @@ struct PlacedSample {
   uint32_t tokens = 0;        // text + image tokens kept
   uint32_t text_tokens = 0;   // text tokens kept (fewer than the table's when truncated)
   uint32_t cp_padding = 0;    // padding after it under CP (plan::SamplePadding): packed with it
+  uint32_t images = 0;        // its images (the packer's per-pack limit counts them)
   double vision_seconds = 0;  // its encoders' seconds (cost::SampleCost), costed when drawn
   double audio_seconds = 0;
 };

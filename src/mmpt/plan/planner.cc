@@ -143,6 +143,10 @@ class RowSet {
     std::fill(slots_.begin(), slots_.end(), kEmpty);
     size_ = 0;
   }
+  // Ask for the slot `row` will probe first (a hint; no effect on the set).
+  void Prefetch(uint64_t row) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Slot(row)]);
+  }
 
  private:
   static constexpr uint64_t kEmpty = UINT64_MAX;
@@ -157,6 +161,45 @@ class RowSet {
   }
   std::vector<uint64_t> slots_;
   size_t size_ = 0;
+};
+
+// Memory hints for the draws ahead: a copy of the sample order runs kAhead draws in front of
+// the planner's, and each row it meets is asked of memory in two stages (its text tokens and
+// image range; then, half the distance later, its images and their positions, whose place the
+// range gives), so a draw from a table larger than the caches finds its row there. Hints only:
+// the plan is the same without them.
+class RowAhead {
+ public:
+  RowAhead(const cost::SampleTable& table, const SampleOrder& order, const RowSet* in_step)
+      : table_(&table), ahead_(order), in_step_(in_step) {
+    for (size_t k = 0; k < kAhead; ++k) Advance();
+  }
+  // One draw further.
+  void Advance() {
+    const SampleOrder::Draw draw = ahead_.Next();
+    const uint64_t row = table_->source_begin[draw.source] + draw.index;
+    __builtin_prefetch(&table_->text_tokens[row]);
+    __builtin_prefetch(&table_->image_begin[row]);
+    if (in_step_ != nullptr) in_step_->Prefetch(row);
+    rows_[next_ % kAhead] = row;
+    const uint64_t half = rows_[(next_ + kAhead / 2) % kAhead];
+    if (next_ >= kAhead / 2) {
+      const uint64_t image = table_->image_begin[half];
+      if (image < table_->images.size()) {
+        __builtin_prefetch(&table_->images[image]);
+        __builtin_prefetch(&table_->image_text_positions[image]);
+      }
+    }
+    ++next_;
+  }
+
+ private:
+  static constexpr size_t kAhead = 16;
+  const cost::SampleTable* table_;
+  SampleOrder ahead_;
+  const RowSet* in_step_;
+  uint64_t rows_[kAhead] = {};
+  uint64_t next_ = 0;
 };
 
 }  // namespace internal
@@ -271,8 +314,10 @@ Result<Planner::Pool> Planner::DrawPool() {
   // pack (it has, at the latest, when the pool holds the whole corpus), rather than the
   // stream running ahead of what steps can hold.
   bool exhausted = false;
+  internal::RowAhead ahead(*table_, order_, config_.allow_repeat ? nullptr : in_step_.get());
   auto draw_until = [&](double target) -> Status {
     while (pool_tokens < target && !(exhausted && pool.size() >= num_packs)) {
+      ahead.Advance();
       MMPT_ASSIGN_OR_RETURN(
           const std::optional<internal::Drawn> drawn,
           internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows));
@@ -318,9 +363,7 @@ Result<internal::PackList> Planner::PackPool(Pool& drawn) {
   // fullest; everything else carries over.
   std::vector<pack::PackItem> items(pool.size());
   for (size_t i = 0; i < pool.size(); ++i) {
-    uint64_t row = pool[i].row;
-    items[i] = {pool[i].tokens + pool[i].cp_padding,
-                static_cast<uint32_t>(table_->image_begin[row + 1] - table_->image_begin[row])};
+    items[i] = {pool[i].tokens + pool[i].cp_padding, pool[i].images};
   }
   pack::PackConstraints constraints{seq_len, config_.max_samples_per_pack,
                                     config_.max_images_per_pack};

@@ -39,7 +39,7 @@ std::vector<cp::CpImage> SamplePadding::VisionItems(uint64_t row, uint32_t text_
   std::vector<cp::CpImage> items;
   cost::ItemCosts costs;
   if (!cost::CostSample(*table_, *model_, row, &costs).ok()) return items;
-  for (const internal::MediaAt& m : internal::MediaPositions(*table_, costs, row, text_tokens)) {
+  for (const internal::MediaAt& m : internal::MediaPositions(costs, text_tokens)) {
     if (m.kind == internal::MediaAt::kAudio) continue;
     const double flops = m.kind == internal::MediaAt::kImage ? costs.images[m.index].train_flops
                                                              : costs.videos[m.index].train_flops;

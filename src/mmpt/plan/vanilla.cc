@@ -31,11 +31,7 @@ Result<VanillaPlanner> VanillaPlanner::Create(const cost::SampleTable& table,
 Status VanillaPlanner::FlushBuffer(uint32_t rank) {
   auto& buffer = buffers_[rank];
   std::vector<pack::PackItem> items(buffer.size());
-  for (size_t i = 0; i < buffer.size(); ++i) {
-    uint64_t row = buffer[i].row;
-    items[i] = {buffer[i].tokens,
-                static_cast<uint32_t>(table_->image_begin[row + 1] - table_->image_begin[row])};
-  }
+  for (size_t i = 0; i < buffer.size(); ++i) items[i] = {buffer[i].tokens, buffer[i].images};
   pack::PackConstraints constraints{config_.layout.seq_len, config_.max_samples_per_pack,
                                     config_.max_images_per_pack};
   MMPT_ASSIGN_OR_RETURN(pack::Packing packing,
