@@ -83,25 +83,42 @@ Result<std::vector<Planned>> MatchPlan(const plan::StepPlan& plan,
       case store::MediaKind::kAudio: audio_media.push_back(k); break;
     }
   }
+  // A plan made from another dataset's planning table (an mmpt.plan that is not this one's)
+  // names items the sample does not have, or sizes its .meta does not record.
+  auto stale = [](std::string_view kind, uint32_t item, std::string_view planned,
+                  std::string_view recorded) {
+    return Status::Corrupt(
+        "the plan's {} {} is {} where the shard's .meta records {}: the dataset's planning "
+        "table (mmpt.plan) is not of these shards (`mmpt verify` checks it)",
+        kind, item, planned, recorded);
+  };
+  auto size = [](uint32_t w, uint32_t h) { return fmt::format("{}x{}", w, h); };
   std::vector<Planned> planned_of(media.size());
   for (const plan::PlannedImage& image : plan.Images(sequence)) {
     if (image.sample_image >= image_media.size()) {
-      return Status::Internal("the plan names image {} but the sample has {}", image.sample_image,
-                              image_media.size());
+      return stale("image", image.sample_image, "in the plan", "no such image");
+    }
+    const store::MediaMeta& m = media[image_media[image.sample_image]];
+    if (image.width != m.width || image.height != m.height) {
+      return stale("image", image.sample_image, size(image.width, image.height),
+                   size(m.width, m.height));
     }
     planned_of[image_media[image.sample_image]].image = &image;
   }
   for (const plan::PlannedVideo& video : plan.Videos(sequence)) {
     if (video.sample_video >= video_media.size()) {
-      return Status::Internal("the plan names video {} but the sample has {}", video.sample_video,
-                              video_media.size());
+      return stale("video", video.sample_video, "in the plan", "no such video");
+    }
+    const store::MediaMeta& m = media[video_media[video.sample_video]];
+    if (video.width != m.width || video.height != m.height) {
+      return stale("video", video.sample_video, size(video.width, video.height),
+                   size(m.width, m.height));
     }
     planned_of[video_media[video.sample_video]].video = &video;
   }
   for (const plan::PlannedAudio& audio : plan.Audios(sequence)) {
     if (audio.sample_audio >= audio_media.size()) {
-      return Status::Internal("the plan names audio clip {} but the sample has {}",
-                              audio.sample_audio, audio_media.size());
+      return stale("audio clip", audio.sample_audio, "in the plan", "no such clip");
     }
     planned_of[audio_media[audio.sample_audio]].audio = &audio;
   }

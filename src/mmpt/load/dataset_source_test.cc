@@ -228,6 +228,43 @@ TEST_F(DatasetLoadTest, ImageCorruptedAfterPrepareFailsOrIsDroppedByPolicy) {
   EXPECT_EQ((*batch)->image_grid_thw.size(), 3 * (*batch)->sample_index.size());
 }
 
+// A planning table that is not of the dataset's shards (every image 28 px wider, its checksum
+// recorded in the manifest, so it opens) plans items the shards' .meta do not record: the loader
+// refuses them, naming mmpt.plan, rather than render them at the plan's sizes.
+TEST_F(DatasetLoadTest, APlanningTableOfOtherShardsIsRefusedWhenLoading) {
+  std::string dir = Copy("stale");
+  auto dataset = store::Dataset::Open(dir);
+  ASSERT_TRUE(dataset.ok());
+  cost::SampleTableBuilder builder;
+  for (const std::string& name : dataset->sources()) builder.AddSource(name);
+  for (uint32_t s = 0; s < dataset->sources().size(); ++s) {
+    for (uint64_t i = 0; i < dataset->source_size(s); ++i) {
+      const uint64_t global = *dataset->GlobalIndex(s, i);
+      std::vector<cost::ImageSize> images;
+      std::vector<uint32_t> positions;
+      for (const store::MediaMeta& m : dataset->media_meta(global)) {
+        images.push_back({m.width + 28, m.height});
+        positions.push_back(m.text_position);
+      }
+      ASSERT_TRUE(builder.Add(s, dataset->meta(global).text_tokens, images, positions).ok());
+    }
+  }
+  auto wider = std::move(builder).Finish();
+  ASSERT_TRUE(wider.ok());
+  ASSERT_TRUE(store::WritePlanningTable(dir, *wider, dataset->manifest()).ok());
+
+  auto source = DatasetSource::Open(dir);
+  ASSERT_TRUE(source.ok());
+  auto loader = Loader::Start(*source, Plans(dir)->AsFunction(), Options(0, 1));
+  ASSERT_TRUE(loader.ok());
+  auto error = (*loader)->Next();
+  ASSERT_FALSE(error.ok());
+  EXPECT_EQ(error.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(error.status().message().find("where the shard's .meta records"), std::string::npos)
+      << error.status().ToString();
+  EXPECT_NE(error.status().message().find("mmpt.plan"), std::string::npos);
+}
+
 TEST_F(DatasetLoadTest, WithoutCrcCheckTheDecoderStillCatchesItOrItIsDropped) {
   std::string dir = Copy("corrupt_nocrc");
   auto plans = Plans(dir);
