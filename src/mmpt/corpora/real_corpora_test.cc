@@ -223,8 +223,6 @@ TEST_P(RealCorporaSlow, SeedConfigurationIsFullAndWithinThreePercentOfTheBound) 
   EXPECT_LE(c->mmpt.step_seconds, c->vanilla.step_seconds);
 
   // The planner's state at this scale stays a few KB.
-  auto costs = cost::CostSamples(*table, *model);
-  ASSERT_TRUE(costs.ok());
   auto planner = Planner::Create(*table, *model, config);
   ASSERT_TRUE(planner.ok());
   for (int s = 0; s < 2; ++s) ASSERT_TRUE(planner->PlanStep().ok());

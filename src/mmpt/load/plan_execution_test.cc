@@ -205,8 +205,6 @@ TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
   // The same table and cost model, planned directly.
   const cost::SampleTable& table = (*stream)->table();
   const cost::CostModel& model = (*stream)->model();
-  auto costs = cost::CostSamples(table, model);
-  ASSERT_TRUE(costs.ok());
   auto direct = plan::VanillaPlanner::Create(table, model, config.planner);
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
   for (uint64_t step = 0; step < 6; ++step) {

@@ -288,8 +288,6 @@ TEST(PlannerTest, ImpossibleInputsGetClearErrors) {
   ASSERT_TRUE(builder.Add(s, 9000, {}).ok());
   auto table = std::move(builder).Finish();
   ASSERT_TRUE(table.ok());
-  auto costs = cost::CostSamples(*table, c.model);
-  ASSERT_TRUE(costs.ok());
   config = SmallConfig(1);
   config.overlong = pack::OverlongPolicy::kDrop;
   auto planner = Planner::Create(*table, c.model, config);
