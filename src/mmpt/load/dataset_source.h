@@ -86,7 +86,7 @@ class StoredBytes {
 /// features of the dataset's audio preset (the manifest's). Errors name the sample's shard
 /// line ("DIR/coco/00000.jsonl:12"), its key and the media path.
 ///
-/// Samples are named as the planner names them (store::PlanningTable): source s is
+/// Samples are named as the planner names them (store::BuildPlanningTable): source s is
 /// Dataset::sources()[s], and a sample's index counts through that source's shards in manifest
 /// order (Dataset::GlobalIndex).
 /// Thread safety: immutable after Create; Render, FillPixels and FillAudio may run concurrently.

@@ -19,8 +19,9 @@
 namespace mmpt::store {
 
 /// A prepared dataset opened for reading. Samples are numbered 0..num_samples()-1 in manifest
-/// shard order. Open maps every shard's `.meta` (what the planner needs); a shard's `.jsonl`,
-/// `.jsonl.idx`, `.zip` and `.tok` are mapped on first use. Thread safety: all const methods may
+/// shard order. Open reads the manifest with its shard table and maps every shard's `.meta`
+/// (what each sample is checked against); a shard's `.jsonl`, `.jsonl.idx`, `.zip` and `.tok`
+/// are mapped on first use. Thread safety: all const methods may
 /// be called concurrently. Spans stay valid as long as the Dataset lives.
 class Dataset {
  public:
@@ -53,7 +54,7 @@ class Dataset {
   /// Samples of source `source` (an index into sources()).
   uint64_t source_size(uint32_t source) const { return source_shard_begin_[source].back(); }
   /// Global index of sample `index` of source `source`, counting a source's samples through
-  /// its shards in manifest order: the planner's numbering (store::PlanningTable).
+  /// its shards in manifest order: the planner's numbering (store::BuildPlanningTable).
   /// Errors: OutOfRange naming the source and index.
   Result<uint64_t> GlobalIndex(uint32_t source, uint64_t index) const;
 
