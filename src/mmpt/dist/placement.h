@@ -21,9 +21,9 @@ class Placement {
   /// Shard i (manifest order) of `num_shards` on peer i mod `peers`. Errors: InvalidArgument
   /// for zero peers.
   static Result<Placement> RoundRobin(size_t num_shards, uint32_t peers);
-  /// Read a placement file: {"peers": P, "shards": {"<shard path, as the manifest names it>": peer}},
-  /// naming every shard of `manifest`. Errors: NotFound/IOError (the file), Corrupt (not that
-  /// JSON), InvalidArgument naming the file and the shard (a shard missing or unknown, a peer
+  /// Read a placement file: {"peers": P, "shards": {"<shard path, as the manifest names it>":
+  /// peer}}, naming every shard of `manifest`. Errors: NotFound/IOError (the file), Corrupt (not
+  /// that JSON), InvalidArgument naming the file and the shard (a shard missing or unknown, a peer
   /// out of range).
   static Result<Placement> Read(const std::string& path, const store::Manifest& manifest);
   /// Write the placement file Read reads (atomically). Errors: IOError.
