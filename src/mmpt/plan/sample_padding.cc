@@ -18,15 +18,16 @@ SamplePadding::SamplePadding(const cost::SampleTable& table, const cost::CostMod
   enabled_ = layout.cp > 1 && policy == cp::VisionPolicy::kNaive;
   if (!enabled_) return;
   double seconds = 0, tokens = 0;
+  cost::ItemCosts costs;
   for (uint32_t s = 0; s < table.num_sources(); ++s) {
     const uint64_t end = table.source_begin[s] + std::min(table.source_size(s), kMeanRows);
     for (uint64_t row = table.source_begin[s]; row < end; ++row) {
       // A row that is corrupt or cannot be costed is left out here; drawing it names it.
-      const Result<cost::SampleCost> cost = cost::CostSample(table, model, row);
+      const Result<cost::SampleCost> cost = cost::CostSample(table, model, row, &costs);
       if (!cost.ok()) continue;
       const uint64_t length = uint64_t{table.text_tokens[row]} + cost->MediaTokens();
       if (length == 0 || length > layout.seq_len) continue;
-      const auto items = VisionItems(row, table.text_tokens[row]);
+      const auto items = VisionItems(costs, table.text_tokens[row]);
       seconds += cp::NaiveSequenceCost(RoundUp(length, layout.PadMultiple()), layout.cp, items) +
                  model.SequenceLlmSeconds(static_cast<uint32_t>(length));
       tokens += static_cast<double>(length);
@@ -35,10 +36,9 @@ SamplePadding::SamplePadding(const cost::SampleTable& table, const cost::CostMod
   seconds_per_token_ = tokens > 0 ? seconds / tokens : 0;
 }
 
-std::vector<cp::CpImage> SamplePadding::VisionItems(uint64_t row, uint32_t text_tokens) const {
+std::vector<cp::CpImage> SamplePadding::VisionItems(const cost::ItemCosts& costs,
+                                                    uint32_t text_tokens) const {
   std::vector<cp::CpImage> items;
-  cost::ItemCosts costs;
-  if (!cost::CostSample(*table_, *model_, row, &costs).ok()) return items;
   for (const internal::MediaAt& m : internal::MediaPositions(costs, text_tokens)) {
     if (m.kind == internal::MediaAt::kAudio) continue;
     const double flops = m.kind == internal::MediaAt::kImage ? costs.images[m.index].train_flops
@@ -50,7 +50,9 @@ std::vector<cp::CpImage> SamplePadding::VisionItems(uint64_t row, uint32_t text_
 
 uint32_t SamplePadding::Of(const PlacedSample& sample) const {
   if (!enabled_ || sample.tokens == 0) return 0;
-  const std::vector<cp::CpImage> items = VisionItems(sample.row, sample.text_tokens);
+  cost::ItemCosts costs;  // the sample was costed when drawn, so this cannot fail
+  if (!cost::CostSample(*table_, *model_, sample.row, &costs).ok()) return 0;
+  const std::vector<cp::CpImage> items = VisionItems(costs, sample.text_tokens);
   if (items.empty()) return 0;
   const uint32_t cp = layout_.cp, chunks = 2 * cp, multiple = layout_.PadMultiple();
   const uint32_t base = RoundUp(sample.tokens, multiple);

@@ -41,8 +41,9 @@ class SamplePadding {
   double seconds_per_token() const { return seconds_per_token_; }
 
  private:
-  // The sample's vision items at their token offsets, each with its encoder seconds.
-  std::vector<cp::CpImage> VisionItems(uint64_t row, uint32_t text_tokens) const;
+  // A sample's vision items (`costs`: its items and their costs) at their token offsets, with
+  // `text_tokens` of its text kept, each with its encoder seconds.
+  std::vector<cp::CpImage> VisionItems(const cost::ItemCosts& costs, uint32_t text_tokens) const;
 
   const cost::SampleTable* table_;
   const cost::CostModel* model_;
