@@ -293,6 +293,7 @@ int RunRank(const std::string& dir, bool baseline, int steps, const load::PlanSt
     step_seconds.push_back(Seconds(t));
     samples = (*plan)->sequences.size();
   }
+  const plan::StepStats::Phases phase = stream->LastStats().phase_seconds;
   char go[8];
   if (wait) {
     std::printf("ready\n");
@@ -300,15 +301,33 @@ int RunRank(const std::string& dir, bool baseline, int steps, const load::PlanSt
     if (std::fgets(go, sizeof go, stdin) == nullptr) return 2;
   }
   const Memory after = ReadMemory();
-  const json out = {{"open_seconds", open_seconds}, {"step_seconds", step_seconds},
-                    {"samples_per_step", samples},  {"before", MemoryJson(before)},
-                    {"opened", MemoryJson(opened)}, {"planned", MemoryJson(after)}};
+  const json out = {{"open_seconds", open_seconds},
+                    {"step_seconds", step_seconds},
+                    {"samples_per_step", samples},
+                    {"before", MemoryJson(before)},
+                    {"opened", MemoryJson(opened)},
+                    {"planned", MemoryJson(after)},
+                    {"last_step_phases",
+                     {{"draw", phase.draw},
+                      {"pack", phase.pack},
+                      {"cp", phase.cp},
+                      {"balance", phase.balance},
+                      {"assemble", phase.assemble}}}};
   std::printf("%s\n", out.dump().c_str());
   std::fflush(stdout);
   // Alive until every rank has measured: a rank that exits early leaves the others its share
   // of the table's pages.
   if (wait && std::fgets(go, sizeof go, stdin) == nullptr) return 2;
   return 0;
+}
+
+// "draw 0.41, pack 0.20, ..." from a rank's last_step_phases.
+std::string PhaseList(const json& phases) {
+  std::string out;
+  for (const char* name : {"draw", "pack", "cp", "balance", "assemble"}) {
+    out += fmt::format("{}{} {:.3f}", out.empty() ? "" : ", ", name, phases[name].get<double>());
+  }
+  return out;
 }
 
 // Run `ranks` rank processes on `dir` at once; their JSON lines, measured together.
@@ -537,12 +556,12 @@ int main(int argc, char** argv) {
         base.is_null() ? fmt::format("- / {:.3f}", last_step(mine)).c_str()
                        : fmt::format("{:.3f} / {:.3f}", last_step(base), last_step(mine)).c_str());
     std::printf(
-        "  %s: %llu images, %llu videos; %llu samples per step; steps %s s; "
+        "  %s: %llu images, %llu videos; %llu samples per step; steps %s s (the last: %s); "
         "private after planning %s%s\n",
         corpus->dir.c_str(), static_cast<unsigned long long>(corpus->images),
         static_cast<unsigned long long>(corpus->videos),
         static_cast<unsigned long long>(mine["samples_per_step"].get<uint64_t>()),
-        mine["step_seconds"].dump().c_str(),
+        mine["step_seconds"].dump().c_str(), PhaseList(mine["last_step_phases"]).c_str(),
         Mib(mine["planned"]["anonymous_kib"].get<uint64_t>() -
             mine["before"]["anonymous_kib"].get<uint64_t>())
             .c_str(),

@@ -267,7 +267,6 @@ Result<EncoderAssignment> AssignVision(const ThdSplit& split, std::span<const Cp
   const uint32_t cp = split.cp;
   EncoderAssignment out;
   out.policy = policy;
-  out.encoders.resize(images.size());
   out.encoded.resize(cp);
   out.rank_cost.assign(cp, 0.0);
   out.consumed = ConsumedRows(split, images);
@@ -290,12 +289,17 @@ Result<EncoderAssignment> AssignVision(const ThdSplit& split, std::span<const Cp
   // One rank encodes everything under every policy: skip the orderings (plans at CP 1 run this
   // for every pack of every step).
   const VisionPolicy effective = cp == 1 ? VisionPolicy::kNaive : policy;
+  // Under vision DP, each image's one encoder.
+  std::vector<uint32_t> encoder(effective == VisionPolicy::kNaive ? 0 : images.size());
   switch (effective) {
     case VisionPolicy::kNaive:
+      out.encoders.begin.reserve(images.size() + 1);
+      out.encoders.values.reserve(images.size());
       for (uint32_t i = 0; i < images.size(); ++i) {
         for (uint32_t r = 0; r < cp; ++r) {
-          if (rows(i, r) > 0) out.encoders[i].push_back(r);
+          if (rows(i, r) > 0) out.encoders.values.push_back(r);
         }
+        out.encoders.begin.push_back(static_cast<uint32_t>(out.encoders.values.size()));
       }
       break;
     case VisionPolicy::kCount: {
@@ -304,7 +308,7 @@ Result<EncoderAssignment> AssignVision(const ThdSplit& split, std::span<const Cp
       size_t next = 0;
       for (uint32_t r = 0; r < cp; ++r) {
         const size_t run = base + (r < extra ? 1 : 0);
-        for (size_t j = 0; j < run; ++j) out.encoders[order[next++]].push_back(r);
+        for (size_t j = 0; j < run; ++j) encoder[order[next++]] = r;
       }
       break;
     }
@@ -322,10 +326,15 @@ Result<EncoderAssignment> AssignVision(const ThdSplit& split, std::span<const Cp
           }
         }
         load[best] += images[i].vision_cost;
-        out.encoders[i].push_back(best);
+        encoder[i] = best;
       }
       break;
     }
+  }
+  if (effective != VisionPolicy::kNaive) {
+    out.encoders.values = std::move(encoder);
+    out.encoders.begin.resize(images.size() + 1);
+    std::iota(out.encoders.begin.begin(), out.encoders.begin.end(), 0u);
   }
 
   for (uint32_t i = 0; i < images.size(); ++i) {

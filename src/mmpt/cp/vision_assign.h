@@ -81,11 +81,28 @@ struct RowSegment {
   uint32_t source_rank = 0;   // CP rank that encodes the rows (the consumer itself when local)
 };
 
+/// Lists of indices in one array (CSR): list i is values[begin[i], begin[i + 1]).
+struct IndexLists {
+  std::vector<uint32_t> begin{0};
+  std::vector<uint32_t> values;
+
+  size_t size() const { return begin.size() - 1; }
+  std::span<const uint32_t> operator[](size_t i) const {
+    return std::span<const uint32_t>(values).subspan(begin[i], begin[i + 1] - begin[i]);
+  }
+  /// Append a list.
+  void Add(std::span<const uint32_t> list) {
+    values.insert(values.end(), list.begin(), list.end());
+    begin.push_back(static_cast<uint32_t>(values.size()));
+  }
+  bool operator==(const IndexLists&) const = default;
+};
+
 /// Vision work and embedding routing of one pack over its CP group.
 struct EncoderAssignment {
   VisionPolicy policy = VisionPolicy::kCost;
   /// Per image: the CP ranks that encode it (one, except under kNaive for straddling images).
-  std::vector<std::vector<uint32_t>> encoders;
+  IndexLists encoders;
   /// Per CP rank: the images it encodes, ascending.
   std::vector<std::vector<uint32_t>> encoded;
   /// Per CP rank: the summed vision_cost of the images it encodes.

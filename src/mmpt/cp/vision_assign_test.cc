@@ -57,7 +57,8 @@ TEST(VisionAssignTest, ConsumedRowsFollowChunks) {
   EXPECT_EQ(naive->consumed[1][0].row_count, 3u);
   EXPECT_EQ(naive->consumed[1][0].local_offset, 0u);
   // Both images straddle the ranks, so naive encodes each twice.
-  EXPECT_EQ(naive->encoders[0], (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(naive->encoders.values, (std::vector<uint32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(naive->encoders.begin, (std::vector<uint32_t>{0, 2, 4}));
   EXPECT_DOUBLE_EQ(naive->rank_cost[0], 11.0);
   EXPECT_DOUBLE_EQ(naive->rank_cost[1], 11.0);
 
@@ -66,7 +67,8 @@ TEST(VisionAssignTest, ConsumedRowsFollowChunks) {
   EXPECT_DOUBLE_EQ(cost->max_cost(), 10.0);
   EXPECT_DOUBLE_EQ(cost->lower_bound, 10.0);
   // The big image goes to rank 1, which consumes 3 of its 4 rows (tie on load 0).
-  EXPECT_EQ(cost->encoders[0], (std::vector<uint32_t>{1}));
+  ASSERT_EQ(cost->encoders[0].size(), 1u);
+  EXPECT_EQ(cost->encoders[0][0], 1u);
   const auto sent = cost->RowsToSend(1, 0);
   ASSERT_FALSE(sent.empty());
   EXPECT_EQ(sent[0].image, 0u);

@@ -138,8 +138,8 @@ struct MicroStepRouting {
       for (uint32_t k : assignment.encoded[r]) merged.encoded[r].push_back(item_base + k);
     }
     for (size_t k = 0; k < pack_rows.size(); ++k) {
-      const std::vector<uint32_t>& encoders = assignment.encoders[k];
-      merged.encoders.push_back(encoders);
+      const std::span<const uint32_t> encoders = assignment.encoders[k];
+      merged.encoders.Add(encoders);
       rows.push_back(pack_rows[k]);
       if (std::find(encoders.begin(), encoders.end(), cp_rank) != encoders.end()) {
         encoded.push_back(k);

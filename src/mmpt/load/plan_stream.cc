@@ -169,6 +169,11 @@ Result<std::string> PlanStream::StateAt(uint64_t step, uint32_t micro_step) {
   return parts_->planner->StateWithinStep(before, after, *current, micro_step);
 }
 
+plan::StepStats PlanStream::LastStats() {
+  std::lock_guard lock(mu_);
+  return parts_->planner ? parts_->planner->last_stats() : parts_->vanilla->last_stats();
+}
+
 Result<plan::Planner::ResumePoint> PlanStream::Restore(std::string_view state) {
   std::lock_guard lock(mu_);
   if (parts_->vanilla || !parts_->reorder) {

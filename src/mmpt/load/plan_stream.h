@@ -86,6 +86,9 @@ class PlanStream : public std::enable_shared_from_this<PlanStream> {
   const cost::CostModel& model() const;
   /// Which plans it serves: "vanilla", "packed" (mmpt's, not reordered) or "mmpt".
   std::string_view planner_name() const;
+  /// The statistics of the step its planner planned last (Planner::last_stats; default before
+  /// any).
+  plan::StepStats LastStats();
 
  private:
   struct Parts;

@@ -56,7 +56,8 @@ TEST(CpStageTest, FillsEveryPackAtEveryCpSize) {
   ASSERT_TRUE(AddCpStage(flat, cp::VisionPolicy::kCost).ok());
   ASSERT_EQ(flat.cp.size(), 1u);
   EXPECT_EQ(flat.cp[0].split.cp, 1u);
-  EXPECT_EQ(flat.cp[0].vision.encoders, (std::vector<std::vector<uint32_t>>{{0}, {0}}));
+  EXPECT_EQ(flat.cp[0].vision.encoders.values, (std::vector<uint32_t>{0, 0}));
+  EXPECT_EQ(flat.cp[0].vision.encoders.size(), 2u);
   // The plan's hash covers the cp stage's decisions.
   StepPlan other = TwoSamplePlan(1);
   ASSERT_TRUE(AddCpStage(other, cp::VisionPolicy::kCost).ok());

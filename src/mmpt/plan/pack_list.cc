@@ -7,8 +7,9 @@
 namespace mmpt::plan::internal {
 
 Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& model,
-                         const PlannerConfig& config, uint64_t row) {
-  MMPT_ASSIGN_OR_RETURN(cost::SampleCost cost, cost::CostSample(table, model, row));
+                         const PlannerConfig& config, uint64_t row, PoolMedia* media) {
+  cost::ItemCosts* items = media != nullptr ? &media->scratch : nullptr;
+  MMPT_ASSIGN_OR_RETURN(cost::SampleCost cost, cost::CostSample(table, model, row, items));
   FittedRow out;
   const auto images = static_cast<uint32_t>(table.image_begin[row + 1] - table.image_begin[row]);
   out.fit = pack::FitToLength(table.text_tokens[row], cost.MediaTokens(), config.layout.seq_len,
@@ -17,27 +18,102 @@ Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& 
     out.fit = pack::Fitted{.dropped = true};
   }
   out.sample = {.row = row,
+                .source = table.SourceOfRow(row),
                 .tokens = out.fit.tokens,
                 .text_tokens = out.fit.text_tokens,
                 .images = images,
+                .truncated = out.fit.truncated,
                 .vision_seconds = cost.vision_seconds,
                 .audio_seconds = cost.audio_seconds};
+  if (media != nullptr && !out.fit.dropped) {
+    out.sample.media = media->Add(*items, out.fit.text_tokens);
+  }
   return out;
 }
 
-Result<std::optional<Drawn>> DrawNext(SampleOrder& order, const cost::SampleTable& table,
-                                      const cost::CostModel& model, const PlannerConfig& config,
-                                      StepStats* stats, std::vector<uint64_t>* dropped_rows) {
+Result<std::optional<PlacedSample>> DrawNext(SampleOrder& order, const cost::SampleTable& table,
+                                             const cost::CostModel& model,
+                                             const PlannerConfig& config, StepStats* stats,
+                                             std::vector<uint64_t>* dropped_rows,
+                                             PoolMedia* media) {
   const SampleOrder::Draw draw = order.Next();
   const uint64_t row = table.source_begin[draw.source] + draw.index;
   ++stats->drawn;
-  MMPT_ASSIGN_OR_RETURN(FittedRow fitted, FitRow(table, model, config, row));
+  MMPT_ASSIGN_OR_RETURN(FittedRow fitted, FitRow(table, model, config, row, media));
   if (fitted.fit.dropped) {
     dropped_rows->push_back(row);
-    return std::optional<Drawn>();
+    return std::optional<PlacedSample>();
   }
   stats->truncated += fitted.fit.truncated;
-  return std::optional<Drawn>(Drawn{draw.source, fitted.sample});
+  return std::optional<PlacedSample>(fitted.sample);
+}
+
+uint32_t PoolMedia::Add(const cost::ItemCosts& costed, uint32_t text_tokens) {
+  const std::span<const cost::ImageSize> sizes = costed.row.images;
+  const std::span<const uint32_t> image_positions = costed.row.image_text_positions;
+  const std::span<const cost::VideoItem> video_items = costed.row.videos;
+  const std::span<const cost::AudioItem> audio_items = costed.row.audios;
+  size_t i = 0, v = 0, a = 0;
+  uint32_t media_tokens_before = 0;
+  constexpr uint64_t kNone = UINT64_MAX;  // past every text position
+  // The item's first token: the text before it, cut at the kept text, and the media before it.
+  auto start = [&](uint64_t text_position, uint32_t tokens) {
+    const uint32_t at =
+        static_cast<uint32_t>(std::min<uint64_t>(text_position, text_tokens)) + media_tokens_before;
+    media_tokens_before += tokens;
+    return at;
+  };
+  while (i < sizes.size() || v < video_items.size() || a < audio_items.size()) {
+    const uint64_t at_image = i < sizes.size() ? image_positions[i] : kNone;
+    const uint64_t at_video = v < video_items.size() ? video_items[v].text_position : kNone;
+    const uint64_t at_audio = a < audio_items.size() ? audio_items[a].text_position : kNone;
+    if (at_image != kNone && at_image <= at_video && at_image <= at_audio) {
+      const cost::ImageCost& c = costed.images[i];
+      images.push_back(PlannedImage{static_cast<uint32_t>(i), sizes[i].width, sizes[i].height,
+                                    c.resized_width, c.resized_height, c.llm_tokens,
+                                    start(at_image, c.llm_tokens), c.patches, c.train_flops});
+      ++i;
+    } else if (at_video != kNone &&
+               (at_video < at_audio ||
+                (at_video == at_audio && video_items[v].record <= audio_items[a].record))) {
+      const cost::VideoCost& c = costed.videos[v];
+      const cost::VideoItem& video = video_items[v];
+      videos.push_back(PlannedVideo{static_cast<uint32_t>(v), video.width, video.height,
+                                    c.resized_width, c.resized_height, c.sampled_frames,
+                                    c.llm_tokens, start(at_video, c.llm_tokens), c.patches,
+                                    c.train_flops, c.second_per_grid_t});
+      ++v;
+    } else {
+      const cost::AudioCost& c = costed.audios[a];
+      const cost::AudioItem& audio = audio_items[a];
+      audios.push_back(PlannedAudio{static_cast<uint32_t>(a), c.llm_tokens,
+                                    start(at_audio, c.llm_tokens), c.train_flops, audio.samples,
+                                    c.valid_frames, audio.joins_previous, audio.track_offset});
+      ++a;
+    }
+  }
+  image_begin.push_back(static_cast<uint32_t>(images.size()));
+  video_begin.push_back(static_cast<uint32_t>(videos.size()));
+  audio_begin.push_back(static_cast<uint32_t>(audios.size()));
+  return size() - 1;
+}
+
+void PoolMedia::PopBack() {
+  image_begin.pop_back();
+  video_begin.pop_back();
+  audio_begin.pop_back();
+  images.resize(image_begin.back());
+  videos.resize(video_begin.back());
+  audios.resize(audio_begin.back());
+}
+
+void PoolMedia::Clear() {
+  images.clear();
+  videos.clear();
+  audios.clear();
+  image_begin.assign(1, 0);
+  video_begin.assign(1, 0);
+  audio_begin.assign(1, 0);
 }
 
 namespace {
@@ -124,144 +200,37 @@ std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::Cost
   return out;
 }
 
-std::vector<MediaAt> MediaPositions(const cost::ItemCosts& items, uint32_t text_tokens) {
-  const std::span<const uint32_t> image_positions = items.row.image_text_positions;
-  const std::span<const cost::VideoItem> videos = items.row.videos;
-  const std::span<const cost::AudioItem> audios = items.row.audios;
-  const uint64_t num_images = image_positions.size();
-  std::vector<MediaAt> out;
-  out.reserve(num_images + videos.size() + audios.size());
-  size_t i = 0, v = 0, a = 0;
-  uint32_t media_tokens_before = 0;
-  constexpr uint64_t kNone = UINT64_MAX;  // past every text position
-  auto at = [&](MediaAt::Kind kind, size_t index, uint64_t text_position, uint32_t tokens) {
-    out.push_back({kind, static_cast<uint32_t>(index),
-                   static_cast<uint32_t>(std::min<uint64_t>(text_position, text_tokens)) +
-                       media_tokens_before,
-                   tokens});
-    media_tokens_before += tokens;
-  };
-  while (i < num_images || v < videos.size() || a < audios.size()) {
-    const uint64_t at_image = i < num_images ? image_positions[i] : kNone;
-    const uint64_t at_video = v < videos.size() ? videos[v].text_position : kNone;
-    const uint64_t at_audio = a < audios.size() ? audios[a].text_position : kNone;
-    if (at_image != kNone && at_image <= at_video && at_image <= at_audio) {
-      at(MediaAt::kImage, i, at_image, items.images[i].llm_tokens);
-      ++i;
-    } else if (at_video != kNone &&
-               (at_video < at_audio ||
-                (at_video == at_audio && videos[v].record <= audios[a].record))) {
-      at(MediaAt::kVideo, v, at_video, items.videos[v].llm_tokens);
-      ++v;
-    } else {
-      at(MediaAt::kAudio, a, at_audio, items.audios[a].llm_tokens);
-      ++a;
-    }
-  }
-  return out;
-}
-
-namespace {
-
-// Append sample `s`'s images, videos and audio clips to `plan`, each at its token position
-// (MediaPositions).
-// Memory hints for the rows placed after rows[k] (a table larger than the caches): the text
-// tokens and image range of the row kRowsAhead on, the images and positions of the one half as
-// far (its range is in the cache by then). Hints only.
-constexpr size_t kRowsAhead = 16;
-void PrefetchRows(const cost::SampleTable& table, std::span<const uint64_t> rows, size_t k) {
-  if (k + kRowsAhead < rows.size()) {
-    __builtin_prefetch(&table.text_tokens[rows[k + kRowsAhead]]);
-    __builtin_prefetch(&table.image_begin[rows[k + kRowsAhead]]);
-  }
-  if (k + kRowsAhead / 2 < rows.size()) {
-    const uint64_t image = table.image_begin[rows[k + kRowsAhead / 2]];
-    if (image < table.images.size()) {
-      __builtin_prefetch(&table.images[image]);
-      __builtin_prefetch(&table.image_text_positions[image]);
-    }
-  }
-}
-
-// `items`: scratch for the sample's item costs. The sample was costed when drawn, so costing it
-// again cannot fail.
-void PlaceMedia(const cost::SampleTable& table, const cost::CostModel& model, const PlacedSample& s,
-                cost::ItemCosts* items, StepPlan* plan) {
-  MMPT_CHECK(cost::CostSample(table, model, s.row, items).ok());
-  const cost::ItemCosts& costed = *items;
-  const std::span<const cost::ImageSize> images = costed.row.images;
-  const std::span<const cost::VideoItem> videos = costed.row.videos;
-  const std::span<const cost::AudioItem> audios = costed.row.audios;
-  for (const MediaAt& m : MediaPositions(costed, s.text_tokens)) {
-    switch (m.kind) {
-      case MediaAt::kImage: {
-        const cost::ImageCost& c = costed.images[m.index];
-        plan->images.push_back(PlannedImage{m.index, images[m.index].width, images[m.index].height,
-                                            c.resized_width, c.resized_height, c.llm_tokens,
-                                            m.token_start, c.patches, c.train_flops});
-        break;
-      }
-      case MediaAt::kVideo: {
-        const cost::VideoCost& c = costed.videos[m.index];
-        const cost::VideoItem& video = videos[m.index];
-        plan->videos.push_back(PlannedVideo{
-            m.index, video.width, video.height, c.resized_width, c.resized_height, c.sampled_frames,
-            c.llm_tokens, m.token_start, c.patches, c.train_flops, c.second_per_grid_t});
-        break;
-      }
-      case MediaAt::kAudio: {
-        const cost::AudioCost& c = costed.audios[m.index];
-        plan->audios.push_back(PlannedAudio{
-            m.index, c.llm_tokens, m.token_start, c.train_flops, audios[m.index].samples,
-            c.valid_frames, audios[m.index].joins_previous, audios[m.index].track_offset});
-        break;
-      }
-    }
-  }
-}
-
-}  // namespace
-
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
                   std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
-                  const cost::SampleTable& table, const cost::CostModel& model,
+                  const cost::SampleTable& table, const PoolMedia& media,
                   std::span<const uint64_t> dropped_rows) {
   StepPlan plan;
-  cost::ItemCosts items;
   plan.step = step;
   plan.layout = layout;
   plan.packs.reserve(assignment.size());
   plan.sequences.reserve(packs.samples.size());
-  size_t num_images = 0;
-  std::vector<uint64_t> rows;  // in the order they are placed: asked of memory ahead
-  rows.reserve(packs.samples.size());
-  for (uint32_t p : assignment) {
-    for (const PlacedSample& s : packs.Pack(p)) {
-      num_images += s.images;
-      rows.push_back(s.row);
-    }
-  }
-  plan.images.reserve(num_images);
-  size_t placed = 0;
+  plan.images.reserve(media.images.size());
+  plan.videos.reserve(media.videos.size());
+  plan.audios.reserve(media.audios.size());
   for (uint32_t p : assignment) {
     PlannedPack pack;
     pack.sequence_begin = static_cast<uint32_t>(plan.sequences.size());
     for (const PlacedSample& s : packs.Pack(p)) {
-      PrefetchRows(table, rows, placed++);
       PlannedSequence seq;
-      seq.source = table.SourceOfRow(s.row);
-      seq.index = s.row - table.source_begin[seq.source];
+      seq.source = s.source;
+      seq.index = s.row - table.source_begin[s.source];
       seq.tokens = s.tokens;
       seq.text_tokens = s.text_tokens;
       seq.cp_padding = s.cp_padding;
-      seq.truncated = s.text_tokens < table.text_tokens[s.row];
-      seq.image_begin = static_cast<uint32_t>(plan.images.size());
-      seq.video_begin = static_cast<uint32_t>(plan.videos.size());
-      seq.audio_begin = static_cast<uint32_t>(plan.audios.size());
-      PlaceMedia(table, model, s, &items, &plan);
-      seq.image_end = static_cast<uint32_t>(plan.images.size());
-      seq.video_end = static_cast<uint32_t>(plan.videos.size());
-      seq.audio_end = static_cast<uint32_t>(plan.audios.size());
+      seq.truncated = s.truncated;
+      auto append = [](auto& to, auto items, uint32_t* begin, uint32_t* end) {
+        *begin = static_cast<uint32_t>(to.size());
+        to.insert(to.end(), items.begin(), items.end());
+        *end = static_cast<uint32_t>(to.size());
+      };
+      append(plan.images, media.Images(s.media), &seq.image_begin, &seq.image_end);
+      append(plan.videos, media.Videos(s.media), &seq.video_begin, &seq.video_end);
+      append(plan.audios, media.Audios(s.media), &seq.audio_begin, &seq.audio_end);
       pack.tokens += s.tokens;
       pack.images += seq.image_end - seq.image_begin;
       plan.sequences.push_back(seq);

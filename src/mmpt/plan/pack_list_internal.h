@@ -31,26 +31,60 @@ struct PackList {
   void Close() { begin.push_back(static_cast<uint32_t>(samples.size())); }
 };
 
+/// The media items of a step's pool, each placed as the plan places it (its token position
+/// under the sample's fit) when its sample joins the pool: Assemble copies them into the plan,
+/// so a sample is costed once a step. Sample k (PlacedSample::media) holds images
+/// [image_begin[k], image_begin[k + 1]), and its videos and audio clips alike.
+struct PoolMedia {
+  std::vector<PlannedImage> images;
+  std::vector<PlannedVideo> videos;
+  std::vector<PlannedAudio> audios;
+  std::vector<uint32_t> image_begin{0}, video_begin{0}, audio_begin{0};
+
+  uint32_t size() const { return static_cast<uint32_t>(image_begin.size() - 1); }
+  std::span<const PlannedImage> Images(uint32_t k) const {
+    return std::span<const PlannedImage>(images).subspan(image_begin[k],
+                                                         image_begin[k + 1] - image_begin[k]);
+  }
+  std::span<const PlannedVideo> Videos(uint32_t k) const {
+    return std::span<const PlannedVideo>(videos).subspan(video_begin[k],
+                                                         video_begin[k + 1] - video_begin[k]);
+  }
+  std::span<const PlannedAudio> Audios(uint32_t k) const {
+    return std::span<const PlannedAudio>(audios).subspan(audio_begin[k],
+                                                         audio_begin[k + 1] - audio_begin[k]);
+  }
+  /// Append a sample's items (`costed`: its items and their costs, cost::CostSample), `text_tokens`
+  /// of its text kept, at their token positions: items follow their text positions; at an equal
+  /// position images come first, then videos and audio in record order (cost::VideoItem::record:
+  /// a video's groups and its sound track's parts), a video first when the records do not say.
+  /// The one rule for where a sample's media sit. Returns the sample's index.
+  uint32_t Add(const cost::ItemCosts& costed, uint32_t text_tokens);
+  /// Remove the last sample's items.
+  void PopBack();
+  void Clear();
+
+  cost::ItemCosts scratch;  // FitRow's, reused
+};
+
 /// Sample `row` costed (cost::CostSample, which checks the row first) and fitted: the over-long
 /// policy, and dropped too when it holds more images than a pack may (config.max_images_per_pack).
+/// A kept sample's items are added to `media` when given (PlacedSample::media names them).
 struct FittedRow {
   pack::Fitted fit;
   PlacedSample sample;  // when kept: its tokens, text tokens and encoder seconds
 };
 Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& model,
-                         const PlannerConfig& config, uint64_t row);
+                         const PlannerConfig& config, uint64_t row, PoolMedia* media = nullptr);
 
-/// A sample drawn from the stream, after FitRow.
-struct Drawn {
-  uint32_t source = 0;
-  PlacedSample sample;
-};
-/// Draw the stream's next sample and fit it: counts the draw (stats->drawn) and a truncation
-/// (stats->truncated); a sample FitRow drops is appended to `dropped_rows` and gives nullopt.
-/// Errors: FitRow's (a corrupt row, an item the model cannot cost).
-Result<std::optional<Drawn>> DrawNext(SampleOrder& order, const cost::SampleTable& table,
-                                      const cost::CostModel& model, const PlannerConfig& config,
-                                      StepStats* stats, std::vector<uint64_t>* dropped_rows);
+/// Draw the stream's next sample and fit it (its items to `media`, as FitRow): counts the draw
+/// (stats->drawn) and a truncation (stats->truncated); a sample FitRow drops is appended to
+/// `dropped_rows` and gives nullopt. Errors: FitRow's (a corrupt row, an item the model cannot
+/// cost).
+Result<std::optional<PlacedSample>> DrawNext(SampleOrder& order, const cost::SampleTable& table,
+                                             const cost::CostModel& model,
+                                             const PlannerConfig& config, StepStats* stats,
+                                             std::vector<uint64_t>* dropped_rows, PoolMedia* media);
 
 /// What each source can put in packs (the samples FitRow keeps, and their tokens after it),
 /// counted over a prefix of the source's rows only as far as a question needs: a planner's work
@@ -100,26 +134,12 @@ class PlaceableCounter {
 std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::CostModel& model,
                                          uint32_t seq_len);
 
-/// One media item of a sample at its place in the sample's token sequence.
-struct MediaAt {
-  enum Kind : uint8_t { kImage, kVideo, kAudio } kind = kImage;
-  uint32_t index = 0;        // within the sample's items of its kind
-  uint32_t token_start = 0;  // the text before it (cut at the kept text) + the media before it
-  uint32_t tokens = 0;       // its LLM tokens
-};
-/// A sample's media items (`items`: its items and their costs, cost::CostSample) in token order,
-/// `text_tokens` of its text kept: items follow their
-/// text positions; at an equal position images come first, then videos and audio in record
-/// order (cost::VideoItem::record: a video's groups and its sound track's parts), a video
-/// first when the records do not say. The one
-/// rule for where a sample's media sit (Assemble's PlannedImage::token_start and friends).
-std::vector<MediaAt> MediaPositions(const cost::ItemCosts& items, uint32_t text_tokens);
-
-/// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]];
-/// `dropped_rows` are the table rows the step drew and dropped, in draw order.
+/// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]], each
+/// sample's items copied from `media`; `dropped_rows` are the table rows the step drew and
+/// dropped, in draw order.
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
                   std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
-                  const cost::SampleTable& table, const cost::CostModel& model,
+                  const cost::SampleTable& table, const PoolMedia& media,
                   std::span<const uint64_t> dropped_rows);
 
 }  // namespace mmpt::plan::internal

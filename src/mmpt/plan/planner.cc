@@ -224,7 +224,8 @@ Planner::Planner(const cost::SampleTable& table, const cost::CostModel& model, P
       padding_(table, model, config_.layout, config_.cp_vision),
       order_(std::move(order)),
       placeable_(std::make_unique<internal::PlaceableCounter>(std::move(placeable))),
-      in_step_(std::make_unique<internal::RowSet>()) {}
+      in_step_(std::make_unique<internal::RowSet>()),
+      media_(std::make_unique<internal::PoolMedia>()) {}
 
 Planner::Planner(Planner&&) noexcept = default;
 Planner& Planner::operator=(Planner&&) noexcept = default;
@@ -279,16 +280,21 @@ Result<Planner::Pool> Planner::DrawPool() {
   double pool_tokens = 0;
   pool.reserve(carried_in.size() + static_cast<size_t>(target_tokens / 64));
   // Whether `sample` joins the pool (false: the pool holds it, so it is deferred).
-  auto join = [&](const PlacedSample& sample, uint32_t source, uint8_t waited) {
+  internal::PoolMedia& media = *media_;
+  media.Clear();
+  // Whether `sample`, the last whose items `media` took, joins the pool (false: the pool holds
+  // it, so it is deferred and its items are taken back).
+  auto join = [&](const PlacedSample& sample, uint8_t waited) {
     if (!config_.allow_repeat) {
       if (!in_step_->Insert(sample.row)) {
         deferred.emplace_back(sample, waited);
+        media.PopBack();
         return false;
       }
-      ++pooled[source];
+      ++pooled[sample.source];
     }
     pool.push_back(sample);
-    pool.back().cp_padding = padding_.Of(sample);
+    pool.back().cp_padding = padding_.Of(sample, media);
     pool_tokens += sample.tokens + pool.back().cp_padding;
     return true;
   };
@@ -297,12 +303,12 @@ Result<Planner::Pool> Planner::DrawPool() {
     // under the one it was saved under (the same fit otherwise).
     const uint64_t row = carried_in[i].row;
     MMPT_ASSIGN_OR_RETURN(internal::FittedRow fitted,
-                          internal::FitRow(*table_, *model_, config_, row));
+                          internal::FitRow(*table_, *model_, config_, row, &media));
     if (fitted.fit.dropped) {
       dropped_rows.push_back(row);
       continue;
     }
-    if (join(fitted.sample, table_->SourceOfRow(row), carried_age[i])) {
+    if (join(fitted.sample, carried_age[i])) {
       age.push_back(carried_age[i]);
     }
   }
@@ -319,14 +325,14 @@ Result<Planner::Pool> Planner::DrawPool() {
     while (pool_tokens < target && !(exhausted && pool.size() >= num_packs)) {
       ahead.Advance();
       MMPT_ASSIGN_OR_RETURN(
-          const std::optional<internal::Drawn> drawn,
-          internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows));
+          const std::optional<PlacedSample> drawn,
+          internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows, &media));
       if (!drawn) continue;
       if (!config_.allow_repeat && !exhausted) {
         MMPT_ASSIGN_OR_RETURN(exhausted,
                               placeable_->AllPooled(drawn->source, pooled[drawn->source]));
       }
-      join(drawn->sample, drawn->source, 0);
+      join(*drawn, 0);
     }
     return Status::OK();
   };
@@ -436,12 +442,20 @@ Result<internal::PackList> Planner::PackPool(Pool& drawn) {
 }
 
 Result<StepPlan> Planner::PlanStep() {
-  auto start = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
   stats_ = StepStats{};
+  // Add the time since the last lap to `phase`.
+  auto lap = [last = start](double& phase) mutable {
+    const auto now = std::chrono::steady_clock::now();
+    phase += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
   const Layout& layout = config_.layout;
   const uint32_t seq_len = layout.seq_len;
   const uint64_t num_packs = layout.packs_per_step();
+  StepStats::Phases phases;
   MMPT_ASSIGN_OR_RETURN(Pool pool, DrawPool());
+  lap(phases.draw);
   MMPT_ASSIGN_OR_RETURN(internal::PackList packs, PackPool(pool));
 
   // Balance the packs over (rank, micro-step) and assemble the plan. plan ▸ cp: every pack is
@@ -449,21 +463,26 @@ Result<StepPlan> Planner::PlanStep() {
   // assigned to the CP ranks that encode them; under CP that comes first, and the balancer
   // evens out what each pack's CP group pays: its most-loaded rank (CpPackCosts).
   const std::vector<balance::PackCost> pack_costs = internal::CostPacks(packs, *model_, seq_len);
+  lap(phases.pack);
   std::vector<balance::PackCost> balanced = pack_costs;
   std::vector<PackCp> pack_cp;
   if (layout.cp > 1) {
     std::vector<uint32_t> in_order(num_packs);
     std::iota(in_order.begin(), in_order.end(), 0);
     StepPlan packed = internal::Assemble(step_, layout, packs, in_order, pack_costs, *table_,
-                                         *model_, pool.dropped_rows);
+                                         *media_, pool.dropped_rows);
+    lap(phases.assemble);
     MMPT_RETURN_IF_ERROR(AddCpStage(packed, config_.cp_vision));
     balanced = CpPackCosts(packed, model_->AttentionPairWeight());
     pack_cp = std::move(packed.cp);
+    lap(phases.cp);
   }
   const balance::Grid grid = layout.BalanceGrid();
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(balanced, grid));
-  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *model_,
+  lap(phases.balance);
+  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *media_,
                                      pool.dropped_rows);
+  lap(phases.assemble);
   if (layout.cp > 1) {
     plan.cp.resize(num_packs);
     for (size_t slot = 0; slot < num_packs; ++slot) plan.cp[slot] = pack_cp[assignment[slot]];
@@ -471,6 +490,7 @@ Result<StepPlan> Planner::PlanStep() {
     MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
   }
   plan.estimate = balance::Evaluate(balanced, assignment, grid);
+  lap(phases.cp);
 
   stats_.packs = num_packs;
   stats_.placed = packs.samples.size();
@@ -481,6 +501,7 @@ Result<StepPlan> Planner::PlanStep() {
   ++step_;
   stats_.plan_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats_.phase_seconds = phases;
   return plan;
 }
 

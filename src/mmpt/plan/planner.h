@@ -22,6 +22,7 @@
 namespace mmpt::plan {
 namespace internal {
 struct PackList;         // pack_list_internal.h
+struct PoolMedia;        // pack_list_internal.h
 class PlaceableCounter;  // pack_list_internal.h
 class RowSet;            // planner.cc
 }  // namespace internal
@@ -74,6 +75,12 @@ struct StepStats {
   uint32_t max_carry_age = 0;      // steps the oldest carried sample has waited
   bool source_exhausted = false;   // drawing ended at a source the step held all of (Planner)
   double plan_seconds = 0;         // wall time of planning this step
+  /// Its phases (the mmpt planner's; they sum to about plan_seconds): drawing the pool, packing
+  /// it and choosing the step's packs, the cp stage (splits, vision assignment and what a CP
+  /// group pays), balancing and assembling the plan.
+  struct Phases {
+    double draw = 0, pack = 0, cp = 0, balance = 0, assemble = 0;
+  } phase_seconds;
 };
 
 /// The mmpt planner: the pure function every rank runs for step s, with no communication.
@@ -193,6 +200,8 @@ class Planner {
   std::unique_ptr<internal::PlaceableCounter> placeable_;
   // Without allow_repeat: the rows the step being planned holds (empty between steps).
   std::unique_ptr<internal::RowSet> in_step_;
+  // The items of the pool's samples (the step being planned), kept for Assemble.
+  std::unique_ptr<internal::PoolMedia> media_;
   StepStats stats_;
 };
 

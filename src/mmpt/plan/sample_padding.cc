@@ -18,16 +18,17 @@ SamplePadding::SamplePadding(const cost::SampleTable& table, const cost::CostMod
   enabled_ = layout.cp > 1 && policy == cp::VisionPolicy::kNaive;
   if (!enabled_) return;
   double seconds = 0, tokens = 0;
-  cost::ItemCosts costs;
+  internal::PoolMedia media;
   for (uint32_t s = 0; s < table.num_sources(); ++s) {
     const uint64_t end = table.source_begin[s] + std::min(table.source_size(s), kMeanRows);
     for (uint64_t row = table.source_begin[s]; row < end; ++row) {
       // A row that is corrupt or cannot be costed is left out here; drawing it names it.
-      const Result<cost::SampleCost> cost = cost::CostSample(table, model, row, &costs);
+      const Result<cost::SampleCost> cost = cost::CostSample(table, model, row, &media.scratch);
       if (!cost.ok()) continue;
       const uint64_t length = uint64_t{table.text_tokens[row]} + cost->MediaTokens();
       if (length == 0 || length > layout.seq_len) continue;
-      const auto items = VisionItems(costs, table.text_tokens[row]);
+      media.Clear();
+      const auto items = VisionItems(media, media.Add(media.scratch, table.text_tokens[row]));
       seconds += cp::NaiveSequenceCost(RoundUp(length, layout.PadMultiple()), layout.cp, items) +
                  model.SequenceLlmSeconds(static_cast<uint32_t>(length));
       tokens += static_cast<double>(length);
@@ -36,23 +37,32 @@ SamplePadding::SamplePadding(const cost::SampleTable& table, const cost::CostMod
   seconds_per_token_ = tokens > 0 ? seconds / tokens : 0;
 }
 
-std::vector<cp::CpImage> SamplePadding::VisionItems(const cost::ItemCosts& costs,
-                                                    uint32_t text_tokens) const {
+std::vector<cp::CpImage> SamplePadding::VisionItems(const internal::PoolMedia& media,
+                                                    uint32_t k) const {
+  // Images and videos merged in token order (their token spans never overlap).
+  const auto images = media.Images(k);
+  const auto videos = media.Videos(k);
   std::vector<cp::CpImage> items;
-  for (const internal::MediaAt& m : internal::MediaPositions(costs, text_tokens)) {
-    if (m.kind == internal::MediaAt::kAudio) continue;
-    const double flops = m.kind == internal::MediaAt::kImage ? costs.images[m.index].train_flops
-                                                             : costs.videos[m.index].train_flops;
-    items.push_back({m.token_start, m.tokens, model_->VisionSeconds(flops)});
+  items.reserve(images.size() + videos.size());
+  size_t i = 0, v = 0;
+  while (i < images.size() || v < videos.size()) {
+    if (v == videos.size() ||
+        (i < images.size() && images[i].token_start <= videos[v].token_start)) {
+      items.push_back({images[i].token_start, images[i].llm_tokens,
+                       model_->VisionSeconds(images[i].vision_flops)});
+      ++i;
+    } else {
+      items.push_back({videos[v].token_start, videos[v].llm_tokens,
+                       model_->VisionSeconds(videos[v].vision_flops)});
+      ++v;
+    }
   }
   return items;
 }
 
-uint32_t SamplePadding::Of(const PlacedSample& sample) const {
+uint32_t SamplePadding::Of(const PlacedSample& sample, const internal::PoolMedia& media) const {
   if (!enabled_ || sample.tokens == 0) return 0;
-  cost::ItemCosts costs;  // the sample was costed when drawn, so this cannot fail
-  if (!cost::CostSample(*table_, *model_, sample.row, &costs).ok()) return 0;
-  const std::vector<cp::CpImage> items = VisionItems(costs, sample.text_tokens);
+  const std::vector<cp::CpImage> items = VisionItems(media, sample.media);
   if (items.empty()) return 0;
   const uint32_t cp = layout_.cp, chunks = 2 * cp, multiple = layout_.PadMultiple();
   const uint32_t base = RoundUp(sample.tokens, multiple);

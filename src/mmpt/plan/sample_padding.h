@@ -16,6 +16,9 @@
 #include "mmpt/plan/step_plan.h"
 
 namespace mmpt::plan {
+namespace internal {
+struct PoolMedia;  // pack_list_internal.h
+}  // namespace internal
 
 /// The padding each sample gets under a layout and CP vision policy: the multiple of the pad
 /// multiple, at most the sample's own tokens and what the pack has room for, that minimizes
@@ -33,17 +36,16 @@ class SamplePadding {
   SamplePadding(const cost::SampleTable& table, const cost::CostModel& model, const Layout& layout,
                 cp::VisionPolicy policy);
 
-  /// Padding tokens after `sample` (0 when none pays).
-  uint32_t Of(const PlacedSample& sample) const;
+  /// Padding tokens after `sample`, whose items are in `media` (0 when none pays).
+  uint32_t Of(const PlacedSample& sample, const internal::PoolMedia& media) const;
   /// The corpus's mean GPU-seconds per real token under the layout unpadded (vision encoding
   /// as naive CP does it, and the LLM), over each source's first kMeanRows rows (the whole of a
   /// smaller source): what one padding token costs. 0 when nothing is padded.
   double seconds_per_token() const { return seconds_per_token_; }
 
  private:
-  // A sample's vision items (`costs`: its items and their costs) at their token offsets, with
-  // `text_tokens` of its text kept, each with its encoder seconds.
-  std::vector<cp::CpImage> VisionItems(const cost::ItemCosts& costs, uint32_t text_tokens) const;
+  // Sample k's vision items in `media` at their token offsets, each with its encoder seconds.
+  std::vector<cp::CpImage> VisionItems(const internal::PoolMedia& media, uint32_t k) const;
 
   const cost::SampleTable* table_;
   const cost::CostModel* model_;

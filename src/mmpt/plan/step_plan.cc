@@ -76,7 +76,8 @@ uint64_t StepPlan::Hash() const {
     words.push_back(c.split.pad_multiple);
     words.insert(words.end(), c.split.cu_seqlens_padded.begin(), c.split.cu_seqlens_padded.end());
     words.push_back(static_cast<uint32_t>(c.vision.policy));
-    for (const std::vector<uint32_t>& encoders : c.vision.encoders) {
+    for (size_t i = 0; i < c.vision.encoders.size(); ++i) {
+      const std::span<const uint32_t> encoders = c.vision.encoders[i];
       words.push_back(static_cast<uint32_t>(encoders.size()));
       words.insert(words.end(), encoders.begin(), encoders.end());
     }
@@ -104,7 +105,8 @@ uint64_t StepPlan::Hash() const {
                                  static_cast<uint32_t>(a.joins_previous), a.track_offset});
     }
     for (const PackCp& c : cp) {
-      for (const std::vector<uint32_t>& encoders : c.audio.encoders) {
+      for (size_t i = 0; i < c.audio.encoders.size(); ++i) {
+        const std::span<const uint32_t> encoders = c.audio.encoders[i];
         words.push_back(static_cast<uint32_t>(encoders.size()));
         words.insert(words.end(), encoders.begin(), encoders.end());
       }

@@ -59,19 +59,23 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   };
   while (short_of_packs()) {
     MMPT_ASSIGN_OR_RETURN(
-        const std::optional<internal::Drawn> drawn,
-        internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows));
+        const std::optional<PlacedSample> drawn,
+        internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows, nullptr));
     if (!drawn) continue;
     uint32_t rank = static_cast<uint32_t>(dealt_++ % layout.dp);
-    buffers_[rank].push_back(drawn->sample);
+    buffers_[rank].push_back(*drawn);
     if (buffers_[rank].size() >= config_.vanilla_buffer) MMPT_RETURN_IF_ERROR(FlushBuffer(rank));
   }
-  // Each rank trains on its next ga × mbs packs in the order its packer made them.
+  // Each rank trains on its next ga × mbs packs in the order its packer made them. A sample
+  // may have waited in a rank's buffer for several steps: its items are placed again here.
   internal::PackList packs;
+  internal::PoolMedia media;
   for (uint32_t r = 0; r < layout.dp; ++r) {
     for (uint32_t k = 0; k < per_rank; ++k) {
       for (const auto& s : ready_[r].front()) {
-        packs.samples.push_back(s);
+        MMPT_ASSIGN_OR_RETURN(internal::FittedRow placed,
+                              internal::FitRow(*table_, *model_, config_, s.row, &media));
+        packs.samples.push_back(placed.sample);
         stats_.tokens += s.tokens;
       }
       packs.Close();
@@ -82,7 +86,7 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   for (uint32_t i = 0; i < assignment.size(); ++i) assignment[i] = i;
   std::vector<balance::PackCost> costs = internal::CostPacks(packs, *model_, layout.seq_len);
   StepPlan plan =
-      internal::Assemble(step_, layout, packs, assignment, costs, *table_, *model_, dropped_rows);
+      internal::Assemble(step_, layout, packs, assignment, costs, *table_, media, dropped_rows);
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
   // Estimated as mmpt's plans are: under CP what each pack's CP group pays.
   plan.estimate =
