@@ -31,12 +31,11 @@ Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& 
   return out;
 }
 
-Result<std::optional<PlacedSample>> DrawNext(SampleOrder& order, const cost::SampleTable& table,
-                                             const cost::CostModel& model,
-                                             const PlannerConfig& config, StepStats* stats,
-                                             std::vector<uint64_t>* dropped_rows,
-                                             PoolMedia* media) {
-  const SampleOrder::Draw draw = order.Next();
+Result<std::optional<PlacedSample>> FitDraw(const SampleOrder::Draw& draw,
+                                            const cost::SampleTable& table,
+                                            const cost::CostModel& model,
+                                            const PlannerConfig& config, StepStats* stats,
+                                            std::vector<uint64_t>* dropped_rows, PoolMedia* media) {
   const uint64_t row = table.source_begin[draw.source] + draw.index;
   ++stats->drawn;
   MMPT_ASSIGN_OR_RETURN(FittedRow fitted, FitRow(table, model, config, row, media));

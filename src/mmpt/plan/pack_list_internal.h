@@ -77,14 +77,15 @@ struct FittedRow {
 Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& model,
                          const PlannerConfig& config, uint64_t row, PoolMedia* media = nullptr);
 
-/// Draw the stream's next sample and fit it (its items to `media`, as FitRow): counts the draw
+/// Fit the stream's sample `draw` (its items to `media`, as FitRow): counts the draw
 /// (stats->drawn) and a truncation (stats->truncated); a sample FitRow drops is appended to
 /// `dropped_rows` and gives nullopt. Errors: FitRow's (a corrupt row, an item the model cannot
 /// cost).
-Result<std::optional<PlacedSample>> DrawNext(SampleOrder& order, const cost::SampleTable& table,
-                                             const cost::CostModel& model,
-                                             const PlannerConfig& config, StepStats* stats,
-                                             std::vector<uint64_t>* dropped_rows, PoolMedia* media);
+Result<std::optional<PlacedSample>> FitDraw(const SampleOrder::Draw& draw,
+                                            const cost::SampleTable& table,
+                                            const cost::CostModel& model,
+                                            const PlannerConfig& config, StepStats* stats,
+                                            std::vector<uint64_t>* dropped_rows, PoolMedia* media);
 
 /// What each source can put in packs (the samples FitRow keeps, and their tokens after it),
 /// counted over a prefix of the source's rows only as far as a question needs: a planner's work

@@ -35,4 +35,18 @@ uint64_t Permutation::At(uint64_t i) const {
   return x;
 }
 
+uint64_t Permutation::Inverse(uint64_t value) const {
+  uint64_t x = value;
+  do {
+    uint64_t left = x >> half_bits_, right = x & half_mask_;
+    for (int r = 3; r >= 0; --r) {  // each round undone, the last first
+      uint64_t previous = right ^ Round(left, r);
+      right = left;
+      left = previous;
+    }
+    x = (left << half_bits_) | right;
+  } while (x >= n_);  // the cycle walked back
+  return x;
+}
+
 }  // namespace mmpt::plan

@@ -18,6 +18,8 @@ class Permutation {
   uint64_t size() const { return n_; }
   /// The i-th element of the permuted order, i < size().
   uint64_t At(uint64_t i) const;
+  /// Where `value` (< size()) stands in the permuted order: At(Inverse(value)) == value.
+  uint64_t Inverse(uint64_t value) const;
 
  private:
   uint64_t Round(uint64_t half, int round) const;

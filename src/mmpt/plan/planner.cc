@@ -123,8 +123,9 @@ void HalveUntil(std::span<const pack::PackItem> items, size_t count,
 
 namespace internal {
 
-// The rows a step's pool holds, without allow_repeat: an open-addressing set sized to the pool
-// (a step's samples, not the corpus's), emptied between steps.
+// The rows carried into a step's pool, without allow_repeat: an open-addressing set sized to
+// them (a fraction of a step), emptied between steps. A new draw repeats a row of the pool when
+// the set holds it or the stream drew it this step (SampleOrder::DrawnSince).
 class RowSet {
  public:
   // Insert `row`; false when the set holds it already.
@@ -139,13 +140,16 @@ class RowSet {
       }
     }
   }
+  bool Contains(uint64_t row) const {
+    if (size_ == 0) return false;
+    for (size_t i = Slot(row);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == row) return true;
+      if (slots_[i] == kEmpty) return false;
+    }
+  }
   void Clear() {
     std::fill(slots_.begin(), slots_.end(), kEmpty);
     size_ = 0;
-  }
-  // Ask for the slot `row` will probe first (a hint; no effect on the set).
-  void Prefetch(uint64_t row) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Slot(row)]);
   }
 
  private:
@@ -170,8 +174,8 @@ class RowSet {
 // the plan is the same without them.
 class RowAhead {
  public:
-  RowAhead(const cost::SampleTable& table, const SampleOrder& order, const RowSet* in_step)
-      : table_(&table), ahead_(order), in_step_(in_step) {
+  RowAhead(const cost::SampleTable& table, const SampleOrder& order)
+      : table_(&table), ahead_(order) {
     for (size_t k = 0; k < kAhead; ++k) Advance();
   }
   // One draw further.
@@ -180,7 +184,6 @@ class RowAhead {
     const uint64_t row = table_->source_begin[draw.source] + draw.index;
     __builtin_prefetch(&table_->text_tokens[row]);
     __builtin_prefetch(&table_->image_begin[row]);
-    if (in_step_ != nullptr) in_step_->Prefetch(row);
     rows_[next_ % kAhead] = row;
     const uint64_t half = rows_[(next_ + kAhead / 2) % kAhead];
     if (next_ >= kAhead / 2) {
@@ -197,7 +200,6 @@ class RowAhead {
   static constexpr size_t kAhead = 16;
   const cost::SampleTable* table_;
   SampleOrder ahead_;
-  const RowSet* in_step_;
   uint64_t rows_[kAhead] = {};
   uint64_t next_ = 0;
 };
@@ -225,7 +227,7 @@ Planner::Planner(const cost::SampleTable& table, const cost::CostModel& model, P
       order_(std::move(order)),
       placeable_(std::make_unique<internal::PlaceableCounter>(std::move(placeable))),
       in_step_(std::make_unique<internal::RowSet>()),
-      media_(std::make_unique<internal::PoolMedia>()) {}
+      pool_(std::make_unique<Pool>()) {}
 
 Planner::Planner(Planner&&) noexcept = default;
 Planner& Planner::operator=(Planner&&) noexcept = default;
@@ -250,7 +252,9 @@ Result<Planner> Planner::Create(const cost::SampleTable& table, const cost::Cost
   return Planner(table, model, std::move(config), std::move(order), std::move(placeable));
 }
 
-// One step's pool (PlanStep's first phase): the samples drawn, those deferred and dropped.
+// The step being planned: its pool (the samples drawn, those deferred and dropped), their media
+// items and the step's packs. Kept between steps for their memory only (each step clears them):
+// at the seed's step they are hundreds of MB, and memory reused is not faulted in again.
 struct Planner::Pool {
   std::vector<PlacedSample> samples;  // the carried-in samples first, then the new draws
   std::vector<uint8_t> age;           // steps each carried-in sample has waited
@@ -258,9 +262,25 @@ struct Planner::Pool {
   bool any_old = false;  // some carried-in sample reached max_carry_steps
   std::vector<std::pair<PlacedSample, uint8_t>> deferred;  // with the steps each waited
   std::vector<uint64_t> dropped_rows;
+  internal::PoolMedia media;          // the items of `samples` (PlacedSample::media)
+  std::vector<pack::PackItem> items;  // per sample: what the packer sees
+  internal::PackList packs;           // the step's packs (PackPool)
+
+  void Clear() {
+    samples.clear();
+    age.clear();
+    num_carried_in = 0;
+    any_old = false;
+    deferred.clear();
+    dropped_rows.clear();
+    media.Clear();
+    items.clear();
+    packs.samples.clear();
+    packs.begin.assign(1, 0);
+  }
 };
 
-Result<Planner::Pool> Planner::DrawPool() {
+Status Planner::DrawPool() {
   const uint32_t seq_len = config_.layout.seq_len;
   const uint64_t num_packs = config_.layout.packs_per_step();
   const double target_tokens = PoolTarget(config_);
@@ -271,22 +291,27 @@ Result<Planner::Pool> Planner::DrawPool() {
   std::vector<uint8_t> carried_age = std::move(carry_age_);
   carry_.clear();
   carry_age_.clear();
-  Pool out;
+  Pool& out = *pool_;
+  out.Clear();
   std::vector<PlacedSample>& pool = out.samples;
   std::vector<uint8_t>& age = out.age;
   auto& deferred = out.deferred;
   std::vector<uint64_t>& dropped_rows = out.dropped_rows;
   std::vector<uint64_t> pooled(config_.allow_repeat ? 0 : table_->num_sources(), 0);
   double pool_tokens = 0;
-  pool.reserve(carried_in.size() + static_cast<size_t>(target_tokens / 64));
-  // Whether `sample` joins the pool (false: the pool holds it, so it is deferred).
-  internal::PoolMedia& media = *media_;
-  media.Clear();
+  internal::PoolMedia& media = out.media;
+  // Where the stream stood: a draw repeats a sample of the pool when it was carried in or drawn
+  // since (SampleOrder::DrawnSince).
+  const std::vector<SourceCursor> since = order_.cursors();
   // Whether `sample`, the last whose items `media` took, joins the pool (false: the pool holds
-  // it, so it is deferred and its items are taken back).
-  auto join = [&](const PlacedSample& sample, uint8_t waited) {
+  // it, so it is deferred and its items are taken back); `draw` when the stream drew it, null
+  // when it was carried in.
+  auto join = [&](const PlacedSample& sample, const SampleOrder::Draw* draw, uint8_t waited) {
     if (!config_.allow_repeat) {
-      if (!in_step_->Insert(sample.row)) {
+      const bool held = draw == nullptr
+                            ? !in_step_->Insert(sample.row)
+                            : in_step_->Contains(sample.row) || order_.DrawnSince(since, *draw);
+      if (held) {
         deferred.emplace_back(sample, waited);
         media.PopBack();
         return false;
@@ -308,7 +333,7 @@ Result<Planner::Pool> Planner::DrawPool() {
       dropped_rows.push_back(row);
       continue;
     }
-    if (join(fitted.sample, carried_age[i])) {
+    if (join(fitted.sample, nullptr, carried_age[i])) {
       age.push_back(carried_age[i]);
     }
   }
@@ -320,19 +345,20 @@ Result<Planner::Pool> Planner::DrawPool() {
   // pack (it has, at the latest, when the pool holds the whole corpus), rather than the
   // stream running ahead of what steps can hold.
   bool exhausted = false;
-  internal::RowAhead ahead(*table_, order_, config_.allow_repeat ? nullptr : in_step_.get());
+  internal::RowAhead ahead(*table_, order_);
   auto draw_until = [&](double target) -> Status {
     while (pool_tokens < target && !(exhausted && pool.size() >= num_packs)) {
       ahead.Advance();
+      const SampleOrder::Draw draw = order_.Next();
       MMPT_ASSIGN_OR_RETURN(
           const std::optional<PlacedSample> drawn,
-          internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows, &media));
+          internal::FitDraw(draw, *table_, *model_, config_, &stats_, &dropped_rows, &media));
       if (!drawn) continue;
       if (!config_.allow_repeat && !exhausted) {
         MMPT_ASSIGN_OR_RETURN(exhausted,
                               placeable_->AllPooled(drawn->source, pooled[drawn->source]));
       }
-      join(*drawn, 0);
+      join(*drawn, &draw, 0);
     }
     return Status::OK();
   };
@@ -350,15 +376,16 @@ Result<Planner::Pool> Planner::DrawPool() {
           draw_until(static_cast<double>(num_packs) * seq_len * (1.0 + kLargeItemPoolSlack)));
     }
   }
-  // The marks are needed only while drawing: clear them for the next step.
+  // The carried rows are needed only while drawing: clear them for the next step.
   if (!config_.allow_repeat) in_step_->Clear();
   stats_.dropped = dropped_rows.size();
   stats_.deferred = deferred.size();
   stats_.source_exhausted = exhausted;
-  return out;
+  return Status::OK();
 }
 
-Result<internal::PackList> Planner::PackPool(Pool& drawn) {
+Status Planner::PackPool() {
+  Pool& drawn = *pool_;
   const uint32_t seq_len = config_.layout.seq_len;
   const uint64_t num_packs = config_.layout.packs_per_step();
   const std::vector<PlacedSample>& pool = drawn.samples;
@@ -367,7 +394,8 @@ Result<internal::PackList> Planner::PackPool(Pool& drawn) {
   const bool any_old = drawn.any_old;
   // Pack the pool; keep the step's packs: those holding a long-carried sample, then the
   // fullest; everything else carries over.
-  std::vector<pack::PackItem> items(pool.size());
+  std::vector<pack::PackItem>& items = drawn.items;
+  items.resize(pool.size());
   for (size_t i = 0; i < pool.size(); ++i) {
     items[i] = {pool[i].tokens + pool[i].cp_padding, pool[i].images};
   }
@@ -413,9 +441,7 @@ Result<internal::PackList> Planner::PackPool(Pool& drawn) {
     for (size_t i = 0; i < num_carried_in; ++i) locked[i] = age[i] >= config_.max_carry_steps;
   }
   pack::RefillFromSpare(items, constraints, locked, &step_packs, &spare);
-  internal::PackList packs;
-  packs.begin.reserve(num_packs + 1);
-  packs.samples.reserve(pool.size());
+  internal::PackList& packs = drawn.packs;
   for (const auto& pack : step_packs) {
     for (uint32_t i : pack) {
       packs.samples.push_back(pool[i]);
@@ -438,7 +464,7 @@ Result<internal::PackList> Planner::PackPool(Pool& drawn) {
     carry_.push_back(sample);
     carry_age_.push_back(waited);
   }
-  return packs;
+  return Status::OK();
 }
 
 Result<StepPlan> Planner::PlanStep() {
@@ -454,9 +480,11 @@ Result<StepPlan> Planner::PlanStep() {
   const uint32_t seq_len = layout.seq_len;
   const uint64_t num_packs = layout.packs_per_step();
   StepStats::Phases phases;
-  MMPT_ASSIGN_OR_RETURN(Pool pool, DrawPool());
+  MMPT_RETURN_IF_ERROR(DrawPool());
   lap(phases.draw);
-  MMPT_ASSIGN_OR_RETURN(internal::PackList packs, PackPool(pool));
+  MMPT_RETURN_IF_ERROR(PackPool());
+  const Pool& pool = *pool_;
+  const internal::PackList& packs = pool.packs;
 
   // Balance the packs over (rank, micro-step) and assemble the plan. plan ▸ cp: every pack is
   // split over its CP group (padded as TE and sequence parallelism need), and its images
@@ -470,7 +498,7 @@ Result<StepPlan> Planner::PlanStep() {
     std::vector<uint32_t> in_order(num_packs);
     std::iota(in_order.begin(), in_order.end(), 0);
     StepPlan packed = internal::Assemble(step_, layout, packs, in_order, pack_costs, *table_,
-                                         *media_, pool.dropped_rows);
+                                         pool.media, pool.dropped_rows);
     lap(phases.assemble);
     MMPT_RETURN_IF_ERROR(AddCpStage(packed, config_.cp_vision));
     balanced = CpPackCosts(packed, model_->AttentionPairWeight());
@@ -480,8 +508,8 @@ Result<StepPlan> Planner::PlanStep() {
   const balance::Grid grid = layout.BalanceGrid();
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(balanced, grid));
   lap(phases.balance);
-  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_, *media_,
-                                     pool.dropped_rows);
+  StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_,
+                                     pool.media, pool.dropped_rows);
   lap(phases.assemble);
   if (layout.cp > 1) {
     plan.cp.resize(num_packs);

@@ -22,7 +22,6 @@
 namespace mmpt::plan {
 namespace internal {
 struct PackList;         // pack_list_internal.h
-struct PoolMedia;        // pack_list_internal.h
 class PlaceableCounter;  // pack_list_internal.h
 class RowSet;            // planner.cc
 }  // namespace internal
@@ -181,12 +180,13 @@ class Planner {
           SampleOrder order, internal::PlaceableCounter placeable);
 
   struct Pool;
-  /// PlanStep's first phase: the pool, last step's carry, then new samples until the step's
+  /// PlanStep's first phase, into pool_: last step's carry, then new samples until the step's
   /// capacity is covered (without allow_repeat a sample the pool holds is deferred).
-  Result<Pool> DrawPool();
-  /// Its second: pack the pool and keep the step's packs (those holding a long-carried
-  /// sample, then the fullest, refilled from the rest); everything else is carried.
-  Result<internal::PackList> PackPool(Pool& pool);
+  Status DrawPool();
+  /// Its second: pack the pool and keep the step's packs (pool_->packs: those holding a
+  /// long-carried sample, then the fullest, refilled from the rest); everything else is
+  /// carried.
+  Status PackPool();
 
   const cost::SampleTable* table_;
   const cost::CostModel* model_;
@@ -198,10 +198,10 @@ class Planner {
   std::vector<uint8_t> carry_age_;   // steps each has been carried
   // What each source can put in packs, counted as far as the planner asked.
   std::unique_ptr<internal::PlaceableCounter> placeable_;
-  // Without allow_repeat: the rows the step being planned holds (empty between steps).
+  // Without allow_repeat: the rows carried into the step being planned (empty between steps).
   std::unique_ptr<internal::RowSet> in_step_;
-  // The items of the pool's samples (the step being planned), kept for Assemble.
-  std::unique_ptr<internal::PoolMedia> media_;
+  // The step being planned (its memory reused by the next).
+  std::unique_ptr<Pool> pool_;
   StepStats stats_;
 };
 

@@ -25,7 +25,28 @@ TEST(PermutationTest, IsABijectionForAnySize) {
       uint64_t v = perm.At(i);
       ASSERT_LT(v, n);
       ASSERT_EQ(seen[v]++, 0) << "n " << n << " value " << v;
+      ASSERT_EQ(perm.Inverse(v), i) << "n " << n << " value " << v;
     }
+  }
+}
+
+// DrawnSince answers from the permutations alone what a set of every sample drawn since would.
+TEST(SampleOrderTest, DrawnSinceIsWhetherTheStreamDrewTheSampleSince) {
+  auto order = SampleOrder::Create(std::vector<uint64_t>{5, 37, 1000}, {}, 7);
+  ASSERT_TRUE(order.ok());
+  for (int skip = 0; skip < 300; skip += 97) {
+    for (int k = 0; k < skip; ++k) order->Next();
+    const std::vector<SourceCursor> since = order->cursors();
+    std::set<std::pair<uint32_t, uint64_t>> drawn;
+    size_t repeats = 0;
+    for (int k = 0; k < 1500; ++k) {
+      const SampleOrder::Draw draw = order->Next();
+      const bool seen = !drawn.insert({draw.source, draw.index}).second;
+      ASSERT_EQ(order->DrawnSince(since, draw), seen)
+          << "draw " << k << " of source " << draw.source;
+      repeats += seen;
+    }
+    EXPECT_GT(repeats, 100u);  // the small sources wrapped, several times
   }
 }
 

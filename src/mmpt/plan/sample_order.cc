@@ -62,21 +62,32 @@ void SampleOrder::Rebuild() {
   }
 }
 
+Permutation SampleOrder::EpochPermutation(uint32_t source, uint64_t epoch) const {
+  return Permutation(sizes_[source], Mix64(seed_ ^ Mix64((uint64_t{source} << 40) ^ epoch)));
+}
+
 const Permutation& SampleOrder::PermutationOf(uint32_t source) {
   uint64_t epoch = cursors_[source].epoch;
   if (permutation_epoch_[source] != epoch) {
-    uint64_t key = Mix64(seed_ ^ Mix64((uint64_t{source} << 40) ^ epoch));
-    permutations_[source] = Permutation(sizes_[source], key);
+    permutations_[source] = EpochPermutation(source, epoch);
     permutation_epoch_[source] = epoch;
   }
   return permutations_[source];
+}
+
+bool SampleOrder::DrawnSince(std::span<const SourceCursor> since, const Draw& draw) const {
+  const SourceCursor& start = since[draw.source];
+  if (draw.epoch == start.epoch) return false;    // drawn since: positions [start, draw)
+  if (draw.epoch > start.epoch + 1) return true;  // the whole epoch before was drawn since
+  // The epoch before was drawn since from start.position on.
+  return EpochPermutation(draw.source, start.epoch).Inverse(draw.index) >= start.position;
 }
 
 SampleOrder::Draw SampleOrder::Next() {
   auto [pass, s] = heap_.top();
   heap_.pop();
   SourceCursor& cursor = cursors_[s];
-  Draw draw{s, PermutationOf(s).At(cursor.position)};
+  Draw draw{s, PermutationOf(s).At(cursor.position), cursor.epoch, cursor.position};
   if (++cursor.position == sizes_[s]) {
     cursor.position = 0;
     ++cursor.epoch;

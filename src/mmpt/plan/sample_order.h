@@ -32,12 +32,20 @@ class SampleOrder {
   static Result<SampleOrder> Create(std::span<const uint64_t> source_sizes,
                                     std::span<const double> weights, uint64_t seed);
 
-  /// The next sample: its source and its index within the source.
+  /// The next sample: its source and its index within the source, and where the source's
+  /// stream stood (the epoch and the position in it).
   struct Draw {
     uint32_t source;
     uint64_t index;
+    uint64_t epoch;
+    uint64_t position;
   };
   Draw Next();
+  /// Whether the stream drew `draw`'s sample before `draw` since it stood at `since` (cursors()
+  /// then, no epoch of the source ago): a source's epoch holds each sample once, so only an
+  /// epoch begun since can repeat one, and whether it does is the inverse of the permutation
+  /// of the epoch before. O(1).
+  bool DrawnSince(std::span<const SourceCursor> since, const Draw& draw) const;
 
   /// The fraction of draws that come from `source` (0: never drawn; no samples or weight 0).
   double Share(uint32_t source) const { return shares_[source]; }
@@ -49,6 +57,7 @@ class SampleOrder {
  private:
   SampleOrder() = default;
   void Rebuild();
+  Permutation EpochPermutation(uint32_t source, uint64_t epoch) const;
   const Permutation& PermutationOf(uint32_t source);
 
   std::vector<uint64_t> sizes_;

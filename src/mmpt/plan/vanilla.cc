@@ -58,9 +58,9 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
     return false;
   };
   while (short_of_packs()) {
-    MMPT_ASSIGN_OR_RETURN(
-        const std::optional<PlacedSample> drawn,
-        internal::DrawNext(order_, *table_, *model_, config_, &stats_, &dropped_rows, nullptr));
+    MMPT_ASSIGN_OR_RETURN(const std::optional<PlacedSample> drawn,
+                          internal::FitDraw(order_.Next(), *table_, *model_, config_, &stats_,
+                                            &dropped_rows, nullptr));
     if (!drawn) continue;
     uint32_t rank = static_cast<uint32_t>(dealt_++ % layout.dp);
     buffers_[rank].push_back(*drawn);
