@@ -25,6 +25,7 @@ std::vector<uint32_t> TokenOrder(std::span<const CpImage> images) {
 std::vector<std::vector<RowSegment>> ConsumedRows(const ThdSplit& split,
                                                   std::span<const CpImage> images) {
   std::vector<std::vector<RowSegment>> consumed(split.cp);
+  for (auto& segments : consumed) segments.reserve(images.size());
   for (uint32_t i = 0; i < images.size(); ++i) {
     ForEachRun(images[i], [&](const TokenRun& run, uint32_t first_row) {
       const size_t seq = SeqOf(split, run.token_start);
@@ -42,24 +43,27 @@ std::vector<std::vector<RowSegment>> ConsumedRows(const ThdSplit& split,
     });
   }
   for (auto& segments : consumed) {
-    std::sort(segments.begin(), segments.end(), [](const RowSegment& a, const RowSegment& b) {
+    auto by_offset = [](const RowSegment& a, const RowSegment& b) {
       return a.local_offset < b.local_offset;
-    });
+    };
+    if (!std::is_sorted(segments.begin(), segments.end(), by_offset)) {
+      std::sort(segments.begin(), segments.end(), by_offset);
+    }
     // Chunks r and 2c−1−r of a sub-sequence sit side by side locally: an image crossing the
-    // middle of its sample then continues in the same run.
-    std::vector<RowSegment> merged;
+    // middle of its sample then continues in the same run (merged in place).
+    size_t kept = 0;
     for (const RowSegment& segment : segments) {
-      if (!merged.empty()) {
-        RowSegment& last = merged.back();
+      if (kept > 0) {
+        RowSegment& last = segments[kept - 1];
         if (last.image == segment.image && last.row_begin + last.row_count == segment.row_begin &&
             last.local_offset + last.row_count == segment.local_offset) {
           last.row_count += segment.row_count;
           continue;
         }
       }
-      merged.push_back(segment);
+      segments[kept++] = segment;
     }
-    segments = std::move(merged);
+    segments.resize(kept);
   }
   return consumed;
 }
@@ -218,6 +222,7 @@ Result<ExchangeIndices> RankExchange(const EncoderAssignment& assignment,
 Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
   const uint32_t total = split.cu_seqlens.back();
   std::vector<std::pair<TokenRun, size_t>> runs;  // every item's, with its item
+  runs.reserve(images.size());
   for (size_t i = 0; i < images.size(); ++i) {
     const CpImage& image = images[i];
     if (image.token_count == 0) return Status::InvalidArgument("image {} has no tokens", i);
@@ -249,8 +254,12 @@ Status ValidateImages(const ThdSplit& split, std::span<const CpImage> images) {
     });
     MMPT_RETURN_IF_ERROR(status);
   }
-  std::sort(runs.begin(), runs.end(),
-            [](const auto& a, const auto& b) { return a.first.token_start < b.first.token_start; });
+  auto by_start = [](const auto& a, const auto& b) {
+    return a.first.token_start < b.first.token_start;
+  };
+  if (!std::is_sorted(runs.begin(), runs.end(), by_start)) {
+    std::sort(runs.begin(), runs.end(), by_start);
+  }
   for (size_t j = 1; j < runs.size(); ++j) {
     const TokenRun& prev = runs[j - 1].first;
     if (prev.token_start + prev.token_count > runs[j].first.token_start) {

@@ -30,8 +30,11 @@ PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const u
   };
   PackCpInput input;
   input.lengths.reserve(sequences.size());
+  input.padding.reserve(sequences.size());
   std::vector<cp::CpImage> items;  // images and videos, in pack order
   std::vector<uint8_t> is_video;
+  items.reserve(p.images);
+  is_video.reserve(p.images);
   uint32_t sequence_start = 0;
   for (size_t q = 0; q < sequences.size(); ++q) {
     if (!kept.empty() && kept[q] == 0) continue;
@@ -62,7 +65,11 @@ PackCpInput MakePackCpInput(const StepPlan& plan, size_t pack, std::span<const u
     }
     sequence_start += seq.tokens;
   }
-  for (uint32_t k : VisionItemOrder(is_video)) input.images.push_back(items[k]);
+  if (std::find(is_video.begin(), is_video.end(), 1) == is_video.end()) {
+    input.images = std::move(items);  // images alone: already in their order
+  } else {
+    for (uint32_t k : VisionItemOrder(is_video)) input.images.push_back(items[k]);
+  }
   return input;
 }
 
