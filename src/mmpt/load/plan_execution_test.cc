@@ -218,6 +218,29 @@ TEST_F(PlanExecutionSlow, LoaderExecutesTheVanillaPlannersPlans) {
   EXPECT_EQ((*stream)->Restore("state").status().code(), StatusCode::kInvalidArgument);
 }
 
+// A stream takes back the memory of a plan that left its cache and that nothing else holds
+// (Planner::PlanStep's `recycled`): the plans are the planner's own, step by step, under CP 1
+// and CP 2 (whose cp entries are overwritten).
+TEST_F(PlanExecutionSlow, StreamPlansInRecycledMemoryAreThePlannersOwn) {
+  const std::string dir = root_ + "/ds";
+  for (uint32_t cp : {1u, 2u}) {
+    SCOPED_TRACE(fmt::format("cp {}", cp));
+    PlanStreamConfig config;
+    config.planner.layout = {.dp = 2, .cp = cp, .ga = 2, .seq_len = 4096};
+    config.planner.allow_repeat = true;
+    auto stream = PlanStream::Open(dir, config);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    auto direct = plan::Planner::Create((*stream)->table(), (*stream)->model(), config.planner);
+    ASSERT_TRUE(direct.ok()) << direct.status().ToString();
+    for (uint64_t step = 0; step < 12; ++step) {  // steps 4.. in the memory of steps 0..
+      auto served = (*stream)->Plan(step);
+      auto planned = direct->PlanStep();
+      ASSERT_TRUE(served.ok() && planned.ok()) << step;
+      EXPECT_EQ((*served)->Hash(), planned->Hash()) << step;
+    }
+  }
+}
+
 // "packed" serves mmpt's packs dealt in packing order (the ablation's "+ global packing"), the
 // same packs as mmpt's plan, and like the baseline it is not saved.
 TEST_F(PlanExecutionSlow, PackedStreamDealsMmptsPacksInPackingOrder) {

@@ -15,15 +15,20 @@ struct PlanStream::Parts {
   plan::Layout layout;
   bool reorder = true;
 
-  // mmpt's next plan, dealt as the config says.
-  Result<plan::StepPlan> PlanNext() {
-    MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, planner->PlanStep());
+  // mmpt's next plan, dealt as the config says, in `recycled`'s memory (Planner::PlanStep).
+  Result<plan::StepPlan> PlanNext(plan::StepPlan recycled = {}) {
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, planner->PlanStep(std::move(recycled)));
     if (!reorder) return plan::DealInPackingOrder(made);
     return made;
   }
 };
 
 namespace {
+// A plan as the stream hands it out. Made non-const, so that the stream may take its memory
+// back once it is the plan's only holder (AdvanceTo).
+std::shared_ptr<const plan::StepPlan> Store(plan::StepPlan plan) {
+  return std::make_shared<plan::StepPlan>(std::move(plan));
+}
 // Plans kept for workers that are a few micro-steps apart, and planner states (a few KB each)
 // for the recent steps a loader's position can be at: memory stays flat over a long run.
 constexpr size_t kCachedPlans = 4;
@@ -82,7 +87,7 @@ Status PlanStream::AdvanceTo(uint64_t step) {
   if (parts_->vanilla) {
     while (parts_->vanilla_next_step <= step) {
       MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, parts_->vanilla->PlanStep());
-      plans_[parts_->vanilla_next_step++] = std::make_shared<const plan::StepPlan>(std::move(made));
+      plans_[parts_->vanilla_next_step++] = Store(std::move(made));
       while (plans_.size() > kCachedPlans) plans_.erase(plans_.begin());
     }
     return Status::OK();
@@ -91,9 +96,17 @@ Status PlanStream::AdvanceTo(uint64_t step) {
   while (planner.next_step() <= step) {
     const uint64_t s = planner.next_step();
     states_[s] = planner.SaveState();
-    MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, parts_->PlanNext());
-    plans_[s] = std::make_shared<const plan::StepPlan>(std::move(made));
-    while (plans_.size() > kCachedPlans) plans_.erase(plans_.begin());
+    // The oldest plan leaves the cache first; when nothing else holds it, the new plan takes
+    // over its memory.
+    plan::StepPlan recycled;
+    while (plans_.size() >= kCachedPlans) {
+      std::shared_ptr<const plan::StepPlan> oldest = std::move(plans_.begin()->second);
+      plans_.erase(plans_.begin());
+      // Sole owner (other holders copy from the cache under mu_): made non-const (Store).
+      if (oldest.use_count() == 1) recycled = std::move(const_cast<plan::StepPlan&>(*oldest));
+    }
+    MMPT_ASSIGN_OR_RETURN(plan::StepPlan made, parts_->PlanNext(std::move(recycled)));
+    plans_[s] = Store(std::move(made));
     while (states_.size() > kKeptStates) states_.erase(states_.begin());
   }
   return Status::OK();
@@ -128,7 +141,7 @@ Result<std::shared_ptr<const plan::StepPlan>> PlanStream::PlanLocked(uint64_t st
     Result<plan::StepPlan> made = parts_->PlanNext();
     MMPT_RETURN_IF_ERROR(parts_->planner->RestoreState(resume).status());
     if (!made.ok()) return made.status();
-    return std::make_shared<const plan::StepPlan>(std::move(*made));
+    return Store(std::move(*made));
   }
   MMPT_RETURN_IF_ERROR(AdvanceTo(step));
   return plans_.at(step);

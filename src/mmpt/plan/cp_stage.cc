@@ -87,9 +87,14 @@ Result<PackCp> PlanPackCp(const Layout& layout, const PackCpInput& input, cp::Vi
 }
 
 Status AddCpStage(StepPlan& plan, cp::VisionPolicy policy) {
-  plan.cp.assign(plan.packs.size(), PackCp{});
+  // Entries already there (a recycled plan's) are overwritten: their memory returns to the heap
+  // as the new ones take it.
+  plan.cp.resize(plan.packs.size());
   for (size_t p = 0; p < plan.packs.size(); ++p) {
-    if (plan.packs[p].sequence_begin == plan.packs[p].sequence_end) continue;  // empty slot
+    if (plan.packs[p].sequence_begin == plan.packs[p].sequence_end) {  // empty slot
+      plan.cp[p] = PackCp{};
+      continue;
+    }
     const PackCpInput input = MakePackCpInput(plan, p);
     auto made = PlanPackCp(plan.layout, input, policy);
     if (!made.ok()) return made.status().WithContext(fmt::format("pack {}", p));

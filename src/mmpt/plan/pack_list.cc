@@ -202,15 +202,26 @@ std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::Cost
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
                   std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
                   const cost::SampleTable& table, const PoolMedia& media,
-                  std::span<const uint64_t> dropped_rows) {
-  StepPlan plan;
+                  std::span<const uint64_t> dropped_rows, StepPlan recycled) {
+  StepPlan plan = std::move(recycled);
+  plan.packs.clear();
+  plan.sequences.clear();
+  plan.images.clear();
+  plan.videos.clear();
+  plan.audios.clear();
+  plan.dropped.clear();
+  plan.estimate = {};
   plan.step = step;
   plan.layout = layout;
-  plan.packs.reserve(assignment.size());
-  plan.sequences.reserve(packs.samples.size());
-  plan.images.reserve(media.images.size());
-  plan.videos.reserve(media.videos.size());
-  plan.audios.reserve(media.audios.size());
+  // Room for this step, and some for the next steps' that may reuse the memory.
+  auto reserve = [](auto& v, size_t n) {
+    if (v.capacity() < n) v.reserve(n + n / 16);
+  };
+  reserve(plan.packs, assignment.size());
+  reserve(plan.sequences, packs.samples.size());
+  reserve(plan.images, media.images.size());
+  reserve(plan.videos, media.videos.size());
+  reserve(plan.audios, media.audios.size());
   for (uint32_t p : assignment) {
     PlannedPack pack;
     pack.sequence_begin = static_cast<uint32_t>(plan.sequences.size());

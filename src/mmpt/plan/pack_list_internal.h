@@ -137,10 +137,11 @@ std::vector<balance::PackCost> CostPacks(const PackList& packs, const cost::Cost
 
 /// Build the StepPlan: slot s = (rank × ga + micro) × mbs + k holds packs[assignment[s]], each
 /// sample's items copied from `media`; `dropped_rows` are the table rows the step drew and
-/// dropped, in draw order.
+/// dropped, in draw order. The plan reuses `recycled`'s memory (Planner::PlanStep); its cp
+/// entries stay for the cp stage to overwrite, every one of them.
 StepPlan Assemble(uint64_t step, const Layout& layout, const PackList& packs,
                   std::span<const uint32_t> assignment, std::span<const balance::PackCost> costs,
                   const cost::SampleTable& table, const PoolMedia& media,
-                  std::span<const uint64_t> dropped_rows);
+                  std::span<const uint64_t> dropped_rows, StepPlan recycled);
 
 }  // namespace mmpt::plan::internal

@@ -467,7 +467,7 @@ Status Planner::PackPool() {
   return Status::OK();
 }
 
-Result<StepPlan> Planner::PlanStep() {
+Result<StepPlan> Planner::PlanStep(StepPlan recycled) {
   const auto start = std::chrono::steady_clock::now();
   stats_ = StepStats{};
   // Add the time since the last lap to `phase`.
@@ -498,7 +498,7 @@ Result<StepPlan> Planner::PlanStep() {
     std::vector<uint32_t> in_order(num_packs);
     std::iota(in_order.begin(), in_order.end(), 0);
     StepPlan packed = internal::Assemble(step_, layout, packs, in_order, pack_costs, *table_,
-                                         pool.media, pool.dropped_rows);
+                                         pool.media, pool.dropped_rows, {});
     lap(phases.assemble);
     MMPT_RETURN_IF_ERROR(AddCpStage(packed, config_.cp_vision));
     balanced = CpPackCosts(packed, model_->AttentionPairWeight());
@@ -509,11 +509,13 @@ Result<StepPlan> Planner::PlanStep() {
   MMPT_ASSIGN_OR_RETURN(balance::Assignment assignment, balance::Balance(balanced, grid));
   lap(phases.balance);
   StepPlan plan = internal::Assemble(step_, layout, packs, assignment, pack_costs, *table_,
-                                     pool.media, pool.dropped_rows);
+                                     pool.media, pool.dropped_rows, std::move(recycled));
   lap(phases.assemble);
   if (layout.cp > 1) {
     plan.cp.resize(num_packs);
-    for (size_t slot = 0; slot < num_packs; ++slot) plan.cp[slot] = pack_cp[assignment[slot]];
+    for (size_t slot = 0; slot < num_packs; ++slot) {
+      plan.cp[slot] = std::move(pack_cp[assignment[slot]]);  // each pack is in one slot
+    }
   } else {
     MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
   }

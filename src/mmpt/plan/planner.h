@@ -127,9 +127,11 @@ class Planner {
   Planner& operator=(Planner&&) noexcept;
   ~Planner();
 
-  /// Plan step next_step() and advance. Errors: those of a drawn row (as Create's), packing,
+  /// Plan step next_step() and advance. `recycled`: a plan no longer used (a loader's oldest),
+  /// whose memory the new plan takes over, so a long run does not fault fresh pages in every
+  /// step; the plan does not depend on it. Errors: those of a drawn row (as Create's), packing,
   /// balance and the cp stage.
-  Result<StepPlan> PlanStep();
+  Result<StepPlan> PlanStep(StepPlan recycled = {});
   /// Statistics of the last PlanStep().
   const StepStats& last_stats() const { return stats_; }
   uint64_t next_step() const { return step_; }

@@ -229,6 +229,24 @@ TEST_P(PlannerPropertyTest, PlansAreIdenticalAcrossRunsAndRestorePoints) {
   ASSERT_TRUE(reread.ok()) << reread.status().ToString();
   EXPECT_EQ(run(*reread, 8), reference);
   EXPECT_EQ(std::set<uint64_t>(reference.begin(), reference.end()).size(), reference.size());
+  // Each step in the memory of the one before (PlanStep's `recycled`, with room to spare): the
+  // same plans, in the same arrays.
+  {
+    auto planner = Planner::Create(c.table, c.model, config);
+    ASSERT_TRUE(planner.ok());
+    StepPlan last;
+    for (int s = 0; s < 8; ++s) {
+      last.sequences.reserve(2 * last.sequences.size() + 64);
+      const PlannedSequence* memory = last.sequences.data();
+      auto plan = planner->PlanStep(std::move(last));
+      ASSERT_TRUE(plan.ok());
+      EXPECT_EQ(plan->Hash(), reference[s]) << "step " << s;
+      if (s > 0) {
+        EXPECT_EQ(plan->sequences.data(), memory) << "step " << s;
+      }
+      last = std::move(*plan);
+    }
+  }
 
   for (int k : {1, 3, 6}) {
     auto first = Planner::Create(c.table, c.model, config);

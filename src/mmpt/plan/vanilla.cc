@@ -86,7 +86,7 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
   for (uint32_t i = 0; i < assignment.size(); ++i) assignment[i] = i;
   std::vector<balance::PackCost> costs = internal::CostPacks(packs, *model_, layout.seq_len);
   StepPlan plan =
-      internal::Assemble(step_, layout, packs, assignment, costs, *table_, media, dropped_rows);
+      internal::Assemble(step_, layout, packs, assignment, costs, *table_, media, dropped_rows, {});
   MMPT_RETURN_IF_ERROR(AddCpStage(plan, cp::VisionPolicy::kCount));
   // Estimated as mmpt's plans are: under CP what each pack's CP group pays.
   plan.estimate =
