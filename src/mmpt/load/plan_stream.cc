@@ -29,9 +29,8 @@ namespace {
 std::shared_ptr<const plan::StepPlan> Store(plan::StepPlan plan) {
   return std::make_shared<plan::StepPlan>(std::move(plan));
 }
-// Plans kept for workers that are a few micro-steps apart, and planner states (a few KB each)
-// for the recent steps a loader's position can be at: memory stays flat over a long run.
-constexpr size_t kCachedPlans = 4;
+// Planner states (a few KB each) for the recent steps a loader's position can be at: memory
+// stays flat over a long run.
 constexpr size_t kKeptStates = 64;
 }  // namespace
 

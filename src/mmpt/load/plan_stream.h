@@ -49,6 +49,10 @@ struct PlanStreamConfig {
 /// Thread safety: Plan(), StateAt() and Restore() may be called from any thread (one mutex).
 class PlanStream : public std::enable_shared_from_this<PlanStream> {
  public:
+  /// Plans kept for workers that are a few micro-steps apart. Once the cache is full, each new
+  /// plan takes over the memory of the one leaving it when nothing else holds that one.
+  static constexpr size_t kCachedPlans = 4;
+
   /// Plan a prepared dataset: its planning table, with its manifest's vision and audio presets
   /// (store::DatasetVisionPreset, DatasetAudioPreset), and its mapped planning table
   /// (store::OpenPlanningTable). The one way every command, binding and
