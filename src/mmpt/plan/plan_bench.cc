@@ -72,12 +72,27 @@ void PlanSteps(benchmark::State& state, const Fixture& f, const PlannerConfig& c
   auto planner = Planner::Create(f.table, f.model, config);
   if (!planner.ok()) std::abort();
   uint64_t samples = 0;
+  StepStats::Phases phases;  // summed over the steps
+  StepPlan last;             // each step in the memory of the one before, as a long run plans
   for (auto _ : state) {
-    auto plan = planner->PlanStep();
+    auto plan = planner->PlanStep(std::move(last));
     if (!plan.ok()) std::abort();
-    samples += planner->last_stats().placed;
+    const StepStats& stats = planner->last_stats();
+    samples += stats.placed;
+    phases.draw += stats.phase_seconds.draw;
+    phases.pack += stats.phase_seconds.pack;
+    phases.cp += stats.phase_seconds.cp;
+    phases.balance += stats.phase_seconds.balance;
+    phases.assemble += stats.phase_seconds.assemble;
     benchmark::DoNotOptimize(plan->packs.data());
+    last = std::move(*plan);
   }
+  const double steps = static_cast<double>(state.iterations());
+  state.counters["draw_s"] = phases.draw / steps;
+  state.counters["pack_s"] = phases.pack / steps;
+  state.counters["cp_s"] = phases.cp / steps;
+  state.counters["balance_s"] = phases.balance / steps;
+  state.counters["assemble_s"] = phases.assemble / steps;
   state.counters["samples_per_step"] = static_cast<double>(samples) / state.iterations();
   state.counters["samples_per_second"] =
       benchmark::Counter(static_cast<double>(samples), benchmark::Counter::kIsRate);
