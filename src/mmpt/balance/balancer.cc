@@ -102,19 +102,43 @@ Assignment BalanceStep(std::span<const PackCost> packs, const Grid& grid) {
 
 // Nested bands: `order` (the packs sorted by dims[0], heaviest first) cut into bands[0] runs
 // of whole cells, each run sorted by dims[1] and cut into bands[1] runs, ..., the last runs
-// sorted by the last dimension. Returns the packs, cell after cell.
+// sorted by the last dimension. Returns the packs, cell after cell. `by_next`: the positions in
+// `order` sorted by dims[1], heaviest first, equal ones by position: the first level's runs,
+// each sorted stably, are its positions dealt to their runs in that order (no sort per
+// candidate).
 std::vector<uint32_t> BandCells(std::span<const PackCost> packs, std::span<const uint32_t> order,
-                                size_t cell_size, std::span<const size_t> dims,
-                                std::span<const size_t> bands) {
-  std::vector<uint32_t> out(order.begin(), order.end());
-  // Runs as [first cell, end cell); the first level is every cell.
-  std::vector<std::pair<size_t, size_t>> runs = {{0, packs.size() / cell_size}};
-  for (size_t level = 0; level < bands.size(); ++level) {
+                                std::span<const uint32_t> by_next, size_t cell_size,
+                                std::span<const size_t> dims, std::span<const size_t> bands) {
+  const size_t cells = packs.size() / cell_size;
+  std::vector<uint32_t> out(order.size());
+  // Runs as [first cell, end cell).
+  std::vector<std::pair<size_t, size_t>> runs;
+  {
+    const size_t b = std::min(bands[0], cells);
+    std::vector<uint32_t> run_of_cell(cells);
+    std::vector<size_t> next(b);  // where each run's next pack goes
+    for (size_t j = 0; j < b; ++j) {
+      const size_t run_first = cells * j / b, run_end = cells * (j + 1) / b;
+      for (size_t c = run_first; c < run_end; ++c) run_of_cell[c] = static_cast<uint32_t>(j);
+      next[j] = run_first * cell_size;
+      runs.emplace_back(run_first, run_end);
+    }
+    for (uint32_t position : by_next) {
+      const size_t cell = position / cell_size;
+      if (cell < cells) {
+        out[next[run_of_cell[cell]]++] = order[position];
+      } else {
+        out[position] = order[position];  // past the whole cells: left in place
+      }
+    }
+  }
+  for (size_t level = 1; level < bands.size(); ++level) {
     std::vector<std::pair<size_t, size_t>> next;
     for (auto [first, end] : runs) {
-      const size_t cells = end - first, b = std::min(bands[level], cells);
+      const size_t run_cells = end - first, b = std::min(bands[level], run_cells);
       for (size_t j = 0; j < b; ++j) {
-        const size_t run_first = first + cells * j / b, run_end = first + cells * (j + 1) / b;
+        const size_t run_first = first + run_cells * j / b,
+                     run_end = first + run_cells * (j + 1) / b;
         const size_t dim = dims[level + 1];
         std::stable_sort(
             out.begin() + static_cast<ptrdiff_t>(run_first * cell_size),
@@ -173,9 +197,15 @@ void SearchBands(std::span<const PackCost> packs, const Grid& grid, std::span<co
     }
     return false;
   });
+  std::vector<uint32_t> by_next(packs.size());
+  std::iota(by_next.begin(), by_next.end(), 0);
+  std::stable_sort(by_next.begin(), by_next.end(), [&](uint32_t a, uint32_t b) {
+    return Dim(packs[order[a]], dims[1]) > Dim(packs[order[b]], dims[1]);
+  });
   std::vector<size_t> bands(dims.size() - 1, 1);
   while (true) {
-    Cells candidate = DealCells(packs, BandCells(packs, order, cell_size, dims, bands), grid);
+    Cells candidate =
+        DealCells(packs, BandCells(packs, order, by_next, cell_size, dims, bands), grid);
     auto at = std::upper_bound(best->begin(), best->end(), candidate.total,
                                [](double total, const Cells& c) { return total < c.total; });
     if (at - best->begin() < static_cast<ptrdiff_t>(kSearchStarts)) {
