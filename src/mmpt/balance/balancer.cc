@@ -40,7 +40,7 @@ std::vector<uint32_t> LptWithCapacity(std::span<const double> weights, uint32_t 
 
 // Spread `members` (pack indices) over `ranks` ranks × mbs slots so each rank's sum is even:
 // heaviest first, snake order. Writes the rank-major slot order into `out`.
-void DealToRanks(std::span<const PackCost> packs, std::vector<uint32_t> members, uint32_t ranks,
+void DealToRanks(std::span<const PackCost> packs, std::span<uint32_t> members, uint32_t ranks,
                  uint32_t mbs, std::vector<uint32_t>* out) {
   std::stable_sort(members.begin(), members.end(),
                    [&](uint32_t a, uint32_t b) { return Total(packs[a]) > Total(packs[b]); });
@@ -166,11 +166,11 @@ Cells DealCells(std::span<const PackCost> packs, const std::vector<uint32_t>& or
   Cells out;
   out.slots.resize(packs.size());
   out.costs.resize(cells);
-  std::vector<uint32_t> dealt;
+  std::vector<uint32_t> members, dealt;
   for (size_t c = 0; c < cells; ++c) {
-    std::vector<uint32_t> members(order.begin() + static_cast<ptrdiff_t>(c * cell_size),
-                                  order.begin() + static_cast<ptrdiff_t>((c + 1) * cell_size));
-    DealToRanks(packs, std::move(members), grid.group, grid.mbs, &dealt);
+    members.assign(order.begin() + static_cast<ptrdiff_t>(c * cell_size),
+                   order.begin() + static_cast<ptrdiff_t>((c + 1) * cell_size));
+    DealToRanks(packs, members, grid.group, grid.mbs, &dealt);
     std::copy(dealt.begin(), dealt.end(),
               out.slots.begin() + static_cast<ptrdiff_t>(c * cell_size));
     out.costs[c] = CellCost(packs, dealt, grid.mbs);
@@ -339,9 +339,9 @@ class CellSwaps {
       }
       return cost;
     }
-    std::vector<uint32_t> members(Members(c).begin(), Members(c).end());
-    members[k] = with;
-    DealToRanks(packs_, std::move(members), grid_.group, grid_.mbs, &dealt_);
+    members_.assign(Members(c).begin(), Members(c).end());
+    members_[k] = with;
+    DealToRanks(packs_, members_, grid_.group, grid_.mbs, &dealt_);
     if (slots != nullptr) *slots = dealt_;
     return CellCost(packs_, dealt_, grid_.mbs);
   }
@@ -350,8 +350,8 @@ class CellSwaps {
   Grid grid_;
   Cells* cells_;
   size_t cell_size_;
-  std::vector<Top2> top_;        // per cell and dimension, with one pack per rank
-  std::vector<uint32_t> dealt_;  // scratch for DealToRanks
+  std::vector<Top2> top_;                  // per cell and dimension, with one pack per rank
+  std::vector<uint32_t> members_, dealt_;  // scratch for DealToRanks
 };
 
 // Local search after the bands: for each cell and each dimension with any cost, the best swap
