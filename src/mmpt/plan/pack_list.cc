@@ -7,7 +7,8 @@
 namespace mmpt::plan::internal {
 
 Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& model,
-                         const PlannerConfig& config, uint64_t row, PoolMedia* media) {
+                         const PlannerConfig& config, uint32_t source, uint64_t row,
+                         PoolMedia* media) {
   cost::ItemCosts* items = media != nullptr ? &media->scratch : nullptr;
   MMPT_ASSIGN_OR_RETURN(cost::SampleCost cost, cost::CostSample(table, model, row, items));
   FittedRow out;
@@ -18,7 +19,7 @@ Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& 
     out.fit = pack::Fitted{.dropped = true};
   }
   out.sample = {.row = row,
-                .source = table.SourceOfRow(row),
+                .source = source,
                 .tokens = out.fit.tokens,
                 .text_tokens = out.fit.text_tokens,
                 .images = images,
@@ -38,7 +39,7 @@ Result<std::optional<PlacedSample>> FitDraw(const SampleOrder::Draw& draw,
                                             std::vector<uint64_t>* dropped_rows, PoolMedia* media) {
   const uint64_t row = table.source_begin[draw.source] + draw.index;
   ++stats->drawn;
-  MMPT_ASSIGN_OR_RETURN(FittedRow fitted, FitRow(table, model, config, row, media));
+  MMPT_ASSIGN_OR_RETURN(FittedRow fitted, FitRow(table, model, config, draw.source, row, media));
   if (fitted.fit.dropped) {
     dropped_rows->push_back(row);
     return std::optional<PlacedSample>();
@@ -128,8 +129,8 @@ Status PlaceableCounter::CountTo(uint32_t s, uint64_t rows) {
   Source& src = sources_[s];
   const uint64_t end = std::min(rows, table_->source_size(s));
   for (; src.counted < end; ++src.counted) {
-    MMPT_ASSIGN_OR_RETURN(FittedRow fitted,
-                          FitRow(*table_, *model_, config_, table_->source_begin[s] + src.counted));
+    MMPT_ASSIGN_OR_RETURN(FittedRow fitted, FitRow(*table_, *model_, config_, s,
+                                                   table_->source_begin[s] + src.counted));
     src.samples += !fitted.fit.dropped;
     src.tokens += fitted.fit.tokens;
   }

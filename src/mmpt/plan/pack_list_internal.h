@@ -75,7 +75,8 @@ struct FittedRow {
   PlacedSample sample;  // when kept: its tokens, text tokens and encoder seconds
 };
 Result<FittedRow> FitRow(const cost::SampleTable& table, const cost::CostModel& model,
-                         const PlannerConfig& config, uint64_t row, PoolMedia* media = nullptr);
+                         const PlannerConfig& config, uint32_t source, uint64_t row,
+                         PoolMedia* media = nullptr);
 
 /// Fit the stream's sample `draw` (its items to `media`, as FitRow): counts the draw
 /// (stats->drawn) and a truncation (stats->truncated); a sample FitRow drops is appended to

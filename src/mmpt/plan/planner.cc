@@ -327,8 +327,9 @@ Status Planner::DrawPool() {
     // Fitted again: a state restored under another seq_len or policy carries samples fitted
     // under the one it was saved under (the same fit otherwise).
     const uint64_t row = carried_in[i].row;
-    MMPT_ASSIGN_OR_RETURN(internal::FittedRow fitted,
-                          internal::FitRow(*table_, *model_, config_, row, &media));
+    MMPT_ASSIGN_OR_RETURN(
+        internal::FittedRow fitted,
+        internal::FitRow(*table_, *model_, config_, carried_in[i].source, row, &media));
     if (fitted.fit.dropped) {
       dropped_rows.push_back(row);
       continue;
@@ -674,8 +675,9 @@ Result<Planner::ResumePoint> Planner::RestoreState(std::string_view bytes) {
     }
     // Fitted under this planner's config; one it drops is listed by the next step (PlanStep
     // fits carried samples again).
-    MMPT_ASSIGN_OR_RETURN(internal::FittedRow fitted,
-                          internal::FitRow(*table_, *model_, config_, row));
+    MMPT_ASSIGN_OR_RETURN(
+        internal::FittedRow fitted,
+        internal::FitRow(*table_, *model_, config_, table_->SourceOfRow(row), row));
     carry.push_back(fitted.sample);
   }
   MMPT_RETURN_IF_ERROR(order_.Restore(point.cursors));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace mmpt::plan {
 namespace {
@@ -52,14 +53,15 @@ Result<SampleOrder> SampleOrder::Create(std::span<const uint64_t> source_sizes,
 }
 
 void SampleOrder::Rebuild() {
-  heap_ = {};
+  heap_.clear();
   permutations_.clear();
   permutation_epoch_.clear();
   for (uint32_t s = 0; s < sizes_.size(); ++s) {
     permutations_.emplace_back(0, 0);
     permutation_epoch_.push_back(UINT64_MAX);
-    if (strides_[s] != 0) heap_.emplace(cursors_[s].pass, s);
+    if (strides_[s] != 0) heap_.emplace_back(cursors_[s].pass, s);
   }
+  std::make_heap(heap_.begin(), heap_.end(), std::greater<>());
 }
 
 Permutation SampleOrder::EpochPermutation(uint32_t source, uint64_t epoch) const {
@@ -84,8 +86,7 @@ bool SampleOrder::DrawnSince(std::span<const SourceCursor> since, const Draw& dr
 }
 
 SampleOrder::Draw SampleOrder::Next() {
-  auto [pass, s] = heap_.top();
-  heap_.pop();
+  const auto [pass, s] = heap_.front();
   SourceCursor& cursor = cursors_[s];
   Draw draw{s, PermutationOf(s).At(cursor.position), cursor.epoch, cursor.position};
   if (++cursor.position == sizes_[s]) {
@@ -105,7 +106,16 @@ SampleOrder::Draw SampleOrder::Next() {
     Rebuild();
     return draw;
   }
-  heap_.emplace(cursor.pass, s);
+  // The source goes back with its new pass: the top replaced and sifted down.
+  const Entry back{cursor.pass, s};
+  size_t i = 0;
+  for (size_t child = 1; child < heap_.size(); child = 2 * i + 1) {
+    if (child + 1 < heap_.size() && heap_[child + 1] < heap_[child]) ++child;
+    if (!(heap_[child] < back)) break;
+    heap_[i] = heap_[child];
+    i = child;
+  }
+  heap_[i] = back;
   return draw;
 }
 

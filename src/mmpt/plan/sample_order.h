@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <span>
 #include <vector>
 
@@ -68,7 +67,7 @@ class SampleOrder {
   std::vector<Permutation> permutations_;  // current epoch's permutation per source
   std::vector<uint64_t> permutation_epoch_;
   using Entry = std::pair<uint64_t, uint32_t>;  // (pass, source)
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+  std::vector<Entry> heap_;  // a min-heap: the least pass first, ties to the lower source
 };
 
 }  // namespace mmpt::plan

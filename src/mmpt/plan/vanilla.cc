@@ -74,7 +74,7 @@ Result<StepPlan> VanillaPlanner::PlanStep() {
     for (uint32_t k = 0; k < per_rank; ++k) {
       for (const auto& s : ready_[r].front()) {
         MMPT_ASSIGN_OR_RETURN(internal::FittedRow placed,
-                              internal::FitRow(*table_, *model_, config_, s.row, &media));
+                              internal::FitRow(*table_, *model_, config_, s.source, s.row, &media));
         packs.samples.push_back(placed.sample);
         stats_.tokens += s.tokens;
       }
