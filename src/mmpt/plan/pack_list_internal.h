@@ -67,9 +67,10 @@ struct PoolMedia {
   cost::ItemCosts scratch;  // FitRow's, reused
 };
 
-/// Sample `row` costed (cost::CostSample, which checks the row first) and fitted: the over-long
-/// policy, and dropped too when it holds more images than a pack may (config.max_images_per_pack).
-/// A kept sample's items are added to `media` when given (PlacedSample::media names them).
+/// Sample `row` (of `source`) costed (cost::CostSample, which checks the row first) and fitted: the
+/// over-long policy, and dropped too when it holds more images than a pack may
+/// (config.max_images_per_pack). A kept sample's items are added to `media` when given
+/// (PlacedSample::media names them).
 struct FittedRow {
   pack::Fitted fit;
   PlacedSample sample;  // when kept: its tokens, text tokens and encoder seconds
