@@ -520,8 +520,9 @@ Result<StepPlan> Planner::PlanStep(StepPlan recycled) {
   } else {
     MMPT_RETURN_IF_ERROR(AddCpStage(plan, config_.cp_vision));
   }
-  plan.estimate = balance::Evaluate(balanced, assignment, grid);
   lap(phases.cp);
+  plan.estimate = balance::Evaluate(balanced, assignment, grid);
+  lap(phases.balance);
 
   stats_.packs = num_packs;
   stats_.placed = packs.samples.size();
