@@ -215,9 +215,10 @@ int main(int argc, char** argv) {
     std::ofstream list(dir + "/indices.txt");
     for (uint64_t i : indices) list << i << '\n';
     std::ofstream shards(dir + "/shards.tsv");
-    for (const store::ShardInfo& shard : dataset->manifest().shards) {
-      std::string base = dir + "/dataset/" + shard.stem;
-      shards << base << ".jsonl\t" << base << ".jsonl.idx\t" << shard.samples << '\n';
+    for (size_t s = 0; s < dataset->num_shards(); ++s) {
+      const std::string base = fmt::format("{}/dataset/{}", dir, dataset->shards().stem(s));
+      shards << base << ".jsonl\t" << base << ".jsonl.idx\t" << dataset->shards().samples(s)
+             << '\n';
     }
     std::ofstream(dir + "/reader.py") << kPythonReader;
   }
@@ -228,7 +229,9 @@ int main(int argc, char** argv) {
   uint64_t checksum = 0;
   double line_s = BestCpuOf(3, [&] {
     for (uint64_t i : indices) {
-      auto line = dataset->Line(i);
+      auto stored = dataset->Sample(i);
+      Check(stored.status());
+      auto line = stored->Line();
       Check(line.status());
       checksum += line->size();
     }
@@ -236,13 +239,17 @@ int main(int argc, char** argv) {
   store::SampleView view;  // one view, its capacity reused read after read
   double read_s = BestCpuOf(3, [&] {
     for (uint64_t i : indices) {
-      Check(dataset->ReadSample(i, view));
+      auto stored = dataset->Sample(i);
+      Check(stored.status());
+      Check(stored->Read(view));
       checksum += view.segments.size();
     }
   });
   double owned_s = BestCpuOf(3, [&] {
     for (uint64_t i : indices) {
-      Check(dataset->ReadSample(i, view));
+      auto stored = dataset->Sample(i);
+      Check(stored.status());
+      Check(stored->Read(view));
       store::Sample sample = view.ToSample();
       checksum += sample.segments.size();
     }

@@ -52,7 +52,7 @@ void BindStore(py::module_& m) {
           "shard_paths",
           [](const store::Dataset& d) {
             std::vector<std::string> stems;
-            for (const store::ShardInfo& shard : d.manifest().shards) stems.push_back(shard.stem);
+            for (size_t s = 0; s < d.num_shards(); ++s) stems.emplace_back(d.shards().stem(s));
             return stems;
           },
           "Each shard's path without its suffixes, relative to the dataset, in manifest order.")
@@ -60,8 +60,9 @@ void BindStore(py::module_& m) {
           "sample_meta",
           [](const store::Dataset& d, uint64_t i) {
             CheckIndex(d, i);
+            const store::StoredSample stored = ValueOrThrow(d.Sample(i));
             py::list images, items;
-            for (const store::MediaMeta& media : d.media_meta(i)) {
+            for (const store::MediaMeta& media : stored.media()) {
               images.append(py::make_tuple(media.width, media.height));
               py::dict item;
               item["kind"] = store::MediaKindName(media.kind);
@@ -75,7 +76,7 @@ void BindStore(py::module_& m) {
             }
             py::dict out;
             out["source"] = d.sources()[d.source_of(i)];
-            out["text_tokens"] = d.meta(i).text_tokens;
+            out["text_tokens"] = stored.meta().text_tokens;
             out["images"] = images;
             out["media"] = items;
             return out;
@@ -88,20 +89,23 @@ void BindStore(py::module_& m) {
           "line",
           [](const store::Dataset& d, uint64_t i) {
             CheckIndex(d, i);
-            std::string_view line = ValueOrThrow(d.Line(i));
+            const store::StoredSample stored = ValueOrThrow(d.Sample(i));
+            std::string_view line = ValueOrThrow(stored.Line());
             return py::bytes(line.data(), line.size());
           },
           py::arg("i"), "Sample `i`'s canonical JSON line as stored (without its newline).")
       .def(
           "tokens",
-          [](py::object self, uint64_t i) {
-            const auto& d = self.cast<const store::Dataset&>();
+          [](const store::Dataset& d, uint64_t i) {
             CheckIndex(d, i);
-            std::span<const int32_t> ids = ValueOrThrow(d.Tokens(i));
-            // A read-only view into the mapped .tok file; `self` keeps the mapping alive.
+            auto stored = std::make_unique<store::StoredSample>(ValueOrThrow(d.Sample(i)));
+            std::span<const int32_t> ids = ValueOrThrow(stored->Tokens());
+            // A read-only view into the mapped .tok file; its base holds the shard open.
+            py::capsule holder(stored.release(),
+                               [](void* held) { delete static_cast<store::StoredSample*>(held); });
             py::array_t<int32_t> view({static_cast<py::ssize_t>(ids.size())},
                                       {static_cast<py::ssize_t>(sizeof(int32_t))}, ids.data(),
-                                      self);
+                                      holder);
             py::detail::array_proxy(view.ptr())->flags &=
                 ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
             return view;
@@ -112,7 +116,8 @@ void BindStore(py::module_& m) {
           "media",
           [](const store::Dataset& d, uint64_t i, size_t k) {
             CheckIndex(d, i);
-            std::span<const std::byte> bytes = ValueOrThrow(d.Media(i, k));
+            const store::StoredSample stored = ValueOrThrow(d.Sample(i));
+            std::span<const std::byte> bytes = ValueOrThrow(stored.Media(k));
             return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
           },
           py::arg("i"), py::arg("k"),

@@ -177,4 +177,7 @@ def test_scale_bench(tmp_path):
         assert 20 < float(bytes_per_sample) < 40, out  # ~24 B a caption pair, more a document
         assert int(shards) >= 200, out
         quotient(ratio, base, mmpt)
+    # The loader opens each corpus without a shard's file (a planning-only corpus has none).
+    opens = re.findall(r"loader open \(store::Dataset\): ([\d.]+) s for (\d+) shards", out)
+    assert [int(n) for _, n in opens] == [int(r[2]) for r in rows], out
     assert re.search(r"^2 ranks opening 40000 samples at once: .* sum of PSS", out, re.M), out

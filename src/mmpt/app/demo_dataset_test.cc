@@ -32,7 +32,7 @@ TEST(DemoDatasetTest, SynthesizesAndPreparesRealDataWithTheDefaultTokenizer) {
   auto dataset = Dataset::Open(demo->dataset_dir);
   ASSERT_TRUE(dataset.ok());
   EXPECT_EQ(dataset->sources(), (std::vector<std::string>{"coco", "mmc4"}));
-  EXPECT_GT(dataset->meta(0).text_tokens, 5u);  // a caption and a prompt, real tokenizer
+  EXPECT_GT(dataset->Sample(0)->meta().text_tokens, 5u);  // a caption and a prompt, real tokenizer
 }
 
 }  // namespace

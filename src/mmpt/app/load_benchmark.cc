@@ -62,14 +62,13 @@ Status WriteBaselineInput(const std::string& path, const DatasetSource& source, 
       for (const plan::PlannedSequence& seq : plan->Sequences(pack)) {
         MMPT_ASSIGN_OR_RETURN(uint64_t global, source.dataset().GlobalIndex(seq.source, seq.index));
         auto [shard, local] = dataset.Locate(global);
+        MMPT_ASSIGN_OR_RETURN(const store::StoredSample stored, dataset.Sample(global));
         std::vector<uint32_t> image_positions;
-        for (const store::MediaMeta& m : dataset.media_meta(global)) {
-          image_positions.push_back(m.text_position);
-        }
-        samples.push_back({{"stem", dataset.manifest().shards[shard].stem},
+        for (const store::MediaMeta& m : stored.media()) image_positions.push_back(m.text_position);
+        samples.push_back({{"stem", dataset.shards().stem(shard)},
                            {"line", local},
-                           {"token_begin", dataset.meta(global).token_begin},
-                           {"text_tokens", dataset.meta(global).text_tokens},
+                           {"token_begin", stored.meta().token_begin},
+                           {"text_tokens", stored.meta().text_tokens},
                            {"image_positions", image_positions}});
       }
     }

@@ -26,10 +26,11 @@ Result<StoredSample> ReadStored(const DatasetSource& local, const plan::StepPlan
   const store::Dataset& dataset = local.dataset();
   MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset.GlobalIndex(seq.source, seq.index));
   StoredSample stored;
-  MMPT_ASSIGN_OR_RETURN(stored.line, dataset.Line(global));
-  MMPT_ASSIGN_OR_RETURN(stored.tokens, dataset.Tokens(global));
-  for (size_t m = 0; m < dataset.media_meta(global).size(); ++m) {
-    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset.Media(global, m));
+  MMPT_ASSIGN_OR_RETURN(stored.held, dataset.Sample(global));
+  MMPT_ASSIGN_OR_RETURN(stored.line, stored.held.Line());
+  MMPT_ASSIGN_OR_RETURN(stored.tokens, stored.held.Tokens());
+  for (size_t m = 0; m < stored.held.media().size(); ++m) {
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, stored.held.Media(m));
     stored.media.push_back(bytes);
   }
   return stored;
@@ -223,7 +224,6 @@ Result<Exchanger::Outgoing> Exchanger::Pack(uint64_t step) {
     for (uint32_t k : lists.send[q]) items.emplace_back(q, k);
   }
   if (records_.size() < items.size()) records_.resize(items.size());
-  const store::Dataset& dataset = local_->dataset();
   std::vector<uint32_t> cp_rank_of(lists.send.size(), 0);  // each destination's, looked up once
   for (uint32_t q = 0; q < cp_rank_of.size(); ++q) cp_rank_of[q] = CpRankOf(q, plan->layout.cp);
   pool_.ParallelFor(0, items.size(), [&](size_t i) {
@@ -232,9 +232,7 @@ Result<Exchanger::Outgoing> Exchanger::Pack(uint64_t step) {
         stored[std::lower_bound(samples.begin(), samples.end(), k) - samples.begin()];
     std::vector<uint8_t> decoded;
     if (s.ok()) {
-      const plan::PlannedSequence& seq = plan->sequences[k];
-      const uint64_t global = *dataset.GlobalIndex(seq.source, seq.index);  // read above
-      decoded = DecodedMedia(*plan, pack_of[k], k, cp_rank_of[q], dataset.media_meta(global));
+      decoded = DecodedMedia(*plan, pack_of[k], k, cp_rank_of[q], s->held.media());
     }
     const plan::PlannedSequence& seq = plan->sequences[k];
     EncodeRecord({k, seq.source, seq.index}, s, decoded, records_[i]);
@@ -310,10 +308,13 @@ Status Exchanger::Unpack(uint64_t step) {
     for (size_t i = 0; i < keys.size(); ++i) {
       ReceivedSample& sample = received[i];
       MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset.GlobalIndex(keys[i].source, keys[i].index));
-      if (sample.status.ok() && sample.media.size() != dataset.media_meta(global).size()) {
-        return Status::Corrupt("{}: sample {} of source {} came with {} media items, .meta has {}",
-                               where, keys[i].index, keys[i].source, sample.media.size(),
-                               dataset.media_meta(global).size());
+      if (sample.status.ok()) {
+        MMPT_ASSIGN_OR_RETURN(const store::StoredSample stored, dataset.Sample(global));
+        if (sample.media.size() != stored.media().size()) {
+          return Status::Corrupt(
+              "{}: sample {} of source {} came with {} media items, .meta has {}", where,
+              keys[i].index, keys[i].source, sample.media.size(), stored.media().size());
+        }
       }
       // A sample twice in this rank's packs comes twice, perhaps with other media each time.
       auto [at_global, first] = held->by_global.try_emplace(global, std::move(sample));

@@ -184,12 +184,12 @@ TEST_F(ExchangeTest, ListsSendEachTrainerItsPacksFromTheirHoldersInPlanOrder) {
 template <typename Sent>
 uint64_t StoredRecordBytes(const store::Dataset& dataset, uint64_t global, Sent sent) {
   std::vector<uint64_t> media;
-  const size_t items = dataset.media_meta(global).size();
+  const size_t items = dataset.Sample(global)->media().size();
   for (size_t k = 0; k < items; ++k) {
-    if (sent(k)) media.push_back(dataset.Media(global, k)->size());
+    if (sent(k)) media.push_back(dataset.Sample(global)->Media(k)->size());
   }
-  return ExchangeRecordBytes(dataset.Line(global)->size(),
-                             static_cast<uint32_t>(dataset.Tokens(global)->size()),
+  return ExchangeRecordBytes(dataset.Sample(global)->Line()->size(),
+                             static_cast<uint32_t>(dataset.Sample(global)->Tokens()->size()),
                              static_cast<uint32_t>(items), media);
 }
 
@@ -370,7 +370,8 @@ TEST_F(ExchangeTest, UnderCp2EachCpRankGetsTheMediaItEncodesAndTheSharedStorageB
       for (size_t s = 0; s < batch->sample_index.size(); ++s) {
         const uint64_t global =
             *dataset->GlobalIndex(batch->sample_source[s], batch->sample_index[s]);
-        for (size_t k = 0; k < dataset->media_meta(global).size(); ++k) items.emplace_back(s, k);
+        for (size_t k = 0; k < dataset->Sample(global)->media().size(); ++k)
+          items.emplace_back(s, k);
       }
       std::set<std::pair<size_t, size_t>> encoded;
       for (int32_t e : batch->encoded_images) encoded.insert(items.at(e));
@@ -403,7 +404,7 @@ TEST_F(ExchangeTest, ABadSampleTravelsAsItsErrorAndIsDroppedAsWithSharedStorage)
   const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(1, 0)).front();
   const uint64_t global = *dataset->GlobalIndex(seq.source, seq.index);
   auto [shard, local] = dataset->Locate(global);
-  const store::MediaMeta& m = dataset->meta_table(shard).media_of(local)[0];
+  const store::MediaMeta m = dataset->Sample(global)->media()[0];
   {
     std::fstream zip(full + "/" + Manifest().shards[shard].stem + ".zip",
                      std::ios::in | std::ios::out | std::ios::binary);
@@ -517,10 +518,9 @@ TEST_F(ExchangeTest, RealRecordsDecodeToTheirStoredBytesAndDamagedOnesAreCorrupt
   std::vector<uint32_t> words, record;
   std::vector<size_t> begins;  // each record's first word
   for (uint64_t global : {0u, 5u, 17u}) {
-    StoredSample sample{*dataset->Line(global), *dataset->Tokens(global), {}};
-    for (size_t m = 0; m < dataset->media_meta(global).size(); ++m) {
-      sample.media.push_back(*dataset->Media(global, m));
-    }
+    const store::StoredSample held = *dataset->Sample(global);
+    StoredSample sample{*held.Line(), *held.Tokens(), {}, held};
+    for (size_t m = 0; m < held.media().size(); ++m) sample.media.push_back(*held.Media(m));
     keys.push_back({static_cast<uint32_t>(keys.size()), 0, global});
     const std::vector<uint8_t> sent(sample.media.size(), keys.size() % 2);  // all, none, all
     EncodeRecord(keys.back(), sample, sent, record);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mmpt/core/status.h"
+#include "mmpt/store/dataset.h"
 
 namespace mmpt::dist {
 
@@ -41,6 +42,7 @@ struct StoredSample {
   std::string_view line;
   std::span<const int32_t> tokens;
   std::vector<std::span<const std::byte>> media;
+  store::StoredSample held;  // holds open the shard the views are into (local reads)
 };
 
 /// A record as received: the holder's verdict and, when OK, views into the received words

@@ -102,19 +102,19 @@ TEST_F(PrepareAvTest, VideoAndAudioAreStoredAndProbedAndBadFilesDropped) {
   store::SampleView view;
   std::vector<std::string> keys;
   for (uint64_t i = 0; i < 5; ++i) {
-    ASSERT_TRUE(dataset->ReadSample(i, view).ok());
+    ASSERT_TRUE(dataset->Sample(i)->Read(view).ok());
     keys.emplace_back(view.key);
   }
   EXPECT_EQ(keys, (std::vector<std::string>{"v1", "a1", "d1", "meta", "meta-a"}));
 
   // The video: bytes unchanged in the zip under its extension, facts from the probe.
-  ASSERT_TRUE(dataset->ReadSample(0, view).ok());
+  ASSERT_TRUE(dataset->Sample(0)->Read(view).ok());
   EXPECT_EQ(view.media[0].kind, store::MediaKind::kVideo);
   EXPECT_TRUE(view.media[0].entry.ends_with(".mp4")) << view.media[0].entry;
-  auto bytes = dataset->Media(0, 0);
+  auto bytes = dataset->Sample(0)->Media(0);
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()), mp4_);
-  const store::MediaMeta& v = dataset->media_meta(0)[0];
+  const store::MediaMeta& v = dataset->Sample(0)->media()[0];
   EXPECT_EQ(v.kind, store::MediaKind::kVideo);
   EXPECT_EQ(v.width, 320u);
   EXPECT_EQ(v.height, 240u);
@@ -123,27 +123,27 @@ TEST_F(PrepareAvTest, VideoAndAudioAreStoredAndProbedAndBadFilesDropped) {
   EXPECT_NEAR(v.duration_ms, 2000, 50);
   EXPECT_EQ(v.sample_rate_hz, 0u);
   // The audio.
-  const store::MediaMeta& a = dataset->media_meta(1)[0];
+  const store::MediaMeta& a = dataset->Sample(1)->media()[0];
   EXPECT_EQ(a.kind, store::MediaKind::kAudio);
   EXPECT_EQ(a.width, 0u);
   EXPECT_EQ(a.sample_rate_hz, 16000u);
   EXPECT_NEAR(a.duration_ms, 1500, 10);
   EXPECT_GT(a.data_size, 0u);
   // The omni document: a video and a 48 kHz audio item, in document order.
-  ASSERT_EQ(dataset->media_meta(2).size(), 2u);
-  EXPECT_EQ(dataset->media_meta(2)[0].kind, store::MediaKind::kVideo);
-  EXPECT_EQ(dataset->media_meta(2)[1].kind, store::MediaKind::kAudio);
-  EXPECT_EQ(dataset->media_meta(2)[1].sample_rate_hz, 48000u);
-  ASSERT_TRUE(dataset->ReadSample(2, view).ok());
+  ASSERT_EQ(dataset->Sample(2)->media().size(), 2u);
+  EXPECT_EQ(dataset->Sample(2)->media()[0].kind, store::MediaKind::kVideo);
+  EXPECT_EQ(dataset->Sample(2)->media()[1].kind, store::MediaKind::kAudio);
+  EXPECT_EQ(dataset->Sample(2)->media()[1].sample_rate_hz, 48000u);
+  ASSERT_TRUE(dataset->Sample(2)->Read(view).ok());
   EXPECT_TRUE(view.media[1].entry.ends_with(".flac")) << view.media[1].entry;
   // Metadata-only items keep what the record says, with no bytes.
-  const store::MediaMeta& mv = dataset->media_meta(3)[0];
+  const store::MediaMeta& mv = dataset->Sample(3)->media()[0];
   EXPECT_EQ(mv.kind, store::MediaKind::kVideo);
   EXPECT_EQ(mv.frames, 120u);
   EXPECT_EQ(mv.duration_ms, 4000u);
   EXPECT_EQ(mv.fps_milli, 30000u);
   EXPECT_TRUE(mv.flags & store::kMediaWithoutData);
-  const store::MediaMeta& ma = dataset->media_meta(4)[0];
+  const store::MediaMeta& ma = dataset->Sample(4)->media()[0];
   EXPECT_EQ(ma.kind, store::MediaKind::kAudio);
   EXPECT_EQ(ma.duration_ms, 2500u);
   EXPECT_TRUE(ma.flags & store::kMediaWithoutData);

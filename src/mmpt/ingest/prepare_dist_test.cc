@@ -65,14 +65,14 @@ std::map<std::string, Content> ContentByKey(const std::string& dir, int& duplica
   if (!dataset.ok()) return out;
   store::SampleView view;
   for (uint64_t i = 0; i < dataset->num_samples(); ++i) {
-    Status read = dataset->ReadSample(i, view);
-    auto tokens = dataset->Tokens(i);
+    Status read = dataset->Sample(i)->Read(view);
+    auto tokens = dataset->Sample(i)->Tokens();
     EXPECT_TRUE(read.ok() && tokens.ok()) << dir << " sample " << i;
     if (!read.ok() || !tokens.ok()) continue;
     Content content;
     content.sample = view.ToSample();
     for (size_t k = 0; k < content.sample.media.size(); ++k) {
-      auto bytes = dataset->Media(i, k);
+      auto bytes = dataset->Sample(i)->Media(k);
       EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
       if (bytes.ok()) content.media_xxh3.push_back(Hash64(*bytes));
       content.sample.media[k].entry.clear();
@@ -164,8 +164,8 @@ class PrepareDist : public ::testing::Test {
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(a->sources(), b->sources());
     uint64_t tokens_a = 0, tokens_b = 0;
-    for (const store::ShardInfo& shard : a->manifest().shards) tokens_a += shard.tokens;
-    for (const store::ShardInfo& shard : b->manifest().shards) tokens_b += shard.tokens;
+    for (size_t s = 0; s < a->num_shards(); ++s) tokens_a += a->shards().tokens(s);
+    for (size_t s = 0; s < b->num_shards(); ++s) tokens_b += b->shards().tokens(s);
     EXPECT_EQ(tokens_a, tokens_b);
     EXPECT_GT(tokens_a, 0u);
   }

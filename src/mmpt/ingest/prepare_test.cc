@@ -106,37 +106,37 @@ TEST_F(PrepareTest, GoodRecordsSurviveEveryKindOfBadOne) {
   std::vector<std::string> keys;
   store::SampleView view;
   for (uint64_t i = 0; i < 4; ++i) {
-    ASSERT_TRUE(dataset->ReadSample(i, view).ok());
+    ASSERT_TRUE(dataset->Sample(i)->Read(view).ok());
     keys.emplace_back(view.key);
   }
   EXPECT_EQ(keys, (std::vector<std::string>{"g1", "g2", "meta", "g3"}));
   // g1: its image bytes come back unchanged; probed size recorded.
-  auto bytes = dataset->Media(0, 0);
+  auto bytes = dataset->Sample(0)->Media(0);
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
             *ReadFileToString(in_ + "/img/a.jpg"));
-  EXPECT_EQ(dataset->media_meta(0)[0].width, 64u);
-  EXPECT_EQ(dataset->media_meta(0)[0].height, 48u);
-  EXPECT_EQ(dataset->media_meta(1)[0].height, 90u);
+  EXPECT_EQ(dataset->Sample(0)->media()[0].width, 64u);
+  EXPECT_EQ(dataset->Sample(0)->media()[0].height, 48u);
+  EXPECT_EQ(dataset->Sample(1)->media()[0].height, 90u);
   // Token ids are the sample rendered through the default chat template (qwen_vl), encoded by
   // the tokenizer; an image splits the text, its pads going after its start marker.
   const std::string system = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n";
-  auto tokens = dataset->Tokens(3);
+  auto tokens = dataset->Sample(3)->Tokens();
   ASSERT_TRUE(tokens.ok());
   auto expected = tokenizer_.Encode(system + "<|im_start|>user\ntext only sample here<|im_end|>\n");
   EXPECT_EQ(std::vector<int32_t>(tokens->begin(), tokens->end()), *expected);
   const size_t before_image =
       tokenizer_.Encode(system + "<|im_start|>user\n<|vision_start|>")->size();
-  EXPECT_EQ(dataset->media_meta(0)[0].text_position, before_image);
-  EXPECT_EQ(dataset->meta(0).text_tokens,
+  EXPECT_EQ(dataset->Sample(0)->media()[0].text_position, before_image);
+  EXPECT_EQ(dataset->Sample(0)->meta().text_tokens,
             before_image + tokenizer_
                                .Encode("<|vision_end|> what is this<|im_end|>\n"
                                        "<|im_start|>assistant\na test image<|im_end|>\n")
                                ->size());
   // The metadata-only sample keeps its size and has no bytes.
-  EXPECT_EQ(dataset->media_meta(2)[0].width, 1280u);
-  EXPECT_TRUE(dataset->media_meta(2)[0].flags & store::kMediaWithoutData);
-  EXPECT_EQ(dataset->Media(2, 0)->size(), 0u);
+  EXPECT_EQ(dataset->Sample(2)->media()[0].width, 1280u);
+  EXPECT_TRUE(dataset->Sample(2)->media()[0].flags & store::kMediaWithoutData);
+  EXPECT_EQ(dataset->Sample(2)->Media(0)->size(), 0u);
   // 12 records at 3 per shard: 4 shards, the third entirely bad records → not written.
   EXPECT_EQ(dataset->num_shards(), 3u);
 }
@@ -234,7 +234,7 @@ std::vector<std::string> Keys(const store::Dataset& dataset) {
   std::vector<std::string> keys;
   store::SampleView view;
   for (uint64_t i = 0; i < dataset.num_samples(); ++i) {
-    MMPT_CHECK(dataset.ReadSample(i, view).ok());
+    MMPT_CHECK(dataset.Sample(i)->Read(view).ok());
     keys.emplace_back(view.key);
   }
   return keys;

@@ -88,7 +88,7 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
   store::SampleView view;
   for (int read = 0; read < 200; ++read) {
     uint64_t i = rng() % dataset->num_samples();
-    Status status = dataset->ReadSample(i, view);
+    Status status = dataset->Sample(i)->Read(view);
     ASSERT_TRUE(status.ok()) << status.ToString();
     const store::Sample& input = inputs.at(std::string(view.key));
     ASSERT_EQ(view.segments.size(), input.segments.size());
@@ -99,7 +99,7 @@ TEST_P(RoundTripTest, CocoAndMmc4ThroughSynthPrepareVerifyAndRandomReads) {
     }
     ASSERT_EQ(view.media.size(), input.media.size());
     for (size_t k = 0; k < input.media.size(); ++k) {
-      auto bytes = dataset->Media(i, k);
+      auto bytes = dataset->Sample(i)->Media(k);
       ASSERT_TRUE(bytes.ok());
       auto file = ReadFileToString(corpus + "/" + input.media[k].path);
       ASSERT_TRUE(file.ok());
@@ -209,7 +209,7 @@ class VerifyTest : public ::testing::Test {
 TEST_F(VerifyTest, FlippedBitInImageDataNamesTheZipEntryAndSample) {
   auto dataset = store::Dataset::Open(out_);
   ASSERT_TRUE(dataset.ok());
-  uint64_t offset = dataset->media_meta(7)[0].data_offset;  // shard 1, sample 1
+  uint64_t offset = dataset->Sample(7)->media()[0].data_offset;  // shard 1, sample 1
   Status status = Damage("00001.zip", [&](std::string& b) { b[offset + 10] ^= 0x10; });
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.code(), StatusCode::kCorrupt);

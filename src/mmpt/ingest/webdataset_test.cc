@@ -174,13 +174,13 @@ TEST(WebDatasetTest, ImageExtensionsAndErrorsNameFileAndMember) {
 // Sample `i` of `dataset`, or a sample whose key is the error.
 store::Sample Get(const store::Dataset& dataset, uint64_t i) {
   store::SampleView view;
-  Status status = dataset.ReadSample(i, view);
+  Status status = dataset.Sample(i)->Read(view);
   if (!status.ok()) return store::Sample{status.ToString(), {}, {}, {}};
   return view.ToSample();
 }
 
 std::string MediaBytes(const store::Dataset& dataset, uint64_t i) {
-  auto bytes = dataset.Media(i, 0);
+  auto bytes = dataset.Sample(i)->Media(0);
   if (!bytes.ok()) return bytes.status().ToString();
   return std::string(reinterpret_cast<const char*>(bytes->data()), bytes->size());
 }

@@ -42,9 +42,8 @@ uint32_t Crc32(std::span<const std::byte> bytes) {
 }
 
 // How errors name a sample and its images: the shard line, the key, the media path.
-std::string SampleName(const store::Dataset& dataset, uint64_t global,
-                       const store::SampleView& sample) {
-  return fmt::format("{} (sample '{}')", dataset.Where(global), sample.key);
+std::string SampleName(const store::StoredSample& stored, const store::SampleView& sample) {
+  return fmt::format("{} (sample '{}')", stored.Where(), sample.key);
 }
 
 // Names media record `k` of `records` (the sample's .meta records): its medium, and a grouped
@@ -165,13 +164,18 @@ class ShardBytes final : public StoredBytes {
  public:
   explicit ShardBytes(std::shared_ptr<const store::Dataset> dataset)
       : dataset_(std::move(dataset)) {}
-  Result<std::string_view> Line(uint64_t global) const override { return dataset_->Line(global); }
+  Result<std::string_view> Line(uint64_t global) const override {
+    MMPT_ASSIGN_OR_RETURN(const store::StoredSample stored, dataset_->Sample(global));
+    return stored.Line();
+  }
   Result<std::span<const int32_t>> Tokens(uint64_t global) const override {
-    return dataset_->Tokens(global);
+    MMPT_ASSIGN_OR_RETURN(const store::StoredSample stored, dataset_->Sample(global));
+    return stored.Tokens();
   }
   Result<std::optional<std::span<const std::byte>>> Media(uint64_t global,
                                                           uint32_t k) const override {
-    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset_->Media(global, k));
+    MMPT_ASSIGN_OR_RETURN(const store::StoredSample stored, dataset_->Sample(global));
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, stored.Media(k));
     return std::optional(bytes);
   }
 
@@ -248,13 +252,15 @@ Result<RenderedSample> DatasetSource::Render(const plan::StepPlan& plan,
   MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sequence.source, sequence.index));
   thread_local store::SampleView parsed;
   thread_local text::RenderedText rendered;
+  // Held through the render: the views the local shard gives stay valid (StoredBytes).
+  MMPT_ASSIGN_OR_RETURN(const store::StoredSample held, dataset_->Sample(global));
   MMPT_ASSIGN_OR_RETURN(std::string_view line, bytes_->Line(global));
-  MMPT_RETURN_IF_ERROR(dataset_->ParseSample(global, line, parsed));
+  MMPT_RETURN_IF_ERROR(held.Parse(line, parsed));
   samples_read_.fetch_add(1, std::memory_order_relaxed);
   bytes_read_.fetch_add(line.size(), std::memory_order_relaxed);
-  const std::string name = SampleName(*dataset_, global, parsed);
+  const std::string name = SampleName(held, parsed);
   auto context = [&](const Status& s) { return s.WithContext(name); };
-  std::span<const store::MediaMeta> media = dataset_->media_meta(global);
+  std::span<const store::MediaMeta> media = held.media();
   auto media_name = [&](uint32_t k) { return MediaName(parsed, media, k); };
 
   const std::vector<uint32_t> sound_items =
@@ -459,8 +465,9 @@ Result<RenderedVisual> DatasetSource::RenderVisual(std::optional<std::span<const
 Result<media::GridThw> DatasetSource::PreprocessVideoInto(const RenderedSample& sample,
                                                           const RenderedVisual& item,
                                                           std::span<float> out,
-                                                          uint64_t& global) const {
-  MMPT_ASSIGN_OR_RETURN(global, dataset_->GlobalIndex(sample.source, sample.index));
+                                                          store::StoredSample& held) const {
+  MMPT_ASSIGN_OR_RETURN(const uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
+  MMPT_ASSIGN_OR_RETURN(held, dataset_->Sample(global));
   if (!video_.ok()) return video_.status();
   // A grouped video's groups come one after another (assemble fills a rank's items in order):
   // the video is decoded once, for its first group here, and each group copies its rows.
@@ -471,14 +478,12 @@ Result<media::GridThw> DatasetSource::PreprocessVideoInto(const RenderedSample& 
     media::PreprocessedVideo video;
   };
   thread_local Decoded last;
-  const uint32_t first_record =
-      store::FirstRecordOfMedium(dataset_->media_meta(global), item.sample_image);
+  const uint32_t first_record = store::FirstRecordOfMedium(held.media(), item.sample_image);
   const bool cached = item.groups > 0 && last.source == this && last.global == global &&
                       last.first_record == first_record;
   if (!cached) {  // the video's bytes are read (and counted) once
     last = {};
-    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
-                          ReadMedia(sample, first_record, global));
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, ReadMedia(sample, first_record, held));
     media::VideoPreprocessConfig config = *video_;
     config.clip = {item.clip_start_ms, item.clip_end_ms};
     MMPT_ASSIGN_OR_RETURN(last.video, media::PreprocessVideo(bytes, config));
@@ -507,15 +512,17 @@ Result<media::GridThw> DatasetSource::PreprocessVideoInto(const RenderedSample& 
 }
 
 Result<std::span<const std::byte>> DatasetSource::ReadMedia(const RenderedSample& sample,
-                                                            uint32_t k, uint64_t& global) const {
-  MMPT_ASSIGN_OR_RETURN(global, dataset_->GlobalIndex(sample.source, sample.index));
-  MMPT_ASSIGN_OR_RETURN(std::optional<std::span<const std::byte>> held, bytes_->Media(global, k));
-  if (!held) {
+                                                            uint32_t k,
+                                                            store::StoredSample& held) const {
+  MMPT_ASSIGN_OR_RETURN(const uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
+  MMPT_ASSIGN_OR_RETURN(held, dataset_->Sample(global));
+  MMPT_ASSIGN_OR_RETURN(std::optional<std::span<const std::byte>> here, bytes_->Media(global, k));
+  if (!here) {
     return Status::Internal(
         "media item {} of sample {} is not here: its holder sent it to the CP rank that encodes it",
         k, global);
   }
-  const std::span<const std::byte> bytes = *held;
+  const std::span<const std::byte> bytes = *here;
   media_read_.fetch_add(1, std::memory_order_relaxed);
   bytes_read_.fetch_add(bytes.size(), std::memory_order_relaxed);
   return bytes;
@@ -523,32 +530,34 @@ Result<std::span<const std::byte>> DatasetSource::ReadMedia(const RenderedSample
 
 Status DatasetSource::FillPixels(const RenderedSample& sample, const RenderedVisual& image,
                                  std::span<float> out) const {
-  uint64_t global = 0;
+  store::StoredSample held;
   auto image_into = [&]() -> Result<media::GridThw> {
     MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
-                          ReadMedia(sample, image.sample_image, global));
+                          ReadMedia(sample, image.sample_image, held));
     return media::PreprocessImageInto(bytes, options_.preprocess, out);
   };
   Result<media::GridThw> grid =
-      image.video ? PreprocessVideoInto(sample, image, out, global) : image_into();
+      image.video ? PreprocessVideoInto(sample, image, out, held) : image_into();
   Status status = grid.status();
   if (grid.ok() &&
       (grid->t != image.grid_t || grid->h != image.grid_h || grid->w != image.grid_w)) {
     status = Status::Internal("decodes to grid {}x{}x{}, its header said {}x{}x{}", grid->t,
                               grid->h, grid->w, image.grid_t, image.grid_h, image.grid_w);
   }
-  return NameError(global, image.sample_image, std::move(status));
+  return NameError(sample, image.sample_image, std::move(status));
 }
 
-Status DatasetSource::NameError(uint64_t global, uint32_t k, Status status) const {
+Status DatasetSource::NameError(const RenderedSample& sample, uint32_t k, Status status) const {
   if (status.ok()) return status;
   // Only now read what names the sample and the item.
+  MMPT_ASSIGN_OR_RETURN(const uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
+  MMPT_ASSIGN_OR_RETURN(const store::StoredSample stored, dataset_->Sample(global));
   store::SampleView parsed;
   Result<std::string_view> line = bytes_->Line(global);
   if (!line.ok()) return line.status();
-  if (Status read = dataset_->ParseSample(global, *line, parsed); !read.ok()) return read;
-  return status.WithContext(MediaName(parsed, dataset_->media_meta(global), k))
-      .WithContext(SampleName(*dataset_, global, parsed));
+  if (Status read = stored.Parse(*line, parsed); !read.ok()) return read;
+  return status.WithContext(MediaName(parsed, stored.media(), k))
+      .WithContext(SampleName(stored, parsed));
 }
 
 AudioFeatureShape DatasetSource::audio_features() const {
@@ -569,9 +578,9 @@ Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudi
         frames, features.size(), mask.size(), config.n_mels, audio.valid_frames, window);
   }
   if (audio.parts > 0) return FillSoundTrackPart(sample, audio, frames, features, mask);
-  uint64_t global = 0;
+  store::StoredSample held;
   MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes,
-                        ReadMedia(sample, audio.sample_audio, global));
+                        ReadMedia(sample, audio.sample_audio, held));
   Status status = [&]() -> Status {
     MMPT_ASSIGN_OR_RETURN(media::DecodedAudio decoded,
                           media::DecodeAudio(bytes, config.sample_rate));
@@ -591,15 +600,15 @@ Status DatasetSource::FillAudio(const RenderedSample& sample, const RenderedAudi
     }
     return Status::OK();
   }();
-  return NameError(global, audio.sample_audio, std::move(status));
+  return NameError(sample, audio.sample_audio, std::move(status));
 }
 
 Status DatasetSource::FillSoundTrackPart(const RenderedSample& sample, const RenderedAudio& audio,
                                          uint32_t frames, std::span<float> features,
                                          std::span<int32_t> mask) const {
-  MMPT_ASSIGN_OR_RETURN(uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
-  const uint32_t record =
-      store::FirstRecordOfMedium(dataset_->media_meta(global), audio.sample_audio);
+  MMPT_ASSIGN_OR_RETURN(const uint64_t global, dataset_->GlobalIndex(sample.source, sample.index));
+  MMPT_ASSIGN_OR_RETURN(const store::StoredSample stored, dataset_->Sample(global));
+  const uint32_t record = store::FirstRecordOfMedium(stored.media(), audio.sample_audio);
   const media::LogMelConfig& config = log_mel_->config();
   // A track's clips (its parts, one attention window each) come one after another (assemble
   // fills a rank's clips in order): its features, the whole track's (their floor is its
@@ -617,8 +626,8 @@ Status DatasetSource::FillSoundTrackPart(const RenderedSample& sample, const Ren
   Status status = [&]() -> Status {
     if (last.source != this || last.global != global || last.record != record) {
       last = {};
-      uint64_t ignored = 0;
-      MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, ReadMedia(sample, record, ignored));
+      store::StoredSample held;
+      MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, ReadMedia(sample, record, held));
       MMPT_ASSIGN_OR_RETURN(media::DecodedAudio track,
                             media::DecodeAudio(bytes, config.sample_rate));
       const uint32_t whole = std::max(1u, media::ValidFrames(config, track.samples.size()));
@@ -653,7 +662,7 @@ Status DatasetSource::FillSoundTrackPart(const RenderedSample& sample, const Ren
     return Status::OK();
   }();
   if (!status.ok()) last = {};
-  return NameError(global, audio.sample_audio, std::move(status));
+  return NameError(sample, audio.sample_audio, std::move(status));
 }
 
 }  // namespace mmpt::load

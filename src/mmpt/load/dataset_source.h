@@ -60,8 +60,9 @@ struct SourceReads {
 
 /// Where a DatasetSource reads a sample's stored bytes (its line, its token ids, its media as
 /// stored in the zip), by the dataset's global index: the dataset's own shards (the default), or
-/// what the exchange received from the peer holding them (exchange.h). Thread safety: const
-/// methods may be called concurrently.
+/// what the exchange received from the peer holding them (exchange.h). A view into the
+/// dataset's own shards stays valid while the caller holds the sample's store::StoredSample
+/// (its shard open). Thread safety: const methods may be called concurrently.
 class StoredBytes {
  public:
   virtual ~StoredBytes() = default;
@@ -123,17 +124,18 @@ class DatasetSource final : public SampleSource {
 
  private:
   DatasetSource() = default;
-  // The bytes of media item k of `sample` (counted as read); `global` gets its dataset index.
+  // The bytes of media item k of `sample` (counted as read); `held` gets the stored sample,
+  // which holds the bytes' shard open while it lives.
   Result<std::span<const std::byte>> ReadMedia(const RenderedSample& sample, uint32_t k,
-                                               uint64_t& global) const;
-  // `status` named with sample `global`'s shard line, key and media item k (OK stays OK).
-  Status NameError(uint64_t global, uint32_t k, Status status) const;
-  // Video `item` of `sample` (a grouped video's one group) preprocessed into `out`; `global`
-  // receives the sample's index. A grouped video is read and decoded once, for the first of
-  // its groups that comes, and each group copies its rows.
+                                               store::StoredSample& held) const;
+  // `status` named with `sample`'s shard line, key and media item k (OK stays OK).
+  Status NameError(const RenderedSample& sample, uint32_t k, Status status) const;
+  // Video `item` of `sample` (a grouped video's one group) preprocessed into `out`; `held`
+  // gets the stored sample. A grouped video is read and decoded once, for the first of its
+  // groups that comes, and each group copies its rows.
   Result<media::GridThw> PreprocessVideoInto(const RenderedSample& sample,
                                              const RenderedVisual& item, std::span<float> out,
-                                             uint64_t& global) const;
+                                             store::StoredSample& held) const;
   // Media item k of sample `global`, its CRC-32 checked against `meta` when verify_crc is set.
   // Errors: the dataset's; InvalidArgument for a metadata-only item; Corrupt for a changed one.
   // nullopt: the item is elsewhere, checked by its holder (StoredBytes::Media).

@@ -83,7 +83,7 @@ TEST_F(DatasetLoadTest, BatchesHoldStoredIdsPlaceholdersAndPreprocessedPixels) {
     auto global = (*source)->dataset().GlobalIndex(b.sample_source[s], b.sample_index[s]);
     ASSERT_TRUE(global.ok());
     const store::Dataset& dataset = (*source)->dataset();
-    auto ids = dataset.Tokens(*global);
+    auto ids = dataset.Sample(*global)->Tokens();
     ASSERT_TRUE(ids.ok());
     // The sample is its rendered ids (system turn, user turn opening with <|vision_start|>)
     // with the image's placeholders at the position .meta records, right after
@@ -91,7 +91,7 @@ TEST_F(DatasetLoadTest, BatchesHoldStoredIdsPlaceholdersAndPreprocessedPixels) {
     const int32_t begin = b.cu_seqlens_padded[s];
     const int32_t length = b.cu_seqlens[s + 1] - b.cu_seqlens[s];
     const int32_t image_tokens = length - static_cast<int32_t>(ids->size());
-    const uint32_t at = dataset.media_meta(*global)[0].text_position;
+    const uint32_t at = dataset.Sample(*global)->media()[0].text_position;
     const text::Tokenizer& tokenizer = (*source)->renderer().tokenizer();
     ASSERT_GT(image_tokens, 0);
     ASSERT_GT(at, 0u);
@@ -108,7 +108,7 @@ TEST_F(DatasetLoadTest, BatchesHoldStoredIdsPlaceholdersAndPreprocessedPixels) {
       EXPECT_EQ(b.labels[begin + i], kIgnoreLabel) << i;
     }
     // Pixels equal the media pipeline's on the same bytes.
-    auto bytes = dataset.Media(*global, 0);
+    auto bytes = dataset.Sample(*global)->Media(0);
     ASSERT_TRUE(bytes.ok());
     auto expected = media::PreprocessImage(*bytes);
     ASSERT_TRUE(expected.ok()) << expected.status().ToString();
@@ -143,7 +143,7 @@ TEST_F(DatasetLoadTest, AssistantOnlyLossCountsCaptionTokens) {
   for (size_t s = 0; s < (*batch)->sample_index.size(); ++s) {
     auto global = (*source)->dataset().GlobalIndex(0, (*batch)->sample_index[s]);
     store::SampleView sample;
-    ASSERT_TRUE((*source)->dataset().ReadSample(*global, sample).ok());
+    ASSERT_TRUE((*source)->dataset().Sample(*global)->Read(sample).ok());
     const text::Tokenizer& tokenizer = (*source)->renderer().tokenizer();
     caption_tokens += *tokenizer.Count(sample.segments.back().text) + 2;
   }
@@ -183,8 +183,8 @@ uint64_t CorruptFirstImage(const std::string& dir, PlanStream& plans, DatasetSou
   const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(0, 0)).front();
   uint64_t global = *source.dataset().GlobalIndex(seq.source, seq.index);
   auto [shard, local] = source.dataset().Locate(global);
-  const store::MediaMeta& m = source.dataset().meta_table(shard).media_of(local)[0];
-  std::fstream zip(dir + "/" + source.dataset().manifest().shards[shard].stem + ".zip",
+  const store::MediaMeta m = source.dataset().Sample(global)->media()[0];
+  std::fstream zip(dir + "/" + std::string(source.dataset().shards().stem(shard)) + ".zip",
                    std::ios::in | std::ios::out | std::ios::binary);
   zip.seekp(static_cast<std::streamoff>(m.data_offset + m.data_size / 2));
   zip.write("\x5a\xa5\x5a\xa5\x5a\xa5", 6);
@@ -207,8 +207,8 @@ TEST_F(DatasetLoadTest, ImageCorruptedAfterPrepareFailsOrIsDroppedByPolicy) {
   const store::Dataset& dataset = (*source)->dataset();
   const uint64_t global = *dataset.GlobalIndex(0, bad);
   store::SampleView sample;
-  ASSERT_TRUE(dataset.ReadSample(global, sample).ok());
-  for (const std::string& part : {dataset.Where(global), std::string(sample.key),
+  ASSERT_TRUE(dataset.Sample(global)->Read(sample).ok());
+  for (const std::string& part : {dataset.Sample(global)->Where(), std::string(sample.key),
                                   "image 0 ('" + std::string(sample.media[0].path) + "')"}) {
     EXPECT_NE(error.status().message().find(part), std::string::npos)
         << part << " in " << error.status().message();
@@ -242,16 +242,17 @@ TEST_F(DatasetLoadTest, APlanningTableOfOtherShardsIsRefusedWhenLoading) {
       const uint64_t global = *dataset->GlobalIndex(s, i);
       std::vector<cost::ImageSize> images;
       std::vector<uint32_t> positions;
-      for (const store::MediaMeta& m : dataset->media_meta(global)) {
+      for (const store::MediaMeta& m : dataset->Sample(global)->media()) {
         images.push_back({m.width + 28, m.height});
         positions.push_back(m.text_position);
       }
-      ASSERT_TRUE(builder.Add(s, dataset->meta(global).text_tokens, images, positions).ok());
+      ASSERT_TRUE(
+          builder.Add(s, dataset->Sample(global)->meta().text_tokens, images, positions).ok());
     }
   }
   auto wider = std::move(builder).Finish();
   ASSERT_TRUE(wider.ok());
-  ASSERT_TRUE(store::WritePlanningTable(dir, *wider, dataset->manifest()).ok());
+  ASSERT_TRUE(store::WritePlanningTable(dir, *wider, *store::ReadManifest(dir)).ok());
 
   auto source = DatasetSource::Open(dir);
   ASSERT_TRUE(source.ok());
@@ -277,9 +278,9 @@ TEST_F(DatasetLoadTest, WithoutCrcCheckTheDecoderStillCatchesItOrItIsDropped) {
   const plan::PlannedSequence& seq = (*plan)->Sequences((*plan)->Pack(0, 0)).front();
   uint64_t global = *(*source)->dataset().GlobalIndex(seq.source, seq.index);
   auto [shard, local] = (*source)->dataset().Locate(global);
-  const store::MediaMeta& m = (*source)->dataset().meta_table(shard).media_of(local)[0];
+  const store::MediaMeta m = (*source)->dataset().Sample(global)->media()[0];
   {
-    std::fstream zip(dir + "/" + (*source)->dataset().manifest().shards[shard].stem + ".zip",
+    std::fstream zip(dir + "/" + std::string((*source)->dataset().shards().stem(shard)) + ".zip",
                      std::ios::in | std::ios::out | std::ios::binary);
     zip.seekp(static_cast<std::streamoff>(m.data_offset));
     zip.write("\0\0\0\0", 4);

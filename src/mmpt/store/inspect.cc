@@ -65,7 +65,8 @@ Result<InspectReport> Inspect(const Dataset& dataset) {
   for (size_t shard = 0; shard < dataset.num_shards(); ++shard) {
     const uint32_t source = dataset.shard_source(shard);
     Values& v = values[source];
-    const MetaTable& meta = dataset.meta_table(shard);
+    MMPT_ASSIGN_OR_RETURN(const std::shared_ptr<const MetaTable> open, dataset.MetaOf(shard));
+    const MetaTable& meta = *open;
     ++v.shards;
     for (size_t i = 0; i < meta.num_samples(); ++i) {
       const uint64_t row = next_row[source]++;

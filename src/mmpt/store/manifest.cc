@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -313,8 +314,35 @@ std::string EncodeShardTable(const Manifest& manifest) {
   return out;
 }
 
-Result<std::vector<ShardInfo>> DecodeShardTable(std::string_view bytes, std::string_view name,
-                                                const std::vector<SourceCounts>& sources) {
+Result<ShardTable> ShardTable::FromBytes(std::string bytes, std::string_view name,
+                                         const std::vector<SourceCounts>& sources) {
+  ShardTable table;
+  table.owned_ = std::make_unique<std::string>(std::move(bytes));
+  table.bytes_ = std::as_bytes(std::span<const char>(*table.owned_));
+  return Check(std::move(table), name, sources);
+}
+
+Result<ShardTable> ShardTable::Open(const std::string& dir, const Manifest& manifest) {
+  if (!manifest.shards.empty() || !manifest.shard_table) {
+    return FromBytes(EncodeShardTable(manifest), dir + "/" + kManifestName,
+                     CountSources(manifest.shards));
+  }
+  const std::string path = dir + "/" + kShardTableName;
+  ShardTable table;
+  MMPT_ASSIGN_OR_RETURN(table.file_, MappedFile::Open(path));
+  table.bytes_ = table.file_.bytes();
+  const std::string_view text = table.file_.text();
+  if (text.size() != manifest.shard_table->bytes || Hash64(text) != manifest.shard_table->xxh3) {
+    return Status::Corrupt("{}: {} bytes, checksum {}; {}/{} records {} bytes, {}", path,
+                           text.size(), ChecksumHex(Hash64(text)), dir, kManifestName,
+                           manifest.shard_table->bytes, ChecksumHex(manifest.shard_table->xxh3));
+  }
+  return Check(std::move(table), path, manifest.source_counts);
+}
+
+Result<ShardTable> ShardTable::Check(ShardTable table, std::string_view name,
+                                     const std::vector<SourceCounts>& sources) {
+  const std::span<const std::byte> bytes = table.bytes_;
   ShardTableHeader h;
   if (bytes.size() < sizeof(h) || std::memcmp(bytes.data(), kShardTableMagic, 8) != 0) {
     return Status::Corrupt("{}: not an mmpt shard table (no MMPTSHRD header)", name);
@@ -331,43 +359,87 @@ Result<std::vector<ShardInfo>> DecodeShardTable(std::string_view bytes, std::str
     return Status::Corrupt("{}: {} bytes for {} shards and {} bytes of paths: truncated", name,
                            bytes.size(), h.count, h.stem_bytes);
   }
-  const std::string_view stems = bytes.substr(sizeof(h) + h.count * sizeof(ShardRecord));
-  std::vector<ShardInfo> shards(h.count);
+  table.count_ = h.count;
+  const size_t stems_at = sizeof(h) + h.count * sizeof(ShardRecord);
+  table.stems_ =
+      std::string_view(reinterpret_cast<const char*>(bytes.data()) + stems_at, h.stem_bytes);
+  // Every record names a source and a path inside the table, and the shards add up to the
+  // manifest's per-source counts.
+  std::vector<SourceCounts> counts(sources.size());
   for (uint64_t i = 0; i < h.count; ++i) {
     ShardRecord r;
-    std::memcpy(&r, bytes.data() + sizeof(h) + i * sizeof(ShardRecord), sizeof(r));
-    if (r.source >= sources.size() || r.stem_size == 0 || r.stem_offset > stems.size() ||
-        r.stem_size > stems.size() - r.stem_offset) {
+    std::memcpy(&r, table.Record(i), sizeof(r));
+    if (r.source >= sources.size() || r.stem_size == 0 || r.stem_offset > h.stem_bytes ||
+        r.stem_size > h.stem_bytes - r.stem_offset) {
       return Status::Corrupt("{}: shard {} names source {} of {} or a path outside the table", name,
                              i, r.source, sources.size());
     }
-    ShardInfo& shard = shards[i];
-    shard.source = sources[r.source].name;
-    shard.stem = std::string(stems.substr(r.stem_offset, r.stem_size));
-    shard.samples = r.samples;
-    shard.media = r.media;
-    shard.tokens = r.tokens;
-    for (size_t f = 0; f < kShardFiles; ++f) shard.files[kShardSuffixes[f]] = r.files[f];
+    SourceCounts& c = counts[r.source];
+    c.name = sources[r.source].name;
+    ++c.shards;
+    c.samples += r.samples;
+    c.media += r.media;
+    c.tokens += r.tokens;
   }
-  return shards;
+  if (counts != sources) {
+    return Status::Corrupt("{}: its shards' counts disagree with the manifest's sources", name);
+  }
+  return table;
+}
+
+const std::byte* ShardTable::Record(size_t i) const {
+  return bytes_.data() + sizeof(ShardTableHeader) + i * sizeof(ShardRecord);
+}
+
+namespace {
+template <typename T>
+T RecordField(const std::byte* record, size_t offset) {
+  T value;
+  std::memcpy(&value, record + offset, sizeof(T));
+  return value;
+}
+}  // namespace
+
+uint32_t ShardTable::source(size_t i) const {
+  return RecordField<uint32_t>(Record(i), offsetof(ShardRecord, source));
+}
+std::string_view ShardTable::stem(size_t i) const {
+  return stems_.substr(RecordField<uint64_t>(Record(i), offsetof(ShardRecord, stem_offset)),
+                       RecordField<uint32_t>(Record(i), offsetof(ShardRecord, stem_size)));
+}
+uint64_t ShardTable::samples(size_t i) const {
+  return RecordField<uint64_t>(Record(i), offsetof(ShardRecord, samples));
+}
+uint64_t ShardTable::media(size_t i) const {
+  return RecordField<uint64_t>(Record(i), offsetof(ShardRecord, media));
+}
+uint64_t ShardTable::tokens(size_t i) const {
+  return RecordField<uint64_t>(Record(i), offsetof(ShardRecord, tokens));
+}
+
+ShardInfo ShardTable::Info(size_t i, const std::vector<SourceCounts>& sources) const {
+  ShardRecord r;
+  std::memcpy(&r, Record(i), sizeof(r));
+  ShardInfo shard;
+  shard.source = sources[r.source].name;
+  shard.stem = std::string(stem(i));
+  shard.samples = r.samples;
+  shard.media = r.media;
+  shard.tokens = r.tokens;
+  for (size_t f = 0; f < kShardFiles; ++f) shard.files[kShardSuffixes[f]] = r.files[f];
+  return shard;
 }
 
 Result<Manifest> ReadManifestFile(const std::string& path, ShardList shards) {
   MMPT_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   MMPT_ASSIGN_OR_RETURN(Manifest manifest, ManifestFromJson(text, path));
   if (!manifest.shard_table || shards == ShardList::kSkip) return manifest;
-  const std::string table_path =
-      (std::filesystem::path(path).parent_path() / kShardTableName).string();
-  MMPT_ASSIGN_OR_RETURN(std::string table, ReadFileToString(table_path));
-  if (table.size() != manifest.shard_table->bytes || Hash64(table) != manifest.shard_table->xxh3) {
-    return Status::Corrupt("{}: {} bytes, checksum {}; {} records {} bytes, {}", table_path,
-                           table.size(), ChecksumHex(Hash64(table)), path,
-                           manifest.shard_table->bytes, ChecksumHex(manifest.shard_table->xxh3));
-  }
-  MMPT_ASSIGN_OR_RETURN(manifest.shards,
-                        DecodeShardTable(table, table_path, manifest.source_counts));
-  if (CountSources(manifest.shards) != manifest.source_counts) {
-    return Status::Corrupt("{}: its shards' counts disagree with {}'s sources", table_path, path);
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  MMPT_ASSIGN_OR_RETURN(const ShardTable table,
+                        ShardTable::Open(dir.empty() ? "." : dir.string(), manifest));
+  manifest.shards.reserve(table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    manifest.shards.push_back(table.Info(i, manifest.source_counts));
   }
   return manifest;
 }
@@ -383,6 +455,12 @@ Result<Manifest> ReadManifest(const std::string& dir, ShardList shards) {
 }
 
 Status WriteManifest(const std::string& dir, const Manifest& manifest) {
+  if (manifest.shards.empty() && manifest.num_samples() > 0) {
+    return Status::InvalidArgument(
+        "{}: a manifest of {} samples read without its shards (ShardList::kSkip, or a Dataset's) "
+        "cannot be written: it would name no shards",
+        dir, manifest.num_samples());
+  }
   const std::string table = EncodeShardTable(manifest);
   MMPT_RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + kShardTableName, table));
   Manifest written = manifest;

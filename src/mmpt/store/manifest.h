@@ -9,10 +9,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "mmpt/core/mapped_file.h"
 #include "mmpt/core/status.h"
 #include "mmpt/media/image_decode.h"
 
@@ -115,10 +119,46 @@ std::string ManifestToJson(const Manifest& manifest,
 Result<Manifest> ManifestFromJson(std::string_view text, std::string_view name);
 
 /// The binary shard table of `manifest`'s shards (sources numbered as CountSources orders
-/// them), and back. Errors: Corrupt naming `name` and what is wrong.
+/// them).
 std::string EncodeShardTable(const Manifest& manifest);
-Result<std::vector<ShardInfo>> DecodeShardTable(std::string_view bytes, std::string_view name,
-                                                const std::vector<SourceCounts>& sources);
+
+/// A shard table read in place: each shard's source, stem and counts, with no copy per shard
+/// (a reader of 2M shards holds none of them). Move-only; immutable.
+class ShardTable {
+ public:
+  ShardTable() = default;
+  /// For a manifest that lists its shards (read whole, version 2, or made in code), those
+  /// shards encoded; else the table it names, `dir`/mmpt.shards, mapped and checked against the
+  /// size, checksum and per-source counts the manifest records. Errors: NotFound, Corrupt naming
+  /// the file and what is wrong.
+  static Result<ShardTable> Open(const std::string& dir, const Manifest& manifest);
+  /// `bytes` (EncodeShardTable's) checked whole, `sources` the manifest's. Errors: Corrupt
+  /// naming `name` and what is wrong.
+  static Result<ShardTable> FromBytes(std::string bytes, std::string_view name,
+                                      const std::vector<SourceCounts>& sources);
+
+  size_t size() const { return count_; }
+  /// Shard `i`'s source (an index into the manifest's sources), stem and counts; `i` < size()
+  /// (unchecked).
+  uint32_t source(size_t i) const;
+  std::string_view stem(size_t i) const;
+  uint64_t samples(size_t i) const;
+  uint64_t media(size_t i) const;
+  uint64_t tokens(size_t i) const;
+  /// Shard `i` whole, its source named from `sources`.
+  ShardInfo Info(size_t i, const std::vector<SourceCounts>& sources) const;
+
+ private:
+  static Result<ShardTable> Check(ShardTable table, std::string_view name,
+                                  const std::vector<SourceCounts>& sources);
+  const std::byte* Record(size_t i) const;
+
+  MappedFile file_;
+  std::unique_ptr<std::string> owned_;
+  std::span<const std::byte> bytes_;
+  size_t count_ = 0;
+  std::string_view stems_;
+};
 
 /// Whether a read manifest brings its shards (a loader, merge, verify) or only its settings,
 /// sources and planning table (a planner: constant time for any number of shards).
@@ -131,7 +171,8 @@ Result<Manifest> ReadManifestFile(const std::string& path, ShardList shards = Sh
 /// Read `dir`/mmpt.json (ReadManifestFile). Errors: NotFound (no manifest: not a dataset, or
 /// one whose prepare never finished), Corrupt.
 Result<Manifest> ReadManifest(const std::string& dir, ShardList shards = ShardList::kRead);
-/// Write `dir`/mmpt.shards, then `dir`/mmpt.json naming it, each atomically.
+/// Write `dir`/mmpt.shards, then `dir`/mmpt.json naming it, each atomically. Errors:
+/// InvalidArgument for a manifest of samples read without its shards; IOError.
 Status WriteManifest(const std::string& dir, const Manifest& manifest);
 
 /// Render a checksum as 16 hex digits.

@@ -16,7 +16,8 @@ Result<cost::SampleTable> BuildPlanningTable(const Dataset& dataset) {
   std::vector<cost::VideoItem> videos;
   std::vector<cost::AudioItem> audios;
   for (size_t shard = 0; shard < dataset.num_shards(); ++shard) {
-    const MetaTable& meta = dataset.meta_table(shard);
+    MMPT_ASSIGN_OR_RETURN(const std::shared_ptr<const MetaTable> open, dataset.MetaOf(shard));
+    const MetaTable& meta = *open;
     const uint32_t source = dataset.shard_source(shard);
     for (uint64_t i = 0; i < meta.num_samples(); ++i) {
       images.clear();
@@ -80,15 +81,11 @@ Status WritePlanningTable(const std::string& dir, const cost::SampleTable& table
 
 Result<cost::SampleTable> OpenPlanningTable(const std::string& dir, const Manifest& manifest) {
   if (!manifest.planning) {
-    Manifest with_shards = manifest;
-    if (with_shards.shards.empty()) {
-      MMPT_ASSIGN_OR_RETURN(with_shards, ReadManifest(dir));
-    }
     MMPT_LOG_WARN(
         "{}: the dataset has no {} (prepared before it): its planning table is built in this "
         "process's memory; `mmpt index {}` writes it once",
         dir, kPlanningTableName, dir);
-    MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, std::move(with_shards)));
+    MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, manifest));
     return BuildPlanningTable(dataset);
   }
   const std::string path = dir + "/" + kPlanningTableName;

@@ -297,12 +297,12 @@ TEST_F(PlanningTableTest, MergedDatasetsPlanInManifestOrderIgnoringStrayFiles) {
       const uint64_t row = table->source_begin[s] + i;
       auto global = dataset->GlobalIndex(s, i);
       ASSERT_TRUE(global.ok());
-      EXPECT_EQ(dataset->meta(*global).text_tokens, table->text_tokens[row]);
+      EXPECT_EQ(dataset->Sample(*global)->meta().text_tokens, table->text_tokens[row]);
       ASSERT_EQ(table->ImagesOf(row).size(), 1u);
-      EXPECT_EQ(table->ImagesOf(row)[0].width, dataset->media_meta(*global)[0].width);
+      EXPECT_EQ(table->ImagesOf(row)[0].width, dataset->Sample(*global)->media()[0].width);
       // The image follows the words before "<image>": the system and user text before it.
       EXPECT_EQ(table->image_text_positions[table->image_begin[row]],
-                dataset->media_meta(*global)[0].text_position);
+                dataset->Sample(*global)->media()[0].text_position);
       EXPECT_GT(table->image_text_positions[table->image_begin[row]], 0u);
     }
   }

@@ -38,6 +38,7 @@ PrefetchedSample& PrefetchedSample::operator=(PrefetchedSample&& other) noexcept
   if (this != &other) {
     Release();
     index = other.index;
+    held = std::move(other.held);
     sample = std::move(other.sample);
     tokens = other.tokens;
     media = std::move(other.media);
@@ -54,11 +55,13 @@ void PrefetchedSample::Release() {
 
 namespace {
 
-// What a sample will count against the bound, known from metadata before it is read.
+// What a sample will count against the bound, known from metadata before it is read (0 for
+// one whose metadata cannot be read: Fetch reports why).
 uint64_t PlannedBytes(const Dataset& dataset, uint64_t index) {
-  if (index >= dataset.num_samples()) return 0;
-  uint64_t bytes = 4 * uint64_t{dataset.meta(index).text_tokens} + 256;
-  for (const MediaMeta& m : dataset.media_meta(index)) {
+  const Result<StoredSample> stored = dataset.Sample(index);
+  if (!stored.ok()) return 0;
+  uint64_t bytes = 4 * uint64_t{stored->meta().text_tokens} + 256;
+  for (const MediaMeta& m : stored->media()) {
     if (m.first_of_medium()) bytes += m.data_size;  // a grouped video's bytes once
   }
   return bytes;
@@ -67,12 +70,13 @@ uint64_t PlannedBytes(const Dataset& dataset, uint64_t index) {
 Result<PrefetchedSample> Fetch(const Dataset& dataset, uint64_t index, bool touch) {
   PrefetchedSample out;
   out.index = index;
-  MMPT_RETURN_IF_ERROR(dataset.ReadSample(index, out.sample));
-  MMPT_ASSIGN_OR_RETURN(out.tokens, dataset.Tokens(index));
-  const std::span<const MediaMeta> records = dataset.media_meta(index);
+  MMPT_ASSIGN_OR_RETURN(out.held, dataset.Sample(index));
+  MMPT_RETURN_IF_ERROR(out.held.Read(out.sample));
+  MMPT_ASSIGN_OR_RETURN(out.tokens, out.held.Tokens());
+  const std::span<const MediaMeta> records = out.held.media();
   for (size_t k = 0; k < records.size(); ++k) {
     if (!records[k].first_of_medium()) continue;  // a grouped video's later groups share its bytes
-    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, dataset.Media(index, k));
+    MMPT_ASSIGN_OR_RETURN(std::span<const std::byte> bytes, out.held.Media(k));
     if (touch) {
       // Fault every page in now, on this thread, rather than in the consumer.
       volatile std::byte sink{};

@@ -31,7 +31,8 @@ struct PrefetchOptions {
 struct PrefetchState;
 
 /// One fetched sample. Its spans and the strings of `sample` point into the Dataset's mappings
-/// (zero-copy; see SampleView); its bytes count as in flight until it is destroyed. Move-only.
+/// (zero-copy; see SampleView), of the shard `held` holds open; its bytes count as in flight
+/// until it is destroyed. Move-only.
 class PrefetchedSample {
  public:
   PrefetchedSample() = default;
@@ -42,6 +43,7 @@ class PrefetchedSample {
   PrefetchedSample& operator=(const PrefetchedSample&) = delete;
 
   uint64_t index = 0;  // global sample index
+  StoredSample held;
   SampleView sample;
   std::span<const int32_t> tokens;
   std::vector<std::span<const std::byte>> media;  // per sample.media item (empty: metadata-only)

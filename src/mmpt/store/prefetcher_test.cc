@@ -46,7 +46,7 @@ const Dataset& TinyDataset() {
 // The key of sample `i`, read directly.
 std::string KeyOf(const Dataset& dataset, uint64_t i) {
   SampleView view;
-  MMPT_CHECK(dataset.ReadSample(i, view).ok());
+  MMPT_CHECK(dataset.Sample(i)->Read(view).ok());
   return std::string(view.key);
 }
 
@@ -66,7 +66,7 @@ TEST(PrefetcherTest, DeliversInListOrderWithErrorsInPlace) {
     EXPECT_EQ((*next)->index, indices[p]);
     EXPECT_EQ((*next)->sample.key, KeyOf(dataset, indices[p]));
     ASSERT_EQ((*next)->media.size(), 1u);
-    EXPECT_EQ((*next)->media[0].data(), dataset.Media(indices[p], 0)->data());  // zero-copy
+    EXPECT_EQ((*next)->media[0].data(), dataset.Sample(indices[p])->Media(0)->data());  // zero-copy
   }
   EXPECT_FALSE(prefetcher.Next().has_value());
 }
@@ -75,7 +75,7 @@ TEST(PrefetcherTest, BytesInFlightStayUnderTheBound) {
   const Dataset& dataset = TinyDataset();
   uint64_t largest = 0;
   for (uint64_t i = 0; i < dataset.num_samples(); ++i) {
-    largest = std::max<uint64_t>(largest, dataset.media_meta(i)[0].data_size);
+    largest = std::max<uint64_t>(largest, dataset.Sample(i)->media()[0].data_size);
   }
   const uint64_t bound = 2 * largest + 4096;
   std::vector<uint64_t> indices(400);

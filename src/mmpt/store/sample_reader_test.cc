@@ -373,12 +373,12 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
     ASSERT_TRUE(dataset.ok());
     SampleView view;
     for (uint64_t i = 0; i < dataset->num_samples(); ++i) {
-      Status status = dataset->ReadSample(i, view);
+      Status status = dataset->Sample(i)->Read(view);
       ASSERT_TRUE(status.ok()) << status.ToString();
-      auto line = dataset->Line(i);
+      auto line = dataset->Sample(i)->Line();
       EXPECT_TRUE(Inside(view.source, *line));  // zero-copy, the shard's last lines included
     }
-    EXPECT_EQ(dataset->ReadSample(6, view).code(), StatusCode::kOutOfRange);
+    EXPECT_EQ(dataset->Sample(6).status().code(), StatusCode::kOutOfRange);
   }
   // Line 2 of shard 1: its first ':' changed, then an image width changed (valid JSON that
   // disagrees with .meta). The same length keeps the index valid.
@@ -397,8 +397,8 @@ TEST(SampleReaderTest, DatasetReadOfADamagedLineNamesTheShardFileAndLine) {
     auto dataset = Dataset::Open(out);
     ASSERT_TRUE(dataset.ok());
     SampleView view;
-    EXPECT_TRUE(dataset->ReadSample(3, view).ok());
-    Status status = dataset->ReadSample(4, view);
+    EXPECT_TRUE(dataset->Sample(3)->Read(view).ok());
+    Status status = dataset->Sample(4)->Read(view);
     ASSERT_FALSE(status.ok());
     EXPECT_EQ(status.code(), StatusCode::kCorrupt);
     EXPECT_NE(status.message().find("tiny/00001.jsonl:2: "), std::string::npos) << status.message();

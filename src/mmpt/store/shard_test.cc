@@ -1,9 +1,12 @@
 // The shard format end to end: writer → files on disk → Dataset reads equal to what went in.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+
+#include <fmt/format.h>
 
 #include "mmpt/core/mapped_file.h"
 #include "mmpt/store/dataset.h"
@@ -147,30 +150,127 @@ TEST(ShardTest, WriterThenDatasetReadsEqualInputs) {
   ASSERT_EQ(dataset->num_samples(), 10u);
   SampleView view;
   for (uint64_t i = 0; i < 10; ++i) {
-    Status read = dataset->ReadSample(i, view);
+    Status read = dataset->Sample(i)->Read(view);
     ASSERT_TRUE(read.ok()) << read.ToString();
     Sample sample = view.ToSample();
     EXPECT_EQ(sample.key, inputs[i].key);
     EXPECT_EQ(sample.source, "src");
     EXPECT_EQ(sample.segments, inputs[i].segments);
     ASSERT_EQ(sample.media.size(), inputs[i].media.size());
-    EXPECT_EQ(dataset->meta(i).text_tokens, 3u);
-    auto tokens = dataset->Tokens(i);
+    EXPECT_EQ(dataset->Sample(i)->meta().text_tokens, 3u);
+    auto tokens = dataset->Sample(i)->Tokens();
     ASSERT_TRUE(tokens.ok());
     EXPECT_EQ(std::vector<int32_t>(tokens->begin(), tokens->end()),
               (std::vector<int32_t>{int(i), int(i) + 1, int(i) + 2}));
     for (size_t k = 0; k < sample.media.size(); ++k) {
       EXPECT_EQ(sample.media[k].path, inputs[i].media[k].path);
-      EXPECT_EQ(dataset->media_meta(i)[k].width, inputs[i].media[k].width);
-      auto bytes = dataset->Media(i, k);
+      EXPECT_EQ(dataset->Sample(i)->media()[k].width, inputs[i].media[k].width);
+      auto bytes = dataset->Sample(i)->Media(k);
       ASSERT_TRUE(bytes.ok());
       EXPECT_EQ(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
                 media_bytes[i][k]);
     }
   }
-  EXPECT_TRUE(dataset->meta(4).flags & kSampleHasMediaWithoutData);
-  EXPECT_EQ(dataset->Line(10).status().code(), StatusCode::kOutOfRange);
-  EXPECT_EQ(dataset->Media(0, 0).status().code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(dataset->Sample(4)->meta().flags & kSampleHasMediaWithoutData);
+  EXPECT_EQ(dataset->Sample(10).status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(dataset->Sample(0)->Media(0).status().code(), StatusCode::kOutOfRange);
+}
+
+// A dataset of `shards` shards of 3 samples each, one image each.
+std::string ManyShards(const std::string& name, int shards) {
+  std::string dir = TempDir(name);
+  Manifest manifest;
+  manifest.tokenizer = "stand-in";
+  manifest.vision = "qwen2-vl";
+  manifest.chat_template = "{}";
+  for (int shard = 0; shard < shards; ++shard) {
+    ShardWriter writer(dir, fmt::format("src/{:05}", shard), "src");
+    for (int i = 0; i < 3; ++i) {
+      const int global = 3 * shard + i;
+      const std::string bytes(100 + global, static_cast<char>('a' + global % 26));
+      const std::vector<uint32_t> positions = {3};
+      EXPECT_TRUE(writer
+                      .Add(MakeSample(global, 1), {{bytes, 1}},
+                           std::vector<int32_t>{global, global + 1, global + 2}, positions)
+                      .ok());
+    }
+    auto info = writer.Finish();
+    EXPECT_TRUE(info.ok());
+    manifest.shards.push_back(*info);
+  }
+  EXPECT_TRUE(WriteManifest(dir, manifest).ok());
+  return dir;
+}
+
+// The process's memory mappings (lines of /proc/self/maps).
+size_t Mappings() {
+  std::ifstream maps("/proc/self/maps");
+  size_t lines = 0;
+  for (std::string line; std::getline(maps, line);) ++lines;
+  return lines;
+}
+
+TEST(ShardTest, DatasetHoldsAtMostItsOpenShardsAndAHeldSampleStaysReadable) {
+  const std::string dir = ManyShards("bounded", 8);
+  auto all = Dataset::Open(dir);
+  auto bounded = Dataset::Open(dir, /*open_shards=*/2);
+  ASSERT_TRUE(all.ok() && bounded.ok());
+  EXPECT_EQ(bounded->open_shards(), 0u);  // Open maps no shard
+  auto first = bounded->Sample(0);
+  ASSERT_TRUE(first.ok());
+  auto first_line = first->Line();
+  auto first_media = first->Media(0);
+  ASSERT_TRUE(first_line.ok() && first_media.ok());
+  // Every sample, shard after shard and back: the bounded dataset reads what the other does.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (uint64_t k = 0; k < bounded->num_samples(); ++k) {
+      const uint64_t i = pass == 0 ? k : bounded->num_samples() - 1 - k;
+      auto a = all->Sample(i), b = bounded->Sample(i);
+      ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
+      EXPECT_EQ(*a->Line(), *b->Line());
+      EXPECT_TRUE(std::ranges::equal(*a->Tokens(), *b->Tokens()));
+      EXPECT_TRUE(std::ranges::equal(*a->Media(0), *b->Media(0)));
+      EXPECT_LE(bounded->open_shards(), 2u);
+    }
+  }
+  EXPECT_EQ(all->open_shards(), 8u);
+  // Shard 0 was closed by the cache long ago; the sample held it open.
+  EXPECT_EQ(*first_line, *all->Sample(0)->Line());
+  EXPECT_TRUE(std::ranges::equal(*first_media, *all->Sample(0)->Media(0)));
+  // Closed shards are unmapped: reading every sample again maps no more than 2 shards' files
+  // (5 each) at once.
+  all = Status::Internal("closed");
+  first = Status::Internal("released");
+  const size_t before = Mappings();
+  for (uint64_t i = 0; i < bounded->num_samples(); ++i) {
+    ASSERT_TRUE(bounded->Sample(i)->Line().ok());
+    EXPECT_LE(Mappings(), before + 2 * 5);
+  }
+}
+
+TEST(ShardTest, ABadMetaIsFoundWhenItsShardIsFirstReadNamingIt) {
+  const std::string dir = ManyShards("badmeta", 3);
+  // Shard 1's .meta from shard 0's of another dataset with 2 samples a shard: it disagrees
+  // with the shard table's counts.
+  {
+    const std::string other = TempDir("badmeta_other");
+    ShardWriter writer(other, "src/00000", "src");
+    ASSERT_TRUE(writer.Add(MakeSample(0, 0), {}, std::vector<int32_t>{1}, {}).ok());
+    auto info = writer.Finish();
+    ASSERT_TRUE(info.ok());
+    fs::copy_file(other + "/src/00000.meta", dir + "/src/00001.meta",
+                  fs::copy_options::overwrite_existing);
+  }
+  auto dataset = Dataset::Open(dir);
+  ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
+  EXPECT_TRUE(dataset->Sample(2).ok());
+  auto bad = dataset->Sample(3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(bad.status().message().find(dir + "/src/00001.meta"), std::string::npos)
+      << bad.status().message();
+  EXPECT_FALSE(dataset->MetaOf(1).ok());
+  EXPECT_TRUE(dataset->Sample(6).ok());  // the other shards still read
 }
 
 TEST(ShardTest, NoManifestMeansNoDataset) {
