@@ -9,13 +9,24 @@ namespace {
 constexpr uint32_t kNoBin = UINT32_MAX;
 
 // Indices of `items` by tokens, largest first, ties by position: a counting sort, O(n + L).
-std::vector<uint32_t> SortDecreasing(std::span<const PackItem> items, uint32_t seq_len) {
+// Items largest first (stable): their indices, and the items in that order, so the packer
+// reads them one after another rather than from anywhere in `items`.
+struct Sorted {
+  std::vector<uint32_t> order;
+  std::vector<PackItem> items;
+};
+
+Sorted SortDecreasing(std::span<const PackItem> items, uint32_t seq_len) {
   std::vector<uint32_t> start(size_t{seq_len} + 2, 0);
   for (const PackItem& item : items) ++start[seq_len - item.tokens + 1];
   for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-  std::vector<uint32_t> order(items.size());
-  for (uint32_t i = 0; i < items.size(); ++i) order[start[seq_len - items[i].tokens]++] = i;
-  return order;
+  Sorted out{std::vector<uint32_t>(items.size()), std::vector<PackItem>(items.size())};
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    const uint32_t at = start[seq_len - items[i].tokens]++;
+    out.order[at] = i;
+    out.items[at] = items[i];
+  }
+  return out;
 }
 
 // Open packs: tokens, samples and images held so far.
@@ -149,8 +160,9 @@ Status ValidateItems(std::span<const PackItem> items, const PackConstraints& c) 
 Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints& c,
                           Algorithm algorithm) {
   MMPT_RETURN_IF_ERROR(ValidateItems(items, c));
-  std::vector<uint32_t> order = SortDecreasing(items, c.seq_len);
-  std::vector<uint32_t> bin_of(items.size());
+  const Sorted sorted = SortDecreasing(items, c.seq_len);
+  const std::vector<uint32_t>& order = sorted.order;
+  std::vector<uint32_t> bin_at(items.size());  // the pack of order[k]
   Bins bins;
   auto place = [&](uint32_t bin, const PackItem& item) {
     bins.tokens[bin] += item.tokens;
@@ -163,8 +175,8 @@ Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints
 
   if (algorithm == Algorithm::kFirstFitDecreasing) {
     FirstFit tree(items.size(), c.seq_len);
-    for (uint32_t i : order) {
-      const PackItem& item = items[i];
+    for (size_t k = 0; k < order.size(); ++k) {
+      const PackItem& item = sorted.items[k];
       uint32_t bin = tree.Find(item.tokens, 0);
       while (bin < bins.tokens.size() && !ImagesFit(c, bins, bin, item)) {
         bin = tree.Find(item.tokens, bin + 1);
@@ -172,12 +184,12 @@ Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints
       if (bin >= bins.tokens.size()) bin = bins.Open();  // the leftmost unopened slot
       place(bin, item);
       tree.SetRoom(bin, full(bin) ? 0 : c.seq_len - bins.tokens[bin]);
-      bin_of[i] = bin;
+      bin_at[k] = bin;
     }
   } else {
     BestFit fit(c.seq_len);
-    for (uint32_t i : order) {
-      const PackItem& item = items[i];
+    for (size_t k = 0; k < order.size(); ++k) {
+      const PackItem& item = sorted.items[k];
       uint32_t bin = kNoBin;
       for (uint32_t room = fit.NextRoom(item.tokens); room != kNoBin && bin == kNoBin;
            room = fit.NextRoom(room + 1)) {
@@ -195,7 +207,7 @@ Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints
       place(bin, item);
       uint32_t room = c.seq_len - bins.tokens[bin];
       if (room > 0 && !full(bin)) fit.Insert(bin, room);
-      bin_of[i] = bin;
+      bin_at[k] = bin;
     }
   }
 
@@ -203,11 +215,13 @@ Result<Packing> PackItems(std::span<const PackItem> items, const PackConstraints
   const size_t num_bins = bins.tokens.size();
   packing.pack_tokens = std::move(bins.tokens);
   packing.pack_begin.assign(num_bins + 1, 0);
-  for (uint32_t b : bin_of) ++packing.pack_begin[b + 1];
+  for (uint32_t b : bin_at) ++packing.pack_begin[b + 1];
   for (size_t b = 0; b < num_bins; ++b) packing.pack_begin[b + 1] += packing.pack_begin[b];
   std::vector<uint32_t> next(packing.pack_begin.begin(), packing.pack_begin.end() - 1);
   packing.items.resize(items.size());
-  for (uint32_t i : order) packing.items[next[bin_of[i]]++] = i;  // largest first within a pack
+  for (size_t k = 0; k < order.size(); ++k) {
+    packing.items[next[bin_at[k]]++] = order[k];  // largest first within a pack
+  }
   return packing;
 }
 

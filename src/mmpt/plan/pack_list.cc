@@ -92,28 +92,23 @@ uint32_t PoolMedia::Add(const cost::ItemCosts& costed, uint32_t text_tokens) {
       ++a;
     }
   }
-  image_begin.push_back(static_cast<uint32_t>(images.size()));
-  video_begin.push_back(static_cast<uint32_t>(videos.size()));
-  audio_begin.push_back(static_cast<uint32_t>(audios.size()));
+  begin.push_back({static_cast<uint32_t>(images.size()), static_cast<uint32_t>(videos.size()),
+                   static_cast<uint32_t>(audios.size())});
   return size() - 1;
 }
 
 void PoolMedia::PopBack() {
-  image_begin.pop_back();
-  video_begin.pop_back();
-  audio_begin.pop_back();
-  images.resize(image_begin.back());
-  videos.resize(video_begin.back());
-  audios.resize(audio_begin.back());
+  begin.pop_back();
+  images.resize(begin.back().image);
+  videos.resize(begin.back().video);
+  audios.resize(begin.back().audio);
 }
 
 void PoolMedia::Clear() {
   images.clear();
   videos.clear();
   audios.clear();
-  image_begin.assign(1, 0);
-  video_begin.assign(1, 0);
-  audio_begin.assign(1, 0);
+  begin.assign(1, Begin{});
 }
 
 namespace {

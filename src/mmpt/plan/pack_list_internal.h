@@ -34,25 +34,29 @@ struct PackList {
 /// The media items of a step's pool, each placed as the plan places it (its token position
 /// under the sample's fit) when its sample joins the pool: Assemble copies them into the plan,
 /// so a sample is costed once a step. Sample k (PlacedSample::media) holds images
-/// [image_begin[k], image_begin[k + 1]), and its videos and audio clips alike.
+/// [begin[k].image, begin[k + 1].image), and its videos and audio clips alike (the three
+/// side by side: one read of memory finds a sample's items).
 struct PoolMedia {
+  struct Begin {
+    uint32_t image = 0, video = 0, audio = 0;
+  };
   std::vector<PlannedImage> images;
   std::vector<PlannedVideo> videos;
   std::vector<PlannedAudio> audios;
-  std::vector<uint32_t> image_begin{0}, video_begin{0}, audio_begin{0};
+  std::vector<Begin> begin{Begin{}};
 
-  uint32_t size() const { return static_cast<uint32_t>(image_begin.size() - 1); }
+  uint32_t size() const { return static_cast<uint32_t>(begin.size() - 1); }
   std::span<const PlannedImage> Images(uint32_t k) const {
-    return std::span<const PlannedImage>(images).subspan(image_begin[k],
-                                                         image_begin[k + 1] - image_begin[k]);
+    return std::span<const PlannedImage>(images).subspan(begin[k].image,
+                                                         begin[k + 1].image - begin[k].image);
   }
   std::span<const PlannedVideo> Videos(uint32_t k) const {
-    return std::span<const PlannedVideo>(videos).subspan(video_begin[k],
-                                                         video_begin[k + 1] - video_begin[k]);
+    return std::span<const PlannedVideo>(videos).subspan(begin[k].video,
+                                                         begin[k + 1].video - begin[k].video);
   }
   std::span<const PlannedAudio> Audios(uint32_t k) const {
-    return std::span<const PlannedAudio>(audios).subspan(audio_begin[k],
-                                                         audio_begin[k + 1] - audio_begin[k]);
+    return std::span<const PlannedAudio>(audios).subspan(begin[k].audio,
+                                                         begin[k + 1].audio - begin[k].audio);
   }
   /// Append a sample's items (`costed`: its items and their costs, cost::CostSample), `text_tokens`
   /// of its text kept, at their token positions: items follow their text positions; at an equal
