@@ -265,8 +265,16 @@ struct Planner::Pool {
   internal::PoolMedia media;          // the items of `samples` (PlacedSample::media)
   std::vector<pack::PackItem> items;  // per sample: what the packer sees
   internal::PackList packs;           // the step's packs (PackPool)
+  // PackPool's: each kept pack's samples (by pool index), and the samples left out.
+  std::vector<std::vector<uint32_t>> step_packs;
+  std::vector<uint32_t> spare;
+  // The carry the step starts from (Planner::carry_'s, swapped in).
+  std::vector<PlacedSample> carried_in;
+  std::vector<uint8_t> carried_age;
 
   void Clear() {
+    carried_in.clear();
+    carried_age.clear();
     samples.clear();
     age.clear();
     num_carried_in = 0;
@@ -287,12 +295,12 @@ Status Planner::DrawPool() {
   // The pool: last step's carry, then new samples until the step's capacity is covered.
   // Without allow_repeat a sample the pool already holds is deferred (to `deferred`, carried
   // into the next step).
-  std::vector<PlacedSample> carried_in = std::move(carry_);
-  std::vector<uint8_t> carried_age = std::move(carry_age_);
-  carry_.clear();
-  carry_age_.clear();
   Pool& out = *pool_;
   out.Clear();
+  std::swap(out.carried_in, carry_);
+  std::swap(out.carried_age, carry_age_);
+  const std::vector<PlacedSample>& carried_in = out.carried_in;
+  const std::vector<uint8_t>& carried_age = out.carried_age;
   std::vector<PlacedSample>& pool = out.samples;
   std::vector<uint8_t>& age = out.age;
   auto& deferred = out.deferred;
@@ -424,14 +432,16 @@ Status Planner::PackPool() {
   // are kept and halved until every pack has a sample.
   const uint64_t kept = std::min<uint64_t>(num_packs, packing.num_packs());
   std::vector<uint8_t> chosen(packing.num_packs(), 0);
-  std::vector<std::vector<uint32_t>> step_packs(kept);
+  std::vector<std::vector<uint32_t>>& step_packs = drawn.step_packs;
+  step_packs.resize(kept);
   for (uint64_t k = 0; k < kept; ++k) {
     chosen[ranked[k]] = 1;
     auto pack = packing.Pack(ranked[k]);
     step_packs[k].assign(pack.begin(), pack.end());
   }
   if (kept < num_packs) HalveUntil(items, num_packs, &step_packs);
-  std::vector<uint32_t> spare;
+  std::vector<uint32_t>& spare = drawn.spare;
+  spare.clear();
   for (size_t p = 0; p < packing.num_packs(); ++p) {
     if (chosen[p]) continue;
     for (uint32_t i : packing.Pack(p)) spare.push_back(i);
