@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -350,6 +353,89 @@ TEST(SampleTableTest, GroupsBySourceAndCostsEveryImage) {
   EXPECT_EQ(costed->image_tokens[2], 391u);
   EXPECT_GT(costed->vision_seconds[1], costed->vision_seconds[2]);
   EXPECT_EQ(SampleTableBuilder().Finish().status().code(), StatusCode::kInvalidArgument);
+}
+
+// The streaming writer gives the builder's bytes for the same rows (source by source), holds
+// to its counts, and leaves no file unless it finishes.
+TEST(SampleTableTest, WriterWritesTheBuildersBytesAndOnlyWhenFinished) {
+  const std::string dir = test_util::FreshDir("table_writer");
+  std::mt19937 rng(5);
+  const std::vector<std::string> names = {"a", "bb", "ccc"};
+  SampleTableBuilder builder;
+  for (const std::string& name : names) builder.AddSource(name);
+  struct Row {
+    uint32_t source, text;
+    std::vector<ImageSize> images;
+    std::vector<uint32_t> positions;
+    std::vector<VideoItem> videos;
+    std::vector<AudioItem> audios;
+  };
+  std::vector<Row> rows;
+  TableCounts counts;
+  for (uint32_t source = 0; source < names.size(); ++source) {
+    for (int k = 0; k < 40; ++k) {
+      Row row{source, 1 + static_cast<uint32_t>(rng() % 300), {}, {}, {}, {}};
+      auto side = [&] { return static_cast<uint32_t>(1 + rng() % 900); };
+      for (uint32_t i = rng() % 4; i > 0; --i) row.images.push_back({side(), side()});
+      if (rng() % 2) {  // given; else spread
+        for (size_t i = 0; i < row.images.size(); ++i) {
+          row.positions.push_back(static_cast<uint32_t>(row.text * i / 4));
+        }
+      }
+      if (rng() % 5 == 0) row.videos.push_back({64, 48, 30, 30000, row.text, 0, 0, 0, 0});
+      if (rng() % 7 == 0) row.audios.push_back({.samples = 16000, .text_position = row.text});
+      counts.Add(row.images.size(), row.videos.size(), row.audios.size());
+      rows.push_back(row);
+    }
+  }
+  // The builder takes them in any order; the writer source by source.
+  std::vector<size_t> shuffled(rows.size());
+  std::iota(shuffled.begin(), shuffled.end(), 0);
+  std::stable_sort(shuffled.begin(), shuffled.end(), [&](size_t x, size_t y) {
+    return rows[x].source > rows[y].source;  // sources reversed, each in order
+  });
+  for (size_t r : shuffled) {
+    const Row& row = rows[r];
+    ASSERT_TRUE(
+        builder.Add(row.source, row.text, row.images, row.positions, {row.videos, row.audios})
+            .ok());
+  }
+  auto built = std::move(builder).Finish();
+  ASSERT_TRUE(built.ok());
+
+  const std::string path = dir + "/t.plan";
+  auto writer = SampleTableWriter::Create(path, names, counts);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  EXPECT_EQ(writer->Add(1, 5, {}).code(), StatusCode::kOk);
+  EXPECT_EQ(writer->Add(0, 5, {}).code(), StatusCode::kInvalidArgument);  // a source back
+  writer = SampleTableWriter::Create(path, names, counts);                // the first one dropped
+  ASSERT_TRUE(writer.ok());
+  EXPECT_FALSE(std::filesystem::exists(path));
+  for (const Row& row : rows) {
+    ASSERT_TRUE(
+        writer->Add(row.source, row.text, row.images, row.positions, {row.videos, row.audios})
+            .ok());
+  }
+  EXPECT_EQ(writer->Add(2, 5, {}).code(), StatusCode::kInvalidArgument);  // past the counts
+  auto written = std::move(*writer).Finish();
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  auto file = MappedFile::Open(path);
+  ASSERT_TRUE(file.ok());
+  const auto a = built->bytes(), b = file->bytes();
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+  EXPECT_EQ(written->bytes, a.size());
+  EXPECT_EQ(written->checksum, built->data_checksum());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);  // no temporary
+
+  // Short of its counts: refused, and neither the table nor a temporary is left.
+  const std::string short_path = dir + "/short.plan";
+  auto short_writer = SampleTableWriter::Create(short_path, names, counts);
+  ASSERT_TRUE(short_writer.ok());
+  ASSERT_TRUE(short_writer->Add(0, 5, {}).ok());
+  EXPECT_EQ(std::move(*short_writer).Finish().status().code(), StatusCode::kInvalidArgument);
+  short_writer = Status::Internal("dropped");
+  EXPECT_FALSE(std::filesystem::exists(short_path));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);
 }
 
 TEST(CostModelTest, AttentionPairWeightFromLlmAndHardware) {

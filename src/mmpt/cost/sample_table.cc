@@ -1,7 +1,13 @@
 #include "mmpt/cost/sample_table.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -79,13 +85,10 @@ Status CheckAv(AvItems av, uint32_t text_tokens) {
   return CheckPositions(av.audios, text_tokens, "audio");
 }
 
-// Append the items [begin[i], begin[i + 1]) of `from` to `to`.
-template <typename T>
-void AppendRange(const std::vector<T>& from, const std::vector<uint64_t>& begin, uint64_t i,
-                 std::vector<T>* to) {
-  to->insert(to->end(), from.begin() + static_cast<ptrdiff_t>(begin[i]),
-             from.begin() + static_cast<ptrdiff_t>(begin[i + 1]));
-}
+}  // namespace
+
+// The table's layout, named (not file-local) because SampleTableWriter's file holds its rows.
+namespace table_layout {
 
 // The planning table's header (SampleTable::bytes()): counts and record sizes, then the
 // sections in this order, each starting at a multiple of 8 bytes: the source names (each a
@@ -144,38 +147,129 @@ std::span<const T> Section(std::span<const std::byte> bytes, uint64_t* at, uint6
   return out;
 }
 
-// Writes a table's byte image in order.
-class TableWriter {
+// A table's byte image laid out in `data` (zeroed, TableRows::Bytes long) for `counts`, its
+// rows written into their sections as they come, in table order (a source's rows together,
+// sources in id order): SampleTableBuilder's in memory and SampleTableWriter's in a mapped
+// file alike. Close writes source_begin and the header.
+class TableRows {
  public:
-  explicit TableWriter(uint64_t bytes) : words_((bytes + 7) / 8, 0) {}
-  template <typename T>
-  void Put(std::span<const T> items) {
-    std::memcpy(data() + at_, items.data(), items.size_bytes());
-    at_ = Padded(at_ + items.size_bytes());
+  TableRows(std::byte* data, const TableCounts& counts, const std::vector<std::string>& names)
+      : data_(data), counts_(counts), source_rows_(names.size(), 0) {
+    h_ = HeaderOf(counts, names);
+    uint64_t at = sizeof(TableHeader);
+    for (const std::string& name : names) {
+      const uint32_t length = static_cast<uint32_t>(name.size());
+      std::memcpy(data_ + at, &length, 4);
+      std::memcpy(data_ + at + 4, name.data(), name.size());
+      at += 4 + name.size();
+    }
+    at = sizeof(TableHeader) + h_.names_bytes;
+    std::array<uint64_t, 11> sizes;
+    SectionSizes(h_, &sizes);  // checked by HeaderOf's caller (Bytes)
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      section_[k] = at;
+      at += sizes[k];
+    }
   }
-  void PutName(std::string_view name) {
-    const uint32_t length = static_cast<uint32_t>(name.size());
-    std::memcpy(data() + at_, &length, 4);
-    std::memcpy(data() + at_ + 4, name.data(), name.size());
-    at_ += 4 + name.size();
+  // The header of a table of `counts` and `names` (its checksum still 0); total_bytes 0 when
+  // the counts are too large for any file.
+  static TableHeader HeaderOf(const TableCounts& counts, const std::vector<std::string>& names) {
+    TableHeader h{};
+    std::memcpy(h.magic, kSampleTableMagic, 8);
+    h.version = kSampleTableVersion;
+    h.header_bytes = sizeof(TableHeader);
+    h.num_sources = names.size();
+    h.num_samples = counts.samples;
+    h.num_images = counts.images;
+    h.num_video_rows = counts.video_rows;
+    h.num_videos = counts.videos;
+    h.num_audio_rows = counts.audio_rows;
+    h.num_audios = counts.audios;
+    for (const std::string& name : names) h.names_bytes += 4 + name.size();
+    h.names_bytes = Padded(h.names_bytes);
+    h.image_bytes = sizeof(ImageSize);
+    h.video_bytes = sizeof(VideoItem);
+    h.audio_bytes = sizeof(AudioItem);
+    std::array<uint64_t, 11> sizes;
+    if (!SectionSizes(h, &sizes)) return h;
+    h.total_bytes = sizeof(TableHeader) + h.names_bytes;
+    for (uint64_t size : sizes) h.total_bytes += size;
+    return h;
   }
-  void Align() { at_ = Padded(at_); }
-  std::byte* data() { return reinterpret_cast<std::byte*>(words_.data()); }
-  uint64_t at() const { return at_; }
-  std::vector<uint64_t> Take() && { return std::move(words_); }
+  // The bytes of the table. Errors: InvalidArgument for counts no file can hold.
+  static Result<uint64_t> Bytes(const TableCounts& counts, const std::vector<std::string>& names) {
+    const TableHeader h = HeaderOf(counts, names);
+    if (h.total_bytes == 0) return Status::InvalidArgument("the corpus is too large");
+    return h.total_bytes;
+  }
+
+  // The next row, of `source` (≥ the last row's), its positions one per image; within counts.
+  void Put(uint32_t source, uint32_t text_tokens, std::span<const ImageSize> images,
+           std::span<const uint32_t> positions, AvItems av) {
+    const uint64_t r = done_.samples;
+    ++source_rows_[source];
+    Write(1, 4 * r, text_tokens);
+    Write(3, 8 * done_.images, images);
+    Write(4, 4 * done_.images, positions);
+    done_.images += images.size();
+    Write(2, 8 * (r + 1), done_.images);
+    if (!av.videos.empty()) {
+      Write(5, 8 * done_.video_rows, r);
+      Write(7, sizeof(VideoItem) * done_.videos, av.videos);
+      done_.videos += av.videos.size();
+      Write(6, 8 * ++done_.video_rows, done_.videos);
+    }
+    if (!av.audios.empty()) {
+      Write(8, 8 * done_.audio_rows, r);
+      Write(10, sizeof(AudioItem) * done_.audios, av.audios);
+      done_.audios += av.audios.size();
+      Write(9, 8 * ++done_.audio_rows, done_.audios);
+    }
+    ++done_.samples;
+  }
+  const TableCounts& done() const { return done_; }
+  // source_begin and the header, its checksum of every byte after it; the checksum.
+  uint64_t Close() {
+    uint64_t begin = 0;
+    Write(0, 0, begin);
+    for (size_t s = 0; s < source_rows_.size(); ++s) {
+      begin += source_rows_[s];
+      Write(0, 8 * (s + 1), begin);
+    }
+    h_.data_xxh3 = Hash64(std::span<const std::byte>(data_ + sizeof(TableHeader),
+                                                     h_.total_bytes - sizeof(TableHeader)));
+    std::memcpy(data_, &h_, sizeof(h_));
+    return h_.data_xxh3;
+  }
 
  private:
-  std::vector<uint64_t> words_;
-  uint64_t at_ = 0;
+  template <typename T>
+  void Write(size_t section, uint64_t offset, const T& value) {
+    std::memcpy(data_ + section_[section] + offset, &value, sizeof(T));
+  }
+  template <typename T>
+  void Write(size_t section, uint64_t offset, std::span<const T> items) {
+    if (!items.empty())
+      std::memcpy(data_ + section_[section] + offset, items.data(), items.size_bytes());
+  }
+
+  std::byte* data_;
+  TableCounts counts_;
+  TableHeader h_;
+  std::array<uint64_t, 11> section_{};
+  std::vector<uint64_t> source_rows_;
+  TableCounts done_;
 };
 
-// The rows' items as a sparse kind: the rows that have any, their ranges, and the items.
-template <typename T>
-struct SparseItems {
-  std::vector<uint64_t> rows;
-  std::vector<uint64_t> begin{0};
-  std::vector<T> items;
-};
+}  // namespace table_layout
+
+using table_layout::Padded;
+using table_layout::Section;
+using table_layout::SectionSizes;
+using table_layout::TableHeader;
+using table_layout::TableRows;
+
+namespace {
 
 // Each sample's checks, for Add and CheckRow alike: a non-zero length, items' sizes and text
 // positions in order within the sample.
@@ -379,84 +473,151 @@ Result<SampleTable> SampleTableBuilder::Finish() && {
   if (text_tokens_.empty()) return Status::InvalidArgument("the corpus has no samples");
   const size_t num_sources = names_.size();
   const size_t n = text_tokens_.size();
-  std::vector<uint64_t> source_begin(num_sources + 1, 0);
-  for (uint32_t s : source_) ++source_begin[s + 1];
-  for (size_t s = 0; s < num_sources; ++s) source_begin[s + 1] += source_begin[s];
-  // Counting sort of rows by source, keeping input order within a source.
+  TableCounts counts;
+  for (size_t i = 0; i < n; ++i) {
+    counts.Add(image_begin_[i + 1] - image_begin_[i], video_begin_[i + 1] - video_begin_[i],
+               audio_begin_[i + 1] - audio_begin_[i]);
+  }
+  MMPT_ASSIGN_OR_RETURN(const uint64_t bytes, TableRows::Bytes(counts, names_));
+  // Rows by source (a counting sort), keeping input order within a source.
+  std::vector<uint64_t> next(num_sources + 1, 0);
+  for (uint32_t s : source_) ++next[s + 1];
+  for (size_t s = 0; s < num_sources; ++s) next[s + 1] += next[s];
   std::vector<uint64_t> order(n);
-  {
-    std::vector<uint64_t> next(source_begin.begin(), source_begin.end() - 1);
-    for (size_t i = 0; i < n; ++i) order[next[source_[i]]++] = i;
+  for (size_t i = 0; i < n; ++i) order[next[source_[i]]++] = i;
+  auto words = std::make_shared<std::vector<uint64_t>>((bytes + 7) / 8, 0);
+  std::byte* data = reinterpret_cast<std::byte*>(words->data());
+  TableRows rows(data, counts, names_);
+  auto range = [](const auto& items, const std::vector<uint64_t>& begin, uint64_t i) {
+    return std::span(items).subspan(begin[i], begin[i + 1] - begin[i]);
+  };
+  for (const uint64_t i : order) {
+    rows.Put(source_[i], text_tokens_[i], range(images_, image_begin_, i),
+             range(positions_, image_begin_, i),
+             {range(videos_, video_begin_, i), range(audios_, audio_begin_, i)});
   }
-  std::vector<uint32_t> text_tokens(n);
-  std::vector<uint64_t> image_begin(n + 1, 0);
-  for (size_t r = 0; r < n; ++r) {
-    text_tokens[r] = text_tokens_[order[r]];
-    image_begin[r + 1] = image_begin[r] + image_begin_[order[r] + 1] - image_begin_[order[r]];
-  }
-  std::vector<ImageSize> images;
-  std::vector<uint32_t> positions;
-  images.reserve(images_.size());
-  positions.reserve(images_.size());
-  SparseItems<VideoItem> videos;
-  SparseItems<AudioItem> audios;
-  for (size_t r = 0; r < n; ++r) {
-    const uint64_t i = order[r];
-    AppendRange(images_, image_begin_, i, &images);
-    AppendRange(positions_, image_begin_, i, &positions);
-    if (video_begin_[i + 1] > video_begin_[i]) {
-      videos.rows.push_back(r);
-      AppendRange(videos_, video_begin_, i, &videos.items);
-      videos.begin.push_back(videos.items.size());
+  rows.Close();
+  return SampleTable::FromBytes(std::move(words), std::span<const std::byte>(data, bytes),
+                                "(in memory)");
+}
+
+void TableCounts::Add(size_t images_of, size_t videos_of, size_t audios_of) {
+  ++samples;
+  images += images_of;
+  video_rows += videos_of > 0;
+  videos += videos_of;
+  audio_rows += audios_of > 0;
+  audios += audios_of;
+}
+
+// The file being written, mapped, and its rows.
+struct SampleTableWriter::File {
+  std::string path, temporary;
+  int fd = -1;
+  std::byte* data = nullptr;
+  uint64_t bytes = 0;
+  TableCounts counts;
+  std::unique_ptr<TableRows> rows;
+  std::vector<uint32_t> positions;  // Add's scratch
+  uint32_t last_source = 0;
+
+  ~File() {
+    if (data != nullptr) munmap(data, bytes);
+    if (fd >= 0) {
+      close(fd);
+      unlink(temporary.c_str());  // not finished: nothing is left half-written
     }
-    if (audio_begin_[i + 1] > audio_begin_[i]) {
-      audios.rows.push_back(r);
-      AppendRange(audios_, audio_begin_, i, &audios.items);
-      audios.begin.push_back(audios.items.size());
-    }
   }
-  TableHeader h{};
-  std::memcpy(h.magic, kSampleTableMagic, 8);
-  h.version = kSampleTableVersion;
-  h.header_bytes = sizeof(TableHeader);
-  h.num_sources = num_sources;
-  h.num_samples = n;
-  h.num_images = images.size();
-  h.num_video_rows = videos.rows.size();
-  h.num_videos = videos.items.size();
-  h.num_audio_rows = audios.rows.size();
-  h.num_audios = audios.items.size();
-  for (const std::string& name : names_) h.names_bytes += 4 + name.size();
-  h.names_bytes = Padded(h.names_bytes);
-  h.image_bytes = sizeof(ImageSize);
-  h.video_bytes = sizeof(VideoItem);
-  h.audio_bytes = sizeof(AudioItem);
-  std::array<uint64_t, 11> sizes;
-  if (!SectionSizes(h, &sizes)) return Status::InvalidArgument("the corpus is too large");
-  h.total_bytes = sizeof(TableHeader) + h.names_bytes;
-  for (uint64_t s : sizes) h.total_bytes += s;
-  TableWriter out(h.total_bytes);
-  out.Put(std::span<const TableHeader>(&h, 1));
-  for (const std::string& name : names_) out.PutName(name);
-  out.Align();
-  out.Put(std::span<const uint64_t>(source_begin));
-  out.Put(std::span<const uint32_t>(text_tokens));
-  out.Put(std::span<const uint64_t>(image_begin));
-  out.Put(std::span<const ImageSize>(images));
-  out.Put(std::span<const uint32_t>(positions));
-  out.Put(std::span<const uint64_t>(videos.rows));
-  out.Put(std::span<const uint64_t>(videos.begin));
-  out.Put(std::span<const VideoItem>(videos.items));
-  out.Put(std::span<const uint64_t>(audios.rows));
-  out.Put(std::span<const uint64_t>(audios.begin));
-  out.Put(std::span<const AudioItem>(audios.items));
-  MMPT_CHECK(out.at() == h.total_bytes);
-  h.data_xxh3 =
-      Hash64(std::span<const std::byte>(out.data(), h.total_bytes).subspan(sizeof(TableHeader)));
-  std::memcpy(out.data(), &h, sizeof(h));
-  auto words = std::make_shared<std::vector<uint64_t>>(std::move(out).Take());
-  const auto bytes = std::as_bytes(std::span<const uint64_t>(*words)).first(h.total_bytes);
-  return SampleTable::FromBytes(std::move(words), bytes, "(in memory)");
+};
+
+SampleTableWriter::SampleTableWriter() = default;
+SampleTableWriter::~SampleTableWriter() = default;
+SampleTableWriter::SampleTableWriter(SampleTableWriter&&) noexcept = default;
+SampleTableWriter& SampleTableWriter::operator=(SampleTableWriter&&) noexcept = default;
+
+Result<SampleTableWriter> SampleTableWriter::Create(const std::string& path,
+                                                    std::vector<std::string> sources,
+                                                    const TableCounts& counts) {
+  if (counts.samples == 0) return Status::InvalidArgument("the corpus has no samples");
+  SampleTableWriter writer;
+  writer.names_ = std::move(sources);
+  auto file = std::make_unique<File>();
+  MMPT_ASSIGN_OR_RETURN(file->bytes, TableRows::Bytes(counts, writer.names_));
+  file->path = path;
+  file->counts = counts;
+  // A name of its own beside `path` (two writers of one path do not share it).
+  std::string temporary = path + ".partial-XXXXXX";
+  file->fd = mkostemp(temporary.data(), O_CLOEXEC);
+  if (file->fd < 0) return Status::IOError("{}: {}", temporary, std::strerror(errno));
+  file->temporary = std::move(temporary);
+  if (fchmod(file->fd, 0644) != 0) {
+    return Status::IOError("{}: {}", file->temporary, std::strerror(errno));
+  }
+  if (ftruncate(file->fd, static_cast<off_t>(file->bytes)) != 0) {
+    return Status::IOError("{}: {} bytes: {}", file->temporary, file->bytes, std::strerror(errno));
+  }
+  void* mapped = mmap(nullptr, file->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, file->fd, 0);
+  if (mapped == MAP_FAILED) {
+    return Status::IOError("{}: mapping {} bytes: {}", file->temporary, file->bytes,
+                           std::strerror(errno));
+  }
+  file->data = static_cast<std::byte*>(mapped);
+  file->rows = std::make_unique<TableRows>(file->data, counts, writer.names_);
+  writer.file_ = std::move(file);
+  return writer;
+}
+
+Status SampleTableWriter::Add(uint32_t source, uint32_t text_tokens,
+                              std::span<const ImageSize> images,
+                              std::span<const uint32_t> text_positions, AvItems av) {
+  File& f = *file_;
+  if (source >= names_.size()) {
+    return Status::InvalidArgument("unknown source id {} ({} sources)", source, names_.size());
+  }
+  if (source < f.last_source) {
+    return Status::InvalidArgument("source {} after source {}: rows come source by source", source,
+                                   f.last_source);
+  }
+  MMPT_RETURN_IF_ERROR(CheckSample(text_tokens, images, text_positions, av));
+  TableCounts after = f.rows->done();
+  after.Add(images.size(), av.videos.size(), av.audios.size());
+  if (after.samples > f.counts.samples || after.images > f.counts.images ||
+      after.video_rows > f.counts.video_rows || after.videos > f.counts.videos ||
+      after.audio_rows > f.counts.audio_rows || after.audios > f.counts.audios) {
+    return Status::InvalidArgument("row {}: more rows or items than the {} samples counted",
+                                   f.rows->done().samples, f.counts.samples);
+  }
+  if (text_positions.empty()) {
+    f.positions.resize(images.size());
+    for (size_t i = 0; i < images.size(); ++i) {
+      f.positions[i] = SpreadTextPosition(text_tokens, i, images.size());
+    }
+    text_positions = f.positions;
+  }
+  f.rows->Put(source, text_tokens, images, text_positions, av);
+  f.last_source = source;
+  return Status::OK();
+}
+
+Result<SampleTableWriter::Written> SampleTableWriter::Finish() && {
+  File& f = *file_;
+  if (!(f.rows->done() == f.counts)) {
+    return Status::InvalidArgument("{}: {} of the {} samples counted were added", f.path,
+                                   f.rows->done().samples, f.counts.samples);
+  }
+  const uint64_t checksum = f.rows->Close();
+  if (msync(f.data, f.bytes, MS_SYNC) != 0 || munmap(f.data, f.bytes) != 0) {
+    return Status::IOError("{}: {}", f.temporary, std::strerror(errno));
+  }
+  f.data = nullptr;
+  const bool closed = close(f.fd) == 0;
+  f.fd = -1;
+  if (!closed || rename(f.temporary.c_str(), f.path.c_str()) != 0) {
+    const Status error = Status::IOError("{}: {}", f.path, std::strerror(errno));
+    unlink(f.temporary.c_str());
+    return error;
+  }
+  return Written{f.bytes, checksum};
 }
 
 }  // namespace mmpt::cost

@@ -171,6 +171,48 @@ uint32_t SpreadTextPosition(uint32_t text_tokens, size_t i, size_t count);
 std::vector<uint32_t> SpreadImageStarts(uint32_t text_tokens,
                                         std::span<const uint32_t> image_tokens);
 
+/// What a planning table holds: its samples and items, counted before SampleTableWriter
+/// writes it.
+struct TableCounts {
+  uint64_t samples = 0, images = 0, video_rows = 0, videos = 0, audio_rows = 0, audios = 0;
+  /// One sample of `images`, `videos` and `audios` items counted in.
+  void Add(size_t images, size_t videos, size_t audios);
+  bool operator==(const TableCounts&) const = default;
+};
+
+/// A planning table written straight into its file, row after row in the table's order (a
+/// source's samples together, sources in id order), through a mapping of the file: what it
+/// holds does not grow with the corpus (SampleTableBuilder holds every row). Its size comes
+/// from `counts`, given first. The same rows give the same bytes as SampleTableBuilder's table.
+/// Until Finish, the file is a temporary beside `path` (removed if the writer is dropped).
+class SampleTableWriter {
+ public:
+  struct Written {
+    uint64_t bytes = 0;     // the file's size
+    uint64_t checksum = 0;  // SampleTable::data_checksum
+  };
+  ~SampleTableWriter();
+  SampleTableWriter(SampleTableWriter&&) noexcept;
+  SampleTableWriter& operator=(SampleTableWriter&&) noexcept;
+
+  /// Errors: InvalidArgument for no samples or counts no file can hold; IOError.
+  static Result<SampleTableWriter> Create(const std::string& path, std::vector<std::string> sources,
+                                          const TableCounts& counts);
+  /// The next row, of `source` (≥ the last row's); otherwise as SampleTableBuilder::Add.
+  /// Errors: as that Add; InvalidArgument for a source out of order or more than `counts`.
+  Status Add(uint32_t source, uint32_t text_tokens, std::span<const ImageSize> images,
+             std::span<const uint32_t> text_positions = {}, AvItems av = {});
+  /// Check that every counted row came, write the header, and move the file to `path`.
+  /// Errors: InvalidArgument for fewer rows than counted; IOError.
+  Result<Written> Finish() &&;
+
+ private:
+  struct File;
+  SampleTableWriter();
+  std::vector<std::string> names_;
+  std::unique_ptr<File> file_;
+};
+
 /// Build a SampleTable from samples given in any source order.
 /// Not thread-safe.
 class SampleTableBuilder {

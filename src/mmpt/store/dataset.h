@@ -102,6 +102,8 @@ class Dataset {
   uint32_t shard_source(size_t shard) const { return shards_.source(shard); }
   /// Samples of source `source` (an index into sources()).
   uint64_t source_size(uint32_t source) const { return source_shard_begin_[source].back(); }
+  /// The shards of source `source`, in manifest order.
+  std::span<const size_t> source_shards(uint32_t source) const { return source_shards_[source]; }
   /// Global index of sample `index` of source `source`, counting a source's samples through
   /// its shards in manifest order: the planner's numbering (store::BuildPlanningTable).
   /// Errors: OutOfRange naming the source and index.

@@ -8,56 +8,96 @@
 
 namespace mmpt::store {
 
-Result<cost::SampleTable> BuildPlanningTable(const Dataset& dataset) {
-  cost::SampleTableBuilder builder;
-  for (const std::string& name : dataset.sources()) builder.AddSource(name);
+namespace {
+
+// A sample's planning items as its `.meta` records give them, in record order: each image, video
+// (group) and audio clip (sound track part) one item.
+struct MetaRow {
   std::vector<cost::ImageSize> images;
   std::vector<uint32_t> positions;
   std::vector<cost::VideoItem> videos;
   std::vector<cost::AudioItem> audios;
-  for (size_t shard = 0; shard < dataset.num_shards(); ++shard) {
-    MMPT_ASSIGN_OR_RETURN(const std::shared_ptr<const MetaTable> open, dataset.MetaOf(shard));
-    const MetaTable& meta = *open;
-    const uint32_t source = dataset.shard_source(shard);
-    for (uint64_t i = 0; i < meta.num_samples(); ++i) {
-      images.clear();
-      positions.clear();
-      videos.clear();
-      audios.clear();
-      const std::span<const MediaMeta> records = meta.media_of(i);
-      for (uint16_t k = 0; k < records.size(); ++k) {
-        const MediaMeta& m = records[k];
-        switch (m.kind) {
-          case MediaKind::kImage:
-            images.push_back({m.width, m.height});
-            positions.push_back(m.text_position);
-            break;
-          case MediaKind::kVideo:
-            videos.push_back(
-                {m.width, m.height, m.frames, m.fps_milli, m.text_position, m.group, m.groups, k});
-            break;
-          case MediaKind::kAudio: {
-            // A sound track's later part starts where the part before it ends.
-            const bool later = m.sound_track() && m.group > 0 && !audios.empty();
-            const uint32_t offset = later ? audios.back().track_offset + audios.back().samples : 0;
-            audios.push_back({.samples = m.frames,
-                              .sample_rate_hz = m.sample_rate_hz,
-                              .text_position = m.text_position,
-                              .record = k,
-                              .track_offset = offset,
-                              .joins_previous = m.joins_previous_part()});
-            break;
-          }
+
+  void Read(std::span<const MediaMeta> records) {
+    images.clear();
+    positions.clear();
+    videos.clear();
+    audios.clear();
+    for (uint16_t k = 0; k < records.size(); ++k) {
+      const MediaMeta& m = records[k];
+      switch (m.kind) {
+        case MediaKind::kImage:
+          images.push_back({m.width, m.height});
+          positions.push_back(m.text_position);
+          break;
+        case MediaKind::kVideo:
+          videos.push_back(
+              {m.width, m.height, m.frames, m.fps_milli, m.text_position, m.group, m.groups, k});
+          break;
+        case MediaKind::kAudio: {
+          // A sound track's later part starts where the part before it ends.
+          const bool later = m.sound_track() && m.group > 0 && !audios.empty();
+          const uint32_t offset = later ? audios.back().track_offset + audios.back().samples : 0;
+          audios.push_back({.samples = m.frames,
+                            .sample_rate_hz = m.sample_rate_hz,
+                            .text_position = m.text_position,
+                            .record = k,
+                            .track_offset = offset,
+                            .joins_previous = m.joins_previous_part()});
+          break;
         }
       }
-      Status status =
-          builder.Add(source, meta.sample(i).text_tokens, images, positions, {videos, audios});
-      if (!status.ok()) return status.WithContext(fmt::format("{} record {}", meta.path(), i));
     }
   }
+};
+
+// Each row of `dataset` with its items (MetaRow), in the planning table's order: sources in
+// order, a source's samples through its shards in manifest order. `add(source, text_tokens,
+// row)`; its error is named with the shard's `.meta` and record.
+template <typename Add>
+Status ForEachRow(const Dataset& dataset, Add add) {
+  MetaRow row;
+  for (uint32_t source = 0; source < dataset.sources().size(); ++source) {
+    for (const size_t shard : dataset.source_shards(source)) {
+      MMPT_ASSIGN_OR_RETURN(const std::shared_ptr<const MetaTable> meta, dataset.MetaOf(shard));
+      for (uint64_t i = 0; i < meta->num_samples(); ++i) {
+        row.Read(meta->media_of(i));
+        Status status = add(source, meta->sample(i).text_tokens, row);
+        if (!status.ok()) return status.WithContext(fmt::format("{} record {}", meta->path(), i));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<cost::SampleTable> BuildPlanningTable(const Dataset& dataset) {
+  cost::SampleTableBuilder builder;
+  for (const std::string& name : dataset.sources()) builder.AddSource(name);
+  MMPT_RETURN_IF_ERROR(ForEachRow(dataset, [&](uint32_t source, uint32_t text, const MetaRow& row) {
+    return builder.Add(source, text, row.images, row.positions, {row.videos, row.audios});
+  }));
   auto table = std::move(builder).Finish();
   if (!table.ok()) return Status::InvalidArgument("{}: the dataset has no samples", dataset.dir());
   return table;
+}
+
+Result<FileChecksum> WritePlanningTableOf(const Dataset& dataset) {
+  // Its size first: the rows and items the shards' `.meta` tables hold.
+  cost::TableCounts counts;
+  MMPT_RETURN_IF_ERROR(ForEachRow(dataset, [&](uint32_t, uint32_t, const MetaRow& row) {
+    counts.Add(row.images.size(), row.videos.size(), row.audios.size());
+    return Status::OK();
+  }));
+  const std::string path = dataset.dir() + "/" + kPlanningTableName;
+  MMPT_ASSIGN_OR_RETURN(cost::SampleTableWriter writer,
+                        cost::SampleTableWriter::Create(path, dataset.sources(), counts));
+  MMPT_RETURN_IF_ERROR(ForEachRow(dataset, [&](uint32_t source, uint32_t text, const MetaRow& row) {
+    return writer.Add(source, text, row.images, row.positions, {row.videos, row.audios});
+  }));
+  MMPT_ASSIGN_OR_RETURN(const cost::SampleTableWriter::Written written, std::move(writer).Finish());
+  return FileChecksum{written.bytes, written.checksum};
 }
 
 Status FinishDataset(const std::string& dir, Manifest manifest) {
@@ -65,8 +105,8 @@ Status FinishDataset(const std::string& dir, Manifest manifest) {
   // A dataset of no samples (every record skipped) has no table to plan from.
   if (manifest.num_samples() == 0) return WriteManifest(dir, manifest);
   MMPT_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir, manifest));
-  MMPT_ASSIGN_OR_RETURN(cost::SampleTable table, BuildPlanningTable(dataset));
-  return WritePlanningTable(dir, table, std::move(manifest));
+  MMPT_ASSIGN_OR_RETURN(manifest.planning, WritePlanningTableOf(dataset));
+  return WriteManifest(dir, manifest);
 }
 
 Status WritePlanningTable(const std::string& dir, const cost::SampleTable& table,

@@ -21,9 +21,16 @@ inline constexpr char kPlanningTableName[] = "mmpt.plan";
 /// order: sources in order of first appearance (Dataset::sources()), a source's samples through
 /// its shards in manifest order — the numbering Dataset::GlobalIndex maps back. Files the
 /// manifest does not name are ignored, and merged datasets (shards in other directories) read
-/// like any other. Held in memory: what FinishDataset writes. Errors: InvalidArgument (a
+/// like any other. Held in memory (what `mmpt verify` compares a dataset's `mmpt.plan` with,
+/// and a dataset prepared before it had one plans from). Errors: InvalidArgument (a
 /// zero-length sample, naming the shard and record; a dataset with no samples).
 Result<cost::SampleTable> BuildPlanningTable(const Dataset& dataset);
+
+/// BuildPlanningTable's table written to `dataset`'s `mmpt.plan` (atomically) as its rows are
+/// read, two passes over the `.meta` tables (the first counts them, cost::SampleTableWriter):
+/// memory that does not grow with the corpus. Returns its size and checksum. Errors: as
+/// BuildPlanningTable's; IOError.
+Result<FileChecksum> WritePlanningTableOf(const Dataset& dataset);
 
 /// Write `table` as `dir`/mmpt.plan (atomically), record its size and checksum in `manifest`,
 /// then write the manifest (atomically), last: FinishDataset's second half, and how a planning-
@@ -32,12 +39,12 @@ Status WritePlanningTable(const std::string& dir, const cost::SampleTable& table
                           Manifest manifest);
 
 /// Finish the dataset in `dir` whose shards `manifest` lists: write its planning table
-/// (`mmpt.plan`, atomically), record the table's size and checksum in the manifest, and write
-/// the manifest last (atomically): a directory whose manifest names its planning table holds
-/// it whole (a dataset of no samples gets its manifest only). The one way prepare, merge and
-/// `mmpt index` end. Errors: those of Dataset::Open
-/// (a shard missing or disagreeing with the manifest, naming it), BuildPlanningTable and the
-/// writes.
+/// (`mmpt.plan`, atomically, WritePlanningTableOf), record the table's size and checksum in the
+/// manifest, and write the manifest last (atomically): a directory whose manifest names its
+/// planning table holds it whole (a dataset of no samples gets its manifest only). The one way
+/// prepare, merge and `mmpt index` end. Errors: those of Dataset::Open and of reading each shard's
+/// `.meta` (a shard missing or disagreeing with the manifest, naming it), WritePlanningTableOf's
+/// and the writes.
 Status FinishDataset(const std::string& dir, Manifest manifest);
 
 /// The planning table of the dataset in `dir` with `manifest` (read with or without its shards,
