@@ -553,8 +553,9 @@ Result<SampleTableWriter> SampleTableWriter::Create(const std::string& path,
   if (fchmod(file->fd, 0644) != 0) {
     return Status::IOError("{}: {}", file->temporary, std::strerror(errno));
   }
-  if (ftruncate(file->fd, static_cast<off_t>(file->bytes)) != 0) {
-    return Status::IOError("{}: {} bytes: {}", file->temporary, file->bytes, std::strerror(errno));
+  // Its blocks taken now: a full disk is an error here, not a fault while rows are written.
+  if (const int error = posix_fallocate(file->fd, 0, static_cast<off_t>(file->bytes)); error != 0) {
+    return Status::IOError("{}: {} bytes: {}", file->temporary, file->bytes, std::strerror(error));
   }
   void* mapped = mmap(nullptr, file->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, file->fd, 0);
   if (mapped == MAP_FAILED) {
