@@ -1,6 +1,7 @@
 // Store benchmarks, baseline and mmpt from one run, printed with their ratio:
 //   1. index build: mmpt's .jsonl.idx (BuildLineIndex + write) vs `wc -l` on the same file;
-//   2. random sample reads/s: Dataset::ReadSample vs a Python reader of the same .jsonl.idx
+//   2. random sample reads/s: Dataset::Sample + StoredSample::Read vs a Python reader of the same
+//      .jsonl.idx
 //      (Energon's method: seek + readline + json.loads, Debian's /usr/bin/python3);
 //   3. prepare throughput vs copying the same input bytes (`cp -r` then `sync`).
 // Inputs come from ../shared/data/real/ through `mmpt synth` (COCO sizes and captions, mmc4
@@ -274,7 +275,7 @@ int main(int argc, char** argv) {
               mbs(big_bytes, wc_s).c_str(), mbs(big_bytes, index_write_s).c_str(),
               wc_s / index_write_s);
   std::printf("%-58s %14s %14s %7.2fx\n",
-              fmt::format("random reads (CPU), {} samples: python seek+json.loads | ReadSample",
+              fmt::format("random reads (CPU), {} samples: python seek+json.loads | Sample+Read",
                           dataset->num_samples())
                   .c_str(),
               fmt::format("{:.0f}/s", python_rate).c_str(),
