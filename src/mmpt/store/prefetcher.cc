@@ -130,21 +130,20 @@ void Prefetcher::Worker() {
   PrefetchState& s = *state_;
   while (true) {
     size_t position;
-    uint64_t planned;
+    uint64_t planned = 0;  // of the next position, computed by the wait below
     {
       std::unique_lock lock(s.mu);
       // Positions are taken in list order under the lock, so the position the consumer waits
       // for has always been taken before any later one: the budget cannot deadlock.
       s.room.wait(lock, [&] {
         if (s.cancelled || s.next_to_fetch >= indices_.size()) return true;
-        uint64_t next = PlannedBytes(dataset_, indices_[s.next_to_fetch]);
+        planned = PlannedBytes(dataset_, indices_[s.next_to_fetch]);
         return s.samples_in_flight == 0 ||
                (s.samples_in_flight < options_.max_samples_in_flight &&
-                s.bytes_in_flight + next <= options_.max_bytes_in_flight);
+                s.bytes_in_flight + planned <= options_.max_bytes_in_flight);
       });
       if (s.cancelled || s.next_to_fetch >= indices_.size()) return;
       position = s.next_to_fetch++;
-      planned = PlannedBytes(dataset_, indices_[position]);
       s.bytes_in_flight += planned;
       ++s.samples_in_flight;
     }
